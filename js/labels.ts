@@ -1,0 +1,61 @@
+// Label fitting: pick the longest candidate that fits; never cut a label in the middle.
+import { formatRange, textWidth } from "./text";
+
+/** The first candidate whose estimated width fits in `maxWidth` px (and whose line fits in
+ *  `maxHeight`), or "" when none does. Candidates are whole strings, never truncated. */
+export function fitLabel(
+  candidates: string[],
+  maxWidth: number,
+  fontPx = 12,
+  maxHeight = Infinity,
+): string {
+  if (maxHeight < fontPx + 2) return "";
+  for (const c of candidates) {
+    if (c !== "" && textWidth(c, fontPx) <= maxWidth) return c;
+  }
+  return "";
+}
+
+/** Compress sorted ids into runs: [0,1,2,3,8] -> "0–3,8". */
+export function compressIds(ids: number[]): string {
+  const s = [...new Set(ids)].sort((a, b) => a - b);
+  const parts: string[] = [];
+  let i = 0;
+  while (i < s.length) {
+    let j = i;
+    while (j + 1 < s.length && s[j + 1] === s[j] + 1) j++;
+    if (j - i >= 2) parts.push(`${s[i]}–${s[j]}`);
+    else for (let k = i; k <= j; k++) parts.push(String(s[k]));
+    i = j + 1;
+  }
+  return parts.join(",");
+}
+
+/** Candidate labels for a block held by `ids`, longest first: "0,4" / "0–3 ×4" / "×4".
+ *  With `badge` (a separate ×N badge is shown) the count-only forms are left out. */
+export function deviceLabelCandidates(ids: number[], badge = false): string[] {
+  if (ids.length === 0) return ["–"];
+  if (ids.length === 1) return [String(ids[0])];
+  const n = ids.length;
+  const out: string[] = [];
+  if (n <= 16) out.push(ids.join(","));
+  const sorted = [...ids].sort((a, b) => a - b).join(",");
+  if (n <= 16 && sorted !== out[0]) out.push(sorted);
+  const comp = compressIds(ids);
+  if (comp.length < sorted.length) {
+    out.push(badge ? comp : `${comp} ×${n}`);
+  }
+  if (!badge) out.push(`×${n}`);
+  return [...new Set(out)];
+}
+
+/** Full tooltip text for a device set. */
+export function deviceListText(ids: number[]): string {
+  if (ids.length === 1) return `device ${ids[0]}`;
+  return `devices ${ids.join(", ")} (×${ids.length})`;
+}
+
+/** Candidates for an index-range label: "0:2048" / "0" (start only, like an axis tick). */
+export function rangeLabelCandidates(r: [number, number]): string[] {
+  return [formatRange(r), String(r[0])];
+}

@@ -1,0 +1,212 @@
+"""Shard geometry of an array, read from its Sharding. Imports JAX, never widget code.
+
+Everything here comes from ``sharding.devices_indices_map(shape)``, which covers every device of
+the sharding, addressable or not, so multi-process arrays are described whole.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from . import mesh as mesh_mod
+from . import spec as spec_mod
+
+Index = tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    id: int
+    platform: str
+    kind: str
+    process_index: int
+    coords: tuple[int, ...] | None = None
+    core_on_chip: int | None = None
+
+
+@dataclass(frozen=True)
+class Block:
+    """One distinct piece of the array and every device that holds a copy of it."""
+
+    index: Index  # (start, stop) per dimension
+    devices: tuple[int, ...]  # device ids, ordered by replica id
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(stop - start for start, stop in self.index)
+
+    @property
+    def replica_ids(self) -> dict[int, int]:
+        return {d: r for r, d in enumerate(self.devices)}
+
+    @property
+    def slices(self) -> tuple[slice, ...]:
+        return tuple(slice(a, b) for a, b in self.index)
+
+
+@dataclass(frozen=True)
+class MeshInfo:
+    axis_names: tuple[str, ...]
+    axis_sizes: tuple[int, ...]
+    axis_types: tuple[str, ...]
+    device_ids: tuple[int, ...]  # mesh order, row-major
+
+    @property
+    def axes(self) -> dict[str, int]:
+        return dict(zip(self.axis_names, self.axis_sizes, strict=True))
+
+
+@dataclass(frozen=True)
+class Layout:
+    shape: tuple[int, ...]
+    dtype: str
+    itemsize: int
+    sharding_type: str
+    memory_kind: str
+    mesh: MeshInfo | None
+    spec: spec_mod.NormSpec | None  # None when the sharding has no mesh
+    blocks: tuple[Block, ...]
+    devices: tuple[DeviceInfo, ...]  # the sharding's device order
+    device_block: dict[int, int] = field(repr=False)  # device id -> block number
+
+    @property
+    def n_devices(self) -> int:
+        return len(self.devices)
+
+    @property
+    def shard_shape(self) -> tuple[int, ...]:
+        return self.blocks[0].shape if self.blocks else ()
+
+    @property
+    def bytes_per_device(self) -> int:
+        return int(np.prod(self.shard_shape, dtype=np.int64)) * self.itemsize
+
+    @property
+    def logical_bytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.itemsize
+
+    @property
+    def replication(self) -> int:
+        """How many devices hold each element."""
+        return self.n_devices // max(1, len(self.blocks))
+
+    @property
+    def processes(self) -> tuple[int, ...]:
+        return tuple(sorted({d.process_index for d in self.devices}))
+
+    @property
+    def typeof(self) -> str:
+        """jax.typeof-style: float32[4@x,8@y]; every sharded dimension gets its axes."""
+        dims = []
+        for i, n in enumerate(self.shape):
+            axes = self.spec[i] if self.spec is not None else ()
+            if not axes:
+                dims.append(str(n))
+            elif len(axes) == 1:
+                dims.append(f"{n}@{axes[0]}")
+            else:
+                dims.append(f"{n}@({','.join(axes)})")
+        return f"{self.dtype}[{','.join(dims)}]"
+
+    @property
+    def spec_text(self) -> str:
+        return spec_mod.to_text(self.spec) if self.spec is not None else ""
+
+
+def _device_info(d: Any) -> DeviceInfo:
+    coords = getattr(d, "coords", None)
+    core = getattr(d, "core_on_chip", None)
+    return DeviceInfo(
+        id=int(d.id),
+        platform=str(d.platform),
+        kind=str(getattr(d, "device_kind", d.platform)),
+        process_index=int(getattr(d, "process_index", 0)),
+        coords=tuple(int(c) for c in coords) if coords is not None else None,
+        core_on_chip=int(core) if core is not None else None,
+    )
+
+
+def _dtype_name(dtype: Any) -> str:
+    return str(np.dtype(dtype)) if not _is_extended(dtype) else str(dtype)
+
+
+def _is_extended(dtype: Any) -> bool:
+    import jax
+
+    return bool(jax.numpy.issubdtype(dtype, jax.dtypes.extended))
+
+
+def itemsize_of(dtype: Any) -> int:
+    """Bytes per element; PRNG keys count their key data (e.g. 8 bytes for threefry)."""
+    if _is_extended(dtype):
+        import jax
+
+        impl = getattr(dtype, "_impl", None)
+        if impl is not None:
+            return int(np.prod(impl.key_shape)) * int(np.dtype(jax.numpy.uint32).itemsize)
+        return int(getattr(dtype, "itemsize", 0) or 0)
+    return int(np.dtype(dtype).itemsize)
+
+
+def mesh_info(mesh: Any) -> MeshInfo:
+    return MeshInfo(
+        axis_names=tuple(str(a) for a in mesh.axis_names),
+        axis_sizes=tuple(int(s) for s in mesh.devices.shape),
+        axis_types=tuple(mesh_mod.mesh_axis_types(mesh)),
+        device_ids=tuple(int(d.id) for d in mesh.devices.flat),
+    )
+
+
+def _norm_index(idx: tuple[slice, ...], shape: tuple[int, ...]) -> Index:
+    out = []
+    for s, n in zip(idx, shape, strict=True):
+        start, stop, step = s.indices(n)
+        if step != 1:  # never produced by JAX shardings today
+            raise ValueError(f"strided shard index {s} is not supported")
+        out.append((start, stop))
+    return tuple(out)
+
+
+@lru_cache(maxsize=64)
+def _geometry(sharding: Any, shape: tuple[int, ...]) -> tuple[tuple[Block, ...], dict[int, int]]:
+    groups: dict[Index, list[int]] = {}
+    for dev, idx in sharding.devices_indices_map(shape).items():
+        groups.setdefault(_norm_index(idx, shape), []).append(int(dev.id))
+    # Row-major order of block starts: the order a person reads the array in.
+    ordered = sorted(groups.items(), key=lambda kv: tuple(a for a, _ in kv[0]))
+    blocks = tuple(Block(index=k, devices=tuple(v)) for k, v in ordered)
+    device_block = {d: b for b, blk in enumerate(blocks) for d in blk.devices}
+    return blocks, device_block
+
+
+@lru_cache(maxsize=64)
+def layout_of_sharding(sharding: Any, shape: tuple[int, ...], dtype: Any) -> Layout:
+    """Layout of an array with this sharding, shape and dtype (cached)."""
+    from jax.sharding import NamedSharding
+
+    blocks, device_block = _geometry(sharding, shape)
+    mesh = spec = None
+    if isinstance(sharding, NamedSharding):
+        mesh = mesh_info(sharding.mesh)
+        spec = spec_mod.normalize(tuple(sharding.spec), len(shape))
+    devices = tuple(_device_info(d) for d in sharding._device_assignment)
+    return Layout(
+        shape=shape,
+        dtype=_dtype_name(dtype),
+        itemsize=itemsize_of(dtype),
+        sharding_type=type(sharding).__name__,
+        memory_kind=str(sharding.memory_kind or "device"),
+        mesh=mesh,
+        spec=spec,
+        blocks=blocks,
+        devices=devices,
+        device_block=device_block,
+    )
+
+
+def layout_of(arr: Any) -> Layout:
+    return layout_of_sharding(arr.sharding, tuple(int(s) for s in arr.shape), arr.dtype)

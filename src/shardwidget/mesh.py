@@ -1,0 +1,110 @@
+"""Mesh shapes: factorizations of a device count, validation, and Mesh construction.
+
+Pure functions except :func:`build_mesh`, which asks JAX for a mesh over real devices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import jax
+
+MAX_AXES = 4
+DEFAULT_AXIS_NAMES = ("x", "y", "z", "w")
+AXIS_TYPES = ("auto", "explicit")
+
+
+@lru_cache(maxsize=256)
+def factorizations(n: int, k: int) -> tuple[tuple[int, ...], ...]:
+    """Every ordered k-tuple of positive integers whose product is n, in lexicographic order."""
+    if n < 1 or k < 1:
+        return ()
+    if k == 1:
+        return ((n,),)
+    out: list[tuple[int, ...]] = []
+    for d in range(1, n + 1):
+        if n % d == 0:
+            out.extend((d, *rest) for rest in factorizations(n // d, k - 1))
+    return tuple(out)
+
+
+def all_factorizations(n: int, max_axes: int = MAX_AXES) -> dict[str, list[list[int]]]:
+    """{"1": [[n]], "2": [[1, n], ...], ...}: what the mesh-shape control offers."""
+    return {str(k): [list(f) for f in factorizations(n, k)] for k in range(1, max_axes + 1)}
+
+
+def default_axis_names(k: int) -> list[str]:
+    if k <= len(DEFAULT_AXIS_NAMES):
+        return list(DEFAULT_AXIS_NAMES[:k])
+    return [f"a{i}" for i in range(k)]
+
+
+def _fmt_shape(shape: Sequence[int]) -> str:
+    return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def validate_mesh(
+    shape: Sequence[int], names: Sequence[str], types: Sequence[str], n_devices: int
+) -> None:
+    """Raise ValueError with a precise message when the mesh cannot be built on n_devices."""
+    shape = list(shape)
+    if not 1 <= len(shape) <= MAX_AXES:
+        raise ValueError(f"a mesh has 1 to {MAX_AXES} axes; got {len(shape)} ({_fmt_shape(shape)})")
+    if any(not isinstance(s, int) or isinstance(s, bool) or s < 1 for s in shape):
+        raise ValueError(f"mesh sizes must be positive integers; got {_fmt_shape(shape)}")
+    size = 1
+    for s in shape:
+        size *= s
+    if size != n_devices:
+        valid = ", ".join(_fmt_shape(f) for f in factorizations(n_devices, len(shape))[:12])
+        raise ValueError(
+            f"mesh shape {_fmt_shape(shape)} has {size} devices, but the kernel has {n_devices} "
+            f"devices; shapes with {len(shape)} axes that fit: {valid}"
+        )
+    if len(names) != len(shape):
+        raise ValueError(
+            f"the mesh has {len(shape)} axes but {len(names)} axis names were given "
+            f"({', '.join(map(repr, names))})"
+        )
+    for name in names:
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(
+                f"axis name {name!r} is not valid: use a Python identifier such as 'x' or 'data'"
+            )
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise ValueError(f"axis name {name!r} is used twice; each mesh axis needs its own name")
+        seen.add(name)
+    if len(types) != len(shape):
+        raise ValueError(f"the mesh has {len(shape)} axes but {len(types)} axis types were given")
+    for t in types:
+        if t not in AXIS_TYPES:
+            raise ValueError(f"axis type {t!r} is not one of {', '.join(map(repr, AXIS_TYPES))}")
+
+
+def build_mesh(
+    shape: Sequence[int],
+    names: Sequence[str],
+    types: Sequence[str],
+    devices: Sequence[jax.Device] | None = None,
+) -> jax.sharding.Mesh:
+    """A Mesh over the given devices (default: all of them), validated first."""
+    import jax
+    from jax.sharding import AxisType
+
+    devs = list(devices) if devices is not None else jax.devices()
+    validate_mesh(shape, names, types, len(devs))
+    axis_types = tuple(AxisType.Explicit if t == "explicit" else AxisType.Auto for t in types)
+    return jax.make_mesh(tuple(shape), tuple(names), axis_types=axis_types, devices=devs)
+
+
+def mesh_axis_types(mesh: jax.sharding.Mesh) -> list[str]:
+    """'auto' / 'explicit' per axis; Manual axes (inside shard_map) are reported as 'auto'."""
+    out = []
+    for t in mesh.axis_types:
+        out.append("explicit" if t.name == "Explicit" else "auto")
+    return out

@@ -1,0 +1,217 @@
+"""The wire format: the only module that knows the shapes of ``_options``, ``_layout``, ``_stats``
+and the custom messages. Its TypeScript twin is ``js/types.ts``; change both together.
+
+Size: the synced state plus binary buffers of one view stay within
+``16 KiB + 400 bytes × n_devices`` whatever the array's element count; thumbnails and small-block
+values get fixed budgets below, and everything else is a few numbers per block or device.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import mesh as mesh_mod
+from .layout import Layout
+from .state import LayoutState
+from .summary import Summary
+
+# Budgets (bytes) for the binary parts; the JSON parts are ~150 bytes per device at most.
+THUMB_BASE, THUMB_PER_DEVICE = 4096, 144
+VALUES_BASE, VALUES_PER_DEVICE = 4096, 64
+
+
+def size_budget(n_devices: int) -> int:
+    return 16 * 1024 + 400 * n_devices
+
+
+def thumb_pixel_budget(n_devices: int) -> int:
+    return THUMB_BASE + THUMB_PER_DEVICE * n_devices
+
+
+def values_budget(n_devices: int) -> int:
+    return VALUES_BASE + VALUES_PER_DEVICE * n_devices
+
+
+def _num(x: float) -> float | None:
+    """7 significant digits keep the JSON small; JSON has no NaN/Inf, so those become None."""
+    x = float(x)
+    if not math.isfinite(x):
+        return None
+    return float(f"{x:.7g}")
+
+
+def options(
+    *,
+    n_devices: int,
+    platform: str,
+    shape: Sequence[int],
+    dtype: str,
+    memory_kinds: Sequence[str],
+    original: LayoutState | None,
+    reshard_disabled: str,
+) -> dict[str, Any]:
+    return {
+        "n_devices": n_devices,
+        "platform": platform,
+        "ndim": len(shape),
+        "shape": list(shape),
+        "dtype": dtype,
+        "factorizations": mesh_mod.all_factorizations(n_devices),
+        "memory_kinds": list(memory_kinds),
+        "original": original.to_wire() if original is not None else None,
+        "reshard_disabled": reshard_disabled,
+    }
+
+
+def layout(lay: Layout, *, key: int, source: str, note: str, local_process: int) -> dict[str, Any]:
+    devs = lay.devices
+    has_coords = any(d.coords is not None for d in devs)
+    has_core = any(d.core_on_chip is not None for d in devs)
+    mesh = None
+    if lay.mesh is not None:
+        mesh = {
+            "axis_names": list(lay.mesh.axis_names),
+            "axis_sizes": list(lay.mesh.axis_sizes),
+            "axis_types": list(lay.mesh.axis_types),
+            "device_ids": list(lay.mesh.device_ids),
+        }
+    return {
+        "key": key,
+        "shape": list(lay.shape),
+        "dtype": lay.dtype,
+        "itemsize": lay.itemsize,
+        "typeof": lay.typeof,
+        "sharding": lay.sharding_type,
+        "source": source,
+        "mesh": mesh,
+        "spec": [None if not a else a[0] if len(a) == 1 else list(a) for a in lay.spec]
+        if lay.spec is not None
+        else [None] * len(lay.shape),
+        "spec_str": lay.spec_text,
+        "memory_kind": lay.memory_kind,
+        "devices": {
+            "ids": [d.id for d in devs],
+            "process": [d.process_index for d in devs],
+            "platform": devs[0].platform if devs else "",
+            "kind": devs[0].kind if devs else "",
+            "coords": [list(d.coords or ()) for d in devs] if has_coords else None,
+            "core_on_chip": [d.core_on_chip or 0 for d in devs] if has_core else None,
+            "local_process": local_process,
+        },
+        "blocks": [{"i": [list(r) for r in b.index], "d": list(b.devices)} for b in lay.blocks],
+        "bytes_per_device": lay.bytes_per_device,
+        "logical_bytes": lay.logical_bytes,
+        "replication": lay.replication,
+        "note": note,
+    }
+
+
+def pending_stats(key: int) -> dict[str, Any]:
+    return {
+        "key": key,
+        "status": "pending",
+        "message": "",
+        "blocks": [],
+        "values": None,
+        "values_offsets": [],
+        "thumbs": None,
+        "thumb_shapes": [],
+        "thumb_offsets": [],
+        "thumbs_dims": [],
+        "vmin": 0.0,
+        "vmax": 0.0,
+    }
+
+
+def stats(summary: Summary, *, key: int) -> dict[str, Any]:
+    out = pending_stats(key)
+    out["status"] = summary.status
+    out["message"] = summary.message
+    out["blocks"] = [None if s is None else [_num(v) for v in s] for s in summary.stats]
+    # Values: float64 little-endian, complex interleaved (re, im).
+    chunks: list[np.ndarray] = []
+    offsets: list[int] = []
+    pos = 0
+    for v in summary.values:
+        if v is None:
+            offsets.append(-1)
+            continue
+        arr = np.asarray(v)
+        flat = (
+            np.stack([arr.real, arr.imag], -1).astype("<f8").reshape(-1)
+            if np.iscomplexobj(arr)
+            else arr.astype("<f8").reshape(-1)
+        )
+        offsets.append(pos)
+        pos += arr.size
+        chunks.append(flat)
+    out["values_offsets"] = offsets
+    out["values"] = np.concatenate(chunks).tobytes() if chunks else None
+    # Thumbnails: uint8 between the finite min and max of all thumbnails; non-finite pixels 0.
+    finite = [t[np.isfinite(t)] for t in summary.thumbs if t is not None]
+    finite = [f for f in finite if f.size]
+    vmin = float(min(f.min() for f in finite)) if finite else 0.0
+    vmax = float(max(f.max() for f in finite)) if finite else 0.0
+    scale = 255.0 / (vmax - vmin) if vmax > vmin else 0.0
+    tchunks: list[bytes] = []
+    shapes: list[list[int]] = []
+    toffs: list[int] = []
+    tpos = 0
+    for t in summary.thumbs:
+        if t is None:
+            shapes.append([0, 0])
+            toffs.append(-1)
+            continue
+        q = np.where(np.isfinite(t), (t - vmin) * scale, 0.0)
+        if scale == 0.0:
+            q = np.where(np.isfinite(t), 128.0, 0.0)
+        b = np.clip(np.rint(q), 0, 255).astype(np.uint8).tobytes()
+        shapes.append([int(t.shape[0]), int(t.shape[1])])
+        toffs.append(tpos)
+        tpos += len(b)
+        tchunks.append(b)
+    out["thumbs"] = b"".join(tchunks) if tchunks else None
+    out["thumb_shapes"] = shapes
+    out["thumb_offsets"] = toffs
+    out["thumbs_dims"] = list(summary.thumb_dims)
+    out["vmin"], out["vmax"] = _num(vmin) or 0.0, _num(vmax) or 0.0
+    return out
+
+
+def result_msg(seq: int, error: str) -> dict[str, Any]:
+    return {"type": "result", "seq": seq, "ok": not error, "error": error}
+
+
+def parse_request(content: Any) -> tuple[int, dict[str, Any]] | None:
+    """(seq, state dict) of a front-end request, or None when the message is something else."""
+    if not isinstance(content, dict) or content.get("type") != "request":
+        return None
+    seq, st = content.get("seq"), content.get("state")
+    if not isinstance(seq, int) or not isinstance(st, dict):
+        return None
+    return seq, st
+
+
+def wire_size(*values: Any) -> int:
+    """Bytes of JSON plus binary buffers, as ipywidgets would send these trait values."""
+    total = 0
+
+    def strip(v: Any) -> Any:
+        nonlocal total
+        if isinstance(v, bytes | bytearray | memoryview):
+            total += len(v)
+            return None
+        if isinstance(v, dict):
+            return {k: strip(x) for k, x in v.items()}
+        if isinstance(v, list | tuple):
+            return [strip(x) for x in v]
+        return v
+
+    for v in values:
+        total += len(json.dumps(strip(v), separators=(",", ":")))
+    return total

@@ -1,0 +1,141 @@
+"""PartitionSpecs as plain data: normalization, text, and validation with precise messages.
+
+A spec entry per array dimension is ``None`` (replicated), an axis name, or a list of axis names
+(the dimension is split over their product, major to minor). Imports no widget code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+SpecEntry = None | str | list[str]
+NormSpec = tuple[tuple[str, ...], ...]  # () for a replicated dimension
+
+
+def normalize(spec: Any, ndim: int) -> NormSpec:
+    """Turn a PartitionSpec, list or tuple into one tuple of axis names per dimension.
+
+    Entries beyond the spec's length are replicated. Raises ValueError for malformed entries or
+    a spec longer than the array's rank.
+    """
+    if spec is None:
+        entries: list[Any] = []
+    elif isinstance(spec, str):
+        raise ValueError(
+            f"spec must be a list with one entry per dimension, not the string {spec!r}; "
+            f"did you mean [{spec!r}]?"
+        )
+    else:
+        try:
+            entries = list(spec)
+        except TypeError:
+            raise ValueError(
+                f"spec must be a PartitionSpec or a list, got {type(spec).__name__}"
+            ) from None
+    if len(entries) > ndim:
+        raise ValueError(
+            f"spec has {len(entries)} entries but the array has {ndim} dimension"
+            f"{'' if ndim == 1 else 's'}: give at most one entry per dimension"
+        )
+    out: list[tuple[str, ...]] = []
+    for dim, e in enumerate(entries):
+        if e is None:
+            out.append(())
+        elif isinstance(e, str):
+            out.append((e,))
+        elif isinstance(e, list | tuple) and all(isinstance(a, str) for a in e):
+            out.append(tuple(e))
+        else:
+            raise ValueError(
+                f"dimension {dim}: spec entry {e!r} must be None, an axis name or a list of "
+                "axis names"
+            )
+    out.extend(() for _ in range(ndim - len(out)))
+    return tuple(out)
+
+
+def to_wire(spec: NormSpec) -> list[SpecEntry]:
+    """The trait form: None, 'x' or ['x', 'y'] per dimension."""
+    out: list[SpecEntry] = []
+    for axes in spec:
+        if not axes:
+            out.append(None)
+        elif len(axes) == 1:
+            out.append(axes[0])
+        else:
+            out.append(list(axes))
+    return out
+
+
+def to_partition_spec(spec: NormSpec) -> Any:
+    from jax.sharding import PartitionSpec
+
+    return PartitionSpec(  # type: ignore[no-untyped-call]
+        *(None if not a else a[0] if len(a) == 1 else tuple(a) for a in spec)
+    )
+
+
+def to_text(spec: NormSpec) -> str:
+    """P('x', None, ('y', 'z')), with trailing replicated dimensions kept (they are informative)."""
+    parts = []
+    for axes in spec:
+        if not axes:
+            parts.append("None")
+        elif len(axes) == 1:
+            parts.append(repr(axes[0]))
+        else:
+            parts.append("(" + ", ".join(map(repr, axes)) + ")")
+    return "P(" + ", ".join(parts) + ")"
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def validate(spec: NormSpec, shape: Sequence[int], axes: Mapping[str, int]) -> None:
+    """Raise ValueError when spec cannot lay out an array of this shape on a mesh with these axes.
+
+    ``axes`` maps axis name to size, in mesh order. Messages name the dimension, the sizes and
+    what would work instead.
+    """
+    names = list(axes)
+    used: dict[str, int] = {}
+    for dim, entry in enumerate(spec):
+        for a in entry:
+            if a not in axes:
+                raise ValueError(
+                    f"dimension {dim}: axis {a!r} is not in the mesh; its axes are "
+                    + ", ".join(f"{n!r} (size {axes[n]})" for n in names)
+                )
+            if a in used:
+                first = used[a]
+                where = (
+                    f"dimensions {first} and {dim}" if first != dim else f"dimension {dim} twice"
+                )
+                raise ValueError(
+                    f"axis {a!r} is used by {where}; a mesh axis can shard only one dimension, once"
+                )
+            used[a] = dim
+    for dim, entry in enumerate(spec):
+        if not entry:
+            continue
+        n = shape[dim]
+        parts = 1
+        for a in entry:
+            parts *= axes[a]
+        if n % parts:
+            label = entry[0] if len(entry) == 1 else "(" + ", ".join(entry) + ")"
+            sizes = " × ".join(f"{a}={axes[a]}" for a in entry)
+            free = [a for a in names if a not in used or used[a] == dim]
+            fits = [a for a in free if n % axes[a] == 0 and axes[a] > 1]
+            hint = (
+                "axes that divide it: " + ", ".join(f"{a!r} (size {axes[a]})" for a in fits)
+                if fits
+                else "no single mesh axis divides it; leave it replicated (None)"
+            )
+            raise ValueError(
+                f"dimension {dim} has size {n}, which {label!r} ({sizes}, {parts} shards) does "
+                f"not divide: {n} % {parts} = {n % parts}. Divisors of {n}: "
+                f"{', '.join(map(str, _divisors(n)[:12]))}; {hint}"
+            )

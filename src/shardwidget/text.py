@@ -1,0 +1,146 @@
+"""Plain-text rendering of a Layout for terminals and ``repr``: any rank, any device count.
+
+The grid is a table over two array dimensions (rows: the first, columns: the second), one table
+per block position along the other dimensions (up to a limit), each cell naming the devices that
+hold the block. Device lists are written as ranges ("0-3", "0,4") and shortened with a count
+("0-7,16-23 (16)") rather than cut mid-number. Wide grids fall back to a per-block listing.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from .layout import Block, Layout
+
+MAX_WIDTH = 100
+MAX_TABLES = 4
+MAX_LIST = 24
+
+
+def fmt_bytes(n: int) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            v = n / size
+            return f"{v:.1f} {unit}" if v < 100 else f"{v:.0f} {unit}"
+    return f"{n} B"
+
+
+def id_ranges(ids: tuple[int, ...] | list[int]) -> str:
+    """0,1,2,3,8 -> "0-3,8" (sorted)."""
+    s = sorted(ids)
+    parts = []
+    for _, grp in itertools.groupby(enumerate(s), lambda t: t[1] - t[0]):
+        g = [v for _, v in grp]
+        parts.append(str(g[0]) if len(g) == 1 else f"{g[0]}-{g[-1]}")
+    return ",".join(parts)
+
+
+def devices_label(ids: tuple[int, ...], width: int) -> str:
+    """The holders in at most width characters, never cut mid-number."""
+    full = id_ranges(ids)
+    if len(full) <= width:
+        return full
+    tail = f" ({len(ids)})"
+    parts = full.split(",")
+    out = ""
+    for p in parts:
+        cand = f"{out},{p}" if out else p
+        if len(cand) + len(",…") + len(tail) > width:
+            break
+        out = cand
+    if out:
+        return f"{out},…{tail}"
+    short = f"×{len(ids)}"
+    return short if len(short) <= width else "…"
+
+
+def _range(r: tuple[int, int]) -> str:
+    return f"{r[0]}:{r[1]}"
+
+
+def _header(lay: Layout, source: str, note: str) -> list[str]:
+    lines = [f"ShardView {lay.typeof}  {lay.sharding_type}  memory={lay.memory_kind}"]
+    if lay.mesh is not None:
+        axes = ", ".join(
+            f"{n}={s}" + (" explicit" if t == "explicit" else "")
+            for n, s, t in zip(
+                lay.mesh.axis_names, lay.mesh.axis_sizes, lay.mesh.axis_types, strict=True
+            )
+        )
+        lines.append(f"mesh({axes})  spec {lay.spec_text}")
+    procs = lay.processes
+    lines.append(
+        f"{len(lay.blocks)} block{'s' if len(lay.blocks) != 1 else ''} of shape "
+        f"{lay.shard_shape} on {lay.n_devices} {lay.devices[0].platform if lay.devices else ''} "
+        f"device{'s' if lay.n_devices != 1 else ''}"
+        + (f" in {len(procs)} processes" if len(procs) > 1 else "")
+        + f" · replication {lay.replication} · {fmt_bytes(lay.bytes_per_device)} per device"
+        f" · {fmt_bytes(lay.logical_bytes)} logical"
+        + ("" if source == "original" else " · re-laid out")
+    )
+    if note:
+        lines.append(note)
+    return lines
+
+
+def _table(lay: Layout, blocks: list[Block], r: int | None, c: int) -> list[str] | None:
+    rows = sorted({b.index[r] for b in blocks}) if r is not None else [None]
+    cols = sorted({b.index[c] for b in blocks})
+    cell = {(b.index[r] if r is not None else None, b.index[c]): b for b in blocks}
+    row_w = max([len(_range(x)) for x in rows if x is not None] + [3])
+    col_w = max(len(_range(x)) for x in cols)
+    col_w = max(col_w, 5)
+    width = row_w + 3 + len(cols) * (col_w + 1)
+    if width > MAX_WIDTH:
+        return None
+    rname = f"d{r}" if r is not None else ""
+    head = f"{rname:>{row_w}} \\d{c} " + " ".join(f"{_range(x):<{col_w}}" for x in cols)
+    out = [head.rstrip()]
+    for y in rows:
+        label = _range(y) if y is not None else ""
+        cells = []
+        for x in cols:
+            b = cell.get((y, x))
+            cells.append(f"{devices_label(b.devices, col_w) if b else '':<{col_w}}")
+        out.append((f"{label:>{row_w}}    " + " ".join(cells)).rstrip())
+    return out
+
+
+def _listing(blocks: list[Block], limit: int = MAX_LIST) -> list[str]:
+    out = []
+    for b in blocks[:limit]:
+        idx = ", ".join(_range(x) for x in b.index)
+        out.append(f"  [{idx}] shape {b.shape} on {devices_label(b.devices, 40)}")
+    if len(blocks) > limit:
+        out.append(f"  … {len(blocks) - limit} more blocks")
+    return out
+
+
+def render(
+    lay: Layout,
+    *,
+    source: str = "original",
+    note: str = "",
+    view_dims: tuple[int, ...] | None = None,
+) -> str:
+    lines = _header(lay, source, note)
+    nd = len(lay.shape)
+    if nd == 0:
+        lines.append(f"scalar on devices {devices_label(lay.blocks[0].devices, 60)}")
+        return "\n".join(lines)
+    dims = tuple(view_dims) if view_dims else ((0, 1) if nd >= 2 else (0,))
+    r, c = (dims[0], dims[1]) if len(dims) == 2 else (None, dims[0])
+    other = [d for d in range(nd) if d not in dims]
+    groups: dict[tuple[tuple[int, int], ...], list[Block]] = {}
+    for b in lay.blocks:
+        groups.setdefault(tuple(b.index[d] for d in other), []).append(b)
+    for n, (pos, blocks) in enumerate(sorted(groups.items())):
+        if n == MAX_TABLES:
+            lines.append(f"… {len(groups) - MAX_TABLES} more slices along dims {other}")
+            break
+        if other:
+            where = ", ".join(f"d{d}={_range(x)}" for d, x in zip(other, pos, strict=True))
+            lines.append(f"[{where}]")
+        table = _table(lay, blocks, r, c)
+        lines.extend(table if table is not None else _listing(blocks))
+    return "\n".join(lines)

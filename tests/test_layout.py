@@ -1,0 +1,172 @@
+"""Geometry checked against JAX itself: devices_indices_map and addressable_shards."""
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from jax.sharding import AxisType, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from shardwidget import mesh as mesh_mod
+from shardwidget import spec as spec_mod
+from shardwidget.layout import layout_of
+from shardwidget.state import LayoutState, build_sharding, validate
+
+N = 8
+
+
+def _norm(idx, shape):
+    return tuple(s.indices(n)[:2] for s, n in zip(idx, shape, strict=True))
+
+
+def check_against_jax(arr):
+    lay = layout_of(arr)
+    shape = tuple(arr.shape)
+    dim = arr.sharding.devices_indices_map(shape)
+    # every device of the sharding is in exactly one block, with JAX's index
+    seen = {}
+    for b, blk in enumerate(lay.blocks):
+        assert blk.shape == tuple(e - s for s, e in blk.index)
+        for d in blk.devices:
+            assert d not in seen
+            seen[d] = b
+    assert set(seen) == {d.id for d in dim}
+    for dev, idx in dim.items():
+        assert lay.blocks[seen[dev.id]].index == _norm(idx, shape)
+    # blocks are distinct and tile the array exactly once
+    assert len({b.index for b in lay.blocks}) == len(lay.blocks)
+    assert sum(math.prod(b.shape) for b in lay.blocks) == math.prod(shape)
+    # replica ids and data agree with addressable_shards
+    for sh in arr.addressable_shards:
+        blk = lay.blocks[lay.device_block[sh.device.id]]
+        assert blk.index == _norm(sh.index, shape)
+        assert blk.replica_ids[sh.device.id] == sh.replica_id
+        assert tuple(sh.data.shape) == blk.shape
+    assert lay.replication * len(lay.blocks) == lay.n_devices
+    assert lay.bytes_per_device == math.prod(lay.shard_shape) * arr.dtype.itemsize
+    assert lay.logical_bytes == arr.nbytes
+    return lay
+
+
+@st.composite
+def layouts(draw):
+    k = draw(st.integers(1, 3))
+    mshape = draw(st.sampled_from(mesh_mod.factorizations(N, k)))
+    names = mesh_mod.default_axis_names(k)
+    types = draw(st.lists(st.sampled_from(["auto", "explicit"]), min_size=k, max_size=k))
+    ndim = draw(st.integers(1, 4))
+    free = list(names)
+    entries = []
+    for _ in range(ndim):
+        n_axes = draw(st.integers(0, min(2, len(free))))
+        axes = tuple(draw(st.permutations(free))[:n_axes]) if n_axes else ()
+        free = [a for a in free if a not in axes]
+        entries.append(axes)
+    sizes = dict(zip(names, mshape, strict=True))
+    shape = tuple(math.prod(sizes[a] for a in e) * draw(st.integers(1, 3)) for e in entries)
+    return LayoutState(tuple(mshape), tuple(names), tuple(types), tuple(entries), "device"), shape
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(layouts())
+def test_generated_layouts_match_jax(case):
+    st_, shape = case
+    validate(st_, shape, N, ["device", "pinned_host", "unpinned_host"])
+    mesh = mesh_mod.build_mesh(st_.mesh_shape, st_.axis_names, st_.axis_types)
+    x = np.arange(math.prod(shape), dtype=np.float32).reshape(shape)
+    arr = jax.device_put(x, build_sharding(st_, mesh))
+    lay = check_against_jax(arr)
+    assert lay.spec == st_.spec
+    assert lay.mesh.axis_sizes == st_.mesh_shape
+    assert lay.mesh.axis_types == st_.axis_types
+    assert sorted(lay.mesh.device_ids) == list(range(N))
+
+
+@settings(max_examples=150, deadline=None)
+@given(layouts(), st.integers(0, 3), st.integers(1, 2))
+def test_validation_agrees_with_device_put(case, dim, delta):
+    """Our validate() refuses exactly what device_put refuses (indivisible dimensions)."""
+    st_, shape = case
+    shape = list(shape)
+    dim = dim % len(shape)
+    shape[dim] += delta
+    mesh = mesh_mod.build_mesh(st_.mesh_shape, st_.axis_names, st_.axis_types)
+    x = np.zeros(shape, np.float32)
+    try:
+        validate(st_, shape, N, ["device"])
+        ours = None
+    except ValueError as e:
+        ours = e
+    try:
+        jax.device_put(x, build_sharding(st_, mesh)).block_until_ready()
+        theirs = None
+    except Exception as e:
+        theirs = e
+    assert (ours is None) == (theirs is None), (ours, theirs)
+
+
+def test_single_device():
+    lay = check_against_jax(jnp.arange(12.0).reshape(3, 4))
+    assert lay.sharding_type == "SingleDeviceSharding" and lay.mesh is None
+    assert len(lay.blocks) == 1 and lay.blocks[0].devices == (0,)
+
+
+def test_partially_replicated_jit_output():
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    a = jax.device_put(jnp.arange(32.0).reshape(4, 8), NamedSharding(mesh, P("x", "y")))
+    out = jax.jit(lambda x: x.sum(axis=0))(a)
+    lay = check_against_jax(out)
+    assert lay.spec == (("y",),) and lay.replication == 2 and len(lay.blocks) == 4
+    assert lay.typeof == "float32[8@y]"
+    assert all(len(b.devices) == 2 for b in lay.blocks)
+
+
+def test_explicit_axes_typeof_matches_jax():
+    mesh = jax.make_mesh((2, 4), ("X", "Y"), axis_types=(AxisType.Explicit,) * 2)
+    a = jax.device_put(np.arange(8).reshape(4, 2), NamedSharding(mesh, P("X", None)))
+    lay = check_against_jax(a)
+    assert lay.typeof == str(jax.typeof(a)) == "int32[4@X,2]"
+    assert lay.mesh.axis_types == ("explicit", "explicit")
+
+
+def test_pmap_output():
+    out = jax.pmap(lambda x: x * 2)(jnp.arange(16.0).reshape(8, 2))
+    lay = check_against_jax(out)
+    assert len(lay.blocks) == 8 and lay.shard_shape == (1, 2)
+
+
+def test_pinned_host_memory_kind():
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    a = jax.device_put(jnp.ones((4, 8)), NamedSharding(mesh, P("x"), memory_kind="pinned_host"))
+    assert check_against_jax(a).memory_kind == "pinned_host"
+
+
+@pytest.mark.parametrize(
+    "dtype", [jnp.bool_, jnp.int8, jnp.int32, jnp.float16, jnp.bfloat16, jnp.float32, jnp.complex64]
+)
+def test_dtypes(dtype):
+    mesh = jax.make_mesh((8,), ("x",))
+    a = jax.device_put(jnp.zeros((16, 3), dtype), NamedSharding(mesh, P("x")))
+    lay = check_against_jax(a)
+    assert lay.itemsize == np.dtype(dtype).itemsize
+
+
+def test_zero_d_and_prng_keys():
+    lay = check_against_jax(jnp.float32(2.0) + 0)
+    assert lay.shape == () and lay.blocks[0].index == ()
+    keys = jax.random.split(jax.random.key(0), 8)
+    mesh = jax.make_mesh((8,), ("x",))
+    keys = jax.device_put(keys, NamedSharding(mesh, P("x")))
+    lay = layout_of(keys)
+    assert lay.dtype.startswith("key<") and len(lay.blocks) == 8 and lay.itemsize == 8
+
+
+def test_spec_roundtrip_through_jax():
+    mesh = jax.make_mesh((2, 2, 2), ("a", "b", "c"))
+    s = NamedSharding(mesh, P(("a", "b"), None, "c"))
+    norm = spec_mod.normalize(tuple(s.spec), 3)
+    assert spec_mod.to_partition_spec(norm) == s.spec

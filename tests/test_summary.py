@@ -1,0 +1,132 @@
+"""Per-shard statistics, values and thumbnails checked against numpy on the same blocks."""
+
+import math
+
+import jax
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+import pytest
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from shardwidget import summary as S
+from shardwidget.layout import layout_of
+
+
+def put(x, mshape, names, spec, **kw):
+    mesh = jax.make_mesh(mshape, names)
+    return jax.device_put(x, NamedSharding(mesh, P(*spec), **kw))
+
+
+def summarize(arr, view_dims=(0, 1), pix=8192, vals=8192):
+    lay = layout_of(arr)
+    return lay, S.summarize(arr, lay, S.plan_for(lay, view_dims, pix, vals))
+
+
+def ref_stats(block):
+    b = np.abs(block) if np.iscomplexobj(block) else block.astype(np.float64)
+    fin = b[np.isfinite(b)]
+    return [fin.min(), fin.max(), fin.mean(), fin.std(), np.isnan(b).sum(), np.isinf(b).sum()]
+
+
+@pytest.mark.parametrize(
+    "dtype", [np.bool_, np.int8, np.int32, np.float16, ml_dtypes.bfloat16, np.float32, np.complex64]
+)
+def test_stats_match_numpy(dtype):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((64, 48)) * 10
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.standard_normal((64, 48))
+    x = (x > 0) if dtype is np.bool_ else x.astype(dtype)
+    arr = put(x, (2, 4), ("x", "y"), ("x", "y"))
+    lay, s = summarize(arr)
+    assert s.status == "ready" and len(s.stats) == 8
+    host = np.asarray(x)
+    for blk, st in zip(lay.blocks, s.stats, strict=True):
+        np.testing.assert_allclose(st, ref_stats(host[blk.slices]), rtol=2e-3, atol=2e-3)
+
+
+def test_nan_inf_counted_and_excluded():
+    x = np.arange(64, dtype=np.float32).reshape(8, 8)
+    x[0, 0] = np.nan
+    x[1, 1] = np.inf
+    x[7, 7] = -np.inf
+    arr = put(x, (2, 4), ("x", "y"), ("x", None))
+    lay, s = summarize(arr)
+    for blk, st in zip(lay.blocks, s.stats, strict=True):
+        np.testing.assert_allclose(st, ref_stats(x[blk.slices]), rtol=1e-5)
+    assert s.stats[0][4] == 1 and s.stats[0][5] == 1 and s.stats[1][5] == 1
+
+
+def test_small_blocks_send_values_large_do_not():
+    x = np.arange(32.0, dtype=np.float32).reshape(4, 8)
+    arr = put(x, (2, 4), ("x", "y"), ("x", "y"))
+    lay, s = summarize(arr)
+    for blk, v in zip(lay.blocks, s.values, strict=True):
+        np.testing.assert_array_equal(np.asarray(v).reshape(blk.shape), x[blk.slices])
+    big = put(np.ones((64, 64), np.float32), (2, 4), ("x", "y"), ("x", "y"))
+    _, s2 = summarize(big)
+    assert all(v is None for v in s2.values)
+
+
+def test_thumbnails_are_block_means():
+    x = np.random.default_rng(0).standard_normal((256, 128)).astype(np.float32)
+    arr = put(x, (2, 4), ("x", "y"), ("x", "y"))
+    lay, s = summarize(arr)
+    for blk, t in zip(lay.blocks, s.thumbs, strict=True):
+        h, w = blk.shape
+        th, tw = t.shape
+        assert th <= 32 and tw <= 32
+        ref = x[blk.slices].reshape(th, h // th, tw, w // tw).mean(axis=(1, 3))
+        np.testing.assert_allclose(t, ref, rtol=1e-4, atol=1e-5)
+
+
+def test_thumbnail_of_3d_over_chosen_dims_averages_the_rest():
+    x = np.random.default_rng(0).standard_normal((4, 16, 8)).astype(np.float32)
+    arr = put(x, (2, 4), ("x", "y"), (None, "x", "y"))
+    lay, s = summarize(arr, view_dims=(2, 1))  # drawn as rows=d1, cols=d2 (sorted by plan)
+    for blk, t in zip(lay.blocks, s.thumbs, strict=True):
+        ref = x[blk.slices].mean(axis=0)
+        if s.thumb_dims == (2, 1):
+            ref = ref.T
+        np.testing.assert_allclose(t, ref, rtol=1e-4, atol=1e-5)
+
+
+def test_budget_limits_thumbnail_size():
+    arr = put(np.ones((4096, 4096), np.float32), (2, 4), ("x", "y"), ("x", "y"))
+    lay = layout_of(arr)
+    plan = S.plan_for(lay, (0, 1), 8 * 100, 0)
+    assert plan.thumb_shape[0] * plan.thumb_shape[1] <= 100
+
+
+def test_one_compile_per_layout_and_cached():
+    S._compiled.cache_clear()
+    x = np.ones((64, 64), np.float32)
+    a = put(x, (2, 4), ("x", "y"), ("x", "y"))
+    summarize(a)
+    summarize(put(x * 2, (2, 4), ("x", "y"), ("x", "y")))
+    info = S._compiled.cache_info()
+    assert info.misses == 1 and info.hits == 1
+
+
+def test_single_device_and_pmap_and_keys_and_empty():
+    _, s = summarize(jnp.arange(12.0).reshape(3, 4))
+    np.testing.assert_allclose(s.stats[0][:4], [0, 11, 5.5, np.arange(12).std()], rtol=1e-6)
+    pm = jax.pmap(lambda v: v * 2)(jnp.arange(16.0).reshape(8, 2))
+    lay, s = summarize(pm)
+    assert [st[1] for st in s.stats] == [2 * (2 * i + 1) for i in range(8)]
+    keys = jax.random.split(jax.random.key(0), 8)
+    _, s = summarize(keys)
+    assert s.status == "unavailable" and "PRNG" in s.message
+    _, s = summarize(jnp.zeros((0, 4)))
+    assert s.status == "unavailable"
+
+
+def test_pinned_host_stats():
+    x = np.arange(64.0, dtype=np.float32).reshape(8, 8)
+    arr = put(x, (2, 4), ("x", "y"), ("x",), memory_kind="pinned_host")
+    lay, s = summarize(arr)
+    for blk, st in zip(lay.blocks, s.stats, strict=True):
+        np.testing.assert_allclose(st, ref_stats(x[blk.slices]), rtol=1e-6)
+    assert math.isclose(s.stats[0][0], 0.0)

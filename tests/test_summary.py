@@ -114,7 +114,7 @@ def test_single_device_and_pmap_and_keys_and_empty():
     _, s = summarize(jnp.arange(12.0).reshape(3, 4))
     np.testing.assert_allclose(s.stats[0][:4], [0, 11, 5.5, np.arange(12).std()], rtol=1e-6)
     pm = jax.pmap(lambda v: v * 2)(jnp.arange(16.0).reshape(8, 2))
-    lay, s = summarize(pm)
+    _, s = summarize(pm)
     assert [st[1] for st in s.stats] == [2 * (2 * i + 1) for i in range(8)]
     keys = jax.random.split(jax.random.key(0), 8)
     _, s = summarize(keys)

@@ -98,7 +98,7 @@ AXES = {"x": 2, "y": 4}
             r"dimension 1 has size 6, which 'y' \(y=4, 4 shards\) does not divide: 6 % 4 = 2.*'x' \(size 2\)",
         ),
         ((("x", "y"),), (12,), r"dimension 0 has size 12, which '\(x, y\)' .*8 shards.*12 % 8 = 4"),
-        ((("y",), ()), (3, 8), r"size 3.*no single mesh axis divides it"),
+        ((("y",), ()), (3, 8), r"size 3.*no mesh axis divides it"),
     ],
 )
 def test_validate_spec_messages(spec, shape, match):

@@ -127,13 +127,20 @@ def validate(spec: NormSpec, shape: Sequence[int], axes: Mapping[str, int]) -> N
         if n % parts:
             label = entry[0] if len(entry) == 1 else "(" + ", ".join(entry) + ")"
             sizes = " × ".join(f"{a}={axes[a]}" for a in entry)
-            free = [a for a in names if a not in used or used[a] == dim]
-            fits = [a for a in free if n % axes[a] == 0 and axes[a] > 1]
-            hint = (
-                "axes that divide it: " + ", ".join(f"{a!r} (size {axes[a]})" for a in fits)
-                if fits
-                else "no single mesh axis divides it; leave it replicated (None)"
-            )
+            fits = [a for a in names if n % axes[a] == 0 and axes[a] > 1 and a not in entry]
+            free = [a for a in fits if a not in used]
+            taken = [a for a in fits if a in used]
+            hints = []
+            if free:
+                hints.append(
+                    "axes that divide it: " + ", ".join(f"{a!r} (size {axes[a]})" for a in free)
+                )
+            if taken:
+                hints.append(
+                    ", ".join(f"{a!r} (size {axes[a]}, used by dimension {used[a]})" for a in taken)
+                    + " would divide it if freed"
+                )
+            hint = "; ".join(hints) or "no mesh axis divides it; leave it replicated (None)"
             raise ValueError(
                 f"dimension {dim} has size {n}, which {label!r} ({sizes}, {parts} shards) does "
                 f"not divide: {n} % {parts} = {n % parts}. Divisors of {n}: "

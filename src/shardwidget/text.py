@@ -88,11 +88,13 @@ def _table(lay: Layout, blocks: list[Block], r: int | None, c: int) -> list[str]
     cols = sorted({b.index[c] for b in blocks})
     cell = {(b.index[r] if r is not None else None, b.index[c]): b for b in blocks}
     row_w = max([len(_range(x)) for x in rows if x is not None] + [3])
-    col_w = max(len(_range(x)) for x in cols)
-    col_w = max(col_w, 5)
-    width = row_w + 3 + len(cols) * (col_w + 1)
-    if width > MAX_WIDTH:
+    col_w = max(5, *(len(_range(x)) for x in cols))
+    if row_w + 3 + len(cols) * (col_w + 1) > MAX_WIDTH:
         return None
+    # Widen columns to fit the holders' full labels while the table still fits.
+    want = max(len(id_ranges(b.devices)) for b in blocks)
+    room = (MAX_WIDTH - row_w - 3) // len(cols) - 1
+    col_w = max(col_w, min(want, room))
     rname = f"d{r}" if r is not None else ""
     head = f"{rname:>{row_w}} \\d{c} " + " ".join(f"{_range(x):<{col_w}}" for x in cols)
     out = [head.rstrip()]

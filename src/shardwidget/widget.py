@@ -205,17 +205,16 @@ class ShardView(anywidget.AnyWidget):
     def _candidate(self, changes: dict[str, Any]) -> state_mod.LayoutState:
         d = self._current()
         d.update(changes)
-        if "mesh_shape" in changes and "axis_names" not in changes:
-            k = len(d["mesh_shape"])
-            names = list(d["axis_names"])
-            if len(names) != k:  # a new number of axes: keep names that still fit, add defaults
-                from .mesh import default_axis_names
+        # A new number of mesh axes with names/types not given: keep those that still fit and
+        # fill in defaults (the same rule the front end's controls follow).
+        k = len(d["mesh_shape"]) if isinstance(d["mesh_shape"], list | tuple) else 0
+        names = list(d["axis_names"])
+        if "axis_names" not in changes and len(names) != k:
+            from .mesh import default_axis_names
 
-                d["axis_names"] = (
-                    names + [n for n in default_axis_names(k + len(names)) if n not in names]
-                )[:k]
-        if "mesh_shape" in changes and "axis_types" not in changes:
-            k = len(d["mesh_shape"])
+            extra = [n for n in default_axis_names(k + len(names)) if n not in names]
+            d["axis_names"] = (names + extra)[:k]
+        if "axis_types" not in changes and len(d["axis_types"]) != k:
             d["axis_types"] = (list(d["axis_types"]) + ["auto"] * k)[:k]
         return state_mod.LayoutState.from_wire(d, self._ndim)
 

@@ -1,0 +1,185 @@
+"""The example notebooks run top to bottom in a real kernel and show what they say they show.
+
+Each notebook is executed with nbclient in a kernel running this interpreter (a kernelspec
+written to a temporary folder and found first through JUPYTER_PATH, so a ``python3`` kernelspec
+elsewhere on the machine cannot substitute another Python), with ``src/`` on PYTHONPATH and
+JAX on CPU. Cells that display a view have ids starting with ``view-``.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+NOTEBOOKS = sorted(EXAMPLES.glob("*.ipynb"))
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+def _ids(paths: list[pathlib.Path]) -> list[str]:
+    return [p.name for p in paths]
+
+
+# ---------------------------------------------------------------- helpers
+def _cell(nb: Any, cell_id: str) -> Any:
+    for c in nb.cells:
+        if c.get("id") == cell_id:
+            return c
+    raise AssertionError(f"no cell with id {cell_id!r}")
+
+
+def _stream(cell: Any, name: str = "stdout") -> str:
+    return "".join(o.text for o in cell.outputs if o.output_type == "stream" and o.name == name)
+
+
+def _plain(cell: Any) -> str:
+    """text/plain of the cell's result (the view's text grid)."""
+    for o in cell.outputs:
+        if o.output_type == "execute_result":
+            return str(o.data.get("text/plain", ""))
+    raise AssertionError(f"cell {cell.get('id')!r} has no result; outputs: {cell.outputs}")
+
+
+def _src(cell: Any) -> str:
+    return "".join(cell.source)
+
+
+# ---------------------------------------------------------------- fast checks, no kernel
+def test_there_are_examples() -> None:
+    assert NOTEBOOKS, f"no notebooks in {EXAMPLES}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_notebook_is_committed_clean(path: pathlib.Path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    for c in nb.cells:
+        if c.cell_type == "code":
+            assert c.outputs == [], f"{path.name}: cell {c.get('id')!r} has stored outputs"
+            assert c.execution_count is None, f"{path.name}: cell {c.get('id')!r} has a count"
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert 'jax.config.update("jax_num_cpu_devices", 8)' in _src(code[0]), (
+        f"{path.name}: the first code cell must ask for 8 CPU devices before JAX starts"
+    )
+
+
+# ---------------------------------------------------------------- execution
+@pytest.fixture(scope="module")
+def kernel_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Environment for kernels: this Python, the working tree's package, CPU JAX."""
+    from ipykernel.kernelspec import install
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    prefix = tmp_path_factory.mktemp("kernel")
+    with pytest.MonkeyPatch.context() as mp:
+        # JUPYTER_PATH is searched before the user's and the system's kernelspecs.
+        mp.setenv("JUPYTER_PATH", str(prefix / "share" / "jupyter"))
+        # Writes argv [sys.executable, "-m", "ipykernel_launcher", ...] under prefix/share/jupyter.
+        install(kernel_name="python3", prefix=str(prefix))
+        argv = KernelSpecManager().get_kernel_spec("python3").argv
+        assert argv[0] == sys.executable, f"kernel python3 would run {argv[0]}"
+        mp.setenv("IPYTHONDIR", str(tmp_path_factory.mktemp("ipython")))
+        paths = [
+            str(ROOT / "src"),
+            *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep)),
+        ]
+        mp.setenv("PYTHONPATH", os.pathsep.join(paths))
+        mp.setenv("JAX_PLATFORMS", "cpu")  # the examples are written for 8 simulated CPU devices
+        yield
+
+
+_executed: dict[pathlib.Path, Any] = {}
+
+
+def _execute(path: pathlib.Path) -> Any:
+    if path not in _executed:
+        nb = nbformat.read(path, as_version=4)
+        client = nbclient.NotebookClient(
+            nb,
+            timeout=120,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(EXAMPLES)}},
+        )
+        try:
+            client.execute()
+        except nbclient.exceptions.CellExecutionError as e:
+            msg = re.sub(r"\x1b\[[0-9;]*m", "", str(e))  # IPython colours its tracebacks
+            pytest.fail(f"{path.name} failed:\n{msg}", pytrace=False)
+        _executed[path] = nb
+    return _executed[path]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_notebook_runs(path: pathlib.Path, kernel_env: None) -> None:
+    nb = _execute(path)
+    views = 0
+    for c in nb.cells:
+        if c.cell_type != "code":
+            continue
+        cid = c.get("id")
+        assert c.execution_count is not None, f"{path.name}: cell {cid!r} did not run"
+        errors = [o for o in c.outputs if o.output_type == "error"]
+        assert not errors, f"{path.name}: cell {cid!r} raised {errors[0].ename}"
+        stderr = _stream(c, "stderr")
+        assert not stderr, f"{path.name}: cell {cid!r} wrote to stderr:\n{stderr}"
+        if str(cid).startswith("view-"):
+            views += 1
+            results = [o for o in c.outputs if o.output_type == "execute_result"]
+            assert results, f"{path.name}: cell {cid!r} should end with a ShardView"
+            data = results[-1].data
+            assert WIDGET_MIME in data, f"{path.name}: cell {cid!r} shows no widget: {list(data)}"
+            assert data[WIDGET_MIME].get("model_id"), f"{path.name}: cell {cid!r}: no model id"
+            assert str(data.get("text/plain", "")).startswith("ShardView"), (
+                f"{path.name}: cell {cid!r} text/plain is {data.get('text/plain')!r}"
+            )
+    assert views, f"{path.name} displays no view (cells with ids 'view-…')"
+
+
+@pytest.mark.slow
+def test_arrays_notebook_shows_the_story(kernel_env: None) -> None:
+    path = EXAMPLES / "01_arrays.ipynb"
+    nb = _execute(path)
+    out = {c.get("id"): c for c in nb.cells if c.cell_type == "code"}
+
+    assert "CpuDevice(id=7)" in _plain(out["imports"]), "8 simulated devices were not created"
+    assert "SingleDeviceSharding" in _plain(out["view-single"])
+    assert "float32[4@x,8@y]" in _plain(out["view-named"])
+    assert "8 blocks of shape (2, 2)" in _plain(out["view-named"])
+    assert "shardings match: True" in _stream(out["view-elementwise"])
+
+    # x.sum(axis=0): split over y, two copies of each piece.
+    assert "replication: 2" in _stream(out["view-sum"])
+    grid = _plain(out["view-sum"])
+    assert "float32[8@y]" in grid
+    assert "replication 2" in grid
+    assert "0,4" in grid, "devices 0 and 4 should hold the first piece of the sum"
+
+    assert "jax.typeof: int32[4@X,2]" in _stream(out["view-explicit"])
+    assert "view.layout.typeof: int32[4@X,2]" in _stream(out["view-explicit"])
+    assert "replication 4" in _plain(out["view-explicit"])
+    assert "int32[4@X,8@Y]" in _plain(out["view-broadcast"])
+    assert "memory=pinned_host" in _plain(out["view-pinned"])
+    assert "_internal_pmap_axis_name" in _plain(out["view-pmap"])
+    assert "float32[2@x,4,8@y]" in _plain(out["view-3d"])
+
+    assert "P('y', 'x')" in _plain(out["view-respec"])
+    assert "re-laid out" in _plain(out["view-respec"])
+    assert "float32[4,8@d]" in _plain(out["view-setlayout"])
+    shown = _stream(out["sharding"])
+    assert re.search(r"shown:.*spec=P\(None, 'd'\)", shown), shown
+    assert re.search(r"original:.*spec=P\('x', 'y'\)", shown), "the user's array was changed"
+
+    err = _stream(out["error"])
+    assert "ValueError: dimension 0 has size 4" in err, err
+    assert "spec is still [None, 'd']" in err, err

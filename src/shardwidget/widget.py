@@ -119,7 +119,7 @@ class ShardView(anywidget.AnyWidget):
         self._note = note
         self._with_stats = bool(kwargs.pop("stats", True))
         self._devices = list(jax.devices())
-        self._memory_kinds = [m.kind for m in self._devices[0].addressable_memories()]
+        self._memory_kinds = [m.kind for m in jax.local_devices()[0].addressable_memories()]
         self._ndim = source.ndim
         self._original = state_mod.state_of_sharding(source.sharding, source.ndim)
         self._mesh: Any = getattr(source.sharding, "mesh", None)

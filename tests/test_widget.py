@@ -315,3 +315,28 @@ def test_many_devices_payload_and_text(n, mesh):
     for i in range(rows):  # row block i is held by mesh row i: ids i*cols .. i*cols+cols-1
         lo, hi = i * mesh[1], i * mesh[1] + mesh[1] - 1
         assert f" {lo}-{hi}" in out
+
+
+def test_set_layout_back_to_original_is_the_original(arr):
+    v = ShardView(arr)
+    v.set_layout(spec=["y", "x"])
+    assert v._layout["source"] == "resharded"
+    v.set_layout(spec=["x", "y"])
+    assert v.array is arr
+    assert v._layout["source"] == "original"
+    assert "re-laid out" not in repr(v)
+
+
+def test_repr_draws_the_view_dims():
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    a = jax.device_put(jnp.zeros((4, 6, 8)), NamedSharding(mesh, P("x", None, "y")))
+    v = ShardView(a)
+    assert v.view_dims == [0, 2]
+    lines = repr(v).splitlines()
+    assert any(line.lstrip().startswith("d0 \\d2 0:2") for line in lines)
+    assert "[d1=0:6]" in lines
+    v.view_dims = [1, 2]
+    text = repr(v)
+    assert "d1 \\d2" in text
+    assert "[d0=0:2]" in text
+    assert "[d0=2:4]" in text

@@ -45,6 +45,25 @@ def _num(x: float) -> float | None:
     return float(f"{x:.7g}")
 
 
+def _round_rows(rows: Sequence[np.ndarray | None]) -> list[list[float | None] | None]:
+    """7 significant digits (small JSON), NaN/Inf as None (JSON has neither), vectorized."""
+    present = [r for r in rows if r is not None]
+    if not present:
+        return [None] * len(rows)
+    a = np.asarray(present, dtype=np.float64)
+    fin = np.isfinite(a)
+    mag = np.where(fin & (a != 0), np.floor(np.log10(np.abs(np.where(fin & (a != 0), a, 1)))), 0)
+    scale = 10.0 ** (6 - mag)
+    r = np.where(fin, np.round(a * scale) / scale, 0.0).tolist()
+    it = iter(
+        [
+            [v if ok else None for v, ok in zip(row, oks, strict=True)]
+            for row, oks in zip(r, fin.tolist(), strict=True)
+        ]
+    )
+    return [None if row is None else next(it) for row in rows]
+
+
 def options(
     *,
     n_devices: int,
@@ -132,7 +151,7 @@ def stats(summary: Summary, *, key: int) -> dict[str, Any]:
     out = pending_stats(key)
     out["status"] = summary.status
     out["message"] = summary.message
-    out["blocks"] = [None if s is None else [_num(v) for v in s] for s in summary.stats]
+    out["blocks"] = _round_rows(summary.stats)
     # Values: float64 little-endian, complex interleaved (re, im).
     chunks: list[np.ndarray] = []
     offsets: list[int] = []
@@ -153,12 +172,16 @@ def stats(summary: Summary, *, key: int) -> dict[str, Any]:
     out["values_offsets"] = offsets
     out["values"] = np.concatenate(chunks).tobytes() if chunks else None
     # Thumbnails: uint8 between the finite min and max of all thumbnails; non-finite pixels 0.
-    finite = [t[np.isfinite(t)] for t in summary.thumbs if t is not None]
-    finite = [f for f in finite if f.size]
-    vmin = float(min(f.min() for f in finite)) if finite else 0.0
-    vmax = float(max(f.max() for f in finite)) if finite else 0.0
-    scale = 255.0 / (vmax - vmin) if vmax > vmin else 0.0
-    tchunks: list[bytes] = []
+    present = [t for t in summary.thumbs if t is not None]
+    flat = np.concatenate([t.reshape(-1) for t in present]) if present else np.zeros(0)
+    fin = flat[np.isfinite(flat)]
+    vmin = float(fin.min()) if fin.size else 0.0
+    vmax = float(fin.max()) if fin.size else 0.0
+    if vmax > vmin:
+        q = np.where(np.isfinite(flat), (flat - vmin) * (255.0 / (vmax - vmin)), 0.0)
+    else:
+        q = np.where(np.isfinite(flat), 128.0, 0.0)
+    quant = np.clip(np.rint(q), 0, 255).astype(np.uint8)
     shapes: list[list[int]] = []
     toffs: list[int] = []
     tpos = 0
@@ -167,15 +190,10 @@ def stats(summary: Summary, *, key: int) -> dict[str, Any]:
             shapes.append([0, 0])
             toffs.append(-1)
             continue
-        q = np.where(np.isfinite(t), (t - vmin) * scale, 0.0)
-        if scale == 0.0:
-            q = np.where(np.isfinite(t), 128.0, 0.0)
-        b = np.clip(np.rint(q), 0, 255).astype(np.uint8).tobytes()
         shapes.append([int(t.shape[0]), int(t.shape[1])])
         toffs.append(tpos)
-        tpos += len(b)
-        tchunks.append(b)
-    out["thumbs"] = b"".join(tchunks) if tchunks else None
+        tpos += t.size
+    out["thumbs"] = quant.tobytes() if present else None
     out["thumb_shapes"] = shapes
     out["thumb_offsets"] = toffs
     out["thumbs_dims"] = list(summary.thumb_dims)

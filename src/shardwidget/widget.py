@@ -21,10 +21,12 @@ import traitlets
 
 from . import payload, text
 from . import state as state_mod
+from . import tiles as tiles_mod
 from .layout import Layout, layout_of
 from .summary import Summary, plan_for, summarize
 
 _STATIC = pathlib.Path(__file__).parent / "static"
+_UNSET = object()
 _LAYOUT_TRAITS = ("mesh_shape", "axis_names", "axis_types", "spec", "memory_kind")
 _INIT_KWARGS = (*_LAYOUT_TRAITS, "view_dims", "stats")
 
@@ -129,6 +131,7 @@ class ShardView(anywidget.AnyWidget):
         self._last_seq = -1
         self._quiet = True  # while True, trait validators/observers stand aside
         self._pending: tuple[state_mod.LayoutState, Any] | None = None
+        self._tiles: Any = _UNSET
         super().__init__()
         disabled = ""
         if jax.process_count() > 1:
@@ -184,7 +187,7 @@ class ShardView(anywidget.AnyWidget):
             raise TypeError(f"set_layout got {bad[0]!r}; it takes: {', '.join(_LAYOUT_TRAITS)}")
         st = self._candidate(changes)
         arr = self._apply(st)
-        self._publish(arr, "resharded", st)
+        self._publish(arr, _source_of(arr, self._source), st)
 
     def reset(self) -> None:
         """Show the original array again, with its own layout in the controls."""
@@ -195,7 +198,10 @@ class ShardView(anywidget.AnyWidget):
 
     def __repr__(self) -> str:
         return text.render(
-            self.layout, source=self._layout.get("source", "original"), note=self._note
+            self.layout,
+            source=self._layout.get("source", "original"),
+            note=self._note,
+            view_dims=tuple(self.view_dims),
         )
 
     # ---------------------------------------------------------------- internals
@@ -250,9 +256,13 @@ class ShardView(anywidget.AnyWidget):
 
     def _summarize(self, arr: Any, lay: Layout) -> Summary:
         n = len(self._devices)
-        plan = plan_for(
-            lay, tuple(self.view_dims), payload.thumb_pixel_budget(n), payload.values_budget(n)
-        )
+        pixels, values = payload.thumb_pixel_budget(n), payload.values_budget(n)
+        plan = plan_for(lay, tuple(self.view_dims), pixels, values)
+        if self._tiles is _UNSET:  # once per view: the source's data never changes
+            self._tiles = tiles_mod.tile_summary(self._source, n, values)
+        t = self._tiles
+        if isinstance(t, tiles_mod.Tiles) and t.aligned(lay):
+            return tiles_mod.summarize(t, lay, plan.thumb_dims, pixels, plan.values)
         return summarize(arr, lay, plan)
 
     def _publish(self, arr: Any, source: str, st: state_mod.LayoutState | None = None) -> None:
@@ -305,7 +315,7 @@ class ShardView(anywidget.AnyWidget):
         try:
             st = state_mod.LayoutState.from_wire(raw, self._ndim)
             arr = self._apply(st)
-            self._publish(arr, "original" if arr is self._source else "resharded", st)
+            self._publish(arr, _source_of(arr, self._source), st)
             self.send(payload.result_msg(seq, ""))
         except Exception as e:  # the boundary: a bad request is shown, never raised into the kernel
             self.error = str(e) or type(e).__name__
@@ -330,7 +340,7 @@ class ShardView(anywidget.AnyWidget):
             return
         st, arr = self._pending
         self._pending = None
-        self._publish(arr, "original" if arr is self._source else "resharded", st)
+        self._publish(arr, _source_of(arr, self._source), st)
 
     @traitlets.validate("view_dims")
     def _validate_view_dims(self, proposal: Any) -> Any:
@@ -351,6 +361,10 @@ class ShardView(anywidget.AnyWidget):
     def _on_view_dims(self, _change: Any) -> None:
         if not self._quiet:
             self._send_stats()  # thumbnails are drawn over the view dims
+
+
+def _source_of(arr: Any, original: Any) -> str:
+    return "original" if arr is original else "resharded"
 
 
 def _process_index() -> int:

@@ -1,0 +1,252 @@
+"""Statistics of any re-layout, from one pass over the source array.
+
+A re-layout moves data but never changes it. So the source array is summarized once, over a
+grid of tiles fine enough that every block boundary any layout on ``n_devices`` can produce
+falls on a tile edge: along a dimension of size n, a layout cuts into k equal parts with
+k | n and k | n_devices, so every cut is a multiple of n / gcd(n, n_devices). Each tile keeps
+count, sum, M2 (squared deviations from its own mean), min, max and NaN/Inf counts. A block's
+statistics are then combined on the host (Chan et al.'s parallel variance, in float64) and its
+thumbnail is pooled from tile means: no device work per re-layout.
+
+One compiled ``jax.jit`` call per (sharding, shape, dtype) computes the tiles; XLA partitions it
+over the source's own sharding, so every device reduces what it holds. When the grid would be
+too large (thousands of devices) or the array spans processes, :func:`tile_summary` returns None
+and the caller uses the per-layout path in summary.py.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from .layout import Layout
+from .summary import MAX_THUMB_SIDE, Summary
+
+MAX_TILES = 1 << 17
+MAX_TILES_PER_DIM = 256
+
+
+@dataclass(frozen=True)
+class Tiles:
+    shape: tuple[int, ...]  # array shape
+    grid: tuple[int, ...]  # tiles per dimension
+    count: np.ndarray  # float64[grid]: finite elements per tile
+    sum: np.ndarray
+    m2: np.ndarray
+    min: np.ndarray
+    max: np.ndarray
+    nan: np.ndarray
+    inf: np.ndarray
+    host: np.ndarray | None  # the whole array, only when it is tiny (for block values)
+
+    @property
+    def tile(self) -> tuple[int, ...]:
+        return tuple(n // g for n, g in zip(self.shape, self.grid, strict=True))
+
+    def aligned(self, layout: Layout) -> bool:
+        t = self.tile
+        return layout.shape == self.shape and all(
+            a % t[d] == 0 and b % t[d] == 0
+            for blk in layout.blocks
+            for d, (a, b) in enumerate(blk.index)
+        )
+
+
+def _smallest_factor(n: int) -> int:
+    for p in range(2, math.isqrt(n) + 1):
+        if n % p == 0:
+            return p
+    return n
+
+
+def tile_grid(shape: tuple[int, ...], n_devices: int) -> tuple[int, ...] | None:
+    """Tiles per dimension: multiples of gcd(n, n_devices), refined while within MAX_TILES."""
+    grid = [math.gcd(n, n_devices) for n in shape]
+    if math.prod(grid) > MAX_TILES:
+        return None
+    while True:
+        # refine the coarsest dimension that can still be split
+        cands = [d for d, n in enumerate(shape) if grid[d] < min(n, MAX_TILES_PER_DIM)]
+        if not cands:
+            return tuple(grid)
+        d = min(cands, key=lambda i: grid[i])
+        f = _smallest_factor(shape[d] // grid[d])
+        if math.prod(grid) * f > MAX_TILES or grid[d] * f > MAX_TILES_PER_DIM:
+            return tuple(grid)
+        grid[d] *= f
+
+
+@lru_cache(maxsize=16)
+def _compiled(
+    sharding: Any, shape: tuple[int, ...], dtype: Any, grid: tuple[int, ...], masked: bool
+) -> Any:
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import NamedSharding
+
+    from .layout import layout_of_sharding
+
+    is_complex = jnp.issubdtype(dtype, jnp.complexfloating)
+    # Each device tiles its own block: the grid is aligned to the source's blocks.
+    local = layout_of_sharding(sharding, shape, dtype).shard_shape
+    local_grid = tuple(g * ln // n for g, ln, n in zip(grid, local, shape, strict=True))
+    split = tuple(x for g, n in zip(local_grid, local, strict=True) for x in (g, n // g))
+    inner = tuple(range(1, 2 * len(shape), 2))
+
+    def fn(x: Any) -> tuple[Any, ...]:
+        y = (jnp.abs(x) if is_complex else x).astype(jnp.float32).reshape(split)
+        if masked:
+            fin = jnp.isfinite(y)
+            cnt = fin.sum(inner).astype(jnp.float32)
+            s = jnp.where(fin, y, 0).sum(inner)
+            mean = s / jnp.maximum(cnt, 1)
+            m2 = jnp.where(fin, (y - jnp.expand_dims(mean, inner)) ** 2, 0).sum(inner)
+            mn = jnp.where(fin, y, jnp.inf).min(inner)
+            mx = jnp.where(fin, y, -jnp.inf).max(inner)
+            nan = jnp.isnan(y).sum(inner).astype(jnp.float32)
+            inf = jnp.isinf(y).sum(inner).astype(jnp.float32)
+            return cnt, s, m2, mn, mx, nan, inf
+        s = y.sum(inner)
+        mean = s / (y.size // max(1, s.size))
+        m2 = ((y - jnp.expand_dims(mean, inner)) ** 2).sum(inner)
+        return s, m2, y.min(inner), y.max(inner)
+
+    if not isinstance(sharding, NamedSharding):
+        return jax.jit(fn)
+    n_out = 7 if masked else 4
+    return jax.jit(
+        jax.shard_map(
+            fn,
+            mesh=sharding.mesh,
+            in_specs=sharding.spec,
+            out_specs=(sharding.spec,) * n_out,
+            check_vma=False,
+        )
+    )
+
+
+def tile_summary(arr: Any, n_devices: int, values_budget: int) -> Tiles | None:
+    """Tile partials of arr, or None when this path does not apply (see module doc)."""
+    import jax
+    from jax.sharding import NamedSharding, SingleDeviceSharding
+
+    if not arr.is_fully_addressable or arr.size == 0:
+        return None
+    if not isinstance(arr.sharding, NamedSharding | SingleDeviceSharding):
+        return None
+    if jax.numpy.issubdtype(arr.dtype, jax.dtypes.extended):
+        return None
+    shape = tuple(int(n) for n in arr.shape)
+    grid = tile_grid(shape, n_devices)
+    if grid is None:
+        return None
+    per = 16 if np.iscomplexobj(np.zeros((), arr.dtype)) else 8
+    host = np.asarray(arr) if arr.size * per <= values_budget else None
+    fn = _compiled(arr.sharding, shape, arr.dtype, grid, False)
+    s, m2, mn, mx = (np.asarray(o, np.float64) for o in fn(arr))
+    tile_n = float(math.prod(shape) // max(1, math.prod(grid)))
+    if np.isfinite(s).all() and np.isfinite(mn).all() and np.isfinite(mx).all():
+        zeros = np.zeros_like(s)
+        return Tiles(shape, grid, np.full_like(s, tile_n), s, m2, mn, mx, zeros, zeros, host)
+    fn = _compiled(arr.sharding, shape, arr.dtype, grid, True)
+    cnt, s, m2, mn, mx, nan, inf = (np.asarray(o, np.float64) for o in fn(arr))
+    return Tiles(shape, grid, cnt, s, m2, mn, mx, nan, inf, host)
+
+
+def _block_grid(tiles: Tiles, layout: Layout) -> tuple[int, ...]:
+    return tuple(n // s if s else 1 for n, s in zip(tiles.shape, layout.shard_shape, strict=True))
+
+
+def _per_block(a: np.ndarray, nb: tuple[int, ...], op: str) -> np.ndarray:
+    """Reduce a tile array to one value per block: shape nb."""
+    split = tuple(x for b, g in zip(nb, a.shape, strict=True) for x in (b, g // b))
+    inner = tuple(range(1, 2 * len(nb), 2))
+    r = a.reshape(split)
+    return getattr(r, op)(axis=inner) if inner else r
+
+
+def summarize(
+    tiles: Tiles, layout: Layout, thumb_dims: tuple[int, ...], pixel_budget: int, want_values: bool
+) -> Summary:
+    nb = _block_grid(tiles, layout)
+    cnt = _per_block(tiles.count, nb, "sum")
+    tot = _per_block(tiles.sum, nb, "sum")
+    mean = tot / np.maximum(cnt, 1)
+    # Chan et al.: M2 = sum of tile M2 + sum n_i (mean_i - mean)^2, per block.
+    tile_mean = tiles.sum / np.maximum(tiles.count, 1)
+    up = tuple(x for b, g in zip(nb, tiles.grid, strict=True) for x in (b, g // b))
+    inner = tuple(range(1, 2 * len(nb), 2))
+    dev = tiles.count.reshape(up) * (tile_mean.reshape(up) - np.expand_dims(mean, inner)) ** 2
+    m2 = _per_block(tiles.m2, nb, "sum") + (dev.sum(axis=inner) if inner else dev)
+    std = np.sqrt(np.maximum(m2, 0) / np.maximum(cnt, 1))
+    mn = _per_block(tiles.min, nb, "min")
+    mx = _per_block(tiles.max, nb, "max")
+    nan = _per_block(tiles.nan, nb, "sum")
+    inf = _per_block(tiles.inf, nb, "sum")
+    thumbs_grid = _thumbs(tiles, tile_mean, nb, layout, thumb_dims, pixel_budget)
+    shard = layout.shard_shape
+    stats: list[np.ndarray | None] = []
+    values: list[np.ndarray | None] = []
+    thumbs: list[np.ndarray | None] = []
+    for blk in layout.blocks:
+        at = tuple(a // s if s else 0 for (a, _), s in zip(blk.index, shard, strict=True))
+        stats.append(np.array([mn[at], mx[at], mean[at], std[at], nan[at], inf[at]]))
+        vals = None
+        if want_values and tiles.host is not None:
+            vals = tiles.host[blk.slices].reshape(-1)
+        values.append(vals)
+        thumbs.append(thumbs_grid(at) if thumbs_grid is not None else None)
+    return Summary("ready", "", stats, values, thumbs, thumb_dims)
+
+
+def _thumbs(
+    tiles: Tiles,
+    tile_mean: np.ndarray,
+    nb: tuple[int, ...],
+    layout: Layout,
+    dims: tuple[int, ...],
+    pixel_budget: int,
+) -> Any:
+    if not dims:
+        return None
+    other = tuple(d for d in range(len(tiles.shape)) if d not in dims)
+    # Average over the other dimensions within each block (equal-size tiles: mean of means),
+    # keeping which block along them: img[o_1, ..., o_k, rows, cols].
+    split: list[int] = []
+    for d, g in enumerate(tiles.grid):
+        split += [nb[d], g // nb[d]] if d in other else [g]
+    img = tile_mean.reshape(split)
+    pos, inner = 0, []
+    for d in range(len(tiles.grid)):
+        if d in other:
+            inner.append(pos + 1)
+            pos += 2
+        else:
+            pos += 1
+    img = img.mean(axis=tuple(inner)) if inner else img
+    # now axes are: one per dim in order (block index for other dims, tiles for view dims)
+    img = np.moveaxis(img, list(dims), list(range(len(other), len(other) + len(dims))))
+    if len(dims) == 1:
+        img = img[..., None, :]
+    br = nb[dims[0]] if len(dims) == 2 else 1
+    bc = nb[dims[-1]]
+    tr, tc = img.shape[-2] // br, img.shape[-1] // bc  # tiles per block along rows / columns
+    per_block = max(1, pixel_budget // max(1, len(layout.blocks)))
+    side = max(1, min(MAX_THUMB_SIDE, math.isqrt(per_block)))
+    th = max(d for d in range(1, min(tr, side) + 1) if tr % d == 0)
+    tw_cap = min(tc, MAX_THUMB_SIDE, max(1, per_block // th))
+    tw = max(d for d in range(1, tw_cap + 1) if tc % d == 0)
+    lead = img.shape[:-2]
+    pooled = img.reshape(*lead, br, th, tr // th, bc, tw, tc // tw).mean(axis=(-4, -1))
+
+    def of(at: tuple[int, ...]) -> np.ndarray:
+        r = at[dims[0]] if len(dims) == 2 else 0
+        c = at[dims[-1]]
+        o = tuple(at[d] for d in other)
+        return np.asarray(pooled[(*o, r, slice(None), c, slice(None))])
+
+    return of

@@ -1,0 +1,40 @@
+"""benchmarks/update.py runs end to end on a small array and prints its table and ratio lines."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.slow
+def test_update_benchmark_smoke() -> None:
+    script = ROOT / "benchmarks" / "update.py"
+    args = ["--devices", "8", "--repeat", "2", "--size", "512"]
+    proc = subprocess.run(
+        [sys.executable, str(script), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env=dict(os.environ, JAX_PLATFORMS="cpu"),
+        check=False,
+    )
+    out = proc.stdout
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{out}\n{proc.stderr}"
+    assert "512x512 float32" in out, out
+    assert re.search(r"^\s+8\s+2x4\s+\d", out, re.M), f"no table row for 8 devices:\n{out}"
+    ratios = re.search(
+        r"^ratios\s+8 devices: geometry/device_put (\d+\.\d+) .*"
+        r"stats/device_put (\d+\.\d+) .*payload (\d+)% of budget",
+        out,
+        re.M,
+    )
+    assert ratios, f"no ratio line:\n{out}"
+    assert all(float(g) > 0 for g in ratios.groups()), ratios.group(0)

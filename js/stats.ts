@@ -77,7 +77,7 @@ export function blockThumb(stats: Stats, b: number, viewDims: number[]): Thumb |
 }
 
 /** RGBA pixels of a thumbnail through the viridis ramp. */
-export function thumbPixels(t: Thumb): Uint8ClampedArray {
+export function thumbPixels(t: Thumb): Uint8ClampedArray<ArrayBuffer> {
   const lut = rampLUT();
   const px = new Uint8ClampedArray(t.rows * t.cols * 4);
   for (let k = 0; k < t.data.length; k++) {

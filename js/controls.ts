@@ -1,0 +1,295 @@
+// The layout form: mesh shape, axis names / types, spec per dimension, memory kind, reset.
+import type { AxisType, LayoutState, Options } from "./types";
+import { decodeEntry, encodeEntry, specOptions, specString } from "./spec";
+import {
+  axisNameProblem,
+  withAxisName,
+  withAxisType,
+  withMemoryKind,
+  withMeshShape,
+  withNumAxes,
+  withSpecEntry,
+} from "./state";
+
+export interface ControlsCallbacks {
+  /** The user asked for a new layout. */
+  request(state: LayoutState): void;
+}
+
+export interface ControlsInput {
+  /** What the controls show: the pending / in-flight state when there is one, else the traits. */
+  state: LayoutState;
+  options: Options;
+  /** True while a request is pending or in flight. */
+  pending: boolean;
+}
+
+export function shapeLabel(s: number[]): string {
+  return s.join(" × ");
+}
+
+export class Controls {
+  readonly el: HTMLFormElement;
+  private inp: ControlsInput | null = null;
+
+  constructor(
+    private readonly doc: Document,
+    private readonly cb: ControlsCallbacks,
+  ) {
+    this.el = doc.createElement("form");
+    this.el.className = "sw-controls";
+    this.el.setAttribute("aria-label", "layout controls");
+    this.el.addEventListener("submit", (e) => e.preventDefault());
+  }
+
+  update(inp: ControlsInput): void {
+    this.inp = inp;
+    // Keep focus (and a text input being edited) across the rebuild.
+    const active = this.doc.activeElement as HTMLElement | null;
+    const focusKey = active && this.el.contains(active) ? active.dataset.key : undefined;
+    let editing: { key: string; value: string; start: number | null; end: number | null } | null =
+      null;
+    if (active instanceof HTMLInputElement && active.type === "text" && focusKey) {
+      editing = {
+        key: focusKey,
+        value: active.value,
+        start: active.selectionStart,
+        end: active.selectionEnd,
+      };
+    }
+    this.build(inp);
+    if (focusKey) {
+      const e = this.el.querySelector<HTMLElement>(`[data-key="${focusKey}"]`);
+      if (e) {
+        if (editing && e instanceof HTMLInputElement) {
+          e.value = editing.value;
+          try {
+            e.setSelectionRange(editing.start, editing.end);
+          } catch {
+            /* ignore */
+          }
+        }
+        e.focus();
+      }
+    }
+  }
+
+  private build(inp: ControlsInput): void {
+    const { state, options } = inp;
+    const doc = this.doc;
+    const disabledWhy = options.reshard_disabled;
+    const fsMesh = this.fieldset("Mesh");
+    const k = state.mesh_shape.length;
+    // Number of axes.
+    const nAx = this.select(
+      "naxes",
+      "axes",
+      [1, 2, 3, 4].map((n) => {
+        const facts = options.factorizations[String(n)] ?? [];
+        return {
+          value: String(n),
+          label: String(n),
+          disabled: facts.length === 0 && n !== k,
+          title: facts.length === 0 ? `no ${n}-axis mesh of ${options.n_devices} devices` : "",
+        };
+      }),
+      String(k),
+      (v) => this.emit(withNumAxes(state, Number(v), options)),
+    );
+    // Shape.
+    const facts = [...(options.factorizations[String(k)] ?? [])];
+    if (!facts.some((f) => f.join() === state.mesh_shape.join())) facts.unshift(state.mesh_shape);
+    const shapeSel = this.select(
+      "shape",
+      "shape",
+      facts.map((f) => ({ value: f.join(","), label: shapeLabel(f), disabled: false, title: "" })),
+      state.mesh_shape.join(","),
+      (v) => this.emit(withMeshShape(state, v.split(",").map(Number), options)),
+    );
+    const row0 = doc.createElement("div");
+    row0.className = "sw-row";
+    row0.append(nAx, shapeSel);
+    fsMesh.append(row0);
+    // Axes: name + type.
+    const axes = doc.createElement("div");
+    axes.className = "sw-axes";
+    state.axis_names.forEach((name, i) => {
+      const row = doc.createElement("div");
+      row.className = "sw-row sw-axis-row";
+      const lab = doc.createElement("label");
+      lab.className = "sw-field";
+      const span = doc.createElement("span");
+      span.textContent = `axis ${i} (${state.mesh_shape[i]})`;
+      const t = doc.createElement("input");
+      t.type = "text";
+      t.value = name;
+      t.size = 6;
+      t.spellcheck = false;
+      t.autocomplete = "off";
+      t.dataset.key = `name-${i}`;
+      t.setAttribute("aria-label", `name of mesh axis ${i}`);
+      const commit = () => {
+        const v = t.value.trim();
+        if (v === name) {
+          t.removeAttribute("aria-invalid");
+          t.title = "";
+          return;
+        }
+        const problem = axisNameProblem(state.axis_names, i, v);
+        if (problem) {
+          t.setAttribute("aria-invalid", "true");
+          t.title = problem;
+          return;
+        }
+        this.emit(withAxisName(state, i, v));
+      };
+      t.addEventListener("change", commit);
+      t.addEventListener("keydown", (e) => {
+        if (e.key === "Enter") {
+          e.preventDefault();
+          commit();
+        }
+      });
+      t.addEventListener("input", () => {
+        const v = t.value.trim();
+        const problem = v === name ? "" : axisNameProblem(state.axis_names, i, v);
+        if (problem) t.setAttribute("aria-invalid", "true");
+        else t.removeAttribute("aria-invalid");
+        t.title = problem;
+      });
+      lab.append(span, t);
+      const typeSel = this.select(
+        `type-${i}`,
+        "",
+        (["auto", "explicit"] as AxisType[]).map((a) => ({ value: a, label: a, disabled: false, title: "" })),
+        state.axis_types[i] ?? "auto",
+        (v) => this.emit(withAxisType(state, i, v as AxisType)),
+        `type of mesh axis ${i}`,
+      );
+      row.append(lab, typeSel);
+      axes.append(row);
+    });
+    fsMesh.append(axes);
+
+    // Spec.
+    const fsSpec = this.fieldset("PartitionSpec");
+    const specPreview = doc.createElement("code");
+    specPreview.className = "sw-spec-preview";
+    specPreview.textContent = specString(state.spec);
+    fsSpec.append(specPreview);
+    const specBox = doc.createElement("div");
+    specBox.className = "sw-spec";
+    for (let d = 0; d < options.ndim; d++) {
+      const opts = specOptions(d, options.shape[d], state.axis_names, state.mesh_shape, state.spec);
+      specBox.append(
+        this.select(
+          `spec-${d}`,
+          `dim ${d} (${options.shape[d]})`,
+          opts.map((o) => ({ value: o.value, label: o.label, disabled: o.disabled, title: o.reason })),
+          encodeEntry(state.spec[d]),
+          (v) => this.emit(withSpecEntry(state, d, decodeEntry(v))),
+        ),
+      );
+    }
+    if (options.ndim === 0) {
+      const p = doc.createElement("span");
+      p.className = "sw-muted";
+      p.textContent = "a scalar has no dimensions to shard";
+      specBox.append(p);
+    }
+    fsSpec.append(specBox);
+
+    // Memory + reset.
+    const fsMem = this.fieldset("Memory");
+    const kinds = [...options.memory_kinds];
+    if (state.memory_kind && !kinds.includes(state.memory_kind)) kinds.unshift(state.memory_kind);
+    fsMem.append(
+      this.select(
+        "mem",
+        "memory kind",
+        kinds.map((m) => ({ value: m, label: m, disabled: false, title: "" })),
+        state.memory_kind,
+        (v) => this.emit(withMemoryKind(state, v)),
+      ),
+    );
+    const reset = doc.createElement("button");
+    reset.type = "button";
+    reset.className = "sw-button";
+    reset.textContent = "Reset";
+    reset.dataset.key = "reset";
+    reset.title = options.original
+      ? "back to the layout the view was created with"
+      : "the original layout cannot be expressed with these controls";
+    reset.disabled = !options.original;
+    reset.addEventListener("click", () => {
+      if (options.original) this.emit(options.original);
+    });
+    fsMem.append(reset);
+    const status = doc.createElement("div");
+    status.className = "sw-ctl-status";
+    status.setAttribute("aria-live", "polite");
+    status.textContent = inp.pending ? "applying…" : "";
+    fsMem.append(status);
+
+    const all = doc.createElement("fieldset");
+    all.className = "sw-controls-all";
+    all.disabled = !!disabledWhy;
+    all.append(fsMesh, fsSpec, fsMem);
+    const nodes: HTMLElement[] = [all];
+    if (disabledWhy) {
+      const note = doc.createElement("div");
+      note.className = "sw-disabled-note";
+      note.textContent = `Re-sharding is disabled: ${disabledWhy}`;
+      nodes.unshift(note);
+    }
+    this.el.classList.toggle("sw-pending", inp.pending);
+    this.el.replaceChildren(...nodes);
+  }
+
+  private emit(state: LayoutState): void {
+    if (this.inp?.options.reshard_disabled) return;
+    this.cb.request(state);
+  }
+
+  private fieldset(legend: string): HTMLFieldSetElement {
+    const fs = this.doc.createElement("fieldset");
+    fs.className = "sw-fs";
+    const lg = this.doc.createElement("legend");
+    lg.textContent = legend;
+    fs.append(lg);
+    return fs;
+  }
+
+  private select(
+    key: string,
+    label: string,
+    options: { value: string; label: string; disabled: boolean; title: string }[],
+    value: string,
+    onChange: (v: string) => void,
+    ariaLabel = "",
+  ): HTMLElement {
+    const doc = this.doc;
+    const s = doc.createElement("select");
+    s.dataset.key = key;
+    for (const o of options) {
+      const opt = doc.createElement("option");
+      opt.value = o.value;
+      opt.textContent = o.label;
+      opt.disabled = o.disabled && o.value !== value;
+      if (o.title) opt.title = o.title;
+      s.append(opt);
+    }
+    s.value = value;
+    s.addEventListener("change", () => onChange(s.value));
+    if (!label) {
+      if (ariaLabel) s.setAttribute("aria-label", ariaLabel);
+      return s;
+    }
+    const lab = doc.createElement("label");
+    lab.className = "sw-field";
+    const span = doc.createElement("span");
+    span.textContent = label;
+    lab.append(span, s);
+    return lab;
+  }
+}

@@ -1,0 +1,171 @@
+// Detail panel for a pinned block or device.
+import type { Layout, Stats } from "./types";
+import { blockThumb, blockValues, isComplex, thumbCanvas } from "./stats";
+import { formatBytes, formatComplex, formatHalfOpen, formatNumber } from "./text";
+import { textColorOn } from "./colors";
+
+export type Pin = { kind: "block"; block: number } | { kind: "device"; device: number };
+
+export interface DetailInput {
+  layout: Layout;
+  stats: Stats | null;
+  viewDims: number[];
+  pin: Pin;
+  colorOf(id: number): string;
+  close(): void;
+}
+
+function el<K extends keyof HTMLElementTagNameMap>(
+  doc: Document,
+  tag: K,
+  cls = "",
+  text = "",
+): HTMLElementTagNameMap[K] {
+  const e = doc.createElement(tag);
+  if (cls) e.className = cls;
+  if (text) e.textContent = text;
+  return e;
+}
+
+function kv(doc: Document, dl: HTMLElement, k: string, v: string | HTMLElement): void {
+  const dt = el(doc, "dt", "", k);
+  const dd = el(doc, "dd");
+  if (typeof v === "string") dd.textContent = v;
+  else dd.append(v);
+  dl.append(dt, dd);
+}
+
+/** The shape of values table for a block: 2-D / 1-D (squeezing unit dims), else flat. */
+export function tableShape(sizes: number[]): [number, number] {
+  const nz = sizes.filter((s) => s !== 1);
+  const n = sizes.reduce((a, b) => a * b, 1);
+  if (nz.length === 0) return [1, 1];
+  if (nz.length === 1) return [1, nz[0]];
+  if (nz.length === 2) return [nz[0], nz[1]];
+  return [1, n];
+}
+
+export function renderDetail(doc: Document, host: HTMLElement, inp: DetailInput): void {
+  const { layout, stats, pin } = inp;
+  const devIndex = new Map(layout.devices.ids.map((id, i) => [id, i]));
+  let blockIdx = -1;
+  if (pin.kind === "block") blockIdx = pin.block;
+  else blockIdx = layout.blocks.findIndex((b) => b.d.includes(pin.device));
+  const head = el(doc, "div", "sw-detail-head");
+  const title = el(doc, "h3", "sw-detail-title");
+  const close = el(doc, "button", "sw-close", "×");
+  close.type = "button";
+  close.title = "Close (Esc)";
+  close.setAttribute("aria-label", "close details");
+  close.addEventListener("click", () => inp.close());
+  head.append(title, close);
+  const body = el(doc, "div", "sw-detail-body");
+  const nodes: HTMLElement[] = [head, body];
+
+  if (pin.kind === "device") {
+    title.textContent = `Device ${pin.device}`;
+    if (!devIndex.has(pin.device)) {
+      body.append(el(doc, "p", "sw-muted", "This device holds no part of the array."));
+    }
+  }
+  const b = blockIdx >= 0 ? layout.blocks[blockIdx] : null;
+  if (b) {
+    if (pin.kind === "block") title.textContent = `Block ${blockIdx}`;
+    const dl = el(doc, "dl", "sw-kv");
+    kv(doc, dl, "index", b.i.map((r) => formatHalfOpen(r)).join(" × ") || "(scalar)");
+    const shp = b.i.map((r) => r[1] - r[0]);
+    kv(doc, dl, "shard shape", `(${shp.join(", ")}${shp.length === 1 ? "," : ""})`);
+    kv(doc, dl, "bytes", `${formatBytes(layout.bytes_per_device)} per device`);
+    kv(doc, dl, "memory kind", layout.memory_kind || "–");
+    kv(doc, dl, "device", `${layout.devices.platform} · ${layout.devices.kind}`);
+    body.append(dl);
+
+    // Devices table.
+    const tbl = el(doc, "table", "sw-devtable");
+    const hasCoords = !!layout.devices.coords;
+    const hasCore = !!layout.devices.core_on_chip;
+    const hr = el(doc, "tr");
+    for (const h of ["device", "replica", "process", ...(hasCoords ? ["coords"] : []), ...(hasCore ? ["core"] : []), ""])
+      hr.append(el(doc, "th", "", h));
+    tbl.append(hr);
+    b.d.forEach((id, replica) => {
+      const i = devIndex.get(id) ?? -1;
+      const tr = el(doc, "tr");
+      if (pin.kind === "device" && id === pin.device) tr.className = "sw-current";
+      const sw = el(doc, "span", "sw-swatch", String(id));
+      sw.style.background = inp.colorOf(id);
+      sw.style.color = textColorOn(inp.colorOf(id));
+      const td0 = el(doc, "td");
+      td0.append(sw);
+      tr.append(td0, el(doc, "td", "", String(replica)));
+      const proc = i >= 0 ? layout.devices.process[i] : undefined;
+      tr.append(el(doc, "td", "", proc === undefined ? "?" : String(proc)));
+      if (hasCoords) tr.append(el(doc, "td", "", i >= 0 ? `(${layout.devices.coords![i].join(",")})` : ""));
+      if (hasCore) tr.append(el(doc, "td", "", i >= 0 ? String(layout.devices.core_on_chip![i]) : ""));
+      const remote = proc !== undefined && proc !== layout.devices.local_process;
+      tr.append(el(doc, "td", remote ? "sw-remote" : "", remote ? `not addressable (process ${proc})` : ""));
+      tbl.append(tr);
+    });
+    const devWrap = el(doc, "div", "sw-scroll");
+    devWrap.append(tbl);
+    body.append(el(doc, "h4", "", b.d.length > 1 ? `Held by ${b.d.length} devices` : "Held by"), devWrap);
+
+    // Statistics.
+    if (stats && stats.status === "ready") {
+      const st = stats.blocks[blockIdx];
+      if (st) {
+        const cplx = isComplex(layout.dtype);
+        const sdl = el(doc, "dl", "sw-kv sw-stats");
+        const names = ["min", "max", "mean", "std"];
+        names.forEach((n, j) => kv(doc, sdl, cplx ? `${n} |z|` : n, formatNumber(st[j])));
+        kv(doc, sdl, "NaN", String(st[4] ?? 0));
+        kv(doc, sdl, "Inf", String(st[5] ?? 0));
+        body.append(el(doc, "h4", "", "Statistics"), sdl);
+      } else {
+        body.append(el(doc, "p", "sw-muted", "No statistics: the block is on another process."));
+      }
+      const vals = blockValues(layout, stats, blockIdx);
+      if (vals) {
+        const [rows, cols] = tableShape(shp);
+        const vt = el(doc, "table", "sw-values");
+        for (let r = 0; r < rows; r++) {
+          const tr = el(doc, "tr");
+          for (let c = 0; c < cols; c++) {
+            const k = r * cols + c;
+            const t = vals.im ? formatComplex(vals.re[k], vals.im[k]) : formatNumber(vals.re[k]);
+            tr.append(el(doc, "td", "", t));
+          }
+          vt.append(tr);
+        }
+        const wrap = el(doc, "div", "sw-scroll");
+        wrap.append(vt);
+        body.append(el(doc, "h4", "", "Values"), wrap);
+      }
+      const t = blockThumb(stats, blockIdx, inp.viewDims);
+      if (t) {
+        const cv = thumbCanvas(doc, t);
+        if (cv) {
+          cv.classList.add("sw-thumb-big");
+          const scale = Math.max(1, Math.floor(Math.min(200 / t.cols, 140 / t.rows)));
+          cv.style.width = `${t.cols * scale}px`;
+          cv.style.height = `${t.rows * scale}px`;
+          const fig = el(doc, "figure", "sw-fig");
+          const cap = el(
+            doc,
+            "figcaption",
+            "sw-muted",
+            `heatmap ${formatNumber(stats.vmin)} … ${formatNumber(stats.vmax)}`,
+          );
+          const bar = el(doc, "span", "sw-rampbar");
+          fig.append(cv, cap, bar);
+          body.append(fig);
+        }
+      }
+    } else if (stats && stats.status === "unavailable") {
+      body.append(el(doc, "p", "sw-muted", stats.message || "Statistics unavailable."));
+    } else {
+      body.append(el(doc, "p", "sw-muted", "statistics pending…"));
+    }
+  }
+  host.replaceChildren(...nodes);
+}

@@ -1,0 +1,70 @@
+// Dev preview: the widget against a fake model with fixture payloads and a simulated kernel.
+// Bundle: npx esbuild js/dev/preview.ts --bundle --format=iife --outfile=/tmp/sw-preview/preview.js
+import widget from "../widget";
+import { FakeModel } from "../fake_model";
+import * as fx from "../fixtures";
+import type { AnyModel } from "@anywidget/types";
+import type { RequestMsg } from "../types";
+
+const params = new URLSearchParams(location.search || location.hash.replace(/^#/, "?"));
+const name = params.get("fx") ?? "fx8";
+const makers: Record<string, () => fx.Fixture> = {
+  fx8: fx.fx8,
+  fxSingle: fx.fxSingle,
+  fxReplicated: () => fx.fxReplicated(8),
+  fxReplicated16: () => fx.fxReplicated(16),
+  fxPartial: fx.fxPartial,
+  fx3d: fx.fx3d,
+  fx256: fx.fx256,
+  fx4096: fx.fx4096,
+  fx3axis: fx.fx3axis,
+};
+const f = (makers[name] ?? fx.fx8)();
+const traits = fx.traitsOf(f);
+if (params.get("error")) traits.error = params.get("error")!;
+if (params.get("busy")) traits.busy = true;
+const model = new FakeModel(traits);
+let key = f.layout.key;
+model.onSend = (msg: RequestMsg) => {
+  model.set("busy", true);
+  setTimeout(() => {
+    try {
+      const s = msg.state;
+      const nf = fx.namedFixture({
+        shape: f.layout.shape,
+        dtype: f.layout.dtype,
+        meshShape: s.mesh_shape,
+        axisNames: s.axis_names,
+        axisTypes: s.axis_types,
+        spec: s.spec,
+        key: ++key,
+        viewDims: model.get("view_dims"),
+        source: "resharded",
+      });
+      model.set("_layout", nf.layout);
+      for (const k of ["mesh_shape", "axis_names", "axis_types", "spec", "memory_kind"] as const)
+        model.set(k, s[k]);
+      model.set("error", "");
+      model.emitCustom({ type: "result", seq: msg.seq, ok: true, error: "" });
+      setTimeout(() => model.set("_stats", nf.stats), 200);
+    } catch (e) {
+      model.set("error", String(e));
+      model.emitCustom({ type: "result", seq: msg.seq, ok: false, error: String(e) });
+    }
+    model.set("busy", false);
+  }, 250);
+};
+const el = document.getElementById("app")!;
+widget.render({ model: model as unknown as AnyModel, el });
+const pin = params.get("pin");
+if (pin !== null) {
+  setTimeout(() => {
+    (el.querySelector(`[data-block="${pin}"]`) as HTMLElement | null)?.click();
+  }, 50);
+}
+const hover = params.get("hoverdev");
+if (hover !== null) {
+  setTimeout(() => {
+    el.querySelector(`[data-device="${hover}"]`)?.dispatchEvent(new MouseEvent("mouseenter"));
+  }, 60);
+}

@@ -1,0 +1,182 @@
+"""The real bundle renders real ShardView state in Chromium, and its controls drive the kernel."""
+
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from shardwidget import ShardView
+
+from .harness import STATIC, Loop, page_html
+
+pytestmark = pytest.mark.e2e
+ROOT = pathlib.Path(__file__).parents[2]
+
+
+def open_view(page, tmp_path, view):
+    assert STATIC.exists(), "the JS bundle is missing: npm run build"
+    f = tmp_path / "view.html"
+    f.write_text(page_html(view))
+    page.goto(f.as_uri())
+    page.wait_for_function("window.__ready === true", timeout=15000)
+    return Loop(view, page)
+
+
+def block_labels(page):
+    return page.eval_on_selector_all(
+        ".sw-grid .sw-block", "els => els.map(e => e.innerText.trim())"
+    )
+
+
+def row_ticks(page):
+    return page.eval_on_selector_all(".sw-tick-row", "els => els.map(e => e.innerText.trim())")
+
+
+def settle(page, loop, n=1):
+    """Wait for the renderer to send its (coalesced) request(s), and answer them."""
+    handled = 0
+    for _ in range(100):
+        page.wait_for_timeout(20)
+        handled += loop.pump()
+        if handled >= n and page.evaluate("window.__sent.length") == 0:
+            page.wait_for_timeout(60)
+            handled += loop.pump()
+            return handled
+    raise AssertionError(f"the page sent {handled} requests, expected {n}")
+
+
+@pytest.fixture
+def arr():
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    x = jnp.arange(64.0 * 32).reshape(64, 32)
+    return jax.device_put(x, NamedSharding(mesh, P("x", "y")))
+
+
+def test_renders_geometry_and_data_without_errors(page, tmp_path, arr):
+    open_view(page, tmp_path, ShardView(arr))
+    assert page.errors == []
+    assert sorted(block_labels(page)) == [str(i) for i in range(8)]
+    assert row_ticks(page) == ["0:32", "32:64"]
+    assert page.locator(".sw-mesh .sw-dev").count() == 8
+    assert "float32[64@x,32@y]" in page.inner_text(".sw-typeof")
+    assert page.locator(".sw-thumb").count() == 8
+
+
+def test_controls_relayout_on_the_kernel(page, tmp_path, arr):
+    view = ShardView(arr)
+    loop = open_view(page, tmp_path, view)
+    page.select_option("[data-key=spec-1]", "")  # dim 1 replicated
+    settle(page, loop)
+    assert view.spec == ["x", None]
+    assert view.array.sharding.spec == P("x", None)
+    assert sorted(block_labels(page), key=len)[0].startswith("0")
+    assert page.locator(".sw-grid .sw-block").count() == 2
+    page.select_option("[data-key=spec-0]", "x+y")  # dim 0 over both axes: 8 row blocks
+    settle(page, loop)
+    assert view.array.sharding.spec == P(("x", "y"), None)
+    assert len(row_ticks(page)) == 8
+    page.select_option("[data-key=shape]", "4,2")
+    settle(page, loop)
+    assert view.mesh_shape == [4, 2]
+    assert dict(view.array.sharding.mesh.shape) == {"x": 4, "y": 2}
+    assert "mesh" in page.inner_text(".sw-mesh").lower()
+    assert page.errors == []
+    # what the page shows is what the kernel holds
+    blocks = view.layout.blocks
+    assert page.locator(".sw-grid .sw-block").count() == len(blocks)
+    np.testing.assert_array_equal(np.asarray(view.array), np.asarray(arr))
+
+
+def test_invalid_choices_are_explained_and_keep_the_view(page, tmp_path, arr):
+    view = ShardView(arr)
+    loop = open_view(page, tmp_path, view)
+    before = block_labels(page)
+    # The controls explain a bad name before sending anything.
+    page.fill("[data-key=name-1]", "x")
+    page.press("[data-key=name-1]", "Enter")
+    assert page.get_attribute("[data-key=name-1]", "aria-invalid") == "true"
+    assert "x" in (page.get_attribute("[data-key=name-1]", "title") or "")
+    assert page.evaluate("window.__sent.length") == 0
+    # A request the kernel refuses (as a stale or hand-made one would be): message, same view.
+    bad = {
+        "mesh_shape": [2, 4],
+        "axis_names": ["x", "y"],
+        "axis_types": ["auto", "auto"],
+        "spec": ["y", "y"],
+        "memory_kind": "device",
+    }
+    page.evaluate("(s) => window.__sent.push({type: 'request', seq: 99, state: s})", bad)
+    loop.pump()
+    assert "'y' is used by dimensions 0 and 1" in view.error
+    page.wait_for_selector(".sw-error:not([hidden])")
+    assert "used by dimensions 0 and 1" in page.inner_text(".sw-error")
+    assert block_labels(page) == before
+    assert view.array is arr
+    assert page.errors == []
+
+
+def test_3d_slider_and_single_device(page, tmp_path):
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    cube = jax.device_put(
+        jnp.arange(4.0 * 8 * 8).reshape(4, 8, 8), NamedSharding(mesh, P("x", None, "y"))
+    )
+    open_view(page, tmp_path, ShardView(cube, view_dims=[1, 2]))  # d0 (sharded) as a slider
+    assert page.errors == []
+    assert sorted(block_labels(page)) == ["0", "1", "2", "3"]  # d0 in [0:2): mesh row x=0
+    page.fill("[data-key=slice-0]", "3")  # range input: set the value and fire input
+    page.dispatch_event("[data-key=slice-0]", "input")
+    page.wait_for_function(
+        "[...document.querySelectorAll('.sw-grid .sw-block')].map(e => e.innerText.trim())"
+        ".sort().join() === '4,5,6,7'"
+    )
+    page.goto("about:blank")
+    open_view(page, tmp_path, ShardView(jnp.arange(12.0).reshape(3, 4)))
+    assert block_labels(page) == ["0"]
+    assert page.errors == []
+
+
+MANY = textwrap.dedent("""
+    import sys, jax, jax.numpy as jnp
+    jax.config.update("jax_num_cpu_devices", {n})
+    from jax.sharding import NamedSharding, PartitionSpec as P
+    sys.path.insert(0, {e2e!r})
+    from shardwidget import ShardView
+    from harness import page_html
+    mesh = jax.make_mesh({mesh}, ("x", "y"))
+    a = jax.device_put(jnp.ones((2048, 2048), jnp.float32), NamedSharding(mesh, P("x", "y")))
+    open({out!r}, "w").write(page_html(ShardView(a)))
+""")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("n", "mesh"), [(256, (16, 16)), (4096, (64, 64))])
+def test_many_devices_render_without_errors(page, tmp_path, n, mesh):
+    out = tmp_path / "many.html"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            MANY.format(n=n, mesh=mesh, out=str(out), e2e=str(pathlib.Path(__file__).parent)),
+        ],
+        check=True,
+        env=env,
+        timeout=300,
+    )
+    page.goto(out.as_uri())
+    page.wait_for_function("window.__ready === true", timeout=30000)
+    assert page.errors == []
+    measures = page.evaluate(
+        "performance.getEntriesByName('shardwidget:render').map(m => m.duration)"
+    )
+    assert measures, "the renderer marks every render with performance.measure"
+    # every device appears in the mesh pane (DOM cells or one canvas)
+    assert page.locator(".sw-mesh").count() == 1

@@ -38,13 +38,12 @@ export function deviceLabelCandidates(ids: number[], badge = false): string[] {
   if (ids.length === 1) return [String(ids[0])];
   const n = ids.length;
   const out: string[] = [];
-  if (n <= 16) out.push(ids.join(","));
   const sorted = [...ids].sort((a, b) => a - b).join(",");
-  if (n <= 16 && sorted !== out[0]) out.push(sorted);
   const comp = compressIds(ids);
-  if (comp.length < sorted.length) {
-    out.push(badge ? comp : `${comp} ×${n}`);
-  }
+  // Runs ("0–15 ×16") read faster than long lists: they come first when they are shorter.
+  if (comp.length < sorted.length) out.push(badge ? comp : `${comp} ×${n}`);
+  if (n <= 16) out.push(ids.join(","));
+  if (n <= 16 && sorted !== ids.join(",")) out.push(sorted);
   if (!badge) out.push(`×${n}`);
   return [...new Set(out)];
 }

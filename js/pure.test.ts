@@ -61,6 +61,9 @@ describe("labels", () => {
     expect(fitLabel(cands, 2000)).toBe(cands[0]);
     expect(fitLabel(cands, 30)).toBe("×16");
     expect(fitLabel(["12345"], 5)).toBe("");
+    // contiguous holders read as a run, not a list
+    expect(deviceLabelCandidates(Array.from({ length: 16 }, (_, i) => i))[0]).toBe("0–15 ×16");
+    expect(deviceLabelCandidates([0, 4])[0]).toBe("0,4");
   });
 
   it("offer short range labels", () => {

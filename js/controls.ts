@@ -3,6 +3,7 @@ import type { AxisType, LayoutState, Options } from "./types";
 import { decodeEntry, encodeEntry, specOptions, specString } from "./spec";
 import {
   axisNameProblem,
+  stateKey,
   withAxisName,
   withAxisType,
   withMemoryKind,
@@ -94,7 +95,7 @@ export class Controls {
         };
       }),
       String(k),
-      (v) => this.emit(withNumAxes(state, Number(v), options)),
+      (v) => withNumAxes(state, Number(v), options),
     );
     // Shape.
     const facts = [...(options.factorizations[String(k)] ?? [])];
@@ -104,7 +105,7 @@ export class Controls {
       "shape",
       facts.map((f) => ({ value: f.join(","), label: shapeLabel(f), disabled: false, title: "" })),
       state.mesh_shape.join(","),
-      (v) => this.emit(withMeshShape(state, v.split(",").map(Number), options)),
+      (v) => withMeshShape(state, v.split(",").map(Number), options),
     );
     const row0 = doc.createElement("div");
     row0.className = "sw-row";
@@ -128,6 +129,10 @@ export class Controls {
       t.autocomplete = "off";
       t.dataset.key = `name-${i}`;
       t.setAttribute("aria-label", `name of mesh axis ${i}`);
+      if (options.static_states) {
+        t.readOnly = true;
+        t.title = "names are fixed in a saved page";
+      }
       const commit = () => {
         const v = t.value.trim();
         if (v === name) {
@@ -163,7 +168,7 @@ export class Controls {
         "",
         (["auto", "explicit"] as AxisType[]).map((a) => ({ value: a, label: a, disabled: false, title: "" })),
         state.axis_types[i] ?? "auto",
-        (v) => this.emit(withAxisType(state, i, v as AxisType)),
+        (v) => withAxisType(state, i, v as AxisType),
         `type of mesh axis ${i}`,
       );
       row.append(lab, typeSel);
@@ -187,7 +192,7 @@ export class Controls {
           `dim ${d} (${options.shape[d]})`,
           opts.map((o) => ({ value: o.value, label: o.label, disabled: o.disabled, title: o.reason })),
           encodeEntry(state.spec[d]),
-          (v) => this.emit(withSpecEntry(state, d, decodeEntry(v))),
+          (v) => withSpecEntry(state, d, decodeEntry(v)),
         ),
       );
     }
@@ -209,7 +214,7 @@ export class Controls {
         "memory kind",
         kinds.map((m) => ({ value: m, label: m, disabled: false, title: "" })),
         state.memory_kind,
-        (v) => this.emit(withMemoryKind(state, v)),
+        (v) => withMemoryKind(state, v),
       ),
     );
     const reset = doc.createElement("button");
@@ -265,22 +270,30 @@ export class Controls {
     label: string,
     options: { value: string; label: string; disabled: boolean; title: string }[],
     value: string,
-    onChange: (v: string) => void,
+    next: (v: string) => LayoutState,
     ariaLabel = "",
   ): HTMLElement {
     const doc = this.doc;
     const s = doc.createElement("select");
     s.dataset.key = key;
+    const avail = this.inp?.options.static_states;
+    const known = avail ? new Set(avail) : null;
     for (const o of options) {
       const opt = doc.createElement("option");
       opt.value = o.value;
       opt.textContent = o.label;
       opt.disabled = o.disabled && o.value !== value;
       if (o.title) opt.title = o.title;
+      // A static page answers only the layouts it carries: others are unavailable, not broken.
+      if (known && !opt.disabled && o.value !== value && !known.has(stateKey(next(o.value)))) {
+        opt.disabled = true;
+        opt.textContent = `${o.label} — not in this page`;
+        opt.title = "this layout was not precomputed when the page was saved";
+      }
       s.append(opt);
     }
     s.value = value;
-    s.addEventListener("change", () => onChange(s.value));
+    s.addEventListener("change", () => this.emit(next(s.value)));
     if (!label) {
       if (ariaLabel) s.setAttribute("aria-label", ariaLabel);
       return s;

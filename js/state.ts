@@ -14,6 +14,17 @@ export function cloneState(s: LayoutState): LayoutState {
   };
 }
 
+/** Canonical text of a state; payload.py's state_key writes the same string. */
+export function stateKey(s: LayoutState): string {
+  return JSON.stringify({
+    mesh_shape: s.mesh_shape,
+    axis_names: s.axis_names,
+    axis_types: s.axis_types,
+    spec: s.spec,
+    memory_kind: s.memory_kind,
+  });
+}
+
 export function sameState(a: LayoutState | null, b: LayoutState | null): boolean {
   if (!a || !b) return a === b;
   return JSON.stringify(a) === JSON.stringify(b);

@@ -43,6 +43,8 @@ export interface Options {
   original: LayoutState | null;
   /** Why the array cannot be re-laid-out ("" when it can), e.g. "PRNG keys" never blocks, multi-process does. */
   reshard_disabled: string;
+  /** Static pages only (view.save_html): stateKey() of every layout the page carries. */
+  static_states?: string[];
 }
 
 export interface MeshInfo {

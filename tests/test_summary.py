@@ -27,7 +27,10 @@ def summarize(arr, view_dims=(0, 1), pix=8192, vals=8192):
 def ref_stats(block):
     b = np.abs(block) if np.iscomplexobj(block) else block.astype(np.float64)
     fin = b[np.isfinite(b)]
-    return [fin.min(), fin.max(), fin.mean(), fin.std(), np.isnan(b).sum(), np.isinf(b).sum()]
+    counts = [np.isnan(b).sum(), np.isinf(b).sum()]
+    if fin.size == 0:  # no finite value: the statistics are undefined (NaN, sent as null)
+        return [np.nan] * 4 + counts
+    return [fin.min(), fin.max(), fin.mean(), fin.std(), *counts]
 
 
 @pytest.mark.parametrize(
@@ -57,6 +60,17 @@ def test_nan_inf_counted_and_excluded():
     for blk, st in zip(lay.blocks, s.stats, strict=True):
         np.testing.assert_allclose(st, ref_stats(x[blk.slices]), rtol=1e-5)
     assert s.stats[0][4] == 1 and s.stats[0][5] == 1 and s.stats[1][5] == 1
+
+
+def test_block_without_finite_values_has_undefined_stats():
+    x = np.ones((8, 8), np.float32)
+    x[:4] = np.nan
+    x[4:6] = np.inf
+    arr = put(x, (2, 4), ("x", "y"), ("x", None))
+    lay, s = summarize(arr)
+    assert np.isnan(s.stats[0][:4]).all()
+    assert list(s.stats[0][4:]) == [32, 0]
+    np.testing.assert_allclose(s.stats[1], [1, 1, 1, 0, 0, 16])
 
 
 def test_small_blocks_send_values_large_do_not():

@@ -102,3 +102,17 @@ def test_3d_thumbnails_average_other_dims(view_dims):
         if view_dims[0] > view_dims[1]:
             ref = ref.T
         np.testing.assert_allclose(t, ref, rtol=1e-4, atol=1e-5)
+
+
+def test_block_without_finite_values_via_tiles():
+    x = np.ones((8, 8), np.float32)
+    x[:4] = np.nan
+    x[4:6] = np.inf
+    src = jax.device_put(x)
+    tiles = T.tile_summary(src, N, 0)
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    lay = layout_of(jax.device_put(src, NamedSharding(mesh, P("x", None))))
+    s = T.summarize(tiles, lay, (0, 1), 8192, False)
+    for blk, got in zip(lay.blocks, s.stats, strict=True):
+        np.testing.assert_allclose(got, ref_stats(x[blk.slices]))
+    assert np.isnan(s.stats[0][:4]).all()

@@ -210,7 +210,10 @@ def summarize(arr: Any, layout: Layout, plan: Plan) -> Summary:
             values.append(None)
             thumbs.append(None)
             continue
-        stats.append(stat_rows[dev].astype(np.float64))
+        row = stat_rows[dev].astype(np.float64)
+        if row[4] + row[5] >= math.prod(blk.shape):  # no finite value: undefined statistics
+            row[:4] = np.nan
+        stats.append(row)
         values.append(val_rows[dev] if plan.values else None)
         thumbs.append(
             thumb_rows[dev].astype(np.float64).reshape(plan.thumb_shape)

@@ -183,6 +183,7 @@ def summarize(
     dev = tiles.count.reshape(up) * (tile_mean.reshape(up) - np.expand_dims(mean, inner)) ** 2
     m2 = _per_block(tiles.m2, nb, "sum") + (dev.sum(axis=inner) if inner else dev)
     std = np.sqrt(np.maximum(m2, 0) / np.maximum(cnt, 1))
+    none = cnt == 0  # no finite value in the block: its statistics are undefined
     mn = _per_block(tiles.min, nb, "min")
     mx = _per_block(tiles.max, nb, "max")
     nan = _per_block(tiles.nan, nb, "sum")
@@ -194,7 +195,10 @@ def summarize(
     thumbs: list[np.ndarray | None] = []
     for blk in layout.blocks:
         at = tuple(a // s if s else 0 for (a, _), s in zip(blk.index, shard, strict=True))
-        stats.append(np.array([mn[at], mx[at], mean[at], std[at], nan[at], inf[at]]))
+        row = np.array([mn[at], mx[at], mean[at], std[at], nan[at], inf[at]])
+        if none[at]:
+            row[:4] = np.nan
+        stats.append(row)
         vals = None
         if want_values and tiles.host is not None:
             vals = tiles.host[blk.slices].reshape(-1)

@@ -67,7 +67,7 @@ def test_block_without_finite_values_has_undefined_stats():
     x[:4] = np.nan
     x[4:6] = np.inf
     arr = put(x, (2, 4), ("x", "y"), ("x", None))
-    lay, s = summarize(arr)
+    _, s = summarize(arr)
     assert np.isnan(s.stats[0][:4]).all()
     assert list(s.stats[0][4:]) == [32, 0]
     np.testing.assert_allclose(s.stats[1], [1, 1, 1, 0, 0, 16])

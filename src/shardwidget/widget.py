@@ -19,7 +19,7 @@ import anywidget
 import numpy as np
 import traitlets
 
-from . import payload, text
+from . import export, payload, snapshot, text
 from . import state as state_mod
 from . import tiles as tiles_mod
 from .layout import Layout, layout_of
@@ -195,6 +195,31 @@ class ShardView(anywidget.AnyWidget):
         if st is not None:
             self._set_state_traits(st)
         self._publish(self._source, "original")
+
+    def save_html(
+        self,
+        path: str | pathlib.Path,
+        variants: str | list[dict[str, Any]] | None = None,
+        budget: int = 4 << 20,
+    ) -> export.ExportReport:
+        """Write one self-contained HTML file (no network, no kernel) showing this view with the
+        notebook's renderer.
+
+        ``variants="specs"`` also stores every valid spec for the current mesh; a list of dicts
+        (e.g. ``[{"spec": ["x", None]}, {"mesh_shape": [4, 2]}]``) stores those layouts. The
+        page's controls answer from what it stores, within ``budget`` bytes of variant data,
+        and show other choices as unavailable. Returns a report of the size and what was kept.
+        """
+        return export.save_html(self, path, variants=variants, budget=budget)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """The widget, plus a static picture (text/html) for viewers without a widget manager."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:
+            return None
+        data, meta = bundle
+        data["text/html"] = snapshot.render(self.layout, tuple(self.view_dims))
+        return data, meta
 
     def __repr__(self) -> str:
         return text.render(

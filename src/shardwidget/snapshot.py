@@ -1,0 +1,131 @@
+"""A static picture of a layout (HTML + inline SVG, no script) for places with no widget manager:
+GitHub, nbviewer, ``jupyter nbconvert --to html``. It goes into the display bundle as text/html.
+
+Device colours follow js/colors.ts (deviceColor), so a device has the same colour here as in the
+live widget. The grid shows the first block position along non-drawn dimensions.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+from .layout import Layout
+from .text import devices_label, fmt_bytes
+
+PALETTE16 = (
+    "#0072B2",
+    "#E69F00",
+    "#009E73",
+    "#CC79A7",
+    "#56B4E9",
+    "#D55E00",
+    "#F0E442",
+    "#332288",
+    "#CC6677",
+    "#117733",
+    "#88CCEE",
+    "#DDCC77",
+    "#AA4499",
+    "#44AA99",
+    "#999933",
+    "#882255",
+)
+_PHI1 = 0.6180339887498949
+_R2A = 0.7548776662466927
+_LIGHT = (56, 40, 70, 48, 64)
+_SAT = (70, 55, 80)
+
+
+def _frac(x: float) -> float:
+    return x - math.floor(x)
+
+
+def _round(x: float) -> int:  # JavaScript's Math.round
+    return math.floor(x + 0.5)
+
+
+def device_color(i: int, n_devices: int) -> str:
+    """Same as deviceColor in js/colors.ts."""
+    if n_devices <= len(PALETTE16) and 0 <= i < len(PALETTE16):
+        return PALETTE16[i]
+    i = abs(i)
+    h = _frac(0.07 + i * _PHI1) * 360
+    s = _SAT[i % len(_SAT)] / 100
+    l = _LIGHT[math.floor(_frac(0.5 + i * _R2A) * len(_LIGHT))] / 100  # noqa: E741
+    a = s * min(l, 1 - l)
+
+    def f(n: int) -> int:
+        k = (n + h / 30) % 12
+        return _round((l - a * max(-1, min(k - 3, min(9 - k, 1)))) * 255)
+
+    return "#" + "".join(f"{max(0, min(255, v)):02x}" for v in (f(0), f(8), f(4)))
+
+
+def _text_on(hex_color: str) -> str:
+    r, g, b = (int(hex_color[i : i + 2], 16) / 255 for i in (1, 3, 5))
+    return "#111" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.45 else "#fff"
+
+
+def render(lay: Layout, view_dims: tuple[int, ...] = (), width: int = 480) -> str:
+    nd = len(lay.shape)
+    dims = tuple(view_dims) if view_dims else ((0, 1) if nd >= 2 else (0,) if nd else ())
+    r = dims[0] if len(dims) == 2 else None
+    c = dims[-1] if dims else None
+    other = [d for d in range(nd) if d not in dims]
+    first = {d: min(b.index[d] for b in lay.blocks) for d in other}
+    blocks = [b for b in lay.blocks if all(b.index[d] == first[d] for d in other)]
+    rows = sorted({b.index[r] for b in blocks}) if r is not None else [(0, 1)]
+    cols = sorted({b.index[c] for b in blocks}) if c is not None else [(0, 1)]
+    rn = lay.shape[r] if r is not None else 1
+    cn = lay.shape[c] if c is not None else 1
+    height = max(40, min(width, round(width * rn / max(1, cn)))) if r is not None else 48
+    n = lay.n_devices
+    parts = []
+    for b in blocks:
+        y0, y1 = b.index[r] if r is not None else (0, 1)
+        x0, x1 = b.index[c] if c is not None else (0, 1)
+        x, w = x0 / cn * width, (x1 - x0) / cn * width
+        y, h = y0 / rn * height, (y1 - y0) / rn * height
+        color = device_color(b.devices[0], n)
+        parts.append(
+            f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" fill="{color}" '
+            f'stroke="#fff" stroke-width="1"><title>{html.escape(_title(b.index, b.devices))}'
+            "</title></rect>"
+        )
+        chars = max(1, int(w // 7))
+        k = len(b.devices)
+        label = devices_label(b.devices, chars - (len(f" ×{k}") if k > 1 else 0)) if h >= 12 else ""
+        if label and k > 1 and not label.startswith("×") and "(" not in label:
+            label += f" ×{k}"  # replicated: say how many hold it
+        if label:
+            parts.append(
+                f'<text x="{x + w / 2:.1f}" y="{y + h / 2:.1f}" font-size="11" '
+                f'text-anchor="middle" dominant-baseline="central" fill="{_text_on(color)}" '
+                f'font-family="monospace">{html.escape(label)}</text>'
+            )
+    del rows, cols
+    head = html.escape(
+        f"{lay.typeof} · {lay.sharding_type}"
+        + (f" · {lay.spec_text}" if lay.spec_text else "")
+        + f" · {lay.memory_kind}"
+    )
+    info = html.escape(
+        f"{len(lay.blocks)} blocks of {lay.shard_shape} on {n} devices · replication "
+        f"{lay.replication} · {fmt_bytes(lay.bytes_per_device)} per device"
+        + (f" · first block along dims {other}" if other else "")
+    )
+    return (
+        '<div class="shardwidget-snapshot" style="font-family:system-ui,sans-serif;'
+        'font-size:12px;line-height:1.4">'
+        f'<div><b style="font-family:monospace">{head}</b></div><div>{info}</div>'
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{head}">'
+        + "".join(parts)
+        + "</svg></div>"
+    )
+
+
+def _title(index: tuple[tuple[int, int], ...], devices: tuple[int, ...]) -> str:
+    rng = ", ".join(f"[{a}:{b})" for a, b in index)
+    return f"{rng} on device{'s' if len(devices) > 1 else ''} {', '.join(map(str, devices))}"

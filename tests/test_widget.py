@@ -280,12 +280,12 @@ def test_payload_size_is_bounded_and_independent_of_element_count():
 
 
 SCRIPT = textwrap.dedent("""
-    import jax, jax.numpy as jnp
+    import jax, numpy as np
     jax.config.update("jax_num_cpu_devices", {n})
     from jax.sharding import NamedSharding, PartitionSpec as P
     from shardwidget import ShardView, payload
     mesh = jax.make_mesh({mesh}, ("x", "y"))
-    a = jax.device_put(jnp.ones(({size}, {size}), jnp.float32), NamedSharding(mesh, P("x", "y")))
+    a = jax.device_put(np.ones(({size}, {size}), np.float32), NamedSharding(mesh, P("x", "y")))
     v = ShardView(a)
     print("SIZE", payload.wire_size(v._layout, v._stats, v._options), payload.size_budget({n}))
     v.spec = ["x", None]

@@ -144,14 +144,14 @@ def test_3d_slider_and_single_device(page, tmp_path):
 
 
 MANY = textwrap.dedent("""
-    import sys, jax, jax.numpy as jnp
+    import sys, jax, numpy as np
     jax.config.update("jax_num_cpu_devices", {n})
     from jax.sharding import NamedSharding, PartitionSpec as P
     sys.path.insert(0, {e2e!r})
     from shardwidget import ShardView
     from harness import page_html
     mesh = jax.make_mesh({mesh}, ("x", "y"))
-    a = jax.device_put(jnp.ones((2048, 2048), jnp.float32), NamedSharding(mesh, P("x", "y")))
+    a = jax.device_put(np.ones((2048, 2048), np.float32), NamedSharding(mesh, P("x", "y")))
     open({out!r}, "w").write(page_html(ShardView(a)))
 """)
 

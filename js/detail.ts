@@ -77,7 +77,8 @@ export function renderDetail(doc: Document, host: HTMLElement, inp: DetailInput)
     kv(doc, dl, "shard shape", `(${shp.join(", ")}${shp.length === 1 ? "," : ""})`);
     kv(doc, dl, "bytes", `${formatBytes(layout.bytes_per_device)} per device`);
     kv(doc, dl, "memory kind", layout.memory_kind || "–");
-    kv(doc, dl, "device", `${layout.devices.platform} · ${layout.devices.kind}`);
+    const kind = layout.devices.kind && layout.devices.kind !== layout.devices.platform ? ` · ${layout.devices.kind}` : "";
+    kv(doc, dl, "platform", `${layout.devices.platform}${kind}`);
     body.append(dl);
 
     // Devices table.

@@ -128,6 +128,8 @@ function dimTitle(layout: Layout, d: number): string {
   return `dim ${d} (${layout.shape[d]})${by}`;
 }
 
+const replicatedFrame = (n: number): number => (n > 1 ? 7 : 4);
+
 export function blockTooltip(layout: Layout, k: number): string {
   const b = layout.blocks[k];
   const ranges = b.i.map((r, d) => `dim ${d} ${formatHalfOpen(r)}`).join(", ");
@@ -352,8 +354,12 @@ export class ArrayPane {
         e.setAttribute("aria-label", e.title.replace("\n", "; "));
       }
       const thumb = this.thumbs.get(k);
-      const inset = w >= 18 && h >= 18 ? 3 : 0;
-      if (thumb && inset > 0) {
+      // The frame around a thumbnail shows the device colour(s); wider for stripes.
+      const inset =
+        w >= 18 && h >= 18
+          ? Math.max(replicatedFrame(b.d.length), Math.min(14, Math.round(Math.min(w, h) * 0.12)))
+          : 0;
+      if (thumb && inset > 0 && w - 2 * inset >= 6 && h - 2 * inset >= 6) {
         const cv = thumbCanvas(doc, thumb);
         if (cv) {
           cv.style.left = `${inset}px`;

@@ -156,7 +156,7 @@ export class MeshPane {
     c.style.width = `${s}px`;
     c.style.height = `${s}px`;
     c.title = `device ${id}`;
-    const fs = s >= 22 ? 12 : 10;
+    const fs = s >= 22 && textWidth(String(id), 12) <= s - 4 ? 12 : 10;
     if (s >= 12 && textWidth(String(id), fs) <= s - 2) {
       c.textContent = String(id);
       c.style.color = textColorOn(color);

@@ -56,11 +56,11 @@ export const CSS = `
 }
 .shardwidget .sw-hint { margin-top: 4px; color: var(--sw-fg3); font-size: 12px; }
 .shardwidget .sw-busy { color: var(--sw-fg2); font-size: 12px; display: inline-flex; align-items: center; gap: 5px; }
-.shardwidget .sw-spinner {
+.shardwidget .shardwidget-spinner {
   width: 12px; height: 12px; border-radius: 50%; border: 2px solid var(--sw-border);
-  border-top-color: var(--sw-accent); animation: sw-spin 0.8s linear infinite; display: inline-block;
+  border-top-color: var(--sw-accent); animation: shardwidget-spin 0.8s linear infinite; display: inline-block;
 }
-@keyframes sw-spin { to { transform: rotate(360deg); } }
+@keyframes shardwidget-spin { to { transform: rotate(360deg); } }
 .shardwidget .sw-find input {
   font: inherit; font-size: 12px; padding: 2px 6px; width: 9.5em; border-radius: 4px;
   border: 1px solid var(--sw-border); background: var(--sw-bg); color: var(--sw-fg);
@@ -80,6 +80,8 @@ export const CSS = `
 .shardwidget .sw-row { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 10px; }
 .shardwidget .sw-axes { display: flex; flex-direction: column; gap: 4px; }
 .shardwidget .sw-spec { display: flex; flex-wrap: wrap; gap: 5px 10px; }
+.shardwidget .sw-spec select { max-width: 13em; }
+.shardwidget .sw-fs .sw-button { align-self: flex-start; }
 .shardwidget .sw-field { display: inline-flex; align-items: center; gap: 5px; font-size: 12px; color: var(--sw-fg2); }
 .shardwidget .sw-field > span { white-space: nowrap; }
 .shardwidget select, .shardwidget input[type="text"], .shardwidget .sw-button {
@@ -100,7 +102,7 @@ export const CSS = `
 .shardwidget .sw-main { display: flex; flex-wrap: wrap; gap: 16px 24px; align-items: flex-start; }
 .shardwidget .sw-array { flex: 1 1 420px; min-width: 0; max-width: 800px; }
 .shardwidget .sw-side { flex: 1 1 240px; min-width: 220px; max-width: 460px; display: flex; flex-direction: column; gap: 12px; }
-.shardwidget .sw-pane-title { font-size: 11px; text-transform: uppercase; letter-spacing: 0.05em; color: var(--sw-fg2); margin-bottom: 4px; }
+.shardwidget .sw-pane-title { font-size: 12px; font-weight: 600; color: var(--sw-fg2); margin-bottom: 4px; }
 .shardwidget .sw-viewbar { display: flex; flex-wrap: wrap; gap: 6px 18px; align-items: center; margin-bottom: 8px; font-size: 12px; }
 .shardwidget .sw-viewdims { display: flex; gap: 10px; }
 .shardwidget .sw-slider { display: inline-flex; align-items: center; gap: 6px; color: var(--sw-fg2); }

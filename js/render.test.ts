@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { render } from "./widget";
+import { render } from "./view";
 import { FakeModel } from "./fake_model";
 import * as fx from "./fixtures";
 import type { AnyModel } from "@anywidget/types";

@@ -126,7 +126,7 @@ def jupyter_lab(root: pathlib.Path, tmp: pathlib.Path, timeout: float = 60) -> I
     """``jupyter lab`` serving ``root``; its kernel ``python3`` is this interpreter."""
     from ipykernel.kernelspec import install
 
-    for d in ("config", "runtime", "settings", "workspaces", "ipython", "share"):
+    for d in ("config", "runtime", "settings", "workspaces", "ipython", "data"):
         (tmp / d).mkdir(parents=True, exist_ok=True)
     # A kernelspec found first through JUPYTER_PATH: argv[0] is this Python, whatever else exists.
     install(kernel_name="python3", prefix=str(tmp / "kernel"))
@@ -136,10 +136,11 @@ def jupyter_lab(root: pathlib.Path, tmp: pathlib.Path, timeout: float = 60) -> I
         settings / "@jupyterlab/apputils-extension/notification.jupyterlab-settings",
         {"fetchNews": "false", "checkForUpdates": False},
     )
-    # Every cell in the DOM (no virtual scrolling): all the views render, wherever they are.
+    # Every cell in the DOM (no virtual scrolling): all the views render, wherever they are; and
+    # the notebook's kernel starts without a "Select Kernel" dialog.
     _write_json(
         settings / "@jupyterlab/notebook-extension/tracker.jupyterlab-settings",
-        {"windowingMode": "none"},
+        {"windowingMode": "none", "autoStartDefaultKernel": True},
     )
     env = base_env(tmp)
     env.update(
@@ -148,6 +149,7 @@ def jupyter_lab(root: pathlib.Path, tmp: pathlib.Path, timeout: float = 60) -> I
         JUPYTERLAB_SETTINGS_DIR=str(settings),
         JUPYTERLAB_WORKSPACES_DIR=str(tmp / "workspaces"),
         JUPYTER_PATH=str(tmp / "kernel" / "share" / "jupyter"),
+        JUPYTER_DATA_DIR=str(tmp / "data"),
         JUPYTER_PLATFORM_DIRS="1",
     )
     port = free_port()

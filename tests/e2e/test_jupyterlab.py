@@ -8,7 +8,9 @@ server log in ``test-artifacts/<test name>/`` when it fails.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import pathlib
 import statistics
 from collections.abc import Iterator
 from typing import Any
@@ -33,7 +35,13 @@ bigview = ShardView(big)
 bigview"""
 
 # Run the notebook (page → app), insert a code cell at the end and run it, read a cell's text.
-RUN_ALL = "() => window.jupyterapp.commands.execute('notebook:run-all-cells')"
+RUN_ALL = "() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }"
+KERNEL_READY = """() => {
+  const panel = window.jupyterapp?.shell.currentWidget;
+  const kernel = panel?.sessionContext?.session?.kernel;
+  return panel?.content?.widgets?.length > 0 && panel.sessionContext.isReady &&
+    kernel?.connectionStatus === 'connected' && kernel.status === 'idle';
+}"""
 ALL_RAN = """() => {
   const nb = window.jupyterapp.shell.currentWidget?.content;
   if (!nb) return false;
@@ -52,7 +60,8 @@ RUN_NEW_CELL = """async (code) => {
   return nb.widgets.indexOf(cell);
 }"""
 CELL_TEXT = """(i) => {
-  const cell = window.jupyterapp.shell.currentWidget.content.widgets[i];
+  const cells = window.jupyterapp.shell.currentWidget.content.widgets;
+  const cell = typeof i === 'number' ? cells[i] : cells.find((c) => c.model.id === i);
   const parts = [];
   for (const o of cell.model.outputs.toJSON()) {
     if (o.output_type === 'stream') parts.push([].concat(o.text).join(''));
@@ -118,12 +127,8 @@ def nb_page(browser: Any, lab: Server) -> Iterator[Page]:
     opened: dict[str, Any] = {}
     with artifacts_on_failure("jupyterlab-open", page, lab.log):
         page.goto(lab.url + "lab/tree/e2e.ipynb")
-        page.wait_for_function(
-            "() => window.jupyterapp?.shell.currentWidget?.content?.widgets?.length > 0"
-        )
-        expect(page.locator('.jp-Notebook-ExecutionIndicator[data-status="idle"]')).to_have_count(
-            1, timeout=60_000
-        )
+        page.wait_for_function(KERNEL_READY, timeout=60_000, polling=100)
+        expect(page.locator('.jp-Notebook-ExecutionIndicator[data-status="idle"]')).to_have_count(1)
         page.evaluate(RUN_ALL)
         page.wait_for_function(ALL_RAN, timeout=180_000, polling=100)
         nb = nbformat.read(NOTEBOOK, as_version=4)
@@ -135,9 +140,11 @@ def nb_page(browser: Any, lab: Server) -> Iterator[Page]:
 
 
 @pytest.fixture
-def artifacts(request: pytest.FixtureRequest, nb_page: Page, lab: Server) -> Iterator[None]:
-    with artifacts_on_failure(request.node.name, nb_page, lab.log):
-        yield
+def artifacts(
+    request: pytest.FixtureRequest, nb_page: Page, lab: Server
+) -> contextlib.AbstractContextManager[pathlib.Path]:
+    """``with artifacts:`` around a test's body: on failure, its screenshot and the server log."""
+    return artifacts_on_failure(request.node.name, nb_page, lab.log)
 
 
 def big_view(page: Page) -> Locator:
@@ -166,13 +173,13 @@ def run_cell(page: Page, code: str, timeout: float = 60_000) -> str:
 def reset_big(page: Page) -> Locator:
     """Back to the original layout (P('x', 'y') on a 2×4 mesh) through the Reset button."""
     view = big_view(page)
-    if view.locator(".sw-grid .sw-block").count() != 8 or "2×4" not in run_cell(
-        page, "print('×'.join(map(str, bigview.mesh_shape)), bigview.spec)"
-    ):
+    state = "print(bigview.spec, bigview.mesh_shape, bigview.axis_names)"
+    original = "['x', 'y'] [2, 4] ['x', 'y']"
+    if view.locator(".sw-grid .sw-block").count() != 8 or run_cell(page, state) != original:
         view.locator("[data-key=reset]").click()
-    expect(view.locator(".sw-grid .sw-block")).to_have_count(8)
-    out = run_cell(page, "print(bigview.spec, bigview.mesh_shape)")
-    assert out == "['x', 'y'] [2, 4]", out
+        expect(view.locator(".sw-grid .sw-block")).to_have_count(8)
+        out = run_cell(page, state)
+        assert out == original, out
     return view
 
 
@@ -183,115 +190,123 @@ def widget_errors(page: Page) -> list[str]:
 
 
 # --------------------------------------------------------------------------------------- tests
-def test_notebook_runs_and_every_view_renders(nb_page: Page, artifacts: None) -> None:
-    page = nb_page
-    assert page.locator(".jp-OutputArea-output[data-mime-type*=error]").count() == 0
-    assert page.locator(".shardwidget").count() == page.opened["views"]  # type: ignore[attr-defined]
-    # the 2×4 NamedSharding view of section 2: 8 blocks, devices 0..7
-    named = page.locator(
-        ".shardwidget", has=page.locator(".sw-typeof", has_text="float32[4@x,8@y]")
-    )
-    assert sorted(blocks(named.first)) == [str(i) for i in range(8)]
-    view = big_view(page)
-    assert sorted(blocks(view)) == [str(i) for i in range(8)]
-    ticks = view.locator(".sw-tick-row").all_inner_texts()
-    assert [t.strip() for t in ticks] == ["0:2048", "2048:4096"]
-    assert view.locator(".sw-mesh .sw-dev").count() == 8
-    assert "float32[4096@x,4096@y]" in view.locator(".sw-typeof").inner_text()
-    out = run_cell(page, "print(len(jax.devices()), bigview.spec)")
-    assert out == "8 ['x', 'y']", out
-    assert widget_errors(page) == []
+def test_notebook_runs_and_every_view_renders(nb_page: Page, artifacts: Any) -> None:
+    with artifacts:
+        page = nb_page
+        assert page.locator(".jp-OutputArea-output[data-mime-type*=error]").count() == 0
+        assert page.locator(".shardwidget").count() == page.opened["views"]  # type: ignore[attr-defined]
+        # the 2×4 NamedSharding view of section 2: 8 blocks, devices 0..7
+        named = page.locator(
+            ".shardwidget", has=page.locator(".sw-typeof", has_text="float32[4@x,8@y]")
+        )
+        assert sorted(blocks(named.first)) == [str(i) for i in range(8)]
+        view = big_view(page)
+        assert sorted(blocks(view)) == [str(i) for i in range(8)]
+        ticks = view.locator(".sw-tick-row").all_inner_texts()
+        assert [t.strip() for t in ticks] == ["0:2048", "2048:4096"]
+        assert view.locator(".sw-mesh .sw-dev").count() == 8
+        assert "float32[4096@x,4096@y]" in view.locator(".sw-typeof").inner_text()
+        printed = page.evaluate(CELL_TEXT, "e2e-print")  # the notebook's own last cell
+        assert "spec: ['x', 'y']" in printed, printed
+        assert "sharding: NamedSharding(" in printed and "spec=P('x', 'y')" in printed, printed
+        out = run_cell(page, "print(len(jax.devices()), bigview.spec)")
+        assert out == "8 ['x', 'y']", out
+        assert widget_errors(page) == []
 
 
-def test_controls_relayout_on_the_kernel(nb_page: Page, artifacts: None) -> None:
-    page = nb_page
-    view = reset_big(page)
-    view.locator("[data-key=spec-1]").select_option("")  # dim 1 replicated: 2 row blocks
-    expect(view.locator(".sw-grid .sw-block")).to_have_count(2)
-    print("labels after spec-1=None:", blocks(view))
-    assert "float32[4096@x,4096]" in view.locator(".sw-typeof").inner_text()
-    view.locator("[data-key=shape]").select_option("4,2")  # x now 4 ways: 4 row blocks
-    expect(view.locator(".sw-grid .sw-block")).to_have_count(4)
-    ticks = [t.strip() for t in view.locator(".sw-tick-row").all_inner_texts()]
-    assert ticks == ["0:1024", "1024:2048", "2048:3072", "3072:4096"], ticks
-    assert view.locator(".sw-mesh .sw-dev").count() == 8
-    # what the page shows is what the kernel holds
-    out = run_cell(
-        page,
-        "s = bigview.array.sharding\n"
-        "print('spec:', bigview.spec, bigview.mesh_shape)\n"
-        "print('sharding:', s.spec, dict(s.mesh.shape))\n"
-        "print('blocks:', len(bigview.layout.blocks))",
-    )
-    assert "spec: ['x', None] [4, 2]" in out, out
-    assert "sharding: PartitionSpec('x', None) {'x': 4, 'y': 2}" in out, out
-    assert "blocks: 4" in out, out
-    assert widget_errors(page) == []
+def test_controls_relayout_on_the_kernel(nb_page: Page, artifacts: Any) -> None:
+    with artifacts:
+        page = nb_page
+        view = reset_big(page)
+        view.locator("[data-key=spec-1]").select_option("")  # dim 1 replicated: 2 row blocks
+        expect(view.locator(".sw-grid .sw-block")).to_have_count(2)
+        # devices 0–3 hold rows 0:2048 (4 copies), devices 4–7 the rest
+        assert sorted(blocks(view)) == ["0–3 ×4", "4–7 ×4"]
+        assert "float32[4096@x,4096]" in view.locator(".sw-typeof").inner_text()
+        view.locator("[data-key=shape]").select_option("4,2")  # x now 4 ways: 4 row blocks
+        expect(view.locator(".sw-grid .sw-block")).to_have_count(4)
+        ticks = [t.strip() for t in view.locator(".sw-tick-row").all_inner_texts()]
+        assert ticks == ["0:1024", "1024:2048", "2048:3072", "3072:4096"], ticks
+        assert view.locator(".sw-mesh .sw-dev").count() == 8
+        # what the page shows is what the kernel holds
+        out = run_cell(
+            page,
+            "s = bigview.array.sharding\n"
+            "print('spec:', bigview.spec, bigview.mesh_shape)\n"
+            "print('sharding:', s.spec, dict(s.mesh.shape))\n"
+            "print('blocks:', len(bigview.layout.blocks))",
+        )
+        assert "spec: ['x', None] [4, 2]" in out, out
+        assert "sharding: P('x', None) {'x': 4, 'y': 2}" in out, out
+        assert "blocks: 4" in out, out
+        assert widget_errors(page) == []
 
 
-def test_click_to_grid_time(nb_page: Page, artifacts: None) -> None:
-    page = nb_page
-    view = reset_big(page)
-    dom: list[float] = []
-    frame: list[float] = []
-    for value, n in [("", 2), ("y", 8)] * 4:
-        t = view.evaluate(TIME_SELECT, ["spec-1", value])
-        expect(view.locator(".sw-grid .sw-block")).to_have_count(n)
-        dom.append(t["dom"])
-        frame.append(t["frame"])
-    # the kernel agrees with the last picture
-    out = run_cell(page, "print(bigview.array.sharding.spec)")
-    assert out == "PartitionSpec('x', 'y')", out
-    med, med_frame = statistics.median(dom), statistics.median(frame)
-    line = (
-        f"click → updated grid, 4096×4096 float32 on a 2×4 mesh, dim 1 'y' ↔ None, "
-        f"{len(dom)} changes: median {med:.0f} ms to the DOM, {med_frame:.0f} ms to the next "
-        f"frame (all, ms: {', '.join(f'{x:.0f}' for x in dom)})"
-    )
-    print("\n" + line)
-    ARTIFACTS.mkdir(exist_ok=True)
-    (ARTIFACTS / "click_to_grid.txt").write_text(line + "\n")
-    assert med < 1500, line  # the aim is ≤ 150 ms; the bound is loose so that CI is not flaky
+def test_click_to_grid_time(nb_page: Page, artifacts: Any) -> None:
+    with artifacts:
+        page = nb_page
+        view = reset_big(page)
+        dom: list[float] = []
+        frame: list[float] = []
+        for value, n in [("", 2), ("y", 8)] * 4:
+            t = view.evaluate(TIME_SELECT, ["spec-1", value])
+            expect(view.locator(".sw-grid .sw-block")).to_have_count(n)
+            dom.append(t["dom"])
+            frame.append(t["frame"])
+        # the kernel agrees with the last picture
+        out = run_cell(page, "print(bigview.array.sharding.spec)")
+        assert out == "P('x', 'y')", out
+        med, med_frame = statistics.median(dom), statistics.median(frame)
+        line = (
+            f"click → updated grid, 4096×4096 float32 on a 2×4 mesh, dim 1 'y' ↔ None, "
+            f"{len(dom)} changes: median {med:.0f} ms to the DOM, {med_frame:.0f} ms to the next "
+            f"frame (all, ms: {', '.join(f'{x:.0f}' for x in dom)})"
+        )
+        print("\n" + line)
+        ARTIFACTS.mkdir(exist_ok=True)
+        (ARTIFACTS / "click_to_grid.txt").write_text(line + "\n")
+        assert med < 1500, line  # the aim is ≤ 150 ms; the bound is loose so that CI is not flaky
 
 
-def test_invalid_choices_are_explained_and_keep_the_view(nb_page: Page, artifacts: None) -> None:
-    page = nb_page
-    view = reset_big(page)
-    before = blocks(view)
-    # The controls explain a duplicate axis name, and send nothing.
-    name1 = view.locator("[data-key=name-1]")
-    name1.fill("x")
-    name1.press("Enter")
-    expect(name1).to_have_attribute("aria-invalid", "true")
-    assert "x" in (name1.get_attribute("title") or "")
-    assert run_cell(page, "print(bigview.axis_names, bigview.spec)") == "['x', 'y'] ['x', 'y']"
-    name1.fill("y")
-    name1.press("Enter")
-    expect(name1).not_to_have_attribute("aria-invalid", "true")
-    # A request the kernel refuses, sent the way the front end sends one: message, same view.
-    bad = {
-        "mesh_shape": [2, 4],
-        "axis_names": ["x", "y"],
-        "axis_types": ["auto", "auto"],
-        "spec": ["y", "y"],
-        "memory_kind": "device",
-    }
-    out = run_cell(
-        page,
-        f"bigview._on_custom_msg(bigview, "
-        f"{{'type': 'request', 'seq': bigview._last_seq + 1, 'state': {bad!r}}}, [])\n"
-        "print('error:', bigview.error)",
-    )
-    assert "'y' is used by dimensions 0 and 1" in out, out
-    banner = view.locator(".sw-error")
-    expect(banner).to_be_visible()
-    expect(banner).to_contain_text("used by dimensions 0 and 1")
-    assert blocks(view) == before
-    # The kernel is alive, and the array is the one it was.
-    out = run_cell(page, "print(bigview.array is big, bigview.spec, 1 + 1)")
-    assert out == "True ['x', 'y'] 2", out
-    # The controls still work, and a good layout clears the message.
-    view.locator("[data-key=spec-1]").select_option("")
-    expect(view.locator(".sw-grid .sw-block")).to_have_count(2)
-    expect(banner).to_be_hidden()
-    assert widget_errors(page) == []
+def test_invalid_choices_are_explained_and_keep_the_view(nb_page: Page, artifacts: Any) -> None:
+    with artifacts:
+        page = nb_page
+        view = reset_big(page)
+        before = blocks(view)
+        # The controls explain a duplicate axis name, and send nothing.
+        name1 = view.locator("[data-key=name-1]")
+        name1.fill("x")
+        name1.press("Enter")
+        expect(name1).to_have_attribute("aria-invalid", "true")
+        assert "x" in (name1.get_attribute("title") or "")
+        assert run_cell(page, "print(bigview.axis_names, bigview.spec)") == "['x', 'y'] ['x', 'y']"
+        name1.fill("y")
+        name1.press("Enter")
+        expect(name1).not_to_have_attribute("aria-invalid", "true")
+        # A request the kernel refuses, sent the way the front end sends one: message, same view.
+        bad = {
+            "mesh_shape": [2, 4],
+            "axis_names": ["x", "y"],
+            "axis_types": ["auto", "auto"],
+            "spec": ["y", "y"],
+            "memory_kind": "device",
+        }
+        out = run_cell(
+            page,
+            f"bigview._on_custom_msg(bigview, "
+            f"{{'type': 'request', 'seq': bigview._last_seq + 1, 'state': {bad!r}}}, [])\n"
+            "print('error:', bigview.error)",
+        )
+        assert "'y' is used by dimensions 0 and 1" in out, out
+        banner = view.locator(".sw-error")
+        expect(banner).to_be_visible()
+        expect(banner).to_contain_text("used by dimensions 0 and 1")
+        assert blocks(view) == before
+        # The kernel is alive, and the array is the one it was.
+        out = run_cell(page, "print(bigview.array is big, bigview.spec, 1 + 1)")
+        assert out == "True ['x', 'y'] 2", out
+        # The controls still work, and a good layout clears the message.
+        view.locator("[data-key=spec-1]").select_option("")
+        expect(view.locator(".sw-grid .sw-block")).to_have_count(2)
+        expect(banner).to_be_hidden()
+        assert widget_errors(page) == []

@@ -3,7 +3,7 @@ import type { LayoutState, RequestMsg, ResultMsg } from "./types";
 import { cloneState } from "./state";
 
 export interface QueueOptions {
-  /** Wait this long after the last change before sending (ms). */
+  /** Wait this long after the last change before sending (ms); default 0. */
   debounceMs?: number;
   /** Give up waiting for a result after this long (ms): the kernel may have restarted. */
   staleMs?: number;
@@ -28,7 +28,7 @@ export class RequestQueue {
     private readonly send: (msg: RequestMsg) => void,
     opts: QueueOptions = {},
   ) {
-    this.debounceMs = opts.debounceMs ?? 30;
+    this.debounceMs = opts.debounceMs ?? 0; // one-in-flight coalesces; a 0 ms timer still merges same-tick changes
     this.staleMs = opts.staleMs ?? 120_000;
     this.now = opts.now ?? (() => Date.now());
     this.seq = (opts.seqBase ?? this.now()) - 1;

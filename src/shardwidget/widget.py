@@ -291,10 +291,13 @@ class ShardView(anywidget.AnyWidget):
         return summarize(arr, lay, plan)
 
     def _publish(self, arr: Any, source: str, st: state_mod.LayoutState | None = None) -> None:
-        """Show arr: geometry now, statistics right after."""
+        """Show arr: geometry now, statistics right after; both in one update when the
+        statistics come from the source's tiles (a few ms on the host, no device work)."""
         self._array = arr
         self._key += 1
         lay = layout_of(arr)
+        t = self._tiles
+        quick = self._with_stats and isinstance(t, tiles_mod.Tiles) and t.aligned(lay)
         quiet, self._quiet = self._quiet, True
         try:
             with self.hold_sync():
@@ -309,10 +312,14 @@ class ShardView(anywidget.AnyWidget):
                     note=self._note,
                     local_process=_process_index(),
                 )
-                self._stats = payload.pending_stats(self._key)
+                if quick:
+                    self._send_stats()
+                else:
+                    self._stats = payload.pending_stats(self._key)
         finally:
             self._quiet = quiet
-        self._send_stats()
+        if not quick:
+            self._send_stats()
 
     def _send_stats(self) -> None:
         if not self._with_stats:

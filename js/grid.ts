@@ -89,37 +89,52 @@ export function gridGeometry(layout: Layout, sel: GridSelection, avail: number):
   return { sel, gutterLeft, gutterTop, width: gw, height: gh, xs, ys, canvas };
 }
 
-/** Which tick labels to show along an axis: full "a:b" centred when all fit, else start-only
- *  ticks placed greedily without overlap. */
-export function axisTicks(
+type Tick = { text: string; full: boolean; at: number; span: number; index: number };
+
+/** Which tick labels to show along an axis: full "a:b" centred when every one fits its block,
+ *  else start-only ticks placed greedily without overlap. `need(text)` is the room a label takes
+ *  along the axis (its width for columns, a line height for rows); `gap` separates short ticks. */
+function ticks(
   ranges: [number, number][],
   offsets: number[],
-  fontPx = TICK_FONT,
-): { text: string; full: boolean; at: number; span: number; index: number }[] {
-  const fullFits = ranges.every(
-    (r, i) => textWidth(rangeLabelCandidates(r)[0], fontPx) + 4 <= offsets[i + 1] - offsets[i],
-  );
-  if (fullFits) {
+  need: (text: string) => number,
+  gap: number,
+  fullPad: number,
+  slack = 0,
+): Tick[] {
+  const span = (i: number) => offsets[i + 1] - offsets[i];
+  if (ranges.every((r, i) => need(rangeLabelCandidates(r)[0]) + fullPad <= span(i))) {
     return ranges.map((r, i) => ({
       text: rangeLabelCandidates(r)[0],
       full: true,
       at: offsets[i],
-      span: offsets[i + 1] - offsets[i],
+      span: span(i),
       index: i,
     }));
   }
-  const out: { text: string; full: boolean; at: number; span: number; index: number }[] = [];
+  const out: Tick[] = [];
   const end = offsets[offsets.length - 1];
   let free = 0;
   ranges.forEach((r, i) => {
     const t = rangeLabelCandidates(r)[1];
-    const w = textWidth(t, fontPx);
-    if (offsets[i] >= free && offsets[i] + w <= end) {
+    const w = need(t);
+    if (offsets[i] >= free && offsets[i] + w <= end + slack) {
       out.push({ text: t, full: false, at: offsets[i], span: w, index: i });
-      free = offsets[i] + w + 8;
+      free = offsets[i] + w + gap;
     }
   });
   return out;
+}
+
+/** Column ticks (labels laid out horizontally). */
+export function axisTicks(ranges: [number, number][], offsets: number[], fontPx = TICK_FONT): Tick[] {
+  return ticks(ranges, offsets, (t) => textWidth(t, fontPx), 8, 4);
+}
+
+/** Row ticks: one line each, so a label needs a line height along the axis. */
+export function axisTicksVertical(ranges: [number, number][], offsets: number[]): Tick[] {
+  const lineH = 14;
+  return ticks(ranges, offsets, () => lineH, 4, 0, 2);
 }
 
 function dimTitle(layout: Layout, d: number): string {
@@ -577,29 +592,3 @@ export class ArrayPane {
 }
 
 /** Row ticks: full labels when every band is tall enough, else start-only ticks without overlap. */
-export function axisTicksVertical(
-  ranges: [number, number][],
-  offsets: number[],
-): { text: string; full: boolean; at: number; span: number; index: number }[] {
-  const lineH = 14;
-  const fullFits = ranges.every((_, i) => offsets[i + 1] - offsets[i] >= lineH);
-  if (fullFits) {
-    return ranges.map((r, i) => ({
-      text: rangeLabelCandidates(r)[0],
-      full: true,
-      at: offsets[i],
-      span: offsets[i + 1] - offsets[i],
-      index: i,
-    }));
-  }
-  const out: { text: string; full: boolean; at: number; span: number; index: number }[] = [];
-  const end = offsets[offsets.length - 1];
-  let free = 0;
-  ranges.forEach((r, i) => {
-    if (offsets[i] >= free && offsets[i] + lineH <= end + 2) {
-      out.push({ text: rangeLabelCandidates(r)[1], full: false, at: offsets[i], span: lineH, index: i });
-      free = offsets[i] + lineH + 4;
-    }
-  });
-  return out;
-}

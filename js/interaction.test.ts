@@ -1,27 +1,13 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { render } from "./view";
-import { FakeModel } from "./fake_model";
+import { flush, mount, unmountAll } from "./testing";
 import * as fx from "./fixtures";
 import { CSS } from "./styles";
-import type { AnyModel } from "@anywidget/types";
 
-let cleanups: (() => void)[] = [];
 afterEach(() => {
-  cleanups.forEach((c) => c());
-  cleanups = [];
-  document.body.replaceChildren();
+  unmountAll();
   vi.useRealTimers();
 });
 
-function mount(f: fx.Fixture, extra: Record<string, unknown> = {}) {
-  const model = new FakeModel({ ...fx.traitsOf(f), ...extra });
-  const el = document.createElement("div");
-  document.body.append(el);
-  cleanups.push(render({ model: model as unknown as AnyModel, el }));
-  return { model, el };
-}
-
-const flush = () => new Promise<void>((r) => setTimeout(r, 0));
 const blocks = (el: HTMLElement) => [...el.querySelectorAll<HTMLElement>(".sw-grid .sw-block")];
 
 describe("interaction", () => {

@@ -1,27 +1,11 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { render } from "./view";
-import { FakeModel } from "./fake_model";
+import { flush, mount, unmountAll } from "./testing";
 import * as fx from "./fixtures";
-import type { AnyModel } from "@anywidget/types";
 
-let cleanups: (() => void)[] = [];
 afterEach(() => {
-  cleanups.forEach((c) => c());
-  cleanups = [];
-  document.body.replaceChildren();
+  unmountAll();
   vi.useRealTimers();
 });
-
-function mount(f: fx.Fixture, extra: Record<string, unknown> = {}) {
-  const model = new FakeModel({ ...fx.traitsOf(f), ...extra });
-  const el = document.createElement("div");
-  document.body.append(el);
-  cleanups.push(render({ model: model as unknown as AnyModel, el }));
-  return { model, el };
-}
-
-/** The renderer batches trait changes into one update per microtask. */
-const flush = () => new Promise<void>((r) => setTimeout(r, 0));
 
 const labels = (el: HTMLElement) =>
   [...el.querySelectorAll<HTMLElement>(".sw-grid .sw-block")].map((b) => b.textContent!.trim());
@@ -106,9 +90,9 @@ describe("rendering against a fake model", () => {
   });
 
   it("removes its listeners on cleanup", () => {
-    const { model } = mount(fx.fx8());
+    const { model, dispose } = mount(fx.fx8());
     expect(model.listenerCount()).toBeGreaterThan(0);
-    cleanups.pop()!();
+    dispose();
     expect(model.listenerCount()).toBe(0);
   });
 });

@@ -133,17 +133,25 @@ export class Controls {
         t.readOnly = true;
         t.title = "names are fixed in a saved page";
       }
+      // The reason a name is refused, in words next to the field (and in its tooltip).
+      const msg = doc.createElement("span");
+      msg.className = "sw-field-msg";
+      msg.setAttribute("role", "alert");
+      const show = (problem: string) => {
+        if (problem) t.setAttribute("aria-invalid", "true");
+        else t.removeAttribute("aria-invalid");
+        t.title = problem;
+        msg.textContent = problem;
+      };
       const commit = () => {
         const v = t.value.trim();
         if (v === name) {
-          t.removeAttribute("aria-invalid");
-          t.title = "";
+          show("");
           return;
         }
         const problem = axisNameProblem(state.axis_names, i, v);
         if (problem) {
-          t.setAttribute("aria-invalid", "true");
-          t.title = problem;
+          show(problem);
           return;
         }
         this.emit(withAxisName(state, i, v));
@@ -157,10 +165,7 @@ export class Controls {
       });
       t.addEventListener("input", () => {
         const v = t.value.trim();
-        const problem = v === name ? "" : axisNameProblem(state.axis_names, i, v);
-        if (problem) t.setAttribute("aria-invalid", "true");
-        else t.removeAttribute("aria-invalid");
-        t.title = problem;
+        show(v === name ? "" : axisNameProblem(state.axis_names, i, v));
       });
       lab.append(span, t);
       const typeSel = this.select(
@@ -171,7 +176,7 @@ export class Controls {
         (v) => withAxisType(state, i, v as AxisType),
         `type of mesh axis ${i}`,
       );
-      row.append(lab, typeSel);
+      row.append(lab, typeSel, msg);
       axes.append(row);
     });
     fsMesh.append(axes);

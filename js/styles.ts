@@ -95,6 +95,8 @@ export const CSS = `
 .shardwidget .sw-button:hover:not(:disabled) { border-color: var(--sw-accent); color: var(--sw-accent); }
 .shardwidget .sw-spec-preview { font-family: var(--sw-mono); font-size: 12px; color: var(--sw-fg); }
 .shardwidget .sw-ctl-status { font-size: 11.5px; color: var(--sw-accent); min-height: 1em; }
+.shardwidget .sw-field-msg { font-size: 11.5px; color: var(--sw-error-fg); }
+.shardwidget .sw-field-msg:empty { display: none; }
 .shardwidget .sw-pending select, .shardwidget .sw-pending input { border-style: dashed; }
 .shardwidget .sw-disabled-note { font-size: 12px; color: var(--sw-warn-fg); margin-bottom: 6px; }
 

@@ -104,6 +104,8 @@ def test_invalid_choices_are_explained_and_keep_the_view(page, tmp_path, arr):
     page.press("[data-key=name-1]", "Enter")
     assert page.get_attribute("[data-key=name-1]", "aria-invalid") == "true"
     assert "x" in (page.get_attribute("[data-key=name-1]", "title") or "")
+    shown = page.inner_text(".sw-axis-row .sw-field-msg >> nth=1")
+    assert shown == page.get_attribute("[data-key=name-1]", "title")  # in words, not only a tooltip
     assert page.evaluate("window.__sent.length") == 0
     # A request the kernel refuses (as a stale or hand-made one would be): message, same view.
     bad = {

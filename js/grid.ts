@@ -3,7 +3,14 @@ import type { Layout, Stats } from "./types";
 import { allocate, locate, selectGrid, sliderDims, type GridSelection } from "./blocks";
 import { blockBackground, textColorOn } from "./colors";
 import { deviceLabelCandidates, deviceListText, fitLabel, rangeLabelCandidates } from "./labels";
-import { blockThumb, thumbCanvas, type Thumb } from "./stats";
+import {
+  blockThumb,
+  thumbAtlas,
+  thumbAtlasCanvas,
+  thumbCanvas,
+  type Thumb,
+  type ThumbAtlas,
+} from "./stats";
 import { formatHalfOpen, textWidth } from "./text";
 import { entryAxes } from "./spec";
 
@@ -145,6 +152,10 @@ function dimTitle(layout: Layout, d: number): string {
 
 const replicatedFrame = (n: number): number => (n > 1 ? 7 : 4);
 
+function esc(s: string): string {
+  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+}
+
 export function blockTooltip(layout: Layout, k: number): string {
   const b = layout.blocks[k];
   const ranges = b.i.map((r, d) => `dim ${d} ${formatHalfOpen(r)}`).join(", ");
@@ -159,8 +170,9 @@ export class ArrayPane {
   private geom: GridGeometry | null = null;
   private layout: Layout | null = null;
   private canvasEl: HTMLCanvasElement | null = null;
-  private thumbCache = new Map<number, HTMLCanvasElement | null>();
+  private base: HTMLCanvasElement | null = null;
   private thumbs = new Map<number, Thumb>();
+  private atlas: ThumbAtlas | null = null;
   private hl: { related: Set<number>; found: Set<number>; pinned: number | null; dim: boolean } = {
     related: new Set(),
     found: new Set(),
@@ -192,15 +204,17 @@ export class ArrayPane {
     const geom = gridGeometry(layout, sel, inp.width);
     this.geom = geom;
     this.thumbs.clear();
-    this.thumbCache.clear();
+    this.revokeThumbs();
     if (stats && stats.status === "ready") {
       for (const k of sel.visible) {
         const t = blockThumb(stats, k, viewDims);
         if (t) this.thumbs.set(k, t);
       }
     }
+    if (!geom.canvas) this.atlas = thumbAtlas(this.thumbs);
     this.blockEls.clear();
     this.canvasEl = null;
+    this.base = null;
     const doc = this.doc;
     const wrap = doc.createElement("div");
     wrap.className = "sw-grid-wrap";
@@ -337,11 +351,17 @@ export class ArrayPane {
     }
   }
 
+  /** The blocks as one HTML string (one parse, no per-property style writes) with the events
+   *  handled on the grid: capture listeners see each block's mouseenter / mouseleave / focus /
+   *  blur, which do not bubble. */
   private buildDom(grid: HTMLElement, geom: GridGeometry, layout: Layout): void {
     const doc = this.doc;
     const { sel, xs, ys } = geom;
     const nC = sel.colRanges.length;
     const focusable = sel.visible.length <= 64;
+    const html: string[] = [];
+    const keys: number[] = [];
+    const fallback = new Map<number, { thumb: Thumb; style: string }>();
     for (const k of sel.visible) {
       const [r, c] = sel.pos.get(k)!;
       if (sel.cells[r * nC + c] !== k) continue;
@@ -351,37 +371,39 @@ export class ArrayPane {
       const w = xs[c + 1] - x;
       const h = ys[r + 1] - y;
       const gap = w >= 6 && h >= 6 ? 1 : 0;
-      const e = doc.createElement("div");
-      e.className = "sw-block";
-      e.dataset.block = String(k);
-      e.style.left = `${x}px`;
-      e.style.top = `${y}px`;
-      e.style.width = `${Math.max(1, w - gap)}px`;
-      e.style.height = `${Math.max(1, h - gap)}px`;
       const colors = b.d.slice(0, 8).map((id) => this.cb.colorOf(id));
-      e.style.background = blockBackground(colors);
       const replicated = b.d.length > 1;
-      if (replicated) e.classList.add("sw-replicated");
-      e.title = blockTooltip(layout, k);
-      if (focusable) {
-        e.tabIndex = 0;
-        e.setAttribute("role", "button");
-        e.setAttribute("aria-label", e.title.replace("\n", "; "));
-      }
+      const title = blockTooltip(layout, k);
+      let open =
+        `<div class="sw-block${replicated ? " sw-replicated" : ""}" data-block="${k}"` +
+        ` style="left:${x}px;top:${y}px;width:${Math.max(1, w - gap)}px;` +
+        `height:${Math.max(1, h - gap)}px;background:${blockBackground(colors)}"` +
+        ` title="${esc(title)}"`;
+      if (focusable)
+        open += ` tabindex="0" role="button" aria-label="${esc(title.replace("\n", "; "))}"`;
+      html.push(open, ">");
       const thumb = this.thumbs.get(k);
       // The frame around a thumbnail shows the device colour(s); wider for stripes.
       const inset =
         w >= 18 && h >= 18
           ? Math.max(replicatedFrame(b.d.length), Math.min(14, Math.round(Math.min(w, h) * 0.12)))
           : 0;
-      if (thumb && inset > 0 && w - 2 * inset >= 6 && h - 2 * inset >= 6) {
-        const cv = thumbCanvas(doc, thumb);
-        if (cv) {
-          cv.style.left = `${inset}px`;
-          cv.style.top = `${inset}px`;
-          cv.style.width = `${Math.max(1, w - gap - 2 * inset)}px`;
-          cv.style.height = `${Math.max(1, h - gap - 2 * inset)}px`;
-          e.append(cv);
+      const hasThumb = !!thumb && inset > 0 && w - 2 * inset >= 6 && h - 2 * inset >= 6;
+      if (thumb && hasThumb) {
+        const tw = Math.max(1, w - gap - 2 * inset);
+        const th = Math.max(1, h - gap - 2 * inset);
+        const box = `left:${inset}px;top:${inset}px;width:${tw}px;height:${th}px`;
+        const p = this.atlas?.at.get(k);
+        if (this.atlas && p) {
+          const sx = tw / thumb.cols;
+          const sy = th / thumb.rows;
+          html.push(
+            `<div class="sw-thumb" style="${box};background-image:url(&quot;${this.atlas.url}&quot;);` +
+              `background-size:${this.atlas.width * sx}px ${this.atlas.height * sy}px;` +
+              `background-position:${-p[0] * sx}px ${-p[1] * sy}px"></div>`,
+          );
+        } else {
+          fallback.set(k, { thumb, style: box });
         }
       }
       const badge = b.d.length > 8;
@@ -391,40 +413,72 @@ export class ArrayPane {
         labelText = fitLabel(deviceLabelCandidates(b.d, badge), w - 4, SMALL_FONT, h);
         small = labelText !== "";
       }
-      let badgeEl: HTMLElement | null = null;
+      let badgeHtml = "";
       if (badge) {
         const bt = `×${b.d.length}`;
         const room = labelText ? h - 2 >= 2 * (LABEL_FONT + 6) : true;
-        if (textWidth(bt, SMALL_FONT) + 6 <= w && h >= SMALL_FONT + 4 && room) {
-          badgeEl = doc.createElement("span");
-          badgeEl.className = "sw-badge";
-          badgeEl.textContent = bt;
-        }
+        if (textWidth(bt, SMALL_FONT) + 6 <= w && h >= SMALL_FONT + 4 && room)
+          badgeHtml = `<span class="sw-badge">${bt}</span>`;
       }
       if (labelText) {
-        const l = doc.createElement("span");
-        const chip = replicated || (thumb && inset > 0);
-        l.className = chip ? "sw-label sw-chip" : "sw-label";
-        if (small) l.classList.add("sw-small");
-        if (!chip) l.style.color = textColorOn(colors[0]);
-        l.textContent = labelText;
-        e.append(l);
+        const chip = replicated || hasThumb;
+        const cls = `sw-label${chip ? " sw-chip" : ""}${small ? " sw-small" : ""}`;
+        const color = chip ? "" : ` style="color:${textColorOn(colors[0])}"`;
+        html.push(`<span class="${cls}"${color}>${esc(labelText)}</span>`);
       }
-      if (badgeEl) e.append(badgeEl);
-      e.addEventListener("mouseenter", () => this.cb.hoverBlock(k));
-      e.addEventListener("mouseleave", () => this.cb.hoverBlock(null));
-      e.addEventListener("focus", () => this.cb.hoverBlock(k));
-      e.addEventListener("blur", () => this.cb.hoverBlock(null));
-      e.addEventListener("click", () => this.cb.clickBlock(k));
-      e.addEventListener("keydown", (ev) => {
-        if (ev.key === "Enter" || ev.key === " ") {
-          ev.preventDefault();
-          this.cb.clickBlock(k);
-        }
-      });
-      grid.append(e);
-      this.blockEls.set(k, e);
+      html.push(badgeHtml, "</div>");
+      keys.push(k);
     }
+    grid.innerHTML = html.join("");
+    const els = grid.children;
+    for (let i = 0; i < keys.length; i++) {
+      const e = els[i] as HTMLElement;
+      const k = keys[i];
+      this.blockEls.set(k, e);
+      const fb = fallback.get(k);
+      if (fb) {
+        const cv = thumbCanvas(doc, fb.thumb);
+        if (cv) {
+          cv.setAttribute("style", fb.style);
+          e.prepend(cv);
+        }
+      }
+    }
+    const blockOf = (ev: Event): number | null => {
+      const t = ev.target as HTMLElement | null;
+      if (!t || !t.classList || !t.classList.contains("sw-block")) return null;
+      const k = Number(t.dataset.block);
+      return this.blockEls.get(k) === t ? k : null;
+    };
+    const enter = (ev: Event) => {
+      const k = blockOf(ev);
+      if (k !== null) this.cb.hoverBlock(k);
+    };
+    const leave = (ev: Event) => {
+      if (blockOf(ev) !== null) this.cb.hoverBlock(null);
+    };
+    grid.addEventListener("mouseenter", enter, true);
+    grid.addEventListener("mouseleave", leave, true);
+    grid.addEventListener("focus", enter, true);
+    grid.addEventListener("blur", leave, true);
+    const blockAbove = (ev: Event): number | null => {
+      const t = ev.target as HTMLElement | null;
+      const e = t && typeof t.closest === "function" ? t.closest<HTMLElement>(".sw-block") : null;
+      if (!e) return null;
+      const k = Number(e.dataset.block);
+      return this.blockEls.get(k) === e ? k : null;
+    };
+    grid.addEventListener("click", (ev) => {
+      const k = blockAbove(ev);
+      if (k !== null) this.cb.clickBlock(k);
+    });
+    grid.addEventListener("keydown", (ev) => {
+      if (ev.key !== "Enter" && ev.key !== " ") return;
+      const k = blockAbove(ev);
+      if (k === null) return;
+      ev.preventDefault();
+      this.cb.clickBlock(k);
+    });
   }
 
   private buildCanvas(grid: HTMLElement, geom: GridGeometry): void {
@@ -473,25 +527,25 @@ export class ArrayPane {
     return g.sel.cells[r * g.sel.colRanges.length + c];
   }
 
-  private drawCanvas(): void {
-    const cv = this.canvasEl;
-    const g = this.geom;
-    const layout = this.layout;
-    if (!cv || !g || !layout) return;
+  /** The blocks (colours, thumbnails, labels) drawn once per layout on an offscreen canvas;
+   *  highlight changes only compose it (faded where dimmed) and stroke outlines. */
+  private drawBase(g: GridGeometry, layout: Layout, pw: number, ph: number): HTMLCanvasElement | null {
+    const base = this.doc.createElement("canvas");
+    base.width = pw;
+    base.height = ph;
     let ctx: CanvasRenderingContext2D | null = null;
     try {
-      ctx = cv.getContext("2d");
+      ctx = base.getContext("2d");
     } catch {
       ctx = null;
     }
-    if (!ctx || typeof ctx.fillRect !== "function") return;
-    const dpr = cv.width / Math.max(1, g.width);
+    if (!ctx || typeof ctx.fillRect !== "function") return null;
+    const dpr = pw / Math.max(1, g.width);
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.clearRect(0, 0, g.width, g.height);
     ctx.imageSmoothingEnabled = false;
     const { sel, xs, ys } = g;
     const nC = sel.colRanges.length;
-    const dimOthers = this.hl.dim;
+    const atlas = thumbAtlasCanvas(this.doc, this.thumbs);
     ctx.font = `${SMALL_FONT}px ui-monospace, SFMono-Regular, Menlo, monospace`;
     ctx.textAlign = "center";
     ctx.textBaseline = "middle";
@@ -508,7 +562,6 @@ export class ArrayPane {
         const bw = Math.max(1, w - gap);
         const bh = Math.max(1, h - gap);
         const cols = b.d.slice(0, 8).map((id) => this.cb.colorOf(id));
-        ctx.globalAlpha = dimOthers && !this.hl.related.has(k) ? 0.3 : 1;
         if (cols.length <= 1) {
           ctx.fillStyle = cols[0] ?? "#ccc";
           ctx.fillRect(x, y, bw, bh);
@@ -531,13 +584,9 @@ export class ArrayPane {
           ctx.restore();
         }
         const t = this.thumbs.get(k);
-        if (t && bw >= 12 && bh >= 12) {
-          let tc = this.thumbCache.get(k);
-          if (tc === undefined) {
-            tc = thumbCanvas(this.doc, t);
-            this.thumbCache.set(k, tc);
-          }
-          if (tc) ctx.drawImage(tc, x + 2, y + 2, bw - 4, bh - 4);
+        const at = atlas?.at.get(k);
+        if (t && at && bw >= 12 && bh >= 12) {
+          ctx.drawImage(atlas!.canvas, at[0], at[1], t.cols, t.rows, x + 2, y + 2, bw - 4, bh - 4);
         }
         const label = fitLabel(deviceLabelCandidates(b.d), bw - 2, SMALL_FONT, bh);
         if (label) {
@@ -546,6 +595,49 @@ export class ArrayPane {
         }
       }
     }
+    return base;
+  }
+
+  private drawCanvas(): void {
+    const cv = this.canvasEl;
+    const g = this.geom;
+    const layout = this.layout;
+    if (!cv || !g || !layout) return;
+    let ctx: CanvasRenderingContext2D | null = null;
+    try {
+      ctx = cv.getContext("2d");
+    } catch {
+      ctx = null;
+    }
+    if (!ctx || typeof ctx.fillRect !== "function") return;
+    if (!this.base) this.base = this.drawBase(g, layout, cv.width, cv.height);
+    const base = this.base;
+    if (!base) return;
+    const dpr = cv.width / Math.max(1, g.width);
+    const { sel, xs, ys } = g;
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.imageSmoothingEnabled = false;
+    ctx.clearRect(0, 0, cv.width, cv.height);
+    if (this.hl.dim) {
+      ctx.globalAlpha = 0.3;
+      ctx.drawImage(base, 0, 0);
+      ctx.globalAlpha = 1;
+      for (const k of this.hl.related) {
+        const p = sel.pos.get(k);
+        if (!p) continue;
+        const [r, c] = p;
+        const x0 = Math.floor(xs[c] * dpr);
+        const y0 = Math.floor(ys[r] * dpr);
+        const w = Math.ceil(xs[c + 1] * dpr) - x0;
+        const h = Math.ceil(ys[r + 1] * dpr) - y0;
+        if (w <= 0 || h <= 0) continue;
+        ctx.clearRect(x0, y0, w, h);
+        ctx.drawImage(base, x0, y0, w, h, x0, y0, w, h);
+      }
+    } else {
+      ctx.drawImage(base, 0, 0);
+    }
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.globalAlpha = 1;
     const outline = (k: number, color: string, lw: number) => {
       const p = sel.pos.get(k);
@@ -579,6 +671,21 @@ export class ArrayPane {
       e.classList.toggle("sw-found", this.hl.found.has(k));
       e.classList.toggle("sw-pinned", this.hl.pinned === k);
     }
+  }
+
+  dispose(): void {
+    this.revokeThumbs();
+  }
+
+  private revokeThumbs(): void {
+    if (this.atlas) {
+      try {
+        URL.revokeObjectURL(this.atlas.url);
+      } catch {
+        /* ignore */
+      }
+    }
+    this.atlas = null;
   }
 
   /** Visible block elements (DOM mode). */

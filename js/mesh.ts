@@ -32,6 +32,10 @@ export function meshCellSize(sizes: number[], width: number): number {
 export class MeshPane {
   readonly el: HTMLElement;
   private cells = new Map<number, HTMLElement>();
+  /** Cells that carry a highlight class. */
+  private marked = new Set<number>();
+  /** What the cells were drawn from ("" when they must be redrawn). */
+  private key = "";
 
   constructor(
     private readonly doc: Document,
@@ -43,13 +47,25 @@ export class MeshPane {
   }
 
   update(layout: Layout, width: number): void {
+    // A new layout on the same mesh (a spec change, the common case) keeps the cells as drawn.
+    const mesh = layout.mesh;
+    const key = mesh
+      ? JSON.stringify([
+          mesh,
+          width,
+          this.cb.colorOf(mesh.device_ids[0] ?? 0),
+          this.cb.colorOf(mesh.device_ids[mesh.device_ids.length - 1] ?? 0),
+        ])
+      : "";
+    if (key && key === this.key) return;
+    this.key = key;
     this.cells.clear();
+    this.marked.clear();
     const doc = this.doc;
     const title = doc.createElement("div");
     title.className = "sw-pane-title";
     const body = doc.createElement("div");
     body.className = "sw-mesh-body";
-    const mesh = layout.mesh;
     if (!mesh) {
       const holders = new Set(layout.blocks.flatMap((b) => b.d));
       title.textContent = `Devices (${layout.devices.ids.length})`;
@@ -171,11 +187,24 @@ export class MeshPane {
 
   setHighlight(related: Set<number>, found: number | null, pinned: Set<number>, dim: boolean): void {
     this.el.classList.toggle("sw-dimming", dim);
-    for (const [id, c] of this.cells) {
-      c.classList.toggle("sw-hl", related.has(id));
-      c.classList.toggle("sw-found", found === id);
-      c.classList.toggle("sw-pinned", pinned.has(id));
+    // Only touch the cells whose classes can change: those marked now or last time.
+    const touch = new Set<number>(this.marked);
+    for (const id of related) touch.add(id);
+    for (const id of pinned) touch.add(id);
+    if (found !== null) touch.add(found);
+    const marked = new Set<number>();
+    for (const id of touch) {
+      const c = this.cells.get(id);
+      if (!c) continue;
+      const hl = related.has(id);
+      const fd = found === id;
+      const pn = pinned.has(id);
+      c.classList.toggle("sw-hl", hl);
+      c.classList.toggle("sw-found", fd);
+      c.classList.toggle("sw-pinned", pn);
+      if (hl || fd || pn) marked.add(id);
     }
+    this.marked = marked;
   }
 
   cellElements(): Map<number, HTMLElement> {

@@ -90,6 +90,119 @@ export function thumbPixels(t: Thumb): Uint8ClampedArray<ArrayBuffer> {
   return px;
 }
 
+export interface ThumbAtlas {
+  /** blob: URL of one BMP holding every thumbnail. */
+  url: string;
+  width: number;
+  height: number;
+  /** Top-left pixel of each thumbnail in the atlas (tiles carry a 1 px replicated border). */
+  at: Map<number, [number, number]>;
+}
+
+/** Shelf packing of thumbnails into one image, each tile with a 1 px border (filled by
+ *  fillAtlas with its edge) so scaled, pixelated sampling never bleeds into a neighbour. */
+export function packThumbs(thumbs: Map<number, Thumb>, maxW = 2048): Omit<ThumbAtlas, "url"> {
+  const at = new Map<number, [number, number]>();
+  let x = 0;
+  let y = 0;
+  let shelf = 0;
+  let width = 0;
+  for (const [k, t] of thumbs) {
+    const w = t.cols + 2;
+    const h = t.rows + 2;
+    if (x > 0 && x + w > maxW) {
+      x = 0;
+      y += shelf;
+      shelf = 0;
+    }
+    at.set(k, [x + 1, y + 1]);
+    x += w;
+    width = Math.max(width, x);
+    shelf = Math.max(shelf, h);
+  }
+  return { width, height: y + shelf, at };
+}
+
+/** Write the packed thumbnails' pixels (RGBA, or BGRA for BMP) into `out` from byte `offset`. */
+export function fillAtlas(
+  pack: Omit<ThumbAtlas, "url">,
+  thumbs: Map<number, Thumb>,
+  out: Uint8Array | Uint8ClampedArray,
+  offset: number,
+  bgra: boolean,
+): void {
+  const lut = rampLUT();
+  const R = bgra ? 2 : 0;
+  const B = bgra ? 0 : 2;
+  for (const [k, t] of thumbs) {
+    const [x0, y0] = pack.at.get(k)!;
+    for (let r = -1; r <= t.rows; r++) {
+      const sr = Math.min(t.rows - 1, Math.max(0, r));
+      let o = offset + ((y0 + r) * pack.width + x0 - 1) * 4;
+      for (let c = -1; c <= t.cols; c++, o += 4) {
+        const sc = Math.min(t.cols - 1, Math.max(0, c));
+        const v = t.data[sr * t.cols + sc] * 4;
+        out[o + R] = lut[v];
+        out[o + 1] = lut[v + 1];
+        out[o + B] = lut[v + 2];
+        out[o + 3] = 255;
+      }
+    }
+  }
+}
+
+/** Every thumbnail in one BMP behind a blob: URL (one blob, one decode, no canvas). Null where
+ *  blob URLs are unavailable (tests) or there is nothing to pack. */
+export function thumbAtlas(thumbs: Map<number, Thumb>): ThumbAtlas | null {
+  const U = typeof URL !== "undefined" ? URL : null;
+  if (!thumbs.size || !U || typeof U.createObjectURL !== "function" || typeof Blob === "undefined")
+    return null;
+  const pack = packThumbs(thumbs);
+  const { width, height } = pack;
+  const buf = new Uint8Array(54 + width * height * 4);
+  const dv = new DataView(buf.buffer);
+  buf[0] = 0x42; // "BM"
+  buf[1] = 0x4d;
+  dv.setUint32(2, buf.length, true);
+  dv.setUint32(10, 54, true); // pixel data offset
+  dv.setUint32(14, 40, true); // BITMAPINFOHEADER
+  dv.setInt32(18, width, true);
+  dv.setInt32(22, -height, true); // negative: rows top-down
+  dv.setUint16(26, 1, true);
+  dv.setUint16(28, 32, true); // BGRA
+  dv.setUint32(34, width * height * 4, true);
+  fillAtlas(pack, thumbs, buf, 54, true);
+  try {
+    const url = U.createObjectURL(new Blob([buf], { type: "image/bmp" }));
+    return { url, ...pack };
+  } catch {
+    return null;
+  }
+}
+
+/** Every thumbnail on one canvas (one context, one putImageData), for drawImage; null without
+ *  2-D canvas support. */
+export function thumbAtlasCanvas(
+  doc: Document,
+  thumbs: Map<number, Thumb>,
+): { canvas: HTMLCanvasElement; at: Map<number, [number, number]> } | null {
+  if (!thumbs.size || typeof ImageData === "undefined") return null;
+  const pack = packThumbs(thumbs);
+  const c = doc.createElement("canvas");
+  c.width = Math.max(1, pack.width);
+  c.height = Math.max(1, pack.height);
+  try {
+    const ctx = c.getContext("2d");
+    if (!ctx || typeof ctx.putImageData !== "function") return null;
+    const px = new Uint8ClampedArray(c.width * c.height * 4);
+    fillAtlas(pack, thumbs, px, 0, false);
+    ctx.putImageData(new ImageData(px, c.width, c.height), 0, 0);
+  } catch {
+    return null;
+  }
+  return { canvas: c, at: pack.at };
+}
+
 /** A canvas with the thumbnail at 1 px per value (scaled up by CSS, pixelated). Null without 2-D
  *  canvas support (tests). */
 export function thumbCanvas(doc: Document, t: Thumb): HTMLCanvasElement | null {

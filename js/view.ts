@@ -57,6 +57,8 @@ export class ShardView {
   private lastResultError = "";
   private ro: ResizeObserver | null = null;
   private unsub: (() => void)[] = [];
+  private colors = new Map<number, string>();
+  private colorN = -1;
 
   constructor(
     private readonly model: AnyModel,
@@ -173,7 +175,16 @@ export class ShardView {
 
   colorOf(id: number): string {
     const n = this.options?.n_devices ?? this.layout?.devices.ids.length ?? 1;
-    return deviceColor(id, n);
+    if (n !== this.colorN) {
+      this.colorN = n;
+      this.colors.clear();
+    }
+    let c = this.colors.get(id);
+    if (c === undefined) {
+      c = deviceColor(id, n);
+      this.colors.set(id, c);
+    }
+    return c;
   }
 
   private measureWidth(): number {
@@ -204,6 +215,15 @@ export class ShardView {
       this.pinKey = layout.key;
       d.add("detail");
     }
+    // Read layout before writing any DOM in this flush, so rendering forces no extra reflow
+    // (both panes' widths come from the flex rules, not from their contents).
+    const drawing = d.has("grid") || d.has("mesh");
+    let sideW = 300;
+    if (drawing) {
+      mark("shardwidget:render-start");
+      this.width = this.measureWidth();
+      sideW = this.sideWidth();
+    }
     if (d.has("header") || d.has("status")) {
       this.header.update(layout, this.model.get("_stats") as Stats | null);
       this.header.setBusy(!!this.model.get("busy"));
@@ -211,12 +231,10 @@ export class ShardView {
       this.header.setError(err);
     }
     if (d.has("controls")) this.renderControls();
-    if (d.has("grid") || d.has("mesh")) {
-      mark("shardwidget:render-start");
-      this.width = this.measureWidth();
+    if (drawing) {
       if (layout) {
         if (d.has("grid")) this.renderGrid(layout);
-        if (d.has("mesh")) this.meshPane.update(layout, this.sideWidth());
+        if (d.has("mesh")) this.meshPane.update(layout, sideW);
       } else {
         const p = this.doc.createElement("div");
         p.className = "sw-empty";
@@ -403,6 +421,7 @@ export class ShardView {
     for (const u of this.unsub) u();
     this.unsub = [];
     this.ro?.disconnect();
+    this.arrayPane.dispose();
     this.root.remove();
   }
 

@@ -38,3 +38,29 @@ def test_update_benchmark_smoke() -> None:
     )
     assert ratios, f"no ratio line:\n{out}"
     assert all(float(g) > 0 for g in ratios.groups()), ratios.group(0)
+
+
+@pytest.mark.slow
+@pytest.mark.e2e
+def test_render_benchmark_smoke() -> None:
+    """benchmarks/render.py renders a real page in Chromium and prints its timing table."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "render.py"),
+            "--devices",
+            "8",
+            "--rerenders",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env=dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=str(ROOT / "src")),
+        check=False,
+    )
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    row = re.search(r"^\s+8\s+8\s+dom\(8\)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", proc.stdout, re.M)
+    assert row, proc.stdout
+    assert all(float(x) > 0 for x in row.groups())

@@ -75,8 +75,6 @@ def render(lay: Layout, view_dims: tuple[int, ...] = (), width: int = 480) -> st
     other = [d for d in range(nd) if d not in dims]
     first = {d: min(b.index[d] for b in lay.blocks) for d in other}
     blocks = [b for b in lay.blocks if all(b.index[d] == first[d] for d in other)]
-    rows = sorted({b.index[r] for b in blocks}) if r is not None else [(0, 1)]
-    cols = sorted({b.index[c] for b in blocks}) if c is not None else [(0, 1)]
     rn = lay.shape[r] if r is not None else 1
     cn = lay.shape[c] if c is not None else 1
     height = max(40, min(width, round(width * rn / max(1, cn)))) if r is not None else 48
@@ -104,7 +102,6 @@ def render(lay: Layout, view_dims: tuple[int, ...] = (), width: int = 480) -> st
                 f'text-anchor="middle" dominant-baseline="central" fill="{_text_on(color)}" '
                 f'font-family="monospace">{html.escape(label)}</text>'
             )
-    del rows, cols
     head = html.escape(
         f"{lay.typeof} · {lay.sharding_type}"
         + (f" · {lay.spec_text}" if lay.spec_text else "")

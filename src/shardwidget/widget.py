@@ -283,12 +283,19 @@ class ShardView(anywidget.AnyWidget):
         n = len(self._devices)
         pixels, values = payload.thumb_pixel_budget(n), payload.values_budget(n)
         plan = plan_for(lay, tuple(self.view_dims), pixels, values)
-        if self._tiles is _UNSET:  # once per view: the source's data never changes
-            self._tiles = tiles_mod.tile_summary(self._source, n, values)
-        t = self._tiles
-        if isinstance(t, tiles_mod.Tiles) and t.aligned(lay):
+        t = self._tiles_for(lay)
+        if t is not None:
             return tiles_mod.summarize(t, lay, plan.thumb_dims, pixels, plan.values)
         return summarize(arr, lay, plan)
+
+    def _tiles_for(self, lay: Layout, compute: bool = True) -> tiles_mod.Tiles | None:
+        """The source's tile partials when they serve this layout (computed once per view: the
+        source's data never changes; with compute=False only if that already happened)."""
+        if self._tiles is _UNSET and compute:
+            n = len(self._devices)
+            self._tiles = tiles_mod.tile_summary(self._source, n, payload.values_budget(n))
+        t = self._tiles
+        return t if isinstance(t, tiles_mod.Tiles) and t.aligned(lay) else None
 
     def _publish(self, arr: Any, source: str, st: state_mod.LayoutState | None = None) -> None:
         """Show arr: geometry now, statistics right after; both in one update when the
@@ -296,8 +303,8 @@ class ShardView(anywidget.AnyWidget):
         self._array = arr
         self._key += 1
         lay = layout_of(arr)
-        t = self._tiles
-        quick = self._with_stats and isinstance(t, tiles_mod.Tiles) and t.aligned(lay)
+        # Never delay the geometry for device work: only tiles already computed make it quick.
+        quick = self._with_stats and self._tiles_for(lay, compute=False) is not None
         quiet, self._quiet = self._quiet, True
         try:
             with self.hold_sync():

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,6 +19,9 @@ from . import mesh as mesh_mod
 from .layout import Layout
 from .state import LayoutState
 from .summary import Summary
+
+if TYPE_CHECKING:
+    from .trace import Traced, TraceResult, TraceState
 
 # Budgets (bytes) for the binary parts; the JSON parts are ~150 bytes per device at most.
 THUMB_BASE, THUMB_PER_DEVICE = 4096, 144
@@ -233,3 +236,159 @@ def wire_size(*values: Any) -> int:
     for v in values:
         total += len(json.dumps(strip(v), separators=(",", ":")))
     return total
+
+
+# ---------------------------------------------------------------------- traced-function views
+# Twin: js/trace_types.ts. Traits: _trace_options, _trace, _trace_stats; message TraceRequestMsg.
+MAX_OUTPUT_STATS = 8  # outputs beyond this get no per-shard data (the payload stays bounded)
+
+
+def trace_options(
+    traced: Traced,
+    *,
+    n_devices: int,
+    platform: str,
+    memory_kinds: Sequence[str],
+    original: TraceState,
+    outputs: Sequence[tuple[str, Sequence[int], str]],
+) -> dict[str, Any]:
+    from .layout import _dtype_name
+
+    return {
+        "n_devices": n_devices,
+        "platform": platform,
+        "factorizations": mesh_mod.all_factorizations(n_devices),
+        "memory_kinds": list(memory_kinds),
+        "mode": traced.mode,
+        "fn_name": traced.fn_name,
+        "inputs": [
+            {"path": lf.path, "shape": list(lf.shape), "dtype": _dtype_name(lf.dtype)}
+            for lf in traced.leaves
+        ],
+        "outputs": [{"path": p, "shape": list(sh), "dtype": dt} for p, sh, dt in outputs],
+        "static_args": list(traced.static_args),
+        "original": original.to_wire(),
+        "run_disabled": ""
+        if traced.runnable
+        else "not run: some inputs are jax.ShapeDtypeStruct (compiled only)",
+    }
+
+
+def _leaf(path: str, lay: Layout, local_shape: Sequence[int], *, key: int) -> dict[str, Any]:
+    return {
+        "path": path,
+        "shape": list(lay.shape),
+        "dtype": lay.dtype,
+        "typeof": lay.typeof,
+        "spec_str": lay.spec_text,
+        "local_shape": list(local_shape),
+        "layout": layout(lay, key=key, source="original", note="", local_process=0),
+    }
+
+
+def out_paths(n: int, tree: Any) -> list[str]:
+    """Names of the output leaves: "out" for a single array, else "out[0]", "out['loss']"…"""
+    if tree is None or n == 0:
+        return [f"out[{i}]" for i in range(n)]
+    import jax
+
+    if tree.num_leaves == 1 and tree.num_nodes == 1:
+        return ["out"]
+    paths = jax.tree_util.tree_flatten_with_path(jax.tree_util.tree_unflatten(tree, [0] * n))[0]
+    return ["out" + jax.tree_util.keystr(p) for p, _ in paths]
+
+
+def trace(
+    res: TraceResult | None,
+    traced: Traced,
+    *,
+    key: int,
+    message: str = "",
+    cached: bool = False,
+) -> dict[str, Any]:
+    """_trace for a result (or, with res None, an empty error trace carrying message)."""
+    from .layout import layout_of, layout_of_sharding
+
+    out: dict[str, Any] = {
+        "key": key,
+        "status": "error" if message else "ok",
+        "message": message,
+        "mode": traced.mode,
+        "inputs": [],
+        "outputs": [],
+        "constraints": [],
+        "collectives": [],
+        "memory": None,
+        "flops": None,
+        "compile_ms": 0.0,
+        "run_ms": 0.0,
+        "cached": False,
+        "ran": False,
+    }
+    if res is None:
+        return out
+    out["inputs"] = [
+        _leaf(lf.path, layout_of_sharding(sh, lf.shape, lf.dtype), loc, key=key)
+        for lf, sh, loc in zip(traced.leaves, res.in_shardings, res.local_shapes["in"], strict=True)
+    ]
+    paths = out_paths(len(res.out_shapes), res.out_tree)
+    outs = []
+    for i, (sh, shape, dt) in enumerate(
+        zip(res.out_shardings, res.out_shapes, res.out_dtypes, strict=True)
+    ):
+        lay = (
+            layout_of(res.outputs[i])
+            if res.outputs is not None
+            else layout_of_sharding(sh, tuple(shape), dt)
+        )
+        outs.append(_leaf(paths[i], lay, res.local_shapes["out"][i], key=key))
+    out["outputs"] = outs
+    out["constraints"] = [
+        {
+            "kind": c.kind,
+            "shape": list(c.shape),
+            "dtype": c.dtype,
+            "spec_str": c.spec_text,
+            "source": c.source,
+        }
+        for c in res.constraints
+    ]
+    out["collectives"] = [
+        {
+            "kind": c.kind,
+            "axes": list(c.axes),
+            "shape": list(c.shape),
+            "dtype": c.dtype,
+            "bytes": c.bytes,
+            "group_size": c.group_size,
+            "n_groups": c.n_groups,
+            "op_name": c.op_name,
+            "source": c.source,
+            "groups_text": c.groups_text[:400],
+        }
+        for c in res.collectives
+    ]
+    out["memory"] = dict(res.memory) if res.memory else None
+    out["flops"] = res.flops
+    out["cached"] = cached
+    out["compile_ms"] = 0.0 if cached else round(res.compile_ms, 1)
+    out["run_ms"] = round(res.run_ms, 1)
+    out["ran"] = res.outputs is not None
+    if res.run_error:
+        out["status"] = "error"
+        out["message"] = f"compiled, but the run failed: {res.run_error}"
+    return out
+
+
+def trace_stats(summaries: Sequence[Summary], *, key: int) -> dict[str, Any]:
+    return {"key": key, "outputs": [stats(s, key=key) for s in summaries]}
+
+
+def parse_trace_request(content: Any) -> tuple[int, dict[str, Any]] | None:
+    """(seq, TraceState dict) of a function view's request, or None for other messages."""
+    if not isinstance(content, dict) or content.get("type") != "trace_request":
+        return None
+    seq, st = content.get("seq"), content.get("state")
+    if not isinstance(seq, int) or not isinstance(st, dict):
+        return None
+    return seq, st

@@ -55,13 +55,13 @@ def _coerce(obj: Any) -> tuple[Any, str]:
         kind = "numpy array" if isinstance(obj, np.ndarray) else f"{type(obj).__name__} scalar"
         dev = next(iter(arr.devices()))
         return arr, f"{kind} placed on {dev} (jax.device_put with no sharding)"
-    if callable(obj):
-        raise TypeError(
-            f"ShardView got the callable {getattr(obj, '__name__', obj)!r}; views of traced "
-            "functions, ShardView(f, *args), are not available in this version. Pass the "
-            "array it returns instead"
-        )
     raise TypeError(f"ShardView got {type(obj).__name__}; expected {accepted}")
+
+
+def _is_function(obj: Any) -> bool:
+    import jax
+
+    return callable(obj) and not isinstance(obj, jax.Array | np.ndarray | np.generic | type)
 
 
 def _default_view_dims(ndim: int, spec: Any) -> list[int]:
@@ -84,6 +84,14 @@ class ShardView(anywidget.AnyWidget):
 
     _esm = _STATIC / "widget.js"
 
+    def __new__(cls, obj: Any = None, /, *args: Any, **kwargs: Any) -> Any:
+        """ShardView(f, *args, **kwargs) with a callable f makes a FunctionView instead."""
+        if cls is ShardView and _is_function(obj):
+            from .fnview import FunctionView
+
+            return FunctionView(obj, *args, **kwargs)
+        return super().__new__(cls)
+
     mesh_shape = traitlets.List(traitlets.Int()).tag(sync=True)
     """list[int]: the mesh shape; its product is the kernel's device count. Both directions."""
     axis_names = traitlets.List(traitlets.Unicode()).tag(sync=True)
@@ -104,7 +112,12 @@ class ShardView(anywidget.AnyWidget):
     _layout = traitlets.Dict().tag(sync=True)
     _stats = traitlets.Dict().tag(sync=True)
 
-    def __init__(self, arr: Any, /, **kwargs: Any) -> None:
+    def __init__(self, arr: Any, /, *args: Any, **kwargs: Any) -> None:
+        if args:
+            raise TypeError(
+                f"ShardView(arr) takes one array; got {len(args)} more positional argument(s). "
+                "To view a function, pass it first: ShardView(f, *args)"
+            )
         unknown = [k for k in kwargs if k not in _INIT_KWARGS]
         if unknown:
             k = unknown[0]

@@ -1,0 +1,605 @@
+"""Traced functions: what XLA does with a layout. Imports no widget code.
+
+:class:`Traced` holds a function and its arguments. Array leaves (``jax.Array``, numpy arrays,
+``jax.ShapeDtypeStruct``) get a sharding from the state; every other leaf is static (closed
+over). :meth:`Traced.run` compiles for one :class:`TraceState` and returns a :class:`TraceResult`:
+
+- mode ``"jit"``: ``jax.jit(g, in_shardings=…, out_shardings=…)``, where an output spec of None
+  lets XLA choose;
+- mode ``"shard_map"``: ``jax.jit(jax.shard_map(g, mesh=…, in_specs=…, out_specs=…))``.
+
+Everything runs inside ``jax.set_mesh(mesh)``, so functions written for Explicit axes
+(``reshard(x, P('y'))``, ``out_sharding=P(...)``) see the view's mesh. Results are cached per
+state; the user's arguments are never donated or changed.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import hlo
+from . import mesh as mesh_mod
+from . import spec as spec_mod
+from . import state as state_mod
+
+MODES = ("jit", "shard_map")
+CACHE_SIZE = 16
+
+
+@dataclass(frozen=True)
+class Leaf:
+    path: str
+    shape: tuple[int, ...]
+    dtype: Any
+    value: Any
+    """The user's leaf: a jax.Array, numpy array or ShapeDtypeStruct."""
+
+    @property
+    def concrete(self) -> bool:
+        import jax
+
+        return not isinstance(self.value, jax.ShapeDtypeStruct)
+
+
+@dataclass(frozen=True)
+class TraceState:
+    mesh_shape: tuple[int, ...]
+    axis_names: tuple[str, ...]
+    axis_types: tuple[str, ...]
+    in_specs: tuple[spec_mod.NormSpec, ...]
+    out_specs: tuple[spec_mod.NormSpec | None, ...]
+
+    @staticmethod
+    def from_wire(d: dict[str, Any], ndims: Sequence[int], out_ndims: Sequence[int]) -> TraceState:
+        """From traits / a front-end request (ndims / out_ndims: rank of each input / output
+        leaf; out_ndims may be empty when the outputs are not known yet). ValueError when
+        malformed; an out_specs entry may be None (XLA chooses, jit only)."""
+        try:
+            shape = tuple(d["mesh_shape"])
+            names = tuple(d["axis_names"])
+            types = tuple(d["axis_types"])
+            ins, outs = list(d["in_specs"]), list(d["out_specs"])
+        except (KeyError, TypeError) as e:
+            raise ValueError(f"incomplete layout request: {e}") from None
+        if not all(isinstance(s, int) and not isinstance(s, bool) for s in shape):
+            raise ValueError(f"mesh sizes must be integers; got {list(shape)}")
+        if len(ins) != len(ndims):
+            raise ValueError(
+                f"in_specs has {len(ins)} entries; the function has {len(ndims)} array inputs"
+            )
+        in_specs = tuple(spec_mod.normalize(s, n) for s, n in zip(ins, ndims, strict=True))
+        if out_ndims and len(outs) != len(out_ndims):
+            raise ValueError(
+                f"out_specs has {len(outs)} entries; the function has {len(out_ndims)} outputs"
+            )
+        out_specs = tuple(
+            None if s is None else spec_mod.normalize(s, out_ndims[i] if out_ndims else len(s))
+            for i, s in enumerate(outs)
+        )
+        return TraceState(shape, names, types, in_specs, out_specs)
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "mesh_shape": list(self.mesh_shape),
+            "axis_names": list(self.axis_names),
+            "axis_types": list(self.axis_types),
+            "in_specs": [spec_mod.to_wire(s) for s in self.in_specs],
+            "out_specs": [None if s is None else spec_mod.to_wire(s) for s in self.out_specs],
+        }
+
+    @property
+    def mesh_key(self) -> tuple[tuple[int, ...], tuple[str, ...], tuple[str, ...]]:
+        return (self.mesh_shape, self.axis_names, self.axis_types)
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """An intermediate the user pinned with with_sharding_constraint or reshard."""
+
+    kind: str
+    shape: tuple[int, ...]
+    dtype: str
+    sharding: Any
+    spec_text: str
+    source: str
+
+
+@dataclass
+class TraceResult:
+    """One compiled layout of the function (the Python API: ``view.trace``)."""
+
+    state: TraceState
+    mode: str
+    in_shardings: list[Any]
+    """One jax.sharding.Sharding per flattened input array leaf: the executable's own."""
+    out_shardings: list[Any]
+    """One per flattened output leaf: the executable's own."""
+    in_shapes: list[tuple[int, ...]]
+    out_shapes: list[tuple[int, ...]]
+    out_dtypes: list[Any]
+    local_shapes: dict[str, list[tuple[int, ...]]]
+    """{"in": [...], "out": [...]}: the shape one device sees for every input and output leaf
+    (in shard_map mode, the shapes the body is traced with and returns)."""
+    collectives: list[hlo.Collective]
+    constraints: list[Constraint]
+    memory: dict[str, int]
+    """Per device, bytes: argument, output, alias, temp, generated_code, peak (= argument +
+    output - alias + temp). Empty when XLA gives no analysis."""
+    flops: float | None
+    compiled: Any = field(repr=False)
+    hlo_text: str = field(repr=False)
+    compile_ms: float = 0.0
+    outputs: list[Any] | None = field(default=None, repr=False)
+    """The output arrays (flattened), when the function was run."""
+    out_tree: Any = field(default=None, repr=False)
+    run_ms: float = 0.0
+    run_error: str = ""
+
+
+# ------------------------------------------------------------------------------- helpers
+def is_array_leaf(x: Any) -> bool:
+    import jax
+
+    return isinstance(x, jax.Array | np.ndarray | jax.ShapeDtypeStruct)
+
+
+def clean_error(e: BaseException) -> str:
+    """One readable message from a JAX/XLA exception (no traceback-filtering footer)."""
+    msg = str(e).split("\n--------------------")[0].strip()
+    name = type(e).__name__
+    if not msg:
+        return name
+    if name in ("ValueError", "TypeError"):
+        return msg
+    return f"{name}: {msg}"
+
+
+def _param_names(f: Callable[..., Any], n: int) -> list[str]:
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        return [f"args[{i}]" for i in range(n)]
+    names: list[str] = []
+    for i in range(n):
+        if i < len(params) and params[i].kind in (
+            inspect.Parameter.POSITIONAL_ONLY,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        ):
+            names.append(params[i].name)
+        else:
+            names.append(f"args[{i}]")
+    return names
+
+
+def _path_text(path: Any, arg_names: Sequence[str]) -> str:
+    import jax
+
+    head, rest = path[0], path[1:]
+    if getattr(head, "idx", None) == 0 and rest:  # positional args
+        i = rest[0].idx
+        return str(arg_names[i]) + jax.tree_util.keystr(rest[1:])
+    if rest:  # keyword args
+        return str(getattr(rest[0], "key", rest[0])) + jax.tree_util.keystr(rest[1:])
+    return jax.tree_util.keystr(path)
+
+
+def _walk_constraints(jaxpr: Any, out: list[Constraint]) -> None:
+    from jax._src import core
+    from jax._src import source_info_util as siu
+
+    for eqn in jaxpr.eqns:
+        name = eqn.primitive.name
+        if name in ("sharding_constraint", "reshard"):
+            sh = eqn.params.get("sharding", eqn.params.get("dst_sharding"))
+            aval = eqn.outvars[0].aval
+            spec = getattr(sh, "spec", None)
+            ndim = len(aval.shape)
+            text = (
+                spec_mod.to_text(spec_mod.normalize(tuple(spec), ndim))
+                if spec is not None
+                else str(sh)
+            )
+            try:
+                src = siu.summarize(eqn.source_info)
+            except Exception:
+                src = ""
+            out.append(
+                Constraint(
+                    kind="with_sharding_constraint" if name == "sharding_constraint" else "reshard",
+                    shape=tuple(int(d) for d in aval.shape),
+                    dtype=str(aval.dtype),
+                    sharding=sh,
+                    spec_text=text,
+                    source=src,
+                )
+            )
+        for sub in core.jaxprs_in_params(eqn.params):
+            _walk_constraints(sub, out)
+
+
+def _memory(compiled: Any) -> dict[str, int]:
+    try:
+        m = compiled.memory_analysis()
+    except Exception:
+        return {}
+    if m is None:
+        return {}
+    if isinstance(m, list | tuple):
+        m = m[0]
+
+    def g(k: str) -> int:
+        return int(getattr(m, k, 0) or 0)
+
+    arg, out, alias, temp = (
+        g("argument_size_in_bytes"),
+        g("output_size_in_bytes"),
+        g("alias_size_in_bytes"),
+        g("temp_size_in_bytes"),
+    )
+    return {
+        "argument": arg,
+        "output": out,
+        "alias": alias,
+        "temp": temp,
+        "generated_code": g("generated_code_size_in_bytes"),
+        "peak": arg + out - alias + temp,
+    }
+
+
+def _flops(compiled: Any) -> float | None:
+    try:
+        c = compiled.cost_analysis()
+    except Exception:
+        return None
+    if isinstance(c, list | tuple):
+        c = c[0] if c else None
+    if not c or "flops" not in c:
+        return None
+    return float(c["flops"])
+
+
+def _local_shape(
+    shape: Sequence[int], spec: spec_mod.NormSpec, sizes: dict[str, int]
+) -> tuple[int, ...]:
+    return tuple(
+        d // math.prod(sizes[a] for a in entry) for d, entry in zip(shape, spec, strict=True)
+    )
+
+
+# ------------------------------------------------------------------------------- the model
+class Traced:
+    """A function and its arguments, compiled on demand per TraceState (cached)."""
+
+    def __init__(
+        self,
+        f: Callable[..., Any],
+        args: Sequence[Any],
+        kwargs: dict[str, Any],
+        mode: str,
+        devices: Sequence[Any],
+    ) -> None:
+        import jax
+
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+        self.f, self.mode, self.devices = f, mode, list(devices)
+        self.fn_name = getattr(f, "__name__", None) or type(f).__name__
+        leaves_p, self._treedef = jax.tree_util.tree_flatten_with_path((tuple(args), dict(kwargs)))
+        names = _param_names(getattr(f, "__wrapped__", f), len(args))
+        self._all = [v for _, v in leaves_p]
+        self._dyn_pos = [i for i, v in enumerate(self._all) if is_array_leaf(v)]
+        self.leaves = [
+            Leaf(
+                _path_text(leaves_p[i][0], names),
+                tuple(int(d) for d in self._all[i].shape),
+                jax.dtypes.canonicalize_dtype(self._all[i].dtype),
+                self._all[i],
+            )
+            for i in self._dyn_pos
+        ]
+        self.static_args = [
+            f"{_path_text(p, names)}={v!r}"[:80] for p, v in leaves_p if not is_array_leaf(v)
+        ]
+        self.runnable = all(lf.concrete for lf in self.leaves)
+        self._cache: OrderedDict[TraceState, TraceResult] = OrderedDict()
+        self._out_info: dict[Any, tuple[list[tuple[int, ...]], list[Any], Any]] = {}
+        self.out_tree: Any = None
+
+    # -- the function with array leaves as its only arguments
+    def _call(self, *dyn: Any) -> Any:
+        import jax
+
+        vals = list(self._all)
+        for pos, v in zip(self._dyn_pos, dyn, strict=True):
+            vals[pos] = v
+        args, kwargs = jax.tree_util.tree_unflatten(self._treedef, vals)
+        return self.f(*args, **kwargs)
+
+    def _call_flat(self, *dyn: Any) -> tuple[Any, ...]:
+        import jax
+
+        out = self._call(*dyn)
+        leaves, tree = jax.tree_util.tree_flatten(out)
+        self._last_out_tree = tree
+        return tuple(leaves)
+
+    def output_info(self, state: TraceState) -> tuple[list[tuple[int, ...]], list[Any]]:
+        """Shapes and dtypes of the output leaves: global shapes in jit mode (traced once: a
+        layout never changes them); in shard_map mode the body's local shapes (they follow the
+        in_specs; the global shape is the local one times the out_spec's axis sizes)."""
+        import jax
+        from jax.sharding import PartitionSpec
+
+        key = None if self.mode == "jit" else (state.mesh_key, state.in_specs)
+        hit = self._out_info.get(key)
+        if hit is None:
+            mesh = self.mesh(state)
+            structs = self._structs(state, mesh)
+            try:
+                with jax.set_mesh(mesh):
+                    if self.mode == "jit":
+                        outs = jax.eval_shape(self._call_flat, *structs)
+                    else:
+                        in_specs = tuple(spec_mod.to_partition_spec(s) for s in state.in_specs)
+                        probe = jax.shard_map(
+                            self._call_flat,
+                            mesh=mesh,
+                            in_specs=in_specs,
+                            out_specs=PartitionSpec(),  # type: ignore[no-untyped-call]
+                            check_vma=False,
+                        )
+                        outs = jax.eval_shape(probe, *structs)
+            except Exception as e:  # a shape or sharding error in f, found while tracing
+                raise ValueError(
+                    clean_error(e).replace("'_call_flat'", repr(self.fn_name))
+                ) from None
+            hit = (
+                [tuple(int(d) for d in o.shape) for o in outs],
+                [o.dtype for o in outs],
+                self._last_out_tree,
+            )
+            self._out_info[key] = hit
+        self.out_tree = hit[2]
+        return hit[0], hit[1]
+
+    def global_out_shapes(self, state: TraceState) -> list[tuple[int, ...]]:
+        shapes, _ = self.output_info(state)
+        if self.mode == "jit":
+            return shapes
+        sizes = dict(zip(state.axis_names, state.mesh_shape, strict=True))
+        return [
+            tuple(
+                d * math.prod(sizes[a] for a in entry)
+                for d, entry in zip(shape, spec or ((),) * len(shape), strict=True)
+            )
+            for shape, spec in zip(shapes, state.out_specs, strict=False)
+        ]
+
+    def mesh(self, state: TraceState) -> Any:
+        return mesh_mod.build_mesh(
+            state.mesh_shape, state.axis_names, state.axis_types, self.devices
+        )
+
+    def _structs(self, state: TraceState, mesh: Any) -> list[Any]:
+        import jax
+        from jax.sharding import NamedSharding
+
+        return [
+            jax.ShapeDtypeStruct(  # type: ignore[no-untyped-call]
+                lf.shape, lf.dtype, sharding=NamedSharding(mesh, spec_mod.to_partition_spec(s))
+            )
+            for lf, s in zip(self.leaves, state.in_specs, strict=True)
+        ]
+
+    def _shard_mapped(self, state: TraceState, mesh: Any) -> Any:
+        import jax
+
+        in_specs = tuple(spec_mod.to_partition_spec(s) for s in state.in_specs)
+        out_specs = tuple(spec_mod.to_partition_spec(s or ()) for s in state.out_specs)
+        return jax.shard_map(self._call_flat, mesh=mesh, in_specs=in_specs, out_specs=out_specs)
+
+    # -- validation with messages that name the leaf
+    def validate(self, state: TraceState) -> None:
+        n = len(self.devices)
+        mesh_mod.validate_mesh(state.mesh_shape, state.axis_names, state.axis_types, n)
+        if len(state.in_specs) != len(self.leaves):
+            raise ValueError(
+                f"in_specs has {len(state.in_specs)} entries; the function has "
+                f"{len(self.leaves)} array inputs ({', '.join(lf.path for lf in self.leaves)})"
+            )
+        for lf, s in zip(self.leaves, state.in_specs, strict=True):
+            self._check_spec(f"input {lf.path}", lf.shape, s, state)
+        if self.mode == "shard_map" and any(s is None for s in state.out_specs):
+            raise ValueError("shard_map needs an out_spec for every output (None is jit-only)")
+
+    def check_outputs(self, state: TraceState) -> None:
+        shapes, _ = self.output_info(state)
+        if len(state.out_specs) != len(shapes):
+            raise ValueError(
+                f"out_specs has {len(state.out_specs)} entries; the function has "
+                f"{len(shapes)} outputs"
+            )
+        for i, (shape, s) in enumerate(zip(shapes, state.out_specs, strict=True)):
+            if s is None:
+                continue
+            if len(s) != len(shape):
+                raise ValueError(
+                    f"output {i}: the spec has {len(s)} entries; the output is {len(shape)}-d"
+                )
+            if self.mode == "jit":
+                self._check_spec(f"output {i}", shape, s, state)
+
+    @staticmethod
+    def _check_spec(
+        what: str, shape: tuple[int, ...], spec: spec_mod.NormSpec, state: TraceState
+    ) -> None:
+        st = state_mod.LayoutState(
+            state.mesh_shape, state.axis_names, state.axis_types, spec, "device"
+        )
+        try:
+            state_mod.validate(st, shape, math.prod(state.mesh_shape), ["device"])
+        except ValueError as e:
+            raise ValueError(f"{what}: {e}") from None
+
+    # -- compile and run
+    def cached(self, state: TraceState) -> bool:
+        """Whether state (completed) was compiled already."""
+        try:
+            return complete(self, state) in self._cache
+        except ValueError:
+            return False
+
+    def result(self, state: TraceState, run: bool = True) -> TraceResult:
+        """Compile (cached per state) and, when run and possible, run. Raises ValueError with a
+        readable message for invalid layouts and for trace / compile errors."""
+        self.validate(state)
+        state = complete(self, state)
+        hit = self._cache.get(state)
+        if hit is not None:
+            self._cache.move_to_end(state)
+            if run and hit.outputs is None and not hit.run_error and self.runnable:
+                self._run(hit)
+            return hit
+        self.validate(state)
+        try:
+            res = self._compile(state)
+        except Exception as e:  # trace / lowering / compile errors from JAX and XLA
+            msg = clean_error(e).replace("'_call_flat'", repr(self.fn_name))
+            raise ValueError(msg) from None
+        self._cache[state] = res
+        while len(self._cache) > CACHE_SIZE:
+            self._cache.popitem(last=False)
+        if run and self.runnable:
+            self._run(res)
+        return res
+
+    def _compile(self, state: TraceState) -> TraceResult:
+        import jax
+        from jax.sharding import NamedSharding
+
+        t0 = time.perf_counter()
+        mesh = self.mesh(state)
+        structs = self._structs(state, mesh)
+        in_sh = [s.sharding for s in structs]
+        with jax.set_mesh(mesh):
+            self.check_outputs(state)
+            _, out_dtypes = self.output_info(state)
+            out_shapes = self.global_out_shapes(state)
+            if self.mode == "jit":
+                out_sh = tuple(
+                    None if s is None else NamedSharding(mesh, spec_mod.to_partition_spec(s))
+                    for s in state.out_specs
+                )
+                jf = jax.jit(self._call_flat, in_shardings=tuple(in_sh), out_shardings=out_sh)
+            else:
+                jf = jax.jit(self._shard_mapped(state, mesh), in_shardings=tuple(in_sh))
+            traced = jf.trace(*structs)
+            compiled = traced.lower().compile()
+        compile_ms = (time.perf_counter() - t0) * 1e3
+        constraints: list[Constraint] = []
+        _walk_constraints(traced.jaxpr.jaxpr, constraints)
+        c_in = list(jax.tree_util.tree_leaves(compiled.input_shardings[0]))
+        c_out = list(jax.tree_util.tree_leaves(compiled.output_shardings))
+        txt = compiled.as_text()
+        da = [d.id for d in (c_in[0]._device_assignment if c_in else mesh.devices.flat)]
+        coords = {int(d.id): tuple(int(v) for v in idx) for idx, d in np.ndenumerate(mesh.devices)}
+        colls = hlo.collectives(txt, da, coords, mesh.axis_names, tuple(mesh.devices.shape))
+        sizes = dict(zip(state.axis_names, state.mesh_shape, strict=True))
+        if self.mode == "shard_map":
+            local_in = [
+                _local_shape(lf.shape, s, sizes)
+                for lf, s in zip(self.leaves, state.in_specs, strict=True)
+            ]
+            local_out = self.output_info(state)[0]
+        else:
+            local_in = [
+                tuple(s.shard_shape(lf.shape)) for s, lf in zip(c_in, self.leaves, strict=True)
+            ]
+            local_out = [
+                tuple(s.shard_shape(shape)) for s, shape in zip(c_out, out_shapes, strict=True)
+            ]
+        return TraceResult(
+            state=state,
+            mode=self.mode,
+            in_shardings=c_in,
+            out_shardings=c_out,
+            in_shapes=[lf.shape for lf in self.leaves],
+            out_shapes=out_shapes,
+            out_dtypes=out_dtypes,
+            local_shapes={"in": local_in, "out": local_out},
+            collectives=colls,
+            constraints=constraints,
+            memory=_memory(compiled),
+            flops=_flops(compiled),
+            compiled=compiled,
+            hlo_text=txt,
+            compile_ms=compile_ms,
+            out_tree=self.out_tree,
+        )
+
+    def _run(self, res: TraceResult) -> None:
+        import jax
+
+        t0 = time.perf_counter()
+        try:
+            placed = [
+                jax.device_put(lf.value, sh)
+                for lf, sh in zip(self.leaves, res.in_shardings, strict=True)
+            ]
+            with jax.set_mesh(self.mesh(res.state)):
+                outs = res.compiled(*placed)
+            outs = list(outs)
+            jax.block_until_ready(outs)  # type: ignore[no-untyped-call]
+        except Exception as e:
+            res.run_error = clean_error(e)
+            return
+        res.outputs = outs
+        res.run_ms = (time.perf_counter() - t0) * 1e3
+
+
+def default_state(traced: Traced, n_devices: int) -> TraceState:
+    """The mesh of the first input with a NamedSharding over all devices (else one axis 'x'),
+    each input's own spec on it (else replicated); out_specs empty (see :func:`complete`)."""
+    from jax.sharding import NamedSharding
+
+    mesh_st: state_mod.LayoutState | None = None
+    for lf in traced.leaves:
+        sh = getattr(lf.value, "sharding", None)
+        if isinstance(sh, NamedSharding) and sh.mesh.size == n_devices:
+            mesh_st = state_mod.state_of_sharding(sh, len(lf.shape))
+            break
+    if mesh_st is None:
+        mesh_st = state_mod.default_state(0, n_devices, "device")
+    specs = []
+    for lf in traced.leaves:
+        sh = getattr(lf.value, "sharding", None)
+        own = state_mod.state_of_sharding(sh, len(lf.shape)) if sh is not None else None
+        if own is not None and own.mesh_key == mesh_st.mesh_key:
+            specs.append(own.spec)
+        else:
+            specs.append(((),) * len(lf.shape))
+    return TraceState(*mesh_st.mesh_key, tuple(specs), ())
+
+
+def complete(traced: Traced, state: TraceState) -> TraceState:
+    """state with out_specs filled in when it has none: XLA chooses (jit), or (shard_map) the
+    spec of the first input of the same rank (the elementwise pattern), else replicated. Traces
+    the function for its outputs, so it raises ValueError for errors in f."""
+    if state.out_specs:
+        return state
+    shapes, _ = traced.output_info(state)
+    if traced.mode == "jit":
+        return TraceState(*state.mesh_key, state.in_specs, (None,) * len(shapes))
+    by_rank: dict[int, spec_mod.NormSpec] = {}
+    for lf, sp in zip(traced.leaves, state.in_specs, strict=True):
+        by_rank.setdefault(len(lf.shape), sp)
+    outs = tuple(by_rank.get(len(s), ((),) * len(s)) for s in shapes)
+    return TraceState(*state.mesh_key, state.in_specs, outs)

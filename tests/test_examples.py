@@ -183,3 +183,32 @@ def test_arrays_notebook_shows_the_story(kernel_env: None) -> None:
     err = _stream(out["error"])
     assert "ValueError: dimension 0 has size 4" in err, err
     assert "spec is still [None, 'd']" in err, err
+
+
+@pytest.mark.slow
+def test_functions_notebook_shows_the_story(kernel_env: None) -> None:
+    nb = _execute(EXAMPLES / "02_functions.ipynb")
+    out = {c.get("id"): c for c in nb.cells if c.cell_type == "code"}
+
+    assert "collectives: []" in _stream(out["view-elementwise"])
+    assert "none (every device computes its part alone)" in _plain(out["view-elementwise"])
+    sum_out = _stream(out["view-sum"])
+    assert "same as JAX: True" in sum_out and "all-reduce over ('x',)" in sum_out
+    assert "collectives now: []" in _stream(out["respec"])
+    assert "[('all-reduce', ('y',))]" in _stream(out["view-matmul"])
+    con = _stream(out["view-constraint"])
+    assert "pinned: with_sharding_constraint P(None, 'x')" in con
+    assert "[('all-to-all', ('x',))]" in con
+    assert "[('collective-permute', ('x',))]" in _stream(out["view-roll"])
+    assert "device local shape: (4,)" in _stream(out["view-shardmap"])
+    psum = _stream(out["view-psum"])
+    assert "out_specs=P():    [496.]" in psum
+    assert "out_specs=P('x'): [496. 496. 496. 496. 496. 496. 496. 496.]" in psum
+    assert "reduce-scatter" in _stream(out["view-scatter"])
+    exp = _stream(out["view-explicit"])
+    assert "error: ShardingTypeError: Contracting dimensions are sharded" in exp
+    assert "after the fix: float32[8@x,4] | error: ''" in exp
+    three = _stream(out["three"])
+    assert "outputs agree: True" in three
+    assert three.count("all-reduce over x") == 3
+    assert "shard_map" in _plain(out["compare"])

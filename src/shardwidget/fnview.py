@@ -439,6 +439,7 @@ class Comparison:
         if bundle is not None:
             data = bundle[0] if isinstance(bundle, tuple) else bundle
             data["text/html"] = self._table_html()
+            data["text/plain"] = repr(self)
         return bundle
 
     def __repr__(self) -> str:

@@ -58,6 +58,8 @@ export interface TraceOptions {
   original: TraceState;
   /** Why the function is not run (e.g. inputs are ShapeDtypeStructs), "" when it is. */
   run_disabled: string;
+  /** Saved pages only (view.save_html): why the controls cannot re-compile; absent in a kernel. */
+  static?: string;
 }
 
 export type CollectiveKind =

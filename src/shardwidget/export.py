@@ -40,6 +40,20 @@ TRAITS = (
     "_layout",
     "_stats",
 )
+FUNCTION_TRAITS = (
+    "_kind",
+    "mode",
+    "mesh_shape",
+    "axis_names",
+    "axis_types",
+    "in_specs",
+    "out_specs",
+    "error",
+    "busy",
+    "_trace_options",
+    "_trace",
+    "_trace_stats",
+)
 LAYOUT_TRAITS = ("mesh_shape", "axis_names", "axis_types", "spec", "memory_kind")
 DEFAULT_BUDGET = 4 << 20  # bytes of variant data a page may carry
 
@@ -164,6 +178,28 @@ def page_html(
     return html, len(answers), skipped
 
 
+def function_page_html(view: Any, static: bool = True) -> str:
+    """A page of a function view (ShardView(f, ...)) as compiled now. With static=True its
+    controls say there is no kernel to re-compile; with static=False requests are collected in
+    window.__sent (tests answer them from the live view)."""
+    traits = {k: getattr(view, k) for k in FUNCTION_TRAITS}
+    if static:
+        traits["_trace_options"] = {
+            **traits["_trace_options"],
+            "static": "saved page: no kernel to re-compile the function",
+        }
+    if not STATIC.exists():
+        raise FileNotFoundError(f"the JS bundle is missing ({STATIC}); run `npm run build`")
+    name = traits["_trace_options"].get("fn_name", "function")
+    fill = {
+        "__TITLE__": html_mod.escape(f"shardwidget · {name}"),
+        "__STATE__": _dumps(encode(traits)),
+        "__ANSWERS__": "{}" if static else "null",
+        "__CODE__": _dumps(STATIC.read_text()),
+    }
+    return re.sub("|".join(fill), lambda m: fill[m.group(0)], _PAGE)
+
+
 def save_html(
     view: ShardView,
     path: str | pathlib.Path,
@@ -237,7 +273,9 @@ function answer(msg) {
     const v = revive(a);
     push({...v.state, _layout: v.layout, _stats: v.stats, error: ""});
   } else {
-    push({error: "this layout was not saved in this page (it has no kernel to compute it)"});
+    push({error: msg.type === "trace_request"
+      ? "this page has no kernel: it shows the function as it was compiled when saved"
+      : "this layout was not saved in this page (it has no kernel to compute it)"});
   }
   emit("msg:custom", {type: "result", seq: msg.seq, ok: !!a, error: a ? "" : state.error}, []);
 }
@@ -248,7 +286,7 @@ const model = {
   on: (ev, cb) => { (handlers[ev] = handlers[ev] || []).push(cb); },
   off: (ev, cb) => { if (!ev) { for (const k in handlers) delete handlers[k]; return; }
     handlers[ev] = (handlers[ev] || []).filter((c) => c !== cb); },
-  send: (msg) => { if (answers && msg.type === "request") setTimeout(() => answer(msg), 0);
+  send: (msg) => { if (answers && msg.type.endsWith("request")) setTimeout(() => answer(msg), 0);
     else window.__sent.push(msg); },
 };
 window.__push = (patch) => push(revive(patch));

@@ -121,6 +121,15 @@ class FunctionView(anywidget.AnyWidget):
         """Back to the layout the view was made with."""
         self.set_layout(**self._original.to_wire())
 
+    def save_html(self, path: str | pathlib.Path) -> pathlib.Path:
+        """Write one self-contained HTML file (no network, no kernel) showing the function as
+        compiled now: shardings, collectives, memory and outputs. Returns the path."""
+        from .export import function_page_html
+
+        p = pathlib.Path(path)
+        p.write_text(function_page_html(self, static=True), encoding="utf-8")
+        return p
+
     def __repr__(self) -> str:
         return render_text(self)
 

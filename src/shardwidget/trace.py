@@ -323,6 +323,17 @@ class Traced:
         args, kwargs = jax.tree_util.tree_unflatten(self._treedef, vals)
         return self.f(*args, **kwargs)
 
+    @property
+    def _named(self) -> Callable[..., tuple[Any, ...]]:
+        """_call_flat under the user's function name, so HLO op names and JAX's messages read
+        jit(layer)/… rather than an internal name."""
+
+        def call(*dyn: Any) -> tuple[Any, ...]:
+            return self._call_flat(*dyn)
+
+        call.__name__ = call.__qualname__ = self.fn_name
+        return call
+
     def _call_flat(self, *dyn: Any) -> tuple[Any, ...]:
         import jax
 
@@ -346,11 +357,11 @@ class Traced:
             try:
                 with jax.set_mesh(mesh):
                     if self.mode == "jit":
-                        outs = jax.eval_shape(self._call_flat, *structs)
+                        outs = jax.eval_shape(self._named, *structs)
                     else:
                         in_specs = tuple(spec_mod.to_partition_spec(s) for s in state.in_specs)
                         probe = jax.shard_map(
-                            self._call_flat,
+                            self._named,
                             mesh=mesh,
                             in_specs=in_specs,
                             out_specs=PartitionSpec(),  # type: ignore[no-untyped-call]
@@ -404,7 +415,7 @@ class Traced:
 
         in_specs = tuple(spec_mod.to_partition_spec(s) for s in state.in_specs)
         out_specs = tuple(spec_mod.to_partition_spec(s or ()) for s in state.out_specs)
-        return jax.shard_map(self._call_flat, mesh=mesh, in_specs=in_specs, out_specs=out_specs)
+        return jax.shard_map(self._named, mesh=mesh, in_specs=in_specs, out_specs=out_specs)
 
     # -- validation with messages that name the leaf
     def validate(self, state: TraceState) -> None:
@@ -498,7 +509,7 @@ class Traced:
                     None if s is None else NamedSharding(mesh, spec_mod.to_partition_spec(s))
                     for s in state.out_specs
                 )
-                jf = jax.jit(self._call_flat, in_shardings=tuple(in_sh), out_shardings=out_sh)
+                jf = jax.jit(self._named, in_shardings=tuple(in_sh), out_shardings=out_sh)
             else:
                 jf = jax.jit(self._shard_mapped(state, mesh), in_shardings=tuple(in_sh))
             traced = jf.trace(*structs)

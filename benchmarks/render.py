@@ -1,22 +1,32 @@
 """How long the front end takes to draw a real view in headless Chromium.
 
-    python benchmarks/render.py [--devices 8 64 256 1024 4096] [--rerenders N] [--keep DIR]
+    python benchmarks/render.py [--devices 8 64 256 1024 4096] [--loads N] [--rerenders N]
 
 For each device count a subprocess (the number of simulated CPU devices is fixed when JAX
 starts) puts a 2048×2048 float32 array on a square-ish 2-D mesh (8 → 2×4, 64 → 8×8, …,
 4096 → 64×64) with P('x', 'y'), makes a ShardView and writes its self-contained page
-(``export.page_html(view, static=True)``). Each page is opened in headless Chromium from
-file://, and we read the ``shardwidget:render`` performance measures the renderer records:
+(``export.page_html(view, static=True)``), and the layout and statistics of P('y', 'x') too.
+Each page is opened in headless Chromium from file://, and we read the performance measures
+the renderer records (medians over --loads fresh pages for the first render):
 
-- first:     the first render of the page (grid + mesh panes);
-- re-render: median of N renders caused by pushing the same ``_layout`` / ``_stats`` again
-             under a new key (what the page sees when a new layout arrives);
+- first:     ``shardwidget:render`` of the page's first render: drawing the array pane (blocks,
+             colours, labels, ticks) and the mesh pane, as a person first sees them;
+- re-render: median of N renders of a new layout, alternating P('y', 'x') and P('x', 'y')
+             (every block changes device, colour and label; the geometry stays);
 - hover:     median time of a hover update: dispatching mouseover/mouseenter/mousemove on a
              block (or the canvas) and then forcing style and layout, timed in-page with
-             performance.now() (paint and compositing are not included).
+             performance.now() (paint and compositing are not included);
+- grid:      ``shardwidget:grid``, the array pane's part of the first render;
+- flush:     ``shardwidget:flush``, the whole first update: the render plus the header and
+             controls (``shardwidget:chrome``) and the first read of the panes' widths, which
+             forces the page's first style and layout pass (``shardwidget:layout-read``);
+- thumbs:    ``shardwidget:thumbs``, the thumbnails' pixels, drawn after the render in the same
+             task (before the first paint);
+- layout:    the style and layout pass of the frame after the first update (forced and timed
+             in a requestAnimationFrame callback): the browser's own work on what was drawn.
 
-Targets: ≤ 16 ms at 256 devices and ≤ 100 ms at 4096 devices, checked on the re-render (a cold
-first render also pays for parsing and compiling the bundle and first style resolution).
+Targets: one render ≤ 16 ms at 256 devices and ≤ 100 ms at 4096 devices (first and re-render),
+hover under one frame (16 ms). The machine's load moves these figures: run it a few times.
 """
 
 from __future__ import annotations
@@ -52,18 +62,21 @@ a = jax.device_put(
 v = ShardView(a)
 html = export.page_html(v, static=True)[0]
 open({page!r}, "w", encoding="utf-8").write(html)
-json.dump(export.encode({{"_layout": v._layout, "_stats": v._stats}}),
-          open({traits!r}, "w", encoding="utf-8"))
+first = export.encode({{"_layout": v._layout, "_stats": v._stats}})
+v.spec = ["y", "x"]
+other = export.encode({{"_layout": v._layout, "_stats": v._stats}})
+json.dump([first, other], open({traits!r}, "w", encoding="utf-8"))
 """
 
 
-_RERENDER_JS = """async ([traits, n]) => {
+_RERENDER_JS = """async ([layouts, n]) => {
   const frame = () => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
   const wait = async () => { await frame(); await frame(); };
   const out = [];
   let key = 2000000;
   for (let i = 0; i < n; i++) {
     key += 1;
+    const traits = layouts[(i + 1) % 2];
     const before = performance.getEntriesByName('shardwidget:render').length;
     window.__push({_layout: {...traits._layout, key}, _stats: {...traits._stats, key}});
     await wait();
@@ -99,11 +112,61 @@ _HOVER_JS = """async (points) => {
 }"""
 
 
-def measure(browser, page_path: Path, traits_path: Path, rerenders: int, shot: Path | None):
+_FIRST_JS = """() => {
+  const one = (name) => {
+    const e = performance.getEntriesByName(name);
+    return e.length ? e[0].duration : NaN;
+  };
+  return {
+    render: one('shardwidget:render'),
+    grid: one('shardwidget:grid'),
+    flush: one('shardwidget:flush'),
+    thumbs: one('shardwidget:thumbs'),
+    renders: performance.getEntriesByName('shardwidget:render').length,
+    laidout: window.__laidOut ?? NaN,
+  };
+}"""
+
+# Runs before the page's scripts: when the first update ends, time the next frame's style and
+# layout pass.
+_FRAME_INIT = """(() => {
+  const measure = performance.measure.bind(performance);
+  performance.measure = (name, ...rest) => {
+    const m = measure(name, ...rest);
+    if (name === 'shardwidget:render' && window.__laidOut === undefined) {
+      window.__laidOut = null;
+      requestAnimationFrame(() => {
+        const t0 = performance.now();
+        document.body.offsetHeight;
+        window.__laidOut = performance.now() - t0;
+      });
+    }
+    return m;
+  };
+})();"""
+
+
+def first_render(browser, page_path: Path) -> dict[str, float]:
+    """The first render of a freshly loaded page."""
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.add_init_script(_FRAME_INIT)
+    page.goto(page_path.as_uri())
+    page.wait_for_function("window.__ready === true && typeof window.__laidOut === 'number'")
+    r = page.evaluate(_FIRST_JS)
+    page.close()
+    return r
+
+
+def med(xs: list[float]) -> float:
+    xs = [x for x in xs if x == x]  # not NaN
+    return statistics.median(xs) if xs else float("nan")
+
+
+def measure(browser, page_path: Path, traits_path: Path, rerenders: int, loads: int, shot):
+    firsts = [first_render(browser, page_path) for _ in range(loads)]
     page = browser.new_page(viewport={"width": 1200, "height": 900})
     page.goto(page_path.as_uri())
     page.wait_for_function("window.__ready === true", timeout=60000)
-    first = page.evaluate("performance.getEntriesByName('shardwidget:render').map(e => e.duration)")
     info = page.evaluate(
         """() => ({blocks: document.querySelectorAll('.sw-grid .sw-block').length,
                    canvas: !!document.querySelector('.sw-grid canvas.sw-canvas')})"""
@@ -126,20 +189,28 @@ def measure(browser, page_path: Path, traits_path: Path, rerenders: int, shot: P
     if shot is not None:
         page.screenshot(path=str(shot), full_page=True)
     page.close()
-    n_blocks = len(traits["_layout"]["blocks"])
-    return {
+    n_blocks = len(traits[0]["_layout"]["blocks"])
+    out = {
         "blocks": n_blocks,
         "mode": "canvas" if info["canvas"] else f"dom({info['blocks']})",
-        "first": first[0] if first else float("nan"),
-        "rerender": statistics.median(again) if again else float("nan"),
-        "hover": statistics.median(hover) if hover else float("nan"),
+        "rerender": med(again),
+        "rerender_max": max(again) if again else float("nan"),
+        "hover": med(hover),
+        "hover_max": max(hover) if hover else float("nan"),
+        "renders_at_load": max(f["renders"] for f in firsts),
     }
+    for k in ("render", "grid", "flush", "thumbs", "laidout"):
+        out[k] = med([f[k] for f in firsts])
+    out["first"] = out["render"]
+    out["first_range"] = (min(f["render"] for f in firsts), max(f["render"] for f in firsts))
+    return out
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--devices", type=int, nargs="+", default=sorted(MESHES))
     ap.add_argument("--rerenders", type=int, default=9)
+    ap.add_argument("--loads", type=int, default=5, help="fresh page loads for the first render")
     ap.add_argument("--keep", type=Path, default=None, help="write pages (and screenshots) here")
     ap.add_argument("--screenshots", action="store_true", help="save a screenshot per page")
     ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
@@ -165,12 +236,18 @@ def main() -> int:
             for n in args.devices:
                 page_path, traits_path = pages[n]
                 shot = out / f"render_{n}.png" if args.screenshots else None
-                rows.append((n, measure(browser, page_path, traits_path, args.rerenders, shot)))
+                rows.append(
+                    (n, measure(browser, page_path, traits_path, args.rerenders, args.loads, shot))
+                )
             browser.close()
     print(f"pages built in {t_pages:.1f} s; chromium {CHROMIUM}")
+    print(
+        f"medians: first render over {args.loads} page loads, {args.rerenders} re-renders, 6 hovers"
+    )
     hdr = (
         f"{'devices':>7} {'blocks':>6} {'mode':>9} {'first ms':>9} {'re-render ms':>13}"
-        f" {'hover ms':>9}  target (re-render)"
+        f" {'hover ms':>9} {'grid':>6} {'flush':>6} {'thumbs':>6} {'layout':>6}"
+        f"  {'first min–max':>13}  target (first and re-render; hover < 16)"
     )
     print(hdr)
     print("-" * len(hdr))
@@ -179,13 +256,20 @@ def main() -> int:
         tgt = TARGETS.get(n)
         verdict = ""
         if tgt is not None:
-            ok = r["rerender"] <= tgt
+            ok = r["first"] <= tgt and r["rerender"] <= tgt
             missed |= not ok
             verdict = f"≤ {tgt:g} ms {'ok' if ok else 'MISSED'}"
+        if r["hover"] >= 16:
+            missed = True
+            verdict += " hover MISSED"
+        lo, hi = r["first_range"]
         print(
             f"{n:>7} {r['blocks']:>6} {r['mode']:>9} {r['first']:>9.1f} {r['rerender']:>13.1f}"
-            f" {r['hover']:>9.1f}  {verdict}"
+            f" {r['hover']:>9.1f} {r['grid']:>6.1f} {r['flush']:>6.1f} {r['thumbs']:>6.1f}"
+            f" {r['laidout']:>6.1f}  {lo:>6.1f}–{hi:<6.1f}  {verdict}"
         )
+        if r["renders_at_load"] > 1:
+            print(f"        note: {r['renders_at_load']} renders at load (a resize re-rendered)")
     print(f"total {time.perf_counter() - t_start:.1f} s")
     if tmp:
         tmp.cleanup()

@@ -21,28 +21,6 @@ export const PALETTE16: readonly string[] = [
   "#882255", // wine
 ];
 
-const PHI1 = 0.6180339887498949; // golden ratio conjugate
-const R2A = 0.7548776662466927; // plastic-number sequence (second coordinate of R2)
-
-function frac(x: number): number {
-  return x - Math.floor(x);
-}
-
-/** HSL (h in [0,360), s,l in [0,100]) to "#rrggbb". */
-export function hslToHex(h: number, s: number, l: number): string {
-  const [r, g, b] = hslToRgb(h, s, l);
-  return rgbToHex(r, g, b);
-}
-
-export function hslToRgb(h: number, s: number, l: number): [number, number, number] {
-  s /= 100;
-  l /= 100;
-  const k = (n: number) => (n + h / 30) % 12;
-  const a = s * Math.min(l, 1 - l);
-  const f = (n: number) => l - a * Math.max(-1, Math.min(k(n) - 3, Math.min(9 - k(n), 1)));
-  return [Math.round(f(0) * 255), Math.round(f(8) * 255), Math.round(f(4) * 255)];
-}
-
 export function rgbToHex(r: number, g: number, b: number): string {
   const h = (v: number) => Math.max(0, Math.min(255, Math.round(v))).toString(16).padStart(2, "0");
   return `#${h(r)}${h(g)}${h(b)}`;
@@ -53,23 +31,236 @@ export function hexToRgb(hex: string): [number, number, number] {
   return [(v >> 16) & 255, (v >> 8) & 255, v & 255];
 }
 
-const LIGHTNESS_BANDS = [56, 40, 70, 48, 64];
-const SATURATION_BANDS = [70, 55, 80];
+// ---- more than 16 devices: hue bands along the id, lightness steps within a band ----------------
+//
+// Beyond 16 devices no set of colours stays both distinct and nameable, so the colour encodes the
+// id in two readable parts instead of looking random: the HUE says which contiguous band of ids a
+// device is in (at most 12 bands, in rainbow order, band size a power of two so that bands line up
+// with mesh rows), the LIGHTNESS says the id modulo the number of steps (dark -> light). Device 1234
+// of 4096 is in band 2 (ids 1024-1535, yellow-green) at step 1234 mod 8 = 2: a legend chart of
+// bands x steps lists every colour, and the find box confirms. Neighbouring ids share a hue and
+// differ by one lightness step; neighbouring bands differ in hue. Colours are built in OKLCH, so
+// equal steps look equal, and clipped into sRGB by lowering chroma.
+
+/** The most hue bands (so band hues are at least 360/12 = 30 degrees apart). */
+export const MAX_BANDS = 12;
+/** The most lightness steps in a band. */
+export const MAX_STEPS = 8;
+const L_DARK = 0.42;
+const L_LIGHT = 0.87;
+const CHROMA = 0.15;
+const HUE0 = 25; // OKLCH hue of band 0 (red)
+
+export interface ColorScheme {
+  /** Number of devices the colours are for (the kernel's device count). */
+  readonly n: number;
+  /** "palette": n <= 16, a fixed colour per id. "bands": hue bands x lightness steps. */
+  readonly kind: "palette" | "bands";
+  /** Ids per hue band (bands only; 1 for the palette). */
+  readonly bandSize: number;
+  /** Lightness steps within a band: the colour repeats every `steps` ids of a band. */
+  readonly steps: number;
+  /** Number of hue bands. */
+  readonly bands: number;
+  /** True when the scheme colours by rank in `ids` (ids are not 0..n-1, e.g. several processes). */
+  readonly byRank: boolean;
+  color(id: number): string;
+  /** Band and step of a device (what the legend reads), or null for the palette. */
+  place(id: number): { band: number; step: number } | null;
+}
+
+export interface LegendRow {
+  /** The ids of the band, e.g. "0–31". */
+  label: string;
+  /** One colour per lightness step. */
+  colors: string[];
+}
+
+export interface ColorLegend {
+  /** One line: how to read a colour. */
+  summary: string;
+  /** Column headers of the chart (the step: "0" … "7"). */
+  stepTitle: string;
+  rows: LegendRow[];
+}
+
+function nextPow2(x: number): number {
+  let p = 1;
+  while (p < x) p *= 2;
+  return p;
+}
+
+/** Band size (a power of two, >= 4) such that `n` ids fill at most MAX_BANDS bands. */
+export function bandSizeFor(n: number): number {
+  return Math.max(4, nextPow2(Math.ceil(n / MAX_BANDS)));
+}
+
+function oklabToLinear(L: number, a: number, b: number): [number, number, number] {
+  const l = (L + 0.3963377774 * a + 0.2158037573 * b) ** 3;
+  const m = (L - 0.1055613458 * a - 0.0638541728 * b) ** 3;
+  const s = (L - 0.0894841775 * a - 1.291485548 * b) ** 3;
+  return [
+    4.0767416621 * l - 3.3077115913 * m + 0.2309699292 * s,
+    -1.2684380046 * l + 2.6097574011 * m - 0.3413193965 * s,
+    -0.0041960863 * l - 0.7034186147 * m + 1.707614701 * s,
+  ];
+}
+
+function gammaEncode(c: number): number {
+  c = Math.max(0, Math.min(1, c));
+  return c <= 0.0031308 ? 12.92 * c : 1.055 * Math.pow(c, 1 / 2.4) - 0.055;
+}
+
+/** OKLCH (L 0..1, C, h degrees) to "#rrggbb", lowering the chroma until it fits in sRGB. */
+export function oklchToHex(L: number, C: number, h: number): string {
+  const rad = (h * Math.PI) / 180;
+  const inGamut = (c: number) =>
+    oklabToLinear(L, c * Math.cos(rad), c * Math.sin(rad)).every((v) => v >= -1e-4 && v <= 1 + 1e-4);
+  let c = C;
+  if (!inGamut(c)) {
+    let lo = 0;
+    let hi = C;
+    for (let i = 0; i < 20; i++) {
+      const mid = (lo + hi) / 2;
+      if (inGamut(mid)) lo = mid;
+      else hi = mid;
+    }
+    c = lo;
+  }
+  const [r, g, b] = oklabToLinear(L, c * Math.cos(rad), c * Math.sin(rad));
+  return rgbToHex(gammaEncode(r) * 255, gammaEncode(g) * 255, gammaEncode(b) * 255);
+}
+
+/** sRGB hex to OKLab [L, a, b]. */
+export function hexToOklab(hex: string): [number, number, number] {
+  const [r, g, b] = hexToRgb(hex).map((v) => {
+    const c = v / 255;
+    return c <= 0.04045 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4);
+  });
+  const l = Math.cbrt(0.4122214708 * r + 0.5363325363 * g + 0.0514459929 * b);
+  const m = Math.cbrt(0.2119034982 * r + 0.6806995451 * g + 0.1073969566 * b);
+  const s = Math.cbrt(0.0883024619 * r + 0.2817188376 * g + 0.6299787005 * b);
+  return [
+    0.2104542553 * l + 0.793617785 * m - 0.0040720468 * s,
+    1.9779984951 * l - 2.428592205 * m + 0.4505937099 * s,
+    0.0259040371 * l + 0.7827717662 * m - 0.808675766 * s,
+  ];
+}
+
+/** Perceptual distance between two colours (Euclidean in OKLab; ~0.02 is just noticeable). */
+export function colorDistance(a: string, b: string): number {
+  const [x, y] = [hexToOklab(a), hexToOklab(b)];
+  return Math.hypot(x[0] - y[0], x[1] - y[1], x[2] - y[2]);
+}
+
+/** The colour of band `band` (of `bands`) at lightness step `step` (of `steps`). */
+export function bandColor(band: number, bands: number, step: number, steps: number): string {
+  const hue = HUE0 + (360 * (((band % bands) + bands) % bands)) / Math.max(1, bands);
+  const t = steps > 1 ? step / (steps - 1) : 0.5;
+  return oklchToHex(L_DARK + (L_LIGHT - L_DARK) * t, CHROMA, hue);
+}
 
 /**
- * The colour of a device. Depends only on the device id and the number of devices in the view
- * (which is fixed for an array), so a device keeps its colour across views and re-shards.
- * ≤ 16 devices: a qualitative colour-blind-safe palette. More: hue from the golden-ratio sequence
- * (neighbouring ids get far-apart hues), lightness/saturation in bands from a second
- * low-discrepancy sequence, so that ids with similar hues still differ in lightness.
+ * The colour scheme for `n` devices. `ids` (optional): every device id the view knows; when they
+ * are not 0..n-1 (several processes on CPU number their devices 0.., 2048.., …), colours follow
+ * the rank of the id among them, so the colours stay as distinct as for dense ids.
+ */
+export function colorScheme(n: number, ids?: readonly number[]): ColorScheme {
+  n = Math.max(1, Math.trunc(n) || 1);
+  let rank: Map<number, number> | null = null;
+  if (ids && ids.some((i) => i < 0 || i >= n || !Number.isInteger(i))) {
+    const sorted = [...new Set(ids)].sort((a, b) => a - b);
+    rank = new Map(sorted.map((id, r) => [id, r]));
+    n = Math.max(n, sorted.length);
+  }
+  const index = (id: number): number => {
+    const r = rank?.get(id);
+    if (r !== undefined) return r;
+    return Math.abs(Math.trunc(id));
+  };
+  if (n <= PALETTE16.length) {
+    return {
+      n,
+      kind: "palette",
+      bandSize: 1,
+      steps: 1,
+      bands: PALETTE16.length,
+      byRank: rank !== null,
+      color: (id) => PALETTE16[index(id) % PALETTE16.length],
+      place: () => null,
+    };
+  }
+  const bandSize = bandSizeFor(n);
+  const steps = Math.min(MAX_STEPS, bandSize);
+  const bands = Math.ceil(n / bandSize);
+  const cache = new Map<number, string>();
+  const place = (id: number) => {
+    const i = index(id);
+    return { band: Math.floor(i / bandSize) % bands, step: i % steps };
+  };
+  return {
+    n,
+    kind: "bands",
+    bandSize,
+    steps,
+    bands,
+    byRank: rank !== null,
+    place,
+    color(id: number): string {
+      const p = place(id);
+      const k = p.band * steps + p.step;
+      let c = cache.get(k);
+      if (c === undefined) cache.set(k, (c = bandColor(p.band, bands, p.step, steps)));
+      return c;
+    },
+  };
+}
+
+function idRange(lo: number, hi: number): string {
+  return lo === hi ? String(lo) : `${lo}–${hi}`;
+}
+
+/** What the colours mean, for the view's legend; null when there are at most 16 devices (each
+ *  device has its own colour and the mesh pane labels it). `ids`: as for colorScheme. */
+export function colorLegend(scheme: ColorScheme, ids?: readonly number[]): ColorLegend | null {
+  if (scheme.kind !== "bands") return null;
+  const { n, bandSize, steps, bands } = scheme;
+  const sorted = scheme.byRank && ids ? [...new Set(ids)].sort((a, b) => a - b) : null;
+  const rows: LegendRow[] = [];
+  for (let b = 0; b < bands; b++) {
+    const lo = b * bandSize;
+    const hi = Math.min(n, (b + 1) * bandSize) - 1;
+    const label = sorted ? idRange(sorted[lo] ?? lo, sorted[hi] ?? hi) : idRange(lo, hi);
+    rows.push({ label, colors: Array.from({ length: steps }, (_, s) => bandColor(b, bands, s, steps)) });
+  }
+  const what = sorted ? "position" : "id";
+  const first = rows[0].label;
+  const last = rows[rows.length - 1].label;
+  const repeat = bandSize > steps ? `, repeating every ${steps} ids` : "";
+  return {
+    summary:
+      `Colour = device ${what}. Hue: ${bands} bands of ${bandSize} ids (${first}, …, ${last}). ` +
+      `Lightness: ${what} mod ${steps}, dark → light${repeat}.`,
+    stepTitle: `${what} mod ${steps}`,
+    rows,
+  };
+}
+
+const SCHEMES = new Map<number, ColorScheme>();
+
+/**
+ * The colour of a device. Depends only on the device id and the number of devices (fixed for a
+ * kernel), so a device keeps its colour across views, re-shards and mesh changes.
+ * <= 16 devices: a qualitative colour-blind-safe palette. More: see colorScheme (hue bands along
+ * the id, lightness steps within a band).
  */
 export function deviceColor(id: number, nDevices: number): string {
-  if (nDevices <= PALETTE16.length && id >= 0 && id < PALETTE16.length) return PALETTE16[id];
-  const i = Math.abs(Math.trunc(id));
-  const hue = frac(0.07 + i * PHI1) * 360;
-  const band = Math.floor(frac(0.5 + i * R2A) * LIGHTNESS_BANDS.length);
-  const sat = SATURATION_BANDS[i % SATURATION_BANDS.length];
-  return hslToHex(hue, sat, LIGHTNESS_BANDS[band]);
+  let s = SCHEMES.get(nDevices);
+  if (!s) {
+    if (SCHEMES.size > 64) SCHEMES.clear();
+    SCHEMES.set(nDevices, (s = colorScheme(nDevices)));
+  }
+  return s.color(id);
 }
 
 /** Relative luminance (sRGB, 0..1). */
@@ -81,9 +272,16 @@ export function luminance(hex: string): number {
   return 0.2126 * r + 0.7152 * g + 0.0722 * b;
 }
 
-/** Black or white text, whichever contrasts more with the background. */
+/** WCAG contrast ratio between two colours (1 .. 21). */
+export function contrastRatio(a: string, b: string): number {
+  const [x, y] = [luminance(a), luminance(b)];
+  return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05);
+}
+
+/** Black or white text, whichever contrasts more with the background: at least 4.58:1 on any
+ *  background (the two ratios cross at luminance 0.179), the WCAG AA level for normal text. */
 export function textColorOn(bg: string): string {
-  return luminance(bg) > 0.26 ? "#111111" : "#ffffff";
+  return contrastRatio(bg, "#000000") >= contrastRatio(bg, "#ffffff") ? "#000000" : "#ffffff";
 }
 
 // Viridis, 9 control points, linearly interpolated.

@@ -114,60 +114,15 @@ export class Controls {
     // Axes: name + type.
     const axes = doc.createElement("div");
     axes.className = "sw-axes";
-    state.axis_names.forEach((name, i) => {
+    state.axis_names.forEach((_name, i) => {
       const row = doc.createElement("div");
       row.className = "sw-row sw-axis-row";
-      const lab = doc.createElement("label");
-      lab.className = "sw-field";
-      const span = doc.createElement("span");
-      span.textContent = `axis ${i} (${state.mesh_shape[i]})`;
-      const t = doc.createElement("input");
-      t.type = "text";
-      t.value = name;
-      t.size = 6;
-      t.spellcheck = false;
-      t.autocomplete = "off";
-      t.dataset.key = `name-${i}`;
-      t.setAttribute("aria-label", `name of mesh axis ${i}`);
+      const [lab, msg] = axisNameField(doc, state, i, 6, (v) => this.emit(withAxisName(state, i, v)));
       if (options.static_states) {
+        const t = lab.querySelector("input") as HTMLInputElement;
         t.readOnly = true;
         t.title = "names are fixed in a saved page";
       }
-      // The reason a name is refused, in words next to the field (and in its tooltip).
-      const msg = doc.createElement("span");
-      msg.className = "sw-field-msg";
-      msg.setAttribute("role", "alert");
-      const show = (problem: string) => {
-        if (problem) t.setAttribute("aria-invalid", "true");
-        else t.removeAttribute("aria-invalid");
-        t.title = problem;
-        msg.textContent = problem;
-      };
-      const commit = () => {
-        const v = t.value.trim();
-        if (v === name) {
-          show("");
-          return;
-        }
-        const problem = axisNameProblem(state.axis_names, i, v);
-        if (problem) {
-          show(problem);
-          return;
-        }
-        this.emit(withAxisName(state, i, v));
-      };
-      t.addEventListener("change", commit);
-      t.addEventListener("keydown", (e) => {
-        if (e.key === "Enter") {
-          e.preventDefault();
-          commit();
-        }
-      });
-      t.addEventListener("input", () => {
-        const v = t.value.trim();
-        show(v === name ? "" : axisNameProblem(state.axis_names, i, v));
-      });
-      lab.append(span, t);
       const typeSel = this.select(
         `type-${i}`,
         "",
@@ -310,4 +265,57 @@ export class Controls {
     lab.append(span, s);
     return lab;
   }
+}
+
+/**
+ * The name field of mesh axis i: a text input whose refused names are explained in words
+ * beside it (and in its tooltip); a valid new name goes to `commit`. Returns the label (with the
+ * input) and the message element, for the caller to place.
+ */
+export function axisNameField(
+  doc: Document,
+  state: { axis_names: string[]; mesh_shape: number[] },
+  i: number,
+  size: number,
+  commit: (name: string) => void,
+): [HTMLLabelElement, HTMLSpanElement] {
+  const name = state.axis_names[i] ?? "";
+  const lab = doc.createElement("label");
+  lab.className = "sw-field";
+  const span = doc.createElement("span");
+  span.textContent = `axis ${i} (${state.mesh_shape[i]})`;
+  const t = doc.createElement("input");
+  t.type = "text";
+  t.value = name;
+  t.size = size;
+  t.spellcheck = false;
+  t.autocomplete = "off";
+  t.dataset.key = `name-${i}`;
+  t.setAttribute("aria-label", `name of mesh axis ${i}`);
+  const msg = doc.createElement("span");
+  msg.className = "sw-field-msg";
+  msg.setAttribute("role", "alert");
+  const show = (problem: string) => {
+    if (problem) t.setAttribute("aria-invalid", "true");
+    else t.removeAttribute("aria-invalid");
+    t.title = problem;
+    msg.textContent = problem;
+  };
+  const problemOf = (v: string) => (v === name ? "" : axisNameProblem(state.axis_names, i, v));
+  const tryCommit = () => {
+    const v = t.value.trim();
+    const problem = problemOf(v);
+    show(problem);
+    if (!problem && v !== name) commit(v);
+  };
+  t.addEventListener("change", tryCommit);
+  t.addEventListener("keydown", (e) => {
+    if (e.key === "Enter") {
+      e.preventDefault();
+      tryCommit();
+    }
+  });
+  t.addEventListener("input", () => show(problemOf(t.value.trim())));
+  lab.append(span, t);
+  return [lab, msg];
 }

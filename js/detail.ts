@@ -3,6 +3,8 @@ import type { Layout, Stats } from "./types";
 import { blockThumb, blockValues, isComplex, thumbCanvas } from "./stats";
 import { formatBytes, formatComplex, formatHalfOpen, formatNumber } from "./text";
 import { textColorOn } from "./colors";
+import { compressIds } from "./labels";
+import { el } from "./dom";
 
 export type Pin = { kind: "block"; block: number } | { kind: "device"; device: number };
 
@@ -15,17 +17,6 @@ export interface DetailInput {
   close(): void;
 }
 
-function el<K extends keyof HTMLElementTagNameMap>(
-  doc: Document,
-  tag: K,
-  cls = "",
-  text = "",
-): HTMLElementTagNameMap[K] {
-  const e = doc.createElement(tag);
-  if (cls) e.className = cls;
-  if (text) e.textContent = text;
-  return e;
-}
 
 function kv(doc: Document, dl: HTMLElement, k: string, v: string | HTMLElement): void {
   const dt = el(doc, "dt", "", k);
@@ -43,6 +34,83 @@ export function tableShape(sizes: number[]): [number, number] {
   if (nz.length === 1) return [1, nz[0]];
   if (nz.length === 2) return [nz[0], nz[1]];
   return [1, n];
+}
+
+/** The holders of a block: a heading with the count and the ids in runs ("Held by 64 devices:
+ *  0–63"), then a table with a row per device (never clipped: it scrolls when long). */
+export function holdersTable(
+  doc: Document,
+  layout: Layout,
+  ids: number[],
+  current: number | null,
+  colorOf: (id: number) => string,
+): HTMLElement[] {
+  const devIndex = new Map(layout.devices.ids.map((id, i) => [id, i]));
+  const coords = layout.devices.coords;
+  const cores = layout.devices.core_on_chip;
+  const hasCoords = !!coords && ids.some((id) => (coords[devIndex.get(id) ?? -1]?.length ?? 0) > 0);
+  const hasCore = !!cores;
+  const anyRemote = ids.some((id) => {
+    const i = devIndex.get(id);
+    return i !== undefined && layout.devices.process[i] !== layout.devices.local_process;
+  });
+  const tbl = el(doc, "table", "sw-devtable");
+  const thead = el(doc, "thead");
+  const hr = el(doc, "tr");
+  const heads = ["device", "replica", "process", "memory", ...(hasCoords ? ["coords"] : []), ...(hasCore ? ["core"] : []), ...(anyRemote ? [""] : [])];
+  for (const h of heads) {
+    const th = el(doc, "th", "", h);
+    th.scope = "col";
+    hr.append(th);
+  }
+  thead.append(hr);
+  const tbody = el(doc, "tbody");
+  const mem = layout.memory_kind || "–";
+  ids.forEach((id, replica) => {
+    const i = devIndex.get(id) ?? -1;
+    const tr = el(doc, "tr");
+    tr.dataset.device = String(id);
+    if (id === current) tr.className = "sw-current";
+    const color = colorOf(id);
+    const sw = el(doc, "span", "sw-swatch", String(id));
+    sw.style.background = color;
+    sw.style.color = textColorOn(color);
+    const td0 = el(doc, "td");
+    td0.append(sw);
+    tr.append(td0, el(doc, "td", "", String(replica)));
+    const proc = i >= 0 ? layout.devices.process[i] : undefined;
+    tr.append(el(doc, "td", "", proc === undefined ? "?" : String(proc)));
+    tr.append(el(doc, "td", "", mem));
+    if (hasCoords) {
+      const c = i >= 0 ? coords![i] : undefined;
+      tr.append(el(doc, "td", "", c && c.length ? `(${c.join(",")})` : "–"));
+    }
+    if (hasCore) tr.append(el(doc, "td", "", i >= 0 ? String(cores![i]) : "–"));
+    if (anyRemote) {
+      const remote = proc !== undefined && proc !== layout.devices.local_process;
+      tr.append(el(doc, "td", remote ? "sw-remote" : "", remote ? `not addressable (process ${proc})` : ""));
+    }
+    tbody.append(tr);
+  });
+  tbl.append(thead, tbody);
+  const n = ids.length;
+  const heading = el(doc, "h4", "", n > 1 ? `Held by ${n} devices` : "Held by");
+  const nodes: HTMLElement[] = [heading];
+  if (n > 1) {
+    const runs = el(doc, "p", "sw-holder-ids", compressIds(ids));
+    runs.title = ids.join(", ");
+    nodes.push(runs);
+  }
+  const wrap = el(doc, "div", "sw-scroll sw-holders");
+  if (n > 12) {
+    // A scrolling region must be reachable from the keyboard.
+    wrap.tabIndex = 0;
+    wrap.setAttribute("role", "region");
+    wrap.setAttribute("aria-label", `the ${n} devices holding this block`);
+  }
+  wrap.append(tbl);
+  nodes.push(wrap);
+  return nodes;
 }
 
 export function renderDetail(doc: Document, host: HTMLElement, inp: DetailInput): void {
@@ -81,35 +149,8 @@ export function renderDetail(doc: Document, host: HTMLElement, inp: DetailInput)
     kv(doc, dl, "platform", `${layout.devices.platform}${kind}`);
     body.append(dl);
 
-    // Devices table.
-    const tbl = el(doc, "table", "sw-devtable");
-    const hasCoords = !!layout.devices.coords;
-    const hasCore = !!layout.devices.core_on_chip;
-    const hr = el(doc, "tr");
-    for (const h of ["device", "replica", "process", ...(hasCoords ? ["coords"] : []), ...(hasCore ? ["core"] : []), ""])
-      hr.append(el(doc, "th", "", h));
-    tbl.append(hr);
-    b.d.forEach((id, replica) => {
-      const i = devIndex.get(id) ?? -1;
-      const tr = el(doc, "tr");
-      if (pin.kind === "device" && id === pin.device) tr.className = "sw-current";
-      const sw = el(doc, "span", "sw-swatch", String(id));
-      sw.style.background = inp.colorOf(id);
-      sw.style.color = textColorOn(inp.colorOf(id));
-      const td0 = el(doc, "td");
-      td0.append(sw);
-      tr.append(td0, el(doc, "td", "", String(replica)));
-      const proc = i >= 0 ? layout.devices.process[i] : undefined;
-      tr.append(el(doc, "td", "", proc === undefined ? "?" : String(proc)));
-      if (hasCoords) tr.append(el(doc, "td", "", i >= 0 ? `(${layout.devices.coords![i].join(",")})` : ""));
-      if (hasCore) tr.append(el(doc, "td", "", i >= 0 ? String(layout.devices.core_on_chip![i]) : ""));
-      const remote = proc !== undefined && proc !== layout.devices.local_process;
-      tr.append(el(doc, "td", remote ? "sw-remote" : "", remote ? `not addressable (process ${proc})` : ""));
-      tbl.append(tr);
-    });
-    const devWrap = el(doc, "div", "sw-scroll");
-    devWrap.append(tbl);
-    body.append(el(doc, "h4", "", b.d.length > 1 ? `Held by ${b.d.length} devices` : "Held by"), devWrap);
+    // Every holder, one row each: id, replica, process, memory kind, coords / core (TPU).
+    body.append(...holdersTable(doc, layout, b.d, pin.kind === "device" ? pin.device : null, inp.colorOf));
 
     // Statistics.
     if (stats && stats.status === "ready") {

@@ -72,9 +72,22 @@ export interface NamedOpts {
   kind?: string;
   memoryKind?: string;
   processes?: number;
+  /** TPU-like coords: `tpuCoords` is 4×4×8 chips × 2 cores; `topology` any [x, y, z?] chips ×
+   *  cores, device id = core + cores × (x + X × (y + Y × z)) (x fastest, as TPU ids go). */
   tpuCoords?: boolean;
+  topology?: { chips: number[]; cores: number };
   deviceIds?: number[];
   source?: "original" | "resharded";
+}
+
+/** Coords of device `id` on a TPU-like slice of `chips` = [X, Y, Z?] chips with `cores` each. */
+export function topologyCoords(id: number, chips: number[], cores: number): number[] {
+  let chip = Math.floor(id / cores);
+  return chips.map((size, k) => {
+    const v = k === chips.length - 1 ? chip : chip % size;
+    chip = Math.floor(chip / size);
+    return v;
+  });
 }
 
 export function namedFixture(o: NamedOpts): Fixture {
@@ -125,9 +138,8 @@ export function namedFixture(o: NamedOpts): Fixture {
     .join(",")}]`;
   const platform = o.platform ?? "cpu";
   const procs = o.processes ?? 1;
-  const coords = o.tpuCoords
-    ? ids.map((id) => [Math.floor(id / 2) % 4, Math.floor(id / 8) % 4, Math.floor(id / 32)])
-    : null;
+  const topo = o.topology ?? (o.tpuCoords ? { chips: [4, 4, 8], cores: 2 } : null);
+  const coords = topo ? ids.map((id) => topologyCoords(id, topo.chips, topo.cores)) : null;
   const layout: Layout = {
     key: o.key ?? 1,
     shape: [...o.shape],
@@ -146,7 +158,7 @@ export function namedFixture(o: NamedOpts): Fixture {
       platform,
       kind: o.kind ?? platform,
       coords,
-      core_on_chip: o.tpuCoords ? ids.map((id) => id % 2) : null,
+      core_on_chip: topo ? ids.map((id) => id % topo.cores) : null,
       local_process: 0,
     },
     blocks,
@@ -394,4 +406,34 @@ export function fx3axis(): Fixture {
     spec: [["x", "y"], "z"],
     processes: 2,
   });
+}
+
+/** TPU v4-like: 2×2×2 chips (x, y, z) with 2 cores each = 16 devices; mesh 4×4 over them in id
+ *  order, P('x', 'y') on (16, 16). */
+export function fxTpuV4(): Fixture {
+  return namedFixture({
+    shape: [16, 16],
+    meshShape: [4, 4],
+    axisNames: ["data", "model"],
+    spec: ["data", "model"],
+    platform: "tpu",
+    kind: "TPU v4",
+    topology: { chips: [2, 2, 2], cores: 2 },
+  });
+}
+
+/** TPU v5e-like: 4×4 chips, 1 core each = 16 devices; mesh 2×8 in an order that is not the
+ *  physical one (as jax.make_mesh may choose), P('x', 'y') on (8, 32). */
+export function fxTpuV5e(): Fixture {
+  const order = [0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15];
+  const f = namedFixture({
+    shape: [8, 32],
+    meshShape: [2, 8],
+    spec: ["x", "y"],
+    platform: "tpu",
+    kind: "TPU v5 lite",
+    topology: { chips: [4, 4, 1], cores: 1 },
+    deviceIds: order,
+  });
+  return f;
 }

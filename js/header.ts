@@ -2,6 +2,8 @@
 import type { Layout, Stats } from "./types";
 import { formatBytes, plural } from "./text";
 
+let findCount = 0;
+
 export interface HeaderCallbacks {
   find(text: string): void;
 }
@@ -36,6 +38,38 @@ export function statsHint(layout: Layout | null, stats: Stats | null | undefined
   return "";
 }
 
+/** A parsed find-box query: id ranges [lo, hi] (inclusive); `single` when it is one id. */
+export type DeviceQuery = { ranges: [number, number][]; single: boolean } | { error: string };
+
+/**
+ * Parse the find box: ids and ranges separated by commas or spaces: "1234", "12-15" (also
+ * "12–15", "12..15"), "3,7,9", "0-3, 8". null for an empty box; { error } for anything else.
+ */
+export function parseDeviceQuery(text: string): DeviceQuery | null {
+  const t = text.trim();
+  if (t === "") return null;
+  const ranges: [number, number][] = [];
+  for (const part of t.split(/[\s,;]+/)) {
+    if (part === "") continue;
+    const m = /^(\d{1,9})(?:(?:-|–|—|\.\.)(\d{1,9}))?$/.exec(part);
+    if (!m) {
+      return { error: /^\d+(-|–|—|\.\.)$/.test(part) ? `${part}: the range needs an end` : `"${part}" is not an id or a range (use 12, 12-15 or 3,7,9)` };
+    }
+    const lo = Number(m[1]);
+    const hi = m[2] === undefined ? lo : Number(m[2]);
+    ranges.push(lo <= hi ? [lo, hi] : [hi, lo]);
+  }
+  if (ranges.length === 0) return null;
+  return { ranges, single: ranges.length === 1 && ranges[0][0] === ranges[0][1] };
+}
+
+/** The ids among `known` that the ranges cover, sorted and distinct. */
+export function matchDevices(ranges: [number, number][], known: Iterable<number>): number[] {
+  const out = new Set<number>();
+  for (const id of known) if (ranges.some(([lo, hi]) => lo <= id && id <= hi)) out.add(id);
+  return [...out].sort((a, b) => a - b);
+}
+
 export class Header {
   readonly el: HTMLElement;
   private typeofEl: HTMLElement;
@@ -66,15 +100,30 @@ export class Header {
     this.busyEl.hidden = true;
     this.busyEl.innerHTML = '<span class="sw-spinner" aria-hidden="true"></span>working…';
     const findLab = mk("label", "sw-find") as HTMLLabelElement;
-    const findSpan = mk("span", "sw-visually-hidden");
-    findSpan.textContent = "find device id";
+    const findSpan = mk("span", "sw-find-label");
+    findSpan.textContent = "find device";
     this.findInput = doc.createElement("input");
     this.findInput.type = "search";
-    this.findInput.placeholder = "find device id";
-    this.findInput.inputMode = "numeric";
-    this.findInput.size = 12;
-    this.findInput.addEventListener("input", () => cb.find(this.findInput.value));
+    this.findInput.placeholder = "12, 12-15, 3,7,9";
+    this.findInput.autocomplete = "off";
+    this.findInput.spellcheck = false;
+    this.findInput.size = 14;
+    this.findInput.dataset.key = "find";
+    this.findInput.title =
+      "Highlight devices by id: 1234, a range 12-15, or a list 3,7,9. Esc clears.";
     this.findMsg = mk("span", "sw-find-msg");
+    this.findMsg.id = `sw-find-msg-${++findCount}`;
+    this.findMsg.setAttribute("aria-live", "polite");
+    this.findInput.setAttribute("aria-describedby", this.findMsg.id);
+    this.findInput.addEventListener("input", () => cb.find(this.findInput.value));
+    this.findInput.addEventListener("keydown", (e) => {
+      if (e.key !== "Escape" || this.findInput.value === "") return;
+      // Esc clears the box (and nothing else: a pinned detail stays until the next Esc).
+      e.preventDefault();
+      e.stopPropagation();
+      this.findInput.value = "";
+      cb.find("");
+    });
     findLab.append(findSpan, this.findInput);
     right.append(this.busyEl, findLab, this.findMsg);
     top.append(left, right);
@@ -142,6 +191,7 @@ export class Header {
 
   setFindMessage(text: string, invalid: boolean): void {
     this.findMsg.textContent = text;
+    this.findMsg.classList.toggle("sw-invalid", invalid);
     if (invalid) this.findInput.setAttribute("aria-invalid", "true");
     else this.findInput.removeAttribute("aria-invalid");
   }

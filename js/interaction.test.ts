@@ -29,6 +29,7 @@ describe("interaction", () => {
     const [b] = blocks(el);
     expect(b.style.background).toContain("repeating-linear-gradient");
     expect(el.querySelector(".sw-badge")!.textContent).toBe("×16");
+    b.dispatchEvent(new MouseEvent("mouseenter")); // the tooltip is made on first hover
     expect(b.title).toContain("devices 0, 1, 2");
   });
 
@@ -114,7 +115,7 @@ describe("interaction", () => {
     await flush();
     expect(form.firstElementChild).toBe(before);
     expect(el.querySelector<HTMLElement>(".sw-hint")!.hidden).toBe(true);
-    expect(el.querySelectorAll(".sw-block .sw-thumb").length).toBe(8);
+    expect(el.querySelectorAll(".sw-block.sw-has-thumb").length).toBe(8);
   });
 
   it("view dims dropdowns set view_dims on the model", () => {

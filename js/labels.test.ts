@@ -1,5 +1,20 @@
 import { describe, expect, it } from "vitest";
-import { compressIds, deviceLabelCandidates, fitLabel, rangeLabelCandidates } from "./labels";
+import {
+  canvasLabel,
+  compressIds,
+  deviceLabelCandidates,
+  fitLabel,
+  rangeLabelCandidates,
+} from "./labels";
+import {
+  FONT_3X5,
+  FONT_5X7,
+  lighten,
+  PIXEL_FONTS,
+  pixelTextWidth,
+  writeText,
+  type PixelFont,
+} from "./pixelfont";
 import { formatBytes, formatComplex, formatNumber, textWidth } from "./text";
 
 describe("fitLabel", () => {
@@ -57,5 +72,67 @@ describe("formatting", () => {
     expect(formatNumber(1e9 + 0.5)).toBe("1e+9");
     expect(formatComplex(1, -2)).toBe("1-2j");
     expect(formatComplex(0.5, 0.25)).toBe("0.5+0.25j");
+  });
+});
+
+describe("canvas labels (bitmap fonts)", () => {
+  const face = (f: PixelFont) => ({ width: (t: string) => pixelTextWidth(f, t), height: f.h });
+  const faces = PIXEL_FONTS.map(face);
+
+  it("take the largest font that fits, then the smaller, then none", () => {
+    // "512" is 3×6−1 = 17 px in 5×7 and 3×4−1 = 11 px in 3×5
+    expect(canvasLabel([512], 17, 9, faces)).toEqual({ text: "512", face: 0 });
+    expect(canvasLabel([512], 16, 9, faces)).toEqual({ text: "512", face: 1 });
+    expect(canvasLabel([512], 11, 7, faces)).toEqual({ text: "512", face: 1 });
+    expect(canvasLabel([512], 10, 30, faces)).toBeNull();
+    expect(canvasLabel([512], 30, 6, faces)).toBeNull(); // no room for a line and its margin
+  });
+
+  it("never return a cut label; replicated blocks fall back to shorter whole forms", () => {
+    const ids = [0, 1, 2, 3];
+    const cands = deviceLabelCandidates(ids);
+    const seen = new Set<string>();
+    for (let w = 0; w < 60; w++) {
+      const l = canvasLabel(ids, w, 12, faces);
+      if (!l) continue;
+      seen.add(l.text);
+      expect(cands).toContain(l.text);
+      expect(faces[l.face].width(l.text)).toBeLessThanOrEqual(w);
+    }
+    expect(seen).toEqual(new Set(["0–3 ×4", "×4"]));
+  });
+
+  it("measure only the characters they can draw", () => {
+    expect(pixelTextWidth(FONT_3X5, "12")).toBe(7);
+    expect(pixelTextWidth(FONT_5X7, "0–3 ×4")).toBe(35);
+    expect(pixelTextWidth(FONT_5X7, "a")).toBe(Infinity);
+    for (const ch of "0123456789,–× ") {
+      expect(FONT_5X7.glyphs.has(ch)).toBe(true);
+      expect(FONT_3X5.glyphs.has(ch)).toBe(true);
+    }
+  });
+
+  it("write glyph pixels (scaled) and skip what falls outside", () => {
+    const pw = 12;
+    const ph = 12;
+    const px = new Uint32Array(pw * ph);
+    writeText(px, pw, ph, FONT_3X5, "1", 0, 0, 1, 7);
+    // "1" in 3×5: .#. / ##. / .#. / .#. / ###
+    const rows = [0, 1, 2, 3, 4].map((y) => [0, 1, 2].map((x) => (px[y * pw + x] ? "#" : ".")).join(""));
+    expect(rows).toEqual([".#.", "##.", ".#.", ".#.", "###"]);
+    const big = new Uint32Array(pw * ph);
+    writeText(big, pw, ph, FONT_3X5, "1", 0, 0, 2, 7);
+    expect(big.filter((v) => v === 7).length).toBe(4 * 8); // 8 glyph pixels, each 2×2
+    const edge = new Uint32Array(pw * ph);
+    writeText(edge, pw, ph, FONT_5X7, "8", 10, 8, 1, 9); // mostly off the buffer: no throw
+    expect(edge.some((v) => v === 9)).toBe(true);
+  });
+
+  it("lighten a chip towards white, keeping opaque pixels opaque", () => {
+    const px = new Uint32Array([0xff000000, 0xff000000]);
+    lighten(px, 2, 1, 1, 0, 1, 1, 0.5);
+    expect(px[0]).toBe(0xff000000);
+    expect((px[1] & 255) === 128 || (px[1] & 255) === 127).toBe(true);
+    expect(px[1] >>> 24).toBe(255);
   });
 });

@@ -58,3 +58,29 @@ export function deviceListText(ids: number[]): string {
 export function rangeLabelCandidates(r: [number, number]): string[] {
   return [formatRange(r), String(r[0])];
 }
+
+/** A typeface for canvas labels: the width of a text and the height of a line, in px. */
+export interface LabelFace {
+  width(text: string): number;
+  height: number;
+}
+
+/** A compact label for a block of `maxWidth`×`maxHeight` px held by `ids`, for the canvas: the
+ *  longest whole candidate of deviceLabelCandidates (device id, run, ×N count) in the first face
+ *  of `faces` where one fits with a pixel to spare above and below; null when none fits (the
+ *  block then has its text on hover only). Never a cut string. */
+export function canvasLabel(
+  ids: number[],
+  maxWidth: number,
+  maxHeight: number,
+  faces: readonly LabelFace[],
+): { text: string; face: number } | null {
+  if (maxWidth <= 0) return null;
+  const cands = ids.length === 1 ? [String(ids[0])] : deviceLabelCandidates(ids);
+  for (let i = 0; i < faces.length; i++) {
+    const f = faces[i];
+    if (maxHeight < f.height + 2) continue;
+    for (const c of cands) if (c !== "" && f.width(c) <= maxWidth) return { text: c, face: i };
+  }
+  return null;
+}

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { deviceColor, hexToRgb, PALETTE16, stripeColors } from "./colors";
+import { colorDistance, deviceColor, PALETTE16, stripeColors } from "./colors";
 import { compressIds, deviceLabelCandidates, fitLabel, rangeLabelCandidates } from "./labels";
 import { allocate, locate, selectGrid, sliderDims } from "./blocks";
 import { specOptions, specString } from "./spec";
@@ -26,12 +26,9 @@ describe("colours", () => {
   });
 
   it("stay apart for neighbouring ids beyond 16 devices", () => {
-    const dist = (a: string, b: string) => {
-      const [x, y] = [hexToRgb(a), hexToRgb(b)];
-      return Math.hypot(x[0] - y[0], x[1] - y[1], x[2] - y[2]);
-    };
+    // Perceptual distance (OKLab): neighbours share a hue band and differ by a lightness step.
     for (let id = 0; id < 4095; id += 97) {
-      expect(dist(deviceColor(id, 4096), deviceColor(id + 1, 4096))).toBeGreaterThan(40);
+      expect(colorDistance(deviceColor(id, 4096), deviceColor(id + 1, 4096))).toBeGreaterThan(0.05);
     }
     expect(deviceColor(1234, 4096)).toMatch(/^#[0-9a-f]{6}$/i);
   });

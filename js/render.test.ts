@@ -16,7 +16,7 @@ describe("rendering against a fake model", () => {
     expect(el.querySelector(".shardwidget")).not.toBeNull();
     expect(labels(el).sort()).toEqual(["0", "1", "2", "3", "4", "5", "6", "7"]);
     expect(el.querySelectorAll(".sw-mesh .sw-dev").length).toBe(8);
-    expect(el.querySelectorAll(".sw-thumb").length).toBe(8);
+    expect(el.querySelectorAll(".sw-block.sw-has-thumb").length).toBe(8);
     expect(el.querySelector(".sw-typeof")!.textContent).toContain("float32[8@x,16@y]");
   });
 
@@ -25,6 +25,7 @@ describe("rendering against a fake model", () => {
     const blocks = el.querySelectorAll<HTMLElement>(".sw-grid .sw-block");
     expect(blocks.length).toBe(1);
     const b = blocks[0];
+    b.dispatchEvent(new MouseEvent("mouseenter")); // the tooltip is made on first hover
     const text = (b.textContent ?? "") + " " + (b.getAttribute("title") ?? "");
     expect(text).toMatch(/×8|0–7/);
     expect(b.getAttribute("title")).toContain("0, 1, 2, 3, 4, 5, 6, 7");

@@ -2,7 +2,7 @@
 import type { LayoutState, RequestMsg, ResultMsg } from "./types";
 import { cloneState } from "./state";
 
-export interface QueueOptions {
+export interface QueueOptions<S = LayoutState, M = RequestMsg> {
   /** Wait this long after the last change before sending (ms); default 0. */
   debounceMs?: number;
   /** Give up waiting for a result after this long (ms): the kernel may have restarted. */
@@ -11,23 +11,34 @@ export interface QueueOptions {
   /** First seq (a later one is used when the clock is ahead). Defaults to the clock, so that
    *  several views of one model use disjoint, increasing seqs. */
   seqBase?: number;
+  /** Copy a state (default: cloneState of a LayoutState). */
+  clone?: (s: S) => S;
+  /** The message for a state (default: a RequestMsg); a function view sends TraceRequestMsg. */
+  build?: (seq: number, state: S) => M;
 }
 
-export class RequestQueue {
+/** The queue is generic over the state it sends (LayoutState by default, TraceState for a
+ *  function view) and the message that carries it. */
+export class RequestQueue<S = LayoutState, M = RequestMsg> {
   private seq: number;
-  private pendingState: LayoutState | null = null;
-  private flight: { seq: number; state: LayoutState; at: number } | null = null;
+  private pendingState: S | null = null;
+  private flight: { seq: number; state: S; at: number } | null = null;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private readonly debounceMs: number;
   private readonly staleMs: number;
   private readonly now: () => number;
+  private readonly clone: (s: S) => S;
+  private readonly build: (seq: number, state: S) => M;
   /** Called whenever pending / in-flight changes (to refresh the controls). */
   onChange: () => void = () => {};
 
   constructor(
-    private readonly send: (msg: RequestMsg) => void,
-    opts: QueueOptions = {},
+    private readonly send: (msg: M) => void,
+    opts: QueueOptions<S, M> = {},
   ) {
+    this.clone = opts.clone ?? (cloneState as unknown as (s: S) => S);
+    this.build =
+      opts.build ?? ((seq, state) => ({ type: "request", seq, state }) as unknown as M);
     this.debounceMs = opts.debounceMs ?? 0; // one-in-flight coalesces; a 0 ms timer still merges same-tick changes
     this.staleMs = opts.staleMs ?? 120_000;
     this.now = opts.now ?? (() => Date.now());
@@ -35,7 +46,7 @@ export class RequestQueue {
   }
 
   /** The newest state asked for and not yet answered (pending, else in flight), or null. */
-  get optimistic(): LayoutState | null {
+  get optimistic(): S | null {
     return this.pendingState ?? this.flight?.state ?? null;
   }
 
@@ -43,12 +54,12 @@ export class RequestQueue {
     return this.flight?.seq ?? null;
   }
 
-  get pending(): LayoutState | null {
+  get pending(): S | null {
     return this.pendingState;
   }
 
-  submit(state: LayoutState): void {
-    this.pendingState = cloneState(state);
+  submit(state: S): void {
+    this.pendingState = this.clone(state);
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = null;
@@ -73,7 +84,7 @@ export class RequestQueue {
     const state = this.pendingState;
     this.pendingState = null;
     this.flight = { seq: this.seq, state, at: this.now() };
-    this.send({ type: "request", seq: this.seq, state: cloneState(state) });
+    this.send(this.build(this.seq, this.clone(state)));
     this.onChange();
   }
 

@@ -62,11 +62,14 @@ export const CSS = `
 }
 @keyframes shardwidget-spin { to { transform: rotate(360deg); } }
 .shardwidget .sw-find input {
-  font: inherit; font-size: 12px; padding: 2px 6px; width: 9.5em; border-radius: 4px;
+  font: inherit; font-size: 12px; padding: 2px 6px; width: 12.5em; border-radius: 4px;
   border: 1px solid var(--sw-border); background: var(--sw-bg); color: var(--sw-fg);
 }
 .shardwidget .sw-find input[aria-invalid="true"] { border-color: var(--sw-error-fg); }
 .shardwidget .sw-find-msg { font-size: 11.5px; color: var(--sw-fg2); }
+.shardwidget .sw-find { display: inline-flex; align-items: center; gap: 5px; }
+.shardwidget .sw-find-label { font-size: 11.5px; color: var(--sw-fg2); white-space: nowrap; }
+.shardwidget .sw-find-msg.sw-invalid { color: var(--sw-error-fg); }
 
 /* controls */
 .shardwidget .sw-controls { margin: 0 0 10px; }
@@ -112,9 +115,15 @@ export const CSS = `
 .shardwidget .sw-slider-value { font-family: var(--sw-mono); font-size: 11.5px; color: var(--sw-fg); white-space: pre; }
 
 /* array grid */
-.shardwidget .sw-grid-host { max-width: 100%; overflow-x: auto; }
+.shardwidget .sw-grid-host { max-width: 100%; overflow-x: auto; padding: 4px; }
 .shardwidget .sw-grid-wrap { position: relative; }
 .shardwidget .sw-grid { position: absolute; background: var(--sw-bg); }
+/* The grid is one tab stop; the keyboard cursor (a block) shows while it has keyboard focus. */
+.shardwidget .sw-grid:focus { outline: none; }
+.shardwidget .sw-grid.sw-kbd { outline: 2px solid var(--sw-accent); outline-offset: 3px; }
+.shardwidget .sw-grid.sw-kbd .sw-block.sw-cursor {
+  outline: 2px solid var(--sw-accent); outline-offset: 1px; box-shadow: 0 0 0 1px var(--sw-bg); z-index: 3;
+}
 .shardwidget .sw-axis-title { position: absolute; font-size: 11px; color: var(--sw-fg2); white-space: nowrap; overflow: hidden; }
 .shardwidget .sw-axis-title-col { top: 0; height: 16px; text-align: left; }
 .shardwidget .sw-axis-title-row {
@@ -128,20 +137,29 @@ export const CSS = `
 .shardwidget .sw-tick-col.sw-tick-start { text-align: left; border-left: 1px solid var(--sw-border1); padding-left: 2px; }
 .shardwidget .sw-tick-row { display: flex; align-items: center; justify-content: flex-end; }
 .shardwidget .sw-tick-row.sw-tick-start { align-items: flex-start; border-top: 1px solid var(--sw-border1); }
+/* DOM blocks sit in CSS grid tracks (set on .sw-grid); a 1 px gap right and below each. */
+.shardwidget .sw-grid.sw-grid-dom { display: grid; }
+.shardwidget .sw-grid-dom.sw-gap > .sw-block, .shardwidget .sw-grid-dom.sw-gap > .sw-hole { margin: 0 1px 1px 0; }
 .shardwidget .sw-block {
-  position: absolute; overflow: hidden; cursor: pointer; display: flex; align-items: center; justify-content: center;
-  border-radius: 2px;
+  position: relative; overflow: hidden; cursor: pointer; display: flex; align-items: center; justify-content: center;
+  border-radius: 2px; min-width: 0; min-height: 0; z-index: 0; /* z-index: see .sw-dev */
 }
-.shardwidget .sw-block:hover, .shardwidget .sw-block.sw-hl { box-shadow: inset 0 0 0 2px var(--sw-fg); }
-.shardwidget .sw-block.sw-pinned { box-shadow: inset 0 0 0 3px var(--sw-fg); }
-.shardwidget .sw-block.sw-found { box-shadow: inset 0 0 0 3px #e4002b; }
+/* A block with a thumbnail: a border of the device colour around its part of the atlas image. */
+.shardwidget .sw-block.sw-t {
+  border-style: solid; background-image: var(--sw-atlas); background-repeat: no-repeat; image-rendering: pixelated;
+}
+.shardwidget .sw-block:hover, .shardwidget .sw-block.sw-hl { outline: 2px solid var(--sw-fg); outline-offset: -2px; }
+.shardwidget .sw-block.sw-pinned { outline: 3px solid var(--sw-fg); outline-offset: -3px; }
+.shardwidget .sw-block.sw-found { outline: 3px solid #e4002b; outline-offset: -3px; }
 .shardwidget .sw-block.sw-hl, .shardwidget .sw-block.sw-pinned, .shardwidget .sw-block.sw-found { z-index: 2; }
 /* Dimming: one veil over the grid, under the marked blocks, rather than a style change on
    every block. */
-.shardwidget .sw-grid.sw-dimming::after {
-  content: ""; position: absolute; inset: 0; background: var(--sw-bg); opacity: 0.7; z-index: 1;
+.shardwidget .sw-grid::after {
+  content: ""; position: absolute; inset: 0; background: var(--sw-bg); opacity: 0; z-index: 1;
   pointer-events: none;
 }
+/* The veil is always there (adding a box would re-lay-out the grid): dimming changes its opacity. */
+.shardwidget .sw-grid.sw-dimming::after { opacity: 0.7; }
 .shardwidget .sw-thumb {
   position: absolute; image-rendering: pixelated; image-rendering: crisp-edges; border-radius: 1px;
   background-repeat: no-repeat;
@@ -151,6 +169,8 @@ export const CSS = `
   pointer-events: none; font-weight: 600;
 }
 .shardwidget .sw-label.sw-small { font-size: 10px; line-height: 12px; }
+.shardwidget .sw-label.sw-ink-dark { color: #000000; }
+.shardwidget .sw-label.sw-ink-light { color: #ffffff; }
 .shardwidget .sw-chip {
   padding: 0 3px; border-radius: 3px; color: #111; background: rgba(255, 255, 255, 0.86);
 }
@@ -159,6 +179,8 @@ export const CSS = `
   padding: 0 3px; border-radius: 3px; background: rgba(0, 0, 0, 0.72); color: #fff; pointer-events: none;
 }
 .shardwidget .sw-canvas { display: block; cursor: crosshair; }
+.shardwidget .sw-grid .sw-thumb { background-image: var(--sw-atlas); }
+.shardwidget .sw-thumb-canvas { position: absolute; inset: 0; width: 100%; height: 100%; image-rendering: pixelated; }
 
 /* mesh */
 .shardwidget .sw-mesh-body { display: flex; flex-direction: column; gap: 4px; }
@@ -173,6 +195,9 @@ export const CSS = `
 .shardwidget .sw-dev {
   display: flex; align-items: center; justify-content: center; font-family: var(--sw-mono); font-weight: 600;
   border-radius: 2px; cursor: pointer; overflow: hidden; white-space: nowrap;
+  /* positioned and stacked from the start: a highlight's z-index then changes paint only, never
+     the layout of a grid of 4096 cells */
+  position: relative; z-index: 0;
 }
 .shardwidget .sw-dev:hover, .shardwidget .sw-dev.sw-hl { box-shadow: 0 0 0 2px var(--sw-fg); position: relative; z-index: 2; }
 .shardwidget .sw-dev.sw-pinned { box-shadow: 0 0 0 3px var(--sw-fg); position: relative; z-index: 2; }
@@ -181,10 +206,48 @@ export const CSS = `
 /* Dimming: one veil over each mesh grid, under the marked cells (z-index 2+), instead of a
    style change on every cell: hovering costs the same with 8 devices as with 4096. */
 .shardwidget .sw-mesh-grid, .shardwidget .sw-mesh-list { position: relative; }
-.shardwidget .sw-mesh.sw-dimming .sw-mesh-grid::after, .shardwidget .sw-mesh.sw-dimming .sw-mesh-list::after {
-  content: ""; position: absolute; inset: -1px; background: var(--sw-bg); opacity: 0.7; z-index: 1;
+.shardwidget .sw-mesh .sw-mesh-grid::after, .shardwidget .sw-mesh .sw-mesh-list::after {
+  content: ""; position: absolute; inset: -1px; background: var(--sw-bg); opacity: 0; z-index: 1;
   pointer-events: none;
 }
+/* Always there, shown by opacity: creating the veil on hover re-laid-out a 4096-cell grid. */
+.shardwidget .sw-mesh.sw-dimming .sw-mesh-grid::after, .shardwidget .sw-mesh.sw-dimming .sw-mesh-list::after { opacity: 0.7; }
+.shardwidget .sw-mesh-head { display: flex; flex-wrap: wrap; align-items: baseline; justify-content: space-between; gap: 4px 10px; margin-bottom: 4px; }
+.shardwidget .sw-mesh-head .sw-pane-title { margin-bottom: 0; }
+/* mesh axes | physical */
+.shardwidget .sw-seg { display: inline-flex; border: 1px solid var(--sw-border1); border-radius: 4px; overflow: hidden; }
+.shardwidget .sw-seg-btn {
+  font: inherit; font-size: 11.5px; line-height: 18px; padding: 0 8px; border: 0; margin: 0; cursor: pointer;
+  background: var(--sw-bg); color: var(--sw-fg2);
+}
+.shardwidget .sw-seg-btn + .sw-seg-btn { border-left: 1px solid var(--sw-border1); }
+.shardwidget .sw-seg-btn[aria-pressed="true"] { background: var(--sw-accent); color: var(--sw-bg); }
+.shardwidget .sw-seg-btn:hover:not([aria-pressed="true"]) { color: var(--sw-accent); }
+.shardwidget .sw-seg-btn:focus-visible { outline-offset: -2px; }
+/* physical view: one grid of chips per z; a chip's devices (cores) inside its cell */
+.shardwidget .sw-phys { display: grid; gap: 8px 12px; align-items: start; }
+.shardwidget .sw-phys-grid { display: grid; align-items: center; justify-items: center; }
+.shardwidget .sw-phys-tick { font-family: var(--sw-mono); font-size: 9.5px; line-height: 11px; color: var(--sw-fg3); }
+.shardwidget .sw-phys-tick-row { justify-self: end; padding-right: 2px; }
+.shardwidget .sw-chipcell {
+  display: flex; flex-wrap: wrap; gap: 1px; padding: 1px; align-content: center; justify-content: center;
+  border-radius: 3px; background: var(--sw-bg2); border: 1px solid var(--sw-border);
+}
+.shardwidget .sw-chipcell > .sw-dev { flex: none; }
+.shardwidget .sw-chip-empty { border-style: dashed; background: transparent; }
+.shardwidget .sw-chip-bare { border: 0; padding: 0; gap: 0; border-radius: 0; background: transparent; }
+.shardwidget .sw-chip-bare.sw-chip-empty { background: var(--sw-bg2); }
+.shardwidget .sw-chipcell > .sw-dev { border-radius: 1px; }
+/* colour key (more than 16 devices) */
+.shardwidget .sw-legend { margin-top: 8px; font-size: 11.5px; color: var(--sw-fg2); }
+.shardwidget .sw-legend > summary { cursor: pointer; font-weight: 600; font-size: 12px; width: max-content; }
+.shardwidget .sw-legend-text { margin: 3px 0 5px; max-width: 44em; }
+.shardwidget .sw-legend-chart { display: grid; gap: 1px; align-items: center; width: max-content; }
+.shardwidget .sw-legend-head { font-family: var(--sw-mono); font-size: 9.5px; color: var(--sw-fg3); padding-right: 6px; }
+.shardwidget .sw-legend-step { text-align: center; padding: 0; }
+.shardwidget .sw-legend-band { font-family: var(--sw-mono); font-size: 10.5px; color: var(--sw-fg2); padding-right: 6px; text-align: right; }
+.shardwidget .sw-legend-swatch { display: block; width: 14px; height: 12px; border-radius: 1px; }
+.shardwidget .sw-legend-swatch.sw-found { box-shadow: 0 0 0 2px #e4002b; position: relative; z-index: 1; }
 
 /* detail */
 .shardwidget .sw-detail {
@@ -208,6 +271,9 @@ export const CSS = `
 .shardwidget .sw-devtable th { text-align: left; font-weight: 500; color: var(--sw-fg2); padding: 1px 8px 1px 0; font-size: 11px; }
 .shardwidget .sw-devtable td { padding: 1px 8px 1px 0; font-family: var(--sw-mono); }
 .shardwidget .sw-devtable tr.sw-current td { font-weight: 700; }
+.shardwidget .sw-holders { max-height: 300px; }
+.shardwidget .sw-holders thead th { position: sticky; top: 0; background: var(--sw-bg); z-index: 1; }
+.shardwidget .sw-holder-ids { margin: 0 0 3px; font-family: var(--sw-mono); font-size: 11.5px; color: var(--sw-fg2); overflow-wrap: anywhere; }
 .shardwidget .sw-remote { color: var(--sw-warn-fg); font-family: var(--sw-font) !important; }
 .shardwidget .sw-swatch { display: inline-block; min-width: 22px; text-align: center; border-radius: 3px; padding: 0 3px; font-weight: 600; }
 .shardwidget .sw-values td {

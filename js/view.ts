@@ -3,33 +3,25 @@ import type { AnyModel, RenderProps } from "@anywidget/types";
 import type { Layout, LayoutState, Options, ResultMsg, Stats } from "./types";
 import { ArrayPane, MAX_GRID_WIDTH } from "./grid";
 import { MeshPane } from "./mesh";
-import { Header } from "./header";
+import { Header, matchDevices, parseDeviceQuery } from "./header";
 import { Controls } from "./controls";
 import { renderDetail, type Pin } from "./detail";
 import { RequestQueue } from "./requests";
 import { blocksByDevice, effectiveViewDims, sliderDims } from "./blocks";
-import { deviceColor } from "./colors";
+import { colorScheme, type ColorScheme } from "./colors";
 import { statsFor } from "./stats";
 import { injectStyles, ROOT_CLASS } from "./styles";
+import { mark, measure } from "./dom";
 
 type Dirty = "grid" | "mesh" | "header" | "controls" | "detail" | "status";
 
 const STATE_TRAITS = ["mesh_shape", "axis_names", "axis_types", "spec", "memory_kind"] as const;
 
-function mark(name: string): void {
-  try {
-    performance.mark(name);
-  } catch {
-    /* no performance API */
-  }
-}
 
-function measure(name: string, start: string): void {
-  try {
-    performance.measure(name, start);
-  } catch {
-    /* ignore */
-  }
+/** How a view is mounted. `embedded`: inside another view (a function view's input or output
+ *  leaf): no header and no re-layout controls of its own, as the host shows them. */
+export interface ViewOptions {
+  embedded?: boolean;
 }
 
 export class ShardView {
@@ -50,19 +42,23 @@ export class ShardView {
   private hoverDevice: number | null = null;
   private pin: Pin | null = null;
   private pinKey = -1;
-  private find: number | null = null;
+  /** The find box: its text, the devices it matches, the blocks they hold. */
+  private findText = "";
+  private found = new Set<number>();
+  private foundBlocks = new Set<number>();
   private byDevice = new Map<number, number[]>();
   private byDeviceKey = -1;
   private width = 0;
   private lastResultError = "";
   private ro: ResizeObserver | null = null;
   private unsub: (() => void)[] = [];
-  private colors = new Map<number, string>();
-  private colorN = -1;
+  private scheme_: ColorScheme | null = null;
+  private schemeKey = "";
 
   constructor(
     private readonly model: AnyModel,
     el: HTMLElement,
+    private readonly viewOpts: ViewOptions = {},
   ) {
     this.doc = el.ownerDocument;
     injectStyles(el);
@@ -108,6 +104,10 @@ export class ShardView {
     side.append(this.meshPane.el, this.detailEl);
     main.append(this.arrayPane.el, side);
     this.root.append(this.header.el, this.controls.el, main);
+    if (viewOpts.embedded) {
+      this.root.classList.add("sw-embedded");
+      this.header.el.hidden = true;
+    }
     this.root.addEventListener("keydown", (e) => {
       if (e.key === "Escape" && this.pin) {
         e.stopPropagation();
@@ -174,17 +174,28 @@ export class ShardView {
   }
 
   colorOf(id: number): string {
-    const n = this.options?.n_devices ?? this.layout?.devices.ids.length ?? 1;
-    if (n !== this.colorN) {
-      this.colorN = n;
-      this.colors.clear();
+    return this.colorScheme().color(id);
+  }
+
+  /** Colours by device id for the kernel's device count (see colors.ts); recomputed only when the
+   *  device count or the layout changes (ids other than 0..n-1 colour by rank). */
+  colorScheme(): ColorScheme {
+    const layout = this.layout;
+    const n = this.options?.n_devices ?? layout?.devices.ids.length ?? 1;
+    const key = `${n}:${layout?.key ?? -1}`;
+    if (!this.scheme_ || key !== this.schemeKey) {
+      const ids = layout ? [...(layout.mesh?.device_ids ?? []), ...layout.devices.ids] : [];
+      const s = colorScheme(n, ids);
+      const same =
+        this.scheme_ &&
+        this.scheme_.n === s.n &&
+        this.scheme_.kind === s.kind &&
+        !this.scheme_.byRank &&
+        !s.byRank;
+      if (!same) this.scheme_ = s;
+      this.schemeKey = key;
     }
-    let c = this.colors.get(id);
-    if (c === undefined) {
-      c = deviceColor(id, n);
-      this.colors.set(id, c);
-    }
-    return c;
+    return this.scheme_!;
   }
 
   private measureWidth(): number {
@@ -214,16 +225,22 @@ export class ShardView {
       if (this.pin && this.pin.kind === "block" && this.pinKey !== layout.key) this.pin = null;
       this.pinKey = layout.key;
       d.add("detail");
+      if (this.findText) this.matchFind(false);
     }
     // Read layout before writing any DOM in this flush, so rendering forces no extra reflow
-    // (both panes' widths come from the flex rules, not from their contents).
+    // (both panes' widths come from the flex rules, not from their contents). On the first
+    // render this read is the page's first style and layout pass for the widget: measured on its
+    // own (shardwidget:layout-read), like the header and controls (shardwidget:chrome), so that
+    // shardwidget:render is the drawing of the two panes; shardwidget:flush is the whole update.
     const drawing = d.has("grid") || d.has("mesh");
     let sideW = 300;
+    mark("shardwidget:flush-start");
     if (drawing) {
-      mark("shardwidget:render-start");
       this.width = this.measureWidth();
       sideW = this.sideWidth();
+      measure("shardwidget:layout-read", "shardwidget:flush-start");
     }
+    mark("shardwidget:chrome-start");
     if (d.has("header") || d.has("status")) {
       this.header.update(layout, this.model.get("_stats") as Stats | null);
       this.header.setBusy(!!this.model.get("busy"));
@@ -231,10 +248,12 @@ export class ShardView {
       this.header.setError(err);
     }
     if (d.has("controls")) this.renderControls();
+    measure("shardwidget:chrome", "shardwidget:chrome-start");
     if (drawing) {
+      mark("shardwidget:render-start");
       if (layout) {
         if (d.has("grid")) this.renderGrid(layout);
-        if (d.has("mesh")) this.meshPane.update(layout, sideW);
+        if (d.has("mesh")) this.meshPane.update(layout, sideW, this.colorScheme());
       } else {
         const p = this.doc.createElement("div");
         p.className = "sw-empty";
@@ -245,6 +264,7 @@ export class ShardView {
       measure("shardwidget:render", "shardwidget:render-start");
     }
     if (d.has("detail")) this.renderDetail();
+    measure("shardwidget:flush", "shardwidget:flush-start");
   }
 
   private sideWidth(): number {
@@ -260,18 +280,20 @@ export class ShardView {
       this.sliceShapeKey = shapeKey;
     }
     this.slice = layout.shape.map((s, i) => Math.max(0, Math.min(s - 1, this.slice[i] ?? 0)));
+    const scheme = this.colorScheme();
     this.arrayPane.update({
       layout,
       stats: this.stats,
       viewDims: vd,
       slice: this.slice,
       width: Math.min(this.width, MAX_GRID_WIDTH + 120),
+      colorOf: (id) => scheme.color(id), // one scheme per render, not one lookup per block
     });
   }
 
   private renderControls(): void {
     const options = this.options;
-    if (!options) {
+    if (!options || this.viewOpts.embedded) {
       this.controls.el.hidden = true;
       return;
     }
@@ -315,7 +337,9 @@ export class ShardView {
       relatedDevices.add(this.hoverDevice);
       for (const k of this.byDevice.get(this.hoverDevice) ?? []) relatedBlocks.add(k);
     }
-    const found = new Set<number>(this.find !== null ? this.byDevice.get(this.find) ?? [] : []);
+    // Found devices and their blocks stay lit (over the dimming) while the find box matches.
+    for (const k of this.foundBlocks) relatedBlocks.add(k);
+    for (const id of this.found) relatedDevices.add(id);
     let pinnedBlock: number | null = null;
     const pinnedDevices = new Set<number>();
     if (this.pin?.kind === "block" && layout.blocks[this.pin.block]) {
@@ -325,9 +349,9 @@ export class ShardView {
       pinnedDevices.add(this.pin.device);
       pinnedBlock = this.byDevice.get(this.pin.device)?.[0] ?? null;
     }
-    const dim = this.hoverBlock !== null || this.hoverDevice !== null;
-    this.arrayPane.setHighlight(relatedBlocks, found, pinnedBlock, dim);
-    this.meshPane.setHighlight(relatedDevices, this.find, pinnedDevices, dim);
+    const dim = this.hoverBlock !== null || this.hoverDevice !== null || this.found.size > 0;
+    this.arrayPane.setHighlight(relatedBlocks, this.foundBlocks, pinnedBlock, dim);
+    this.meshPane.setHighlight(relatedDevices, this.found, pinnedDevices, dim);
   }
 
   // ---- interaction ----------------------------------------------------------------------------
@@ -360,45 +384,59 @@ export class ShardView {
     return this.pin;
   }
 
+  /** The find box: "1234", "12-15", "3,7,9" (or a mix) highlights those devices and the blocks
+   *  they hold; "" clears. */
   setFind(text: string): void {
-    const t = text.trim();
+    this.findText = text.trim();
+    this.matchFind(true);
+    this.applyHighlight();
+  }
+
+  /** The devices the find box matches now (after a new layout too); `jump`: move the sliders of
+   *  an N-d array to the slice that shows the first found block. */
+  private matchFind(jump: boolean): void {
+    this.found = new Set();
+    this.foundBlocks = new Set();
     const layout = this.layout;
-    if (t === "") {
-      this.find = null;
+    const q = parseDeviceQuery(this.findText);
+    if (q === null) {
       this.header.setFindMessage("", false);
-    } else if (!/^\d+$/.test(t)) {
-      this.find = null;
-      this.header.setFindMessage("not an id", true);
-    } else {
-      const id = Number(t);
-      const blocks = this.byDevice.get(id);
-      const inMesh = layout?.mesh?.device_ids.includes(id) || layout?.devices.ids.includes(id);
-      if (!blocks && !inMesh) {
-        this.find = null;
-        this.header.setFindMessage(`no device ${id}`, true);
-      } else {
-        this.find = id;
-        this.header.setFindMessage(blocks ? "" : "holds nothing", false);
-        // Jump the sliders to the slice holding the device's first block.
-        if (blocks && layout) {
-          const b = layout.blocks[blocks[0]];
-          const vd = this.viewDims();
-          let moved = false;
-          for (const d of sliderDims(layout.shape.length, vd)) {
-            const s = this.slice[d] ?? 0;
-            if (!(b.i[d][0] <= s && s < b.i[d][1])) {
-              this.slice[d] = b.i[d][0];
-              moved = true;
-            }
-          }
-          if (moved) {
-            this.invalidate("grid");
-            return;
-          }
+      return;
+    }
+    if ("error" in q) {
+      this.header.setFindMessage(q.error, true);
+      return;
+    }
+    const known = layout ? [...(layout.mesh?.device_ids ?? []), ...layout.devices.ids] : [];
+    const ids = matchDevices(q.ranges, known);
+    if (ids.length === 0) {
+      this.header.setFindMessage(q.single ? `no device ${q.ranges[0][0]}` : "no such devices", true);
+      return;
+    }
+    this.found = new Set(ids);
+    for (const id of ids) for (const k of this.byDevice.get(id) ?? []) this.foundBlocks.add(k);
+    const nb = this.foundBlocks.size;
+    const devs = ids.length === 1 ? `device ${ids[0]}` : `${ids.length} devices`;
+    const missing = q.ranges.filter(([lo, hi]) => lo === hi && !this.found.has(lo)).map((r) => r[0]);
+    this.header.setFindMessage(
+      (nb === 0 ? `${devs}: holds nothing` : `${devs} · ${nb} ${nb === 1 ? "block" : "blocks"}`) +
+        (missing.length ? ` · no device ${missing.slice(0, 3).join(", ")}${missing.length > 3 ? ", …" : ""}` : ""),
+      false,
+    );
+    // Jump the sliders to the slice holding the first found block.
+    if (jump && layout && nb > 0) {
+      const b = layout.blocks[Math.min(...this.foundBlocks)];
+      const vd = this.viewDims();
+      let moved = false;
+      for (const dd of sliderDims(layout.shape.length, vd)) {
+        const s = this.slice[dd] ?? 0;
+        if (!(b.i[dd][0] <= s && s < b.i[dd][1])) {
+          this.slice[dd] = b.i[dd][0];
+          moved = true;
         }
       }
+      if (moved) this.invalidate("grid");
     }
-    this.applyHighlight();
   }
 
   request(state: LayoutState): void {

@@ -1,4 +1,12 @@
 // The anywidget entry point: only the default export (anywidget deprecates a named `render`).
-import { render } from "./view";
+// One model class family, two views: a function view (`_kind` === "function", ShardView(f, *args))
+// or an array view (ShardView(arr); no `_kind`, or "array").
+import type { RenderProps } from "@anywidget/types";
+import { render as renderArray } from "./view";
+import { renderTrace } from "./trace_view";
+
+function render(props: Pick<RenderProps, "model" | "el">): () => void {
+  return props.model.get("_kind") === "function" ? renderTrace(props) : renderArray(props);
+}
 
 export default { render };

@@ -144,3 +144,46 @@ def test_pinned_host_stats():
     for blk, st in zip(lay.blocks, s.stats, strict=True):
         np.testing.assert_allclose(st, ref_stats(x[blk.slices]), rtol=1e-6)
     assert math.isclose(s.stats[0][0], 0.0)
+
+
+@pytest.mark.parametrize(
+    ("shape", "spec", "view_dims", "dtype"),
+    [
+        ((64, 48), ("x", "y"), (0, 1), np.float32),  # thumbnails, no values
+        ((8, 8), ("x", None), (0, 1), np.float32),  # small blocks: values too
+        ((4, 16, 8), (None, "x", "y"), (2, 1), np.float32),  # 3-D, transposed thumbnail
+        ((64, 48), (None, "y"), (0, 1), np.complex64),  # replicated over x
+        ((64, 48), ("x", "y"), (0, 1), np.int32),
+    ],
+)
+def test_host_path_agrees_with_the_compiled_one(monkeypatch, shape, spec, view_dims, dtype):
+    """Where XLA refuses the per-device computation (its CPU backend with thousands of simulated
+    devices), each block is reduced with numpy on the host: the same numbers come out."""
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal(shape) * 10).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        x.flat[5] = np.nan
+        x.flat[-3] = np.inf
+    arr = put(x, (2, 4), ("x", "y"), spec)
+    lay, want = summarize(arr, view_dims)
+
+    def refuse(*_a, **_k):
+        raise RuntimeError("INVALID_ARGUMENT: Multiprocess computations aren't implemented")
+
+    monkeypatch.setattr(S, "_compiled", refuse)
+    _, got = summarize(arr, view_dims)
+    assert got.status == "ready" and got.thumb_dims == want.thumb_dims
+    for blk, a, b in zip(lay.blocks, got.stats, want.stats, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(a, ref_stats(x[blk.slices]), rtol=2e-3, atol=2e-3)
+    for a, b in zip(got.values, want.values, strict=True):
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_array_equal(a, b)
+    for a, b in zip(got.thumbs, want.thumbs, strict=True):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+    # too much data to copy out: the original error, which the widget shows in words
+    monkeypatch.setattr(S, "HOST_FALLBACK_BYTES", 16)
+    with pytest.raises(RuntimeError, match="Multiprocess"):
+        summarize(arr, view_dims)

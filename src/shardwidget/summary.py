@@ -177,6 +177,72 @@ def _rows(out: Any, sharding: Any) -> dict[int, np.ndarray]:
     return {int(s.device.id): np.asarray(s.data)[0] for s in out.addressable_shards}
 
 
+HOST_FALLBACK_BYTES = 256 << 20  # the most shard data the host path copies out of devices
+
+
+def _host_block(x: np.ndarray, plan: Plan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What _block_fn computes for one block (the NaN/Inf-aware variant), in numpy."""
+    y = np.abs(x) if np.iscomplexobj(x) else x
+    y = y.astype(np.float32)
+    finite = np.isfinite(y)
+    n_fin = np.float32(max(int(finite.sum()), 1))
+    mean = np.where(finite, y, 0).sum(dtype=np.float32) / n_fin
+    var = np.where(finite, (y - mean) ** 2, 0).sum(dtype=np.float32) / n_fin
+    stats = np.array(
+        [
+            np.where(finite, y, np.inf).min(),
+            np.where(finite, y, -np.inf).max(),
+            mean,
+            np.sqrt(var),
+            np.isnan(y).sum(),
+            np.isinf(y).sum(),
+        ],
+        np.float32,
+    )
+    vals = x.reshape(-1) if plan.values else np.zeros(0, x.dtype)
+    th, tw = plan.thumb_shape
+    if th * tw == 0:
+        return stats, vals, np.zeros(0, np.float32)
+    dims = plan.thumb_dims
+    other = tuple(d for d in range(y.ndim) if d not in dims)
+    img = y.mean(axis=other) if other else y
+    if len(dims) == 2 and dims[0] > dims[1]:
+        img = img.T
+    if img.ndim == 1:
+        img = img[None, :]
+    fh, fw = plan.pool
+    ph, pw = th * fh - img.shape[0], tw * fw - img.shape[1]
+    if ph or pw:
+        img = np.pad(img, ((0, ph), (0, pw)), mode="edge")
+    img = img.reshape(th, fh, tw, fw).mean(axis=(1, 3))
+    return stats, vals, img.reshape(-1)
+
+
+def _host_rows(
+    arr: Any, plan: Plan, why: Exception
+) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray], dict[int, np.ndarray]]:
+    """Per-device rows as _rows gives them, computed on the host from this process's shards
+    (each distinct block once). Raises `why` again when the shards are too big to copy."""
+    first: dict[Any, Any] = {}
+    for s in arr.addressable_shards:
+        key = tuple((sl.start, sl.stop) for sl in s.index)
+        first.setdefault(key, s)
+    total = sum(s.data.nbytes for s in first.values())
+    if total > HOST_FALLBACK_BYTES:
+        raise why
+    stat_rows: dict[int, np.ndarray] = {}
+    val_rows: dict[int, np.ndarray] = {}
+    thumb_rows: dict[int, np.ndarray] = {}
+    done: dict[Any, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    for s in arr.addressable_shards:
+        key = tuple((sl.start, sl.stop) for sl in s.index)
+        if key not in done:
+            done[key] = _host_block(np.asarray(first[key].data), plan)
+        d = int(s.device.id)
+        stat_rows[d], val_rows[d], thumb_rows[d] = done[key]
+    return stat_rows, val_rows, thumb_rows
+
+
 def summarize(arr: Any, layout: Layout, plan: Plan) -> Summary:
     """Statistics, values and thumbnails of every block of arr (as described by layout)."""
     import jax
@@ -190,16 +256,27 @@ def summarize(arr: Any, layout: Layout, plan: Plan) -> Summary:
     sharding = arr.sharding
     if not isinstance(sharding, NamedSharding | SingleDeviceSharding):
         return Summary.unavailable(n, f"statistics are not computed for {type(sharding).__name__}")
-    fn = _compiled(sharding, tuple(arr.shape), arr.dtype, plan)
-    stats_out, vals_out, thumb_out = fn(arr)
-    stat_rows = _rows(stats_out, sharding)
-    if not plan.masked and not all(np.isfinite(r[:4]).all() for r in stat_rows.values()):
-        # NaN or Inf somewhere: one more call, with statistics of the finite values and counts.
-        plan = dataclasses.replace(plan, masked=True)
-        stats_out, vals_out, thumb_out = _compiled(sharding, tuple(arr.shape), arr.dtype, plan)(arr)
+    try:
+        fn = _compiled(sharding, tuple(arr.shape), arr.dtype, plan)
+        stats_out, vals_out, thumb_out = fn(arr)
+    except Exception as e:
+        # XLA refused to run the per-device computation. The one case seen: XLA's CPU backend
+        # with thousands of simulated devices ("Multiprocess computations aren't implemented
+        # on the CPU backend", from about 4096 devices, for any jit). There the shards already
+        # live in host memory: reduce each one with numpy, within a byte budget.
+        rows = _host_rows(arr, plan, e)
+        stat_rows, val_rows, thumb_rows = rows
+    else:
         stat_rows = _rows(stats_out, sharding)
-    val_rows = _rows(vals_out, sharding) if plan.values else {}
-    thumb_rows = _rows(thumb_out, sharding) if plan.thumb_shape[0] else {}
+        if not plan.masked and not all(np.isfinite(r[:4]).all() for r in stat_rows.values()):
+            # NaN or Inf somewhere: one more call, with statistics of the finite values and counts.
+            plan = dataclasses.replace(plan, masked=True)
+            stats_out, vals_out, thumb_out = _compiled(sharding, tuple(arr.shape), arr.dtype, plan)(
+                arr
+            )
+            stat_rows = _rows(stats_out, sharding)
+        val_rows = _rows(vals_out, sharding) if plan.values else {}
+        thumb_rows = _rows(thumb_out, sharding) if plan.thumb_shape[0] else {}
     stats: list[np.ndarray | None] = []
     values: list[np.ndarray | None] = []
     thumbs: list[np.ndarray | None] = []

@@ -310,3 +310,28 @@ def test_invalid_choices_are_explained_and_keep_the_view(nb_page: Page, artifact
         expect(view.locator(".sw-grid .sw-block")).to_have_count(2)
         expect(banner).to_be_hidden()
         assert widget_errors(page) == []
+
+
+def test_function_view_recompiles_on_the_kernel(nb_page: Page, artifacts: Any) -> None:
+    """ShardView(f, x) in JupyterLab: the collectives table, and a spec control that re-compiles
+    f in the kernel (checked from a following cell)."""
+    with artifacts:
+        page = nb_page
+        out = run_cell(
+            page,
+            "from IPython.display import display\n"
+            "def f_contract(a):\n    return a.sum(axis=0)\n"
+            "fv = ShardView(f_contract, big)\ndisplay(fv)",
+        )
+        assert "Error" not in out, out
+        view = page.locator(".shardwidget:has(.sw-tr-leaf)", has_text="f_contract")
+        expect(view).to_have_count(1)
+        expect(view.locator("tr[data-kind='all-reduce']")).to_have_count(1)
+        view.scroll_into_view_if_needed()
+        assert "f_contract" in view.inner_text()
+        view.locator("select[data-key='in-0-dim-0']").select_option("")
+        expect(view.locator("tr[data-kind]")).to_have_count(0, timeout=30_000)
+        expect(view).to_contain_text("No collectives")
+        state = run_cell(page, "print(fv.in_specs, [c.kind for c in fv.trace.collectives])")
+        assert state == "[[None, 'y']] []", state
+        assert widget_errors(page) == []

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { matchDevices, parseDeviceQuery } from "./header";
-import { mount, unmountAll } from "./testing";
+import { flush, mount, unmountAll } from "./testing";
 import * as fx from "./fixtures";
 
 afterEach(() => unmountAll());
@@ -112,5 +112,25 @@ describe("find box: highlighting", () => {
     await new Promise((r) => setTimeout(r, 0));
     expect(found(el, ".sw-grid .sw-block", "block")).toEqual(["1"]);
     expect(el.querySelector(".sw-find-msg")!.textContent).toBe("device 5 · 1 block");
+  });
+});
+
+describe("busy indicator", () => {
+  it("shows a styled spinner while the kernel works, and hides it after", async () => {
+    const { el, model } = mount(fx.fx8());
+    const busy = el.querySelector<HTMLElement>(".sw-busy")!;
+    expect(busy.hidden).toBe(true);
+    model.set("busy", true);
+    await flush();
+    expect(busy.hidden).toBe(false);
+    expect(busy.textContent).toContain("working");
+    // the spinner's class is one the injected stylesheet draws (an unstyled span shows nothing)
+    const spinner = busy.querySelector<HTMLElement>("[aria-hidden=true]")!;
+    const css = [...document.querySelectorAll("style")].map((s) => s.textContent).join("\n");
+    for (const cls of spinner.classList) expect(css).toContain(`.${cls} {`);
+    expect(css).toMatch(/animation: shardwidget-spin/);
+    model.set("busy", false);
+    await flush();
+    expect(busy.hidden).toBe(true);
   });
 });

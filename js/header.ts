@@ -98,7 +98,7 @@ export class Header {
     this.busyEl = mk("span", "sw-busy");
     this.busyEl.setAttribute("role", "status");
     this.busyEl.hidden = true;
-    this.busyEl.innerHTML = '<span class="sw-spinner" aria-hidden="true"></span>working…';
+    this.busyEl.innerHTML = '<span class="shardwidget-spinner" aria-hidden="true"></span>working…';
     const findLab = mk("label", "sw-find") as HTMLLabelElement;
     const findSpan = mk("span", "sw-find-label");
     findSpan.textContent = "find device";

@@ -60,3 +60,18 @@ describe("detail panel: holders", () => {
     expect(rows(el).map((tr) => tr.dataset.device)).toEqual(["4", "5", "6", "7"]);
   });
 });
+
+describe("detail panel: linked hover", () => {
+  it("a holder row lights up its device in the mesh and its block in the grid", () => {
+    const { el } = mount(fx.fxPartial()); // 2 blocks of 4 holders: 0-3 and 4-7
+    el.querySelector<HTMLElement>(".sw-grid .sw-block[data-block='1']")!.click();
+    const lit = () => [...el.querySelectorAll<HTMLElement>(".sw-mesh .sw-dev.sw-hl")].map((c) => c.dataset.device);
+    const litBlocks = () => [...el.querySelectorAll<HTMLElement>(".sw-grid .sw-block.sw-hl")].map((b) => b.dataset.block);
+    const row = rows(el).find((tr) => tr.dataset.device === "6")!;
+    row.cells[2].dispatchEvent(new MouseEvent("mouseover", { bubbles: true }));
+    expect(lit()).toEqual(["6"]);
+    expect(litBlocks()).toEqual(["1"]);
+    el.querySelector(".sw-detail")!.dispatchEvent(new MouseEvent("mouseleave"));
+    expect(lit()).toEqual([]);
+  });
+});

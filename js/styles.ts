@@ -271,6 +271,7 @@ export const CSS = `
 .shardwidget .sw-devtable th { text-align: left; font-weight: 500; color: var(--sw-fg2); padding: 1px 8px 1px 0; font-size: 11px; }
 .shardwidget .sw-devtable td { padding: 1px 8px 1px 0; font-family: var(--sw-mono); }
 .shardwidget .sw-devtable tr.sw-current td { font-weight: 700; }
+.shardwidget .sw-devtable tbody tr:hover td { background: rgba(127, 127, 127, 0.12); }
 .shardwidget .sw-holders { max-height: 300px; }
 .shardwidget .sw-holders thead th { position: sticky; top: 0; background: var(--sw-bg); z-index: 1; }
 .shardwidget .sw-holder-ids { margin: 0 0 3px; font-family: var(--sw-mono); font-size: 11.5px; color: var(--sw-fg2); overflow-wrap: anywhere; }

@@ -97,6 +97,22 @@ export class ShardView {
     this.detailEl.tabIndex = -1;
     this.detailEl.setAttribute("aria-label", "details");
     this.detailEl.hidden = true;
+    // A row of the holders table lights up its device in the mesh and its block in the grid.
+    const rowDevice = (t: EventTarget | null): number | null => {
+      const tr = (t as Element | null)?.closest?.("tr[data-device]") as HTMLElement | null;
+      return tr ? Number(tr.dataset.device) : null;
+    };
+    this.detailEl.addEventListener("mouseover", (e) => {
+      const id = rowDevice(e.target);
+      if (id === this.hoverDevice) return;
+      this.hoverDevice = id;
+      this.applyHighlight();
+    });
+    this.detailEl.addEventListener("mouseleave", () => {
+      if (this.hoverDevice === null) return;
+      this.hoverDevice = null;
+      this.applyHighlight();
+    });
     const main = doc.createElement("div");
     main.className = "sw-main";
     const side = doc.createElement("div");

@@ -604,7 +604,8 @@ export class MeshPane {
       style += `;color:${textColorOn(color)};font-size:${fs}px`;
     }
     const a11y = focusable ? ` tabindex="0" role="button" aria-label="device ${id}"` : "";
-    return `<div class="sw-dev" data-device="${id}"${extra} style="${style}" title="device ${id}"${a11y}>${text}</div>`;
+    // The tooltip (id, coords, block) is written when the pointer enters the cell.
+    return `<div class="sw-dev" data-device="${id}"${extra} style="${style}"${a11y}>${text}</div>`;
   }
 
   /** Register the device cells under `root` (after their HTML was parsed). */

@@ -56,6 +56,16 @@ describe("grid geometry", () => {
     const g8 = gridGeometry(f8.layout, selectGrid(f8.layout, [0, 1], [0, 0]), 700);
     expect(axisTicksVertical(selectGrid(f8.layout, [0, 1], [0, 0]).rowRanges, g8.ys).every((t) => t.full)).toBe(true);
   });
+
+  it("keeps a tall array's grid within the height it is given", () => {
+    const f = fx.namedFixture({ shape: [4096, 64], meshShape: [2, 4], spec: ["x", "y"] });
+    const sel = selectGrid(f.layout, [0, 1], [0, 0]);
+    const tall = gridGeometry(f.layout, sel, 700);
+    const short = gridGeometry(f.layout, sel, 700, 240);
+    expect(tall.height).toBeGreaterThan(240);
+    expect(short.height).toBeLessThanOrEqual(240);
+    expect(short.ys[short.ys.length - 1]).toBeLessThanOrEqual(240);
+  });
 });
 
 const key = (el: Element, k: string, extra: KeyboardEventInit = {}) =>

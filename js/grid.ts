@@ -76,6 +76,8 @@ export interface GridInput {
   viewDims: number[];
   slice: number[];
   width: number;
+  /** The tallest the grid may be drawn (px); MAX_GRID_HEIGHT when absent. */
+  maxHeight?: number;
   /** Device colours for this render (else the callbacks' colorOf). */
   colorOf?: (id: number) => string;
 }
@@ -92,14 +94,19 @@ export interface GridGeometry {
 }
 
 /** Pixel geometry of the grid for a selection and an available width. */
-export function gridGeometry(layout: Layout, sel: GridSelection, avail: number): GridGeometry {
+export function gridGeometry(
+  layout: Layout,
+  sel: GridSelection,
+  avail: number,
+  maxHeight = MAX_GRID_HEIGHT,
+): GridGeometry {
   // The row gutter holds "a:b" labels when every row is tall enough for one, else start-only
   // ticks: size it for the labels that will be drawn.
   const fullW = Math.max(0, ...sel.rowRanges.map((r) => textWidth(`${r[0]}:${r[1]}`, TICK_FONT)));
-  const g = geometryFor(layout, sel, avail, fullW);
+  const g = geometryFor(layout, sel, avail, fullW, maxHeight);
   if (sel.rowDim < 0 || rowsTakeFullLabels(g.ys)) return g;
   const startW = Math.max(0, ...sel.rowRanges.map((r) => textWidth(String(r[0]), TICK_FONT)));
-  const h = geometryFor(layout, sel, avail, startW);
+  const h = geometryFor(layout, sel, avail, startW, maxHeight);
   return rowsTakeFullLabels(h.ys) ? g : h;
 }
 
@@ -110,7 +117,13 @@ function rowsTakeFullLabels(ys: number[]): boolean {
   return true;
 }
 
-function geometryFor(layout: Layout, sel: GridSelection, avail: number, rowLabelW: number): GridGeometry {
+function geometryFor(
+  layout: Layout,
+  sel: GridSelection,
+  avail: number,
+  rowLabelW: number,
+  maxHeight: number,
+): GridGeometry {
   const canvas = sel.visible.length > CANVAS_THRESHOLD;
   const hasRows = sel.rowDim >= 0;
   const gutterLeft = hasRows ? 18 + rowLabelW + 6 : 0;
@@ -128,8 +141,8 @@ function geometryFor(layout: Layout, sel: GridSelection, avail: number, rowLabel
     const cl = layout.shape[sel.colDim] || 1;
     const aspect = Math.max(0.2, Math.min(2, rl / cl));
     gh = gw * aspect;
-    if (gh > MAX_GRID_HEIGHT) {
-      gh = MAX_GRID_HEIGHT;
+    if (gh > maxHeight) {
+      gh = maxHeight;
       gw = Math.max(Math.min(gw, gh / aspect), Math.min(gw, 240));
     }
   }
@@ -580,7 +593,7 @@ export class ArrayPane {
     this.updateBar(layout, viewDims, slice);
     const sel = selectGrid(layout, viewDims, slice);
     // The host's padding leaves room for the focus ring.
-    const geom = gridGeometry(layout, sel, inp.width - 2 * HOST_PAD);
+    const geom = gridGeometry(layout, sel, inp.width - 2 * HOST_PAD, inp.maxHeight);
     this.geom = geom;
     this.lastHit = -2;
 

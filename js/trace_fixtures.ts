@@ -20,7 +20,8 @@ export interface LeafDef {
   /** Inputs and jit outputs: the global shape. shard_map outputs: the body's local shape. */
   shape: number[];
   dtype?: string;
-  /** Element value at a global index (outputs: drawn as per-shard data). */
+  /** Element value at a global index (drawn as per-shard data). Inputs without one count up
+   *  in row-major order, like jnp.arange(n).reshape(shape). */
   value?: (idx: number[]) => number;
 }
 
@@ -223,8 +224,14 @@ export function buildTrace(def: TraceDef, s: TraceState, key: number): { trace: 
     cached: false,
     ran,
   };
+  const arange = (shape: number[]) => (idx: number[]) => idx.reduce((acc, v, k) => acc * shape[k] + v, 0);
   const stats: TraceStats = {
     key,
+    inputs: inputs.map((l, i) =>
+      ran
+        ? valueStats(l.layout, def.inputs[i].value ?? arange(def.inputs[i].shape))
+        : unavailableStats(key, def.run_disabled || "not run"),
+    ),
     outputs: outputs.map((o, i) =>
       ran && def.outputs[i].value
         ? valueStats(o.layout, def.outputs[i].value!)

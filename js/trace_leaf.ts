@@ -78,7 +78,7 @@ export function leafOptions(t: TraceOptions, leaf: LeafInfo): Options {
   };
 }
 
-export const INPUT_STATS_MESSAGE = "inputs: per-shard data is shown for the outputs";
+export const INPUT_STATS_MESSAGE = "no per-shard data for this input from the kernel";
 
 /** The Stats an input's grid gets: none, and why. */
 export function inputStats(layout: Layout): Stats {
@@ -284,7 +284,7 @@ export class LeafCard {
 
   private renderGrid(inp: LeafCardInput): void {
     const { leaf } = inp;
-    const hint = inp.side === "out" && leaf ? statsHint(leaf.layout, inp.stats) : "";
+    const hint = leaf && (inp.side === "out" || inp.stats) ? statsHint(leaf.layout, inp.stats) : "";
     this.hint.textContent = hint;
     this.hint.hidden = !hint;
     if (!leaf) {
@@ -296,13 +296,15 @@ export class LeafCard {
       }
       return;
     }
-    const stats = inp.side === "in" ? null : inp.stats;
+    // Inputs: their data as laid out for the run, once the kernel has sent it (older kernels
+    // send none: the placeholder says so).
+    const stats = inp.side === "in" ? inp.stats ?? inputStats(leaf.layout) : inp.stats;
     const opts = leafOptions(inp.options, inp.info);
     if (!this.model) {
       const nd = leaf.layout.shape.length;
       this.model = new LeafModel({
         _layout: leaf.layout,
-        _stats: inp.side === "in" ? inputStats(leaf.layout) : stats,
+        _stats: stats,
         _options: opts,
         view_dims: nd >= 2 ? [0, 1] : nd === 1 ? [0] : [],
       });
@@ -313,11 +315,12 @@ export class LeafCard {
       return;
     }
     const m = this.model;
-    if (m.get("_layout") !== leaf.layout) {
-      m.set("_layout", leaf.layout);
-      if (inp.side === "in") m.set("_stats", inputStats(leaf.layout));
-    }
-    if (inp.side === "out" && m.get("_stats") !== stats) m.set("_stats", stats);
+    if (m.get("_layout") !== leaf.layout) m.set("_layout", leaf.layout);
+    const same =
+      m.get("_stats") === stats ||
+      (inp.side === "in" && !inp.stats && (m.get("_stats") as Stats | null)?.message === INPUT_STATS_MESSAGE &&
+        (m.get("_stats") as Stats).key === leaf.layout.key);
+    if (!same) m.set("_stats", stats);
     const old = m.get("_options") as Options | null;
     if (!old || JSON.stringify(old) !== JSON.stringify(opts)) m.set("_options", opts);
   }

@@ -145,6 +145,8 @@ export interface TraceStats {
   key: number;
   /** One per output leaf, in order (same shape as an array view's _stats). */
   outputs: Stats[];
+  /** One per input array leaf, as laid out for the run (absent from older kernels). */
+  inputs?: Stats[];
 }
 
 export interface TraceRequestMsg {

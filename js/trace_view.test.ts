@@ -85,6 +85,15 @@ describe("function view: rendering", () => {
     });
   }
 
+  it("draws each leaf's grid short enough for several to share a page", () => {
+    const { el } = mountTrace(tfx.fxTraceLayerJit()); // w is float32[16, 8]: twice as tall as wide
+    const grids = [...el.querySelectorAll<HTMLElement>(".sw-tr-leaf .sw-grid")];
+    expect(grids.length).toBe(4); // x, w, b, out
+    for (const g of grids) expect(parseFloat(g.style.height)).toBeLessThanOrEqual(240);
+    const w = grids[1];
+    expect(parseFloat(w.style.height)).toBe(240);
+  });
+
   it("shows the local shape of each leaf; in shard_map mode it is the headline", () => {
     const { el } = mountTrace(tfx.fxTraceLayerShardMap());
     const heads = [...el.querySelectorAll(".sw-tr-headline")].map((e) => e.textContent);
@@ -309,16 +318,20 @@ describe("function view: requests", () => {
 });
 
 describe("function view: sub-views", () => {
-  it("output sub-views receive their Stats; inputs get an explanation instead", async () => {
+  it("sub-views receive their Stats; inputs without any (an older kernel) say why", async () => {
     const f = tfx.fxTraceSum();
     const { el, model, view } = mountTrace(f);
     const out = view.cards.outputs[0].leafModel!;
     expect(out.get("_stats")).toBe(f.stats.outputs[0]);
     expect(out.get("_layout")).toBe(f.trace.outputs[0].layout);
-    const inp = view.cards.inputs[0].leafModel!;
+    expect(view.cards.inputs[0].leafModel!.get("_stats")).toBe(f.stats.inputs![0]);
+    const g = tfx.fxTraceSum();
+    delete g.stats.inputs;
+    const { view: old } = mountTrace(g);
+    const inp = old.cards.inputs[0].leafModel!;
     expect(inp.get("_stats").status).toBe("unavailable");
     expect(inp.get("_stats").message).toBe(INPUT_STATS_MESSAGE);
-    expect(inp.get("_stats").key).toBe(f.trace.inputs[0].layout.key);
+    expect(inp.get("_stats").key).toBe(g.trace.inputs[0].layout.key);
     expect(inp.get("_options").reshard_disabled).not.toBe("");
     // The output grid draws the data (thumbnails), no "pending" hint.
     expect(cards(el, "out")[0].querySelector<HTMLElement>(".sw-hint")!.hidden).toBe(true);
@@ -460,5 +473,20 @@ describe("function view: saved pages", () => {
     choose(el, "in-0-dim-0", "");
     await flush();
     expect(model.sent.length).toBe(0);
+  });
+});
+
+describe("function view: input data", () => {
+  it("each input card shows its per-shard data under the chosen layout", () => {
+    const { el } = mountTrace(tfx.fxTraceSum()); // x = arange(512).reshape(8, 64)
+    const card = cards(el, "in")[0];
+    const blocks = [...card.querySelectorAll<HTMLElement>(".sw-grid .sw-block")];
+    expect(blocks.length).toBeGreaterThan(0);
+    expect(blocks.every((b) => b.classList.contains("sw-has-thumb"))).toBe(true);
+    blocks[0].click();
+    const detail = card.querySelector<HTMLElement>(".sw-detail")!;
+    expect(detail.hidden).toBe(false);
+    // block [0:4) × [0:16) of arange(512).reshape(8, 64): 0 … 3·64 + 15, mean 103.5
+    expect(detail.textContent).toContain("min0max207mean103.5");
   });
 });

@@ -297,7 +297,9 @@ export class TraceView {
     const shown = this.shown;
     const mode = options.mode;
     const statsRaw = this.model.get("_trace_stats") as TraceStats | null | undefined;
-    const stats = statsRaw && shown && statsRaw.key === shown.key ? statsRaw.outputs ?? [] : [];
+    const current = statsRaw && shown && statsRaw.key === shown.key ? statsRaw : null;
+    const stats = current?.outputs ?? [];
+    const inStats = current?.inputs ?? [];
     const request = (s: TraceState) => this.request(s);
 
     const inInfos: LeafInfo[] = options.inputs.length ? options.inputs : shown?.inputs ?? [];
@@ -309,7 +311,7 @@ export class TraceView {
         mode,
         info,
         leaf: shown?.inputs[i] ?? null,
-        stats: null,
+        stats: inStats[i] ?? null,
         state,
         options,
         request,

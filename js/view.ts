@@ -15,6 +15,9 @@ import { mark, measure } from "./dom";
 
 type Dirty = "grid" | "mesh" | "header" | "controls" | "detail" | "status";
 
+/** The tallest grid of a view embedded in a function view (px). */
+const EMBEDDED_GRID_HEIGHT = 240;
+
 const STATE_TRAITS = ["mesh_shape", "axis_names", "axis_types", "spec", "memory_kind"] as const;
 
 
@@ -303,6 +306,8 @@ export class ShardView {
       viewDims: vd,
       slice: this.slice,
       width: Math.min(this.width, MAX_GRID_WIDTH + 120),
+      // A view inside a function's card is one of several on the page: drawn shorter.
+      maxHeight: this.viewOpts.embedded ? EMBEDDED_GRID_HEIGHT : undefined,
       colorOf: (id) => scheme.color(id), // one scheme per render, not one lookup per block
     });
   }

@@ -15,6 +15,7 @@ from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import FunctionView, ShardView, compare
+from shardwidget.layout import layout_of
 from shardwidget.payload import size_budget, wire_size
 
 COLL = re.compile(
@@ -350,3 +351,27 @@ def test_payload_size_and_text_view(x: Any) -> None:
     assert "all-reduce" in text and "over x" in text and "float32[64@x,64@y]" in text
     bundle = v._repr_mimebundle_()
     assert "all-reduce" in bundle[0]["text/html"]
+
+
+def test_inputs_carry_per_shard_data_as_laid_out_for_the_run(x: Any) -> None:
+    """Each input card shows its data per device, under the layout chosen in the view."""
+    v = ShardView(lambda a: a * 2, x)
+    v.in_specs = [[None, "x"]]  # a layout the user's array does not have
+    placed = v.trace.inputs[0]
+    assert placed.sharding.spec == P(None, "x") and x.sharding.spec == P("x", "y")
+    st = v._trace_stats["inputs"][0]
+    assert st["status"] == "ready" and st["key"] == v._trace_stats["key"]
+    host = np.asarray(x)
+    lay_blocks = layout_of(placed).blocks
+    assert len(st["blocks"]) == len(lay_blocks) == 2
+    for blk, b in zip(lay_blocks, st["blocks"], strict=True):
+        part = host[blk.slices]
+        np.testing.assert_allclose(b[:3], [part.min(), part.max(), part.mean()], rtol=1e-5)
+
+
+def test_inputs_without_data_say_why(mesh: Any) -> None:
+    s = jax.ShapeDtypeStruct((64, 64), jnp.float32, sharding=NamedSharding(mesh, P("x", "y")))
+    v = ShardView(lambda a: a.sum(axis=0), s)
+    (st,) = v._trace_stats["inputs"]
+    assert st["status"] == "unavailable" and "ShapeDtypeStruct" in st["message"]
+    assert len(st["blocks"]) == 8

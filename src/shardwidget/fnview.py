@@ -240,33 +240,37 @@ class FunctionView(anywidget.AnyWidget):
         res = self._result
         if res is None:
             return
+        outs = [
+            self._leaf_stats(res.outputs, i, len(_blocks(res, i)), res)
+            for i in range(len(res.out_shapes))
+        ]
+        ins = [
+            self._leaf_stats(res.inputs, i, len(_in_blocks(res, self._traced, i)), res)
+            for i in range(len(res.in_shapes))
+        ]
+        self._trace_stats = payload.trace_stats(outs, key=self._key, inputs=ins)
+
+    def _leaf_stats(self, arrays: list[Any] | None, i: int, n_blocks: int, res: Any) -> Summary:
+        """Statistics of one input or output leaf (the first MAX_OUTPUT_STATS of each side)."""
         n = len(self._devices)
-        summaries: list[Summary] = []
-        for i in range(len(res.out_shapes)):
-            if res.outputs is None:
-                why = self._trace_options.get("run_disabled") or res.run_error or "not run"
-                summaries.append(Summary.unavailable(len(_blocks(res, i)), why))
-            elif not self._with_stats:
-                summaries.append(Summary.unavailable(len(_blocks(res, i)), "statistics are off"))
-            elif i >= payload.MAX_OUTPUT_STATS:
-                summaries.append(
-                    Summary.unavailable(
-                        len(_blocks(res, i)),
-                        f"statistics are sent for the first {payload.MAX_OUTPUT_STATS} outputs",
-                    )
-                )
-            else:
-                arr = res.outputs[i]
-                lay = layout_of(arr)
-                vd = tuple(range(min(arr.ndim, 2)))
-                plan = plan_for(lay, vd, payload.thumb_pixel_budget(n), payload.values_budget(n))
-                try:
-                    summaries.append(summarize(arr, lay, plan))
-                except Exception as e:  # statistics are an extra: never lose the view
-                    summaries.append(
-                        Summary.unavailable(len(lay.blocks), f"statistics failed: {e}")
-                    )
-        self._trace_stats = payload.trace_stats(summaries, key=self._key)
+        if arrays is None:
+            why = self._trace_options.get("run_disabled") or res.run_error or "not run"
+            return Summary.unavailable(n_blocks, why)
+        arr = arrays[i]
+        lay = layout_of(arr)
+        if not self._with_stats:
+            return Summary.unavailable(len(lay.blocks), "statistics are off")
+        if i >= payload.MAX_OUTPUT_STATS:
+            return Summary.unavailable(
+                len(lay.blocks),
+                f"statistics are sent for the first {payload.MAX_OUTPUT_STATS} leaves",
+            )
+        vd = tuple(range(min(arr.ndim, 2)))
+        plan = plan_for(lay, vd, payload.thumb_pixel_budget(n), payload.values_budget(n))
+        try:
+            return summarize(arr, lay, plan)
+        except Exception as e:  # statistics are an extra: never lose the view
+            return Summary.unavailable(len(lay.blocks), f"statistics failed: {e}")
 
     def _on_custom_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         req = payload.parse_trace_request(content)
@@ -314,6 +318,14 @@ def _blocks(res: trace_mod.TraceResult, i: int) -> Any:
 
     return layout_of_sharding(
         res.out_shardings[i], tuple(res.out_shapes[i]), res.out_dtypes[i]
+    ).blocks
+
+
+def _in_blocks(res: trace_mod.TraceResult, traced: trace_mod.Traced, i: int) -> Any:
+    from .layout import layout_of_sharding
+
+    return layout_of_sharding(
+        res.in_shardings[i], tuple(res.in_shapes[i]), traced.leaves[i].dtype
     ).blocks
 
 

@@ -380,8 +380,15 @@ def trace(
     return out
 
 
-def trace_stats(summaries: Sequence[Summary], *, key: int) -> dict[str, Any]:
-    return {"key": key, "outputs": [stats(s, key=key) for s in summaries]}
+def trace_stats(
+    summaries: Sequence[Summary], *, key: int, inputs: Sequence[Summary] = ()
+) -> dict[str, Any]:
+    """Per-leaf statistics of a function view: outputs, and inputs as laid out for the run."""
+    return {
+        "key": key,
+        "outputs": [stats(s, key=key) for s in summaries],
+        "inputs": [stats(s, key=key) for s in inputs],
+    }
 
 
 def parse_trace_request(content: Any) -> tuple[int, dict[str, Any]] | None:

@@ -139,6 +139,9 @@ class TraceResult:
     compile_ms: float = 0.0
     outputs: list[Any] | None = field(default=None, repr=False)
     """The output arrays (flattened), when the function was run."""
+    inputs: list[Any] | None = field(default=None, repr=False)
+    """The input arrays (flattened) as laid out for this run: the user's own arrays where they
+    already had the chosen sharding, else copies; None where the function was not run."""
     out_tree: Any = field(default=None, repr=False)
     run_ms: float = 0.0
     run_error: str = ""
@@ -565,6 +568,7 @@ class Traced:
                 jax.device_put(lf.value, sh)
                 for lf, sh in zip(self.leaves, res.in_shardings, strict=True)
             ]
+            res.inputs = placed
             with jax.set_mesh(self.mesh(res.state)):
                 outs = res.compiled(*placed)
             outs = list(outs)

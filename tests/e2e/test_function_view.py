@@ -83,6 +83,9 @@ def test_function_view_renders_and_recompiles(page: Any, tmp_path: Any, x: Any) 
     # one grid per input and output card, the output with per-shard data
     assert page.locator(".sw-tr-leaf").count() == 2
     assert page.locator(".sw-tr-leaf[data-side='out'] .sw-block").count() == 4
+    # inputs and outputs both draw each device's data (heatmap thumbnails)
+    assert page.locator(".sw-tr-leaf[data-side='in'] .sw-block.sw-has-thumb").count() == 8
+    assert page.locator(".sw-tr-leaf[data-side='out'] .sw-block.sw-has-thumb").count() == 4
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "function_view_sum.png"), full_page=True)
 

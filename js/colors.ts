@@ -111,23 +111,40 @@ function gammaEncode(c: number): number {
   return c <= 0.0031308 ? 12.92 * c : 1.055 * Math.pow(c, 1 / 2.4) - 0.055;
 }
 
-/** OKLCH (L 0..1, C, h degrees) to "#rrggbb", lowering the chroma until it fits in sRGB. */
+/** OKLCH (L 0..1, C, h degrees) to "#rrggbb", lowering the chroma until it fits in sRGB.
+ *  (Runs for every colour of a scheme on a view's first render: no allocation in the search.) */
 export function oklchToHex(L: number, C: number, h: number): string {
   const rad = (h * Math.PI) / 180;
-  const inGamut = (c: number) =>
-    oklabToLinear(L, c * Math.cos(rad), c * Math.sin(rad)).every((v) => v >= -1e-4 && v <= 1 + 1e-4);
+  const ca = Math.cos(rad);
+  const sa = Math.sin(rad);
+  const lo_ = -1e-4;
+  const hi_ = 1 + 1e-4;
+  const inGamut = (c: number): boolean => {
+    const a = c * ca;
+    const b = c * sa;
+    const l = (L + 0.3963377774 * a + 0.2158037573 * b) ** 3;
+    const m = (L - 0.1055613458 * a - 0.0638541728 * b) ** 3;
+    const s = (L - 0.0894841775 * a - 1.291485548 * b) ** 3;
+    const r = 4.0767416621 * l - 3.3077115913 * m + 0.2309699292 * s;
+    if (r < lo_ || r > hi_) return false;
+    const g = -1.2684380046 * l + 2.6097574011 * m - 0.3413193965 * s;
+    if (g < lo_ || g > hi_) return false;
+    const bl = -0.0041960863 * l - 0.7034186147 * m + 1.707614701 * s;
+    return bl >= lo_ && bl <= hi_;
+  };
   let c = C;
   if (!inGamut(c)) {
+    // Bisection to 2^-16 of C: far below one step of an 8-bit channel.
     let lo = 0;
     let hi = C;
-    for (let i = 0; i < 20; i++) {
+    for (let i = 0; i < 16; i++) {
       const mid = (lo + hi) / 2;
       if (inGamut(mid)) lo = mid;
       else hi = mid;
     }
     c = lo;
   }
-  const [r, g, b] = oklabToLinear(L, c * Math.cos(rad), c * Math.sin(rad));
+  const [r, g, b] = oklabToLinear(L, c * ca, c * sa);
   return rgbToHex(gammaEncode(r) * 255, gammaEncode(g) * 255, gammaEncode(b) * 255);
 }
 
@@ -280,8 +297,15 @@ export function contrastRatio(a: string, b: string): number {
 
 /** Black or white text, whichever contrasts more with the background: at least 4.58:1 on any
  *  background (the two ratios cross at luminance 0.179), the WCAG AA level for normal text. */
+const textOnCache = new Map<string, string>();
+
 export function textColorOn(bg: string): string {
-  return contrastRatio(bg, "#000000") >= contrastRatio(bg, "#ffffff") ? "#000000" : "#ffffff";
+  let t = textOnCache.get(bg);
+  if (t === undefined) {
+    t = contrastRatio(bg, "#000000") >= contrastRatio(bg, "#ffffff") ? "#000000" : "#ffffff";
+    if (textOnCache.size < 4096) textOnCache.set(bg, t);
+  }
+  return t;
 }
 
 // Viridis, 9 control points, linearly interpolated.

@@ -6,8 +6,14 @@ replica_group.cc / mesh.cc), and the same groups written in different forms must
 
 from __future__ import annotations
 
+import inspect
+from typing import Any
+
+import jax
 import numpy as np
 import pytest
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
 
 from shardwidget import hlo
 
@@ -134,6 +140,56 @@ def test_collectives_from_text() -> None:
     assert cs[0].op_name == "jit(f)/reduce_sum"
     assert cs[0].source == "nb.py:3"
     assert cs[0].groups == ((0, 4), (1, 5), (2, 6), (3, 7))
+
+
+FRAMES = """HloModule jit_f, is_scheduled=true, num_partitions=8
+
+FileNames
+1 "/home/me/nb.py"
+2 "/site-packages/jax/_src/numpy/reductions.py"
+
+FunctionNames
+1 "<module>"
+2 "f"
+
+FileLocations
+1 {file_name_id=1 function_name_id=1 line=7 end_line=7 column=2 end_column=2}
+2 {file_name_id=1 function_name_id=2 line=6 end_line=6 column=11 end_column=11}
+3 {file_name_id=2 function_name_id=2 line=40 end_line=40 column=1 end_column=1}
+
+StackFrames
+1 {file_location_id=1 parent_frame_id=1}
+2 {file_location_id=2 parent_frame_id=2}
+3 {file_location_id=3 parent_frame_id=2}
+
+
+ENTRY %main.1 (param: f32[32,16]) -> f32[16] {
+  %p = f32[32,16]{1,0} parameter(0)
+  ROOT %all-reduce = f32[16]{0} all-reduce(%p), channel_id=1, replica_groups={{0,4},{1,5},{2,6},{3,7}}, use_global_device_ids=true, to_apply=%r, metadata={op_name="jit(f)/reduce_sum" stack_frame_id=2}
+  %ag = f32[32,64]{0,1} all-gather(%p), channel_id=2, replica_groups=[2,4]<=[8], dimensions={1}, metadata={op_name="jit(f)/x" stack_frame_id=9}
+}
+"""
+
+
+def test_source_lines_from_the_stack_frame_tables() -> None:
+    # newer XLA: metadata names a frame; the tables at the top of the module say where it is
+    assert hlo.stack_frames(FRAMES) == {1: "nb.py:7", 2: "nb.py:6", 3: "reductions.py:40"}
+    cs = hlo.collectives(FRAMES, IDENTITY, COORDS, NAMES, SIZES)
+    assert [(c.kind, c.source) for c in cs] == [("all-reduce", "nb.py:6"), ("all-gather", "")]
+
+
+def test_source_lines_of_a_real_compile() -> None:
+    mesh = jax.make_mesh(SIZES, NAMES)
+    x = jax.device_put(np.ones((64, 32), np.float32), NamedSharding(mesh, P("x", "y")))
+
+    def f(a: Any) -> Any:
+        return a.sum(axis=0)  # the all-reduce comes from this line
+
+    txt = jax.jit(f).lower(x).compile().as_text()
+    line = inspect.getsourcelines(f)[1] + 1
+    cs = hlo.collectives(txt, IDENTITY, COORDS, NAMES, SIZES)
+    assert [c.kind for c in cs] == ["all-reduce"]
+    assert cs[0].source == f"test_hlo.py:{line}"
 
 
 def test_logical_ids_map_through_the_device_assignment() -> None:

@@ -331,6 +331,43 @@ def _result_shape(kind: str, op: str, shape_text: str) -> tuple[HloShape, int]:
     return shapes[0], sum(s.nbytes for s in shapes)
 
 
+def stack_frames(hlo_text: str) -> dict[int, str]:
+    """``stack_frame_id`` -> "file.py:line" from the module's frame tables.
+
+    Newer XLA writes source locations once, in tables at the top of the module text
+    (``FileNames``, ``FunctionNames``, ``FileLocations``, ``StackFrames``), and each
+    instruction's metadata names a frame by ``stack_frame_id`` instead of carrying
+    ``source_file`` / ``source_line``.
+    """
+    tables: dict[str, dict[int, str]] = {}
+    current: dict[int, str] | None = None
+    for line in hlo_text.splitlines():
+        head = line.strip()
+        if head in ("FileNames", "FunctionNames", "FileLocations", "StackFrames"):
+            current = tables.setdefault(head, {})
+            continue
+        if current is None:
+            continue
+        m = re.match(r"(\d+)\s+(.*)$", head)
+        if not m:
+            current = None  # a blank line or the first computation ends the table
+            continue
+        current[int(m.group(1))] = m.group(2)
+    files = {k: v.strip('"') for k, v in tables.get("FileNames", {}).items()}
+    locs: dict[int, str] = {}
+    for k, v in tables.get("FileLocations", {}).items():
+        f = re.search(r"file_name_id=(\d+)", v)
+        ln = re.search(r"\bline=(\d+)", v)
+        if f and ln and int(f.group(1)) in files:
+            locs[k] = f"{files[int(f.group(1))].rsplit('/', 1)[-1]}:{ln.group(1)}"
+    out: dict[int, str] = {}
+    for k, v in tables.get("StackFrames", {}).items():
+        loc = re.search(r"file_location_id=(\d+)", v)
+        if loc and int(loc.group(1)) in locs:
+            out[k] = locs[int(loc.group(1))]
+    return out
+
+
 def collectives(
     hlo_text: str,
     device_assignment: Sequence[int],
@@ -344,6 +381,7 @@ def collectives(
     its coordinates in the user's mesh (axis_names / axis_sizes)."""
     n = len(device_assignment)
     out: list[Collective] = []
+    frames: dict[int, str] | None = None
     for name, shape_text, op, line in _instructions(hlo_text):
         kind = op[: -len("-start")] if op.endswith("-start") else op
         if kind not in KINDS:
@@ -353,6 +391,11 @@ def collectives(
         src_f = re.search(r'source_file="([^"]*)"', line)
         src_l = re.search(r"source_line=(\d+)", line)
         source = f"{src_f.group(1).rsplit('/', 1)[-1]}:{src_l.group(1)}" if src_f and src_l else ""
+        frame = re.search(r"stack_frame_id=(\d+)", line)
+        if not source and frame:
+            if frames is None:
+                frames = stack_frames(hlo_text)
+            source = frames.get(int(frame.group(1)), "")
 
         def dev(i: int) -> int:
             return int(device_assignment[i]) if 0 <= i < n else i

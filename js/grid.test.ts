@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { isCursorKey, moveCursor, selectGrid } from "./blocks";
-import { axisTicksVertical, gridGeometry, paletteBmp } from "./grid";
+import { axisTicks, axisTicksVertical, gridGeometry, paletteBmp } from "./grid";
 import { mount, unmountAll } from "./testing";
 import * as fx from "./fixtures";
 
@@ -55,6 +55,19 @@ describe("grid geometry", () => {
     const f8 = fx.fx8();
     const g8 = gridGeometry(f8.layout, selectGrid(f8.layout, [0, 1], [0, 0]), 700);
     expect(axisTicksVertical(selectGrid(f8.layout, [0, 1], [0, 0]).rowRanges, g8.ys).every((t) => t.full)).toBe(true);
+  });
+
+  it("thins start labels to an even stride, never packing them greedily", () => {
+    // 16 columns of 128 over 460 px: "1024" and "1152" cannot both fit in 28.75 px
+    const ranges = Array.from({ length: 16 }, (_, i) => [i * 128, (i + 1) * 128] as [number, number]);
+    const offsets = Array.from({ length: 17 }, (_, i) => i * 28.75);
+    const ticks = axisTicks(ranges, offsets);
+    const idx = ticks.map((t) => t.index);
+    expect(idx.length).toBeGreaterThan(3);
+    const stride = idx[1] - idx[0];
+    expect(idx.every((v, i) => v === i * stride)).toBe(true);
+    expect(ticks.map((t) => t.text).slice(0, 3)).toEqual(["0", String(128 * stride), String(256 * stride)]);
+    for (let i = 1; i < ticks.length; i++) expect(ticks[i].at).toBeGreaterThanOrEqual(ticks[i - 1].at + ticks[i - 1].span);
   });
 
   it("keeps a tall array's grid within the height it is given", () => {

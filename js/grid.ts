@@ -186,18 +186,27 @@ function ticks(
       index: i,
     }));
   }
-  const out: Tick[] = [];
+  // Start labels on every k-th boundary, k the smallest power of two at which none overlap: an
+  // even stride reads as a scale (0, 256, 512, …), where greedy packing skips irregularly.
   const end = offsets[offsets.length - 1];
-  let free = 0;
-  ranges.forEach((r, i) => {
-    const t = rangeLabelCandidates(r)[1];
-    const w = need(t);
-    if (offsets[i] >= free && offsets[i] + w <= end + slack) {
-      out.push({ text: t, full: false, at: offsets[i], span: w, index: i });
-      free = offsets[i] + w + gap;
+  const labels = ranges.map((r) => rangeLabelCandidates(r)[1]);
+  const widths = labels.map((t) => need(t));
+  const strided = (k: number): Tick[] | null => {
+    const out: Tick[] = [];
+    let free = 0;
+    for (let i = 0; i < ranges.length; i += k) {
+      if (offsets[i] < free) return null;
+      if (offsets[i] + widths[i] > end + slack) break; // the last label may not fit at the end
+      out.push({ text: labels[i], full: false, at: offsets[i], span: widths[i], index: i });
+      free = offsets[i] + widths[i] + gap;
     }
-  });
-  return out;
+    return out;
+  };
+  for (let k = 1; k < ranges.length; k *= 2) {
+    const out = strided(k);
+    if (out) return out;
+  }
+  return strided(ranges.length) ?? [];
 }
 
 /** Column ticks (labels laid out horizontally). */

@@ -85,6 +85,43 @@ def plan_for(
     return Plan(dims, (math.ceil(h / fh), math.ceil(w / fw)), (fh, fw), values)
 
 
+def _masked_stats(y: Any, xp: Any) -> Any:
+    """min, max, mean, std of the finite values of float32 `y`, and its NaN and Inf counts.
+    `xp` is jax.numpy (inside the compiled per-device call) or numpy (the host path)."""
+    finite = xp.isfinite(y)
+    n_fin = xp.maximum(finite.sum(), 1).astype(xp.float32)
+    mean = xp.where(finite, y, 0).sum() / n_fin
+    var = xp.where(finite, (y - mean) ** 2, 0).sum() / n_fin
+    return xp.stack(
+        [
+            xp.where(finite, y, xp.inf).min(),
+            xp.where(finite, y, -xp.inf).max(),
+            mean,
+            xp.sqrt(var),
+            xp.isnan(y).sum().astype(xp.float32),
+            xp.isinf(y).sum().astype(xp.float32),
+        ]
+    ).astype(xp.float32)
+
+
+def _thumbnail(y: Any, plan: Plan, xp: Any) -> Any:
+    """The (th·tw,) pooled-mean heatmap of float32 block `y` over plan.thumb_dims (the other
+    dims averaged). Non-finite values make their pixel non-finite; the host draws those as 0."""
+    th, tw = plan.thumb_shape
+    dims = plan.thumb_dims
+    other = tuple(d for d in range(y.ndim) if d not in dims)
+    img = y.mean(axis=other) if other else y
+    if len(dims) == 2 and dims[0] > dims[1]:
+        img = img.T
+    if img.ndim == 1:
+        img = img[None, :]
+    fh, fw = plan.pool
+    ph, pw = th * fh - img.shape[0], tw * fw - img.shape[1]
+    if ph or pw:
+        img = xp.pad(img, ((0, ph), (0, pw)), mode="edge")
+    return img.reshape(th, fh, tw, fw).mean(axis=(1, 3)).reshape(-1)
+
+
 def _block_fn(shard_shape: tuple[int, ...], dtype: Any, plan: Plan) -> Any:
     """The per-block computation: (stats[1,6], values[1,k], thumb[1,p]) of one local block."""
     import jax.numpy as jnp
@@ -98,46 +135,15 @@ def _block_fn(shard_shape: tuple[int, ...], dtype: Any, plan: Plan) -> Any:
         zero = jnp.float32(0)
         return jnp.stack([y.min(), y.max(), mean, std, zero, zero])
 
-    def stats_masked(y: Any) -> Any:
-        # Only for arrays holding NaN or Inf: statistics of the finite values, and the counts.
-        finite = jnp.isfinite(y)
-        n_fin = jnp.maximum(finite.sum(), 1).astype(jnp.float32)
-        mean = jnp.where(finite, y, 0).sum() / n_fin
-        var = jnp.where(finite, (y - mean) ** 2, 0).sum() / n_fin
-        return jnp.stack(
-            [
-                jnp.where(finite, y, jnp.inf).min(),
-                jnp.where(finite, y, -jnp.inf).max(),
-                mean,
-                jnp.sqrt(var),
-                jnp.isnan(y).sum().astype(jnp.float32),
-                jnp.isinf(y).sum().astype(jnp.float32),
-            ]
-        )
-
     def fn(x: Any) -> tuple[Any, ...]:
         y = jnp.abs(x) if is_complex else x
         y = y.astype(jnp.float32)
-        stats = (stats_masked(y) if plan.masked else stats_plain(y))[None]
+        stats = (_masked_stats(y, jnp) if plan.masked else stats_plain(y))[None]
         vals = x.reshape(1, -1) if plan.values else jnp.zeros((1, 0), x.dtype)
         th, tw = plan.thumb_shape
         if th * tw == 0:
             return stats, vals, jnp.zeros((1, 0), jnp.float32)
-        # Non-finite values make their pixel non-finite; the host draws those as 0.
-        clean = y
-        dims = plan.thumb_dims
-        other = tuple(d for d in range(clean.ndim) if d not in dims)
-        img = clean.mean(axis=other) if other else clean
-        if len(dims) == 2 and dims[0] > dims[1]:
-            img = img.T
-        if img.ndim == 1:
-            img = img[None, :]
-        fh, fw = plan.pool
-        ph, pw = th * fh - img.shape[0], tw * fw - img.shape[1]
-        if ph or pw:
-            img = jnp.pad(img, ((0, ph), (0, pw)), mode="edge")
-        img = img.reshape(th, fh, tw, fw).mean(axis=(1, 3))
-        return stats, vals, img.reshape(1, -1)
+        return stats, vals, _thumbnail(y, plan, jnp)[None]
 
     return fn
 
@@ -182,40 +188,11 @@ HOST_FALLBACK_BYTES = 256 << 20  # the most shard data the host path copies out 
 
 def _host_block(x: np.ndarray, plan: Plan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """What _block_fn computes for one block (the NaN/Inf-aware variant), in numpy."""
-    y = np.abs(x) if np.iscomplexobj(x) else x
-    y = y.astype(np.float32)
-    finite = np.isfinite(y)
-    n_fin = np.float32(max(int(finite.sum()), 1))
-    mean = np.where(finite, y, 0).sum(dtype=np.float32) / n_fin
-    var = np.where(finite, (y - mean) ** 2, 0).sum(dtype=np.float32) / n_fin
-    stats = np.array(
-        [
-            np.where(finite, y, np.inf).min(),
-            np.where(finite, y, -np.inf).max(),
-            mean,
-            np.sqrt(var),
-            np.isnan(y).sum(),
-            np.isinf(y).sum(),
-        ],
-        np.float32,
-    )
+    y = (np.abs(x) if np.iscomplexobj(x) else x).astype(np.float32)
     vals = x.reshape(-1) if plan.values else np.zeros(0, x.dtype)
     th, tw = plan.thumb_shape
-    if th * tw == 0:
-        return stats, vals, np.zeros(0, np.float32)
-    dims = plan.thumb_dims
-    other = tuple(d for d in range(y.ndim) if d not in dims)
-    img = y.mean(axis=other) if other else y
-    if len(dims) == 2 and dims[0] > dims[1]:
-        img = img.T
-    if img.ndim == 1:
-        img = img[None, :]
-    fh, fw = plan.pool
-    ph, pw = th * fh - img.shape[0], tw * fw - img.shape[1]
-    if ph or pw:
-        img = np.pad(img, ((0, ph), (0, pw)), mode="edge")
-    img = img.reshape(th, fh, tw, fw).mean(axis=(1, 3))
-    return stats, vals, img.reshape(-1)
+    thumb = _thumbnail(y, plan, np) if th * tw else np.zeros(0, np.float32)
+    return _masked_stats(y, np), vals, thumb
 
 
 def _host_rows(

@@ -85,25 +85,15 @@ export class Controls {
     const nAx = this.select(
       "naxes",
       "axes",
-      [1, 2, 3, 4].map((n) => {
-        const facts = options.factorizations[String(n)] ?? [];
-        return {
-          value: String(n),
-          label: String(n),
-          disabled: facts.length === 0 && n !== k,
-          title: facts.length === 0 ? `no ${n}-axis mesh of ${options.n_devices} devices` : "",
-        };
-      }),
+      axisCountChoices(options, k),
       String(k),
       (v) => withNumAxes(state, Number(v), options),
     );
     // Shape.
-    const facts = [...(options.factorizations[String(k)] ?? [])];
-    if (!facts.some((f) => f.join() === state.mesh_shape.join())) facts.unshift(state.mesh_shape);
     const shapeSel = this.select(
       "shape",
       "shape",
-      facts.map((f) => ({ value: f.join(","), label: shapeLabel(f), disabled: false, title: "" })),
+      meshShapeChoices(options, state.mesh_shape),
       state.mesh_shape.join(","),
       (v) => withMeshShape(state, v.split(",").map(Number), options),
     );
@@ -318,4 +308,35 @@ export function axisNameField(
   t.addEventListener("input", () => show(problemOf(t.value.trim())));
   lab.append(span, t);
   return [lab, msg];
+}
+
+/** One option of a select: what it sends, what it says, and why it cannot be chosen. */
+export interface Choice {
+  value: string;
+  label: string;
+  disabled: boolean;
+  title: string;
+}
+
+type MeshChoiceOptions = { factorizations: Record<string, number[][]>; n_devices: number };
+
+/** The number-of-axes select (1–4): a count with no factorization of the devices is refused,
+ *  unless it is the current one. */
+export function axisCountChoices(options: MeshChoiceOptions, current: number): Choice[] {
+  return [1, 2, 3, 4].map((n) => {
+    const facts = options.factorizations[String(n)] ?? [];
+    return {
+      value: String(n),
+      label: String(n),
+      disabled: facts.length === 0 && n !== current,
+      title: facts.length === 0 ? `no ${n}-axis mesh of ${options.n_devices} devices` : "",
+    };
+  });
+}
+
+/** The mesh-shape select: every factorization with as many axes as `shape` (and `shape`). */
+export function meshShapeChoices(options: MeshChoiceOptions, shape: number[]): Choice[] {
+  const facts = [...(options.factorizations[String(shape.length)] ?? [])];
+  if (!facts.some((f) => f.join() === shape.join())) facts.unshift(shape);
+  return facts.map((f) => ({ value: f.join(","), label: shapeLabel(f), disabled: false, title: "" }));
 }

@@ -4,7 +4,7 @@
 import type { AxisType, SpecEntry } from "./types";
 import type { TraceOptions, TraceState } from "./trace_types";
 import { decodeEntry, encodeEntry } from "./spec";
-import { axisNameField, shapeLabel } from "./controls";
+import { axisCountChoices, axisNameField, meshShapeChoices } from "./controls";
 import {
   leafSpecOptions,
   withTraceAxisName,
@@ -162,27 +162,17 @@ export class TraceMeshControls {
         doc,
         "naxes",
         "axes",
-        [1, 2, 3, 4].map((n) => {
-          const facts = options.factorizations[String(n)] ?? [];
-          return {
-            value: String(n),
-            label: String(n),
-            disabled: facts.length === 0 && n !== k,
-            title: facts.length === 0 ? `no ${n}-axis mesh of ${options.n_devices} devices` : "",
-          };
-        }),
+        axisCountChoices(options, k),
         String(k),
         (v) => this.request(withTraceNumAxes(state, Number(v), options)),
       ),
     );
-    const facts = [...(options.factorizations[String(k)] ?? [])];
-    if (!facts.some((f) => f.join() === state.mesh_shape.join())) facts.unshift(state.mesh_shape);
     row.append(
       selectField(
         doc,
         "shape",
         "shape",
-        facts.map((f) => ({ value: f.join(","), label: shapeLabel(f), disabled: false, title: "" })),
+        meshShapeChoices(options, state.mesh_shape),
         state.mesh_shape.join(","),
         (v) => this.request(withTraceMeshShape(state, v.split(",").map(Number), options)),
       ),

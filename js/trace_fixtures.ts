@@ -14,6 +14,7 @@ import type {
 } from "./trace_types";
 import { factorizations, namedFixture } from "./fixtures";
 import { entryAxes } from "./spec";
+import { unavailableStats } from "./trace_leaf";
 
 export interface LeafDef {
   path: string;
@@ -138,23 +139,6 @@ export function valueStats(layout: Layout, value: (idx: number[]) => number, thu
     thumbs_dims: vd,
     vmin,
     vmax,
-  };
-}
-
-function unavailableStats(key: number, message: string): Stats {
-  return {
-    key,
-    status: "unavailable",
-    message,
-    blocks: [],
-    values: null,
-    values_offsets: [],
-    thumbs: null,
-    thumb_shapes: [],
-    thumb_offsets: [],
-    thumbs_dims: [],
-    vmin: 0,
-    vmax: 0,
   };
 }
 

@@ -82,10 +82,15 @@ export const INPUT_STATS_MESSAGE = "no per-shard data for this input from the ke
 
 /** The Stats an input's grid gets: none, and why. */
 export function inputStats(layout: Layout): Stats {
+  return unavailableStats(layout.key, INPUT_STATS_MESSAGE);
+}
+
+/** Stats that say, in words, why a grid has no per-shard data. */
+export function unavailableStats(key: number, message: string): Stats {
   return {
-    key: layout.key,
+    key,
     status: "unavailable",
-    message: INPUT_STATS_MESSAGE,
+    message,
     blocks: [],
     values: null,
     values_offsets: [],
@@ -124,6 +129,7 @@ export class LeafCard {
   private hint: HTMLElement;
   private model: LeafModel | null = null;
   private view: ShardView | null = null;
+  private placeholderStats: Stats | null = null;
   private readonly id = ++cardCount;
 
   constructor(private readonly doc: Document) {
@@ -298,7 +304,7 @@ export class LeafCard {
     }
     // Inputs: their data as laid out for the run, once the kernel has sent it (older kernels
     // send none: the placeholder says so).
-    const stats = inp.side === "in" ? inp.stats ?? inputStats(leaf.layout) : inp.stats;
+    const stats = inp.side === "in" ? inp.stats ?? this.placeholder(leaf.layout) : inp.stats;
     const opts = leafOptions(inp.options, inp.info);
     if (!this.model) {
       const nd = leaf.layout.shape.length;
@@ -316,13 +322,16 @@ export class LeafCard {
     }
     const m = this.model;
     if (m.get("_layout") !== leaf.layout) m.set("_layout", leaf.layout);
-    const same =
-      m.get("_stats") === stats ||
-      (inp.side === "in" && !inp.stats && (m.get("_stats") as Stats | null)?.message === INPUT_STATS_MESSAGE &&
-        (m.get("_stats") as Stats).key === leaf.layout.key);
-    if (!same) m.set("_stats", stats);
+    if (m.get("_stats") !== stats) m.set("_stats", stats);
     const old = m.get("_options") as Options | null;
     if (!old || JSON.stringify(old) !== JSON.stringify(opts)) m.set("_options", opts);
+  }
+
+  /** The "no data" Stats of an input, one object per layout (so an unchanged one re-renders
+   *  nothing). */
+  private placeholder(layout: Layout): Stats {
+    if (this.placeholderStats?.key !== layout.key) this.placeholderStats = inputStats(layout);
+    return this.placeholderStats;
   }
 
   dispose(): void {

@@ -241,21 +241,24 @@ class FunctionView(anywidget.AnyWidget):
         if res is None:
             return
         outs = [
-            self._leaf_stats(res.outputs, i, len(_blocks(res, i)), res)
+            self._leaf_stats(res.outputs, i, res, lambda i=i: _blocks(res, i))
             for i in range(len(res.out_shapes))
         ]
         ins = [
-            self._leaf_stats(res.inputs, i, len(_in_blocks(res, self._traced, i)), res)
+            self._leaf_stats(res.inputs, i, res, lambda i=i: _in_blocks(res, self._traced, i))
             for i in range(len(res.in_shapes))
         ]
         self._trace_stats = payload.trace_stats(outs, key=self._key, inputs=ins)
 
-    def _leaf_stats(self, arrays: list[Any] | None, i: int, n_blocks: int, res: Any) -> Summary:
-        """Statistics of one input or output leaf (the first MAX_OUTPUT_STATS of each side)."""
+    def _leaf_stats(
+        self, arrays: list[Any] | None, i: int, res: Any, blocks: Callable[[], Any]
+    ) -> Summary:
+        """Statistics of one input or output leaf (the first MAX_OUTPUT_STATS of each side).
+        `blocks` gives the leaf's blocks from its sharding, for a function that did not run."""
         n = len(self._devices)
         if arrays is None:
             why = self._trace_options.get("run_disabled") or res.run_error or "not run"
-            return Summary.unavailable(n_blocks, why)
+            return Summary.unavailable(len(blocks()), why)
         arr = arrays[i]
         lay = layout_of(arr)
         if not self._with_stats:

@@ -13,6 +13,7 @@ import dataclasses
 import html
 import pathlib
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import anywidget
@@ -241,11 +242,11 @@ class FunctionView(anywidget.AnyWidget):
         if res is None:
             return
         outs = [
-            self._leaf_stats(res.outputs, i, res, lambda i=i: _blocks(res, i))
+            self._leaf_stats(res.outputs, i, res, partial(_blocks, res, i))
             for i in range(len(res.out_shapes))
         ]
         ins = [
-            self._leaf_stats(res.inputs, i, res, lambda i=i: _in_blocks(res, self._traced, i))
+            self._leaf_stats(res.inputs, i, res, partial(_in_blocks, res, self._traced, i))
             for i in range(len(res.in_shapes))
         ]
         self._trace_stats = payload.trace_stats(outs, key=self._key, inputs=ins)

@@ -1,73 +1,25 @@
 """A static picture of a layout (HTML + inline SVG, no script) for places with no widget manager:
 GitHub, nbviewer, ``jupyter nbconvert --to html``. It goes into the display bundle as text/html.
 
-Device colours follow js/colors.ts (deviceColor), so a device has the same colour here as in the
-live widget. The grid shows the first block position along non-drawn dimensions.
+Device colours come from :mod:`shardwidget.colors`, the live renderer's rule, so a device has the
+same colour here as in the widget. The grid shows the first block position along non-drawn
+dimensions.
 """
 
 from __future__ import annotations
 
 import html
-import math
 
+from .colors import color_scheme, text_color_on
 from .layout import Layout
 from .text import devices_label, fmt_bytes
 
-PALETTE16 = (
-    "#0072B2",
-    "#E69F00",
-    "#009E73",
-    "#CC79A7",
-    "#56B4E9",
-    "#D55E00",
-    "#F0E442",
-    "#332288",
-    "#CC6677",
-    "#117733",
-    "#88CCEE",
-    "#DDCC77",
-    "#AA4499",
-    "#44AA99",
-    "#999933",
-    "#882255",
-)
-_PHI1 = 0.6180339887498949
-_R2A = 0.7548776662466927
-_LIGHT = (56, 40, 70, 48, 64)
-_SAT = (70, 55, 80)
 
-
-def _frac(x: float) -> float:
-    return x - math.floor(x)
-
-
-def _round(x: float) -> int:  # JavaScript's Math.round
-    return math.floor(x + 0.5)
-
-
-def device_color(i: int, n_devices: int) -> str:
-    """Same as deviceColor in js/colors.ts."""
-    if n_devices <= len(PALETTE16) and 0 <= i < len(PALETTE16):
-        return PALETTE16[i]
-    i = abs(i)
-    h = _frac(0.07 + i * _PHI1) * 360
-    s = _SAT[i % len(_SAT)] / 100
-    l = _LIGHT[math.floor(_frac(0.5 + i * _R2A) * len(_LIGHT))] / 100  # noqa: E741
-    a = s * min(l, 1 - l)
-
-    def f(n: int) -> int:
-        k = (n + h / 30) % 12
-        return _round((l - a * max(-1, min(k - 3, min(9 - k, 1)))) * 255)
-
-    return "#" + "".join(f"{max(0, min(255, v)):02x}" for v in (f(0), f(8), f(4)))
-
-
-def _text_on(hex_color: str) -> str:
-    r, g, b = (int(hex_color[i : i + 2], 16) / 255 for i in (1, 3, 5))
-    return "#111" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.45 else "#fff"
-
-
-def render(lay: Layout, view_dims: tuple[int, ...] = (), width: int = 480) -> str:
+def render(
+    lay: Layout, view_dims: tuple[int, ...] = (), width: int = 480, n_devices: int | None = None
+) -> str:
+    """The layout as HTML with an inline SVG (no script). ``n_devices``: the kernel's device count
+    (default: ``jax.device_count()``), which the colours depend on, as in the live widget."""
     nd = len(lay.shape)
     dims = tuple(view_dims) if view_dims else ((0, 1) if nd >= 2 else (0,) if nd else ())
     r = dims[0] if len(dims) == 2 else None
@@ -79,13 +31,19 @@ def render(lay: Layout, view_dims: tuple[int, ...] = (), width: int = 480) -> st
     cn = lay.shape[c] if c is not None else 1
     height = max(40, min(width, round(width * rn / max(1, cn)))) if r is not None else 48
     n = lay.n_devices
+    if n_devices is None:
+        import jax
+
+        n_devices = jax.device_count()
+    ids = [*(lay.mesh.device_ids if lay.mesh else ()), *(d.id for d in lay.devices)]
+    color_of = color_scheme(n_devices, ids)
     parts = []
     for b in blocks:
         y0, y1 = b.index[r] if r is not None else (0, 1)
         x0, x1 = b.index[c] if c is not None else (0, 1)
         x, w = x0 / cn * width, (x1 - x0) / cn * width
         y, h = y0 / rn * height, (y1 - y0) / rn * height
-        color = device_color(b.devices[0], n)
+        color = color_of(b.devices[0])
         parts.append(
             f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" fill="{color}" '
             f'stroke="#fff" stroke-width="1"><title>{html.escape(_title(b.index, b.devices))}'
@@ -99,7 +57,7 @@ def render(lay: Layout, view_dims: tuple[int, ...] = (), width: int = 480) -> st
         if label:
             parts.append(
                 f'<text x="{x + w / 2:.1f}" y="{y + h / 2:.1f}" font-size="11" '
-                f'text-anchor="middle" dominant-baseline="central" fill="{_text_on(color)}" '
+                f'text-anchor="middle" dominant-baseline="central" fill="{text_color_on(color)}" '
                 f'font-family="monospace">{html.escape(label)}</text>'
             )
     head = html.escape(

@@ -1,0 +1,98 @@
+// The wire contract from the TypeScript side: real payloads from Python (fixtures.gen.ts, typed
+// with the wire types, so tsc already checked their shape) are drawn, and the static picture's
+// device colours (Python) are the live renderer's.
+import { afterEach, describe, expect, it } from "vitest";
+import type { AnyModel } from "@anywidget/types";
+import widget from "../../widget";
+import { colorScheme, deviceColor } from "../../shared/colors";
+import { FakeModel } from "../fake_model";
+import * as gen from "./fixtures.gen";
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  cleanups.splice(0).forEach((c) => c());
+  document.body.replaceChildren();
+});
+
+function draw(state: object): HTMLElement {
+  const model = new FakeModel({ ...state });
+  const el = document.createElement("div");
+  document.body.append(el);
+  cleanups.push(widget.render({ model: model as unknown as AnyModel, el }));
+  return el;
+}
+
+const settle = () => new Promise<void>((r) => setTimeout(r, 0));
+
+/** Colour of each mesh cell, by device id, as the renderer wrote it. */
+function meshColours(el: HTMLElement): Map<number, string> {
+  const out = new Map<number, string>();
+  for (const c of el.querySelectorAll<HTMLElement>(".sw-mesh .sw-dev[data-device]")) {
+    const m = /background:\s*(#[0-9a-fA-F]{6})/.exec(c.getAttribute("style") ?? "");
+    if (m) out.set(Number(c.dataset.device), m[1].toLowerCase());
+  }
+  return out;
+}
+
+describe("device colours: the static picture (Python) and the live renderer agree", () => {
+  for (const [n, want] of Object.entries(gen.colours.dense)) {
+    it(`at ${n} devices`, () => {
+      const step = n === "4096" ? gen.colours.step4096 : 1;
+      const got = want.map((_, k) => deviceColor(k * step, Number(n)).toLowerCase());
+      expect(got).toEqual(want.map((c) => c.toLowerCase()));
+    });
+  }
+
+  it("by rank when ids are not 0..n-1 (two processes)", () => {
+    const { n, ids, colors } = gen.colours.byRank;
+    const s = colorScheme(n, ids);
+    expect(ids.map((i) => s.color(i).toLowerCase())).toEqual(colors.map((c) => c.toLowerCase()));
+  });
+});
+
+describe("real array payloads from Python", () => {
+  for (const [name, state, n] of [
+    ["array8", gen.array8, 8],
+    ["array32", gen.array32, 32],
+  ] as const) {
+    it(`${name}: one block per device, every mesh cell in Python's colour`, async () => {
+      const el = draw(state);
+      await settle();
+      expect(el.querySelectorAll(".sw-grid .sw-block").length).toBe(state._layout.blocks.length);
+      expect(el.querySelector(".sw-typeof")!.textContent).toContain(state._layout.typeof);
+      const cells = meshColours(el);
+      expect(cells.size).toBe(n);
+      for (const [id, c] of cells) expect(c).toBe(gen.colours.dense[String(n) as "8"][id].toLowerCase());
+      // Statistics arrived with the payload: thumbnails for blocks of more than 64 elements.
+      expect(state._stats.status).toBe("ok");
+      expect(el.querySelectorAll(".sw-block.sw-has-thumb").length).toBe(state._layout.blocks.length);
+    });
+  }
+
+  it("small blocks carry their values; a scalar draws one block", async () => {
+    const el = draw(gen.arrayValues8);
+    await settle();
+    expect(gen.arrayValues8._stats.values).not.toBeNull();
+    expect(el.querySelectorAll(".sw-grid .sw-block").length).toBe(gen.arrayValues8._layout.blocks.length);
+    const one = draw(gen.arrayScalar8);
+    await settle();
+    expect(one.querySelectorAll(".sw-grid .sw-block").length).toBe(1);
+  });
+});
+
+describe("real function payloads from Python", () => {
+  for (const [name, state] of [
+    ["function8", gen.function8],
+    ["functionShardMap8", gen.functionShardMap8],
+  ] as const) {
+    it(`${name}: a card per input and output, the collectives XLA inserted`, async () => {
+      const el = draw(state);
+      await settle();
+      const text = el.textContent ?? "";
+      expect(text).toContain(state._trace_options.fn_name);
+      for (const leaf of [...state._trace.inputs, ...state._trace.outputs]) expect(text).toContain(leaf.path);
+      for (const c of state._trace.collectives) expect(text).toContain(c.kind);
+      expect(state._trace.status).toBe("ok");
+    });
+  }
+});

@@ -1,0 +1,117 @@
+"""Real wire payloads, written as a TypeScript module the renderer's tests type-check and consume.
+
+``python tests/wire_fixtures.py N`` prints, as JSON, the synced state of views made on N simulated
+CPU devices (binary values as {"__b64__": base64}). ``tests/test_wire_contract.py`` runs it for 8
+and 32 devices and writes ``js/tests/wire/fixtures.gen.ts``: each view's state as a literal typed
+with the TypeScript wire types (``ArrayModel``, ``FunctionModel``), so tsc refuses any field Python
+sends that TypeScript does not declare, and any declared field Python does not send, and vitest
+draws them. It also writes the device colours of the static picture for vitest to compare with the
+live renderer's.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import sys
+from typing import Any
+
+ARRAY_TRAITS = (
+    "mesh_shape",
+    "axis_names",
+    "axis_types",
+    "spec",
+    "memory_kind",
+    "view_dims",
+    "error",
+    "busy",
+    "_options",
+    "_layout",
+    "_stats",
+)
+FUNCTION_TRAITS = (
+    "_kind",
+    "mode",
+    "mesh_shape",
+    "axis_names",
+    "axis_types",
+    "in_specs",
+    "out_specs",
+    "error",
+    "busy",
+    "_trace_options",
+    "_trace",
+    "_trace_stats",
+)
+
+
+def encode(v: Any) -> Any:
+    """JSON-ready copy of a synced value: bytes-like values become {"__b64__": ...}."""
+    if isinstance(v, bytes | bytearray | memoryview):
+        return {"__b64__": base64.b64encode(bytes(v)).decode("ascii")}
+    if isinstance(v, dict):
+        return {k: encode(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [encode(x) for x in v]
+    return v
+
+
+def traits(view: Any, names: tuple[str, ...]) -> dict[str, Any]:
+    return {k: encode(getattr(view, k)) for k in names}
+
+
+def views(n: int) -> dict[str, Any]:
+    """The synced state of a few views on the n devices JAX has now (n = 8 or 32)."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    from shardwidget import ShardView
+
+    assert jax.device_count() == n, (jax.device_count(), n)
+    shape = (2, 4) if n == 8 else (4, 8)
+    mesh = jax.make_mesh(shape, ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+    big = np.arange(64 * 64, dtype=np.float32).reshape(64, 64)
+    big[3, 5] = np.nan
+    out: dict[str, Any] = {}
+    x = jax.device_put(big, NamedSharding(mesh, P("x", "y")))
+    out[f"array{n}"] = traits(ShardView(x), ARRAY_TRAITS)
+    if n != 8:
+        return out
+    small = jax.device_put(
+        np.arange(8 * 8, dtype=np.int32).reshape(8, 8), NamedSharding(mesh, P("y"))
+    )
+    out["arrayValues8"] = traits(ShardView(small), ARRAY_TRAITS)
+    out["arrayScalar8"] = traits(ShardView(jnp.float32(3.5)), ARRAY_TRAITS)
+    a = jax.device_put(np.ones((16, 8), np.float32), NamedSharding(mesh, P("x", "y")))
+    b = jax.device_put(np.ones((8, 4), np.float32), NamedSharding(mesh, P("y", None)))
+
+    def matmul(a: Any, b: Any) -> Any:
+        return {"out": a @ b, "total": (a @ b).sum()}
+
+    out["function8"] = traits(ShardView(matmul, a, b), FUNCTION_TRAITS)
+
+    def psum_rows(a: Any) -> Any:
+        return jax.lax.psum(a, "x")
+
+    out["functionShardMap8"] = traits(
+        ShardView(psum_rows, a, mode="shard_map", in_specs=[P("x", None)], out_specs=[P()]),
+        FUNCTION_TRAITS,
+    )
+    return out
+
+
+def main() -> None:
+    n = int(sys.argv[1])
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    import jax
+
+    jax.config.update("jax_num_cpu_devices", n)
+    json.dump(views(n), sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,5 +1,11 @@
-"""The wire format: the only module that knows the shapes of ``_options``, ``_layout``, ``_stats``
-and the custom messages. Its TypeScript twin is ``js/types.ts``; change both together.
+"""The wire format: the only module that writes the JSON shapes the front end reads.
+
+Synced traits of an array view: ``_options`` (:class:`Options`), ``_layout`` (:class:`LayoutWire`),
+``_stats`` (:class:`Stats`); of a function view: ``_trace_options`` (:class:`TraceOptions`),
+``_trace`` (:class:`Trace`), ``_trace_stats`` (:class:`TraceStats`). Custom messages:
+:class:`RequestMsg` / :class:`TraceRequestMsg` (front end → kernel) and :class:`ResultMsg`
+(kernel → front end). Saved pages carry :class:`PageData`. The TypedDicts below mirror the
+TypeScript types in ``js/wire/`` field for field; change both together.
 
 Size: the synced state plus binary buffers of one view stay within
 ``16 KiB + 400 bytes × n_devices`` whatever the array's element count; thumbnails and small-block
@@ -8,10 +14,11 @@ values get fixed budgets below, and everything else is a few numbers per block o
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, cast
 
 import numpy as np
 
@@ -23,20 +30,252 @@ from .summary import Summary
 if TYPE_CHECKING:
     from .trace import Traced, TraceResult, TraceState
 
-# Budgets (bytes) for the binary parts; the JSON parts are ~150 bytes per device at most.
+SpecEntry = str | list[str] | None
+
+
+# ---------------------------------------------------------------------- shapes (twin: js/wire/)
+class LayoutStateWire(TypedDict):
+    """A layout as the controls send it (``LayoutState.to_wire``)."""
+
+    mesh_shape: list[int]
+    axis_names: list[str]
+    axis_types: list[str]
+    spec: list[SpecEntry]
+    memory_kind: str
+
+
+class Options(TypedDict):
+    """``_options``: what the controls may offer; fixed for the life of an array view."""
+
+    n_devices: int
+    platform: str
+    ndim: int
+    shape: list[int]
+    dtype: str
+    factorizations: dict[str, list[list[int]]]
+    memory_kinds: list[str]
+    original: LayoutStateWire | None
+    reshard_disabled: str
+    static_states: NotRequired[list[str]]
+    """Saved pages only: the state keys the page can answer."""
+
+
+class MeshWire(TypedDict):
+    axis_names: list[str]
+    axis_sizes: list[int]
+    axis_types: list[str]
+    device_ids: list[int]
+
+
+class DeviceTable(TypedDict):
+    ids: list[int]
+    process: list[int]
+    platform: str
+    kind: str
+    coords: list[list[int]] | None
+    core_on_chip: list[int] | None
+    local_process: int
+
+
+class BlockWire(TypedDict):
+    i: list[list[int]]
+    """[start, stop) per dimension."""
+    d: list[int]
+    """The devices holding the block."""
+
+
+class LayoutWire(TypedDict):
+    """``_layout``: the geometry of the array shown (and of every function-view leaf)."""
+
+    key: int
+    shape: list[int]
+    dtype: str
+    itemsize: int
+    typeof: str
+    sharding: str
+    source: str
+    mesh: MeshWire | None
+    spec: list[SpecEntry]
+    spec_str: str
+    memory_kind: str
+    devices: DeviceTable
+    blocks: list[BlockWire]
+    bytes_per_device: int
+    logical_bytes: int
+    replication: int
+    note: str
+
+
+class Stats(TypedDict):
+    """``_stats``: per-block statistics for the layout with the same key (binary as bytes)."""
+
+    key: int
+    status: Literal["pending", "ready", "unavailable"]
+    message: str
+    blocks: list[list[float | None] | None]
+    values: bytes | None
+    values_offsets: list[int]
+    thumbs: bytes | None
+    thumb_shapes: list[list[int]]
+    thumb_offsets: list[int]
+    thumbs_dims: list[int]
+    vmin: float
+    vmax: float
+
+
+class RequestMsg(TypedDict):
+    type: Literal["request"]
+    seq: int
+    state: LayoutStateWire
+
+
+class ResultMsg(TypedDict):
+    type: Literal["result"]
+    seq: int
+    ok: bool
+    error: str
+
+
+class TraceStateWire(TypedDict):
+    mesh_shape: list[int]
+    axis_names: list[str]
+    axis_types: list[str]
+    in_specs: list[list[SpecEntry]]
+    out_specs: list[list[SpecEntry] | None]
+
+
+class LeafInfo(TypedDict):
+    path: str
+    shape: list[int]
+    dtype: str
+
+
+class TraceOptions(TypedDict):
+    """``_trace_options``: fixed facts of a function view (its leaves, the mesh choices)."""
+
+    n_devices: int
+    platform: str
+    factorizations: dict[str, list[list[int]]]
+    memory_kinds: list[str]
+    mode: str
+    fn_name: str
+    inputs: list[LeafInfo]
+    outputs: list[LeafInfo]
+    static_args: list[str]
+    original: TraceStateWire
+    run_disabled: str
+    static: NotRequired[str]
+    """Saved pages only: why the controls cannot re-compile."""
+
+
+class TraceLeaf(TypedDict):
+    path: str
+    shape: list[int]
+    dtype: str
+    typeof: str
+    spec_str: str
+    local_shape: list[int]
+    layout: LayoutWire
+
+
+class ConstraintWire(TypedDict):
+    kind: str
+    shape: list[int]
+    dtype: str
+    spec_str: str
+    source: str
+
+
+class CollectiveWire(TypedDict):
+    kind: str
+    axes: list[str]
+    shape: list[int]
+    dtype: str
+    bytes: int
+    group_size: int
+    n_groups: int
+    op_name: str
+    source: str
+    groups_text: str
+
+
+class Memory(TypedDict):
+    argument: int
+    output: int
+    alias: int
+    temp: int
+    generated_code: int
+    peak: int
+
+
+class Trace(TypedDict):
+    """``_trace``: one compiled layout of the function (or an error with no result)."""
+
+    key: int
+    status: Literal["ok", "error"]
+    message: str
+    mode: str
+    inputs: list[TraceLeaf]
+    outputs: list[TraceLeaf]
+    constraints: list[ConstraintWire]
+    collectives: list[CollectiveWire]
+    memory: Memory | None
+    flops: float | None
+    compile_ms: float
+    run_ms: float
+    cached: bool
+    ran: bool
+
+
+class TraceStats(TypedDict):
+    """``_trace_stats``: per-leaf statistics of a function view (same key as ``_trace``)."""
+
+    key: int
+    outputs: list[Stats]
+    inputs: NotRequired[list[Stats]]
+
+
+class TraceRequestMsg(TypedDict):
+    type: Literal["trace_request"]
+    seq: int
+    state: TraceStateWire
+
+
+class Variant(TypedDict):
+    """One layout a saved page can answer: the state asked for, its geometry and statistics."""
+
+    state: LayoutStateWire
+    layout: LayoutWire
+    stats: Stats
+
+
+class PageData(TypedDict):
+    """What a saved page carries (``shardwidget-data``): synced traits and stored answers,
+    binary values as ``{"__b64__": ...}`` (see :func:`encode`)."""
+
+    state: dict[str, Any]
+    answers: dict[str, Any]
+
+
+# ---------------------------------------------------------------------- budgets
+# Bytes for the binary parts; the JSON parts are ~150 bytes per device at most.
 THUMB_BASE, THUMB_PER_DEVICE = 4096, 144
 VALUES_BASE, VALUES_PER_DEVICE = 4096, 64
+MAX_OUTPUT_STATS = 8  # function-view leaves beyond this get no per-shard data (bounded payload)
 
 
 def size_budget(n_devices: int) -> int:
+    """Bytes one view's synced state may take: 16 KiB + 400 B per device."""
     return 16 * 1024 + 400 * n_devices
 
 
 def thumb_pixel_budget(n_devices: int) -> int:
+    """Thumbnail pixels (one byte each) a view sends for all blocks together."""
     return THUMB_BASE + THUMB_PER_DEVICE * n_devices
 
 
 def values_budget(n_devices: int) -> int:
+    """Bytes of raw block values a view may send (small blocks only)."""
     return VALUES_BASE + VALUES_PER_DEVICE * n_devices
 
 
@@ -67,6 +306,7 @@ def _round_rows(rows: Sequence[np.ndarray | None]) -> list[list[float | None] | 
     return [None if row is None else next(it) for row in rows]
 
 
+# ---------------------------------------------------------------------- array views
 def options(
     *,
     n_devices: int,
@@ -76,7 +316,8 @@ def options(
     memory_kinds: Sequence[str],
     original: LayoutState | None,
     reshard_disabled: str,
-) -> dict[str, Any]:
+) -> Options:
+    """``_options`` of an array view."""
     return {
         "n_devices": n_devices,
         "platform": platform,
@@ -85,16 +326,28 @@ def options(
         "dtype": dtype,
         "factorizations": mesh_mod.all_factorizations(n_devices),
         "memory_kinds": list(memory_kinds),
-        "original": original.to_wire() if original is not None else None,
+        "original": state_wire(original) if original is not None else None,
         "reshard_disabled": reshard_disabled,
     }
 
 
-def layout(lay: Layout, *, key: int, source: str, note: str, local_process: int) -> dict[str, Any]:
+def state_wire(st: LayoutState) -> LayoutStateWire:
+    """A LayoutState as the controls send it."""
+    return cast(LayoutStateWire, st.to_wire())
+
+
+def state_key(st: LayoutState) -> str:
+    """Canonical text of a layout, the key of a saved page's answers; the front end's
+    ``stateKey`` writes the same string."""
+    return json.dumps(st.to_wire(), separators=(",", ":"), ensure_ascii=False)
+
+
+def layout(lay: Layout, *, key: int, source: str, note: str, local_process: int) -> LayoutWire:
+    """``_layout`` of an array view (and the ``layout`` of a function-view leaf)."""
     devs = lay.devices
     has_coords = any(d.coords is not None for d in devs)
     has_core = any(d.core_on_chip is not None for d in devs)
-    mesh = None
+    mesh: MeshWire | None = None
     if lay.mesh is not None:
         mesh = {
             "axis_names": list(lay.mesh.axis_names),
@@ -102,6 +355,11 @@ def layout(lay: Layout, *, key: int, source: str, note: str, local_process: int)
             "axis_types": list(lay.mesh.axis_types),
             "device_ids": list(lay.mesh.device_ids),
         }
+    spec: list[SpecEntry] = (
+        [None if not a else a[0] if len(a) == 1 else list(a) for a in lay.spec]
+        if lay.spec is not None
+        else [None] * len(lay.shape)
+    )
     return {
         "key": key,
         "shape": list(lay.shape),
@@ -111,9 +369,7 @@ def layout(lay: Layout, *, key: int, source: str, note: str, local_process: int)
         "sharding": lay.sharding_type,
         "source": source,
         "mesh": mesh,
-        "spec": [None if not a else a[0] if len(a) == 1 else list(a) for a in lay.spec]
-        if lay.spec is not None
-        else [None] * len(lay.shape),
+        "spec": spec,
         "spec_str": lay.spec_text,
         "memory_kind": lay.memory_kind,
         "devices": {
@@ -133,7 +389,8 @@ def layout(lay: Layout, *, key: int, source: str, note: str, local_process: int)
     }
 
 
-def pending_stats(key: int) -> dict[str, Any]:
+def pending_stats(key: int) -> Stats:
+    """``_stats`` while the statistics of layout ``key`` are being computed."""
     return {
         "key": key,
         "status": "pending",
@@ -150,9 +407,10 @@ def pending_stats(key: int) -> dict[str, Any]:
     }
 
 
-def stats(summary: Summary, *, key: int) -> dict[str, Any]:
+def stats(summary: Summary, *, key: int) -> Stats:
+    """``_stats`` of a Summary: rounded per-block rows, raw values and uint8 thumbnails."""
     out = pending_stats(key)
-    out["status"] = summary.status
+    out["status"] = cast(Literal["pending", "ready", "unavailable"], summary.status)
     out["message"] = summary.message
     out["blocks"] = _round_rows(summary.stats)
     # Values: float64 little-endian, complex interleaved (re, im).
@@ -204,13 +462,21 @@ def stats(summary: Summary, *, key: int) -> dict[str, Any]:
     return out
 
 
-def result_msg(seq: int, error: str) -> dict[str, Any]:
+def variant(st: LayoutState, lay: LayoutWire, summ: Stats) -> Variant:
+    """One stored answer of a saved page."""
+    return {"state": state_wire(st), "layout": lay, "stats": summ}
+
+
+# ---------------------------------------------------------------------- messages
+def result_msg(seq: int, error: str) -> ResultMsg:
+    """The answer to request ``seq``: ok when error is ""."""
     return {"type": "result", "seq": seq, "ok": not error, "error": error}
 
 
-def parse_request(content: Any) -> tuple[int, dict[str, Any]] | None:
-    """(seq, state dict) of a front-end request, or None when the message is something else."""
-    if not isinstance(content, dict) or content.get("type") != "request":
+def parse_request(content: Any, kind: str = "request") -> tuple[int, dict[str, Any]] | None:
+    """(seq, state dict) of a front-end request of type ``kind`` ("request" for array views,
+    "trace_request" for function views), or None when the message is something else."""
+    if not isinstance(content, dict) or content.get("type") != kind:
         return None
     seq, st = content.get("seq"), content.get("state")
     if not isinstance(seq, int) or not isinstance(st, dict):
@@ -218,6 +484,7 @@ def parse_request(content: Any) -> tuple[int, dict[str, Any]] | None:
     return seq, st
 
 
+# ---------------------------------------------------------------------- sizes and saved pages
 def wire_size(*values: Any) -> int:
     """Bytes of JSON plus binary buffers, as ipywidgets would send these trait values."""
     total = 0
@@ -238,9 +505,27 @@ def wire_size(*values: Any) -> int:
     return total
 
 
-# ---------------------------------------------------------------------- traced-function views
-# Twin: js/trace_types.ts. Traits: _trace_options, _trace, _trace_stats; message TraceRequestMsg.
-MAX_OUTPUT_STATS = 8  # outputs beyond this get no per-shard data (the payload stays bounded)
+def encode(v: Any) -> Any:
+    """JSON-safe copy of trait values: binary buffers become {"__b64__": base64 text} (a saved
+    page's ``revive`` turns them back into DataViews)."""
+    if isinstance(v, bytes | bytearray | memoryview):
+        return {"__b64__": base64.b64encode(bytes(v)).decode()}
+    if isinstance(v, dict):
+        return {k: encode(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [encode(x) for x in v]
+    return v
+
+
+def page_data(state: dict[str, Any], answers: dict[str, Any]) -> PageData:
+    """The data a saved page carries: synced traits and answers, binary encoded."""
+    return {"state": encode(state), "answers": {k: encode(v) for k, v in answers.items()}}
+
+
+# ---------------------------------------------------------------------- function views
+def leaf_info(path: str, shape: Sequence[int], dtype: str) -> LeafInfo:
+    """An input or output leaf of a function view: its name, global shape and dtype."""
+    return {"path": path, "shape": list(shape), "dtype": dtype}
 
 
 def trace_options(
@@ -250,8 +535,9 @@ def trace_options(
     platform: str,
     memory_kinds: Sequence[str],
     original: TraceState,
-    outputs: Sequence[tuple[str, Sequence[int], str]],
-) -> dict[str, Any]:
+    outputs: Sequence[LeafInfo],
+) -> TraceOptions:
+    """``_trace_options`` of a function view."""
     from .layout import _dtype_name
 
     return {
@@ -261,20 +547,17 @@ def trace_options(
         "memory_kinds": list(memory_kinds),
         "mode": traced.mode,
         "fn_name": traced.fn_name,
-        "inputs": [
-            {"path": lf.path, "shape": list(lf.shape), "dtype": _dtype_name(lf.dtype)}
-            for lf in traced.leaves
-        ],
-        "outputs": [{"path": p, "shape": list(sh), "dtype": dt} for p, sh, dt in outputs],
+        "inputs": [leaf_info(lf.path, lf.shape, _dtype_name(lf.dtype)) for lf in traced.leaves],
+        "outputs": list(outputs),
         "static_args": list(traced.static_args),
-        "original": original.to_wire(),
+        "original": cast(TraceStateWire, original.to_wire()),
         "run_disabled": ""
         if traced.runnable
         else "not run: some inputs are jax.ShapeDtypeStruct (compiled only)",
     }
 
 
-def _leaf(path: str, lay: Layout, local_shape: Sequence[int], *, key: int) -> dict[str, Any]:
+def _leaf(path: str, lay: Layout, local_shape: Sequence[int], *, key: int) -> TraceLeaf:
     return {
         "path": path,
         "shape": list(lay.shape),
@@ -286,34 +569,20 @@ def _leaf(path: str, lay: Layout, local_shape: Sequence[int], *, key: int) -> di
     }
 
 
-def out_paths(n: int, tree: Any) -> list[str]:
-    """Names of the output leaves: "out" for a single array, else "out[0]", "out['loss']"…"""
-    if tree is None or n == 0:
-        return [f"out[{i}]" for i in range(n)]
-    import jax
-
-    if tree.num_leaves == 1 and tree.num_nodes == 1:
-        return ["out"]
-    paths = jax.tree_util.tree_flatten_with_path(jax.tree_util.tree_unflatten(tree, [0] * n))[0]
-    return ["out" + jax.tree_util.keystr(p) for p, _ in paths]
-
-
 def trace(
     res: TraceResult | None,
-    traced: Traced,
     *,
+    mode: str,
     key: int,
     message: str = "",
     cached: bool = False,
-) -> dict[str, Any]:
-    """_trace for a result (or, with res None, an empty error trace carrying message)."""
-    from .layout import layout_of, layout_of_sharding
-
-    out: dict[str, Any] = {
+) -> Trace:
+    """``_trace`` for a result (or, with res None, an empty error trace carrying message)."""
+    out: Trace = {
         "key": key,
         "status": "error" if message else "ok",
         "message": message,
-        "mode": traced.mode,
+        "mode": mode,
         "inputs": [],
         "outputs": [],
         "constraints": [],
@@ -328,21 +597,11 @@ def trace(
     if res is None:
         return out
     out["inputs"] = [
-        _leaf(lf.path, layout_of_sharding(sh, lf.shape, lf.dtype), loc, key=key)
-        for lf, sh, loc in zip(traced.leaves, res.in_shardings, res.local_shapes["in"], strict=True)
+        _leaf(lf.path, lf.layout, lf.local_shape, key=key) for lf in res.input_leaves
     ]
-    paths = out_paths(len(res.out_shapes), res.out_tree)
-    outs = []
-    for i, (sh, shape, dt) in enumerate(
-        zip(res.out_shardings, res.out_shapes, res.out_dtypes, strict=True)
-    ):
-        lay = (
-            layout_of(res.outputs[i])
-            if res.outputs is not None
-            else layout_of_sharding(sh, tuple(shape), dt)
-        )
-        outs.append(_leaf(paths[i], lay, res.local_shapes["out"][i], key=key))
-    out["outputs"] = outs
+    out["outputs"] = [
+        _leaf(lf.path, lf.layout, lf.local_shape, key=key) for lf in res.output_leaves
+    ]
     out["constraints"] = [
         {
             "kind": c.kind,
@@ -368,7 +627,7 @@ def trace(
         }
         for c in res.collectives
     ]
-    out["memory"] = dict(res.memory) if res.memory else None
+    out["memory"] = cast(Memory, dict(res.memory)) if res.memory else None
     out["flops"] = res.flops
     out["cached"] = cached
     out["compile_ms"] = 0.0 if cached else round(res.compile_ms, 1)
@@ -381,21 +640,16 @@ def trace(
 
 
 def trace_stats(
-    summaries: Sequence[Summary], *, key: int, inputs: Sequence[Summary] = ()
-) -> dict[str, Any]:
-    """Per-leaf statistics of a function view: outputs, and inputs as laid out for the run."""
-    return {
-        "key": key,
-        "outputs": [stats(s, key=key) for s in summaries],
-        "inputs": [stats(s, key=key) for s in inputs],
-    }
+    summaries: Sequence[Summary], *, key: int, inputs: Sequence[Summary] | None = ()
+) -> TraceStats:
+    """Per-leaf statistics of a function view: outputs, and inputs as laid out for the run
+    (``inputs=None`` leaves the field out, as for a view that never compiled)."""
+    out: TraceStats = {"key": key, "outputs": [stats(s, key=key) for s in summaries]}
+    if inputs is not None:
+        out["inputs"] = [stats(s, key=key) for s in inputs]
+    return out
 
 
-def parse_trace_request(content: Any) -> tuple[int, dict[str, Any]] | None:
-    """(seq, TraceState dict) of a function view's request, or None for other messages."""
-    if not isinstance(content, dict) or content.get("type") != "trace_request":
-        return None
-    seq, st = content.get("seq"), content.get("state")
-    if not isinstance(seq, int) or not isinstance(st, dict):
-        return None
-    return seq, st
+def pending_trace_stats(key: int, n_outputs: int) -> TraceStats:
+    """``_trace_stats`` while the statistics of trace ``key`` are being computed."""
+    return {"key": key, "outputs": [pending_stats(key) for _ in range(n_outputs)]}

@@ -1,34 +1,35 @@
-"""ShardView: the widget. Traits, observers and the request path; no geometry or statistics math.
+"""ArrayView: ShardView(arr). Traits of the array view and its compute; no geometry or
+statistics math.
 
-Two ways in, one way through:
-- the front end sends a ``request`` message with a whole LayoutState (it coalesces bursts itself:
-  one request in flight, only the newest pending); a bad request sets ``error`` and raises nothing;
-- Python sets traits (``view.spec = ...``) or calls :meth:`ShardView.set_layout`; a bad value
-  raises ValueError before any trait changes.
-Both call :meth:`ShardView._apply`, which validates, runs ``jax.device_put`` from the user's
-original array (never deleted, donated or changed) and publishes geometry first, statistics second.
+A change runs :meth:`ShardView._change <shardwidget.views.base.ShardView._change>`: validate the
+LayoutState, ``jax.device_put`` from the user's original array (never deleted, donated or
+changed), publish geometry first and statistics second.
 """
 
 from __future__ import annotations
 
-import difflib
+import itertools
 import pathlib
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import anywidget
 import numpy as np
 import traitlets
 
-from . import export, payload, snapshot, text
-from . import state as state_mod
-from . import tiles as tiles_mod
-from .layout import Layout, layout_of
-from .summary import Summary, plan_for, summarize
+from .. import snapshot, text, wire
+from .. import spec as spec_mod
+from .. import state as state_mod
+from .. import tiles as tiles_mod
+from ..layout import Layout, layout_of
+from ..state import LayoutState
+from ..summary import Summary, plan_for, summarize
+from .base import ShardView, refuse_unknown
 
-_STATIC = pathlib.Path(__file__).parent / "static"
+if TYPE_CHECKING:
+    from ..export import ExportReport
+
 _UNSET = object()
-_LAYOUT_TRAITS = ("mesh_shape", "axis_names", "axis_types", "spec", "memory_kind")
-_INIT_KWARGS = (*_LAYOUT_TRAITS, "view_dims", "stats")
+LAYOUT_TRAITS = ("mesh_shape", "axis_names", "axis_types", "spec", "memory_kind")
+INIT_KWARGS = (*LAYOUT_TRAITS, "view_dims", "stats")
 
 
 def _coerce(obj: Any) -> tuple[Any, str]:
@@ -58,12 +59,6 @@ def _coerce(obj: Any) -> tuple[Any, str]:
     raise TypeError(f"ShardView got {type(obj).__name__}; expected {accepted}")
 
 
-def _is_function(obj: Any) -> bool:
-    import jax
-
-    return callable(obj) and not isinstance(obj, jax.Array | np.ndarray | np.generic | type)
-
-
 def _default_view_dims(ndim: int, spec: Any) -> list[int]:
     if ndim == 0:
         return []
@@ -74,43 +69,51 @@ def _default_view_dims(ndim: int, spec: Any) -> list[int]:
     return sorted((sharded + rest)[:2])
 
 
-class ShardView(anywidget.AnyWidget):
+class ArrayView(ShardView):
     """Live view of how a jax.Array is laid out across devices, with controls to re-lay it out.
 
-    ``ShardView(arr)`` accepts a jax.Array of any sharding (or a numpy array / scalar, which is
-    placed on the default device). Keyword arguments set the initial layout (same names as the
-    traits below) and ``stats=False`` turns off per-shard statistics.
+    Made by ``ShardView(arr)`` (or ``ArrayView(arr)``): a jax.Array of any sharding, or a numpy
+    array / scalar, which is placed on the default device. Keyword arguments set the initial
+    layout (the layout traits below and ``view_dims``); ``stats=False`` turns off per-shard
+    statistics. Other keyword arguments are refused with a close-match hint.
     """
 
-    _esm = _STATIC / "widget.js"
-
-    def __new__(cls, obj: Any = None, /, *args: Any, **kwargs: Any) -> Any:
-        """ShardView(f, *args, **kwargs) with a callable f makes a FunctionView instead."""
-        if cls is ShardView and _is_function(obj):
-            from .fnview import FunctionView
-
-            return FunctionView(obj, *args, **kwargs)
-        return super().__new__(cls)
+    STATE_TRAITS: ClassVar[tuple[str, ...]] = LAYOUT_TRAITS
+    REQUEST_TYPE: ClassVar[str] = "request"
+    SYNCED: ClassVar[tuple[str, ...]] = (
+        *LAYOUT_TRAITS,
+        "view_dims",
+        "error",
+        "busy",
+        "_options",
+        "_layout",
+        "_stats",
+    )
 
     mesh_shape = traitlets.List(traitlets.Int()).tag(sync=True)
-    """list[int]: the mesh shape; its product is the kernel's device count. Both directions."""
+    """list[int], default: the array's own mesh (else one axis of every device): the mesh
+    shape; its product is the kernel's device count. Both directions."""
     axis_names = traitlets.List(traitlets.Unicode()).tag(sync=True)
-    """list[str]: one name per mesh axis. Both directions."""
+    """list[str], default: the array's own (else ["x"]): one name per mesh axis. Both
+    directions."""
     axis_types = traitlets.List(traitlets.Unicode()).tag(sync=True)
-    """list[str]: "auto" or "explicit" per mesh axis. Both directions."""
+    """list[str], default: the array's own (else ["auto"]): "auto" or "explicit" per mesh axis.
+    Both directions."""
     spec = traitlets.List(traitlets.Any()).tag(sync=True)
-    """list[None | str | list[str]]: the PartitionSpec, one entry per dimension. Both directions."""
+    """list[None | str | list[str]], default: the array's own (else replicated): the
+    PartitionSpec, one entry per dimension. Both directions."""
     memory_kind = traitlets.Unicode("device").tag(sync=True)
-    """str: memory kind of the shown array ("device", "pinned_host", …). Both directions."""
+    """str, default: the array's own ("device", "pinned_host", …): memory kind of the shown
+    array. Both directions."""
     view_dims = traitlets.List(traitlets.Int()).tag(sync=True)
-    """list[int]: the array dimensions drawn as rows and columns. Both directions."""
-    error = traitlets.Unicode("").tag(sync=True)
-    """str: why the last front-end request was refused ("" when it was not). Python → JS."""
-    busy = traitlets.Bool(False).tag(sync=True)
-    """bool: True while the kernel runs device_put and statistics. Python → JS."""
+    """list[int], default: the sharded dimensions first: the array dimensions drawn as rows and
+    columns (one for a 1-d array, none for a scalar). Both directions."""
     _options = traitlets.Dict().tag(sync=True)
+    """wire.Options: what the controls may offer. Python → JS."""
     _layout = traitlets.Dict().tag(sync=True)
+    """wire.LayoutWire: the geometry shown. Python → JS."""
     _stats = traitlets.Dict().tag(sync=True)
+    """wire.Stats: per-block statistics of the layout with the same key. Python → JS."""
 
     def __init__(self, arr: Any, /, *args: Any, **kwargs: Any) -> None:
         if args:
@@ -118,15 +121,7 @@ class ShardView(anywidget.AnyWidget):
                 f"ShardView(arr) takes one array; got {len(args)} more positional argument(s). "
                 "To view a function, pass it first: ShardView(f, *args)"
             )
-        unknown = [k for k in kwargs if k not in _INIT_KWARGS]
-        if unknown:
-            k = unknown[0]
-            close = difflib.get_close_matches(k, _INIT_KWARGS, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise TypeError(
-                f"ShardView got an unexpected keyword argument {k!r}{hint} Accepted: "
-                + ", ".join(_INIT_KWARGS)
-            )
+        refuse_unknown("ShardView", kwargs, INIT_KWARGS)
         import jax
 
         source, note = _coerce(arr)
@@ -140,10 +135,6 @@ class ShardView(anywidget.AnyWidget):
         self._mesh: Any = getattr(source.sharding, "mesh", None)
         self._mesh_key = self._original.mesh_key if self._original is not None else None
         self._array: Any = source
-        self._key = 0
-        self._last_seq = -1
-        self._quiet = True  # while True, trait validators/observers stand aside
-        self._pending: tuple[state_mod.LayoutState, Any] | None = None
         self._tiles: Any = _UNSET
         super().__init__()
         disabled = ""
@@ -152,7 +143,7 @@ class ShardView(anywidget.AnyWidget):
                 "re-laying out is off with several processes: device_put would have to run "
                 "on every process at once"
             )
-        self._options = payload.options(
+        self._options = wire.options(
             n_devices=len(self._devices),
             platform=self._devices[0].platform,
             shape=list(source.shape),
@@ -161,20 +152,19 @@ class ShardView(anywidget.AnyWidget):
             original=self._original,
             reshard_disabled=disabled,
         )
-        first = self._original or state_mod.default_state(
+        self._first = self._original or state_mod.default_state(
             source.ndim, len(self._devices), str(source.sharding.memory_kind or "device")
         )
-        self._set_state_traits(first)
+        self._set_traits(self._first.to_wire())
         self.view_dims = _default_view_dims(source.ndim, layout_of(source).spec)
         self._quiet = False
-        self.on_msg(self._on_custom_msg)
-        overrides = {k: kwargs[k] for k in _LAYOUT_TRAITS if k in kwargs}
+        overrides = {k: kwargs[k] for k in LAYOUT_TRAITS if k in kwargs}
         if "view_dims" in kwargs:
             self.view_dims = kwargs["view_dims"]
         if overrides:
             self.set_layout(**overrides)
         else:
-            self._publish(source, "original")
+            self._publish(self._first, source)
 
     # ---------------------------------------------------------------- public API
     @property
@@ -193,28 +183,77 @@ class ShardView(anywidget.AnyWidget):
         """Per-block statistics of :attr:`array` (computed now)."""
         return self._summarize(self._array, self.layout)
 
-    def set_layout(self, **changes: Any) -> None:
-        """Change several layout traits at once; ValueError (nothing changed) when invalid."""
-        bad = [k for k in changes if k not in _LAYOUT_TRAITS]
-        if bad:
-            raise TypeError(f"set_layout got {bad[0]!r}; it takes: {', '.join(_LAYOUT_TRAITS)}")
-        st = self._candidate(changes)
-        arr = self._apply(st)
-        self._publish(arr, _source_of(arr, self._source), st)
+    @property
+    def layout_state(self) -> LayoutState:
+        """The layout in the controls now (mesh, axis names and types, spec, memory kind)."""
+        return self._candidate({})
 
     def reset(self) -> None:
         """Show the original array again, with its own layout in the controls."""
-        st = self._original
-        if st is not None:
-            self._set_state_traits(st)
-        self._publish(self._source, "original")
+        self._publish(self._original or self._first, self._source)
+
+    def propose(self, changes: dict[str, Any]) -> LayoutState:
+        """The layout of the current one with ``changes`` (layout trait names), validated but
+        not applied. ValueError naming what is wrong (an unknown key included)."""
+        bad = [k for k in changes if k not in LAYOUT_TRAITS]
+        if bad:
+            raise ValueError(f"unknown key {bad[0]!r}; use {', '.join(LAYOUT_TRAITS)}")
+        st = self._candidate(changes)
+        state_mod.validate(st, self._source.shape, len(self._devices), self._memory_kinds)
+        return st
+
+    def every_spec(self) -> list[LayoutState]:
+        """Every valid spec for the current mesh (each axis used at most once, in any order
+        within a dimension), with the current mesh, names, types and memory kind."""
+        base = self._candidate({})
+        names = list(base.axis_names)
+        sizes = dict(zip(names, base.mesh_shape, strict=True))
+        choices: list[tuple[str, ...]] = [()]
+        for r in range(1, len(names) + 1):
+            choices += [
+                c for c in itertools.permutations(names, r) if all(sizes[a] > 1 for a in c)
+            ]
+        out = []
+        for combo in itertools.product(choices, repeat=self._ndim):
+            used = [a for c in combo for a in c]
+            if len(used) != len(set(used)):
+                continue
+            try:
+                spec_mod.validate(tuple(combo), self._source.shape, sizes)
+            except ValueError:
+                continue
+            out.append(
+                LayoutState(
+                    base.mesh_shape, base.axis_names, base.axis_types, tuple(combo),
+                    base.memory_kind,
+                )  # fmt: skip
+            )
+        return out
+
+    def variant(self, st: LayoutState, key: int) -> wire.Variant:
+        """The geometry and statistics of the array laid out as st, under layout key ``key``,
+        without changing the view (what a saved page stores to answer its controls)."""
+        self._check(st)
+        arr = self._compute(st)
+        lay = layout_of(arr)
+        return wire.variant(
+            st,
+            wire.layout(
+                lay,
+                key=key,
+                source=_source_of(arr, self._source),
+                note=self._note,
+                local_process=_process_index(),
+            ),
+            wire.stats(self._summarize(arr, lay), key=key),
+        )
 
     def save_html(
         self,
         path: str | pathlib.Path,
         variants: str | list[dict[str, Any]] | None = None,
         budget: int = 4 << 20,
-    ) -> export.ExportReport:
+    ) -> ExportReport:
         """Write one self-contained HTML file (no network, no kernel) showing this view with the
         notebook's renderer.
 
@@ -223,7 +262,9 @@ class ShardView(anywidget.AnyWidget):
         page's controls answer from what it stores, within ``budget`` bytes of variant data,
         and show other choices as unavailable. Returns a report of the size and what was kept.
         """
-        return export.save_html(self, path, variants=variants, budget=budget)
+        from ..export import save_array_view
+
+        return save_array_view(self, path, variants=variants, budget=budget)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         """The widget, plus a static picture (text/html) for viewers without a widget manager."""
@@ -242,59 +283,75 @@ class ShardView(anywidget.AnyWidget):
             view_dims=tuple(self.view_dims),
         )
 
-    # ---------------------------------------------------------------- internals
-    def _current(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in _LAYOUT_TRAITS}
+    # ---------------------------------------------------------------- the change path
+    def _from_wire(self, d: dict[str, Any]) -> LayoutState:
+        return LayoutState.from_wire(d, self._ndim)
 
-    def _candidate(self, changes: dict[str, Any]) -> state_mod.LayoutState:
-        d = self._current()
-        d.update(changes)
-        # A new number of mesh axes with names/types not given: keep those that still fit and
-        # fill in defaults (the same rule the front end's controls follow).
-        k = len(d["mesh_shape"]) if isinstance(d["mesh_shape"], list | tuple) else 0
-        names = list(d["axis_names"])
-        if "axis_names" not in changes and len(names) != k:
-            from .mesh import default_axis_names
-
-            extra = [n for n in default_axis_names(k + len(names)) if n not in names]
-            d["axis_names"] = (names + extra)[:k]
-        if "axis_types" not in changes and len(d["axis_types"]) != k:
-            d["axis_types"] = (list(d["axis_types"]) + ["auto"] * k)[:k]
-        return state_mod.LayoutState.from_wire(d, self._ndim)
-
-    def _apply(self, st: state_mod.LayoutState) -> Any:
-        """Validate st and lay the original array out that way. Raises; changes nothing."""
-        import jax
-
+    def _check(self, st: LayoutState) -> None:
         if self._options.get("reshard_disabled"):
             raise ValueError(self._options["reshard_disabled"])
         state_mod.validate(st, self._source.shape, len(self._devices), self._memory_kinds)
+
+    def _compute(self, st: LayoutState) -> Any:
+        """The original array laid out as st (the original itself for its own layout)."""
+        import jax
+
         if st == self._original:
             return self._source
         if st.mesh_key == self._mesh_key and self._mesh is not None:
             mesh = self._mesh
         else:
-            from .mesh import build_mesh
+            from ..mesh import build_mesh
 
             mesh = build_mesh(st.mesh_shape, st.axis_names, st.axis_types, self._devices)
-        sharding = state_mod.build_sharding(st, mesh)
-        out = jax.device_put(self._source, sharding)
+        out = jax.device_put(self._source, state_mod.build_sharding(st, mesh))
         out.block_until_ready()
         self._mesh, self._mesh_key = mesh, st.mesh_key
         return out
 
-    def _set_state_traits(self, st: state_mod.LayoutState) -> None:
+    def _publish(self, st: LayoutState, arr: Any) -> None:
+        """Show arr: geometry now, statistics right after; both in one update when the
+        statistics come from the source's tiles (a few ms on the host, no device work)."""
+        self._array = arr
+        self._shown = st
+        self._key += 1
+        lay = layout_of(arr)
+        # Never delay the geometry for device work: only tiles already computed make it quick.
+        quick = self._with_stats and self._tiles_for(lay, compute=False) is not None
         quiet, self._quiet = self._quiet, True
         try:
             with self.hold_sync():
                 for k, v in st.to_wire().items():
                     setattr(self, k, v)
+                self.error = ""
+                self._layout = wire.layout(
+                    lay,
+                    key=self._key,
+                    source=_source_of(arr, self._source),
+                    note=self._note,
+                    local_process=_process_index(),
+                )
+                if quick:
+                    self._send_stats()
+                else:
+                    self._stats = wire.pending_stats(self._key)
         finally:
             self._quiet = quiet
+        if not quick:
+            self._send_stats()
 
+    @traitlets.validate(*LAYOUT_TRAITS)
+    def _validate_layout(self, proposal: Any) -> Any:
+        return self._validate_state(proposal)
+
+    @traitlets.observe(*LAYOUT_TRAITS)
+    def _on_layout_trait(self, change: Any) -> None:
+        self._on_state_trait(change)
+
+    # ---------------------------------------------------------------- statistics
     def _summarize(self, arr: Any, lay: Layout) -> Summary:
         n = len(self._devices)
-        pixels, values = payload.thumb_pixel_budget(n), payload.values_budget(n)
+        pixels, values = wire.thumb_pixel_budget(n), wire.values_budget(n)
         plan = plan_for(lay, tuple(self.view_dims), pixels, values)
         t = self._tiles_for(lay)
         if t is not None:
@@ -306,44 +363,13 @@ class ShardView(anywidget.AnyWidget):
         source's data never changes; with compute=False only if that already happened)."""
         if self._tiles is _UNSET and compute:
             n = len(self._devices)
-            self._tiles = tiles_mod.tile_summary(self._source, n, payload.values_budget(n))
+            self._tiles = tiles_mod.tile_summary(self._source, n, wire.values_budget(n))
         t = self._tiles
         return t if isinstance(t, tiles_mod.Tiles) and t.aligned(lay) else None
 
-    def _publish(self, arr: Any, source: str, st: state_mod.LayoutState | None = None) -> None:
-        """Show arr: geometry now, statistics right after; both in one update when the
-        statistics come from the source's tiles (a few ms on the host, no device work)."""
-        self._array = arr
-        self._key += 1
-        lay = layout_of(arr)
-        # Never delay the geometry for device work: only tiles already computed make it quick.
-        quick = self._with_stats and self._tiles_for(lay, compute=False) is not None
-        quiet, self._quiet = self._quiet, True
-        try:
-            with self.hold_sync():
-                if st is not None:
-                    for k, v in st.to_wire().items():
-                        setattr(self, k, v)
-                self.error = ""
-                self._layout = payload.layout(
-                    lay,
-                    key=self._key,
-                    source=source,
-                    note=self._note,
-                    local_process=_process_index(),
-                )
-                if quick:
-                    self._send_stats()
-                else:
-                    self._stats = payload.pending_stats(self._key)
-        finally:
-            self._quiet = quiet
-        if not quick:
-            self._send_stats()
-
     def _send_stats(self) -> None:
         if not self._with_stats:
-            self._stats = payload.stats(
+            self._stats = wire.stats(
                 Summary.unavailable(len(self.layout.blocks), "statistics are off (stats=False)"),
                 key=self._key,
             )
@@ -352,47 +378,7 @@ class ShardView(anywidget.AnyWidget):
             summ = self._summarize(self._array, self.layout)
         except Exception as e:  # statistics are an extra: never lose the view over them
             summ = Summary.unavailable(len(self.layout.blocks), f"statistics failed: {e}")
-        self._stats = payload.stats(summ, key=self._key)
-
-    def _on_custom_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        req = payload.parse_request(content)
-        if req is None:
-            return
-        seq, raw = req
-        if seq <= self._last_seq:  # an answer to a newer request has been sent already
-            self.send(payload.result_msg(seq, "superseded by a newer request"))
-            return
-        self._last_seq = seq
-        self.busy = True
-        try:
-            st = state_mod.LayoutState.from_wire(raw, self._ndim)
-            arr = self._apply(st)
-            self._publish(arr, _source_of(arr, self._source), st)
-            self.send(payload.result_msg(seq, ""))
-        except Exception as e:  # the boundary: a bad request is shown, never raised into the kernel
-            self.error = str(e) or type(e).__name__
-            self.send(payload.result_msg(seq, self.error))
-        finally:
-            self.busy = False
-
-    # Python setters: validate the whole new state, then apply, before the trait changes.
-    @traitlets.validate(*_LAYOUT_TRAITS)
-    def _validate_layout(self, proposal: Any) -> Any:
-        value = proposal["value"]
-        if self._quiet:
-            return value
-        st = self._candidate({proposal["trait"].name: value})
-        if self._pending is None or self._pending[0] != st:
-            self._pending = (st, self._apply(st))
-        return value
-
-    @traitlets.observe(*_LAYOUT_TRAITS)
-    def _on_layout_trait(self, _change: Any) -> None:
-        if self._quiet or self._pending is None:
-            return
-        st, arr = self._pending
-        self._pending = None
-        self._publish(arr, _source_of(arr, self._source), st)
+        self._stats = wire.stats(summ, key=self._key)
 
     @traitlets.validate("view_dims")
     def _validate_view_dims(self, proposal: Any) -> Any:

@@ -9,7 +9,6 @@ hold the block. Device lists are written as ranges ("0-3", "0,4") and shortened 
 from __future__ import annotations
 
 import itertools
-
 from typing import TYPE_CHECKING, Any
 
 from .layout import Block, Layout

@@ -26,10 +26,10 @@ from typing import Any
 import numpy as np
 
 from . import hlo
-from .layout import Layout
 from . import mesh as mesh_mod
 from . import spec as spec_mod
 from . import state as state_mod
+from .layout import Layout
 
 MODES = ("jit", "shard_map")
 CACHE_SIZE = 16
@@ -77,7 +77,8 @@ class TraceState:
     def from_wire(d: dict[str, Any], ndims: Sequence[int], out_ndims: Sequence[int]) -> TraceState:
         """From traits / a front-end request (ndims / out_ndims: rank of each input / output
         leaf; out_ndims may be empty when the outputs are not known yet). ValueError when
-        malformed; an out_specs entry may be None (XLA chooses, jit only)."""
+        malformed; an out_specs entry may be None (XLA chooses, jit only), and no out_specs at
+        all means the defaults of :func:`complete`."""
         try:
             shape = tuple(d["mesh_shape"])
             names = tuple(d["axis_names"])
@@ -92,7 +93,7 @@ class TraceState:
                 f"in_specs has {len(ins)} entries; the function has {len(ndims)} array inputs"
             )
         in_specs = tuple(spec_mod.normalize(s, n) for s, n in zip(ins, ndims, strict=True))
-        if out_ndims and len(outs) != len(out_ndims):
+        if out_ndims and outs and len(outs) != len(out_ndims):  # none: defaults (complete)
             raise ValueError(
                 f"out_specs has {len(outs)} entries; the function has {len(out_ndims)} outputs"
             )
@@ -479,9 +480,7 @@ class Traced:
         ValueError for errors in f."""
         state = complete(self, state)
         _, dtypes = self.output_info(state)
-        return list(
-            zip(self.out_paths(state), self.global_out_shapes(state), dtypes, strict=True)
-        )
+        return list(zip(self.out_paths(state), self.global_out_shapes(state), dtypes, strict=True))
 
     def global_out_shapes(self, state: TraceState) -> list[tuple[int, ...]]:
         """Global shapes of the output leaves (shard_map: local shapes times out_spec axes)."""

@@ -596,9 +596,7 @@ def trace(
     }
     if res is None:
         return out
-    out["inputs"] = [
-        _leaf(lf.path, lf.layout, lf.local_shape, key=key) for lf in res.input_leaves
-    ]
+    out["inputs"] = [_leaf(lf.path, lf.layout, lf.local_shape, key=key) for lf in res.input_leaves]
     out["outputs"] = [
         _leaf(lf.path, lf.layout, lf.local_shape, key=key) for lf in res.output_leaves
     ]

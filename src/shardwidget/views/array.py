@@ -108,11 +108,11 @@ class ArrayView(ShardView):
     view_dims = traitlets.List(traitlets.Int()).tag(sync=True)
     """list[int], default: the sharded dimensions first: the array dimensions drawn as rows and
     columns (one for a 1-d array, none for a scalar). Both directions."""
-    _options = traitlets.Dict().tag(sync=True)
+    _options: Any = traitlets.Dict().tag(sync=True)  # a wire TypedDict
     """wire.Options: what the controls may offer. Python → JS."""
-    _layout = traitlets.Dict().tag(sync=True)
+    _layout: Any = traitlets.Dict().tag(sync=True)  # a wire TypedDict
     """wire.LayoutWire: the geometry shown. Python → JS."""
-    _stats = traitlets.Dict().tag(sync=True)
+    _stats: Any = traitlets.Dict().tag(sync=True)  # a wire TypedDict
     """wire.Stats: per-block statistics of the layout with the same key. Python → JS."""
 
     def __init__(self, arr: Any, /, *args: Any, **kwargs: Any) -> None:
@@ -186,7 +186,8 @@ class ArrayView(ShardView):
     @property
     def layout_state(self) -> LayoutState:
         """The layout in the controls now (mesh, axis names and types, spec, memory kind)."""
-        return self._candidate({})
+        st: LayoutState = self._candidate({})
+        return st
 
     def reset(self) -> None:
         """Show the original array again, with its own layout in the controls."""
@@ -198,7 +199,7 @@ class ArrayView(ShardView):
         bad = [k for k in changes if k not in LAYOUT_TRAITS]
         if bad:
             raise ValueError(f"unknown key {bad[0]!r}; use {', '.join(LAYOUT_TRAITS)}")
-        st = self._candidate(changes)
+        st: LayoutState = self._candidate(changes)
         state_mod.validate(st, self._source.shape, len(self._devices), self._memory_kinds)
         return st
 
@@ -210,9 +211,7 @@ class ArrayView(ShardView):
         sizes = dict(zip(names, base.mesh_shape, strict=True))
         choices: list[tuple[str, ...]] = [()]
         for r in range(1, len(names) + 1):
-            choices += [
-                c for c in itertools.permutations(names, r) if all(sizes[a] > 1 for a in c)
-            ]
+            choices += [c for c in itertools.permutations(names, r) if all(sizes[a] > 1 for a in c)]
         out = []
         for combo in itertools.product(choices, repeat=self._ndim):
             used = [a for c in combo for a in c]
@@ -224,9 +223,12 @@ class ArrayView(ShardView):
                 continue
             out.append(
                 LayoutState(
-                    base.mesh_shape, base.axis_names, base.axis_types, tuple(combo),
+                    base.mesh_shape,
+                    base.axis_names,
+                    base.axis_types,
+                    tuple(combo),
                     base.memory_kind,
-                )  # fmt: skip
+                )
             )
         return out
 

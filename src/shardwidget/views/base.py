@@ -178,9 +178,7 @@ class ShardView(anywidget.AnyWidget):
         """Change several layout traits at once; ValueError (nothing changed) when invalid."""
         bad = [k for k in changes if k not in self.STATE_TRAITS]
         if bad:
-            raise TypeError(
-                f"set_layout got {bad[0]!r}; it takes: {', '.join(self.STATE_TRAITS)}"
-            )
+            raise TypeError(f"set_layout got {bad[0]!r}; it takes: {', '.join(self.STATE_TRAITS)}")
         self._change(self._candidate(changes))
 
     def _set_traits(self, values: dict[str, Any]) -> None:

@@ -77,7 +77,8 @@ class Comparison:
         for r in self.rows:
             out.append(
                 f"{r['name']:<20} {r['mode']:<9} {r['agreement']:<22} "
-                f"{', '.join(r['collective_kinds']) or 'none':<30} sent {fmt_bytes(r['bytes_sent'])}"
+                f"{', '.join(r['collective_kinds']) or 'none':<30} "
+                f"sent {fmt_bytes(r['bytes_sent'])}"
                 f"  peak {fmt_bytes(r['peak']) if r['peak'] is not None else '-'}"
             )
         return "\n".join(out)

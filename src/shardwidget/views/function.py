@@ -72,11 +72,11 @@ class FunctionView(ShardView):
     out_specs = traitlets.List(traitlets.Any()).tag(sync=True)
     """list, default: None per output in jit mode (XLA chooses); in shard_map mode the spec of
     the first input of the same rank: one spec per output leaf. Both directions."""
-    _trace_options = traitlets.Dict().tag(sync=True)
+    _trace_options: Any = traitlets.Dict().tag(sync=True)  # a wire TypedDict
     """wire.TraceOptions: the function's leaves and the mesh choices. Python → JS."""
-    _trace = traitlets.Dict().tag(sync=True)
+    _trace: Any = traitlets.Dict().tag(sync=True)  # a wire TypedDict
     """wire.Trace: the compiled layout shown. Python → JS."""
-    _trace_stats = traitlets.Dict().tag(sync=True)
+    _trace_stats: Any = traitlets.Dict().tag(sync=True)  # a wire TypedDict
     """wire.TraceStats: per-leaf statistics of the trace with the same key. Python → JS."""
 
     def __init__(self, f: Callable[..., Any], /, *args: Any, **kwargs: Any) -> None:

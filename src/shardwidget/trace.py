@@ -235,6 +235,7 @@ class TraceResult:
 
 # ------------------------------------------------------------------------------- helpers
 def is_array_leaf(x: Any) -> bool:
+    """Whether an argument leaf gets a sharding from the view (else it is static)."""
     import jax
 
     return isinstance(x, jax.Array | np.ndarray | jax.ShapeDtypeStruct)

@@ -61,6 +61,8 @@ class Options(TypedDict):
 
 
 class MeshWire(TypedDict):
+    """The mesh of a layout."""
+
     axis_names: list[str]
     axis_sizes: list[int]
     axis_types: list[str]
@@ -68,6 +70,8 @@ class MeshWire(TypedDict):
 
 
 class DeviceTable(TypedDict):
+    """The devices of a layout, one entry per device in each list."""
+
     ids: list[int]
     process: list[int]
     platform: str
@@ -78,6 +82,8 @@ class DeviceTable(TypedDict):
 
 
 class BlockWire(TypedDict):
+    """One block of a layout."""
+
     i: list[list[int]]
     """[start, stop) per dimension."""
     d: list[int]
@@ -124,12 +130,16 @@ class Stats(TypedDict):
 
 
 class RequestMsg(TypedDict):
+    """An array view's request: lay the array out as ``state``."""
+
     type: Literal["request"]
     seq: int
     state: LayoutStateWire
 
 
 class ResultMsg(TypedDict):
+    """The kernel's answer to request ``seq``."""
+
     type: Literal["result"]
     seq: int
     ok: bool
@@ -137,6 +147,8 @@ class ResultMsg(TypedDict):
 
 
 class TraceStateWire(TypedDict):
+    """A function view's layout as the controls send it (``TraceState.to_wire``)."""
+
     mesh_shape: list[int]
     axis_names: list[str]
     axis_types: list[str]
@@ -145,6 +157,8 @@ class TraceStateWire(TypedDict):
 
 
 class LeafInfo(TypedDict):
+    """An input or output leaf of a function: path, global shape, dtype."""
+
     path: str
     shape: list[int]
     dtype: str
@@ -169,6 +183,8 @@ class TraceOptions(TypedDict):
 
 
 class TraceLeaf(TypedDict):
+    """One leaf of a compiled layout, with its geometry."""
+
     path: str
     shape: list[int]
     dtype: str
@@ -179,6 +195,8 @@ class TraceLeaf(TypedDict):
 
 
 class ConstraintWire(TypedDict):
+    """A sharding the user pinned inside the function."""
+
     kind: str
     shape: list[int]
     dtype: str
@@ -187,6 +205,8 @@ class ConstraintWire(TypedDict):
 
 
 class CollectiveWire(TypedDict):
+    """One collective in the compiled HLO, with its mesh axes and bytes sent per device."""
+
     kind: str
     axes: list[str]
     shape: list[int]
@@ -200,6 +220,8 @@ class CollectiveWire(TypedDict):
 
 
 class Memory(TypedDict):
+    """Per-device bytes of the compiled executable."""
+
     argument: int
     output: int
     alias: int
@@ -236,6 +258,8 @@ class TraceStats(TypedDict):
 
 
 class TraceRequestMsg(TypedDict):
+    """A function view's request: compile and run for ``state``."""
+
     type: Literal["trace_request"]
     seq: int
     state: TraceStateWire

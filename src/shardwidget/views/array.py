@@ -320,25 +320,15 @@ class ArrayView(ShardView):
         lay = layout_of(arr)
         # Never delay the geometry for device work: only tiles already computed make it quick.
         quick = self._with_stats and self._tiles_for(lay, compute=False) is not None
-        quiet, self._quiet = self._quiet, True
-        try:
-            with self.hold_sync():
-                for k, v in st.to_wire().items():
-                    setattr(self, k, v)
-                self.error = ""
-                self._layout = wire.layout(
-                    lay,
-                    key=self._key,
-                    source=_source_of(arr, self._source),
-                    note=self._note,
-                    local_process=_process_index(),
-                )
-                if quick:
-                    self._send_stats()
-                else:
-                    self._stats = wire.pending_stats(self._key)
-        finally:
-            self._quiet = quiet
+        layout = wire.layout(
+            lay,
+            key=self._key,
+            source=_source_of(arr, self._source),
+            note=self._note,
+            local_process=_process_index(),
+        )
+        stats = self._stats_now() if quick else wire.pending_stats(self._key)
+        self._set_traits({**st.to_wire(), "error": "", "_layout": layout, "_stats": stats})
         if not quick:
             self._send_stats()
 
@@ -369,18 +359,20 @@ class ArrayView(ShardView):
         t = self._tiles
         return t if isinstance(t, tiles_mod.Tiles) and t.aligned(lay) else None
 
-    def _send_stats(self) -> None:
+    def _stats_now(self) -> wire.Stats:
         if not self._with_stats:
-            self._stats = wire.stats(
+            return wire.stats(
                 Summary.unavailable(len(self.layout.blocks), "statistics are off (stats=False)"),
                 key=self._key,
             )
-            return
         try:
             summ = self._summarize(self._array, self.layout)
         except Exception as e:  # statistics are an extra: never lose the view over them
             summ = Summary.unavailable(len(self.layout.blocks), f"statistics failed: {e}")
-        self._stats = wire.stats(summ, key=self._key)
+        return wire.stats(summ, key=self._key)
+
+    def _send_stats(self) -> None:
+        self._stats = self._stats_now()
 
     @traitlets.validate("view_dims")
     def _validate_view_dims(self, proposal: Any) -> Any:

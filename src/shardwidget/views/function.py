@@ -227,16 +227,11 @@ class FunctionView(ShardView):
         if not self._out_leaves and res.out_shapes:  # the first layout that compiled
             self._out_leaves = self._output_infos(res, res.state)
             self._publish_options()
-        quiet, self._quiet = self._quiet, True
-        try:
-            with self.hold_sync():
-                for k, v in res.state.to_wire().items():
-                    setattr(self, k, v)
-                self.error = ""
-                self._trace = wire.trace(res, mode=self.mode, key=self._key, cached=cached)
-                self._trace_stats = wire.pending_trace_stats(self._key, len(res.out_shapes))
-        finally:
-            self._quiet = quiet
+        trace = wire.trace(res, mode=self.mode, key=self._key, cached=cached)
+        pending = wire.pending_trace_stats(self._key, len(res.out_shapes))
+        self._set_traits(
+            {**res.state.to_wire(), "error": "", "_trace": trace, "_trace_stats": pending}
+        )
         self._send_stats()
 
     @traitlets.validate(*STATE_TRAITS)

@@ -5,7 +5,7 @@
 For each device count a subprocess (the number of simulated CPU devices is fixed when JAX
 starts) puts a 2048×2048 float32 array on a square-ish 2-D mesh (8 → 2×4, 64 → 8×8, …,
 4096 → 64×64) with P('x', 'y'), makes a ShardView and writes its self-contained page
-(``export.page_html(view, static=True)``), and the layout and statistics of P('y', 'x') too.
+(``view.save_html``), and the layout and statistics of P('y', 'x') too.
 Each page is opened in headless Chromium from file://, and we read the performance measures
 the renderer records (medians over --loads fresh pages for the first render):
 
@@ -53,18 +53,17 @@ jax.config.update("jax_num_cpu_devices", {n})
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec as P
 from shardwidget import ShardView
-from shardwidget import export
+from shardwidget import wire
 mesh = jax.make_mesh({shape}, ("x", "y"))
 a = jax.device_put(
     np.random.default_rng(0).standard_normal((2048, 2048)).astype(np.float32),
     NamedSharding(mesh, P("x", "y")),
 )
 v = ShardView(a)
-html = export.page_html(v, static=True)[0]
-open({page!r}, "w", encoding="utf-8").write(html)
-first = export.encode({{"_layout": v._layout, "_stats": v._stats}})
+v.save_html({page!r})
+first = wire.encode({{"_layout": v._layout, "_stats": v._stats}})
 v.spec = ["y", "x"]
-other = export.encode({{"_layout": v._layout, "_stats": v._stats}})
+other = wire.encode({{"_layout": v._layout, "_stats": v._stats}})
 json.dump([first, other], open({traits!r}, "w", encoding="utf-8"))
 """
 

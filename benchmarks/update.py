@@ -26,7 +26,7 @@ interleaved rounds, one of each per round in a rotating order, after one untimed
 threads otherwise carry one measurement's noise into the next.
 
 Targets: geometry ≤ 1.1 × device_put + 5 ms and +stats ≤ 2 × device_put. Payload: bytes of the
-synced state (``payload.wire_size``) against the budget ``16 KiB + 400 B × devices``. The script
+synced state (``wire.wire_size``) against the budget ``16 KiB + 400 B × devices``. The script
 prints the table and one "ratios" line per device count; with ``--check`` it exits 1 when a target
 or the budget is missed.
 """
@@ -95,7 +95,7 @@ def worker(n_devices: int, size: int, repeat: int) -> dict[str, Any]:
     from jax.sharding import PartitionSpec as P
 
     sys.path.insert(0, str(ROOT / "src"))  # benchmark the working tree
-    from shardwidget import ShardView, layout, payload
+    from shardwidget import ShardView, layout, wire
 
     devices = jax.devices()
     if len(devices) != n_devices:
@@ -150,8 +150,8 @@ def worker(n_devices: int, size: int, repeat: int) -> dict[str, Any]:
     # The payload of the normal view showing B, statistics included.
     full.set_layout(spec=wire_b)
     assert full.array.sharding == s_b and full._stats.get("status") == "ready", full._stats
-    res["payload_bytes"] = payload.wire_size(full._layout, full._stats, full._options)
-    res["budget_bytes"] = payload.size_budget(n_devices)
+    res["payload_bytes"] = wire.wire_size(full._layout, full._stats, full._options)
+    res["budget_bytes"] = wire.size_budget(n_devices)
     return res
 
 

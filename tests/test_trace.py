@@ -16,7 +16,7 @@ from jax.sharding import PartitionSpec as P
 
 from shardwidget import FunctionView, ShardView, compare
 from shardwidget.layout import layout_of
-from shardwidget.payload import size_budget, wire_size
+from shardwidget.wire import size_budget, wire_size
 
 COLL = re.compile(
     r"=\s*\S.*?\s(all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute)(?:-start)?\("

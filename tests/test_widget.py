@@ -14,7 +14,7 @@ import pytest
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from shardwidget import ShardView, payload
+from shardwidget import ShardView, wire
 from shardwidget.layout import layout_of
 
 
@@ -276,9 +276,9 @@ def test_payload_size_is_bounded_and_independent_of_element_count():
         a = jax.device_put(jnp.ones((n, n), jnp.float32), NamedSharding(mesh, P("x", "y")))
         v = ShardView(a)
         sizes.append(
-            payload.wire_size(v._layout, v._stats, v._options, v.spec, v.mesh_shape, v.axis_names)
+            wire.wire_size(v._layout, v._stats, v._options, v.spec, v.mesh_shape, v.axis_names)
         )
-    assert max(sizes) <= payload.size_budget(8)
+    assert max(sizes) <= wire.size_budget(8)
     assert abs(sizes[0] - sizes[1]) < 4096, sizes
 
 
@@ -286,11 +286,11 @@ SCRIPT = textwrap.dedent("""
     import jax, numpy as np
     jax.config.update("jax_num_cpu_devices", {n})
     from jax.sharding import NamedSharding, PartitionSpec as P
-    from shardwidget import ShardView, payload
+    from shardwidget import ShardView, wire
     mesh = jax.make_mesh({mesh}, ("x", "y"))
     a = jax.device_put(np.ones(({size}, {size}), np.float32), NamedSharding(mesh, P("x", "y")))
     v = ShardView(a)
-    print("SIZE", payload.wire_size(v._layout, v._stats, v._options), payload.size_budget({n}))
+    print("SIZE", wire.wire_size(v._layout, v._stats, v._options), wire.size_budget({n}))
     v.spec = ["x", None]
     print(repr(v))
 """)

@@ -1,7 +1,26 @@
-"""shardwidget: see, live, how a jax.Array is laid out across devices, and change it."""
+"""shardwidget: see, live, how a jax.Array is laid out across devices, and change it.
 
-from .fnview import FunctionView, compare
-from .widget import ShardView
+``ShardView(arr)`` returns an :class:`ArrayView`, ``ShardView(f, *args)`` a
+:class:`FunctionView`; both are ShardViews. :func:`compare` puts function views side by side.
+"""
+
+from .export import ExportReport
+from .layout import Layout
+from .state import LayoutState
+from .trace import TraceResult, TraceState
+from .views import ArrayView, Comparison, FunctionView, ShardView, compare
 
 __version__ = "0.1.0"
-__all__ = ["FunctionView", "ShardView", "__version__", "compare"]
+__all__ = [
+    "ArrayView",
+    "Comparison",
+    "ExportReport",
+    "FunctionView",
+    "Layout",
+    "LayoutState",
+    "ShardView",
+    "TraceResult",
+    "TraceState",
+    "__version__",
+    "compare",
+]

@@ -68,11 +68,14 @@ def _dtype_bytes(dt: str) -> float:
 
 @dataclass(frozen=True)
 class HloShape:
+    """One array shape of an HLO instruction: dtype and dimensions."""
+
     dtype: str
     dims: tuple[int, ...]
 
     @property
     def nbytes(self) -> int:
+        """Bytes of the array."""
         return math.ceil(math.prod(self.dims) * _dtype_bytes(self.dtype))
 
 
@@ -272,6 +275,7 @@ def _mesh_groups(t: str) -> list[list[int]]:
 
 
 def parse_pairs(text: str) -> list[tuple[int, int]]:
+    """The (source, target) pairs of collective-permute's source_target_pairs."""
     return [(int(a), int(b)) for a, b in re.findall(r"\{\s*(\d+)\s*,\s*(\d+)\s*\}", text)]
 
 

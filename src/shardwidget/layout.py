@@ -20,6 +20,14 @@ Index = tuple[tuple[int, int], ...]
 
 @dataclass(frozen=True)
 class DeviceInfo:
+    """One device as the views show it.
+
+    Attributes:
+        id: the device id; platform: "cpu", "gpu", "tpu"; kind: the device kind ("TPU v4");
+        process_index: the process that owns it; coords: its position in the physical
+        topology (TPU), else None; core_on_chip: its core on a multi-core chip, else None.
+    """
+
     id: int
     platform: str
     kind: str
@@ -37,19 +45,24 @@ class Block:
 
     @property
     def shape(self) -> tuple[int, ...]:
+        """The block's shape (stop - start per dimension)."""
         return tuple(stop - start for start, stop in self.index)
 
     @property
     def replica_ids(self) -> dict[int, int]:
+        """Device id -> its replica number among the holders of this block."""
         return {d: r for r, d in enumerate(self.devices)}
 
     @property
     def slices(self) -> tuple[slice, ...]:
+        """The block as a numpy index: ``host[block.slices]``."""
         return tuple(slice(a, b) for a, b in self.index)
 
 
 @dataclass(frozen=True)
 class MeshInfo:
+    """A mesh as plain data: axis names, sizes and types, device ids in mesh order."""
+
     axis_names: tuple[str, ...]
     axis_sizes: tuple[int, ...]
     axis_types: tuple[str, ...]
@@ -57,11 +70,25 @@ class MeshInfo:
 
     @property
     def axes(self) -> dict[str, int]:
+        """Axis name -> size."""
         return dict(zip(self.axis_names, self.axis_sizes, strict=True))
 
 
 @dataclass(frozen=True)
 class Layout:
+    """The geometry of an array's sharding as plain data (``ShardView(x).layout``).
+
+    Attributes:
+        shape, dtype, itemsize: of the global array.
+        sharding_type: the sharding's class name ("NamedSharding", "SingleDeviceSharding", …).
+        memory_kind: where the shards live ("device", "pinned_host", …).
+        mesh: the mesh of a NamedSharding, else None.
+        spec: the normalized PartitionSpec (a tuple of axis tuples), None without a mesh.
+        blocks: the distinct pieces of the array, each with the devices that hold it.
+        devices: every device of the sharding, in the sharding's order.
+        device_block: device id -> the number of the block it holds.
+    """
+
     shape: tuple[int, ...]
     dtype: str
     itemsize: int
@@ -75,18 +102,22 @@ class Layout:
 
     @property
     def n_devices(self) -> int:
+        """How many devices the sharding spans."""
         return len(self.devices)
 
     @property
     def shard_shape(self) -> tuple[int, ...]:
+        """The shape of one block (every block has the same shape)."""
         return self.blocks[0].shape if self.blocks else ()
 
     @property
     def bytes_per_device(self) -> int:
+        """Bytes of one block: what each device holds."""
         return int(np.prod(self.shard_shape, dtype=np.int64)) * self.itemsize
 
     @property
     def logical_bytes(self) -> int:
+        """Bytes of the whole array, counted once."""
         return int(np.prod(self.shape, dtype=np.int64)) * self.itemsize
 
     @property
@@ -96,6 +127,7 @@ class Layout:
 
     @property
     def processes(self) -> tuple[int, ...]:
+        """The processes that own the devices, sorted."""
         return tuple(sorted({d.process_index for d in self.devices}))
 
     @property
@@ -114,6 +146,7 @@ class Layout:
 
     @property
     def spec_text(self) -> str:
+        """The spec as written in Python, "P('x', None)"; "" without a mesh."""
         return spec_mod.to_text(self.spec) if self.spec is not None else ""
 
 
@@ -153,6 +186,7 @@ def itemsize_of(dtype: Any) -> int:
 
 
 def mesh_info(mesh: Any) -> MeshInfo:
+    """A jax Mesh as MeshInfo."""
     return MeshInfo(
         axis_names=tuple(str(a) for a in mesh.axis_names),
         axis_sizes=tuple(int(s) for s in mesh.devices.shape),
@@ -209,4 +243,5 @@ def layout_of_sharding(sharding: Any, shape: tuple[int, ...], dtype: Any) -> Lay
 
 
 def layout_of(arr: Any) -> Layout:
+    """The Layout of a jax.Array (from its sharding, shape and dtype)."""
     return layout_of_sharding(arr.sharding, tuple(int(s) for s in arr.shape), arr.dtype)

@@ -37,6 +37,7 @@ def all_factorizations(n: int, max_axes: int = MAX_AXES) -> dict[str, list[list[
 
 
 def default_axis_names(k: int) -> list[str]:
+    """The names the controls give k new mesh axes."""
     if k <= len(DEFAULT_AXIS_NAMES):
         return list(DEFAULT_AXIS_NAMES[:k])
     return [f"a{i}" for i in range(k)]

@@ -69,6 +69,7 @@ def to_wire(spec: NormSpec) -> list[SpecEntry]:
 
 
 def to_partition_spec(spec: NormSpec) -> Any:
+    """The jax PartitionSpec of a normalized spec."""
     from jax.sharding import PartitionSpec
 
     return PartitionSpec(  # type: ignore[no-untyped-call]

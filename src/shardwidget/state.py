@@ -16,6 +16,16 @@ from . import spec as spec_mod
 
 @dataclass(frozen=True)
 class LayoutState:
+    """The layout a person asks for in an array view, as data (what the controls send).
+
+    Attributes:
+        mesh_shape: size of each mesh axis; their product is the device count.
+        axis_names: one name per mesh axis.
+        axis_types: "auto" or "explicit" per mesh axis.
+        spec: the normalized PartitionSpec, one tuple of axis names per dimension.
+        memory_kind: "device", "pinned_host", …
+    """
+
     mesh_shape: tuple[int, ...]
     axis_names: tuple[str, ...]
     axis_types: tuple[str, ...]
@@ -40,6 +50,7 @@ class LayoutState:
         return LayoutState(shape, names, types, spec_mod.normalize(raw_spec, ndim), kind)
 
     def to_wire(self) -> dict[str, Any]:
+        """The trait values (and front-end request state) of this layout."""
         return {
             "mesh_shape": list(self.mesh_shape),
             "axis_names": list(self.axis_names),
@@ -50,10 +61,12 @@ class LayoutState:
 
     @property
     def mesh_key(self) -> tuple[tuple[int, ...], tuple[str, ...], tuple[str, ...]]:
+        """(mesh_shape, axis_names, axis_types): equal keys build the same mesh."""
         return (self.mesh_shape, self.axis_names, self.axis_types)
 
 
 def default_state(ndim: int, n_devices: int, memory_kind: str) -> LayoutState:
+    """One axis "x" over every device, the array replicated."""
     return LayoutState((n_devices,), ("x",), ("auto",), ((),) * ndim, memory_kind)
 
 
@@ -88,6 +101,7 @@ def validate(
 
 
 def build_sharding(state: LayoutState, mesh: Any) -> Any:
+    """The NamedSharding of state on mesh."""
     from jax.sharding import NamedSharding
 
     return NamedSharding(

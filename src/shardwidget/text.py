@@ -9,20 +9,26 @@ hold the block. Device lists are written as ranges ("0-3", "0,4") and shortened 
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING, Any
 
 from .layout import Block, Layout
+
+if TYPE_CHECKING:
+    from .trace import TraceResult
 
 MAX_WIDTH = 100
 MAX_TABLES = 4
 MAX_LIST = 24
 
 
-def fmt_bytes(n: int) -> str:
-    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= size:
+def fmt_bytes(n: float) -> str:
+    """The one byte formatter: "512 B", "1.5 KiB", "120 MiB" (binary units, 3 digits at most
+    before rounding to whole units)."""
+    for unit, size in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if abs(n) >= size:
             v = n / size
-            return f"{v:.1f} {unit}" if v < 100 else f"{v:.0f} {unit}"
-    return f"{n} B"
+            return f"{v:.1f} {unit}" if abs(v) < 100 else f"{v:.0f} {unit}"
+    return f"{int(n)} B"
 
 
 def id_ranges(ids: tuple[int, ...] | list[int]) -> str:
@@ -125,6 +131,7 @@ def render(
     note: str = "",
     view_dims: tuple[int, ...] | None = None,
 ) -> str:
+    """The text picture of an array view: a header, then a table of blocks over view_dims."""
     lines = _header(lay, source, note)
     nd = len(lay.shape)
     if nd == 0:
@@ -145,4 +152,40 @@ def render(
             lines.append(f"[{where}]")
         table = _table(lay, blocks, r, c)
         lines.extend(table if table is not None else _listing(blocks))
+    return "\n".join(lines)
+
+
+def render_trace(
+    fn_name: str, mode: str, mesh: dict[str, Any], error: str, res: TraceResult | None
+) -> str:
+    """The text picture of a function view: its leaves, constraints, collectives, memory."""
+    lines = [f"ShardView of {fn_name} ({mode}), mesh {mesh}"]
+    if error:
+        lines.append(f"  error: {error}")
+    if res is None:
+        return "\n".join(lines)
+    for side, leaves in (("inputs", res.input_leaves), ("outputs", res.output_leaves)):
+        lines.append(f"  {side}:")
+        for lf in leaves:
+            lines.append(f"    {lf.path:<12} {lf.layout.typeof:<28} local {lf.local_shape}")
+    for k in res.constraints:
+        lines.append(f"  constraint: {k.kind} {k.spec_text} on {k.dtype}{list(k.shape)}")
+    if res.collectives:
+        lines.append("  collectives:")
+        for c in res.collectives:
+            axes = ",".join(c.axes) or "-"
+            lines.append(
+                f"    {c.kind:<18} over {axes:<6} {c.dtype}{list(c.shape)}  "
+                f"{fmt_bytes(c.bytes)} sent per device"
+            )
+    else:
+        lines.append("  collectives: none (every device computes its part alone)")
+    if res.memory:
+        m = res.memory
+        lines.append(
+            "  memory per device: "
+            + ", ".join(f"{k} {fmt_bytes(m[k])}" for k in ("argument", "output", "temp", "peak"))
+        )
+    if res.flops is not None:
+        lines.append(f"  flops per device: {res.flops:.3g}")
     return "\n".join(lines)

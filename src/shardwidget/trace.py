@@ -29,6 +29,7 @@ from . import hlo
 from . import mesh as mesh_mod
 from . import spec as spec_mod
 from . import state as state_mod
+from .layout import Layout
 
 MODES = ("jit", "shard_map")
 CACHE_SIZE = 16
@@ -36,6 +37,8 @@ CACHE_SIZE = 16
 
 @dataclass(frozen=True)
 class Leaf:
+    """An array argument of the function: where it sits in the arguments, shape and dtype."""
+
     path: str
     shape: tuple[int, ...]
     dtype: Any
@@ -44,6 +47,7 @@ class Leaf:
 
     @property
     def concrete(self) -> bool:
+        """False for a jax.ShapeDtypeStruct (compiled only, never run)."""
         import jax
 
         return not isinstance(self.value, jax.ShapeDtypeStruct)
@@ -51,6 +55,18 @@ class Leaf:
 
 @dataclass(frozen=True)
 class TraceState:
+    """The layout a person asks for in a function view: one mesh for every input, a spec per
+    input array leaf, and a spec per output leaf (None: XLA chooses, jit mode only).
+
+    Attributes:
+        mesh_shape: size of each mesh axis; their product is the device count.
+        axis_names: one name per mesh axis.
+        axis_types: "auto" or "explicit" per mesh axis.
+        in_specs: one normalized spec per input array leaf.
+        out_specs: one per output leaf, or empty until the outputs are known
+            (see :func:`complete`).
+    """
+
     mesh_shape: tuple[int, ...]
     axis_names: tuple[str, ...]
     axis_types: tuple[str, ...]
@@ -61,7 +77,8 @@ class TraceState:
     def from_wire(d: dict[str, Any], ndims: Sequence[int], out_ndims: Sequence[int]) -> TraceState:
         """From traits / a front-end request (ndims / out_ndims: rank of each input / output
         leaf; out_ndims may be empty when the outputs are not known yet). ValueError when
-        malformed; an out_specs entry may be None (XLA chooses, jit only)."""
+        malformed; an out_specs entry may be None (XLA chooses, jit only), and no out_specs at
+        all means the defaults of :func:`complete`."""
         try:
             shape = tuple(d["mesh_shape"])
             names = tuple(d["axis_names"])
@@ -76,7 +93,7 @@ class TraceState:
                 f"in_specs has {len(ins)} entries; the function has {len(ndims)} array inputs"
             )
         in_specs = tuple(spec_mod.normalize(s, n) for s, n in zip(ins, ndims, strict=True))
-        if out_ndims and len(outs) != len(out_ndims):
+        if out_ndims and outs and len(outs) != len(out_ndims):  # none: defaults (complete)
             raise ValueError(
                 f"out_specs has {len(outs)} entries; the function has {len(out_ndims)} outputs"
             )
@@ -87,6 +104,7 @@ class TraceState:
         return TraceState(shape, names, types, in_specs, out_specs)
 
     def to_wire(self) -> dict[str, Any]:
+        """The trait values (and front-end request state) of this layout."""
         return {
             "mesh_shape": list(self.mesh_shape),
             "axis_names": list(self.axis_names),
@@ -97,6 +115,7 @@ class TraceState:
 
     @property
     def mesh_key(self) -> tuple[tuple[int, ...], tuple[str, ...], tuple[str, ...]]:
+        """(mesh_shape, axis_names, axis_types): equal keys build the same mesh."""
         return (self.mesh_shape, self.axis_names, self.axis_types)
 
 
@@ -112,17 +131,37 @@ class Constraint:
     source: str
 
 
+@dataclass(frozen=True)
+class LeafResult:
+    """One input or output leaf of a compiled layout, complete: name, global shape, dtype,
+    the executable's sharding, the shape one device sees, and its geometry."""
+
+    path: str
+    shape: tuple[int, ...]
+    dtype: Any
+    sharding: Any
+    local_shape: tuple[int, ...]
+    layout: Layout
+    """Blocks and devices of the leaf: of the computed array when the function ran, else
+    of the sharding."""
+
+
 @dataclass
 class TraceResult:
-    """One compiled layout of the function (the Python API: ``view.trace``)."""
+    """One compiled layout of the function, complete (the Python API: ``view.trace``): input
+    and output leaves with names, shapes, dtypes and shardings; per-device memory and flops;
+    the collectives XLA inserted; the arrays of the run."""
 
     state: TraceState
+    """The layout compiled, out_specs completed."""
     mode: str
+    """"jit" or "shard_map"."""
     in_shardings: list[Any]
     """One jax.sharding.Sharding per flattened input array leaf: the executable's own."""
     out_shardings: list[Any]
     """One per flattened output leaf: the executable's own."""
     in_shapes: list[tuple[int, ...]]
+    in_dtypes: list[Any]
     out_shapes: list[tuple[int, ...]]
     out_dtypes: list[Any]
     local_shapes: dict[str, list[tuple[int, ...]]]
@@ -135,20 +174,68 @@ class TraceResult:
     output - alias + temp). Empty when XLA gives no analysis."""
     flops: float | None
     compiled: Any = field(repr=False)
+    """The jax.stages.Compiled executable."""
     hlo_text: str = field(repr=False)
+    """The per-device HLO XLA compiled."""
+    in_paths: list[str] = field(default_factory=list)
+    """Names of the input array leaves as the user wrote them ("a", "params['w']", …)."""
+    out_paths: list[str] = field(default_factory=list)
+    """Names of the output leaves: "out" for a single array, else "out[0]", "out['loss']"…"""
     compile_ms: float = 0.0
     outputs: list[Any] | None = field(default=None, repr=False)
     """The output arrays (flattened), when the function was run."""
     inputs: list[Any] | None = field(default=None, repr=False)
     """The input arrays (flattened) as laid out for this run: the user's own arrays where they
     already had the chosen sharding, else copies; None where the function was not run."""
-    out_tree: Any = field(default=None, repr=False)
     run_ms: float = 0.0
     run_error: str = ""
+    """Why running the compiled function failed ("" when it ran or was not run)."""
+
+    @property
+    def input_leaves(self) -> list[LeafResult]:
+        """Every input array leaf as laid out for this compile."""
+        from .layout import layout_of_sharding
+
+        return [
+            LeafResult(path, shape, dtype, sh, tuple(loc), layout_of_sharding(sh, shape, dtype))
+            for path, shape, dtype, sh, loc in zip(
+                self.in_paths,
+                self.in_shapes,
+                self.in_dtypes,
+                self.in_shardings,
+                self.local_shapes["in"],
+                strict=True,
+            )
+        ]
+
+    @property
+    def output_leaves(self) -> list[LeafResult]:
+        """Every output leaf: the computed arrays' layouts when the function ran."""
+        from .layout import layout_of, layout_of_sharding
+
+        out = []
+        for i, (path, shape, dtype, sh, loc) in enumerate(
+            zip(
+                self.out_paths,
+                self.out_shapes,
+                self.out_dtypes,
+                self.out_shardings,
+                self.local_shapes["out"],
+                strict=True,
+            )
+        ):
+            lay = (
+                layout_of(self.outputs[i])
+                if self.outputs is not None
+                else layout_of_sharding(sh, tuple(shape), dtype)
+            )
+            out.append(LeafResult(path, tuple(shape), dtype, sh, tuple(loc), lay))
+        return out
 
 
 # ------------------------------------------------------------------------------- helpers
 def is_array_leaf(x: Any) -> bool:
+    """Whether an argument leaf gets a sharding from the view (else it is static)."""
     import jax
 
     return isinstance(x, jax.Array | np.ndarray | jax.ShapeDtypeStruct)
@@ -313,8 +400,7 @@ class Traced:
         ]
         self.runnable = all(lf.concrete for lf in self.leaves)
         self._cache: OrderedDict[TraceState, TraceResult] = OrderedDict()
-        self._out_info: dict[Any, tuple[list[tuple[int, ...]], list[Any], Any]] = {}
-        self.out_tree: Any = None
+        self._out_info: dict[Any, tuple[list[tuple[int, ...]], list[Any], list[str]]] = {}
 
     # -- the function with array leaves as its only arguments
     def _call(self, *dyn: Any) -> Any:
@@ -326,24 +412,25 @@ class Traced:
         args, kwargs = jax.tree_util.tree_unflatten(self._treedef, vals)
         return self.f(*args, **kwargs)
 
-    @property
-    def _named(self) -> Callable[..., tuple[Any, ...]]:
-        """_call_flat under the user's function name, so HLO op names and JAX's messages read
+    def _under_name(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """fn under the user's function name, so HLO op names and JAX's messages read
         jit(layer)/… rather than an internal name."""
 
-        def call(*dyn: Any) -> tuple[Any, ...]:
-            return self._call_flat(*dyn)
+        def call(*dyn: Any) -> Any:
+            return fn(*dyn)
 
         call.__name__ = call.__qualname__ = self.fn_name
         return call
 
+    @property
+    def _named(self) -> Callable[..., tuple[Any, ...]]:
+        """The function of the array leaves, returning its output leaves flattened."""
+        return self._under_name(self._call_flat)
+
     def _call_flat(self, *dyn: Any) -> tuple[Any, ...]:
         import jax
 
-        out = self._call(*dyn)
-        leaves, tree = jax.tree_util.tree_flatten(out)
-        self._last_out_tree = tree
-        return tuple(leaves)
+        return tuple(jax.tree_util.tree_leaves(self._call(*dyn)))
 
     def output_info(self, state: TraceState) -> tuple[list[tuple[int, ...]], list[Any]]:
         """Shapes and dtypes of the output leaves: global shapes in jit mode (traced once: a
@@ -360,11 +447,11 @@ class Traced:
             try:
                 with jax.set_mesh(mesh):
                     if self.mode == "jit":
-                        outs = jax.eval_shape(self._named, *structs)
+                        outs = jax.eval_shape(self._under_name(self._call), *structs)
                     else:
                         in_specs = tuple(spec_mod.to_partition_spec(s) for s in state.in_specs)
                         probe = jax.shard_map(
-                            self._named,
+                            self._under_name(self._call),
                             mesh=mesh,
                             in_specs=in_specs,
                             out_specs=PartitionSpec(),  # type: ignore[no-untyped-call]
@@ -375,16 +462,29 @@ class Traced:
                 raise ValueError(
                     clean_error(e).replace("'_call_flat'", repr(self.fn_name))
                 ) from None
+            flat = jax.tree_util.tree_flatten_with_path(outs)[0]
             hit = (
-                [tuple(int(d) for d in o.shape) for o in outs],
-                [o.dtype for o in outs],
-                self._last_out_tree,
+                [tuple(int(d) for d in o.shape) for _, o in flat],
+                [o.dtype for _, o in flat],
+                ["out" + jax.tree_util.keystr(p) for p, _ in flat],
             )
             self._out_info[key] = hit
-        self.out_tree = hit[2]
         return hit[0], hit[1]
 
+    def out_paths(self, state: TraceState) -> list[str]:
+        """Names of the output leaves ("out", "out[0]", "out['loss']", …)."""
+        self.output_info(state)
+        return self._out_info[None if self.mode == "jit" else (state.mesh_key, state.in_specs)][2]
+
+    def output_leaves(self, state: TraceState) -> list[tuple[str, tuple[int, ...], Any]]:
+        """(path, global shape, dtype) of every output leaf for state; traces f, so it raises
+        ValueError for errors in f."""
+        state = complete(self, state)
+        _, dtypes = self.output_info(state)
+        return list(zip(self.out_paths(state), self.global_out_shapes(state), dtypes, strict=True))
+
     def global_out_shapes(self, state: TraceState) -> list[tuple[int, ...]]:
+        """Global shapes of the output leaves (shard_map: local shapes times out_spec axes)."""
         shapes, _ = self.output_info(state)
         if self.mode == "jit":
             return shapes
@@ -398,6 +498,7 @@ class Traced:
         ]
 
     def mesh(self, state: TraceState) -> Any:
+        """The jax Mesh of state over the kernel's devices."""
         return mesh_mod.build_mesh(
             state.mesh_shape, state.axis_names, state.axis_types, self.devices
         )
@@ -422,6 +523,8 @@ class Traced:
 
     # -- validation with messages that name the leaf
     def validate(self, state: TraceState) -> None:
+        """Cheap checks (no tracing or compiling): the mesh, every input spec against its leaf,
+        and out_specs for shard_map. Raises ValueError naming the leaf."""
         n = len(self.devices)
         mesh_mod.validate_mesh(state.mesh_shape, state.axis_names, state.axis_types, n)
         if len(state.in_specs) != len(self.leaves):
@@ -435,6 +538,7 @@ class Traced:
             raise ValueError("shard_map needs an out_spec for every output (None is jit-only)")
 
     def check_outputs(self, state: TraceState) -> None:
+        """out_specs against the output leaves (traces f once). Raises ValueError."""
         shapes, _ = self.output_info(state)
         if len(state.out_specs) != len(shapes):
             raise ValueError(
@@ -471,10 +575,12 @@ class Traced:
         except ValueError:
             return False
 
-    def result(self, state: TraceState, run: bool = True) -> TraceResult:
+    def result(self, state: TraceState, run: bool = True, *, checked: bool = False) -> TraceResult:
         """Compile (cached per state) and, when run and possible, run. Raises ValueError with a
-        readable message for invalid layouts and for trace / compile errors."""
-        self.validate(state)
+        readable message for invalid layouts and for trace / compile errors. ``checked``: the
+        caller ran :meth:`validate` on state already."""
+        if not checked:
+            self.validate(state)
         state = complete(self, state)
         hit = self._cache.get(state)
         if hit is not None:
@@ -482,7 +588,6 @@ class Traced:
             if run and hit.outputs is None and not hit.run_error and self.runnable:
                 self._run(hit)
             return hit
-        self.validate(state)
         try:
             res = self._compile(state)
         except Exception as e:  # trace / lowering / compile errors from JAX and XLA
@@ -546,6 +651,7 @@ class Traced:
             in_shardings=c_in,
             out_shardings=c_out,
             in_shapes=[lf.shape for lf in self.leaves],
+            in_dtypes=[lf.dtype for lf in self.leaves],
             out_shapes=out_shapes,
             out_dtypes=out_dtypes,
             local_shapes={"in": local_in, "out": local_out},
@@ -555,8 +661,9 @@ class Traced:
             flops=_flops(compiled),
             compiled=compiled,
             hlo_text=txt,
+            in_paths=[lf.path for lf in self.leaves],
+            out_paths=self.out_paths(state),
             compile_ms=compile_ms,
-            out_tree=self.out_tree,
         )
 
     def _run(self, res: TraceResult) -> None:

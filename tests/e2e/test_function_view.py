@@ -3,6 +3,7 @@ controls re-compile the function in this process, and a saved page works offline
 
 from __future__ import annotations
 
+import pathlib
 from typing import Any
 
 import jax
@@ -12,31 +13,15 @@ from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
-from shardwidget.export import FUNCTION_TRAITS, STATIC, encode, function_page_html
 
 from .conftest import ARTIFACTS
+from .harness import STATIC, Loop, page_html
 
 pytestmark = pytest.mark.e2e
 
 
-class FnLoop:
-    """Plays the kernel for a function-view page (static=False)."""
-
-    def __init__(self, view: Any, page: Any) -> None:
-        self.view, self.page = view, page
-        self.replies: list[dict[str, Any]] = []
-        view.send = lambda content, buffers=None: self.replies.append(content)
-
-    def pump(self) -> int:
-        sent = self.page.evaluate("window.__sent.splice(0)")
-        for msg in sent:
-            self.replies.clear()
-            self.view._on_custom_msg(self.view, msg, [])
-            state = {k: encode(getattr(self.view, k)) for k in FUNCTION_TRAITS}
-            self.page.evaluate("(p) => window.__push(p)", state)
-            for r in self.replies:
-                self.page.evaluate("(m) => window.__msg(m)", r)
-        return len(sent)
+class FnLoop(Loop):
+    """Plays the kernel for a function-view page, as harness.Loop does for array views."""
 
     def settle(self) -> None:
         for _ in range(100):
@@ -55,10 +40,10 @@ def x() -> Any:
     return jax.device_put(a, NamedSharding(mesh, P("x", "y")))
 
 
-def open_fn(page: Any, tmp_path: Any, view: Any, static: bool = False) -> None:
+def open_fn(page: Any, tmp_path: Any, view: Any) -> None:
     assert STATIC.exists(), "the JS bundle is missing: npm run build"
     f = tmp_path / "fn.html"
-    f.write_text(function_page_html(view, static=static))
+    f.write_text(page_html(view))
     page.goto(f.as_uri())
     page.wait_for_function("window.__ready === true", timeout=15000)
     page.wait_for_timeout(100)
@@ -125,7 +110,9 @@ def test_function_view_error_keeps_last_good_view(page: Any, tmp_path: Any) -> N
 def test_saved_function_page_works_offline(page: Any, tmp_path: Any, x: Any) -> None:
     view = ShardView(lambda a: jax.lax.psum(a, "y"), x, mode="shard_map",
                      in_specs=[P("x", "y")], out_specs=[P("x", "y")])  # fmt: skip
-    path = view.save_html(tmp_path / "saved.html")
+    report = view.save_html(tmp_path / "saved.html")
+    path = pathlib.Path(report.path)
+    assert report.variants == 1 and report.bytes == path.stat().st_size
     requests: list[str] = []
     page.on(
         "request",

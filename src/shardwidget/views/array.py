@@ -1,0 +1,405 @@
+"""ArrayView: ShardView(arr). Traits of the array view and its compute; no geometry or
+statistics math.
+
+A change runs :meth:`ShardView._change <shardwidget.views.base.ShardView._change>`: validate the
+LayoutState, ``jax.device_put`` from the user's original array (never deleted, donated or
+changed), publish geometry first and statistics second.
+"""
+
+from __future__ import annotations
+
+import itertools
+import pathlib
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+import traitlets
+
+from .. import snapshot, text, wire
+from .. import spec as spec_mod
+from .. import state as state_mod
+from .. import tiles as tiles_mod
+from ..layout import Layout, layout_of
+from ..state import LayoutState
+from ..summary import Summary, plan_for, summarize
+from .base import ShardView, refuse_unknown
+
+if TYPE_CHECKING:
+    from ..export import ExportReport
+
+_UNSET = object()
+LAYOUT_TRAITS = ("mesh_shape", "axis_names", "axis_types", "spec", "memory_kind")
+INIT_KWARGS = (*LAYOUT_TRAITS, "view_dims", "stats")
+
+
+def _coerce(obj: Any) -> tuple[Any, str]:
+    """(jax.Array, note) for what ShardView accepts; TypeError/ValueError naming what was given."""
+    import jax
+
+    accepted = "a jax.Array, a numpy array or a Python/numpy scalar"
+    if isinstance(obj, jax.core.Tracer):
+        raise TypeError(
+            f"ShardView got a tracer ({type(obj).__name__}, {getattr(obj, 'aval', '?')}): it shows "
+            "concrete arrays, so call it outside jit/vmap/grad, on the function's result"
+        )
+    if isinstance(obj, jax.Array):
+        if obj.is_deleted():
+            raise ValueError(
+                f"ShardView got a deleted jax.Array (shape {tuple(obj.shape)}, "
+                f"{obj.dtype}); it was donated or deleted, so there is nothing to show"
+            )
+        return obj, ""
+    if isinstance(obj, np.ndarray | np.generic | bool | int | float | complex):
+        if isinstance(obj, np.ndarray) and obj.dtype == object:
+            raise TypeError(f"ShardView got a numpy array of dtype object; expected {accepted}")
+        arr = jax.device_put(obj)
+        kind = "numpy array" if isinstance(obj, np.ndarray) else f"{type(obj).__name__} scalar"
+        dev = next(iter(arr.devices()))
+        return arr, f"{kind} placed on {dev} (jax.device_put with no sharding)"
+    raise TypeError(f"ShardView got {type(obj).__name__}; expected {accepted}")
+
+
+def _default_view_dims(ndim: int, spec: Any) -> list[int]:
+    if ndim == 0:
+        return []
+    if ndim == 1:
+        return [0]
+    sharded = [d for d in range(ndim) if spec is not None and spec[d]]
+    rest = [d for d in range(ndim) if d not in sharded]
+    return sorted((sharded + rest)[:2])
+
+
+class ArrayView(ShardView):
+    """Live view of how a jax.Array is laid out across devices, with controls to re-lay it out.
+
+    Made by ``ShardView(arr)`` (or ``ArrayView(arr)``): a jax.Array of any sharding, or a numpy
+    array / scalar, which is placed on the default device. Keyword arguments set the initial
+    layout (the layout traits below and ``view_dims``); ``stats=False`` turns off per-shard
+    statistics. Other keyword arguments are refused with a close-match hint.
+    """
+
+    STATE_TRAITS: ClassVar[tuple[str, ...]] = LAYOUT_TRAITS
+    REQUEST_TYPE: ClassVar[str] = "request"
+    SYNCED: ClassVar[tuple[str, ...]] = (
+        *LAYOUT_TRAITS,
+        "view_dims",
+        "error",
+        "busy",
+        "_options",
+        "_layout",
+        "_stats",
+    )
+
+    mesh_shape = traitlets.List(traitlets.Int()).tag(sync=True)
+    """list[int], default: the array's own mesh (else one axis of every device): the mesh
+    shape; its product is the kernel's device count. Both directions."""
+    axis_names = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    """list[str], default: the array's own (else ["x"]): one name per mesh axis. Both
+    directions."""
+    axis_types = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    """list[str], default: the array's own (else ["auto"]): "auto" or "explicit" per mesh axis.
+    Both directions."""
+    spec = traitlets.List(traitlets.Any()).tag(sync=True)
+    """list[None | str | list[str]], default: the array's own (else replicated): the
+    PartitionSpec, one entry per dimension. Both directions."""
+    memory_kind = traitlets.Unicode("device").tag(sync=True)
+    """str, default: the array's own ("device", "pinned_host", …): memory kind of the shown
+    array. Both directions."""
+    view_dims = traitlets.List(traitlets.Int()).tag(sync=True)
+    """list[int], default: the sharded dimensions first: the array dimensions drawn as rows and
+    columns (one for a 1-d array, none for a scalar). Both directions."""
+    _options: Any = traitlets.Dict().tag(sync=True)  # a wire TypedDict
+    """wire.Options: what the controls may offer. Python → JS."""
+    _layout: Any = traitlets.Dict().tag(sync=True)  # a wire TypedDict
+    """wire.LayoutWire: the geometry shown. Python → JS."""
+    _stats: Any = traitlets.Dict().tag(sync=True)  # a wire TypedDict
+    """wire.Stats: per-block statistics of the layout with the same key. Python → JS."""
+
+    def __init__(self, arr: Any, /, *args: Any, **kwargs: Any) -> None:
+        if args:
+            raise TypeError(
+                f"ShardView(arr) takes one array; got {len(args)} more positional argument(s). "
+                "To view a function, pass it first: ShardView(f, *args)"
+            )
+        refuse_unknown("ShardView", kwargs, INIT_KWARGS)
+        import jax
+
+        source, note = _coerce(arr)
+        self._source = source
+        self._note = note
+        self._with_stats = bool(kwargs.pop("stats", True))
+        self._devices = list(jax.devices())
+        self._memory_kinds = [m.kind for m in jax.local_devices()[0].addressable_memories()]
+        self._ndim = source.ndim
+        self._original = state_mod.state_of_sharding(source.sharding, source.ndim)
+        self._mesh: Any = getattr(source.sharding, "mesh", None)
+        self._mesh_key = self._original.mesh_key if self._original is not None else None
+        self._array: Any = source
+        self._tiles: Any = _UNSET
+        super().__init__()
+        disabled = ""
+        if jax.process_count() > 1:
+            disabled = (
+                "re-laying out is off with several processes: device_put would have to run "
+                "on every process at once"
+            )
+        self._options = wire.options(
+            n_devices=len(self._devices),
+            platform=self._devices[0].platform,
+            shape=list(source.shape),
+            dtype=layout_of(source).dtype,
+            memory_kinds=self._memory_kinds,
+            original=self._original,
+            reshard_disabled=disabled,
+        )
+        self._first = self._original or state_mod.default_state(
+            source.ndim, len(self._devices), str(source.sharding.memory_kind or "device")
+        )
+        self._set_traits(self._first.to_wire())
+        self.view_dims = _default_view_dims(source.ndim, layout_of(source).spec)
+        self._quiet = False
+        overrides = {k: kwargs[k] for k in LAYOUT_TRAITS if k in kwargs}
+        if "view_dims" in kwargs:
+            self.view_dims = kwargs["view_dims"]
+        if overrides:
+            self.set_layout(**overrides)
+        else:
+            self._publish(self._first, source)
+
+    # ---------------------------------------------------------------- public API
+    @property
+    def array(self) -> Any:
+        """The jax.Array now shown: the original, or the result of the last re-layout."""
+        return self._array
+
+    @property
+    def layout(self) -> Layout:
+        """Geometry of :attr:`array` as plain data: ``.blocks`` with ``.index``, ``.shape``,
+        ``.devices``; ``.mesh``, ``.spec``, ``.devices``, byte counts."""
+        return layout_of(self._array)
+
+    @property
+    def summary(self) -> Summary:
+        """Per-block statistics of :attr:`array` (computed now)."""
+        return self._summarize(self._array, self.layout)
+
+    @property
+    def layout_state(self) -> LayoutState:
+        """The layout in the controls now (mesh, axis names and types, spec, memory kind)."""
+        st: LayoutState = self._candidate({})
+        return st
+
+    def reset(self) -> None:
+        """Show the original array again, with its own layout in the controls."""
+        self._publish(self._original or self._first, self._source)
+
+    def propose(self, changes: dict[str, Any]) -> LayoutState:
+        """The layout of the current one with ``changes`` (layout trait names), validated but
+        not applied. ValueError naming what is wrong (an unknown key included)."""
+        bad = [k for k in changes if k not in LAYOUT_TRAITS]
+        if bad:
+            raise ValueError(f"unknown key {bad[0]!r}; use {', '.join(LAYOUT_TRAITS)}")
+        st: LayoutState = self._candidate(changes)
+        state_mod.validate(st, self._source.shape, len(self._devices), self._memory_kinds)
+        return st
+
+    def every_spec(self) -> list[LayoutState]:
+        """Every valid spec for the current mesh (each axis used at most once, in any order
+        within a dimension), with the current mesh, names, types and memory kind."""
+        base = self._candidate({})
+        names = list(base.axis_names)
+        sizes = dict(zip(names, base.mesh_shape, strict=True))
+        choices: list[tuple[str, ...]] = [()]
+        for r in range(1, len(names) + 1):
+            choices += [c for c in itertools.permutations(names, r) if all(sizes[a] > 1 for a in c)]
+        out = []
+        for combo in itertools.product(choices, repeat=self._ndim):
+            used = [a for c in combo for a in c]
+            if len(used) != len(set(used)):
+                continue
+            try:
+                spec_mod.validate(tuple(combo), self._source.shape, sizes)
+            except ValueError:
+                continue
+            out.append(
+                LayoutState(
+                    base.mesh_shape,
+                    base.axis_names,
+                    base.axis_types,
+                    tuple(combo),
+                    base.memory_kind,
+                )
+            )
+        return out
+
+    def variant(self, st: LayoutState, key: int) -> wire.Variant:
+        """The geometry and statistics of the array laid out as st, under layout key ``key``,
+        without changing the view (what a saved page stores to answer its controls)."""
+        self._check(st)
+        arr = self._compute(st)
+        lay = layout_of(arr)
+        return wire.variant(
+            st,
+            wire.layout(
+                lay,
+                key=key,
+                source=_source_of(arr, self._source),
+                note=self._note,
+                local_process=_process_index(),
+            ),
+            wire.stats(self._summarize(arr, lay), key=key),
+        )
+
+    def save_html(
+        self,
+        path: str | pathlib.Path,
+        variants: str | list[dict[str, Any]] | None = None,
+        budget: int = 4 << 20,
+    ) -> ExportReport:
+        """Write one self-contained HTML file (no network, no kernel) showing this view with the
+        notebook's renderer.
+
+        ``variants="specs"`` also stores every valid spec for the current mesh; a list of dicts
+        (e.g. ``[{"spec": ["x", None]}, {"mesh_shape": [4, 2]}]``) stores those layouts. The
+        page's controls answer from what it stores, within ``budget`` bytes of variant data,
+        and show other choices as unavailable. Returns a report of the size and what was kept.
+        """
+        from ..export import save_array_view
+
+        return save_array_view(self, path, variants=variants, budget=budget)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """The widget, plus a static picture (text/html) for viewers without a widget manager."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:
+            return None
+        data, meta = bundle
+        data["text/html"] = snapshot.render(self.layout, tuple(self.view_dims))
+        return data, meta
+
+    def __repr__(self) -> str:
+        return text.render(
+            self.layout,
+            source=self._layout.get("source", "original"),
+            note=self._note,
+            view_dims=tuple(self.view_dims),
+        )
+
+    # ---------------------------------------------------------------- the change path
+    def _from_wire(self, d: dict[str, Any]) -> LayoutState:
+        return LayoutState.from_wire(d, self._ndim)
+
+    def _check(self, st: LayoutState) -> None:
+        if self._options.get("reshard_disabled"):
+            raise ValueError(self._options["reshard_disabled"])
+        state_mod.validate(st, self._source.shape, len(self._devices), self._memory_kinds)
+
+    def _compute(self, st: LayoutState) -> Any:
+        """The original array laid out as st (the original itself for its own layout)."""
+        import jax
+
+        if st == self._original:
+            return self._source
+        if st.mesh_key == self._mesh_key and self._mesh is not None:
+            mesh = self._mesh
+        else:
+            from ..mesh import build_mesh
+
+            mesh = build_mesh(st.mesh_shape, st.axis_names, st.axis_types, self._devices)
+        out = jax.device_put(self._source, state_mod.build_sharding(st, mesh))
+        out.block_until_ready()
+        self._mesh, self._mesh_key = mesh, st.mesh_key
+        return out
+
+    def _publish(self, st: LayoutState, arr: Any) -> None:
+        """Show arr: geometry now, statistics right after; both in one update when the
+        statistics come from the source's tiles (a few ms on the host, no device work)."""
+        self._array = arr
+        self._shown = st
+        self._key += 1
+        lay = layout_of(arr)
+        # Never delay the geometry for device work: only tiles already computed make it quick.
+        quick = self._with_stats and self._tiles_for(lay, compute=False) is not None
+        layout = wire.layout(
+            lay,
+            key=self._key,
+            source=_source_of(arr, self._source),
+            note=self._note,
+            local_process=_process_index(),
+        )
+        stats = self._stats_now() if quick else wire.pending_stats(self._key)
+        self._set_traits({**st.to_wire(), "error": "", "_layout": layout, "_stats": stats})
+        if not quick:
+            self._send_stats()
+
+    @traitlets.validate(*LAYOUT_TRAITS)
+    def _validate_layout(self, proposal: Any) -> Any:
+        return self._validate_state(proposal)
+
+    @traitlets.observe(*LAYOUT_TRAITS)
+    def _on_layout_trait(self, change: Any) -> None:
+        self._on_state_trait(change)
+
+    # ---------------------------------------------------------------- statistics
+    def _summarize(self, arr: Any, lay: Layout) -> Summary:
+        n = len(self._devices)
+        pixels, values = wire.thumb_pixel_budget(n), wire.values_budget(n)
+        plan = plan_for(lay, tuple(self.view_dims), pixels, values)
+        t = self._tiles_for(lay)
+        if t is not None:
+            return tiles_mod.summarize(t, lay, plan.thumb_dims, pixels, plan.values)
+        return summarize(arr, lay, plan)
+
+    def _tiles_for(self, lay: Layout, compute: bool = True) -> tiles_mod.Tiles | None:
+        """The source's tile partials when they serve this layout (computed once per view: the
+        source's data never changes; with compute=False only if that already happened)."""
+        if self._tiles is _UNSET and compute:
+            n = len(self._devices)
+            self._tiles = tiles_mod.tile_summary(self._source, n, wire.values_budget(n))
+        t = self._tiles
+        return t if isinstance(t, tiles_mod.Tiles) and t.aligned(lay) else None
+
+    def _stats_now(self) -> wire.Stats:
+        if not self._with_stats:
+            return wire.stats(
+                Summary.unavailable(len(self.layout.blocks), "statistics are off (stats=False)"),
+                key=self._key,
+            )
+        try:
+            summ = self._summarize(self._array, self.layout)
+        except Exception as e:  # statistics are an extra: never lose the view over them
+            summ = Summary.unavailable(len(self.layout.blocks), f"statistics failed: {e}")
+        return wire.stats(summ, key=self._key)
+
+    def _send_stats(self) -> None:
+        self._stats = self._stats_now()
+
+    @traitlets.validate("view_dims")
+    def _validate_view_dims(self, proposal: Any) -> Any:
+        dims = list(proposal["value"])
+        want = min(self._ndim, 2)
+        if (
+            len(dims) != want
+            or len(set(dims)) != len(dims)
+            or any(not 0 <= d < self._ndim for d in dims)
+        ):
+            raise ValueError(
+                f"view_dims must list {want} distinct dimension(s) of the {self._ndim}-d array "
+                f"(0 to {self._ndim - 1}); got {dims}"
+            )
+        return dims
+
+    @traitlets.observe("view_dims")
+    def _on_view_dims(self, _change: Any) -> None:
+        if not self._quiet:
+            self._send_stats()  # thumbnails are drawn over the view dims
+
+
+def _source_of(arr: Any, original: Any) -> str:
+    return "original" if arr is original else "resharded"
+
+
+def _process_index() -> int:
+    import jax
+
+    return int(jax.process_index())

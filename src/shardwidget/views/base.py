@@ -1,0 +1,239 @@
+"""ShardView: the base of both views. The request boundary and the one path of a change.
+
+Two ways in, one way through:
+
+- the front end sends a request message with a whole state (it coalesces bursts itself: one
+  request in flight, only the newest pending); a bad request sets ``error``, keeps the last good
+  view and raises nothing into the kernel;
+- Python sets traits (``view.spec = ...``) or calls ``set_layout``; a bad value raises ValueError
+  and nothing changes.
+
+Both end in :meth:`ShardView._change`: validate the candidate state (cheap, no device work),
+compute (``device_put``, or compile and run), then publish once. Trait validators only
+validate; the compute runs in the trait observer, which puts the traits back quietly and raises
+when it fails. Subclasses say what a state is and how to compute and publish one.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import os
+import pathlib
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import anywidget
+import numpy as np
+import traitlets
+
+from .. import wire
+
+if TYPE_CHECKING:
+    from ..export import ExportReport
+
+STATIC = pathlib.Path(__file__).parents[1] / "static"
+BUNDLE = STATIC / "widget.js"
+
+
+@functools.cache
+def _bundle() -> str | pathlib.Path:
+    """The bundle's text, read once. anywidget keeps a reference to every widget whose ``_esm``
+    is a file path (it watches the file for hot reload), so only SHARDWIDGET_DEV=1 gets the
+    path; a missing bundle also stays a path, so anywidget names the file it could not find."""
+    if os.environ.get("SHARDWIDGET_DEV") == "1" or not BUNDLE.is_file():
+        return BUNDLE
+    return BUNDLE.read_text(encoding="utf-8")
+
+
+def is_function(obj: Any) -> bool:
+    """Whether ShardView(obj, ...) makes a function view (a callable that is not an array)."""
+    import jax
+
+    return callable(obj) and not isinstance(obj, jax.Array | np.ndarray | np.generic | type)
+
+
+def refuse_unknown(what: str, given: Iterable[str], accepted: Sequence[str]) -> None:
+    """TypeError for the first keyword of ``given`` not in ``accepted``, with a close match."""
+    for k in given:
+        if k not in accepted:
+            close = difflib.get_close_matches(k, accepted, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise TypeError(
+                f"{what} got an unexpected keyword argument {k!r}{hint} Accepted: "
+                + ", ".join(accepted)
+            )
+
+
+def fit_axes(d: dict[str, Any], changes: dict[str, Any]) -> None:
+    """A new number of mesh axes with names/types not given: keep those that still fit and fill
+    in defaults (the rule the front end's controls follow). Edits d in place."""
+    from ..mesh import default_axis_names
+
+    k = len(d["mesh_shape"]) if isinstance(d["mesh_shape"], list | tuple) else 0
+    names = list(d["axis_names"])
+    if "axis_names" not in changes and len(names) != k:
+        extra = [n for n in default_axis_names(k + len(names)) if n not in names]
+        d["axis_names"] = (names + extra)[:k]
+    if "axis_types" not in changes and len(d["axis_types"]) != k:
+        d["axis_types"] = (list(d["axis_types"]) + ["auto"] * k)[:k]
+
+
+class ShardView(anywidget.AnyWidget):
+    """A live view of how JAX lays data out across devices, with controls to change the layout.
+
+    ``ShardView(arr)`` shows a jax.Array (or a numpy array / scalar, placed on the default
+    device) and returns an :class:`~shardwidget.ArrayView`; ``ShardView(f, *args)`` shows what
+    XLA does with a function for a layout of its array arguments and returns a
+    :class:`~shardwidget.FunctionView`. Both are ShardViews::
+
+        view = ShardView(x)            # the grid of blocks and devices
+        view.spec = ["x", None]        # re-lay out (ValueError, nothing changed, when invalid)
+        view.save_html("x.html")       # one self-contained page
+    """
+
+    _esm = _bundle()
+
+    STATE_TRAITS: ClassVar[tuple[str, ...]] = ()
+    """The synced traits that make up the state a request carries."""
+    REQUEST_TYPE: ClassVar[str] = "request"
+    """The ``type`` of the front end's request messages for this view."""
+    SYNCED: ClassVar[tuple[str, ...]] = ()
+    """Every synced trait a page of this view needs (see :meth:`synced_state`)."""
+
+    error = traitlets.Unicode("").tag(sync=True)
+    """str, default "": why the last request was refused or the layout failed ("" when it did
+    not). Python → JS."""
+    busy = traitlets.Bool(False).tag(sync=True)
+    """bool, default False: True while the kernel computes a requested layout. Python → JS."""
+
+    def __new__(cls, obj: Any = None, /, *args: Any, **kwargs: Any) -> Any:
+        """Pick the subclass: a callable first argument makes a FunctionView, anything else an
+        ArrayView; Python then runs that subclass's ``__init__``."""
+        if cls is ShardView:
+            if is_function(obj):
+                from .function import FunctionView
+
+                cls = FunctionView
+            else:
+                from .array import ArrayView
+
+                cls = ArrayView
+        return super().__new__(cls)
+
+    def __init__(self, **kwargs: Any) -> None:
+        self._key = 0
+        self._last_seq = -1
+        self._quiet = True  # while True, trait validators/observers stand aside
+        self._proposed: Any = None  # the state a trait validator accepted, for its observer
+        self._shown: Any = None  # the state in the traits now (of what is published)
+        self._failed = ""  # why the state in the traits did not compute ("" when it did)
+        super().__init__(**kwargs)
+        self.on_msg(self._on_custom_msg)
+
+    # ---------------------------------------------------------------- public protocol
+    def synced_state(self) -> dict[str, Any]:
+        """The synced traits of this view (binary values as bytes), as the front end has them."""
+        return {k: getattr(self, k) for k in self.SYNCED}
+
+    def save_html(self, path: str | pathlib.Path) -> ExportReport:
+        """Write one self-contained HTML file (no network, no kernel) showing this view."""
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- subclass hooks
+    def _from_wire(self, d: dict[str, Any]) -> Any:
+        """The state of trait values / a request; ValueError when malformed."""
+        raise NotImplementedError
+
+    def _check(self, st: Any) -> None:
+        """Cheap validation (no device work); ValueError naming what is wrong."""
+        raise NotImplementedError
+
+    def _compute(self, st: Any) -> Any:
+        """The device work for a valid state (device_put, or compile and run); ValueError."""
+        raise NotImplementedError
+
+    def _publish(self, st: Any, result: Any) -> None:
+        """Show result: set every synced trait it changes, once."""
+        raise NotImplementedError
+
+    def _adjust(self, d: dict[str, Any], changes: dict[str, Any]) -> None:
+        """Complete a candidate's trait values after ``changes`` (beyond the axis rule)."""
+
+    # ---------------------------------------------------------------- the one path
+    def _candidate(self, changes: dict[str, Any]) -> Any:
+        """The state of the current traits with ``changes`` applied; ValueError if malformed."""
+        d = {k: getattr(self, k) for k in self.STATE_TRAITS}
+        d.update(changes)
+        fit_axes(d, changes)
+        self._adjust(d, changes)
+        return self._from_wire(d)
+
+    def _change(self, st: Any) -> None:
+        """Validate, compute, publish once. Raises ValueError and changes nothing when st fails."""
+        self._check(st)
+        self._publish(st, self._compute(st))
+
+    def set_layout(self, **changes: Any) -> None:
+        """Change several layout traits at once; ValueError (nothing changed) when invalid."""
+        bad = [k for k in changes if k not in self.STATE_TRAITS]
+        if bad:
+            raise TypeError(f"set_layout got {bad[0]!r}; it takes: {', '.join(self.STATE_TRAITS)}")
+        self._change(self._candidate(changes))
+
+    def _set_traits(self, values: dict[str, Any]) -> None:
+        """Set traits without running the validators and observers of the change path."""
+        quiet, self._quiet = self._quiet, True
+        try:
+            with self.hold_sync():
+                for k, v in values.items():
+                    setattr(self, k, v)
+        finally:
+            self._quiet = quiet
+
+    def _on_custom_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        """The request boundary: sequence numbers, ``busy``, ``error`` and the result message."""
+        req = wire.parse_request(content, self.REQUEST_TYPE)
+        if req is None:
+            return
+        seq, raw = req
+        if seq <= self._last_seq:  # an answer to a newer request has been sent already
+            self.send(wire.result_msg(seq, "superseded by a newer request"))
+            return
+        self._last_seq = seq
+        self.busy = True
+        try:
+            self._change(self._from_wire(raw))
+            self.send(wire.result_msg(seq, ""))
+        except Exception as e:  # the boundary: a bad request is shown, never raised into the kernel
+            self.error = str(e) or type(e).__name__
+            self.send(wire.result_msg(seq, self.error))
+        finally:
+            self.busy = False
+
+    # Python setters: the validator checks the whole new state; the observer computes and
+    # publishes it, or puts the traits back and raises.
+    def _validate_state(self, proposal: Any) -> Any:
+        value = proposal["value"]
+        if self._quiet:
+            return value
+        st = self._candidate({proposal["trait"].name: value})
+        self._check(st)
+        if st == self._shown and self._failed:  # no change follows, and this state fails
+            raise ValueError(self._failed)
+        self._proposed = st
+        return value
+
+    def _on_state_trait(self, _change: Any) -> None:
+        if self._quiet:
+            return
+        st, self._proposed = self._proposed, None
+        if st is None or st == self._shown:  # a later notice of one held change: done
+            return
+        try:
+            result = self._compute(st)
+        except ValueError:
+            if self._shown is not None:
+                self._set_traits(self._shown.to_wire())
+            raise
+        self._publish(st, result)

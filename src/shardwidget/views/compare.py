@@ -1,0 +1,144 @@
+"""compare(): several function views of one computation side by side."""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..text import fmt_bytes
+from .function import FunctionView
+
+
+@dataclasses.dataclass
+class Comparison:
+    """Several function views side by side: do the outputs agree, and what does each cost?"""
+
+    names: list[str]
+    """One label per view (the function names unless given)."""
+    views: list[FunctionView]
+    """The views compared, the first one the reference."""
+    rows: list[dict[str, Any]]
+    """One dict per view: name, mode, agreement, collective_kinds, bytes_sent, peak, flops."""
+    agree: bool
+    """True when every view's outputs match the first view's (np.allclose, rtol 1e-5)."""
+
+    def _table_html(self) -> str:
+        cols = ["name", "mode", "outputs", "collectives", "sent per device", "peak memory", "flops"]
+        head = "".join(f"<th style='text-align:left;padding:2px 8px'>{c}</th>" for c in cols)
+        body = ""
+        for r in self.rows:
+            cells = [
+                r["name"],
+                r["mode"],
+                r["agreement"],
+                ", ".join(r["collective_kinds"]) or "none",
+                fmt_bytes(r["bytes_sent"]),
+                fmt_bytes(r["peak"]) if r["peak"] is not None else "—",
+                f"{r['flops']:.3g}" if r["flops"] is not None else "—",
+            ]
+            body += (
+                "<tr>"
+                + "".join(f"<td style='padding:2px 8px'>{html.escape(str(c))}</td>" for c in cells)
+                + "</tr>"
+            )
+        return f"<table class='shardwidget-compare'><tr>{head}</tr>{body}</table>"
+
+    def widget(self) -> Any:
+        """The table above the views side by side, as one ipywidgets box."""
+        import ipywidgets
+
+        return ipywidgets.VBox(
+            [
+                ipywidgets.HTML(self._table_html()),
+                ipywidgets.HBox(
+                    [
+                        ipywidgets.VBox([ipywidgets.HTML(f"<b>{html.escape(n)}</b>"), v])
+                        for n, v in zip(self.names, self.views, strict=True)
+                    ]
+                ),
+            ]
+        )
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        w = self.widget()
+        bundle = w._repr_mimebundle_(**kwargs)
+        if bundle is not None:
+            data = bundle[0] if isinstance(bundle, tuple) else bundle
+            data["text/html"] = self._table_html()
+            data["text/plain"] = repr(self)
+        return bundle
+
+    def __repr__(self) -> str:
+        out = []
+        for r in self.rows:
+            out.append(
+                f"{r['name']:<20} {r['mode']:<9} {r['agreement']:<22} "
+                f"{', '.join(r['collective_kinds']) or 'none':<30} "
+                f"sent {fmt_bytes(r['bytes_sent'])}"
+                f"  peak {fmt_bytes(r['peak']) if r['peak'] is not None else '-'}"
+            )
+        return "\n".join(out)
+
+
+def compare(*views: FunctionView, names: Sequence[str] | None = None) -> Comparison:
+    """Compare function views of the same computation (e.g. jit, with_sharding_constraint and
+    shard_map versions of one layer): output agreement with the first view, collectives, bytes
+    sent per device, peak memory and flops."""
+    if not views:
+        raise ValueError("compare() needs at least one view")
+    for v in views:
+        if not isinstance(v, FunctionView):
+            raise TypeError(
+                f"compare() takes views of functions, ShardView(f, ...); got {type(v).__name__}"
+            )
+    labels = list(names) if names is not None else [v.fn_name for v in views]
+    if len(labels) != len(views):
+        raise ValueError(f"{len(labels)} names for {len(views)} views")
+    ref = views[0].outputs
+    rows = []
+    agree = True
+    for name, v in zip(labels, views, strict=True):
+        res = v.trace
+        outs = v.outputs
+        if res is None or outs is None or ref is None:
+            agreement = "not run"
+            agree = False
+        elif len(outs) != len(ref) or any(
+            np.shape(a) != np.shape(b) for a, b in zip(outs, ref, strict=False)
+        ):
+            agreement = "different shapes"
+            agree = False
+        else:
+            diff = max(
+                (
+                    float(np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64))))
+                    if np.size(a)
+                    else 0.0
+                )
+                for a, b in zip(outs, ref, strict=True)
+            )
+            ok = all(
+                np.allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
+                for a, b in zip(outs, ref, strict=True)
+            )
+            agree = agree and ok
+            agreement = ("agrees" if ok else "DIFFERS") + f" (max |diff| {diff:.2g})"
+        rows.append(
+            {
+                "name": name,
+                "mode": v.mode,
+                "agreement": agreement,
+                "collective_kinds": [
+                    f"{c.kind} over {','.join(c.axes) or '-'}"
+                    for c in (res.collectives if res else [])
+                ],
+                "bytes_sent": sum(c.bytes for c in res.collectives) if res else 0,
+                "peak": res.memory.get("peak") if res and res.memory else None,
+                "flops": res.flops if res else None,
+            }
+        )
+    return Comparison(labels, list(views), rows, agree)

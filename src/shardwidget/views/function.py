@@ -1,0 +1,294 @@
+"""FunctionView: ShardView(f, *args), what XLA does with a layout of a function's inputs.
+
+Traits of the function view and its compute. The model (tracing, compiling, collectives,
+memory) lives in :mod:`shardwidget.trace` and :mod:`shardwidget.hlo`; the wire format in
+:mod:`shardwidget.wire`. As with array views, a front-end request that fails sets ``error`` and
+keeps the last good view; a Python setter that fails raises ValueError with the same message and
+changes nothing.
+"""
+
+from __future__ import annotations
+
+import html
+import pathlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import traitlets
+
+from .. import text, wire
+from .. import trace as trace_mod
+from ..layout import _dtype_name, layout_of
+from ..summary import Summary, plan_for, summarize
+from .base import ShardView
+
+if TYPE_CHECKING:
+    from ..export import ExportReport
+
+STATE_TRAITS = ("mesh_shape", "axis_names", "axis_types", "in_specs", "out_specs")
+OWN_KWARGS = ("mode", "stats", *STATE_TRAITS)
+
+
+class FunctionView(ShardView):
+    """Live view of a function compiled for a layout of its inputs: input and output shardings,
+    the collectives XLA inserted, per-device memory and flops, and the outputs it computes.
+
+    Made by ``ShardView(f, *args, **kwargs)``. Keyword arguments named ``mode`` ("jit" or
+    "shard_map"), ``mesh_shape``, ``axis_names``, ``axis_types``, ``in_specs``, ``out_specs`` and
+    ``stats`` set up the view; all other keyword arguments go to ``f``. Array leaves of the
+    arguments (jax.Array, numpy arrays, jax.ShapeDtypeStruct) get a sharding from the view; other
+    leaves are static.
+    """
+
+    STATE_TRAITS: ClassVar[tuple[str, ...]] = STATE_TRAITS
+    REQUEST_TYPE: ClassVar[str] = "trace_request"
+    SYNCED: ClassVar[tuple[str, ...]] = (
+        "_kind",
+        "mode",
+        *STATE_TRAITS,
+        "error",
+        "busy",
+        "_trace_options",
+        "_trace",
+        "_trace_stats",
+    )
+
+    _kind = traitlets.Unicode("function", read_only=True).tag(sync=True)
+    """str, "function": tells the front end which view to draw. Python → JS."""
+    mode = traitlets.Unicode("jit", read_only=True).tag(sync=True)
+    """str, default "jit": "jit" or "shard_map", fixed when the view is made (read-only; make
+    another view for the other mode). Python → JS."""
+    mesh_shape = traitlets.List(traitlets.Int()).tag(sync=True)
+    """list[int], default: the mesh of the first input with a NamedSharding over every device
+    (else one axis of every device): the mesh every input is laid out on. Both directions."""
+    axis_names = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    """list[str], default: that mesh's (else ["x"]): one name per mesh axis. Both directions."""
+    axis_types = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    """list[str], default: that mesh's (else ["auto"]): "auto" or "explicit" per mesh axis.
+    Both directions."""
+    in_specs = traitlets.List(traitlets.Any()).tag(sync=True)
+    """list, default: each input's own spec on that mesh (else replicated): one spec per input
+    array leaf (entries as ArrayView.spec). Both directions."""
+    out_specs = traitlets.List(traitlets.Any()).tag(sync=True)
+    """list, default: None per output in jit mode (XLA chooses); in shard_map mode the spec of
+    the first input of the same rank: one spec per output leaf. Both directions."""
+    _trace_options: Any = traitlets.Dict().tag(sync=True)  # a wire TypedDict
+    """wire.TraceOptions: the function's leaves and the mesh choices. Python → JS."""
+    _trace: Any = traitlets.Dict().tag(sync=True)  # a wire TypedDict
+    """wire.Trace: the compiled layout shown. Python → JS."""
+    _trace_stats: Any = traitlets.Dict().tag(sync=True)  # a wire TypedDict
+    """wire.TraceStats: per-leaf statistics of the trace with the same key. Python → JS."""
+
+    def __init__(self, f: Callable[..., Any], /, *args: Any, **kwargs: Any) -> None:
+        import jax
+
+        own = {k: kwargs.pop(k) for k in list(kwargs) if k in OWN_KWARGS}
+        mode = own.get("mode", "jit")
+        self._devices = list(jax.devices())
+        self._traced = trace_mod.Traced(f, args, kwargs, mode, self._devices)
+        self._with_stats = bool(own.get("stats", True))
+        self._result: trace_mod.TraceResult | None = None
+        self._out_leaves: list[wire.LeafInfo] = []
+        super().__init__()
+        self.set_trait("mode", mode)
+        base = trace_mod.default_state(self._traced, len(self._devices))
+        self._original = base
+        self._set_traits(base.to_wire())
+        self._out_leaves = self._output_infos(None, base)  # the outputs' ranks normalize specs
+        self._quiet = False
+        overrides = {k: own[k] for k in STATE_TRAITS if k in own}
+        st = self._candidate(overrides) if overrides else base  # malformed input raises here
+        self._set_traits(st.to_wire())
+        self._shown = st
+        res: trace_mod.TraceResult | None = None
+        try:  # f may fail for this layout: then show why; the controls can fix it
+            self._check(st)
+            res = self._traced.result(st, checked=True)
+        except ValueError as e:
+            error = str(e)
+        if res is not None:
+            self._original = res.state
+            self._out_leaves = self._output_infos(res, st)
+        self._publish_options()
+        if res is None:
+            self._failed = error
+            self._show_error(error)
+        else:
+            self._publish(res.state, (res, False))
+
+    # ---------------------------------------------------------------- public API
+    @property
+    def fn_name(self) -> str:
+        """The function's name (``f.__name__``, or its type's name)."""
+        return self._traced.fn_name
+
+    @property
+    def trace(self) -> trace_mod.TraceResult | None:
+        """The compiled layout now shown: ``.input_leaves`` and ``.output_leaves`` (path,
+        shape, dtype, sharding, local shape, layout), ``.collectives`` (records with ``.kind``,
+        ``.axes``, ``.shape``, ``.bytes``), ``.memory``, ``.flops``, ``.constraints``,
+        ``.hlo_text``, ``.compiled``. None when no layout has compiled yet."""
+        return self._result
+
+    @property
+    def outputs(self) -> list[Any] | None:
+        """The output arrays of the last good run, flattened (one per output leaf)."""
+        return None if self._result is None else self._result.outputs
+
+    def reset(self) -> None:
+        """Back to the layout the view was made with."""
+        self.set_layout(**self._original.to_wire())
+
+    def save_html(self, path: str | pathlib.Path) -> ExportReport:
+        """Write one self-contained HTML file (no network, no kernel) showing the function as
+        compiled now: shardings, collectives, memory and outputs. Returns a report of the size
+        (one layout: a saved page cannot re-compile)."""
+        from ..export import save_function_view
+
+        return save_function_view(self, path)
+
+    def __repr__(self) -> str:
+        return text.render_trace(
+            self.fn_name,
+            self.mode,
+            dict(zip(self.axis_names, self.mesh_shape, strict=False)),
+            self.error,
+            self._result,
+        )
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """The widget, plus the terminal text as text/html for viewers without widgets."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:
+            return None
+        data, meta = bundle
+        data["text/html"] = f"<pre>{html.escape(repr(self))}</pre>"
+        return data, meta
+
+    # ---------------------------------------------------------------- the change path
+    def _adjust(self, d: dict[str, Any], changes: dict[str, Any]) -> None:
+        # A mesh change alone drops the axes the new mesh no longer has from every spec.
+        keep = set(d["axis_names"])
+        if "in_specs" not in changes:
+            d["in_specs"] = [_drop_axes(s, keep) for s in d["in_specs"]]
+        if "out_specs" not in changes:
+            d["out_specs"] = [None if s is None else _drop_axes(s, keep) for s in d["out_specs"]]
+        d["in_specs"], d["out_specs"] = list(d["in_specs"]), list(d["out_specs"])
+
+    def _from_wire(self, d: dict[str, Any]) -> trace_mod.TraceState:
+        ndims = [len(lf.shape) for lf in self._traced.leaves]
+        out_ndims = [len(o["shape"]) for o in self._out_leaves]
+        return trace_mod.TraceState.from_wire(d, ndims, out_ndims)
+
+    def _check(self, st: trace_mod.TraceState) -> None:
+        self._traced.validate(st)
+
+    def _compute(self, st: trace_mod.TraceState) -> tuple[trace_mod.TraceResult, bool]:
+        """(compiled result, whether it came from the cache); ValueError when f fails."""
+        cached = self._traced.cached(st)
+        return self._traced.result(st, checked=True), cached
+
+    def _output_infos(
+        self, res: trace_mod.TraceResult | None, st: trace_mod.TraceState
+    ) -> list[wire.LeafInfo]:
+        """The output leaves of res, else of st as traced (none when f fails to trace)."""
+        if res is not None:
+            outs = [(lf.path, lf.shape, lf.dtype) for lf in res.output_leaves]
+        else:
+            try:
+                outs = self._traced.output_leaves(st)
+            except ValueError:
+                outs = []
+        return [wire.leaf_info(p, s, _dtype_name(dt)) for p, s, dt in outs]
+
+    def _publish_options(self) -> None:
+        self._trace_options = wire.trace_options(
+            self._traced,
+            n_devices=len(self._devices),
+            platform=self._devices[0].platform,
+            memory_kinds=[m.kind for m in self._devices[0].addressable_memories()],
+            original=self._original,
+            outputs=self._out_leaves,
+        )
+
+    def _show_error(self, msg: str) -> None:
+        """Keep the last good trace (or an empty one) and say why the new one failed."""
+        self.error = msg
+        if self._result is None:
+            self._key += 1
+            self._trace = wire.trace(None, mode=self.mode, key=self._key, message=msg)
+            self._trace_stats = wire.pending_trace_stats(self._key, 0)
+
+    def _publish(self, st: Any, result: tuple[trace_mod.TraceResult, bool]) -> None:
+        res, cached = result
+        self._result = res
+        self._shown, self._failed = st, ""
+        self._key += 1
+        if not self._out_leaves and res.out_shapes:  # the first layout that compiled
+            self._out_leaves = self._output_infos(res, res.state)
+            self._publish_options()
+        trace = wire.trace(res, mode=self.mode, key=self._key, cached=cached)
+        pending = wire.pending_trace_stats(self._key, len(res.out_shapes))
+        self._set_traits(
+            {**res.state.to_wire(), "error": "", "_trace": trace, "_trace_stats": pending}
+        )
+        self._send_stats()
+
+    @traitlets.validate(*STATE_TRAITS)
+    def _validate_layout(self, proposal: Any) -> Any:
+        return self._validate_state(proposal)
+
+    @traitlets.observe(*STATE_TRAITS)
+    def _on_layout_trait(self, change: Any) -> None:
+        self._on_state_trait(change)
+
+    # ---------------------------------------------------------------- statistics
+    def _send_stats(self) -> None:
+        """Per-block statistics of every output leaf, then every input leaf as laid out for
+        the run (the first MAX_OUTPUT_STATS of each side)."""
+        res = self._result
+        if res is None:
+            return
+        n = len(self._devices)
+        sides: list[list[Summary]] = []
+        for arrays, leaves in ((res.outputs, res.output_leaves), (res.inputs, res.input_leaves)):
+            summaries = []
+            for i, leaf in enumerate(leaves):
+                if arrays is None:  # the function did not run: blocks from the sharding
+                    why = self._trace_options.get("run_disabled") or res.run_error or "not run"
+                    summaries.append(Summary.unavailable(len(leaf.layout.blocks), why))
+                    continue
+                arr = arrays[i]
+                lay = layout_of(arr)
+                if not self._with_stats:
+                    summ = Summary.unavailable(len(lay.blocks), "statistics are off")
+                elif i >= wire.MAX_OUTPUT_STATS:
+                    summ = Summary.unavailable(
+                        len(lay.blocks),
+                        f"statistics are sent for the first {wire.MAX_OUTPUT_STATS} leaves",
+                    )
+                else:
+                    vd = tuple(range(min(arr.ndim, 2)))
+                    plan = plan_for(lay, vd, wire.thumb_pixel_budget(n), wire.values_budget(n))
+                    try:
+                        summ = summarize(arr, lay, plan)
+                    except Exception as e:  # statistics are an extra: never lose the view
+                        summ = Summary.unavailable(len(lay.blocks), f"statistics failed: {e}")
+                summaries.append(summ)
+            sides.append(summaries)
+        self._trace_stats = wire.trace_stats(sides[0], key=self._key, inputs=sides[1])
+
+
+def _drop_axes(spec: Any, keep: set[str]) -> Any:
+    if spec is None:
+        return None
+    out: list[Any] = []
+    for e in spec:
+        if e is None:
+            out.append(None)
+        elif isinstance(e, str):
+            out.append(e if e in keep else None)
+        else:
+            kept = [a for a in e if a in keep]
+            out.append(kept[0] if len(kept) == 1 else kept or None)
+    return out

@@ -1,0 +1,677 @@
+"""The wire format: the only module that writes the JSON shapes the front end reads.
+
+Synced traits of an array view: ``_options`` (:class:`Options`), ``_layout`` (:class:`LayoutWire`),
+``_stats`` (:class:`Stats`); of a function view: ``_trace_options`` (:class:`TraceOptions`),
+``_trace`` (:class:`Trace`), ``_trace_stats`` (:class:`TraceStats`). Custom messages:
+:class:`RequestMsg` / :class:`TraceRequestMsg` (front end → kernel) and :class:`ResultMsg`
+(kernel → front end). Saved pages carry :class:`PageData`. The TypedDicts below mirror the
+TypeScript types in ``js/wire/`` field for field; change both together.
+
+Size: the synced state plus binary buffers of one view stay within
+``16 KiB + 400 bytes × n_devices`` whatever the array's element count; thumbnails and small-block
+values get fixed budgets below, and everything else is a few numbers per block or device.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, cast
+
+import numpy as np
+
+from . import mesh as mesh_mod
+from .layout import Layout
+from .state import LayoutState
+from .summary import Summary
+
+if TYPE_CHECKING:
+    from .trace import Traced, TraceResult, TraceState
+
+SpecEntry = str | list[str] | None
+
+
+# ---------------------------------------------------------------------- shapes (twin: js/wire/)
+class LayoutStateWire(TypedDict):
+    """A layout as the controls send it (``LayoutState.to_wire``)."""
+
+    mesh_shape: list[int]
+    axis_names: list[str]
+    axis_types: list[str]
+    spec: list[SpecEntry]
+    memory_kind: str
+
+
+class Options(TypedDict):
+    """``_options``: what the controls may offer; fixed for the life of an array view."""
+
+    n_devices: int
+    platform: str
+    ndim: int
+    shape: list[int]
+    dtype: str
+    factorizations: dict[str, list[list[int]]]
+    memory_kinds: list[str]
+    original: LayoutStateWire | None
+    reshard_disabled: str
+    static_states: NotRequired[list[str]]
+    """Saved pages only: the state keys the page can answer."""
+
+
+class MeshWire(TypedDict):
+    """The mesh of a layout."""
+
+    axis_names: list[str]
+    axis_sizes: list[int]
+    axis_types: list[str]
+    device_ids: list[int]
+
+
+class DeviceTable(TypedDict):
+    """The devices of a layout, one entry per device in each list."""
+
+    ids: list[int]
+    process: list[int]
+    platform: str
+    kind: str
+    coords: list[list[int]] | None
+    core_on_chip: list[int] | None
+    local_process: int
+
+
+class BlockWire(TypedDict):
+    """One block of a layout."""
+
+    i: list[list[int]]
+    """[start, stop) per dimension."""
+    d: list[int]
+    """The devices holding the block."""
+
+
+class LayoutWire(TypedDict):
+    """``_layout``: the geometry of the array shown (and of every function-view leaf)."""
+
+    key: int
+    shape: list[int]
+    dtype: str
+    itemsize: int
+    typeof: str
+    sharding: str
+    source: str
+    mesh: MeshWire | None
+    spec: list[SpecEntry]
+    spec_str: str
+    memory_kind: str
+    devices: DeviceTable
+    blocks: list[BlockWire]
+    bytes_per_device: int
+    logical_bytes: int
+    replication: int
+    note: str
+
+
+class Stats(TypedDict):
+    """``_stats``: per-block statistics for the layout with the same key (binary as bytes)."""
+
+    key: int
+    status: Literal["pending", "ready", "unavailable"]
+    message: str
+    blocks: list[list[float | None] | None]
+    values: bytes | None
+    values_offsets: list[int]
+    thumbs: bytes | None
+    thumb_shapes: list[list[int]]
+    thumb_offsets: list[int]
+    thumbs_dims: list[int]
+    vmin: float
+    vmax: float
+
+
+class RequestMsg(TypedDict):
+    """An array view's request: lay the array out as ``state``."""
+
+    type: Literal["request"]
+    seq: int
+    state: LayoutStateWire
+
+
+class ResultMsg(TypedDict):
+    """The kernel's answer to request ``seq``."""
+
+    type: Literal["result"]
+    seq: int
+    ok: bool
+    error: str
+
+
+class TraceStateWire(TypedDict):
+    """A function view's layout as the controls send it (``TraceState.to_wire``)."""
+
+    mesh_shape: list[int]
+    axis_names: list[str]
+    axis_types: list[str]
+    in_specs: list[list[SpecEntry]]
+    out_specs: list[list[SpecEntry] | None]
+
+
+class LeafInfo(TypedDict):
+    """An input or output leaf of a function: path, global shape, dtype."""
+
+    path: str
+    shape: list[int]
+    dtype: str
+
+
+class TraceOptions(TypedDict):
+    """``_trace_options``: fixed facts of a function view (its leaves, the mesh choices)."""
+
+    n_devices: int
+    platform: str
+    factorizations: dict[str, list[list[int]]]
+    memory_kinds: list[str]
+    mode: str
+    fn_name: str
+    inputs: list[LeafInfo]
+    outputs: list[LeafInfo]
+    static_args: list[str]
+    original: TraceStateWire
+    run_disabled: str
+    static: NotRequired[str]
+    """Saved pages only: why the controls cannot re-compile."""
+
+
+class TraceLeaf(TypedDict):
+    """One leaf of a compiled layout, with its geometry."""
+
+    path: str
+    shape: list[int]
+    dtype: str
+    typeof: str
+    spec_str: str
+    local_shape: list[int]
+    layout: LayoutWire
+
+
+class ConstraintWire(TypedDict):
+    """A sharding the user pinned inside the function."""
+
+    kind: str
+    shape: list[int]
+    dtype: str
+    spec_str: str
+    source: str
+
+
+class CollectiveWire(TypedDict):
+    """One collective in the compiled HLO, with its mesh axes and bytes sent per device."""
+
+    kind: str
+    axes: list[str]
+    shape: list[int]
+    dtype: str
+    bytes: int
+    group_size: int
+    n_groups: int
+    op_name: str
+    source: str
+    groups_text: str
+
+
+class Memory(TypedDict):
+    """Per-device bytes of the compiled executable."""
+
+    argument: int
+    output: int
+    alias: int
+    temp: int
+    generated_code: int
+    peak: int
+
+
+class Trace(TypedDict):
+    """``_trace``: one compiled layout of the function (or an error with no result)."""
+
+    key: int
+    status: Literal["ok", "error"]
+    message: str
+    mode: str
+    inputs: list[TraceLeaf]
+    outputs: list[TraceLeaf]
+    constraints: list[ConstraintWire]
+    collectives: list[CollectiveWire]
+    memory: Memory | None
+    flops: float | None
+    compile_ms: float
+    run_ms: float
+    cached: bool
+    ran: bool
+
+
+class TraceStats(TypedDict):
+    """``_trace_stats``: per-leaf statistics of a function view (same key as ``_trace``)."""
+
+    key: int
+    outputs: list[Stats]
+    inputs: NotRequired[list[Stats]]
+
+
+class TraceRequestMsg(TypedDict):
+    """A function view's request: compile and run for ``state``."""
+
+    type: Literal["trace_request"]
+    seq: int
+    state: TraceStateWire
+
+
+class Variant(TypedDict):
+    """One layout a saved page can answer: the state asked for, its geometry and statistics."""
+
+    state: LayoutStateWire
+    layout: LayoutWire
+    stats: Stats
+
+
+class PageData(TypedDict):
+    """What a saved page carries (``shardwidget-data``): synced traits and stored answers,
+    binary values as ``{"__b64__": ...}`` (see :func:`encode`)."""
+
+    state: dict[str, Any]
+    answers: dict[str, Any]
+
+
+# ---------------------------------------------------------------------- budgets
+# Bytes for the binary parts; the JSON parts are ~150 bytes per device at most.
+THUMB_BASE, THUMB_PER_DEVICE = 4096, 144
+VALUES_BASE, VALUES_PER_DEVICE = 4096, 64
+MAX_OUTPUT_STATS = 8  # function-view leaves beyond this get no per-shard data (bounded payload)
+
+
+def size_budget(n_devices: int) -> int:
+    """Bytes one view's synced state may take: 16 KiB + 400 B per device."""
+    return 16 * 1024 + 400 * n_devices
+
+
+def thumb_pixel_budget(n_devices: int) -> int:
+    """Thumbnail pixels (one byte each) a view sends for all blocks together."""
+    return THUMB_BASE + THUMB_PER_DEVICE * n_devices
+
+
+def values_budget(n_devices: int) -> int:
+    """Bytes of raw block values a view may send (small blocks only)."""
+    return VALUES_BASE + VALUES_PER_DEVICE * n_devices
+
+
+def _num(x: float) -> float | None:
+    """7 significant digits keep the JSON small; JSON has no NaN/Inf, so those become None."""
+    x = float(x)
+    if not math.isfinite(x):
+        return None
+    return float(f"{x:.7g}")
+
+
+def _round_rows(rows: Sequence[np.ndarray | None]) -> list[list[float | None] | None]:
+    """7 significant digits (small JSON), NaN/Inf as None (JSON has neither), vectorized."""
+    present = [r for r in rows if r is not None]
+    if not present:
+        return [None] * len(rows)
+    a = np.asarray(present, dtype=np.float64)
+    fin = np.isfinite(a)
+    mag = np.where(fin & (a != 0), np.floor(np.log10(np.abs(np.where(fin & (a != 0), a, 1)))), 0)
+    scale = 10.0 ** (6 - mag)
+    r = np.where(fin, np.round(a * scale) / scale, 0.0).tolist()
+    it = iter(
+        [
+            [v if ok else None for v, ok in zip(row, oks, strict=True)]
+            for row, oks in zip(r, fin.tolist(), strict=True)
+        ]
+    )
+    return [None if row is None else next(it) for row in rows]
+
+
+# ---------------------------------------------------------------------- array views
+def options(
+    *,
+    n_devices: int,
+    platform: str,
+    shape: Sequence[int],
+    dtype: str,
+    memory_kinds: Sequence[str],
+    original: LayoutState | None,
+    reshard_disabled: str,
+) -> Options:
+    """``_options`` of an array view."""
+    return {
+        "n_devices": n_devices,
+        "platform": platform,
+        "ndim": len(shape),
+        "shape": list(shape),
+        "dtype": dtype,
+        "factorizations": mesh_mod.all_factorizations(n_devices),
+        "memory_kinds": list(memory_kinds),
+        "original": state_wire(original) if original is not None else None,
+        "reshard_disabled": reshard_disabled,
+    }
+
+
+def state_wire(st: LayoutState) -> LayoutStateWire:
+    """A LayoutState as the controls send it."""
+    return cast(LayoutStateWire, st.to_wire())
+
+
+def state_key(st: LayoutState) -> str:
+    """Canonical text of a layout, the key of a saved page's answers; the front end's
+    ``stateKey`` writes the same string."""
+    return json.dumps(st.to_wire(), separators=(",", ":"), ensure_ascii=False)
+
+
+def layout(lay: Layout, *, key: int, source: str, note: str, local_process: int) -> LayoutWire:
+    """``_layout`` of an array view (and the ``layout`` of a function-view leaf)."""
+    devs = lay.devices
+    has_coords = any(d.coords is not None for d in devs)
+    has_core = any(d.core_on_chip is not None for d in devs)
+    mesh: MeshWire | None = None
+    if lay.mesh is not None:
+        mesh = {
+            "axis_names": list(lay.mesh.axis_names),
+            "axis_sizes": list(lay.mesh.axis_sizes),
+            "axis_types": list(lay.mesh.axis_types),
+            "device_ids": list(lay.mesh.device_ids),
+        }
+    spec: list[SpecEntry] = (
+        [None if not a else a[0] if len(a) == 1 else list(a) for a in lay.spec]
+        if lay.spec is not None
+        else [None] * len(lay.shape)
+    )
+    return {
+        "key": key,
+        "shape": list(lay.shape),
+        "dtype": lay.dtype,
+        "itemsize": lay.itemsize,
+        "typeof": lay.typeof,
+        "sharding": lay.sharding_type,
+        "source": source,
+        "mesh": mesh,
+        "spec": spec,
+        "spec_str": lay.spec_text,
+        "memory_kind": lay.memory_kind,
+        "devices": {
+            "ids": [d.id for d in devs],
+            "process": [d.process_index for d in devs],
+            "platform": devs[0].platform if devs else "",
+            "kind": devs[0].kind if devs else "",
+            "coords": [list(d.coords or ()) for d in devs] if has_coords else None,
+            "core_on_chip": [d.core_on_chip or 0 for d in devs] if has_core else None,
+            "local_process": local_process,
+        },
+        "blocks": [{"i": [list(r) for r in b.index], "d": list(b.devices)} for b in lay.blocks],
+        "bytes_per_device": lay.bytes_per_device,
+        "logical_bytes": lay.logical_bytes,
+        "replication": lay.replication,
+        "note": note,
+    }
+
+
+def pending_stats(key: int) -> Stats:
+    """``_stats`` while the statistics of layout ``key`` are being computed."""
+    return {
+        "key": key,
+        "status": "pending",
+        "message": "",
+        "blocks": [],
+        "values": None,
+        "values_offsets": [],
+        "thumbs": None,
+        "thumb_shapes": [],
+        "thumb_offsets": [],
+        "thumbs_dims": [],
+        "vmin": 0.0,
+        "vmax": 0.0,
+    }
+
+
+def stats(summary: Summary, *, key: int) -> Stats:
+    """``_stats`` of a Summary: rounded per-block rows, raw values and uint8 thumbnails."""
+    out = pending_stats(key)
+    out["status"] = cast(Literal["pending", "ready", "unavailable"], summary.status)
+    out["message"] = summary.message
+    out["blocks"] = _round_rows(summary.stats)
+    # Values: float64 little-endian, complex interleaved (re, im).
+    chunks: list[np.ndarray] = []
+    offsets: list[int] = []
+    pos = 0
+    for v in summary.values:
+        if v is None:
+            offsets.append(-1)
+            continue
+        arr = np.asarray(v)
+        flat = (
+            np.stack([arr.real, arr.imag], -1).astype("<f8").reshape(-1)
+            if np.iscomplexobj(arr)
+            else arr.astype("<f8").reshape(-1)
+        )
+        offsets.append(pos)
+        pos += arr.size
+        chunks.append(flat)
+    out["values_offsets"] = offsets
+    out["values"] = np.concatenate(chunks).tobytes() if chunks else None
+    # Thumbnails: uint8 between the finite min and max of all thumbnails; non-finite pixels 0.
+    present = [t for t in summary.thumbs if t is not None]
+    flat = np.concatenate([t.reshape(-1) for t in present]) if present else np.zeros(0)
+    fin = flat[np.isfinite(flat)]
+    vmin = float(fin.min()) if fin.size else 0.0
+    vmax = float(fin.max()) if fin.size else 0.0
+    if vmax > vmin:
+        q = np.where(np.isfinite(flat), (flat - vmin) * (255.0 / (vmax - vmin)), 0.0)
+    else:
+        q = np.where(np.isfinite(flat), 128.0, 0.0)
+    quant = np.clip(np.rint(q), 0, 255).astype(np.uint8)
+    shapes: list[list[int]] = []
+    toffs: list[int] = []
+    tpos = 0
+    for t in summary.thumbs:
+        if t is None:
+            shapes.append([0, 0])
+            toffs.append(-1)
+            continue
+        shapes.append([int(t.shape[0]), int(t.shape[1])])
+        toffs.append(tpos)
+        tpos += t.size
+    out["thumbs"] = quant.tobytes() if present else None
+    out["thumb_shapes"] = shapes
+    out["thumb_offsets"] = toffs
+    out["thumbs_dims"] = list(summary.thumb_dims)
+    out["vmin"], out["vmax"] = _num(vmin) or 0.0, _num(vmax) or 0.0
+    return out
+
+
+def variant(st: LayoutState, lay: LayoutWire, summ: Stats) -> Variant:
+    """One stored answer of a saved page."""
+    return {"state": state_wire(st), "layout": lay, "stats": summ}
+
+
+# ---------------------------------------------------------------------- messages
+def result_msg(seq: int, error: str) -> ResultMsg:
+    """The answer to request ``seq``: ok when error is ""."""
+    return {"type": "result", "seq": seq, "ok": not error, "error": error}
+
+
+def parse_request(content: Any, kind: str = "request") -> tuple[int, dict[str, Any]] | None:
+    """(seq, state dict) of a front-end request of type ``kind`` ("request" for array views,
+    "trace_request" for function views), or None when the message is something else."""
+    if not isinstance(content, dict) or content.get("type") != kind:
+        return None
+    seq, st = content.get("seq"), content.get("state")
+    if not isinstance(seq, int) or not isinstance(st, dict):
+        return None
+    return seq, st
+
+
+# ---------------------------------------------------------------------- sizes and saved pages
+def wire_size(*values: Any) -> int:
+    """Bytes of JSON plus binary buffers, as ipywidgets would send these trait values."""
+    total = 0
+
+    def strip(v: Any) -> Any:
+        nonlocal total
+        if isinstance(v, bytes | bytearray | memoryview):
+            total += len(v)
+            return None
+        if isinstance(v, dict):
+            return {k: strip(x) for k, x in v.items()}
+        if isinstance(v, list | tuple):
+            return [strip(x) for x in v]
+        return v
+
+    for v in values:
+        total += len(json.dumps(strip(v), separators=(",", ":")))
+    return total
+
+
+def encode(v: Any) -> Any:
+    """JSON-safe copy of trait values: binary buffers become {"__b64__": base64 text} (a saved
+    page's ``revive`` turns them back into DataViews)."""
+    if isinstance(v, bytes | bytearray | memoryview):
+        return {"__b64__": base64.b64encode(bytes(v)).decode()}
+    if isinstance(v, dict):
+        return {k: encode(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [encode(x) for x in v]
+    return v
+
+
+def page_data(state: dict[str, Any], answers: dict[str, Any]) -> PageData:
+    """The data a saved page carries: synced traits and answers, binary encoded."""
+    return {"state": encode(state), "answers": {k: encode(v) for k, v in answers.items()}}
+
+
+# ---------------------------------------------------------------------- function views
+def leaf_info(path: str, shape: Sequence[int], dtype: str) -> LeafInfo:
+    """An input or output leaf of a function view: its name, global shape and dtype."""
+    return {"path": path, "shape": list(shape), "dtype": dtype}
+
+
+def trace_options(
+    traced: Traced,
+    *,
+    n_devices: int,
+    platform: str,
+    memory_kinds: Sequence[str],
+    original: TraceState,
+    outputs: Sequence[LeafInfo],
+) -> TraceOptions:
+    """``_trace_options`` of a function view."""
+    from .layout import _dtype_name
+
+    return {
+        "n_devices": n_devices,
+        "platform": platform,
+        "factorizations": mesh_mod.all_factorizations(n_devices),
+        "memory_kinds": list(memory_kinds),
+        "mode": traced.mode,
+        "fn_name": traced.fn_name,
+        "inputs": [leaf_info(lf.path, lf.shape, _dtype_name(lf.dtype)) for lf in traced.leaves],
+        "outputs": list(outputs),
+        "static_args": list(traced.static_args),
+        "original": cast(TraceStateWire, original.to_wire()),
+        "run_disabled": ""
+        if traced.runnable
+        else "not run: some inputs are jax.ShapeDtypeStruct (compiled only)",
+    }
+
+
+def _leaf(path: str, lay: Layout, local_shape: Sequence[int], *, key: int) -> TraceLeaf:
+    return {
+        "path": path,
+        "shape": list(lay.shape),
+        "dtype": lay.dtype,
+        "typeof": lay.typeof,
+        "spec_str": lay.spec_text,
+        "local_shape": list(local_shape),
+        "layout": layout(lay, key=key, source="original", note="", local_process=0),
+    }
+
+
+def trace(
+    res: TraceResult | None,
+    *,
+    mode: str,
+    key: int,
+    message: str = "",
+    cached: bool = False,
+) -> Trace:
+    """``_trace`` for a result (or, with res None, an empty error trace carrying message)."""
+    out: Trace = {
+        "key": key,
+        "status": "error" if message else "ok",
+        "message": message,
+        "mode": mode,
+        "inputs": [],
+        "outputs": [],
+        "constraints": [],
+        "collectives": [],
+        "memory": None,
+        "flops": None,
+        "compile_ms": 0.0,
+        "run_ms": 0.0,
+        "cached": False,
+        "ran": False,
+    }
+    if res is None:
+        return out
+    out["inputs"] = [_leaf(lf.path, lf.layout, lf.local_shape, key=key) for lf in res.input_leaves]
+    out["outputs"] = [
+        _leaf(lf.path, lf.layout, lf.local_shape, key=key) for lf in res.output_leaves
+    ]
+    out["constraints"] = [
+        {
+            "kind": c.kind,
+            "shape": list(c.shape),
+            "dtype": c.dtype,
+            "spec_str": c.spec_text,
+            "source": c.source,
+        }
+        for c in res.constraints
+    ]
+    out["collectives"] = [
+        {
+            "kind": c.kind,
+            "axes": list(c.axes),
+            "shape": list(c.shape),
+            "dtype": c.dtype,
+            "bytes": c.bytes,
+            "group_size": c.group_size,
+            "n_groups": c.n_groups,
+            "op_name": c.op_name,
+            "source": c.source,
+            "groups_text": c.groups_text[:400],
+        }
+        for c in res.collectives
+    ]
+    out["memory"] = cast(Memory, dict(res.memory)) if res.memory else None
+    out["flops"] = res.flops
+    out["cached"] = cached
+    out["compile_ms"] = 0.0 if cached else round(res.compile_ms, 1)
+    out["run_ms"] = round(res.run_ms, 1)
+    out["ran"] = res.outputs is not None
+    if res.run_error:
+        out["status"] = "error"
+        out["message"] = f"compiled, but the run failed: {res.run_error}"
+    return out
+
+
+def trace_stats(
+    summaries: Sequence[Summary], *, key: int, inputs: Sequence[Summary] | None = ()
+) -> TraceStats:
+    """Per-leaf statistics of a function view: outputs, and inputs as laid out for the run
+    (``inputs=None`` leaves the field out, as for a view that never compiled)."""
+    out: TraceStats = {"key": key, "outputs": [stats(s, key=key) for s in summaries]}
+    if inputs is not None:
+        out["inputs"] = [stats(s, key=key) for s in inputs]
+    return out
+
+
+def pending_trace_stats(key: int, n_outputs: int) -> TraceStats:
+    """``_trace_stats`` while the statistics of trace ``key`` are being computed."""
+    return {"key": key, "outputs": [pending_stats(key) for _ in range(n_outputs)]}

@@ -1,12 +1,12 @@
 // Dev preview: the widget against a fake model with fixture payloads and a simulated kernel.
 // Bundle: npx esbuild js/dev/preview.ts --bundle --format=iife --outfile=/tmp/sw-preview/preview.js
 import widget from "../widget";
-import { FakeModel } from "../fake_model";
-import * as fx from "../fixtures";
+import { FakeModel } from "../tests/fake_model";
+import * as fx from "../tests/fixtures";
 import type { AnyModel } from "@anywidget/types";
-import type { RequestMsg } from "../types";
-import * as tfx from "../trace_fixtures";
-import type { TraceRequestMsg } from "../trace_types";
+import type { RequestMsg } from "../wire/array";
+import * as tfx from "../tests/function_fixtures";
+import type { TraceRequestMsg } from "../wire/function";
 
 const params = new URLSearchParams(location.search || location.hash.replace(/^#/, "?"));
 const name = params.get("fx") ?? "fx8";

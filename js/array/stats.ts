@@ -1,0 +1,227 @@
+// Accessors for Stats payloads (binary fields arrive as DataView).
+import type { Layout, Stats } from "../wire/array";
+import { rampLUT } from "../shared/colors";
+
+/** Accept DataView / ArrayBuffer / typed arrays / number arrays (fake models, other hosts). */
+export function asDataView(x: unknown): DataView | null {
+  if (x == null) return null;
+  if (x instanceof DataView) return x;
+  if (x instanceof ArrayBuffer) return new DataView(x);
+  if (ArrayBuffer.isView(x)) return new DataView(x.buffer, x.byteOffset, x.byteLength);
+  if (Array.isArray(x)) return new DataView(new Uint8Array(x as number[]).buffer);
+  return null;
+}
+
+/** Stats that belong to `layout` (same key), else null. */
+export function statsFor(layout: Layout | null, stats: Stats | null | undefined): Stats | null {
+  if (!layout || !stats || stats.key !== layout.key) return null;
+  return stats;
+}
+
+export function isComplex(dtype: string): boolean {
+  return dtype.startsWith("complex");
+}
+
+export interface BlockValues {
+  /** Real parts (or values). */
+  re: Float64Array;
+  /** Imaginary parts, when complex. */
+  im: Float64Array | null;
+}
+
+export function blockValues(layout: Layout, stats: Stats, b: number): BlockValues | null {
+  if (stats.status !== "ready") return null;
+  const off = stats.values_offsets?.[b] ?? -1;
+  const dv = asDataView(stats.values);
+  if (off < 0 || !dv) return null;
+  const n = layout.blocks[b].i.reduce((acc, r) => acc * (r[1] - r[0]), 1);
+  const cplx = isComplex(layout.dtype);
+  const re = new Float64Array(n);
+  const im = cplx ? new Float64Array(n) : null;
+  const per = cplx ? 2 : 1;
+  for (let k = 0; k < n; k++) {
+    const at = (off + k * per) * 8;
+    if (at + 8 * per > dv.byteLength) return null;
+    re[k] = dv.getFloat64(at, true);
+    if (im) im[k] = dv.getFloat64(at + 8, true);
+  }
+  return { re, im };
+}
+
+export interface Thumb {
+  rows: number;
+  cols: number;
+  data: Uint8Array;
+}
+
+/** Thumbnail of block b oriented for `viewDims` (transposed when drawn the other way round),
+ *  or null when there is none or it was computed over other dims. */
+export function blockThumb(stats: Stats, b: number, viewDims: number[]): Thumb | null {
+  if (stats.status !== "ready") return null;
+  const shp = stats.thumb_shapes?.[b];
+  const dv = asDataView(stats.thumbs);
+  if (!shp || !dv || shp[0] <= 0 || shp[1] <= 0) return null;
+  const [rows, cols] = shp;
+  const off = stats.thumb_offsets?.[b] ?? -1;
+  if (off < 0 || off + rows * cols > dv.byteLength) return null;
+  const src = new Uint8Array(dv.buffer, dv.byteOffset + off, rows * cols);
+  const td = stats.thumbs_dims ?? [];
+  const same = td.length === viewDims.length && td.every((d, i) => d === viewDims[i]);
+  if (same || viewDims.length < 2) return { rows, cols, data: src };
+  if (td.length === 2 && td[0] === viewDims[1] && td[1] === viewDims[0]) {
+    const t = new Uint8Array(rows * cols);
+    for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) t[c * rows + r] = src[r * cols + c];
+    return { rows: cols, cols: rows, data: t };
+  }
+  return null;
+}
+
+/** RGBA pixels of a thumbnail through the viridis ramp. */
+export function thumbPixels(t: Thumb): Uint8ClampedArray<ArrayBuffer> {
+  const lut = rampLUT();
+  const px = new Uint8ClampedArray(t.rows * t.cols * 4);
+  for (let k = 0; k < t.data.length; k++) {
+    const v = t.data[k] * 4;
+    px[k * 4] = lut[v];
+    px[k * 4 + 1] = lut[v + 1];
+    px[k * 4 + 2] = lut[v + 2];
+    px[k * 4 + 3] = 255;
+  }
+  return px;
+}
+
+export interface ThumbAtlas {
+  /** blob: URL of one BMP holding every thumbnail. */
+  url: string;
+  width: number;
+  height: number;
+  /** Top-left pixel of each thumbnail in the atlas (tiles carry a 1 px replicated border). */
+  at: Map<number, [number, number]>;
+}
+
+/** Shelf packing of thumbnails into one image, each tile with a 1 px border (filled by
+ *  fillAtlas with its edge) so scaled, pixelated sampling never bleeds into a neighbour. */
+export function packThumbs(thumbs: Map<number, Thumb>, maxW = 2048): Omit<ThumbAtlas, "url"> {
+  const at = new Map<number, [number, number]>();
+  let x = 0;
+  let y = 0;
+  let shelf = 0;
+  let width = 0;
+  for (const [k, t] of thumbs) {
+    const w = t.cols + 2;
+    const h = t.rows + 2;
+    if (x > 0 && x + w > maxW) {
+      x = 0;
+      y += shelf;
+      shelf = 0;
+    }
+    at.set(k, [x + 1, y + 1]);
+    x += w;
+    width = Math.max(width, x);
+    shelf = Math.max(shelf, h);
+  }
+  return { width, height: y + shelf, at };
+}
+
+/** Write the packed thumbnails' pixels (RGBA, or BGRA for BMP) into `out` from byte `offset`. */
+export function fillAtlas(
+  pack: Omit<ThumbAtlas, "url">,
+  thumbs: Map<number, Thumb>,
+  out: Uint8Array | Uint8ClampedArray,
+  offset: number,
+  bgra: boolean,
+): void {
+  const lut = rampLUT();
+  const R = bgra ? 2 : 0;
+  const B = bgra ? 0 : 2;
+  for (const [k, t] of thumbs) {
+    const [x0, y0] = pack.at.get(k)!;
+    for (let r = -1; r <= t.rows; r++) {
+      const sr = Math.min(t.rows - 1, Math.max(0, r));
+      let o = offset + ((y0 + r) * pack.width + x0 - 1) * 4;
+      for (let c = -1; c <= t.cols; c++, o += 4) {
+        const sc = Math.min(t.cols - 1, Math.max(0, c));
+        const v = t.data[sr * t.cols + sc] * 4;
+        out[o + R] = lut[v];
+        out[o + 1] = lut[v + 1];
+        out[o + B] = lut[v + 2];
+        out[o + 3] = 255;
+      }
+    }
+  }
+}
+
+/** Every thumbnail in one BMP behind a blob: URL (one blob, one decode, no canvas). Null where
+ *  blob URLs are unavailable (tests) or there is nothing to pack. */
+export function thumbAtlas(thumbs: Map<number, Thumb>): ThumbAtlas | null {
+  const U = typeof URL !== "undefined" ? URL : null;
+  if (!thumbs.size || !U || typeof U.createObjectURL !== "function" || typeof Blob === "undefined")
+    return null;
+  const pack = packThumbs(thumbs);
+  const { width, height } = pack;
+  const buf = new Uint8Array(54 + width * height * 4);
+  const dv = new DataView(buf.buffer);
+  buf[0] = 0x42; // "BM"
+  buf[1] = 0x4d;
+  dv.setUint32(2, buf.length, true);
+  dv.setUint32(10, 54, true); // pixel data offset
+  dv.setUint32(14, 40, true); // BITMAPINFOHEADER
+  dv.setInt32(18, width, true);
+  dv.setInt32(22, -height, true); // negative: rows top-down
+  dv.setUint16(26, 1, true);
+  dv.setUint16(28, 32, true); // BGRA
+  dv.setUint32(34, width * height * 4, true);
+  fillAtlas(pack, thumbs, buf, 54, true);
+  try {
+    const url = U.createObjectURL(new Blob([buf], { type: "image/bmp" }));
+    return { url, ...pack };
+  } catch {
+    return null;
+  }
+}
+
+/** Every thumbnail on one canvas (one context, one putImageData), for drawImage; null without
+ *  2-D canvas support. */
+export function thumbAtlasCanvas(
+  doc: Document,
+  thumbs: Map<number, Thumb>,
+): { canvas: HTMLCanvasElement; at: Map<number, [number, number]> } | null {
+  if (!thumbs.size || typeof ImageData === "undefined") return null;
+  const pack = packThumbs(thumbs);
+  const c = doc.createElement("canvas");
+  c.width = Math.max(1, pack.width);
+  c.height = Math.max(1, pack.height);
+  try {
+    const ctx = c.getContext("2d");
+    if (!ctx || typeof ctx.putImageData !== "function") return null;
+    const px = new Uint8ClampedArray(c.width * c.height * 4);
+    fillAtlas(pack, thumbs, px, 0, false);
+    ctx.putImageData(new ImageData(px, c.width, c.height), 0, 0);
+  } catch {
+    return null;
+  }
+  return { canvas: c, at: pack.at };
+}
+
+/** A canvas with the thumbnail at 1 px per value (scaled up by CSS, pixelated). Null without 2-D
+ *  canvas support (tests). */
+export function thumbCanvas(doc: Document, t: Thumb): HTMLCanvasElement | null {
+  const c = doc.createElement("canvas");
+  c.width = t.cols;
+  c.height = t.rows;
+  let ctx: CanvasRenderingContext2D | null = null;
+  try {
+    ctx = c.getContext("2d");
+  } catch {
+    ctx = null;
+  }
+  if (ctx && typeof ctx.putImageData === "function" && typeof ImageData !== "undefined") {
+    try {
+      ctx.putImageData(new ImageData(thumbPixels(t), t.cols, t.rows), 0, 0);
+    } catch {
+      /* ignore: still return the (blank) canvas */
+    }
+  }
+  c.className = "sw-thumb";
+  return c;
+}

@@ -1,0 +1,498 @@
+// shardwidget front end: anywidget entry point.
+import type { AnyModel, RenderProps } from "@anywidget/types";
+import type { Layout, LayoutState, Options, ResultMsg, Stats } from "../wire/array";
+import { ArrayPane, MAX_GRID_WIDTH } from "./grid";
+import { MeshPane } from "./mesh";
+import { Header, matchDevices, parseDeviceQuery } from "./header";
+import { Controls } from "./controls";
+import { renderDetail, type Pin } from "./detail";
+import { RequestQueue } from "../shared/requests";
+import { blocksByDevice, effectiveViewDims, sliderDims } from "./blocks";
+import { colorScheme, type ColorScheme } from "../shared/colors";
+import { statsFor } from "./stats";
+import { injectStyles, ROOT_CLASS } from "../shared/styles";
+import { mark, measure } from "../shared/dom";
+
+type Dirty = "grid" | "mesh" | "header" | "controls" | "detail" | "status";
+
+/** The tallest grid of a view embedded in a function view (px). */
+const EMBEDDED_GRID_HEIGHT = 240;
+
+const STATE_TRAITS = ["mesh_shape", "axis_names", "axis_types", "spec", "memory_kind"] as const;
+
+
+/** How a view is mounted. `embedded`: inside another view (a function view's input or output
+ *  leaf): no header and no re-layout controls of its own, as the host shows them. */
+export interface ViewOptions {
+  embedded?: boolean;
+}
+
+export class ShardView {
+  readonly root: HTMLElement;
+  private doc: Document;
+  private header: Header;
+  private controls: Controls;
+  private arrayPane: ArrayPane;
+  private meshPane: MeshPane;
+  private detailEl: HTMLElement;
+  private queue: RequestQueue;
+  private dirty = new Set<Dirty>();
+  private scheduled = false;
+  private disposed = false;
+  private slice: number[] = [];
+  private sliceShapeKey = "";
+  private hoverBlock: number | null = null;
+  private hoverDevice: number | null = null;
+  private pin: Pin | null = null;
+  private pinKey = -1;
+  /** The find box: its text, the devices it matches, the blocks they hold. */
+  private findText = "";
+  private found = new Set<number>();
+  private foundBlocks = new Set<number>();
+  private byDevice = new Map<number, number[]>();
+  private byDeviceKey = -1;
+  private width = 0;
+  private lastResultError = "";
+  private ro: ResizeObserver | null = null;
+  private unsub: (() => void)[] = [];
+  private scheme_: ColorScheme | null = null;
+  private schemeKey = "";
+
+  constructor(
+    private readonly model: AnyModel,
+    el: HTMLElement,
+    private readonly viewOpts: ViewOptions = {},
+  ) {
+    this.doc = el.ownerDocument;
+    injectStyles(el);
+    const doc = this.doc;
+    this.root = doc.createElement("div");
+    this.root.className = ROOT_CLASS;
+    this.header = new Header(doc, { find: (t) => this.setFind(t) });
+    this.controls = new Controls(doc, { request: (s) => this.request(s) });
+    const colorOf = (id: number) => this.colorOf(id);
+    this.arrayPane = new ArrayPane(doc, {
+      colorOf,
+      hoverBlock: (k) => {
+        this.hoverBlock = k;
+        this.applyHighlight();
+      },
+      clickBlock: (k) => this.togglePin({ kind: "block", block: k }),
+      setViewDims: (dims) => {
+        this.model.set("view_dims", dims);
+        this.model.save_changes();
+      },
+      setSlice: (d, i) => {
+        this.slice[d] = i;
+        this.invalidate("grid");
+      },
+    });
+    this.meshPane = new MeshPane(doc, {
+      colorOf,
+      hoverDevice: (id) => {
+        this.hoverDevice = id;
+        this.applyHighlight();
+      },
+      clickDevice: (id) => this.togglePin({ kind: "device", device: id }),
+    });
+    this.detailEl = doc.createElement("section");
+    this.detailEl.className = "sw-detail";
+    this.detailEl.tabIndex = -1;
+    this.detailEl.setAttribute("aria-label", "details");
+    this.detailEl.hidden = true;
+    // A row of the holders table lights up its device in the mesh and its block in the grid.
+    const rowDevice = (t: EventTarget | null): number | null => {
+      const tr = (t as Element | null)?.closest?.("tr[data-device]") as HTMLElement | null;
+      return tr ? Number(tr.dataset.device) : null;
+    };
+    this.detailEl.addEventListener("mouseover", (e) => {
+      const id = rowDevice(e.target);
+      if (id === this.hoverDevice) return;
+      this.hoverDevice = id;
+      this.applyHighlight();
+    });
+    this.detailEl.addEventListener("mouseleave", () => {
+      if (this.hoverDevice === null) return;
+      this.hoverDevice = null;
+      this.applyHighlight();
+    });
+    const main = doc.createElement("div");
+    main.className = "sw-main";
+    const side = doc.createElement("div");
+    side.className = "sw-side";
+    side.append(this.meshPane.el, this.detailEl);
+    main.append(this.arrayPane.el, side);
+    this.root.append(this.header.el, this.controls.el, main);
+    if (viewOpts.embedded) {
+      this.root.classList.add("sw-embedded");
+      this.header.el.hidden = true;
+    }
+    this.root.addEventListener("keydown", (e) => {
+      if (e.key === "Escape" && this.pin) {
+        e.stopPropagation();
+        this.setPin(null);
+      }
+    });
+    el.append(this.root);
+
+    this.queue = new RequestQueue((msg) => this.model.send(msg));
+    this.queue.onChange = () => this.invalidate("controls");
+
+    const on = (ev: string, fn: (...a: any[]) => void) => {
+      this.model.on(ev, fn);
+      this.unsub.push(() => this.model.off(ev, fn));
+    };
+    on("msg:custom", (msg: unknown) => this.onCustom(msg));
+    on("change:_layout", () => this.invalidate("grid", "mesh", "header", "detail", "controls"));
+    on("change:_stats", () => this.invalidate("grid", "header", "detail"));
+    on("change:error", () => this.invalidate("status"));
+    on("change:busy", () => this.invalidate("status"));
+    on("change:view_dims", () => this.invalidate("grid", "detail"));
+    on("change:_options", () => this.invalidate("controls", "mesh", "grid"));
+    for (const t of STATE_TRAITS) on(`change:${t}`, () => this.invalidate("controls"));
+
+    if (typeof ResizeObserver !== "undefined") {
+      this.ro = new ResizeObserver(() => {
+        const w = this.measureWidth();
+        if (Math.abs(w - this.width) > 4) this.invalidate("grid", "mesh");
+      });
+      this.ro.observe(this.root);
+    }
+    this.invalidate("grid", "mesh", "header", "controls", "detail", "status");
+    this.flush();
+  }
+
+  // ---- model access --------------------------------------------------------------------------
+
+  get layout(): Layout | null {
+    return (this.model.get("_layout") as Layout | null | undefined) ?? null;
+  }
+
+  get stats(): Stats | null {
+    return statsFor(this.layout, this.model.get("_stats") as Stats | null | undefined);
+  }
+
+  get options(): Options | null {
+    return (this.model.get("_options") as Options | null | undefined) ?? null;
+  }
+
+  traitState(): LayoutState {
+    const g = (k: string) => this.model.get(k);
+    return {
+      mesh_shape: [...((g("mesh_shape") as number[]) ?? [])],
+      axis_names: [...((g("axis_names") as string[]) ?? [])],
+      axis_types: [...((g("axis_types") as LayoutState["axis_types"]) ?? [])],
+      spec: [...((g("spec") as LayoutState["spec"]) ?? [])],
+      memory_kind: (g("memory_kind") as string) ?? "",
+    };
+  }
+
+  viewDims(): number[] {
+    const l = this.layout;
+    return effectiveViewDims(l ? l.shape.length : 0, this.model.get("view_dims") as number[]);
+  }
+
+  colorOf(id: number): string {
+    return this.colorScheme().color(id);
+  }
+
+  /** Colours by device id for the kernel's device count (see colors.ts); recomputed only when the
+   *  device count or the layout changes (ids other than 0..n-1 colour by rank). */
+  colorScheme(): ColorScheme {
+    const layout = this.layout;
+    const n = this.options?.n_devices ?? layout?.devices.ids.length ?? 1;
+    const key = `${n}:${layout?.key ?? -1}`;
+    if (!this.scheme_ || key !== this.schemeKey) {
+      const ids = layout ? [...(layout.mesh?.device_ids ?? []), ...layout.devices.ids] : [];
+      const s = colorScheme(n, ids);
+      const same =
+        this.scheme_ &&
+        this.scheme_.n === s.n &&
+        this.scheme_.kind === s.kind &&
+        !this.scheme_.byRank &&
+        !s.byRank;
+      if (!same) this.scheme_ = s;
+      this.schemeKey = key;
+    }
+    return this.scheme_!;
+  }
+
+  private measureWidth(): number {
+    const w = this.arrayPane.el.clientWidth || this.root.clientWidth || 0;
+    return w > 0 ? w : 640;
+  }
+
+  // ---- rendering ------------------------------------------------------------------------------
+
+  invalidate(...what: Dirty[]): void {
+    for (const w of what) this.dirty.add(w);
+    if (this.scheduled || this.disposed) return;
+    this.scheduled = true;
+    queueMicrotask(() => this.flush());
+  }
+
+  /** Apply pending updates now. */
+  flush(): void {
+    this.scheduled = false;
+    if (this.disposed || this.dirty.size === 0) return;
+    const d = new Set(this.dirty);
+    this.dirty.clear();
+    const layout = this.layout;
+    if (layout && layout.key !== this.byDeviceKey) {
+      this.byDevice = blocksByDevice(layout);
+      this.byDeviceKey = layout.key;
+      if (this.pin && this.pin.kind === "block" && this.pinKey !== layout.key) this.pin = null;
+      this.pinKey = layout.key;
+      d.add("detail");
+      if (this.findText) this.matchFind(false);
+    }
+    // Read layout before writing any DOM in this flush, so rendering forces no extra reflow
+    // (both panes' widths come from the flex rules, not from their contents). On the first
+    // render this read is the page's first style and layout pass for the widget: measured on its
+    // own (shardwidget:layout-read), like the header and controls (shardwidget:chrome), so that
+    // shardwidget:render is the drawing of the two panes; shardwidget:flush is the whole update.
+    const drawing = d.has("grid") || d.has("mesh");
+    let sideW = 300;
+    mark("shardwidget:flush-start");
+    if (drawing) {
+      this.width = this.measureWidth();
+      sideW = this.sideWidth();
+      measure("shardwidget:layout-read", "shardwidget:flush-start");
+    }
+    mark("shardwidget:chrome-start");
+    if (d.has("header") || d.has("status")) {
+      this.header.update(layout, this.model.get("_stats") as Stats | null);
+      this.header.setBusy(!!this.model.get("busy"));
+      const err = (this.model.get("error") as string) || this.lastResultError;
+      this.header.setError(err);
+    }
+    if (d.has("controls")) this.renderControls();
+    measure("shardwidget:chrome", "shardwidget:chrome-start");
+    if (drawing) {
+      mark("shardwidget:render-start");
+      if (layout) {
+        if (d.has("grid")) this.renderGrid(layout);
+        if (d.has("mesh")) this.meshPane.update(layout, sideW, this.colorScheme());
+      } else {
+        const p = this.doc.createElement("div");
+        p.className = "sw-empty";
+        p.textContent = "waiting for the array layout…";
+        this.arrayPane.el.replaceChildren(p);
+      }
+      this.applyHighlight();
+      measure("shardwidget:render", "shardwidget:render-start");
+    }
+    if (d.has("detail")) this.renderDetail();
+    measure("shardwidget:flush", "shardwidget:flush-start");
+  }
+
+  private sideWidth(): number {
+    const w = this.meshPane.el.clientWidth;
+    return w > 0 ? w : 300;
+  }
+
+  private renderGrid(layout: Layout): void {
+    const vd = this.viewDims();
+    const shapeKey = layout.shape.join(",");
+    if (shapeKey !== this.sliceShapeKey) {
+      this.slice = layout.shape.map(() => 0);
+      this.sliceShapeKey = shapeKey;
+    }
+    this.slice = layout.shape.map((s, i) => Math.max(0, Math.min(s - 1, this.slice[i] ?? 0)));
+    const scheme = this.colorScheme();
+    this.arrayPane.update({
+      layout,
+      stats: this.stats,
+      viewDims: vd,
+      slice: this.slice,
+      width: Math.min(this.width, MAX_GRID_WIDTH + 120),
+      // A view inside a function's card is one of several on the page: drawn shorter.
+      maxHeight: this.viewOpts.embedded ? EMBEDDED_GRID_HEIGHT : undefined,
+      colorOf: (id) => scheme.color(id), // one scheme per render, not one lookup per block
+    });
+  }
+
+  private renderControls(): void {
+    const options = this.options;
+    if (!options || this.viewOpts.embedded) {
+      this.controls.el.hidden = true;
+      return;
+    }
+    this.controls.el.hidden = false;
+    const optimistic = this.queue.optimistic;
+    this.controls.update({
+      state: optimistic ?? this.traitState(),
+      options,
+      pending: optimistic !== null,
+    });
+  }
+
+  private renderDetail(): void {
+    const layout = this.layout;
+    if (!this.pin || !layout) {
+      this.detailEl.hidden = true;
+      this.detailEl.replaceChildren();
+      return;
+    }
+    this.detailEl.hidden = false;
+    renderDetail(this.doc, this.detailEl, {
+      layout,
+      stats: this.stats,
+      viewDims: this.viewDims(),
+      pin: this.pin,
+      colorOf: (id) => this.colorOf(id),
+      close: () => this.setPin(null),
+    });
+  }
+
+  private applyHighlight(): void {
+    const layout = this.layout;
+    if (!layout) return;
+    const relatedBlocks = new Set<number>();
+    const relatedDevices = new Set<number>();
+    if (this.hoverBlock !== null && layout.blocks[this.hoverBlock]) {
+      relatedBlocks.add(this.hoverBlock);
+      for (const id of layout.blocks[this.hoverBlock].d) relatedDevices.add(id);
+    }
+    if (this.hoverDevice !== null) {
+      relatedDevices.add(this.hoverDevice);
+      for (const k of this.byDevice.get(this.hoverDevice) ?? []) relatedBlocks.add(k);
+    }
+    // Found devices and their blocks stay lit (over the dimming) while the find box matches.
+    for (const k of this.foundBlocks) relatedBlocks.add(k);
+    for (const id of this.found) relatedDevices.add(id);
+    let pinnedBlock: number | null = null;
+    const pinnedDevices = new Set<number>();
+    if (this.pin?.kind === "block" && layout.blocks[this.pin.block]) {
+      pinnedBlock = this.pin.block;
+      for (const id of layout.blocks[pinnedBlock].d) pinnedDevices.add(id);
+    } else if (this.pin?.kind === "device") {
+      pinnedDevices.add(this.pin.device);
+      pinnedBlock = this.byDevice.get(this.pin.device)?.[0] ?? null;
+    }
+    const dim = this.hoverBlock !== null || this.hoverDevice !== null || this.found.size > 0;
+    this.arrayPane.setHighlight(relatedBlocks, this.foundBlocks, pinnedBlock, dim);
+    this.meshPane.setHighlight(relatedDevices, this.found, pinnedDevices, dim);
+  }
+
+  // ---- interaction ----------------------------------------------------------------------------
+
+  togglePin(p: Pin): void {
+    const same =
+      this.pin &&
+      this.pin.kind === p.kind &&
+      (p.kind === "block"
+        ? (this.pin as { block: number }).block === p.block
+        : (this.pin as { device: number }).device === p.device);
+    this.setPin(same ? null : p);
+  }
+
+  setPin(p: Pin | null): void {
+    this.pin = p;
+    this.pinKey = this.layout?.key ?? -1;
+    this.renderDetail();
+    this.applyHighlight();
+    if (p) {
+      try {
+        this.detailEl.focus({ preventScroll: true });
+      } catch {
+        /* ignore */
+      }
+    }
+  }
+
+  get pinned(): Pin | null {
+    return this.pin;
+  }
+
+  /** The find box: "1234", "12-15", "3,7,9" (or a mix) highlights those devices and the blocks
+   *  they hold; "" clears. */
+  setFind(text: string): void {
+    this.findText = text.trim();
+    this.matchFind(true);
+    this.applyHighlight();
+  }
+
+  /** The devices the find box matches now (after a new layout too); `jump`: move the sliders of
+   *  an N-d array to the slice that shows the first found block. */
+  private matchFind(jump: boolean): void {
+    this.found = new Set();
+    this.foundBlocks = new Set();
+    const layout = this.layout;
+    const q = parseDeviceQuery(this.findText);
+    if (q === null) {
+      this.header.setFindMessage("", false);
+      return;
+    }
+    if ("error" in q) {
+      this.header.setFindMessage(q.error, true);
+      return;
+    }
+    const known = layout ? [...(layout.mesh?.device_ids ?? []), ...layout.devices.ids] : [];
+    const ids = matchDevices(q.ranges, known);
+    if (ids.length === 0) {
+      this.header.setFindMessage(q.single ? `no device ${q.ranges[0][0]}` : "no such devices", true);
+      return;
+    }
+    this.found = new Set(ids);
+    for (const id of ids) for (const k of this.byDevice.get(id) ?? []) this.foundBlocks.add(k);
+    const nb = this.foundBlocks.size;
+    const devs = ids.length === 1 ? `device ${ids[0]}` : `${ids.length} devices`;
+    const missing = q.ranges.filter(([lo, hi]) => lo === hi && !this.found.has(lo)).map((r) => r[0]);
+    this.header.setFindMessage(
+      (nb === 0 ? `${devs}: holds nothing` : `${devs} · ${nb} ${nb === 1 ? "block" : "blocks"}`) +
+        (missing.length ? ` · no device ${missing.slice(0, 3).join(", ")}${missing.length > 3 ? ", …" : ""}` : ""),
+      false,
+    );
+    // Jump the sliders to the slice holding the first found block.
+    if (jump && layout && nb > 0) {
+      const b = layout.blocks[Math.min(...this.foundBlocks)];
+      const vd = this.viewDims();
+      let moved = false;
+      for (const dd of sliderDims(layout.shape.length, vd)) {
+        const s = this.slice[dd] ?? 0;
+        if (!(b.i[dd][0] <= s && s < b.i[dd][1])) {
+          this.slice[dd] = b.i[dd][0];
+          moved = true;
+        }
+      }
+      if (moved) this.invalidate("grid");
+    }
+  }
+
+  request(state: LayoutState): void {
+    this.queue.submit(state);
+  }
+
+  private onCustom(msg: unknown): void {
+    const m = msg as Partial<ResultMsg> | null;
+    if (!m || m.type !== "result" || typeof m.seq !== "number") return;
+    const r = m as ResultMsg;
+    if (this.queue.handleResult(r)) {
+      this.lastResultError = r.ok ? "" : r.error || "";
+      this.invalidate("controls", "status");
+    }
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    this.queue.dispose();
+    for (const u of this.unsub) u();
+    this.unsub = [];
+    this.ro?.disconnect();
+    this.arrayPane.dispose();
+    this.root.remove();
+  }
+
+  /** For tests / debugging. */
+  get requestQueue(): RequestQueue {
+    return this.queue;
+  }
+}
+
+export function render({ model, el }: Pick<RenderProps, "model" | "el">): () => void {
+  const view = new ShardView(model, el);
+  return () => view.dispose();
+}
+
+

@@ -1,0 +1,231 @@
+// The function view's controls: the mesh shared by every input (number of axes, shape, axis
+// names and types, reset) and the per-leaf spec selectors. Same validity rules as controls.ts:
+// only valid choices are offered, and a refused choice says why in its option text.
+import type { AxisType, SpecEntry } from "../wire/array";
+import type { TraceOptions, TraceState } from "../wire/function";
+import { decodeEntry, encodeEntry } from "../shared/spec";
+import { axisCountChoices, axisNameField, meshShapeChoices } from "../array/controls";
+import {
+  leafSpecOptions,
+  withTraceAxisName,
+  withTraceAxisType,
+  withTraceMeshShape,
+  withTraceNumAxes,
+} from "./state";
+
+export interface SelectChoice {
+  value: string;
+  label: string;
+  disabled: boolean;
+  title: string;
+}
+
+/** A <select> (wrapped in a label when `label` is given). `key` is its data-key (focus is kept
+ *  across rebuilds by it). A disabled choice stays selectable when it is the current value. */
+export function selectField(
+  doc: Document,
+  key: string,
+  label: string,
+  choices: SelectChoice[],
+  value: string,
+  onChange: (v: string) => void,
+  ariaLabel = "",
+): HTMLElement {
+  const s = doc.createElement("select");
+  s.dataset.key = key;
+  for (const c of choices) {
+    const o = doc.createElement("option");
+    o.value = c.value;
+    o.textContent = c.label;
+    o.disabled = c.disabled && c.value !== value;
+    if (c.title) o.title = c.title;
+    s.append(o);
+  }
+  s.value = value;
+  s.addEventListener("change", () => onChange(s.value));
+  if (ariaLabel) s.setAttribute("aria-label", ariaLabel);
+  if (!label) return s;
+  const lab = doc.createElement("label");
+  lab.className = "sw-field";
+  const span = doc.createElement("span");
+  span.textContent = label;
+  lab.append(span, s);
+  return lab;
+}
+
+/** Rebuild `host`'s children with `build`, keeping the focused control (by data-key) focused and
+ *  the text being typed in a focused text field. */
+export function rebuildKeepingFocus(host: HTMLElement, build: () => Node[]): void {
+  const doc = host.ownerDocument;
+  const active = doc.activeElement as HTMLElement | null;
+  const key = active && host.contains(active) ? active.dataset.key : undefined;
+  let editing: { value: string; start: number | null; end: number | null } | null = null;
+  if (key && active instanceof HTMLInputElement && active.type === "text") {
+    editing = { value: active.value, start: active.selectionStart, end: active.selectionEnd };
+  }
+  host.replaceChildren(...build());
+  if (!key) return;
+  const e = host.querySelector<HTMLElement>(`[data-key="${key}"]`);
+  if (!e) return;
+  if (editing && e instanceof HTMLInputElement) {
+    e.value = editing.value;
+    try {
+      e.setSelectionRange(editing.start, editing.end);
+    } catch {
+      /* ignore */
+    }
+  }
+  e.focus();
+}
+
+export interface SpecSelectorsInput {
+  /** Prefix of the data-keys ("in-0", "out-1"). */
+  key: string;
+  /** Sizes shown per dimension (and checked, unless `free`). */
+  shape: number[];
+  state: TraceState;
+  spec: SpecEntry[];
+  /** shard_map outputs: no divisibility rule. */
+  free: boolean;
+  /** What the dimension label says: "dim 0 (8)" or, for local sizes, "dim 0 (local 4)". */
+  sizeWord?: string;
+  leafName: string;
+  onEntry: (dim: number, e: SpecEntry) => void;
+}
+
+/** One selector per dimension: None, each axis, each combination of axes in mesh order. */
+export function specSelectors(doc: Document, inp: SpecSelectorsInput): HTMLElement {
+  const box = doc.createElement("div");
+  box.className = "sw-spec";
+  inp.shape.forEach((size, d) => {
+    const opts = leafSpecOptions(d, size, inp.state, inp.spec, inp.free);
+    const word = inp.sizeWord ? `${inp.sizeWord} ${size}` : String(size);
+    box.append(
+      selectField(
+        doc,
+        `${inp.key}-dim-${d}`,
+        `dim ${d} (${word})`,
+        opts.map((o) => ({ value: o.value, label: o.label, disabled: o.disabled, title: o.reason })),
+        encodeEntry(inp.spec[d]),
+        (v) => inp.onEntry(d, decodeEntry(v)),
+        `spec of ${inp.leafName}, dimension ${d}`,
+      ),
+    );
+  });
+  if (inp.shape.length === 0) {
+    const p = doc.createElement("span");
+    p.className = "sw-muted";
+    p.textContent = "a scalar has no dimensions to shard";
+    box.append(p);
+  }
+  return box;
+}
+
+export interface MeshControlsInput {
+  state: TraceState;
+  options: TraceOptions;
+  pending: boolean;
+}
+
+/** Mesh shape, axis names and types, reset; shared by every input of the function. */
+export class TraceMeshControls {
+  readonly el: HTMLElement;
+
+  constructor(
+    private readonly doc: Document,
+    private readonly request: (s: TraceState) => void,
+  ) {
+    this.el = doc.createElement("form");
+    this.el.className = "sw-controls sw-tr-mesh";
+    this.el.setAttribute("aria-label", "mesh controls");
+    this.el.addEventListener("submit", (e) => e.preventDefault());
+  }
+
+  update(inp: MeshControlsInput): void {
+    rebuildKeepingFocus(this.el, () => this.build(inp));
+    this.el.classList.toggle("sw-pending", inp.pending);
+  }
+
+  private build(inp: MeshControlsInput): Node[] {
+    const { state, options } = inp;
+    const doc = this.doc;
+    const fs = doc.createElement("fieldset");
+    fs.className = "sw-fs sw-tr-meshfs";
+    const lg = doc.createElement("legend");
+    lg.textContent = "Mesh (shared by every input)";
+    fs.append(lg);
+    const row = doc.createElement("div");
+    row.className = "sw-row";
+    const k = state.mesh_shape.length;
+    row.append(
+      selectField(
+        doc,
+        "naxes",
+        "axes",
+        axisCountChoices(options, k),
+        String(k),
+        (v) => this.request(withTraceNumAxes(state, Number(v), options)),
+      ),
+    );
+    row.append(
+      selectField(
+        doc,
+        "shape",
+        "shape",
+        meshShapeChoices(options, state.mesh_shape),
+        state.mesh_shape.join(","),
+        (v) => this.request(withTraceMeshShape(state, v.split(",").map(Number), options)),
+      ),
+    );
+    state.axis_names.forEach((_n, i) => row.append(this.axisField(state, i)));
+    const reset = doc.createElement("button");
+    reset.type = "button";
+    reset.className = "sw-button";
+    reset.textContent = "Reset";
+    reset.dataset.key = "reset";
+    reset.title = "back to the layout the view was created with";
+    reset.addEventListener("click", () => this.request(options.original));
+    row.append(reset);
+    const status = doc.createElement("span");
+    status.className = "sw-ctl-status";
+    status.setAttribute("aria-live", "polite");
+    status.textContent = inp.pending ? "applying…" : "";
+    row.append(status);
+    fs.append(row);
+    // A saved page has no kernel: the controls show the layout but cannot change it.
+    const why = options.static ?? "";
+    fs.disabled = !!why;
+    if (!why) return [fs];
+    const note = doc.createElement("div");
+    note.className = "sw-disabled-note";
+    note.textContent = why;
+    return [note, fs];
+  }
+
+  /** Name (text field, refused names explained beside it) and Auto / Explicit of axis i. */
+  private axisField(state: TraceState, i: number): HTMLElement {
+    const doc = this.doc;
+    const wrap = doc.createElement("span");
+    wrap.className = "sw-tr-axis";
+    const [lab, msg] = axisNameField(doc, state, i, 5, (v) => this.request(withTraceAxisName(state, i, v)));
+    const typeSel = selectField(
+      doc,
+      `type-${i}`,
+      "",
+      (["auto", "explicit"] as AxisType[]).map((a) => ({
+        value: a,
+        label: a === "auto" ? "Auto" : "Explicit",
+        disabled: false,
+        title:
+          a === "auto"
+            ? "Auto: the compiler decides the sharding of intermediates"
+            : "Explicit: shardings are part of the types; ambiguous ops ask for out_sharding",
+      })),
+      state.axis_types[i] ?? "auto",
+      (v) => this.request(withTraceAxisType(state, i, v as AxisType)),
+      `type of mesh axis ${i}`,
+    );
+    wrap.append(lab, typeSel, msg);
+    return wrap;
+  }
+}

@@ -1,5 +1,5 @@
 // Block selection for the array pane: which blocks are visible in the current slice, and where.
-import type { Block, Layout } from "../wire/array";
+import type { Block, Layout } from "../wire";
 
 /** The dims actually drawn: [] for 0-d, [c] for 1-d, [r, c] otherwise (falls back to [0, 1]). */
 export function effectiveViewDims(ndim: number, viewDims: number[] | null | undefined): number[] {

@@ -1,5 +1,5 @@
 // The layout form: mesh shape, axis names / types, spec per dimension, memory kind, reset.
-import type { AxisType, LayoutState, Options } from "../wire/array";
+import type { AxisType, LayoutState, Options } from "../wire";
 import { decodeEntry, encodeEntry, specOptions, specString } from "../shared/spec";
 import {
   axisNameProblem,

@@ -1,5 +1,5 @@
 // Detail panel for a pinned block or device.
-import type { Layout, Stats } from "../wire/array";
+import type { Layout, Stats } from "../wire";
 import { blockThumb, blockValues, isComplex, thumbCanvas } from "./stats";
 import { formatBytes, formatComplex, formatHalfOpen, formatNumber } from "../shared/text";
 import { textColorOn } from "../shared/colors";

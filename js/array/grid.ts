@@ -12,7 +12,7 @@
 // Space pins the block (the grid keeps the focus; the view's Escape unpins). The cursor shows as
 // an outline (DOM) or a ring drawn on the canvas, in the theme's accent, only under keyboard
 // focus; a polite live region reads out the block under it.
-import type { Layout, Stats } from "../wire/array";
+import type { Layout, Stats } from "../wire";
 import {
   allocate,
   isCursorKey,

@@ -1,5 +1,5 @@
 // Header: what the array is, how it is laid out; busy / error / statistics status.
-import type { Layout, Stats } from "../wire/array";
+import type { Layout, Stats } from "../wire";
 import { formatBytes, plural } from "../shared/text";
 
 let findCount = 0;

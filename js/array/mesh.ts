@@ -1,6 +1,6 @@
 // Mesh pane: the devices laid out by mesh axes (or the device list when there is no mesh), or —
 // when the devices have physical coordinates (TPU) — by those coordinates; and the colour key.
-import type { DeviceTable, Layout } from "../wire/array";
+import type { DeviceTable, Layout } from "../wire";
 import { colorLegend, textColorOn, type ColorScheme } from "../shared/colors";
 import { blocksByDevice } from "./blocks";
 import { formatHalfOpen, plural, textWidth } from "../shared/text";

@@ -1,5 +1,5 @@
 // LayoutState transitions used by the controls. Pure functions.
-import type { AxisType, LayoutState, Options, SpecEntry } from "../wire/array";
+import type { AxisType, LayoutState, Options, SpecEntry } from "../wire";
 import { axesToEntry, entryAxes } from "../shared/spec";
 
 export const DEFAULT_AXIS_NAMES = ["x", "y", "z", "w"];

@@ -1,5 +1,5 @@
 // Accessors for Stats payloads (binary fields arrive as DataView).
-import type { Layout, Stats } from "../wire/array";
+import type { Layout, Stats } from "../wire";
 import { rampLUT } from "../shared/colors";
 
 /** Accept DataView / ArrayBuffer / typed arrays / number arrays (fake models, other hosts). */

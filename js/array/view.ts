@@ -1,16 +1,18 @@
-// shardwidget front end: anywidget entry point.
-import type { AnyModel, RenderProps } from "@anywidget/types";
-import type { Layout, LayoutState, Options, ResultMsg, Stats } from "../wire/array";
+// The array view, ShardView(arr): header, layout controls, the grid of blocks, the mesh, and the
+// detail of a pinned block or device. Wire format: wire/array.ts. Also embedded, one per input
+// and output, in a function view (function/leaf.ts).
+import type { AnyModel } from "@anywidget/types";
+import type { ArrayModel, Layout, LayoutState, Options, RequestMsg, Stats } from "../wire";
 import { ArrayPane, MAX_GRID_WIDTH } from "./grid";
 import { MeshPane } from "./mesh";
 import { Header, matchDevices, parseDeviceQuery } from "./header";
 import { Controls } from "./controls";
 import { renderDetail, type Pin } from "./detail";
-import { RequestQueue } from "../shared/requests";
+import { BaseView, published } from "../shared/view";
+import { cloneState } from "./state";
 import { blocksByDevice, effectiveViewDims, sliderDims } from "./blocks";
 import { colorScheme, type ColorScheme } from "../shared/colors";
 import { statsFor } from "./stats";
-import { injectStyles, ROOT_CLASS } from "../shared/styles";
 import { mark, measure } from "../shared/dom";
 
 type Dirty = "grid" | "mesh" | "header" | "controls" | "detail" | "status";
@@ -20,6 +22,9 @@ const EMBEDDED_GRID_HEIGHT = 240;
 
 const STATE_TRAITS = ["mesh_shape", "axis_names", "axis_types", "spec", "memory_kind"] as const;
 
+/** What the array view reads: its traits, where the host of an embedded view may have no
+ *  statistics to give (null). */
+export type ArrayViewModel = Omit<ArrayModel, "_stats"> & { _stats: Stats | null };
 
 /** How a view is mounted. `embedded`: inside another view (a function view's input or output
  *  leaf): no header and no re-layout controls of its own, as the host shows them. */
@@ -27,18 +32,13 @@ export interface ViewOptions {
   embedded?: boolean;
 }
 
-export class ShardView {
-  readonly root: HTMLElement;
-  private doc: Document;
+export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg> {
   private header: Header;
   private controls: Controls;
   private arrayPane: ArrayPane;
   private meshPane: MeshPane;
   private detailEl: HTMLElement;
-  private queue: RequestQueue;
   private dirty = new Set<Dirty>();
-  private scheduled = false;
-  private disposed = false;
   private slice: number[] = [];
   private sliceShapeKey = "";
   private hoverBlock: number | null = null;
@@ -52,22 +52,20 @@ export class ShardView {
   private byDevice = new Map<number, number[]>();
   private byDeviceKey = -1;
   private width = 0;
-  private lastResultError = "";
   private ro: ResizeObserver | null = null;
-  private unsub: (() => void)[] = [];
   private scheme_: ColorScheme | null = null;
   private schemeKey = "";
 
   constructor(
-    private readonly model: AnyModel,
+    model: AnyModel<ArrayViewModel>,
     el: HTMLElement,
     private readonly viewOpts: ViewOptions = {},
   ) {
-    this.doc = el.ownerDocument;
-    injectStyles(el);
+    super(model, el, "", {
+      clone: cloneState,
+      build: (seq, state) => ({ type: "request", seq, state }),
+    });
     const doc = this.doc;
-    this.root = doc.createElement("div");
-    this.root.className = ROOT_CLASS;
     this.header = new Header(doc, { find: (t) => this.setFind(t) });
     this.controls = new Controls(doc, { request: (s) => this.request(s) });
     const colorOf = (id: number) => this.colorOf(id);
@@ -135,21 +133,12 @@ export class ShardView {
     });
     el.append(this.root);
 
-    this.queue = new RequestQueue((msg) => this.model.send(msg));
-    this.queue.onChange = () => this.invalidate("controls");
-
-    const on = (ev: string, fn: (...a: any[]) => void) => {
-      this.model.on(ev, fn);
-      this.unsub.push(() => this.model.off(ev, fn));
-    };
-    on("msg:custom", (msg: unknown) => this.onCustom(msg));
-    on("change:_layout", () => this.invalidate("grid", "mesh", "header", "detail", "controls"));
-    on("change:_stats", () => this.invalidate("grid", "header", "detail"));
-    on("change:error", () => this.invalidate("status"));
-    on("change:busy", () => this.invalidate("status"));
-    on("change:view_dims", () => this.invalidate("grid", "detail"));
-    on("change:_options", () => this.invalidate("controls", "mesh", "grid"));
-    for (const t of STATE_TRAITS) on(`change:${t}`, () => this.invalidate("controls"));
+    this.onChange(["_layout"], () => this.invalidate("grid", "mesh", "header", "detail", "controls"));
+    this.onChange(["_stats"], () => this.invalidate("grid", "header", "detail"));
+    this.onChange(["error", "busy"], () => this.invalidate("status"));
+    this.onChange(["view_dims"], () => this.invalidate("grid", "detail"));
+    this.onChange(["_options"], () => this.invalidate("controls", "mesh", "grid"));
+    this.onChange(STATE_TRAITS, () => this.invalidate("controls"));
 
     if (typeof ResizeObserver !== "undefined") {
       this.ro = new ResizeObserver(() => {
@@ -165,31 +154,31 @@ export class ShardView {
   // ---- model access --------------------------------------------------------------------------
 
   get layout(): Layout | null {
-    return (this.model.get("_layout") as Layout | null | undefined) ?? null;
+    return published(this.model.get("_layout"));
   }
 
   get stats(): Stats | null {
-    return statsFor(this.layout, this.model.get("_stats") as Stats | null | undefined);
+    return statsFor(this.layout, this.model.get("_stats"));
   }
 
   get options(): Options | null {
-    return (this.model.get("_options") as Options | null | undefined) ?? null;
+    return this.model.get("_options") ?? null;
   }
 
   traitState(): LayoutState {
-    const g = (k: string) => this.model.get(k);
+    const m = this.model;
     return {
-      mesh_shape: [...((g("mesh_shape") as number[]) ?? [])],
-      axis_names: [...((g("axis_names") as string[]) ?? [])],
-      axis_types: [...((g("axis_types") as LayoutState["axis_types"]) ?? [])],
-      spec: [...((g("spec") as LayoutState["spec"]) ?? [])],
-      memory_kind: (g("memory_kind") as string) ?? "",
+      mesh_shape: [...(m.get("mesh_shape") ?? [])],
+      axis_names: [...(m.get("axis_names") ?? [])],
+      axis_types: [...(m.get("axis_types") ?? [])],
+      spec: [...(m.get("spec") ?? [])],
+      memory_kind: m.get("memory_kind") ?? "",
     };
   }
 
   viewDims(): number[] {
     const l = this.layout;
-    return effectiveViewDims(l ? l.shape.length : 0, this.model.get("view_dims") as number[]);
+    return effectiveViewDims(l ? l.shape.length : 0, this.model.get("view_dims"));
   }
 
   colorOf(id: number): string {
@@ -226,15 +215,16 @@ export class ShardView {
 
   invalidate(...what: Dirty[]): void {
     for (const w of what) this.dirty.add(w);
-    if (this.scheduled || this.disposed) return;
-    this.scheduled = true;
-    queueMicrotask(() => this.flush());
+    this.schedule();
   }
 
-  /** Apply pending updates now. */
-  flush(): void {
-    this.scheduled = false;
-    if (this.disposed || this.dirty.size === 0) return;
+  protected requestsChanged(result: boolean): void {
+    if (result) this.invalidate("controls", "status");
+    else this.invalidate("controls");
+  }
+
+  protected render(): void {
+    if (this.dirty.size === 0) return;
     const d = new Set(this.dirty);
     this.dirty.clear();
     const layout = this.layout;
@@ -261,9 +251,9 @@ export class ShardView {
     }
     mark("shardwidget:chrome-start");
     if (d.has("header") || d.has("status")) {
-      this.header.update(layout, this.model.get("_stats") as Stats | null);
+      this.header.update(layout, this.model.get("_stats"));
       this.header.setBusy(!!this.model.get("busy"));
-      const err = (this.model.get("error") as string) || this.lastResultError;
+      const err = this.model.get("error") || this.lastResultError;
       this.header.setError(err);
     }
     if (d.has("controls")) this.renderControls();
@@ -460,39 +450,11 @@ export class ShardView {
     }
   }
 
-  request(state: LayoutState): void {
-    this.queue.submit(state);
-  }
-
-  private onCustom(msg: unknown): void {
-    const m = msg as Partial<ResultMsg> | null;
-    if (!m || m.type !== "result" || typeof m.seq !== "number") return;
-    const r = m as ResultMsg;
-    if (this.queue.handleResult(r)) {
-      this.lastResultError = r.ok ? "" : r.error || "";
-      this.invalidate("controls", "status");
-    }
-  }
-
-  dispose(): void {
-    this.disposed = true;
-    this.queue.dispose();
-    for (const u of this.unsub) u();
-    this.unsub = [];
+  override dispose(): void {
+    super.dispose();
     this.ro?.disconnect();
     this.arrayPane.dispose();
-    this.root.remove();
   }
-
-  /** For tests / debugging. */
-  get requestQueue(): RequestQueue {
-    return this.queue;
-  }
-}
-
-export function render({ model, el }: Pick<RenderProps, "model" | "el">): () => void {
-  const view = new ShardView(model, el);
-  return () => view.dispose();
 }
 
 

@@ -4,9 +4,9 @@ import widget from "../widget";
 import { FakeModel } from "../tests/fake_model";
 import * as fx from "../tests/fixtures";
 import type { AnyModel } from "@anywidget/types";
-import type { RequestMsg } from "../wire/array";
+import type { RequestMsg } from "../wire";
 import * as tfx from "../tests/function_fixtures";
-import type { TraceRequestMsg } from "../wire/function";
+import type { TraceRequestMsg } from "../wire";
 
 const params = new URLSearchParams(location.search || location.hash.replace(/^#/, "?"));
 const name = params.get("fx") ?? "fx8";

@@ -1,6 +1,6 @@
 // What XLA did with a layout, as tables: the collectives it inserted, the sharding constraints
 // the function pins, and the memory and flops of one device.
-import type { Collective, CollectiveKind, Constraint, Memory } from "../wire/function";
+import type { Collective, CollectiveKind, Constraint, Memory } from "../wire";
 import { formatBytes, plural } from "../shared/text";
 import { el } from "../shared/dom";
 

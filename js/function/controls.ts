@@ -1,8 +1,8 @@
 // The function view's controls: the mesh shared by every input (number of axes, shape, axis
 // names and types, reset) and the per-leaf spec selectors. Same validity rules as controls.ts:
 // only valid choices are offered, and a refused choice says why in its option text.
-import type { AxisType, SpecEntry } from "../wire/array";
-import type { TraceOptions, TraceState } from "../wire/function";
+import type { AxisType, SpecEntry } from "../wire";
+import type { TraceOptions, TraceState } from "../wire";
 import { decodeEntry, encodeEntry } from "../shared/spec";
 import { axisCountChoices, axisNameField, meshShapeChoices } from "../array/controls";
 import {
@@ -128,7 +128,7 @@ export interface MeshControlsInput {
 }
 
 /** Mesh shape, axis names and types, reset; shared by every input of the function. */
-export class TraceMeshControls {
+export class FunctionMeshControls {
   readonly el: HTMLElement;
 
   constructor(

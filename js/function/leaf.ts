@@ -1,60 +1,31 @@
 // One input or output of a function view: a card with its path, type, spec selectors and local
-// shape, over the array view's own device grid (ShardView, embedded) fed by a small local model.
-import type { AnyModel } from "@anywidget/types";
-import type { Layout, Options, SpecEntry, Stats } from "../wire/array";
-import type { LeafInfo, TraceLeaf, TraceMode, TraceOptions, TraceState } from "../wire/function";
-import { ShardView } from "../array/view";
+// shape, over the array view's own device grid (ArrayView, embedded) fed by a small local model.
+import type { Layout, Options, SpecEntry, Stats } from "../wire";
+import type { LeafInfo, TraceLeaf, TraceMode, TraceOptions, TraceState } from "../wire";
+import { ArrayView, type ArrayViewModel } from "../array/view";
+import { LocalModel } from "../shared/local_model";
 import { statsHint } from "../array/header";
 import { formatBytes } from "../shared/text";
 import { specString } from "../shared/spec";
 import { selectField, specSelectors } from "./controls";
 import { outSpecOf, withInSpecEntry, withOutSpec, withOutSpecEntry } from "./state";
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
-type Handler = (...args: any[]) => void;
-
 /**
  * The model an embedded array view reads: `_layout`, `_stats`, `_options`, `view_dims`, `error`,
  * `busy`. Everything it writes (view_dims) stays here; it never talks to the kernel.
  */
-export class LeafModel {
-  private data: Record<string, unknown>;
-  private handlers = new Map<string, Set<Handler>>();
-
-  constructor(initial: Record<string, unknown>) {
-    this.data = { error: "", busy: false, view_dims: [], ...initial };
-  }
-
-  get(key: string): any {
-    return this.data[key];
-  }
-
-  set(key: string, value: unknown): void {
-    const old = this.data[key];
-    this.data[key] = value;
-    if (old !== value) for (const h of [...(this.handlers.get(`change:${key}`) ?? [])]) h();
-  }
-
-  save_changes(): void {}
-
-  send(): void {}
-
-  on(event: string, cb: Handler): void {
-    let s = this.handlers.get(event);
-    if (!s) this.handlers.set(event, (s = new Set()));
-    s.add(cb);
-  }
-
-  off(event?: string | null, cb?: Handler | null): void {
-    if (!event) this.handlers.clear();
-    else if (!cb) this.handlers.delete(event);
-    else this.handlers.get(event)?.delete(cb);
-  }
-
-  listenerCount(): number {
-    let n = 0;
-    for (const s of this.handlers.values()) n += s.size;
-    return n;
+export class LeafModel extends LocalModel<ArrayViewModel> {
+  constructor(init: Pick<ArrayViewModel, "_layout" | "_stats" | "_options" | "view_dims">) {
+    super({
+      mesh_shape: [],
+      axis_names: [],
+      axis_types: [],
+      spec: [],
+      memory_kind: "",
+      error: "",
+      busy: false,
+      ...init,
+    });
   }
 }
 
@@ -128,7 +99,7 @@ export class LeafCard {
   private gridHost: HTMLElement;
   private hint: HTMLElement;
   private model: LeafModel | null = null;
-  private view: ShardView | null = null;
+  private view: ArrayView | null = null;
   private placeholderStats: Stats | null = null;
   private readonly id = ++cardCount;
 
@@ -154,7 +125,7 @@ export class LeafCard {
     return this.model;
   }
 
-  get subView(): ShardView | null {
+  get subView(): ArrayView | null {
     return this.view;
   }
 
@@ -315,7 +286,7 @@ export class LeafCard {
         view_dims: nd >= 2 ? [0, 1] : nd === 1 ? [0] : [],
       });
       this.gridHost.replaceChildren();
-      this.view = new ShardView(this.model as unknown as AnyModel, this.gridHost, {
+      this.view = new ArrayView(this.model, this.gridHost, {
         embedded: true,
       });
       return;
@@ -323,7 +294,7 @@ export class LeafCard {
     const m = this.model;
     if (m.get("_layout") !== leaf.layout) m.set("_layout", leaf.layout);
     if (m.get("_stats") !== stats) m.set("_stats", stats);
-    const old = m.get("_options") as Options | null;
+    const old = m.get("_options");
     if (!old || JSON.stringify(old) !== JSON.stringify(opts)) m.set("_options", opts);
   }
 

@@ -4,8 +4,8 @@
 // dimension takes only axes whose product divides it, a mesh change keeps what still fits. One
 // difference: a shard_map output's spec names how the device-local results are put together, so
 // its global size is local × axes and any axis fits (only "once per spec" applies).
-import type { AxisType, SpecEntry } from "../wire/array";
-import type { LeafInfo, TraceMode, TraceOptions, TraceState } from "../wire/function";
+import type { AxisType, SpecEntry } from "../wire";
+import type { LeafInfo, TraceMode, TraceOptions, TraceState } from "../wire";
 import { axesToEntry, entryAxes, specOptions, type SpecOption } from "../shared/spec";
 import { DEFAULT_AXIS_NAMES, axisNameProblem, sanitizeSpec } from "../array/state";
 

@@ -1,8 +1,10 @@
 // CSS of the function view, scoped under .shardwidget like styles.ts (which it builds on: the
 // theme variables --sw-* come from there). Injected once per document or shadow root.
+import { injectCss } from "../shared/styles";
+
 const STYLE_ID = "shardwidget-trace-styles";
 
-export const TRACE_CSS = `
+export const FUNCTION_CSS = `
 .shardwidget .shardwidget.sw-embedded { padding: 0; background: transparent; }
 .shardwidget.sw-trace .sw-tr-title { gap: 6px 8px; }
 .shardwidget .sw-tr-fn { font-size: 15px; }
@@ -89,14 +91,6 @@ export const TRACE_CSS = `
 `;
 
 /** Insert the function view's stylesheet once into the document (or shadow root) holding `el`. */
-export function injectTraceStyles(el: HTMLElement): void {
-  const root = el.getRootNode() as Document | ShadowRoot;
-  const doc = el.ownerDocument;
-  const isShadow = typeof ShadowRoot !== "undefined" && root instanceof ShadowRoot;
-  const container: ParentNode = isShadow ? root : doc.head ?? doc.documentElement;
-  if (container.querySelector?.(`style#${STYLE_ID}`)) return;
-  const s = doc.createElement("style");
-  s.id = STYLE_ID;
-  s.textContent = TRACE_CSS;
-  container.append(s);
+export function injectFunctionStyles(el: HTMLElement): void {
+  injectCss(el, STYLE_ID, FUNCTION_CSS);
 }

@@ -1,21 +1,20 @@
 // The function view, ShardView(f, *args): what XLA does with a layout of f's inputs. Header
 // (function, mode, compile / run time, flops), the shared mesh controls, a card per input and per
 // output (each with the array view's own device grid), the collectives XLA inserted, the
-// sharding constraints f pins, and the memory of one device. Wire format: trace_types.ts.
-import type { AnyModel, RenderProps } from "@anywidget/types";
-import type { ResultMsg, Stats } from "../wire/array";
+// sharding constraints f pins, and the memory of one device. Wire format: wire/function.ts.
+import type { AnyModel } from "@anywidget/types";
 import type {
+  FunctionModel,
   LeafInfo,
+  Stats,
   Trace,
   TraceOptions,
   TraceRequestMsg,
   TraceState,
-  TraceStats,
-} from "../wire/function";
-import { RequestQueue } from "../shared/requests";
-import { injectStyles, ROOT_CLASS } from "../shared/styles";
-import { injectTraceStyles } from "./styles";
-import { TraceMeshControls } from "./controls";
+} from "../wire";
+import { BaseView, published } from "../shared/view";
+import { injectFunctionStyles } from "./styles";
+import { FunctionMeshControls } from "./controls";
 import { LeafCard } from "./leaf";
 import { cloneTraceState, normalizeTraceState } from "./state";
 import {
@@ -39,15 +38,8 @@ const MODE_NOTE = {
 
 let sectionCount = 0;
 
-
-/** A trait value that is a real Trace (Python's Dict traits start as {}). */
-function asTrace(v: unknown): Trace | null {
-  const t = v as Trace | null | undefined;
-  return t && typeof t === "object" && typeof t.key === "number" ? t : null;
-}
-
-function asOptions(v: unknown): TraceOptions | null {
-  const o = v as TraceOptions | null | undefined;
+/** The options once published (Python's Dict traits start as {}). */
+function publishedOptions(o: TraceOptions | undefined): TraceOptions | null {
   return o && typeof o === "object" && Array.isArray(o.inputs) ? o : null;
 }
 
@@ -58,16 +50,14 @@ interface Section {
   body: HTMLElement;
 }
 
-export class TraceView {
-  readonly root: HTMLElement;
-  private doc: Document;
+export class FunctionView extends BaseView<FunctionModel, TraceState, TraceRequestMsg> {
   private titleEl: HTMLElement;
   private metricsEl: HTMLElement;
   private modeNoteEl: HTMLElement;
   private runNoteEl: HTMLElement;
   private busyEl: HTMLElement;
   private errorEl: HTMLElement;
-  private meshControls: TraceMeshControls;
+  private meshControls: FunctionMeshControls;
   private inputs: Section;
   private outputs: Section;
   private comm: Section;
@@ -75,24 +65,17 @@ export class TraceView {
   private mem: Section;
   private inCards: LeafCard[] = [];
   private outCards: LeafCard[] = [];
-  private queue: RequestQueue<TraceState, TraceRequestMsg>;
   /** The last trace with compiled leaves: shown while a newer one failed. */
   private good: Trace | null = null;
   private tablesOf: Trace | null = null;
-  private lastResultError = "";
-  private scheduled = false;
-  private disposed = false;
-  private unsub: (() => void)[] = [];
 
-  constructor(
-    private readonly model: AnyModel,
-    el: HTMLElement,
-  ) {
-    this.doc = el.ownerDocument;
-    injectStyles(el);
-    injectTraceStyles(el);
+  constructor(model: AnyModel<FunctionModel>, el: HTMLElement) {
+    super(model, el, "sw-trace", {
+      clone: cloneTraceState,
+      build: (seq, state) => ({ type: "trace_request", seq, state }),
+    });
+    injectFunctionStyles(el);
     const doc = this.doc;
-    this.root = mk(doc, "div", `${ROOT_CLASS} sw-trace`);
 
     const header = mk(doc, "header", "sw-header sw-tr-header");
     const top = mk(doc, "div", "sw-header-top");
@@ -112,7 +95,7 @@ export class TraceView {
     this.errorEl.hidden = true;
     header.append(top, this.metricsEl, this.modeNoteEl, this.runNoteEl, this.errorEl);
 
-    this.meshControls = new TraceMeshControls(doc, (s) => this.request(s));
+    this.meshControls = new FunctionMeshControls(doc, (s) => this.request(s));
     this.inputs = this.section("Inputs");
     this.outputs = this.section("Outputs");
     this.comm = this.section("Communication");
@@ -129,23 +112,13 @@ export class TraceView {
     );
     el.append(this.root);
 
-    this.queue = new RequestQueue<TraceState, TraceRequestMsg>((msg) => this.model.send(msg), {
-      clone: cloneTraceState,
-      build: (seq, state) => ({ type: "trace_request", seq, state }),
+    this.onChange(["_trace"], () => {
+      if (this.trace?.status === "ok") this.lastResultError = "";
+      this.schedule();
     });
-    this.queue.onChange = () => this.invalidate();
-
-    const on = (ev: string, fn: (...a: any[]) => void) => {
-      this.model.on(ev, fn);
-      this.unsub.push(() => this.model.off(ev, fn));
-    };
-    on("msg:custom", (msg: unknown) => this.onCustom(msg));
-    on("change:_trace", () => {
-      if (asTrace(this.model.get("_trace"))?.status === "ok") this.lastResultError = "";
-      this.invalidate();
-    });
-    for (const t of ["_trace_stats", "_trace_options", "error", "busy", ...STATE_TRAITS])
-      on(`change:${t}`, () => this.invalidate());
+    this.onChange(["_trace_stats", "_trace_options", "error", "busy", ...STATE_TRAITS], () =>
+      this.schedule(),
+    );
     this.flush();
   }
 
@@ -166,12 +139,12 @@ export class TraceView {
   // ---- model access --------------------------------------------------------------------------
 
   get options(): TraceOptions | null {
-    return asOptions(this.model.get("_trace_options"));
+    return publishedOptions(this.model.get("_trace_options"));
   }
 
   /** The trace received last (may be an error with no leaves). */
   get trace(): Trace | null {
-    return asTrace(this.model.get("_trace"));
+    return published(this.model.get("_trace"));
   }
 
   /** The trace whose leaves are drawn: the newest with compiled leaves. */
@@ -180,14 +153,14 @@ export class TraceView {
   }
 
   traitState(): TraceState {
-    const g = (k: string) => this.model.get(k);
+    const m = this.model;
     return normalizeTraceState(
       {
-        mesh_shape: g("mesh_shape") ?? [],
-        axis_names: g("axis_names") ?? [],
-        axis_types: g("axis_types") ?? [],
-        in_specs: g("in_specs") ?? [],
-        out_specs: g("out_specs") ?? [],
+        mesh_shape: m.get("mesh_shape") ?? [],
+        axis_names: m.get("axis_names") ?? [],
+        axis_types: m.get("axis_types") ?? [],
+        in_specs: m.get("in_specs") ?? [],
+        out_specs: m.get("out_specs") ?? [],
       },
       this.options,
     );
@@ -202,7 +175,7 @@ export class TraceView {
   errorText(): string {
     const t = this.trace;
     const parts = [
-      (this.model.get("error") as string) || "",
+      this.model.get("error") || "",
       this.lastResultError,
       t && t.status === "error" ? t.message : "",
     ].filter(Boolean);
@@ -211,15 +184,11 @@ export class TraceView {
 
   // ---- rendering -----------------------------------------------------------------------------
 
-  invalidate(): void {
-    if (this.scheduled || this.disposed) return;
-    this.scheduled = true;
-    queueMicrotask(() => this.flush());
+  protected requestsChanged(): void {
+    this.schedule();
   }
 
-  flush(): void {
-    this.scheduled = false;
-    if (this.disposed) return;
+  protected render(): void {
     const t = this.trace;
     if (t && (t.inputs.length > 0 || t.outputs.length > 0)) this.good = t;
     const options = this.options;
@@ -247,7 +216,7 @@ export class TraceView {
   private renderHeader(options: TraceOptions | null): void {
     const doc = this.doc;
     const shown = this.shown;
-    const mode = options?.mode ?? shown?.mode ?? ((this.model.get("mode") as string) || "jit");
+    const mode = options?.mode ?? shown?.mode ?? (this.model.get("mode") || "jit");
     const fn = mk(doc, "code", "sw-typeof sw-tr-fn", options?.fn_name || "function");
     fn.title = "the function";
     const modeTag = mk(doc, "span", "sw-tag sw-tag-accent sw-tr-mode", mode);
@@ -296,7 +265,7 @@ export class TraceView {
   private renderLeaves(options: TraceOptions, state: TraceState): void {
     const shown = this.shown;
     const mode = options.mode;
-    const statsRaw = this.model.get("_trace_stats") as TraceStats | null | undefined;
+    const statsRaw = published(this.model.get("_trace_stats"));
     const current = statsRaw && shown && statsRaw.key === shown.key ? statsRaw : null;
     const stats = current?.outputs ?? [];
     const inStats = current?.inputs ?? [];
@@ -382,43 +351,19 @@ export class TraceView {
 
   // ---- requests ------------------------------------------------------------------------------
 
-  request(state: TraceState): void {
+  override request(state: TraceState): void {
     if (this.options?.static) return; // a saved page: nothing to re-compile with
-    this.queue.submit(state);
-  }
-
-  private onCustom(msg: unknown): void {
-    const m = msg as Partial<ResultMsg> | null;
-    if (!m || m.type !== "result" || typeof m.seq !== "number") return;
-    const r = m as ResultMsg;
-    if (this.queue.handleResult(r)) {
-      this.lastResultError = r.ok ? "" : r.error || "";
-      this.invalidate();
-    }
-  }
-
-  /** For tests / debugging. */
-  get requestQueue(): RequestQueue<TraceState, TraceRequestMsg> {
-    return this.queue;
+    super.request(state);
   }
 
   get cards(): { inputs: LeafCard[]; outputs: LeafCard[] } {
     return { inputs: this.inCards, outputs: this.outCards };
   }
 
-  dispose(): void {
-    this.disposed = true;
-    this.queue.dispose();
-    for (const u of this.unsub) u();
-    this.unsub = [];
+  override dispose(): void {
+    super.dispose();
     for (const c of [...this.inCards, ...this.outCards]) c.dispose();
     this.inCards = [];
     this.outCards = [];
-    this.root.remove();
   }
-}
-
-export function renderTrace({ model, el }: Pick<RenderProps, "model" | "el">): () => void {
-  const view = new TraceView(model, el);
-  return () => view.dispose();
 }

@@ -1,5 +1,5 @@
 // Request coalescing: at most one RequestMsg in flight; newer states replace the pending one.
-import type { LayoutState, RequestMsg, ResultMsg } from "../wire/array";
+import type { LayoutState, RequestMsg, ResultMsg } from "../wire";
 import { cloneState } from "../array/state";
 
 export interface QueueOptions<S = LayoutState, M = RequestMsg> {

@@ -1,5 +1,5 @@
 // Spec entries and the options offered for each array dimension.
-import type { SpecEntry } from "../wire/array";
+import type { SpecEntry } from "../wire";
 
 /** The axes of a spec entry as a list (null -> []). */
 export function entryAxes(e: SpecEntry | undefined): string[] {

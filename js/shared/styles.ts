@@ -290,15 +290,20 @@ export const CSS = `
 .shardwidget .sw-empty { color: var(--sw-fg2); padding: 20px 0; }
 `;
 
-/** Insert the stylesheet once into the document (or shadow root) that holds `el`. */
-export function injectStyles(el: HTMLElement): void {
+/** Insert a stylesheet once (by id) into the document (or shadow root) that holds `el`. */
+export function injectCss(el: HTMLElement, id: string, css: string): void {
   const root = el.getRootNode() as Document | ShadowRoot;
   const doc = el.ownerDocument;
   const isShadow = typeof ShadowRoot !== "undefined" && root instanceof ShadowRoot;
   const container: ParentNode = isShadow ? root : doc.head ?? doc.documentElement;
-  if ((container as ParentNode).querySelector?.(`style#${STYLE_ID}`)) return;
+  if (container.querySelector?.(`style#${id}`)) return;
   const s = doc.createElement("style");
-  s.id = STYLE_ID;
-  s.textContent = CSS;
+  s.id = id;
+  s.textContent = css;
   container.append(s);
+}
+
+/** The stylesheet both views build on (theme variables --sw-*, header, grid, mesh, detail). */
+export function injectStyles(el: HTMLElement): void {
+  injectCss(el, STYLE_ID, CSS);
 }

@@ -7,7 +7,7 @@ import type {
   Options,
   SpecEntry,
   Stats,
-} from "../wire/array";
+} from "../wire";
 import { entryAxes, specString } from "../shared/spec";
 
 export interface Fixture {

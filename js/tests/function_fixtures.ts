@@ -1,6 +1,6 @@
 // Synthetic function-view payloads for tests and the dev preview, following trace_types.ts (what
 // payload.py's trace_options / trace / trace_stats send). Layouts come from fixtures.ts.
-import type { AxisType, Layout, SpecEntry, Stats } from "../wire/array";
+import type { AxisType, Layout, SpecEntry, Stats } from "../wire";
 import type {
   Collective,
   Constraint,
@@ -11,7 +11,7 @@ import type {
   TraceOptions,
   TraceState,
   TraceStats,
-} from "../wire/function";
+} from "../wire";
 import { factorizations, namedFixture } from "./fixtures";
 import { entryAxes } from "../shared/spec";
 import { unavailableStats } from "../function/leaf";

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { AnyModel } from "@anywidget/types";
 import widget from "../widget";
 import { FakeModel } from "./fake_model";
-import { TraceView } from "../function/view";
+import { FunctionView } from "../function/view";
 import * as tfx from "./function_fixtures";
 import { NO_COLLECTIVES, axesLabel, formatCount, groupsLabel } from "../function/collectives";
 import { INPUT_STATS_MESSAGE, pyTuple } from "../function/leaf";
@@ -15,7 +15,7 @@ import {
 } from "../function/state";
 import { formatBytes } from "../shared/text";
 import { flush } from "./testing";
-import type { TraceRequestMsg } from "../wire/function";
+import type { TraceRequestMsg } from "../wire";
 
 const cleanups: (() => void)[] = [];
 
@@ -29,7 +29,7 @@ function mountTrace(f: tfx.TraceFixture, extra: Record<string, unknown> = {}) {
   const el = document.createElement("div");
   el.style.width = "1000px";
   document.body.append(el);
-  const view = new TraceView(model as unknown as AnyModel, el);
+  const view = new FunctionView(model, el);
   cleanups.push(() => view.dispose());
   return { model, el, view };
 }
@@ -329,9 +329,9 @@ describe("function view: sub-views", () => {
     delete g.stats.inputs;
     const { view: old } = mountTrace(g);
     const inp = old.cards.inputs[0].leafModel!;
-    expect(inp.get("_stats").status).toBe("unavailable");
-    expect(inp.get("_stats").message).toBe(INPUT_STATS_MESSAGE);
-    expect(inp.get("_stats").key).toBe(g.trace.inputs[0].layout.key);
+    expect(inp.get("_stats")!.status).toBe("unavailable");
+    expect(inp.get("_stats")!.message).toBe(INPUT_STATS_MESSAGE);
+    expect(inp.get("_stats")!.key).toBe(g.trace.inputs[0].layout.key);
     expect(inp.get("_options").reshard_disabled).not.toBe("");
     // The output grid draws the data (thumbnails), no "pending" hint.
     expect(cards(el, "out")[0].querySelector<HTMLElement>(".sw-hint")!.hidden).toBe(true);

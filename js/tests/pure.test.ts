@@ -7,7 +7,7 @@ import { RequestQueue } from "../shared/requests";
 import { axisNameProblem, withNumAxes, withSpecEntry } from "../array/state";
 import { textWidth } from "../shared/text";
 import { fx3d, fx8, fxPartial } from "./fixtures";
-import type { LayoutState, RequestMsg } from "../wire/array";
+import type { LayoutState, RequestMsg } from "../wire";
 
 describe("colours", () => {
   it("are stable per device id, whatever the view", () => {

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { RequestQueue } from "../shared/requests";
-import type { LayoutState, RequestMsg } from "../wire/array";
+import type { LayoutState, RequestMsg } from "../wire";
 
 const st = (n: number): LayoutState => ({
   mesh_shape: [n],

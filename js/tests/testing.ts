@@ -1,8 +1,7 @@
-// Shared by the rendering tests: mount the widget on a fake model, clean up after each test.
-import { render } from "../array/view";
+// Shared by the rendering tests: mount an array view on a fake model, clean up after each test.
+import { ArrayView } from "../array/view";
 import { FakeModel } from "./fake_model";
 import * as fx from "./fixtures";
-import type { AnyModel } from "@anywidget/types";
 
 const cleanups: (() => void)[] = [];
 
@@ -10,7 +9,8 @@ export function mount(f: fx.Fixture, extra: Record<string, unknown> = {}) {
   const model = new FakeModel({ ...fx.traitsOf(f), ...extra });
   const el = document.createElement("div");
   document.body.append(el);
-  const dispose = render({ model: model as unknown as AnyModel, el });
+  const view = new ArrayView(model, el);
+  const dispose = () => view.dispose();
   cleanups.push(dispose);
   return { model, el, dispose };
 }

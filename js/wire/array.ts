@@ -1,23 +1,9 @@
-// The wire format between the kernel (src/shardwidget/payload.py) and this renderer.
-// payload.py is the only Python module that knows these shapes; keep the two in step.
+// The array view's wire format, ShardView(arr): the synced traits (ArrayModel) and the
+// payloads they carry. The Python twin is src/shardwidget/payload.py; keep the two in step.
 //
-// Synced traits (model.get(name)):
-//   mesh_shape: number[]            current mesh shape (product == options.n_devices)
-//   axis_names: string[]            one per mesh axis
-//   axis_types: AxisType[]          one per mesh axis
-//   spec: SpecEntry[]               one per array dimension
-//   memory_kind: string
-//   view_dims: number[]             the array dimensions drawn as rows / columns (0, 1 or 2 entries)
-//   error: string                   "" or the message of the last rejected request
-//   busy: boolean                   true while the kernel runs device_put / statistics
-//   _options: Options               choices the controls may offer
-//   _layout: Layout                 geometry of the array now shown (arrives first)
-//   _stats: Stats                   per-block data (arrives after _layout, same key)
+// Synced traits: ArrayModel (at the end of this file), read with model.get(name).
 //
-// Messages from the front end (model.send):
-//   RequestMsg: ask the kernel to re-lay-out the array. The kernel answers with ResultMsg.
-// Messages from the kernel (model.on("msg:custom")):
-//   ResultMsg
+// Messages (requests and their results): messages.ts.
 
 export type AxisType = "auto" | "explicit";
 export type SpecEntry = null | string | string[];
@@ -125,15 +111,21 @@ export interface Stats {
   vmax: number;
 }
 
-export interface RequestMsg {
-  type: "request";
-  seq: number; // strictly increasing per view
-  state: LayoutState;
-}
-
-export interface ResultMsg {
-  type: "result";
-  seq: number; // the request this answers
-  ok: boolean;
-  error: string; // the message when !ok
+/** The array view's synced traits (Python: shardwidget's ArrayView), as anywidget's model holds
+ *  them. The payload traits are Python Dicts: `{}` until the view first publishes. */
+export interface ArrayModel {
+  mesh_shape: number[];
+  axis_names: string[];
+  axis_types: AxisType[];
+  spec: SpecEntry[];
+  memory_kind: string;
+  /** The array dimensions drawn as rows / columns (0, 1 or 2 entries). */
+  view_dims: number[];
+  /** "" or the message of the last rejected request. */
+  error: string;
+  /** True while the kernel runs device_put / statistics. */
+  busy: boolean;
+  _options: Options;
+  _layout: Layout;
+  _stats: Stats;
 }

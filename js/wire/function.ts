@@ -1,27 +1,13 @@
-// The wire format of a traced-function view, ShardView(f, *args): src/shardwidget/payload.py
+// The function view's wire format, ShardView(f, *args): src/shardwidget/payload.py
 // (trace_options / trace / trace_stats) is its Python twin; keep the two in step.
 //
 // A function view is the same anywidget model class family as an array view, told apart by
 // `_kind` === "function" (array views have no `_kind` or "array").
 //
-// Synced traits (model.get(name)):
-//   _kind: "function"
-//   mode: "jit" | "shard_map"            (fixed at construction)
-//   mesh_shape: number[]                  shared mesh of every input (product == n_devices)
-//   axis_names: string[]
-//   axis_types: AxisType[]
-//   in_specs: SpecEntry[][]               one spec per input array leaf (one entry per dimension)
-//   out_specs: (SpecEntry[] | null)[]     one per output leaf; null = let XLA choose (jit only;
-//                                         in shard_map mode every entry is a spec)
-//   error: string                         "" or why the last request / compile / run failed
-//   busy: boolean                         true while the kernel traces, compiles, runs
-//   _trace_options: TraceOptions          what the controls may offer
-//   _trace: Trace                         the result for the current state (arrives first)
-//   _trace_stats: TraceStats              per-output statistics (same key; arrives after _trace)
+// Synced traits: FunctionModel (at the end of this file), read with model.get(name).
 //
-// Messages from the front end (model.send): TraceRequestMsg; the kernel answers with ResultMsg
-// (types.ts) carrying the same seq.
-import type { AxisType, Layout, ResultMsg, SpecEntry, Stats } from "./array";
+// Messages (TraceRequestMsg and its ResultMsg): messages.ts.
+import type { AxisType, Layout, SpecEntry, Stats } from "./array";
 
 export type TraceMode = "jit" | "shard_map";
 
@@ -149,10 +135,25 @@ export interface TraceStats {
   inputs?: Stats[];
 }
 
-export interface TraceRequestMsg {
-  type: "trace_request";
-  seq: number;
-  state: TraceState;
+/** The function view's synced traits (Python: shardwidget's FunctionView). The payload traits are
+ *  Python Dicts: `{}` until the view first publishes. */
+export interface FunctionModel {
+  _kind: "function";
+  /** Fixed at construction. */
+  mode: TraceMode;
+  /** Shared mesh of every input (product == n_devices). */
+  mesh_shape: number[];
+  axis_names: string[];
+  axis_types: AxisType[];
+  /** One spec per input array leaf (one entry per dimension). */
+  in_specs: SpecEntry[][];
+  /** One per output leaf; null = let XLA choose (jit only; in shard_map mode every entry is a spec). */
+  out_specs: (SpecEntry[] | null)[];
+  /** "" or why the last request / compile / run failed. */
+  error: string;
+  /** True while the kernel traces, compiles, runs. */
+  busy: boolean;
+  _trace_options: TraceOptions;
+  _trace: Trace;
+  _trace_stats: TraceStats;
 }
-
-export type { ResultMsg };

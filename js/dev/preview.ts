@@ -1,12 +1,10 @@
 // Dev preview: the widget against a fake model with fixture payloads and a simulated kernel.
-// Bundle: npx esbuild js/dev/preview.ts --bundle --format=iife --outfile=/tmp/sw-preview/preview.js
+// Run: `npm run preview` (or `./dev preview`): builds it into build/preview/ and serves it.
 import widget from "../widget";
 import { FakeModel } from "../tests/fake_model";
 import * as fx from "../tests/fixtures";
-import type { AnyModel } from "@anywidget/types";
-import type { RequestMsg } from "../wire";
 import * as tfx from "../tests/function_fixtures";
-import type { TraceRequestMsg } from "../wire";
+import type { RequestMsg, TraceRequestMsg } from "../wire";
 
 const params = new URLSearchParams(location.search || location.hash.replace(/^#/, "?"));
 const name = params.get("fx") ?? "fx8";
@@ -17,7 +15,7 @@ const pyStates = (window as unknown as { PY_STATES?: Record<string, Record<strin
   .PY_STATES;
 if (pyName && pyStates?.[pyName]) {
   const model = new FakeModel(pyStates[pyName]);
-  widget.render({ model: model as unknown as AnyModel, el: document.getElementById("app")! });
+  widget.render({ model: model, el: document.getElementById("app")! });
 } else if (name in tfx.TRACE_FIXTURES) previewTrace(tfx.TRACE_FIXTURES[name]());
 else previewArray();
 
@@ -55,7 +53,7 @@ function previewTrace(f: tfx.TraceFixture): void {
     }, 250);
   };
   const el = document.getElementById("app")!;
-  widget.render({ model: model as unknown as AnyModel, el });
+  widget.render({ model: model, el });
   const pin = params.get("pin");
   if (pin !== null) {
     setTimeout(() => {
@@ -112,7 +110,7 @@ function previewArray(): void {
     }, 250);
   };
   const el = document.getElementById("app")!;
-  widget.render({ model: model as unknown as AnyModel, el });
+  widget.render({ model: model, el });
   const pin = params.get("pin");
   if (pin !== null) {
     setTimeout(() => {

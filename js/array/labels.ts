@@ -1,5 +1,6 @@
 // Label fitting: pick the longest candidate that fits; never cut a label in the middle.
-import { formatRange, textWidth } from "../shared/text";
+import type { Layout } from "../wire";
+import { formatHalfOpen, formatRange, textWidth } from "../shared/text";
 
 /** The first candidate whose estimated width fits in `maxWidth` px (and whose line fits in
  *  `maxHeight`), or "" when none does. Candidates are whole strings, never truncated. */
@@ -83,4 +84,11 @@ export function canvasLabel(
     for (const c of cands) if (c !== "" && f.width(c) <= maxWidth) return { text: c, face: i };
   }
   return null;
+}
+
+/** A block's tooltip: its index ranges, then its devices. */
+export function blockTooltip(layout: Layout, k: number): string {
+  const b = layout.blocks[k];
+  const ranges = b.i.map((r, d) => `dim ${d} ${formatHalfOpen(r)}`).join(", ");
+  return `${ranges}\n${deviceListText(b.d)}`;
 }

@@ -3,7 +3,8 @@
 // and output, in a function view (function/leaf.ts).
 import type { AnyModel } from "@anywidget/types";
 import type { ArrayModel, Layout, LayoutState, Options, RequestMsg, Stats } from "../wire";
-import { ArrayPane, MAX_GRID_WIDTH } from "./grid";
+import { ArrayPane } from "./grid/pane";
+import { MAX_GRID_WIDTH } from "./grid/geometry";
 import { MeshPane } from "./mesh";
 import { Header, matchDevices, parseDeviceQuery } from "./header";
 import { Controls } from "./controls";

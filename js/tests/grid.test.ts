@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { isCursorKey, moveCursor, selectGrid } from "../array/blocks";
-import { axisTicks, axisTicksVertical, gridGeometry, paletteBmp } from "../array/grid";
+import { axisTicks, axisTicksVertical, gridGeometry } from "../array/grid/geometry";
+import { paletteBmp } from "../array/grid/atlas";
 import { mount, unmountAll } from "./testing";
 import * as fx from "./fixtures";
 

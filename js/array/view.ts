@@ -5,7 +5,7 @@ import type { AnyModel } from "@anywidget/types";
 import type { ArrayModel, Layout, LayoutState, Options, RequestMsg, Stats } from "../wire";
 import { ArrayPane } from "./grid/pane";
 import { MAX_GRID_WIDTH } from "./grid/geometry";
-import { MeshPane } from "./mesh";
+import { MeshPane } from "./mesh/pane";
 import { Header, matchDevices, parseDeviceQuery } from "./header";
 import { Controls } from "./controls";
 import { renderDetail, type Pin } from "./detail";

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { flush, mount, unmountAll } from "./testing";
 import * as fx from "./fixtures";
-import { chipCells, chipSplit, physicalLayout, physicalSizing } from "../array/mesh";
+import { chipCells, chipSplit, physicalLayout, physicalSizing } from "../array/mesh/geometry";
 
 afterEach(() => unmountAll());
 

@@ -68,7 +68,7 @@ export class BlockPositions {
   }
 }
 
-export function intersectsSlice(b: Block, slice: number[], dims: number[]): boolean {
+function intersectsSlice(b: Block, slice: number[], dims: number[]): boolean {
   for (const d of dims) {
     const s = slice[d] ?? 0;
     const r = b.i[d];

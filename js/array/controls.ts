@@ -25,7 +25,7 @@ export interface ControlsInput {
   pending: boolean;
 }
 
-export function shapeLabel(s: number[]): string {
+function shapeLabel(s: number[]): string {
   return s.join(" × ");
 }
 

@@ -27,7 +27,7 @@ function kv(doc: Document, dl: HTMLElement, k: string, v: string | HTMLElement):
 }
 
 /** The shape of values table for a block: 2-D / 1-D (squeezing unit dims), else flat. */
-export function tableShape(sizes: number[]): [number, number] {
+function tableShape(sizes: number[]): [number, number] {
   const nz = sizes.filter((s) => s !== 1);
   const n = sizes.reduce((a, b) => a * b, 1);
   if (nz.length === 0) return [1, 1];
@@ -38,7 +38,7 @@ export function tableShape(sizes: number[]): [number, number] {
 
 /** The holders of a block: a heading with the count and the ids in runs ("Held by 64 devices:
  *  0–63"), then a table with a row per device (never clipped: it scrolls when long). */
-export function holdersTable(
+function holdersTable(
   doc: Document,
   layout: Layout,
   ids: number[],

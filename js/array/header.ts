@@ -8,7 +8,7 @@ export interface HeaderCallbacks {
   find(text: string): void;
 }
 
-export function summaryLine(layout: Layout): string {
+function summaryLine(layout: Layout): string {
   const rep = Number.isInteger(layout.replication)
     ? String(layout.replication)
     : layout.replication.toFixed(2);
@@ -20,7 +20,7 @@ export function summaryLine(layout: Layout): string {
   ].join(" · ");
 }
 
-export function meshSummary(layout: Layout): string {
+function meshSummary(layout: Layout): string {
   const m = layout.mesh;
   const plat = `${layout.devices.platform}${layout.devices.kind && layout.devices.kind !== layout.devices.platform ? ` (${layout.devices.kind})` : ""}`;
   if (!m) return `${plural(layout.devices.ids.length, "device")} · ${plat}`;

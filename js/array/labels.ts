@@ -50,7 +50,7 @@ export function deviceLabelCandidates(ids: number[], badge = false): string[] {
 }
 
 /** Full tooltip text for a device set. */
-export function deviceListText(ids: number[]): string {
+function deviceListText(ids: number[]): string {
   if (ids.length === 1) return `device ${ids[0]}`;
   return `devices ${ids.join(", ")} (×${ids.length})`;
 }

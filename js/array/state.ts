@@ -25,11 +25,6 @@ export function stateKey(s: LayoutState): string {
   });
 }
 
-export function sameState(a: LayoutState | null, b: LayoutState | null): boolean {
-  if (!a || !b) return a === b;
-  return JSON.stringify(a) === JSON.stringify(b);
-}
-
 /**
  * Make `spec` consistent with the mesh: entries keep only existing axes, an axis used by an
  * earlier dimension is dropped, and when the axes do not divide the dimension trailing axes are

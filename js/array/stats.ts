@@ -3,7 +3,7 @@ import type { Layout, Stats } from "../wire";
 import { rampLUT } from "../shared/colors";
 
 /** Accept DataView / ArrayBuffer / typed arrays / number arrays (fake models, other hosts). */
-export function asDataView(x: unknown): DataView | null {
+function asDataView(x: unknown): DataView | null {
   if (x == null) return null;
   if (x instanceof DataView) return x;
   if (x instanceof ArrayBuffer) return new DataView(x);
@@ -77,7 +77,7 @@ export function blockThumb(stats: Stats, b: number, viewDims: number[]): Thumb |
 }
 
 /** RGBA pixels of a thumbnail through the viridis ramp. */
-export function thumbPixels(t: Thumb): Uint8ClampedArray<ArrayBuffer> {
+function thumbPixels(t: Thumb): Uint8ClampedArray<ArrayBuffer> {
   const lut = rampLUT();
   const px = new Uint8ClampedArray(t.rows * t.cols * 4);
   for (let k = 0; k < t.data.length; k++) {

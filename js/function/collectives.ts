@@ -1,11 +1,11 @@
 // What XLA did with a layout, as tables: the collectives it inserted, the sharding constraints
 // the function pins, and the memory and flops of one device.
 import type { Collective, CollectiveKind, Constraint, Memory } from "../wire";
-import { formatBytes, plural } from "../shared/text";
+import { formatBytes, formatCount, plural } from "../shared/text";
 import { el } from "../shared/dom";
 
 /** What each collective does, in words (tooltips; a student's first question). */
-export const KIND_INFO: Record<CollectiveKind, string> = {
+const KIND_INFO: Record<CollectiveKind, string> = {
   "all-reduce": "every device of a group ends with the sum (or max, …) of the group's values",
   "all-gather": "every device of a group ends with all of the group's pieces, put together",
   "reduce-scatter": "the group's values are summed and each device keeps one piece of the sum",
@@ -21,7 +21,7 @@ export function axesLabel(axes: string[]): string {
 }
 
 /** "f32[16]", "f32[4,8]", "f32[]". */
-export function shapeText(dtype: string, shape: number[]): string {
+function shapeText(dtype: string, shape: number[]): string {
   return `${dtype}[${shape.join(",")}]`;
 }
 
@@ -32,11 +32,11 @@ export function groupsLabel(c: Collective): string {
 }
 
 /** Where it comes from: the jax op, then the source line. */
-export function causeLabel(c: { op_name: string; source: string }): string {
+function causeLabel(c: { op_name: string; source: string }): string {
   return [c.op_name, c.source].filter(Boolean).join(" · ") || "—";
 }
 
-export function totalBytes(cs: Collective[]): number {
+function totalBytes(cs: Collective[]): number {
   return cs.reduce((a, c) => a + c.bytes, 0);
 }
 
@@ -45,29 +45,6 @@ export function collectivesSummary(cs: Collective[]): string {
   if (cs.length === 0) return "no collectives";
   return `${plural(cs.length, "collective")} · ${formatBytes(totalBytes(cs))} sent per device`;
 }
-
-/** Counts in engineering units: "950", "1.2 k", "3.4 M"; with a unit: "352 FLOP", "1.05 MFLOP". */
-export function formatCount(n: number, unit = ""): string {
-  if (!Number.isFinite(n)) return String(n);
-  const prefixes = ["", "k", "M", "G", "T", "P"];
-  let u = 0;
-  let v = n;
-  while (Math.abs(v) >= 1000 && u < prefixes.length - 1) {
-    v /= 1000;
-    u++;
-  }
-  let s = u === 0 ? String(Math.round(v)) : v.toFixed(v >= 100 ? 0 : v >= 10 ? 1 : 2);
-  if (s.includes(".")) s = s.replace(/\.?0+$/, "");
-  const tail = `${prefixes[u]}${unit}`;
-  return tail ? `${s} ${tail}` : s;
-}
-
-export function formatMs(ms: number): string {
-  if (ms >= 1000) return `${(ms / 1000).toFixed(ms >= 10_000 ? 0 : 1)} s`;
-  if (ms >= 10) return `${Math.round(ms)} ms`;
-  return `${ms.toFixed(1)} ms`;
-}
-
 
 function table(doc: Document, cls: string, caption: string, heads: string[]): {
   table: HTMLTableElement;

@@ -55,7 +55,7 @@ export function selectField(
 
 /** Rebuild `host`'s children with `build`, keeping the focused control (by data-key) focused and
  *  the text being typed in a focused text field. */
-export function rebuildKeepingFocus(host: HTMLElement, build: () => Node[]): void {
+function rebuildKeepingFocus(host: HTMLElement, build: () => Node[]): void {
   const doc = host.ownerDocument;
   const active = doc.activeElement as HTMLElement | null;
   const key = active && host.contains(active) ? active.dataset.key : undefined;

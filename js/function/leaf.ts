@@ -35,7 +35,7 @@ export function pyTuple(shape: number[]): string {
 }
 
 /** Options for an embedded view: no re-layout from there (the function view owns the layout). */
-export function leafOptions(t: TraceOptions, leaf: LeafInfo): Options {
+function leafOptions(t: TraceOptions, leaf: LeafInfo): Options {
   return {
     n_devices: t.n_devices,
     platform: t.platform,
@@ -52,7 +52,7 @@ export function leafOptions(t: TraceOptions, leaf: LeafInfo): Options {
 export const INPUT_STATS_MESSAGE = "no per-shard data for this input from the kernel";
 
 /** The Stats an input's grid gets: none, and why. */
-export function inputStats(layout: Layout): Stats {
+function inputStats(layout: Layout): Stats {
   return unavailableStats(layout.key, INPUT_STATS_MESSAGE);
 }
 

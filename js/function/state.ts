@@ -23,13 +23,8 @@ export function cloneTraceState(s: TraceState): TraceState {
   };
 }
 
-export function sameTraceState(a: TraceState | null, b: TraceState | null): boolean {
-  if (!a || !b) return a === b;
-  return JSON.stringify(a) === JSON.stringify(b);
-}
-
 /** Whether output specs are free of divisibility (shard_map: the global shape follows them). */
-export function outSpecsFree(mode: TraceMode): boolean {
+function outSpecsFree(mode: TraceMode): boolean {
   return mode === "shard_map";
 }
 

@@ -4,7 +4,7 @@ import { injectCss } from "../shared/styles";
 
 const STYLE_ID = "shardwidget-trace-styles";
 
-export const FUNCTION_CSS = `
+const FUNCTION_CSS = `
 .shardwidget .shardwidget.sw-embedded { padding: 0; background: transparent; }
 .shardwidget.sw-trace .sw-tr-title { gap: 6px 8px; }
 .shardwidget .sw-tr-fn { font-size: 15px; }

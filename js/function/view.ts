@@ -19,13 +19,11 @@ import { LeafCard } from "./leaf";
 import { cloneTraceState, normalizeTraceState } from "./state";
 import {
   collectivesSummary,
-  formatCount,
-  formatMs,
   renderCollectives,
   renderConstraints,
   renderMemory,
 } from "./collectives";
-import { plural } from "../shared/text";
+import { formatCount, formatMs, plural } from "../shared/text";
 import { el as mk } from "../shared/dom";
 
 const STATE_TRAITS = ["mesh_shape", "axis_names", "axis_types", "in_specs", "out_specs"] as const;

@@ -21,12 +21,12 @@ export const PALETTE16: readonly string[] = [
   "#882255", // wine
 ];
 
-export function rgbToHex(r: number, g: number, b: number): string {
+function rgbToHex(r: number, g: number, b: number): string {
   const h = (v: number) => Math.max(0, Math.min(255, Math.round(v))).toString(16).padStart(2, "0");
   return `#${h(r)}${h(g)}${h(b)}`;
 }
 
-export function hexToRgb(hex: string): [number, number, number] {
+function hexToRgb(hex: string): [number, number, number] {
   const v = parseInt(hex.slice(1, 7), 16);
   return [(v >> 16) & 255, (v >> 8) & 255, v & 255];
 }
@@ -43,9 +43,9 @@ export function hexToRgb(hex: string): [number, number, number] {
 // equal steps look equal, and clipped into sRGB by lowering chroma.
 
 /** The most hue bands (so band hues are at least 360/12 = 30 degrees apart). */
-export const MAX_BANDS = 12;
+const MAX_BANDS = 12;
 /** The most lightness steps in a band. */
-export const MAX_STEPS = 8;
+const MAX_STEPS = 8;
 const L_DARK = 0.42;
 const L_LIGHT = 0.87;
 const CHROMA = 0.15;
@@ -91,7 +91,7 @@ function nextPow2(x: number): number {
 }
 
 /** Band size (a power of two, >= 4) such that `n` ids fill at most MAX_BANDS bands. */
-export function bandSizeFor(n: number): number {
+function bandSizeFor(n: number): number {
   return Math.max(4, nextPow2(Math.ceil(n / MAX_BANDS)));
 }
 

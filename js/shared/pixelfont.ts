@@ -64,7 +64,7 @@ export const FONT_3X5 = face("3x5", 3, 5, {
 export const PIXEL_FONTS: readonly PixelFont[] = [FONT_5X7, FONT_3X5];
 
 /** Whether `font` has every character of `text`. */
-export function canWrite(font: PixelFont, text: string): boolean {
+function canWrite(font: PixelFont, text: string): boolean {
   for (const ch of text) if (!font.glyphs.has(ch)) return false;
   return true;
 }

@@ -23,11 +23,6 @@ export function decodeEntry(v: string): SpecEntry {
   return axesToEntry(v === "" ? [] : v.split("+"));
 }
 
-export function entryLabel(e: SpecEntry | undefined): string {
-  const a = entryAxes(e);
-  return a.length === 0 ? "None (replicated)" : a.join("+");
-}
-
 export function specString(spec: SpecEntry[]): string {
   const parts = spec.map((e) => {
     const a = entryAxes(e);

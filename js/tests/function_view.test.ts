@@ -4,7 +4,7 @@ import widget from "../widget";
 import { FakeModel } from "./fake_model";
 import { FunctionView } from "../function/view";
 import * as tfx from "./function_fixtures";
-import { NO_COLLECTIVES, axesLabel, formatCount, groupsLabel } from "../function/collectives";
+import { NO_COLLECTIVES, axesLabel, groupsLabel } from "../function/collectives";
 import { INPUT_STATS_MESSAGE, pyTuple } from "../function/leaf";
 import {
   leafSpecOptions,
@@ -13,7 +13,7 @@ import {
   withTraceMeshShape,
   withTraceNumAxes,
 } from "../function/state";
-import { formatBytes } from "../shared/text";
+import { formatBytes, formatCount } from "../shared/text";
 import { flush } from "./testing";
 import type { TraceRequestMsg } from "../wire";
 

@@ -8,7 +8,7 @@ import { canvasLabel } from "../labels";
 import type { GridGeometry } from "./geometry";
 import type { GridScene } from "./scene";
 
-export function context2d(cv: HTMLCanvasElement): CanvasRenderingContext2D | null {
+function context2d(cv: HTMLCanvasElement): CanvasRenderingContext2D | null {
   let ctx: CanvasRenderingContext2D | null = null;
   try {
     ctx = cv.getContext("2d");

@@ -2,7 +2,14 @@
 import type { AxisType, LayoutState, Options } from "../wire";
 import { decodeEntry, encodeEntry, specOptions, specString } from "../shared/spec";
 import {
-  axisNameProblem,
+  axisCountChoices,
+  axisNameField,
+  meshShapeChoices,
+  rebuildKeepingFocus,
+  selectField,
+  type Choice,
+} from "../shared/fields";
+import {
   stateKey,
   withAxisName,
   withAxisType,
@@ -25,10 +32,6 @@ export interface ControlsInput {
   pending: boolean;
 }
 
-function shapeLabel(s: number[]): string {
-  return s.join(" × ");
-}
-
 export class Controls {
   readonly el: HTMLFormElement;
   private inp: ControlsInput | null = null;
@@ -45,37 +48,12 @@ export class Controls {
 
   update(inp: ControlsInput): void {
     this.inp = inp;
+    this.el.classList.toggle("sw-pending", inp.pending);
     // Keep focus (and a text input being edited) across the rebuild.
-    const active = this.doc.activeElement as HTMLElement | null;
-    const focusKey = active && this.el.contains(active) ? active.dataset.key : undefined;
-    let editing: { key: string; value: string; start: number | null; end: number | null } | null =
-      null;
-    if (active instanceof HTMLInputElement && active.type === "text" && focusKey) {
-      editing = {
-        key: focusKey,
-        value: active.value,
-        start: active.selectionStart,
-        end: active.selectionEnd,
-      };
-    }
-    this.build(inp);
-    if (focusKey) {
-      const e = this.el.querySelector<HTMLElement>(`[data-key="${focusKey}"]`);
-      if (e) {
-        if (editing && e instanceof HTMLInputElement) {
-          e.value = editing.value;
-          try {
-            e.setSelectionRange(editing.start, editing.end);
-          } catch {
-            /* ignore */
-          }
-        }
-        e.focus();
-      }
-    }
+    rebuildKeepingFocus(this.el, () => this.build(inp));
   }
 
-  private build(inp: ControlsInput): void {
+  private build(inp: ControlsInput): HTMLElement[] {
     const { state, options } = inp;
     const doc = this.doc;
     const disabledWhy = options.reshard_disabled;
@@ -197,8 +175,7 @@ export class Controls {
       note.textContent = `Re-sharding is disabled: ${disabledWhy}`;
       nodes.unshift(note);
     }
-    this.el.classList.toggle("sw-pending", inp.pending);
-    this.el.replaceChildren(...nodes);
+    return nodes;
   }
 
   private emit(state: LayoutState): void {
@@ -215,128 +192,30 @@ export class Controls {
     return fs;
   }
 
+  /** A select whose choice asks for `next(value)`. A saved page answers only the layouts it
+   *  carries: the others are shown as unavailable, not broken. */
   private select(
     key: string,
     label: string,
-    options: { value: string; label: string; disabled: boolean; title: string }[],
+    choices: Choice[],
     value: string,
     next: (v: string) => LayoutState,
     ariaLabel = "",
   ): HTMLElement {
-    const doc = this.doc;
-    const s = doc.createElement("select");
-    s.dataset.key = key;
-    const avail = this.inp?.options.static_states;
-    const known = avail ? new Set(avail) : null;
-    for (const o of options) {
-      const opt = doc.createElement("option");
-      opt.value = o.value;
-      opt.textContent = o.label;
-      opt.disabled = o.disabled && o.value !== value;
-      if (o.title) opt.title = o.title;
-      // A static page answers only the layouts it carries: others are unavailable, not broken.
-      if (known && !opt.disabled && o.value !== value && !known.has(stateKey(next(o.value)))) {
-        opt.disabled = true;
-        opt.textContent = `${o.label} — not in this page`;
-        opt.title = "this layout was not precomputed when the page was saved";
-      }
-      s.append(opt);
-    }
-    s.value = value;
-    s.addEventListener("change", () => this.emit(next(s.value)));
-    if (!label) {
-      if (ariaLabel) s.setAttribute("aria-label", ariaLabel);
-      return s;
-    }
-    const lab = doc.createElement("label");
-    lab.className = "sw-field";
-    const span = doc.createElement("span");
-    span.textContent = label;
-    lab.append(span, s);
-    return lab;
+    const saved = this.inp?.options.static_states;
+    const known = saved ? new Set(saved) : null;
+    const offered = choices.map((c) =>
+      known && !c.disabled && c.value !== value && !known.has(stateKey(next(c.value)))
+        ? {
+            value: c.value,
+            label: `${c.label} — not in this page`,
+            disabled: true,
+            title: "this layout was not precomputed when the page was saved",
+          }
+        : c,
+    );
+    return selectField(this.doc, key, label, offered, value, (v) => this.emit(next(v)), ariaLabel);
   }
+
 }
 
-/**
- * The name field of mesh axis i: a text input whose refused names are explained in words
- * beside it (and in its tooltip); a valid new name goes to `commit`. Returns the label (with the
- * input) and the message element, for the caller to place.
- */
-export function axisNameField(
-  doc: Document,
-  state: { axis_names: string[]; mesh_shape: number[] },
-  i: number,
-  size: number,
-  commit: (name: string) => void,
-): [HTMLLabelElement, HTMLSpanElement] {
-  const name = state.axis_names[i] ?? "";
-  const lab = doc.createElement("label");
-  lab.className = "sw-field";
-  const span = doc.createElement("span");
-  span.textContent = `axis ${i} (${state.mesh_shape[i]})`;
-  const t = doc.createElement("input");
-  t.type = "text";
-  t.value = name;
-  t.size = size;
-  t.spellcheck = false;
-  t.autocomplete = "off";
-  t.dataset.key = `name-${i}`;
-  t.setAttribute("aria-label", `name of mesh axis ${i}`);
-  const msg = doc.createElement("span");
-  msg.className = "sw-field-msg";
-  msg.setAttribute("role", "alert");
-  const show = (problem: string) => {
-    if (problem) t.setAttribute("aria-invalid", "true");
-    else t.removeAttribute("aria-invalid");
-    t.title = problem;
-    msg.textContent = problem;
-  };
-  const problemOf = (v: string) => (v === name ? "" : axisNameProblem(state.axis_names, i, v));
-  const tryCommit = () => {
-    const v = t.value.trim();
-    const problem = problemOf(v);
-    show(problem);
-    if (!problem && v !== name) commit(v);
-  };
-  t.addEventListener("change", tryCommit);
-  t.addEventListener("keydown", (e) => {
-    if (e.key === "Enter") {
-      e.preventDefault();
-      tryCommit();
-    }
-  });
-  t.addEventListener("input", () => show(problemOf(t.value.trim())));
-  lab.append(span, t);
-  return [lab, msg];
-}
-
-/** One option of a select: what it sends, what it says, and why it cannot be chosen. */
-export interface Choice {
-  value: string;
-  label: string;
-  disabled: boolean;
-  title: string;
-}
-
-type MeshChoiceOptions = { factorizations: Record<string, number[][]>; n_devices: number };
-
-/** The number-of-axes select (1–4): a count with no factorization of the devices is refused,
- *  unless it is the current one. */
-export function axisCountChoices(options: MeshChoiceOptions, current: number): Choice[] {
-  return [1, 2, 3, 4].map((n) => {
-    const facts = options.factorizations[String(n)] ?? [];
-    return {
-      value: String(n),
-      label: String(n),
-      disabled: facts.length === 0 && n !== current,
-      title: facts.length === 0 ? `no ${n}-axis mesh of ${options.n_devices} devices` : "",
-    };
-  });
-}
-
-/** The mesh-shape select: every factorization with as many axes as `shape` (and `shape`). */
-export function meshShapeChoices(options: MeshChoiceOptions, shape: number[]): Choice[] {
-  const facts = [...(options.factorizations[String(shape.length)] ?? [])];
-  if (!facts.some((f) => f.join() === shape.join())) facts.unshift(shape);
-  return facts.map((f) => ({ value: f.join(","), label: shapeLabel(f), disabled: false, title: "" }));
-}

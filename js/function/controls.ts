@@ -4,7 +4,13 @@
 import type { AxisType, SpecEntry } from "../wire";
 import type { TraceOptions, TraceState } from "../wire";
 import { decodeEntry, encodeEntry } from "../shared/spec";
-import { axisCountChoices, axisNameField, meshShapeChoices } from "../array/controls";
+import {
+  axisCountChoices,
+  axisNameField,
+  meshShapeChoices,
+  rebuildKeepingFocus,
+  selectField,
+} from "../shared/fields";
 import {
   leafSpecOptions,
   withTraceAxisName,
@@ -12,71 +18,6 @@ import {
   withTraceMeshShape,
   withTraceNumAxes,
 } from "./state";
-
-export interface SelectChoice {
-  value: string;
-  label: string;
-  disabled: boolean;
-  title: string;
-}
-
-/** A <select> (wrapped in a label when `label` is given). `key` is its data-key (focus is kept
- *  across rebuilds by it). A disabled choice stays selectable when it is the current value. */
-export function selectField(
-  doc: Document,
-  key: string,
-  label: string,
-  choices: SelectChoice[],
-  value: string,
-  onChange: (v: string) => void,
-  ariaLabel = "",
-): HTMLElement {
-  const s = doc.createElement("select");
-  s.dataset.key = key;
-  for (const c of choices) {
-    const o = doc.createElement("option");
-    o.value = c.value;
-    o.textContent = c.label;
-    o.disabled = c.disabled && c.value !== value;
-    if (c.title) o.title = c.title;
-    s.append(o);
-  }
-  s.value = value;
-  s.addEventListener("change", () => onChange(s.value));
-  if (ariaLabel) s.setAttribute("aria-label", ariaLabel);
-  if (!label) return s;
-  const lab = doc.createElement("label");
-  lab.className = "sw-field";
-  const span = doc.createElement("span");
-  span.textContent = label;
-  lab.append(span, s);
-  return lab;
-}
-
-/** Rebuild `host`'s children with `build`, keeping the focused control (by data-key) focused and
- *  the text being typed in a focused text field. */
-function rebuildKeepingFocus(host: HTMLElement, build: () => Node[]): void {
-  const doc = host.ownerDocument;
-  const active = doc.activeElement as HTMLElement | null;
-  const key = active && host.contains(active) ? active.dataset.key : undefined;
-  let editing: { value: string; start: number | null; end: number | null } | null = null;
-  if (key && active instanceof HTMLInputElement && active.type === "text") {
-    editing = { value: active.value, start: active.selectionStart, end: active.selectionEnd };
-  }
-  host.replaceChildren(...build());
-  if (!key) return;
-  const e = host.querySelector<HTMLElement>(`[data-key="${key}"]`);
-  if (!e) return;
-  if (editing && e instanceof HTMLInputElement) {
-    e.value = editing.value;
-    try {
-      e.setSelectionRange(editing.start, editing.end);
-    } catch {
-      /* ignore */
-    }
-  }
-  e.focus();
-}
 
 export interface SpecSelectorsInput {
   /** Prefix of the data-keys ("in-0", "out-1"). */

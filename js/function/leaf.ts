@@ -7,7 +7,8 @@ import { LocalModel } from "../shared/local_model";
 import { statsHint } from "../array/header";
 import { formatBytes } from "../shared/text";
 import { specString } from "../shared/spec";
-import { selectField, specSelectors } from "./controls";
+import { specSelectors } from "./controls";
+import { selectField } from "../shared/fields";
 import { outSpecOf, withInSpecEntry, withOutSpec, withOutSpecEntry } from "./state";
 
 /**

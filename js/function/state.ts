@@ -6,8 +6,15 @@
 // its global size is local × axes and any axis fits (only "once per spec" applies).
 import type { AxisType, SpecEntry } from "../wire";
 import type { LeafInfo, TraceMode, TraceOptions, TraceState } from "../wire";
-import { axesToEntry, entryAxes, specOptions, type SpecOption } from "../shared/spec";
-import { DEFAULT_AXIS_NAMES, axisNameProblem, sanitizeSpec } from "../array/state";
+import {
+  axesToEntry,
+  axisNameProblem,
+  DEFAULT_AXIS_NAMES,
+  entryAxes,
+  sanitizeSpec,
+  specOptions,
+  type SpecOption,
+} from "../shared/spec";
 
 function cloneSpec(s: SpecEntry[]): SpecEntry[] {
   return s.map((e) => (Array.isArray(e) ? [...e] : e));

@@ -99,3 +99,43 @@ export function specOptions(
   }
   return opts;
 }
+
+export const DEFAULT_AXIS_NAMES = ["x", "y", "z", "w"];
+
+/**
+ * Make `spec` consistent with the mesh: entries keep only existing axes, an axis used by an
+ * earlier dimension is dropped, and when the axes do not divide the dimension trailing axes are
+ * dropped until they do (None at worst). The result has one entry per array dimension.
+ */
+export function sanitizeSpec(
+  spec: SpecEntry[],
+  axisNames: string[],
+  meshShape: number[],
+  shape: number[],
+): SpecEntry[] {
+  const size = new Map(axisNames.map((n, i) => [n, meshShape[i] ?? 1]));
+  const used = new Set<string>();
+  const out: SpecEntry[] = [];
+  for (let d = 0; d < shape.length; d++) {
+    let axes = entryAxes(spec[d]).filter((a) => size.has(a) && !used.has(a));
+    axes = [...new Set(axes)];
+    while (axes.length > 0) {
+      const p = axes.reduce((acc, a) => acc * size.get(a)!, 1);
+      if (shape[d] % p === 0) break;
+      axes = axes.slice(0, -1);
+    }
+    axes.forEach((a) => used.add(a));
+    out.push(axesToEntry(axes));
+  }
+  return out;
+}
+
+const NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** "" when `name` is a valid new name for axis i, else why not. */
+export function axisNameProblem(names: string[], i: number, name: string): string {
+  if (name === "") return "axis name is empty";
+  if (!NAME_RE.test(name)) return "use letters, digits and _ (not starting with a digit)";
+  if (names.some((n, j) => j !== i && n === name)) return `"${name}" is already used`;
+  return "";
+}

@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { axisCombos, decodeEntry, encodeEntry, specOptions, specString } from "../shared/spec";
-import { axisNameProblem, sanitizeSpec, withAxisName, withMeshShape, withNumAxes, withSpecEntry } from "../array/state";
+import {
+  axisCombos,
+  axisNameProblem,
+  decodeEntry,
+  encodeEntry,
+  sanitizeSpec,
+  specOptions,
+  specString,
+} from "../shared/spec";
+import { withAxisName, withMeshShape, withNumAxes, withSpecEntry } from "../array/state";
 import { fx8 } from "./fixtures";
 
 describe("spec encoding", () => {

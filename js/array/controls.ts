@@ -5,7 +5,9 @@ import {
   axisCountChoices,
   axisNameField,
   meshShapeChoices,
+  fieldset,
   rebuildKeepingFocus,
+  resetAndStatus,
   selectField,
   type Choice,
 } from "../shared/fields";
@@ -57,7 +59,7 @@ export class Controls {
     const { state, options } = inp;
     const doc = this.doc;
     const disabledWhy = options.reshard_disabled;
-    const fsMesh = this.fieldset("Mesh");
+    const fsMesh = fieldset(doc, "Mesh");
     const k = state.mesh_shape.length;
     // Number of axes.
     const nAx = this.select(
@@ -105,7 +107,7 @@ export class Controls {
     fsMesh.append(axes);
 
     // Spec.
-    const fsSpec = this.fieldset("PartitionSpec");
+    const fsSpec = fieldset(doc, "PartitionSpec");
     const specPreview = doc.createElement("code");
     specPreview.className = "sw-spec-preview";
     specPreview.textContent = specString(state.spec);
@@ -133,7 +135,7 @@ export class Controls {
     fsSpec.append(specBox);
 
     // Memory + reset.
-    const fsMem = this.fieldset("Memory");
+    const fsMem = fieldset(doc, "Memory");
     const kinds = [...options.memory_kinds];
     if (state.memory_kind && !kinds.includes(state.memory_kind)) kinds.unshift(state.memory_kind);
     fsMem.append(
@@ -145,24 +147,16 @@ export class Controls {
         (v) => withMemoryKind(state, v),
       ),
     );
-    const reset = doc.createElement("button");
-    reset.type = "button";
-    reset.className = "sw-button";
-    reset.textContent = "Reset";
-    reset.dataset.key = "reset";
-    reset.title = options.original
-      ? "back to the layout the view was created with"
-      : "the original layout cannot be expressed with these controls";
-    reset.disabled = !options.original;
-    reset.addEventListener("click", () => {
-      if (options.original) this.emit(options.original);
-    });
-    fsMem.append(reset);
-    const status = doc.createElement("div");
-    status.className = "sw-ctl-status";
-    status.setAttribute("aria-live", "polite");
-    status.textContent = inp.pending ? "applying…" : "";
-    fsMem.append(status);
+    fsMem.append(
+      ...resetAndStatus(
+        doc,
+        options.original,
+        "the original layout cannot be expressed with these controls",
+        (s) => this.emit(s),
+        inp.pending,
+        "div",
+      ),
+    );
 
     const all = doc.createElement("fieldset");
     all.className = "sw-controls-all";
@@ -181,15 +175,6 @@ export class Controls {
   private emit(state: LayoutState): void {
     if (this.inp?.options.reshard_disabled) return;
     this.cb.request(state);
-  }
-
-  private fieldset(legend: string): HTMLFieldSetElement {
-    const fs = this.doc.createElement("fieldset");
-    fs.className = "sw-fs";
-    const lg = this.doc.createElement("legend");
-    lg.textContent = legend;
-    fs.append(lg);
-    return fs;
   }
 
   /** A select whose choice asks for `next(value)`. A saved page answers only the layouts it

@@ -4,7 +4,7 @@ import { blockThumb, blockValues, isComplex, thumbCanvas } from "./stats";
 import { formatBytes, formatComplex, formatHalfOpen, formatNumber } from "../shared/text";
 import { textColorOn } from "../shared/colors";
 import { compressIds } from "./labels";
-import { el } from "../shared/dom";
+import { el, tableHead } from "../shared/dom";
 
 export type Pin = { kind: "block"; block: number } | { kind: "device"; device: number };
 
@@ -55,15 +55,8 @@ function holdersTable(
     return i !== undefined && layout.devices.process[i] !== layout.devices.local_process;
   });
   const tbl = el(doc, "table", "sw-devtable");
-  const thead = el(doc, "thead");
-  const hr = el(doc, "tr");
   const heads = ["device", "replica", "process", "memory", ...(hasCoords ? ["coords"] : []), ...(hasCore ? ["core"] : []), ...(anyRemote ? [""] : [])];
-  for (const h of heads) {
-    const th = el(doc, "th", "", h);
-    th.scope = "col";
-    hr.append(th);
-  }
-  thead.append(hr);
+  const thead = tableHead(doc, heads);
   const tbody = el(doc, "tbody");
   const mem = layout.memory_kind || "–";
   ids.forEach((id, replica) => {

@@ -19,13 +19,29 @@ if (pyName && pyStates?.[pyName]) {
 } else if (name in tfx.TRACE_FIXTURES) previewTrace(tfx.TRACE_FIXTURES[name]());
 else previewArray();
 
+/** A fake model of `traits`, with ?error=… and ?busy=1 applied. */
+function previewModel(traits: Record<string, unknown>): FakeModel {
+  if (params.get("error")) traits.error = params.get("error")!;
+  if (params.get("busy")) traits.busy = true;
+  return new FakeModel(traits);
+}
+
+/** Render `model` into #app; with ?pin=…, click the block `target` finds for it. */
+function show(
+  model: FakeModel,
+  target: (el: HTMLElement, pin: string) => HTMLElement | null | undefined,
+): HTMLElement {
+  const el = document.getElementById("app")!;
+  widget.render({ model, el });
+  const pin = params.get("pin");
+  if (pin !== null) setTimeout(() => target(el, pin)?.click(), 50);
+  return el;
+}
+
 /** A function view (?fx=trace_sum, trace_layer, …) against a simulated kernel that rebuilds the
  *  fixture's trace for each requested state (collectives and memory as in the fixture). */
 function previewTrace(f: tfx.TraceFixture): void {
-  const traits = tfx.traceTraitsOf(f);
-  if (params.get("error")) traits.error = params.get("error")!;
-  if (params.get("busy")) traits.busy = true;
-  const model = new FakeModel(traits);
+  const model = previewModel(tfx.traceTraitsOf(f));
   let key = f.trace.key;
   model.onSend = (msg: TraceRequestMsg) => {
     model.set("busy", true);
@@ -52,14 +68,9 @@ function previewTrace(f: tfx.TraceFixture): void {
       model.set("busy", false);
     }, 250);
   };
-  const el = document.getElementById("app")!;
-  widget.render({ model: model, el });
-  const pin = params.get("pin");
-  if (pin !== null) {
-    setTimeout(() => {
-      (el.querySelectorAll(".sw-tr-leaf[data-side=out] [data-block]")[Number(pin)] as HTMLElement | undefined)?.click();
-    }, 50);
-  }
+  show(model, (el, pin) =>
+    el.querySelectorAll<HTMLElement>(".sw-tr-leaf[data-side=out] [data-block]")[Number(pin)],
+  );
 }
 
 function previewArray(): void {
@@ -75,10 +86,7 @@ function previewArray(): void {
     fx3axis: fx.fx3axis,
   };
   const f = (makers[name] ?? fx.fx8)();
-  const traits = fx.traitsOf(f);
-  if (params.get("error")) traits.error = params.get("error")!;
-  if (params.get("busy")) traits.busy = true;
-  const model = new FakeModel(traits);
+  const model = previewModel(fx.traitsOf(f));
   let key = f.layout.key;
   model.onSend = (msg: RequestMsg) => {
     model.set("busy", true);
@@ -109,14 +117,7 @@ function previewArray(): void {
       model.set("busy", false);
     }, 250);
   };
-  const el = document.getElementById("app")!;
-  widget.render({ model: model, el });
-  const pin = params.get("pin");
-  if (pin !== null) {
-    setTimeout(() => {
-      (el.querySelector(`[data-block="${pin}"]`) as HTMLElement | null)?.click();
-    }, 50);
-  }
+  const el = show(model, (el, pin) => el.querySelector<HTMLElement>(`[data-block="${pin}"]`));
   const hover = params.get("hoverdev");
   if (hover !== null) {
     setTimeout(() => {

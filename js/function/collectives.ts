@@ -2,7 +2,7 @@
 // the function pins, and the memory and flops of one device.
 import type { Collective, CollectiveKind, Constraint, Memory } from "../wire";
 import { formatBytes, formatCount, plural } from "../shared/text";
-import { el } from "../shared/dom";
+import { el, tableHead } from "../shared/dom";
 
 /** What each collective does, in words (tooltips; a student's first question). */
 const KIND_INFO: Record<CollectiveKind, string> = {
@@ -52,14 +52,7 @@ function table(doc: Document, cls: string, caption: string, heads: string[]): {
 } {
   const t = el(doc, "table", `sw-tr-table ${cls}`);
   const cap = el(doc, "caption", "sw-visually-hidden", caption);
-  const thead = el(doc, "thead");
-  const tr = el(doc, "tr");
-  for (const h of heads) {
-    const th = el(doc, "th", "", h);
-    th.scope = "col";
-    tr.append(th);
-  }
-  thead.append(tr);
+  const thead = tableHead(doc, heads);
   const body = el(doc, "tbody");
   t.append(cap, thead, body);
   return { table: t, body };

@@ -7,8 +7,10 @@ import { decodeEntry, encodeEntry } from "../shared/spec";
 import {
   axisCountChoices,
   axisNameField,
+  fieldset,
   meshShapeChoices,
   rebuildKeepingFocus,
+  resetAndStatus,
   selectField,
 } from "../shared/fields";
 import {
@@ -90,11 +92,7 @@ export class FunctionMeshControls {
   private build(inp: MeshControlsInput): Node[] {
     const { state, options } = inp;
     const doc = this.doc;
-    const fs = doc.createElement("fieldset");
-    fs.className = "sw-fs sw-tr-meshfs";
-    const lg = doc.createElement("legend");
-    lg.textContent = "Mesh (shared by every input)";
-    fs.append(lg);
+    const fs = fieldset(doc, "Mesh (shared by every input)", "sw-fs sw-tr-meshfs");
     const row = doc.createElement("div");
     row.className = "sw-row";
     const k = state.mesh_shape.length;
@@ -119,19 +117,9 @@ export class FunctionMeshControls {
       ),
     );
     state.axis_names.forEach((_n, i) => row.append(this.axisField(state, i)));
-    const reset = doc.createElement("button");
-    reset.type = "button";
-    reset.className = "sw-button";
-    reset.textContent = "Reset";
-    reset.dataset.key = "reset";
-    reset.title = "back to the layout the view was created with";
-    reset.addEventListener("click", () => this.request(options.original));
-    row.append(reset);
-    const status = doc.createElement("span");
-    status.className = "sw-ctl-status";
-    status.setAttribute("aria-live", "polite");
-    status.textContent = inp.pending ? "applying…" : "";
-    row.append(status);
+    row.append(
+      ...resetAndStatus(doc, options.original, "", (s) => this.request(s), inp.pending, "span"),
+    );
     fs.append(row);
     // A saved page has no kernel: the controls show the layout but cannot change it.
     const why = options.static ?? "";

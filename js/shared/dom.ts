@@ -11,6 +11,19 @@ export function el<K extends keyof HTMLElementTagNameMap>(
   return e;
 }
 
+/** A table head row of column headers. */
+export function tableHead(doc: Document, heads: string[]): HTMLTableSectionElement {
+  const thead = el(doc, "thead");
+  const tr = el(doc, "tr");
+  for (const h of heads) {
+    const th = el(doc, "th", "", h);
+    th.scope = "col";
+    tr.append(th);
+  }
+  thead.append(tr);
+  return thead;
+}
+
 /** performance.mark, where the page has a performance API. */
 export function mark(name: string): void {
   try {

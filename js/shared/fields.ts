@@ -147,3 +147,40 @@ export function rebuildKeepingFocus(host: HTMLElement, build: () => Node[]): voi
   }
   e.focus();
 }
+
+/** A fieldset with its legend. */
+export function fieldset(doc: Document, legend: string, cls = "sw-fs"): HTMLFieldSetElement {
+  const fs = doc.createElement("fieldset");
+  fs.className = cls;
+  const lg = doc.createElement("legend");
+  lg.textContent = legend;
+  fs.append(lg);
+  return fs;
+}
+
+/** The Reset button (back to `original`; disabled with `why` when there is none) and the status
+ *  line that says a request is being applied. */
+export function resetAndStatus<S>(
+  doc: Document,
+  original: S | null,
+  why: string,
+  reset: (s: S) => void,
+  pending: boolean,
+  statusTag: "div" | "span",
+): [HTMLButtonElement, HTMLElement] {
+  const b = doc.createElement("button");
+  b.type = "button";
+  b.className = "sw-button";
+  b.textContent = "Reset";
+  b.dataset.key = "reset";
+  b.title = original ? "back to the layout the view was created with" : why;
+  b.disabled = !original;
+  b.addEventListener("click", () => {
+    if (original) reset(original);
+  });
+  const status = doc.createElement(statusTag);
+  status.className = "sw-ctl-status";
+  status.setAttribute("aria-live", "polite");
+  status.textContent = pending ? "applying…" : "";
+  return [b, status];
+}

@@ -29,6 +29,33 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 /** The smallest block (px) that shows a thumbnail on the canvas. */
 export const CANVAS_THUMB_MIN = 12;
 
+/** The pixels being written (pw × ph) and the device-pixel spans of the block columns
+ *  [bx0, bx1) and rows [by0, by1). */
+interface Raster {
+  px: Uint32Array;
+  pw: number;
+  ph: number;
+  bx0: Int32Array;
+  bx1: Int32Array;
+  by0: Int32Array;
+  by1: Int32Array;
+  dpr: number;
+}
+
+/** Device-pixel spans [start, end) of the cells between CSS-px `offsets`, within `limit`: a
+ *  1 px gap after cells of 6 px or more. */
+function pixelSpans(offsets: number[], dpr: number, limit: number): [Int32Array, Int32Array] {
+  const n = offsets.length - 1;
+  const a = new Int32Array(n);
+  const b = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const size = offsets[i + 1] - offsets[i];
+    a[i] = Math.min(limit, Math.round(offsets[i] * dpr));
+    b[i] = Math.max(a[i] + 1, Math.min(limit, Math.round((offsets[i + 1] - (size >= 6 ? 1 : 0)) * dpr)));
+  }
+  return [a, b];
+}
+
 export class CanvasLayer {
   /** The visible canvas (null in DOM mode). */
   canvas: HTMLCanvasElement | null = null;
@@ -124,20 +151,8 @@ export class CanvasLayer {
     const px = new Uint32Array(img.data.buffer);
     const rest: number[] = []; // blocks drawn with fillRect (colours that are not #rrggbb)
     // Pixel columns and rows of each block: [x0, x1) × [y0, y1), a 1 px gap after blocks >= 6 px.
-    const bx0 = new Int32Array(nC);
-    const bx1 = new Int32Array(nC);
-    for (let c = 0; c < nC; c++) {
-      const w = xs[c + 1] - xs[c];
-      bx0[c] = Math.min(pw, Math.round(xs[c] * dpr));
-      bx1[c] = Math.max(bx0[c] + 1, Math.min(pw, Math.round((xs[c + 1] - (w >= 6 ? 1 : 0)) * dpr)));
-    }
-    const by0 = new Int32Array(nR);
-    const by1 = new Int32Array(nR);
-    for (let r = 0; r < nR; r++) {
-      const h = ys[r + 1] - ys[r];
-      by0[r] = Math.min(ph, Math.round(ys[r] * dpr));
-      by1[r] = Math.max(by0[r] + 1, Math.min(ph, Math.round((ys[r + 1] - (h >= 6 ? 1 : 0)) * dpr)));
-    }
+    const [bx0, bx1] = pixelSpans(xs, dpr, pw);
+    const [by0, by1] = pixelSpans(ys, dpr, ph);
     // One pixel row per block row, copied down the block's height.
     const line = new Uint32Array(pw);
     for (let r = 0; r < nR; r++) {
@@ -174,8 +189,9 @@ export class CanvasLayer {
         }
       }
     }
-    if (withThumbs) this.writeThumbs(px, pw, ph, bx0, bx1, by0, by1, dpr);
-    this.writeLabels(px, pw, ph, g, layout, bx0, bx1, by0, by1, dpr);
+    const raster: Raster = { px, pw, ph, bx0, bx1, by0, by1, dpr };
+    if (withThumbs) this.writeThumbs(raster);
+    this.writeLabels(raster, g, layout);
     ctx.putImageData(img, 0, 0);
     if (rest.length) {
       ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
@@ -191,16 +207,7 @@ export class CanvasLayer {
   }
 
   /** Each thumbnail scaled (nearest value) into its block, inside a frame of the block's colour. */
-  private writeThumbs(
-    px: Uint32Array,
-    pw: number,
-    ph: number,
-    bx0: Int32Array,
-    bx1: Int32Array,
-    by0: Int32Array,
-    by1: Int32Array,
-    dpr: number,
-  ): void {
+  private writeThumbs({ px, pw, ph, bx0, bx1, by0, by1, dpr }: Raster): void {
     const g = this.scene.geom;
     if (!g || this.scene.thumbs.size === 0) return;
     if (!this.ramp) {
@@ -237,16 +244,9 @@ export class CanvasLayer {
    *  labels the most blocks; mixed sizes read as noise). Over stripes and thumbnails they sit on
    *  a light chip. */
   private writeLabels(
-    px: Uint32Array,
-    pw: number,
-    ph: number,
+    { px, pw, ph, bx0, bx1, by0, by1, dpr }: Raster,
     g: GridGeometry,
     layout: Layout,
-    bx0: Int32Array,
-    bx1: Int32Array,
-    by0: Int32Array,
-    by1: Int32Array,
-    dpr: number,
   ): void {
     const { sel } = g;
     const nC = sel.colRanges.length;

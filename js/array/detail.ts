@@ -106,6 +106,22 @@ function holdersTable(
   return nodes;
 }
 
+/** The detail pane: hidden until something is pinned. Pointing at a row of its holders table
+ *  calls `hoverDevice` with the row's device (null on leaving the pane), so the mesh and the
+ *  grid light up that device and its block. */
+export function detailSection(doc: Document, hoverDevice: (id: number | null) => void): HTMLElement {
+  const section = el(doc, "section", "sw-detail");
+  section.tabIndex = -1;
+  section.setAttribute("aria-label", "details");
+  section.hidden = true;
+  section.addEventListener("mouseover", (e) => {
+    const tr = (e.target as Element | null)?.closest?.("tr[data-device]") as HTMLElement | null;
+    hoverDevice(tr ? Number(tr.dataset.device) : null);
+  });
+  section.addEventListener("mouseleave", () => hoverDevice(null));
+  return section;
+}
+
 export function renderDetail(doc: Document, host: HTMLElement, inp: DetailInput): void {
   const { layout, stats, pin } = inp;
   const devIndex = new Map(layout.devices.ids.map((id, i) => [id, i]));

@@ -6,9 +6,10 @@ import type { ArrayModel, Layout, LayoutState, Options, RequestMsg, Stats } from
 import { ArrayPane } from "./grid/pane";
 import { MAX_GRID_WIDTH } from "./grid/geometry";
 import { MeshPane } from "./mesh/pane";
-import { Header, matchDevices, parseDeviceQuery } from "./header";
+import { Header } from "./header";
+import { highlights, matchFind, samePin, type FindMatch, type Pointing } from "./selection";
 import { Controls } from "./controls";
-import { renderDetail, type Pin } from "./detail";
+import { detailSection, renderDetail, type Pin } from "./detail";
 import { BaseView, published } from "../shared/view";
 import { cloneState } from "./state";
 import { blocksByDevice, effectiveViewDims, sliderDims } from "./blocks";
@@ -48,11 +49,15 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
   private pinKey = -1;
   /** The find box: its text, the devices it matches, the blocks they hold. */
   private findText = "";
-  private found = new Set<number>();
-  private foundBlocks = new Set<number>();
+  private find: FindMatch = matchFind("", null, new Map());
   private byDevice = new Map<number, number[]>();
   private byDeviceKey = -1;
   private width = 0;
+
+  /** What the user points at now (for the highlights). */
+  private get pointing(): Pointing {
+    return { hoverBlock: this.hoverBlock, hoverDevice: this.hoverDevice, pin: this.pin, find: this.find };
+  }
   private ro: ResizeObserver | null = null;
   private scheme_: ColorScheme | null = null;
   private schemeKey = "";
@@ -94,25 +99,9 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
       },
       clickDevice: (id) => this.togglePin({ kind: "device", device: id }),
     });
-    this.detailEl = doc.createElement("section");
-    this.detailEl.className = "sw-detail";
-    this.detailEl.tabIndex = -1;
-    this.detailEl.setAttribute("aria-label", "details");
-    this.detailEl.hidden = true;
-    // A row of the holders table lights up its device in the mesh and its block in the grid.
-    const rowDevice = (t: EventTarget | null): number | null => {
-      const tr = (t as Element | null)?.closest?.("tr[data-device]") as HTMLElement | null;
-      return tr ? Number(tr.dataset.device) : null;
-    };
-    this.detailEl.addEventListener("mouseover", (e) => {
-      const id = rowDevice(e.target);
+    this.detailEl = detailSection(doc, (id) => {
       if (id === this.hoverDevice) return;
       this.hoverDevice = id;
-      this.applyHighlight();
-    });
-    this.detailEl.addEventListener("mouseleave", () => {
-      if (this.hoverDevice === null) return;
-      this.hoverDevice = null;
       this.applyHighlight();
     });
     const main = doc.createElement("div");
@@ -339,43 +328,15 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
   private applyHighlight(): void {
     const layout = this.layout;
     if (!layout) return;
-    const relatedBlocks = new Set<number>();
-    const relatedDevices = new Set<number>();
-    if (this.hoverBlock !== null && layout.blocks[this.hoverBlock]) {
-      relatedBlocks.add(this.hoverBlock);
-      for (const id of layout.blocks[this.hoverBlock].d) relatedDevices.add(id);
-    }
-    if (this.hoverDevice !== null) {
-      relatedDevices.add(this.hoverDevice);
-      for (const k of this.byDevice.get(this.hoverDevice) ?? []) relatedBlocks.add(k);
-    }
-    // Found devices and their blocks stay lit (over the dimming) while the find box matches.
-    for (const k of this.foundBlocks) relatedBlocks.add(k);
-    for (const id of this.found) relatedDevices.add(id);
-    let pinnedBlock: number | null = null;
-    const pinnedDevices = new Set<number>();
-    if (this.pin?.kind === "block" && layout.blocks[this.pin.block]) {
-      pinnedBlock = this.pin.block;
-      for (const id of layout.blocks[pinnedBlock].d) pinnedDevices.add(id);
-    } else if (this.pin?.kind === "device") {
-      pinnedDevices.add(this.pin.device);
-      pinnedBlock = this.byDevice.get(this.pin.device)?.[0] ?? null;
-    }
-    const dim = this.hoverBlock !== null || this.hoverDevice !== null || this.found.size > 0;
-    this.arrayPane.setHighlight(relatedBlocks, this.foundBlocks, pinnedBlock, dim);
-    this.meshPane.setHighlight(relatedDevices, this.found, pinnedDevices, dim);
+    const h = highlights(layout, this.pointing, this.byDevice);
+    this.arrayPane.setHighlight(h.blocks.related, h.blocks.found, h.blocks.pinned, h.dim);
+    this.meshPane.setHighlight(h.devices.related, h.devices.found, h.devices.pinned, h.dim);
   }
 
   // ---- interaction ----------------------------------------------------------------------------
 
   togglePin(p: Pin): void {
-    const same =
-      this.pin &&
-      this.pin.kind === p.kind &&
-      (p.kind === "block"
-        ? (this.pin as { block: number }).block === p.block
-        : (this.pin as { device: number }).device === p.device);
-    this.setPin(same ? null : p);
+    this.setPin(samePin(this.pin, p) ? null : p);
   }
 
   setPin(p: Pin | null): void {
@@ -407,37 +368,13 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
   /** The devices the find box matches now (after a new layout too); `jump`: move the sliders of
    *  an N-d array to the slice that shows the first found block. */
   private matchFind(jump: boolean): void {
-    this.found = new Set();
-    this.foundBlocks = new Set();
     const layout = this.layout;
-    const q = parseDeviceQuery(this.findText);
-    if (q === null) {
-      this.header.setFindMessage("", false);
-      return;
-    }
-    if ("error" in q) {
-      this.header.setFindMessage(q.error, true);
-      return;
-    }
-    const known = layout ? [...(layout.mesh?.device_ids ?? []), ...layout.devices.ids] : [];
-    const ids = matchDevices(q.ranges, known);
-    if (ids.length === 0) {
-      this.header.setFindMessage(q.single ? `no device ${q.ranges[0][0]}` : "no such devices", true);
-      return;
-    }
-    this.found = new Set(ids);
-    for (const id of ids) for (const k of this.byDevice.get(id) ?? []) this.foundBlocks.add(k);
-    const nb = this.foundBlocks.size;
-    const devs = ids.length === 1 ? `device ${ids[0]}` : `${ids.length} devices`;
-    const missing = q.ranges.filter(([lo, hi]) => lo === hi && !this.found.has(lo)).map((r) => r[0]);
-    this.header.setFindMessage(
-      (nb === 0 ? `${devs}: holds nothing` : `${devs} · ${nb} ${nb === 1 ? "block" : "blocks"}`) +
-        (missing.length ? ` · no device ${missing.slice(0, 3).join(", ")}${missing.length > 3 ? ", …" : ""}` : ""),
-      false,
-    );
+    this.find = matchFind(this.findText, layout, this.byDevice);
+    this.header.setFindMessage(this.find.message, this.find.invalid);
+    const nb = this.find.foundBlocks.size;
     // Jump the sliders to the slice holding the first found block.
     if (jump && layout && nb > 0) {
-      const b = layout.blocks[Math.min(...this.foundBlocks)];
+      const b = layout.blocks[Math.min(...this.find.foundBlocks)];
       const vd = this.viewDims();
       let moved = false;
       for (const dd of sliderDims(layout.shape.length, vd)) {

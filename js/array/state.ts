@@ -1,5 +1,6 @@
 // LayoutState transitions used by the controls. Pure functions.
-import type { AxisType, LayoutState, Options, SpecEntry } from "../wire";
+import type { AxisType, LayoutState, Options, RequestMsg, SpecEntry } from "../wire";
+import type { QueueOptions } from "../shared/requests";
 import {
   axesToEntry,
   axisNameProblem,
@@ -17,6 +18,12 @@ export function cloneState(s: LayoutState): LayoutState {
     memory_kind: s.memory_kind,
   };
 }
+
+/** How an array view's requests are made (for its RequestQueue). */
+export const layoutRequests: Pick<QueueOptions<LayoutState, RequestMsg>, "clone" | "build"> = {
+  clone: cloneState,
+  build: (seq, state) => ({ type: "request", seq, state }),
+};
 
 /** Canonical text of a state; payload.py's state_key writes the same string. */
 export function stateKey(s: LayoutState): string {

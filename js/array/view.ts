@@ -11,7 +11,7 @@ import { highlights, matchFind, samePin, type FindMatch, type Pointing } from ".
 import { Controls } from "./controls";
 import { detailSection, renderDetail, type Pin } from "./detail";
 import { BaseView, published } from "../shared/view";
-import { cloneState } from "./state";
+import { layoutRequests } from "./state";
 import { blocksByDevice, effectiveViewDims, sliderDims } from "./blocks";
 import { colorScheme, type ColorScheme } from "../shared/colors";
 import { statsFor } from "./stats";
@@ -67,10 +67,7 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
     el: HTMLElement,
     private readonly viewOpts: ViewOptions = {},
   ) {
-    super(model, el, "", {
-      clone: cloneState,
-      build: (seq, state) => ({ type: "request", seq, state }),
-    });
+    super(model, el, "", layoutRequests);
     const doc = this.doc;
     this.header = new Header(doc, { find: (t) => this.setFind(t) });
     this.controls = new Controls(doc, { request: (s) => this.request(s) });

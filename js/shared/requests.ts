@@ -1,8 +1,7 @@
 // Request coalescing: at most one RequestMsg in flight; newer states replace the pending one.
-import type { LayoutState, RequestMsg, ResultMsg } from "../wire";
-import { cloneState } from "../array/state";
+import type { ResultMsg } from "../wire";
 
-export interface QueueOptions<S = LayoutState, M = RequestMsg> {
+export interface QueueOptions<S, M> {
   /** Wait this long after the last change before sending (ms); default 0. */
   debounceMs?: number;
   /** Give up waiting for a result after this long (ms): the kernel may have restarted. */
@@ -11,15 +10,15 @@ export interface QueueOptions<S = LayoutState, M = RequestMsg> {
   /** First seq (a later one is used when the clock is ahead). Defaults to the clock, so that
    *  several views of one model use disjoint, increasing seqs. */
   seqBase?: number;
-  /** Copy a state (default: cloneState of a LayoutState). */
-  clone?: (s: S) => S;
-  /** The message for a state (default: a RequestMsg); a function view sends TraceRequestMsg. */
-  build?: (seq: number, state: S) => M;
+  /** Copy a state. */
+  clone: (s: S) => S;
+  /** The message that asks for a state (RequestMsg, TraceRequestMsg). */
+  build: (seq: number, state: S) => M;
 }
 
-/** The queue is generic over the state it sends (LayoutState by default, TraceState for a
- *  function view) and the message that carries it. */
-export class RequestQueue<S = LayoutState, M = RequestMsg> {
+/** The queue is generic over the state it sends (LayoutState for an array view, TraceState for
+ *  a function view) and the message that carries it. */
+export class RequestQueue<S, M> {
   private seq: number;
   private pendingState: S | null = null;
   private flight: { seq: number; state: S; at: number } | null = null;
@@ -34,11 +33,10 @@ export class RequestQueue<S = LayoutState, M = RequestMsg> {
 
   constructor(
     private readonly send: (msg: M) => void,
-    opts: QueueOptions<S, M> = {},
+    opts: QueueOptions<S, M>,
   ) {
-    this.clone = opts.clone ?? (cloneState as unknown as (s: S) => S);
-    this.build =
-      opts.build ?? ((seq, state) => ({ type: "request", seq, state }) as unknown as M);
+    this.clone = opts.clone;
+    this.build = opts.build;
     this.debounceMs = opts.debounceMs ?? 0; // one-in-flight coalesces; a 0 ms timer still merges same-tick changes
     this.staleMs = opts.staleMs ?? 120_000;
     this.now = opts.now ?? (() => Date.now());

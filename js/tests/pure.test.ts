@@ -4,6 +4,7 @@ import { compressIds, deviceLabelCandidates, fitLabel, rangeLabelCandidates } fr
 import { allocate, locate, selectGrid, sliderDims } from "../array/blocks";
 import { axisNameProblem, specOptions, specString } from "../shared/spec";
 import { RequestQueue } from "../shared/requests";
+import { layoutRequests } from "../array/state";
 import { withNumAxes, withSpecEntry } from "../array/state";
 import { textWidth } from "../shared/text";
 import { fx3d, fx8, fxPartial } from "./fixtures";
@@ -132,7 +133,7 @@ describe("request coalescing", () => {
 
   it("keeps one request in flight and sends only the newest pending state", () => {
     const sent: RequestMsg[] = [];
-    const q = new RequestQueue((m) => sent.push(m), { debounceMs: 30, seqBase: 1 });
+    const q = new RequestQueue((m) => sent.push(m), { ...layoutRequests, debounceMs: 30, seqBase: 1 });
     const base = fx8().state;
     const states: LayoutState[] = [];
     for (let i = 0; i < 20; i++) {

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { RequestQueue } from "../shared/requests";
+import { layoutRequests } from "../array/state";
 import type { LayoutState, RequestMsg } from "../wire";
 
 const st = (n: number): LayoutState => ({
@@ -16,7 +17,7 @@ describe("RequestQueue", () => {
 
   it("debounces rapid changes into one request with the last state", () => {
     const sent: RequestMsg[] = [];
-    const q = new RequestQueue((m) => sent.push(m), { seqBase: 1, now: () => 0 });
+    const q = new RequestQueue((m) => sent.push(m), { ...layoutRequests, seqBase: 1, now: () => 0 });
     for (let i = 1; i <= 20; i++) q.submit(st(i));
     expect(sent.length).toBe(0);
     vi.advanceTimersByTime(40);
@@ -27,7 +28,7 @@ describe("RequestQueue", () => {
 
   it("keeps at most one in flight and sends only the newest pending on result", () => {
     const sent: RequestMsg[] = [];
-    const q = new RequestQueue((m) => sent.push(m), { seqBase: 1, now: () => 0 });
+    const q = new RequestQueue((m) => sent.push(m), { ...layoutRequests, seqBase: 1, now: () => 0 });
     q.submit(st(1));
     vi.advanceTimersByTime(40);
     expect(sent.length).toBe(1);
@@ -55,7 +56,7 @@ describe("RequestQueue", () => {
 
   it("seqs increase strictly", () => {
     const sent: RequestMsg[] = [];
-    const q = new RequestQueue((m) => sent.push(m), { seqBase: 10, now: () => 0 });
+    const q = new RequestQueue((m) => sent.push(m), { ...layoutRequests, seqBase: 10, now: () => 0 });
     for (let i = 0; i < 5; i++) {
       q.submit(st(i + 1));
       vi.advanceTimersByTime(40);
@@ -67,7 +68,7 @@ describe("RequestQueue", () => {
   it("gives up on a request that never got an answer", () => {
     let t = 0;
     const sent: RequestMsg[] = [];
-    const q = new RequestQueue((m) => sent.push(m), { seqBase: 1, now: () => t, staleMs: 1000 });
+    const q = new RequestQueue((m) => sent.push(m), { ...layoutRequests, seqBase: 1, now: () => t, staleMs: 1000 });
     q.submit(st(1));
     vi.advanceTimersByTime(40);
     t = 5000;

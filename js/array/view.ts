@@ -172,7 +172,7 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
     return this.colorScheme().color(id);
   }
 
-  /** Colours by device id for the kernel's device count (see colors.ts); recomputed only when the
+  /** Colours by device id for the kernel's device count (see shared/colors.ts); recomputed only when the
    *  device count or the layout changes (ids other than 0..n-1 colour by rank). */
   colorScheme(): ColorScheme {
     const layout = this.layout;

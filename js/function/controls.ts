@@ -1,6 +1,7 @@
 // The function view's controls: the mesh shared by every input (number of axes, shape, axis
-// names and types, reset) and the per-leaf spec selectors. Same validity rules as controls.ts:
-// only valid choices are offered, and a refused choice says why in its option text.
+// names and types, reset) and the per-leaf spec selectors. Same validity rules as the array
+// view's controls: only valid choices are offered, and a refused choice says why in its option
+// text.
 import type { AxisType, SpecEntry } from "../wire";
 import type { TraceOptions, TraceState } from "../wire";
 import { decodeEntry, encodeEntry } from "../shared/spec";

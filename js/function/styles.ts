@@ -1,4 +1,4 @@
-// CSS of the function view, scoped under .shardwidget like styles.ts (which it builds on: the
+// CSS of the function view, scoped under .shardwidget like shared/styles.ts (which it builds on: the
 // theme variables --sw-* come from there). Injected once per document or shadow root.
 import { injectCss } from "../shared/styles";
 

@@ -1,4 +1,4 @@
-// Synthetic function-view payloads for tests and the dev preview, following trace_types.ts (what
+// Synthetic function-view payloads for tests and the dev preview, following wire/function.ts (what
 // payload.py's trace_options / trace / trace_stats send). Layouts come from fixtures.ts.
 import type { AxisType, Layout, SpecEntry, Stats } from "../wire";
 import type {

@@ -13,7 +13,7 @@ export const MAX_GRID_HEIGHT = 460;
 export const LABEL_FONT = 12;
 export const SMALL_FONT = 10;
 const TICK_FONT = 11;
-/** Padding (px) of .sw-grid-host (styles.ts). */
+/** Padding (px) of .sw-grid-host (shared/styles.ts). */
 export const HOST_PAD = 4;
 
 

@@ -1,5 +1,5 @@
 // The grid's keyboard: one tab stop (role=application) with a roving cursor over the cells
-// (moveCursor in blocks.ts): arrows, Home/End (Ctrl: whole grid), PageUp/PageDown, Enter or Space
+// (moveCursor in array/blocks.ts): arrows, Home/End (Ctrl: whole grid), PageUp/PageDown, Enter or Space
 // pins the block (the grid keeps the focus; the view's Escape unpins). The cursor shows only under
 // keyboard focus (not after a click); a polite live region reads out the block under it.
 import { isCursorKey, moveCursor } from "../blocks";

@@ -12,6 +12,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
+import anywidget
+
 from shardwidget._page import PAGE_JS, script_json
 
 try:  # the Python wire module, where the encoder lives
@@ -22,35 +24,6 @@ except ImportError:
 __all__ = ["STATIC", "Loop", "page_html", "state_of"]
 
 STATIC = PAGE_JS
-
-# The synced traits of each view (the wire contract: js/wire/array.ts, js/wire/function.ts).
-ARRAY_TRAITS = (
-    "mesh_shape",
-    "axis_names",
-    "axis_types",
-    "spec",
-    "memory_kind",
-    "view_dims",
-    "error",
-    "busy",
-    "_options",
-    "_layout",
-    "_stats",
-)
-FUNCTION_TRAITS = (
-    "_kind",
-    "mode",
-    "mesh_shape",
-    "axis_names",
-    "axis_types",
-    "in_specs",
-    "out_specs",
-    "error",
-    "busy",
-    "_trace_options",
-    "_trace",
-    "_trace_stats",
-)
 
 _PAGE = """<!doctype html>
 <html><head><meta charset="utf-8"><title>{title}</title>
@@ -72,8 +45,10 @@ window.__ready = true;
 """
 
 
-def traits_of(view: Any) -> tuple[str, ...]:
-    return FUNCTION_TRAITS if getattr(view, "_kind", "") == "function" else ARRAY_TRAITS
+def traits_of(view: Any) -> list[str]:
+    """The view's own synced traits (js/wire: ArrayModel or FunctionModel), not anywidget's."""
+    base = set(anywidget.AnyWidget.class_trait_names(sync=True))
+    return sorted(set(type(view).class_trait_names(sync=True)) - base)
 
 
 def state_of(view: Any) -> dict[str, Any]:

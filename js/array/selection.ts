@@ -39,13 +39,16 @@ export function matchFind(
   const missing = q.ranges.filter(([lo, hi]) => lo === hi && !found.has(lo)).map((r) => r[0]);
   const message =
     (nb === 0 ? `${devs}: holds nothing` : `${devs} · ${nb} ${nb === 1 ? "block" : "blocks"}`) +
-    (missing.length ? ` · no device ${missing.slice(0, 3).join(", ")}${missing.length > 3 ? ", …" : ""}` : "");
+    (missing.length
+      ? ` · no device ${missing.slice(0, 3).join(", ")}${missing.length > 3 ? ", …" : ""}`
+      : "");
   return { found, foundBlocks, message, invalid: false };
 }
 
 export function samePin(a: Pin | null, b: Pin): boolean {
   if (!a || a.kind !== b.kind) return false;
-  return a.kind === "block" ? a.block === (b as { block: number }).block : a.device === (b as { device: number }).device;
+  if (a.kind === "block") return b.kind === "block" && a.block === b.block;
+  return b.kind === "device" && a.device === b.device;
 }
 
 /** What lights up in the grid (blocks) and in the mesh (devices). */

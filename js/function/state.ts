@@ -2,8 +2,9 @@
 //
 // The rules match the array view's (array/state.ts, shared/spec.ts): an axis appears at most
 // once per spec, a dimension takes only axes whose product divides it, a mesh change keeps what
-// still fits. One difference: a shard_map output's spec names how the device-local results are put together, so
-// its global size is local × axes and any axis fits (only "once per spec" applies).
+// still fits. One difference: a shard_map output's spec names how the device-local results are
+// put together, so its global size is local × axes and any axis fits (only "once per spec"
+// applies).
 import type { AxisType, SpecEntry } from "../wire";
 import type { LeafInfo, TraceMode, TraceOptions, TraceState } from "../wire";
 import {

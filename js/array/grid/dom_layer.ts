@@ -7,7 +7,16 @@ import { formatHalfOpen, textWidth } from "../../shared/text";
 import { deviceLabelCandidates, fitLabel } from "../labels";
 import { thumbCanvas } from "../stats";
 import { packThumbs, paletteAtlas } from "./atlas";
-import { axisTicks, axisTicksVertical, dimTitle, gridGap, LABEL_FONT, SMALL_FONT, thumbInset, type GridGeometry } from "./geometry";
+import {
+  axisTicks,
+  axisTicksVertical,
+  dimTitle,
+  gridGap,
+  LABEL_FONT,
+  SMALL_FONT,
+  thumbInset,
+  type GridGeometry,
+} from "./geometry";
 import type { GridScene } from "./scene";
 
 const SPECIAL = /[&<>"]/;

@@ -2,8 +2,7 @@
 // names and types, reset) and the per-leaf spec selectors. Same validity rules as the array
 // view's controls: only valid choices are offered, and a refused choice says why in its option
 // text.
-import type { AxisType, SpecEntry } from "../wire";
-import type { TraceOptions, TraceState } from "../wire";
+import type { AxisType, SpecEntry, TraceOptions, TraceState } from "../wire";
 import { decodeEntry, encodeEntry } from "../shared/spec";
 import {
   axisCountChoices,

@@ -1,7 +1,16 @@
 // One input or output of a function view: a card with its path, type, spec selectors and local
 // shape, over the array view's own device grid (ArrayView, embedded) fed by a small local model.
-import type { Layout, Options, SpecEntry, Stats } from "../wire";
-import type { LeafInfo, TraceLeaf, TraceMode, TraceOptions, TraceState } from "../wire";
+import type {
+  Layout,
+  LeafInfo,
+  Options,
+  SpecEntry,
+  Stats,
+  TraceLeaf,
+  TraceMode,
+  TraceOptions,
+  TraceState,
+} from "../wire";
 import { ArrayView, type ArrayViewModel } from "../array/view";
 import { LocalModel } from "../shared/local_model";
 import { statsHint } from "../array/header";

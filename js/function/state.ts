@@ -5,8 +5,7 @@
 // still fits. One difference: a shard_map output's spec names how the device-local results are
 // put together, so its global size is local × axes and any axis fits (only "once per spec"
 // applies).
-import type { AxisType, SpecEntry } from "../wire";
-import type { LeafInfo, TraceMode, TraceOptions, TraceState } from "../wire";
+import type { AxisType, LeafInfo, SpecEntry, TraceMode, TraceOptions, TraceState } from "../wire";
 import {
   axesToEntry,
   axisNameProblem,

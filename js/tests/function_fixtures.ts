@@ -1,10 +1,13 @@
 // Synthetic function-view payloads for tests and the dev preview, following wire/function.ts (what
 // payload.py's trace_options / trace / trace_stats send). Layouts come from fixtures.ts.
-import type { AxisType, Layout, SpecEntry, Stats } from "../wire";
 import type {
+  AxisType,
   Collective,
   Constraint,
+  Layout,
   Memory,
+  SpecEntry,
+  Stats,
   Trace,
   TraceLeaf,
   TraceMode,

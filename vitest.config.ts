@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["js/**/*.test.ts"],
+    include: ["js/tests/**/*.test.ts"],
     environment: "happy-dom",
   },
 });

@@ -1,12 +1,18 @@
 // The anywidget entry point: only the default export (anywidget deprecates a named `render`).
 // One model class family, two views: a function view (`_kind` === "function", ShardView(f, *args))
-// or an array view (ShardView(arr); no `_kind`, or "array").
-import type { RenderProps } from "@anywidget/types";
-import { render as renderArray } from "./view";
-import { renderTrace } from "./trace_view";
+// or an array view (ShardView(arr); no `_kind`).
+import type { AnyModel, RenderProps } from "@anywidget/types";
+import type { ArrayModel, FunctionModel } from "./wire";
+import { ArrayView } from "./array/view";
+import { FunctionView } from "./function/view";
 
-function render(props: Pick<RenderProps, "model" | "el">): () => void {
-  return props.model.get("_kind") === "function" ? renderTrace(props) : renderArray(props);
+/** anywidget hands over an untyped model: its `_kind` says which traits it carries. */
+function render({ model, el }: Pick<RenderProps, "model" | "el">): () => void {
+  const view =
+    model.get("_kind") === "function"
+      ? new FunctionView(model as AnyModel<FunctionModel>, el)
+      : new ArrayView(model as AnyModel<ArrayModel>, el);
+  return () => view.dispose();
 }
 
 export default { render };

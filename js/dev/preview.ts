@@ -1,12 +1,10 @@
 // Dev preview: the widget against a fake model with fixture payloads and a simulated kernel.
-// Bundle: npx esbuild js/dev/preview.ts --bundle --format=iife --outfile=/tmp/sw-preview/preview.js
+// Run: `npm run preview` (or `./dev preview`): builds it into build/preview/ and serves it.
 import widget from "../widget";
-import { FakeModel } from "../fake_model";
-import * as fx from "../fixtures";
-import type { AnyModel } from "@anywidget/types";
-import type { RequestMsg } from "../types";
-import * as tfx from "../trace_fixtures";
-import type { TraceRequestMsg } from "../trace_types";
+import { FakeModel } from "../tests/fake_model";
+import * as fx from "../tests/fixtures";
+import * as tfx from "../tests/function_fixtures";
+import type { RequestMsg, TraceRequestMsg } from "../wire";
 
 const params = new URLSearchParams(location.search || location.hash.replace(/^#/, "?"));
 const name = params.get("fx") ?? "fx8";
@@ -17,17 +15,33 @@ const pyStates = (window as unknown as { PY_STATES?: Record<string, Record<strin
   .PY_STATES;
 if (pyName && pyStates?.[pyName]) {
   const model = new FakeModel(pyStates[pyName]);
-  widget.render({ model: model as unknown as AnyModel, el: document.getElementById("app")! });
+  widget.render({ model: model, el: document.getElementById("app")! });
 } else if (name in tfx.TRACE_FIXTURES) previewTrace(tfx.TRACE_FIXTURES[name]());
 else previewArray();
+
+/** A fake model of `traits`, with ?error=… and ?busy=1 applied. */
+function previewModel(traits: Record<string, unknown>): FakeModel {
+  if (params.get("error")) traits.error = params.get("error")!;
+  if (params.get("busy")) traits.busy = true;
+  return new FakeModel(traits);
+}
+
+/** Render `model` into #app; with ?pin=…, click the block `target` finds for it. */
+function show(
+  model: FakeModel,
+  target: (el: HTMLElement, pin: string) => HTMLElement | null | undefined,
+): HTMLElement {
+  const el = document.getElementById("app")!;
+  widget.render({ model, el });
+  const pin = params.get("pin");
+  if (pin !== null) setTimeout(() => target(el, pin)?.click(), 50);
+  return el;
+}
 
 /** A function view (?fx=trace_sum, trace_layer, …) against a simulated kernel that rebuilds the
  *  fixture's trace for each requested state (collectives and memory as in the fixture). */
 function previewTrace(f: tfx.TraceFixture): void {
-  const traits = tfx.traceTraitsOf(f);
-  if (params.get("error")) traits.error = params.get("error")!;
-  if (params.get("busy")) traits.busy = true;
-  const model = new FakeModel(traits);
+  const model = previewModel(tfx.traceTraitsOf(f));
   let key = f.trace.key;
   model.onSend = (msg: TraceRequestMsg) => {
     model.set("busy", true);
@@ -54,14 +68,9 @@ function previewTrace(f: tfx.TraceFixture): void {
       model.set("busy", false);
     }, 250);
   };
-  const el = document.getElementById("app")!;
-  widget.render({ model: model as unknown as AnyModel, el });
-  const pin = params.get("pin");
-  if (pin !== null) {
-    setTimeout(() => {
-      (el.querySelectorAll(".sw-tr-leaf[data-side=out] [data-block]")[Number(pin)] as HTMLElement | undefined)?.click();
-    }, 50);
-  }
+  show(model, (el, pin) =>
+    el.querySelectorAll<HTMLElement>(".sw-tr-leaf[data-side=out] [data-block]")[Number(pin)],
+  );
 }
 
 function previewArray(): void {
@@ -77,10 +86,7 @@ function previewArray(): void {
     fx3axis: fx.fx3axis,
   };
   const f = (makers[name] ?? fx.fx8)();
-  const traits = fx.traitsOf(f);
-  if (params.get("error")) traits.error = params.get("error")!;
-  if (params.get("busy")) traits.busy = true;
-  const model = new FakeModel(traits);
+  const model = previewModel(fx.traitsOf(f));
   let key = f.layout.key;
   model.onSend = (msg: RequestMsg) => {
     model.set("busy", true);
@@ -111,14 +117,7 @@ function previewArray(): void {
       model.set("busy", false);
     }, 250);
   };
-  const el = document.getElementById("app")!;
-  widget.render({ model: model as unknown as AnyModel, el });
-  const pin = params.get("pin");
-  if (pin !== null) {
-    setTimeout(() => {
-      (el.querySelector(`[data-block="${pin}"]`) as HTMLElement | null)?.click();
-    }, 50);
-  }
+  const el = show(model, (el, pin) => el.querySelector<HTMLElement>(`[data-block="${pin}"]`));
   const hover = params.get("hoverdev");
   if (hover !== null) {
     setTimeout(() => {

@@ -1,26 +1,69 @@
-"""The package's own static page (shardwidget.export), with a loop back to a live ShardView.
+"""A test page of a view, built from the saved page's own bundle, with a loop back to the live view.
 
-With ``static=False`` the page collects the renderer's requests in ``window.__sent``; :class:`Loop`
-hands them to the ShardView in this process and pushes the traits it changed back into the page,
-the way a kernel and a widget manager would.
+The page imports ``static/page.js`` (js/static/page.ts) and wires its stand-in model to the test
+instead of to stored answers: the renderer's requests collect in ``window.__sent``,
+``window.__push(patch)`` applies traits the way a kernel would, and ``window.__msg(content)``
+delivers a custom message. :class:`Loop` hands the requests to the view in this process and
+pushes the traits it changed back into the page, as a kernel and a widget manager would.
 """
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
-from shardwidget.export import STATIC, TRAITS, encode
-from shardwidget.export import page_html as _page_html
+import anywidget
+
+from shardwidget._page import PAGE_JS, script_json
+
+try:  # the Python wire module, where the encoder lives
+    from shardwidget.wire import encode
+except ImportError:
+    from shardwidget.export import encode
 
 __all__ = ["STATIC", "Loop", "page_html", "state_of"]
 
+STATIC = PAGE_JS
+
+_PAGE = """<!doctype html>
+<html><head><meta charset="utf-8"><title>{title}</title>
+<style>body{{margin:16px;font-family:system-ui,-apple-system,sans-serif}}\
+#shardwidget-root{{max-width:1060px}}</style>
+</head><body><div id="shardwidget-root"></div>
+<script type="application/json" id="test-state">{state}</script>
+<script type="module">
+const url = URL.createObjectURL(new Blob([{code}], {{type: "text/javascript"}}));
+const page = await import(url);
+const state = page.revive(JSON.parse(document.getElementById("test-state").textContent));
+window.__sent = [];
+const model = page.createModel(state, (msg) => window.__sent.push(msg));
+window.__push = (patch) => model.push(page.revive(patch));
+window.__msg = (content) => model.emitCustom(content);
+page.mount(document.getElementById("shardwidget-root"), model);
+window.__ready = true;
+</script></body></html>
+"""
+
+
+def traits_of(view: Any) -> list[str]:
+    """The view's own synced traits (js/wire: ArrayModel or FunctionModel), not anywidget's."""
+    base = set(anywidget.AnyWidget.class_trait_names(sync=True))
+    return sorted(set(type(view).class_trait_names(sync=True)) - base)
+
 
 def state_of(view: Any) -> dict[str, Any]:
-    return {k: encode(getattr(view, k)) for k in TRAITS}
+    """The view's synced traits, JSON-safe (binary values as {"__b64__": ...})."""
+    return {k: encode(getattr(view, k)) for k in traits_of(view)}
 
 
 def page_html(view: Any) -> str:
-    return _page_html(view, static=False)[0]
+    """A page showing `view` whose requests wait in window.__sent (see Loop)."""
+    assert STATIC.exists(), "the JS bundle is missing: npm run build"
+    return _PAGE.format(
+        title=html.escape(f"shardwidget test · {type(view).__name__}"),
+        state=script_json(state_of(view)),
+        code=script_json(STATIC.read_text(encoding="utf-8")),
+    )
 
 
 class Loop:

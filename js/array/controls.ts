@@ -1,0 +1,206 @@
+// The layout form: mesh shape, axis names / types, spec per dimension, memory kind, reset.
+import type { AxisType, LayoutState, Options } from "../wire";
+import { decodeEntry, encodeEntry, specOptions, specString } from "../shared/spec";
+import {
+  axisCountChoices,
+  axisNameField,
+  meshShapeChoices,
+  fieldset,
+  rebuildKeepingFocus,
+  resetAndStatus,
+  selectField,
+  type Choice,
+} from "../shared/fields";
+import {
+  stateKey,
+  withAxisName,
+  withAxisType,
+  withMemoryKind,
+  withMeshShape,
+  withNumAxes,
+  withSpecEntry,
+} from "./state";
+
+export interface ControlsCallbacks {
+  /** The user asked for a new layout. */
+  request(state: LayoutState): void;
+}
+
+export interface ControlsInput {
+  /** What the controls show: the pending / in-flight state when there is one, else the traits. */
+  state: LayoutState;
+  options: Options;
+  /** True while a request is pending or in flight. */
+  pending: boolean;
+}
+
+export class Controls {
+  readonly el: HTMLFormElement;
+  private inp: ControlsInput | null = null;
+
+  constructor(
+    private readonly doc: Document,
+    private readonly cb: ControlsCallbacks,
+  ) {
+    this.el = doc.createElement("form");
+    this.el.className = "sw-controls";
+    this.el.setAttribute("aria-label", "layout controls");
+    this.el.addEventListener("submit", (e) => e.preventDefault());
+  }
+
+  update(inp: ControlsInput): void {
+    this.inp = inp;
+    this.el.classList.toggle("sw-pending", inp.pending);
+    // Keep focus (and a text input being edited) across the rebuild.
+    rebuildKeepingFocus(this.el, () => this.build(inp));
+  }
+
+  private build(inp: ControlsInput): HTMLElement[] {
+    const { state, options } = inp;
+    const doc = this.doc;
+    const disabledWhy = options.reshard_disabled;
+    const fsMesh = fieldset(doc, "Mesh");
+    const k = state.mesh_shape.length;
+    // Number of axes.
+    const nAx = this.select(
+      "naxes",
+      "axes",
+      axisCountChoices(options, k),
+      String(k),
+      (v) => withNumAxes(state, Number(v), options),
+    );
+    // Shape.
+    const shapeSel = this.select(
+      "shape",
+      "shape",
+      meshShapeChoices(options, state.mesh_shape),
+      state.mesh_shape.join(","),
+      (v) => withMeshShape(state, v.split(",").map(Number), options),
+    );
+    const row0 = doc.createElement("div");
+    row0.className = "sw-row";
+    row0.append(nAx, shapeSel);
+    fsMesh.append(row0);
+    // Axes: name + type.
+    const axes = doc.createElement("div");
+    axes.className = "sw-axes";
+    state.axis_names.forEach((_name, i) => {
+      const row = doc.createElement("div");
+      row.className = "sw-row sw-axis-row";
+      const [lab, msg] = axisNameField(doc, state, i, 6, (v) => this.emit(withAxisName(state, i, v)));
+      if (options.static_states) {
+        const t = lab.querySelector("input") as HTMLInputElement;
+        t.readOnly = true;
+        t.title = "names are fixed in a saved page";
+      }
+      const typeSel = this.select(
+        `type-${i}`,
+        "",
+        (["auto", "explicit"] as AxisType[]).map((a) => ({ value: a, label: a, disabled: false, title: "" })),
+        state.axis_types[i] ?? "auto",
+        (v) => withAxisType(state, i, v as AxisType),
+        `type of mesh axis ${i}`,
+      );
+      row.append(lab, typeSel, msg);
+      axes.append(row);
+    });
+    fsMesh.append(axes);
+
+    // Spec.
+    const fsSpec = fieldset(doc, "PartitionSpec");
+    const specPreview = doc.createElement("code");
+    specPreview.className = "sw-spec-preview";
+    specPreview.textContent = specString(state.spec);
+    fsSpec.append(specPreview);
+    const specBox = doc.createElement("div");
+    specBox.className = "sw-spec";
+    for (let d = 0; d < options.ndim; d++) {
+      const opts = specOptions(d, options.shape[d], state.axis_names, state.mesh_shape, state.spec);
+      specBox.append(
+        this.select(
+          `spec-${d}`,
+          `dim ${d} (${options.shape[d]})`,
+          opts.map((o) => ({ value: o.value, label: o.label, disabled: o.disabled, title: o.reason })),
+          encodeEntry(state.spec[d]),
+          (v) => withSpecEntry(state, d, decodeEntry(v)),
+        ),
+      );
+    }
+    if (options.ndim === 0) {
+      const p = doc.createElement("span");
+      p.className = "sw-muted";
+      p.textContent = "a scalar has no dimensions to shard";
+      specBox.append(p);
+    }
+    fsSpec.append(specBox);
+
+    // Memory + reset.
+    const fsMem = fieldset(doc, "Memory");
+    const kinds = [...options.memory_kinds];
+    if (state.memory_kind && !kinds.includes(state.memory_kind)) kinds.unshift(state.memory_kind);
+    fsMem.append(
+      this.select(
+        "mem",
+        "memory kind",
+        kinds.map((m) => ({ value: m, label: m, disabled: false, title: "" })),
+        state.memory_kind,
+        (v) => withMemoryKind(state, v),
+      ),
+    );
+    fsMem.append(
+      ...resetAndStatus(
+        doc,
+        options.original,
+        "the original layout cannot be expressed with these controls",
+        (s) => this.emit(s),
+        inp.pending,
+        "div",
+      ),
+    );
+
+    const all = doc.createElement("fieldset");
+    all.className = "sw-controls-all";
+    all.disabled = !!disabledWhy;
+    all.append(fsMesh, fsSpec, fsMem);
+    const nodes: HTMLElement[] = [all];
+    if (disabledWhy) {
+      const note = doc.createElement("div");
+      note.className = "sw-disabled-note";
+      note.textContent = `Re-sharding is disabled: ${disabledWhy}`;
+      nodes.unshift(note);
+    }
+    return nodes;
+  }
+
+  private emit(state: LayoutState): void {
+    if (this.inp?.options.reshard_disabled) return;
+    this.cb.request(state);
+  }
+
+  /** A select whose choice asks for `next(value)`. A saved page answers only the layouts it
+   *  carries: the others are shown as unavailable, not broken. */
+  private select(
+    key: string,
+    label: string,
+    choices: Choice[],
+    value: string,
+    next: (v: string) => LayoutState,
+    ariaLabel = "",
+  ): HTMLElement {
+    const saved = this.inp?.options.static_states;
+    const known = saved ? new Set(saved) : null;
+    const offered = choices.map((c) =>
+      known && !c.disabled && c.value !== value && !known.has(stateKey(next(c.value)))
+        ? {
+            value: c.value,
+            label: `${c.label} — not in this page`,
+            disabled: true,
+            title: "this layout was not precomputed when the page was saved",
+          }
+        : c,
+    );
+    return selectField(this.doc, key, label, offered, value, (v) => this.emit(next(v)), ariaLabel);
+  }
+
+}
+

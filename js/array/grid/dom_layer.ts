@@ -1,0 +1,291 @@
+// The DOM layer: up to CANVAS_THRESHOLD visible blocks, the grid is built as one HTML string and
+// laid out by CSS grid tracks (labels are real text); highlights and the keyboard cursor are
+// classes; the thumbnails are one atlas image (atlas.ts) that each block shows as background.
+import type { Layout, Stats } from "../../wire";
+import { blockBackground, textColorOn } from "../../shared/colors";
+import { formatHalfOpen, textWidth } from "../../shared/text";
+import { deviceLabelCandidates, fitLabel } from "../labels";
+import { thumbCanvas } from "../stats";
+import { packThumbs, paletteAtlas } from "./atlas";
+import {
+  axisTicks,
+  axisTicksVertical,
+  dimTitle,
+  gridGap,
+  LABEL_FONT,
+  SMALL_FONT,
+  thumbInset,
+  type GridGeometry,
+} from "./geometry";
+import type { GridScene } from "./scene";
+
+const SPECIAL = /[&<>"]/;
+
+function esc(s: string): string {
+  if (!SPECIAL.test(s)) return s;
+  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+}
+
+export class DomLayer {
+  /** grid.children[i] draws block keys[i]; index is the inverse. */
+  private keys: number[] = [];
+  private index = new Map<number, number>();
+  /** Blocks that carry a highlight class. */
+  private marked = new Set<number>();
+  private atlasUrl: string | null = null;
+  /** What the thumbnails were taken from (stats object, drawn dims), what the atlas was made
+   *  from, and for which markup. */
+  private thumbsOf: [Stats, string] | null = null;
+  private atlasOf: [Stats, string] | null = null;
+  private atlasHtml = "";
+
+  constructor(
+    private readonly doc: Document,
+    private readonly scene: GridScene,
+    private readonly grid: HTMLElement,
+  ) {}
+
+  /** The stats and drawn dims the thumbnails of this render come from. */
+  setThumbsSource(stats: Stats | null, viewDims: number[]): void {
+    this.thumbsOf = stats ? [stats, viewDims.join(",")] : null;
+  }
+
+  /** New markup went in: no block is marked, and (canvas mode) none is drawn by the DOM. */
+  replaced(canvas: boolean): void {
+    this.marked.clear();
+    if (canvas) {
+      this.keys = [];
+      this.index.clear();
+    }
+  }
+
+  /** The block element an event came from (`exact`: the block itself, not a child), or null. */
+  blockOf(target: EventTarget | null, exact: boolean): number | null {
+    const t = target as HTMLElement | null;
+    if (!t) return null;
+    const e = exact
+      ? t.classList?.contains("sw-block")
+        ? t
+        : null
+      : typeof t.closest === "function"
+        ? t.closest<HTMLElement>(".sw-block")
+        : null;
+    if (!e || e.parentElement !== this.grid) return null;
+    const k = Number(e.dataset.block);
+    return this.index.has(k) ? k : null;
+  }
+
+  /** Axis titles and tick labels as one HTML string. */
+  axesMarkup(layout: Layout, geom: GridGeometry): string {
+    const { sel } = geom;
+    const out: string[] = [];
+    if (sel.colDim >= 0) {
+      out.push(
+        `<div class="sw-axis-title sw-axis-title-col" style="left:${geom.gutterLeft}px;width:${geom.width}px">` +
+          `${esc(dimTitle(layout, sel.colDim))} →</div>`,
+      );
+      for (const tk of axisTicks(sel.colRanges, geom.xs)) {
+        const cls = tk.full ? "sw-tick sw-tick-col" : "sw-tick sw-tick-col sw-tick-start";
+        out.push(
+          `<div class="${cls}" style="left:${geom.gutterLeft + tk.at}px;width:${tk.full ? tk.span : tk.span + 2}px"` +
+            ` title="dim ${sel.colDim} ${formatHalfOpen(sel.colRanges[tk.index])}">${tk.text}</div>`,
+        );
+      }
+    }
+    if (sel.rowDim >= 0) {
+      out.push(
+        `<div class="sw-axis-title sw-axis-title-row" style="top:${geom.gutterTop}px;height:${geom.height}px">` +
+          `${esc(dimTitle(layout, sel.rowDim))} →</div>`,
+      );
+      for (const tk of axisTicksVertical(sel.rowRanges, geom.ys)) {
+        const cls = tk.full ? "sw-tick sw-tick-row" : "sw-tick sw-tick-row sw-tick-start";
+        out.push(
+          `<div class="${cls}" style="top:${geom.gutterTop + tk.at}px;height:${tk.full ? tk.span : 14}px;` +
+            `width:${geom.gutterLeft - 22}px;left:16px"` +
+            ` title="dim ${sel.rowDim} ${formatHalfOpen(sel.rowRanges[tk.index])}">${tk.text}</div>`,
+        );
+      }
+    }
+    return out.join("");
+  }
+
+  /** The blocks as one HTML string: one parse, laid out by the grid's CSS tracks (no per-block
+   *  positions), each block styled by its colour only. A single holder's block shows its
+   *  thumbnail as its own background (atlas image in CSS var --sw-atlas, pixels supplied by
+   *  finishData()) inside a border of its colour; a replicated block's stripes frame a
+   *  thumbnail box. */
+  markup(layout: Layout, geom: GridGeometry): string {
+    const { sel, xs, ys } = geom;
+    const nC = sel.colRanges.length;
+    const html: string[] = [];
+    const keys: number[] = [];
+    this.index.clear();
+    const pack = this.scene.thumbs.size ? packThumbs(this.scene.thumbs) : null;
+    const gap = gridGap(geom);
+    let child = 0;
+    for (let r = 0; r < sel.rowRanges.length; r++) {
+      const h = ys[r + 1] - ys[r];
+      for (let c = 0; c < nC; c++) {
+        const k = sel.cells[r * nC + c];
+        if (k < 0) {
+          html.push('<i class="sw-hole"></i>');
+          child++;
+          continue;
+        }
+        const w = xs[c + 1] - xs[c];
+        const b = layout.blocks[k];
+        const n = b.d.length;
+        const replicated = n > 1;
+        const color0 = n ? this.scene.colorOf(b.d[0]) : "#cccccc";
+        const thumb = this.scene.thumbs.get(k);
+        const at = thumb && pack?.at.get(k);
+        // The frame around a thumbnail shows the device colour(s); wider for stripes.
+        const inset = at ? thumbInset(w, h, n) : 0;
+        const tw = Math.max(1, w - gap - 2 * inset);
+        const th = Math.max(1, h - gap - 2 * inset);
+        const atlasPlace = () => {
+          const sx = tw / thumb!.cols;
+          const sy = th / thumb!.rows;
+          return (
+            `background-size:${pack!.width * sx}px ${pack!.height * sy}px;` +
+            `background-position:${-at![0] * sx}px ${-at![1] * sy}px`
+          );
+        };
+        let cls = "sw-block";
+        let style: string;
+        let inner = "";
+        if (at) cls += " sw-has-thumb";
+        if (replicated) {
+          cls += " sw-replicated";
+          style = `background:${blockBackground(b.d.slice(0, 8).map((id) => this.scene.colorOf(id)))}`;
+          if (at) inner = `<div class="sw-thumb" style="inset:${inset}px;${atlasPlace()}"></div>`;
+        } else if (at) {
+          cls += " sw-t";
+          style = `border-width:${inset}px;border-color:${color0};background-color:${color0};${atlasPlace()}`;
+        } else {
+          style = `background:${color0}`;
+        }
+        html.push(`<div class="${cls}" data-block="${k}" style="${style}">`, inner);
+        const badge = n > 8;
+        const cands = replicated ? deviceLabelCandidates(b.d, badge) : [String(b.d[0] ?? "–")];
+        let labelText = fitLabel(cands, w - 8, LABEL_FONT, h - 2);
+        let small = false;
+        if (!labelText) {
+          labelText = fitLabel(cands, w - 4, SMALL_FONT, h);
+          small = labelText !== "";
+        }
+        if (labelText) {
+          const ink =
+            replicated || at
+              ? " sw-chip"
+              : textColorOn(color0) === "#ffffff"
+                ? " sw-ink-light"
+                : " sw-ink-dark";
+          html.push(`<span class="sw-label${ink}${small ? " sw-small" : ""}">${esc(labelText)}</span>`);
+        }
+        if (badge) {
+          const bt = `×${n}`;
+          const room = labelText ? h - 2 >= 2 * (LABEL_FONT + 6) : true;
+          if (textWidth(bt, SMALL_FONT) + 6 <= w && h >= SMALL_FONT + 4 && room)
+            html.push(`<span class="sw-badge">${bt}</span>`);
+        }
+        html.push("</div>");
+        this.index.set(k, child++);
+        keys.push(k);
+      }
+    }
+    this.keys = keys;
+    return html.join("");
+  }
+
+  blockEl(k: number): HTMLElement | null {
+    const i = this.index.get(k);
+    if (i === undefined) return null;
+    const e = this.grid.children[i] as HTMLElement | undefined;
+    return e ?? null;
+  }
+
+  /** Visible block elements. */
+  blockElements(): Map<number, HTMLElement> {
+    const m = new Map<number, HTMLElement>();
+    for (const k of this.keys) {
+      const e = this.blockEl(k);
+      if (e) m.set(k, e);
+    }
+    return m;
+  }
+
+  /** Highlight classes, touching only the blocks whose classes can change: those marked now or
+   *  last time. */
+  highlight(): void {
+    const { related, found, pinned, dim } = this.scene.hl;
+    this.grid.classList.toggle("sw-dimming", dim);
+    const touch = new Set<number>(this.marked);
+    for (const k of related) touch.add(k);
+    for (const k of found) touch.add(k);
+    if (pinned !== null) touch.add(pinned);
+    const marked = new Set<number>();
+    for (const k of touch) {
+      const e = this.blockEl(k);
+      if (!e) continue;
+      const a = related.has(k);
+      const f = found.has(k);
+      const p = pinned === k;
+      e.classList.toggle("sw-hl", a);
+      e.classList.toggle("sw-found", f);
+      e.classList.toggle("sw-pinned", p);
+      if (a || f || p) marked.add(k);
+    }
+    this.marked = marked;
+  }
+
+  /** The keyboard cursor as a class on its block (none without keyboard focus). */
+  showCursor(): void {
+    const { kbd, cursor } = this.scene;
+    const prev = this.grid.querySelector(".sw-cursor");
+    const e = kbd && cursor !== null ? this.blockEl(cursor) : null;
+    if (prev && prev !== e) prev.classList.remove("sw-cursor");
+    e?.classList.add("sw-cursor");
+  }
+
+  /** The thumbnails' pixels: one atlas image for `gridHtml` (kept when the same thumbnails sit
+   *  in the same places), else (no blob URLs: tests) one small canvas per thumbnail.
+   *  Returns false when there was nothing to do. */
+  finishData(gridHtml: string): boolean {
+    const a = this.atlasOf;
+    const b = this.thumbsOf;
+    const same = !!a && !!b && a[0] === b[0] && a[1] === b[1] && this.atlasHtml === gridHtml;
+    if (this.atlasUrl && same) return false;
+    const atlas = paletteAtlas(this.scene.thumbs);
+    this.releaseAtlas();
+    this.atlasOf = this.thumbsOf;
+    this.atlasHtml = gridHtml;
+    if (atlas) {
+      this.atlasUrl = atlas.url;
+      this.grid.style.setProperty("--sw-atlas", `url("${atlas.url}")`);
+      return true;
+    }
+    for (const [k, t] of this.scene.thumbs) {
+      const e = this.blockEl(k);
+      if (!e || !e.classList.contains("sw-has-thumb")) continue;
+      const cv = thumbCanvas(this.doc, t);
+      if (!cv) continue;
+      cv.className = "sw-thumb-canvas";
+      const holder = e.querySelector(".sw-thumb");
+      if (holder) holder.replaceChildren(cv);
+      else e.prepend(cv);
+    }
+    return true;
+  }
+
+  releaseAtlas(): void {
+    if (!this.atlasUrl) return;
+    try {
+      URL.revokeObjectURL(this.atlasUrl);
+    } catch {
+      /* ignore */
+    }
+    this.atlasUrl = null;
+    this.grid.style.removeProperty("--sw-atlas");
+  }
+}

@@ -1,0 +1,86 @@
+// LayoutState transitions used by the controls. Pure functions.
+import type { AxisType, LayoutState, Options, RequestMsg, SpecEntry } from "../wire";
+import type { QueueOptions } from "../shared/requests";
+import {
+  axesToEntry,
+  axisNameProblem,
+  DEFAULT_AXIS_NAMES,
+  entryAxes,
+  sanitizeSpec,
+} from "../shared/spec";
+
+export function cloneState(s: LayoutState): LayoutState {
+  return {
+    mesh_shape: [...s.mesh_shape],
+    axis_names: [...s.axis_names],
+    axis_types: [...s.axis_types],
+    spec: s.spec.map((e) => (Array.isArray(e) ? [...e] : e)),
+    memory_kind: s.memory_kind,
+  };
+}
+
+/** How an array view's requests are made (for its RequestQueue). */
+export const layoutRequests: Pick<QueueOptions<LayoutState, RequestMsg>, "clone" | "build"> = {
+  clone: cloneState,
+  build: (seq, state) => ({ type: "request", seq, state }),
+};
+
+/** Canonical text of a state; payload.py's state_key writes the same string. */
+export function stateKey(s: LayoutState): string {
+  return JSON.stringify({
+    mesh_shape: s.mesh_shape,
+    axis_names: s.axis_names,
+    axis_types: s.axis_types,
+    spec: s.spec,
+    memory_kind: s.memory_kind,
+  });
+}
+
+/** Change the number of mesh axes: first factorization with k axes, default names, axis types
+ *  kept by position, spec entries kept for still-existing axes. */
+export function withNumAxes(s: LayoutState, k: number, options: Options): LayoutState {
+  const facts = options.factorizations[String(k)] ?? [];
+  if (facts.length === 0 || k === s.mesh_shape.length) return cloneState(s);
+  const mesh_shape = [...facts[0]];
+  const axis_names = DEFAULT_AXIS_NAMES.slice(0, k);
+  const axis_types: AxisType[] = axis_names.map((_, i) => s.axis_types[i] ?? "auto");
+  const spec = sanitizeSpec(s.spec, axis_names, mesh_shape, options.shape);
+  return { mesh_shape, axis_names, axis_types, spec, memory_kind: s.memory_kind };
+}
+
+export function withMeshShape(s: LayoutState, meshShape: number[], options: Options): LayoutState {
+  const n = cloneState(s);
+  n.mesh_shape = [...meshShape];
+  n.spec = sanitizeSpec(n.spec, n.axis_names, n.mesh_shape, options.shape);
+  return n;
+}
+
+/** Rename axis i (spec entries follow the rename). Throws when the name is invalid. */
+export function withAxisName(s: LayoutState, i: number, name: string): LayoutState {
+  const problem = axisNameProblem(s.axis_names, i, name);
+  if (problem) throw new Error(problem);
+  const n = cloneState(s);
+  const old = n.axis_names[i];
+  n.axis_names[i] = name;
+  n.spec = n.spec.map((e) => axesToEntry(entryAxes(e).map((a) => (a === old ? name : a))));
+  return n;
+}
+
+export function withAxisType(s: LayoutState, i: number, t: AxisType): LayoutState {
+  const n = cloneState(s);
+  n.axis_types[i] = t;
+  return n;
+}
+
+export function withSpecEntry(s: LayoutState, dim: number, e: SpecEntry): LayoutState {
+  const n = cloneState(s);
+  while (n.spec.length <= dim) n.spec.push(null);
+  n.spec[dim] = Array.isArray(e) ? [...e] : e;
+  return n;
+}
+
+export function withMemoryKind(s: LayoutState, kind: string): LayoutState {
+  const n = cloneState(s);
+  n.memory_kind = kind;
+  return n;
+}

@@ -1,0 +1,160 @@
+// The function view's controls: the mesh shared by every input (number of axes, shape, axis
+// names and types, reset) and the per-leaf spec selectors. Same validity rules as the array
+// view's controls: only valid choices are offered, and a refused choice says why in its option
+// text.
+import type { AxisType, SpecEntry, TraceOptions, TraceState } from "../wire";
+import { decodeEntry, encodeEntry } from "../shared/spec";
+import {
+  axisCountChoices,
+  axisNameField,
+  fieldset,
+  meshShapeChoices,
+  rebuildKeepingFocus,
+  resetAndStatus,
+  selectField,
+} from "../shared/fields";
+import {
+  leafSpecOptions,
+  withTraceAxisName,
+  withTraceAxisType,
+  withTraceMeshShape,
+  withTraceNumAxes,
+} from "./state";
+
+export interface SpecSelectorsInput {
+  /** Prefix of the data-keys ("in-0", "out-1"). */
+  key: string;
+  /** Sizes shown per dimension (and checked, unless `free`). */
+  shape: number[];
+  state: TraceState;
+  spec: SpecEntry[];
+  /** shard_map outputs: no divisibility rule. */
+  free: boolean;
+  /** What the dimension label says: "dim 0 (8)" or, for local sizes, "dim 0 (local 4)". */
+  sizeWord?: string;
+  leafName: string;
+  onEntry: (dim: number, e: SpecEntry) => void;
+}
+
+/** One selector per dimension: None, each axis, each combination of axes in mesh order. */
+export function specSelectors(doc: Document, inp: SpecSelectorsInput): HTMLElement {
+  const box = doc.createElement("div");
+  box.className = "sw-spec";
+  inp.shape.forEach((size, d) => {
+    const opts = leafSpecOptions(d, size, inp.state, inp.spec, inp.free);
+    const word = inp.sizeWord ? `${inp.sizeWord} ${size}` : String(size);
+    box.append(
+      selectField(
+        doc,
+        `${inp.key}-dim-${d}`,
+        `dim ${d} (${word})`,
+        opts.map((o) => ({ value: o.value, label: o.label, disabled: o.disabled, title: o.reason })),
+        encodeEntry(inp.spec[d]),
+        (v) => inp.onEntry(d, decodeEntry(v)),
+        `spec of ${inp.leafName}, dimension ${d}`,
+      ),
+    );
+  });
+  if (inp.shape.length === 0) {
+    const p = doc.createElement("span");
+    p.className = "sw-muted";
+    p.textContent = "a scalar has no dimensions to shard";
+    box.append(p);
+  }
+  return box;
+}
+
+export interface MeshControlsInput {
+  state: TraceState;
+  options: TraceOptions;
+  pending: boolean;
+}
+
+/** Mesh shape, axis names and types, reset; shared by every input of the function. */
+export class FunctionMeshControls {
+  readonly el: HTMLElement;
+
+  constructor(
+    private readonly doc: Document,
+    private readonly request: (s: TraceState) => void,
+  ) {
+    this.el = doc.createElement("form");
+    this.el.className = "sw-controls sw-tr-mesh";
+    this.el.setAttribute("aria-label", "mesh controls");
+    this.el.addEventListener("submit", (e) => e.preventDefault());
+  }
+
+  update(inp: MeshControlsInput): void {
+    rebuildKeepingFocus(this.el, () => this.build(inp));
+    this.el.classList.toggle("sw-pending", inp.pending);
+  }
+
+  private build(inp: MeshControlsInput): Node[] {
+    const { state, options } = inp;
+    const doc = this.doc;
+    const fs = fieldset(doc, "Mesh (shared by every input)", "sw-fs sw-tr-meshfs");
+    const row = doc.createElement("div");
+    row.className = "sw-row";
+    const k = state.mesh_shape.length;
+    row.append(
+      selectField(
+        doc,
+        "naxes",
+        "axes",
+        axisCountChoices(options, k),
+        String(k),
+        (v) => this.request(withTraceNumAxes(state, Number(v), options)),
+      ),
+    );
+    row.append(
+      selectField(
+        doc,
+        "shape",
+        "shape",
+        meshShapeChoices(options, state.mesh_shape),
+        state.mesh_shape.join(","),
+        (v) => this.request(withTraceMeshShape(state, v.split(",").map(Number), options)),
+      ),
+    );
+    state.axis_names.forEach((_n, i) => row.append(this.axisField(state, i)));
+    row.append(
+      ...resetAndStatus(doc, options.original, "", (s) => this.request(s), inp.pending, "span"),
+    );
+    fs.append(row);
+    // A saved page has no kernel: the controls show the layout but cannot change it.
+    const why = options.static ?? "";
+    fs.disabled = !!why;
+    if (!why) return [fs];
+    const note = doc.createElement("div");
+    note.className = "sw-disabled-note";
+    note.textContent = why;
+    return [note, fs];
+  }
+
+  /** Name (text field, refused names explained beside it) and Auto / Explicit of axis i. */
+  private axisField(state: TraceState, i: number): HTMLElement {
+    const doc = this.doc;
+    const wrap = doc.createElement("span");
+    wrap.className = "sw-tr-axis";
+    const [lab, msg] = axisNameField(doc, state, i, 5, (v) => this.request(withTraceAxisName(state, i, v)));
+    const typeSel = selectField(
+      doc,
+      `type-${i}`,
+      "",
+      (["auto", "explicit"] as AxisType[]).map((a) => ({
+        value: a,
+        label: a === "auto" ? "Auto" : "Explicit",
+        disabled: false,
+        title:
+          a === "auto"
+            ? "Auto: the compiler decides the sharding of intermediates"
+            : "Explicit: shardings are part of the types; ambiguous ops ask for out_sharding",
+      })),
+      state.axis_types[i] ?? "auto",
+      (v) => this.request(withTraceAxisType(state, i, v as AxisType)),
+      `type of mesh axis ${i}`,
+    );
+    wrap.append(lab, typeSel, msg);
+    return wrap;
+  }
+}

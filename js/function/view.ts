@@ -1,0 +1,367 @@
+// The function view, ShardView(f, *args): what XLA does with a layout of f's inputs. Header
+// (function, mode, compile / run time, flops), the shared mesh controls, a card per input and per
+// output (each with the array view's own device grid), the collectives XLA inserted, the
+// sharding constraints f pins, and the memory of one device. Wire format: wire/function.ts.
+import type { AnyModel } from "@anywidget/types";
+import type {
+  FunctionModel,
+  LeafInfo,
+  Stats,
+  Trace,
+  TraceOptions,
+  TraceRequestMsg,
+  TraceState,
+} from "../wire";
+import { BaseView, published } from "../shared/view";
+import { injectFunctionStyles } from "./styles";
+import { FunctionMeshControls } from "./controls";
+import { LeafCard } from "./leaf";
+import { cloneTraceState, normalizeTraceState } from "./state";
+import {
+  collectivesSummary,
+  renderCollectives,
+  renderConstraints,
+  renderMemory,
+} from "./collectives";
+import { formatCount, formatMs, plural } from "../shared/text";
+import { el as mk } from "../shared/dom";
+
+const STATE_TRAITS = ["mesh_shape", "axis_names", "axis_types", "in_specs", "out_specs"] as const;
+
+const MODE_NOTE = {
+  jit: "jit: XLA splits the whole-array program over the devices and adds the communication it needs.",
+  shard_map:
+    "shard_map: the body runs once per device on its local block; devices talk only where the body says so (psum, all_gather, …).",
+};
+
+let sectionCount = 0;
+
+/** The options once published (Python's Dict traits start as {}). */
+function publishedOptions(o: TraceOptions | undefined): TraceOptions | null {
+  return o && typeof o === "object" && Array.isArray(o.inputs) ? o : null;
+}
+
+interface Section {
+  el: HTMLElement;
+  title: HTMLElement;
+  note: HTMLElement;
+  body: HTMLElement;
+}
+
+export class FunctionView extends BaseView<FunctionModel, TraceState, TraceRequestMsg> {
+  private titleEl: HTMLElement;
+  private metricsEl: HTMLElement;
+  private modeNoteEl: HTMLElement;
+  private runNoteEl: HTMLElement;
+  private busyEl: HTMLElement;
+  private errorEl: HTMLElement;
+  private meshControls: FunctionMeshControls;
+  private inputs: Section;
+  private outputs: Section;
+  private comm: Section;
+  private cons: Section;
+  private mem: Section;
+  private inCards: LeafCard[] = [];
+  private outCards: LeafCard[] = [];
+  /** The last trace with compiled leaves: shown while a newer one failed. */
+  private good: Trace | null = null;
+  private tablesOf: Trace | null = null;
+
+  constructor(model: AnyModel<FunctionModel>, el: HTMLElement) {
+    super(model, el, "sw-trace", {
+      clone: cloneTraceState,
+      build: (seq, state) => ({ type: "trace_request", seq, state }),
+    });
+    injectFunctionStyles(el);
+    const doc = this.doc;
+
+    const header = mk(doc, "header", "sw-header sw-tr-header");
+    const top = mk(doc, "div", "sw-header-top");
+    this.titleEl = mk(doc, "div", "sw-header-left sw-tr-title");
+    this.busyEl = mk(doc, "span", "sw-busy");
+    this.busyEl.setAttribute("role", "status");
+    this.busyEl.hidden = true;
+    this.busyEl.append(mk(doc, "span", "shardwidget-spinner"), doc.createTextNode("compiling…"));
+    (this.busyEl.firstChild as HTMLElement).setAttribute("aria-hidden", "true");
+    top.append(this.titleEl, this.busyEl);
+    this.metricsEl = mk(doc, "div", "sw-summary sw-tr-metrics");
+    this.modeNoteEl = mk(doc, "div", "sw-hint sw-tr-modenote");
+    this.runNoteEl = mk(doc, "div", "sw-note");
+    this.runNoteEl.hidden = true;
+    this.errorEl = mk(doc, "div", "sw-error sw-tr-error");
+    this.errorEl.setAttribute("role", "alert");
+    this.errorEl.hidden = true;
+    header.append(top, this.metricsEl, this.modeNoteEl, this.runNoteEl, this.errorEl);
+
+    this.meshControls = new FunctionMeshControls(doc, (s) => this.request(s));
+    this.inputs = this.section("Inputs");
+    this.outputs = this.section("Outputs");
+    this.comm = this.section("Communication");
+    this.cons = this.section("Sharding constraints in the function");
+    this.mem = this.section("Memory and compute per device");
+    this.root.append(
+      header,
+      this.meshControls.el,
+      this.inputs.el,
+      this.outputs.el,
+      this.comm.el,
+      this.cons.el,
+      this.mem.el,
+    );
+    el.append(this.root);
+
+    this.onChange(["_trace"], () => {
+      if (this.trace?.status === "ok") this.lastResultError = "";
+      this.schedule();
+    });
+    this.onChange(["_trace_stats", "_trace_options", "error", "busy", ...STATE_TRAITS], () =>
+      this.schedule(),
+    );
+    this.flush();
+  }
+
+  private section(title: string): Section {
+    const doc = this.doc;
+    const el = mk(doc, "section", "sw-tr-section");
+    const h = mk(doc, "h3", "sw-tr-h");
+    h.id = `sw-tr-h-${++sectionCount}`;
+    const t = mk(doc, "span", "", title);
+    const note = mk(doc, "span", "sw-tr-h-note");
+    h.append(t, note);
+    el.setAttribute("aria-labelledby", h.id);
+    const body = mk(doc, "div", "sw-tr-body");
+    el.append(h, body);
+    return { el, title: t, note, body };
+  }
+
+  // ---- model access --------------------------------------------------------------------------
+
+  get options(): TraceOptions | null {
+    return publishedOptions(this.model.get("_trace_options"));
+  }
+
+  /** The trace received last (may be an error with no leaves). */
+  get trace(): Trace | null {
+    return published(this.model.get("_trace"));
+  }
+
+  /** The trace whose leaves are drawn: the newest with compiled leaves. */
+  get shown(): Trace | null {
+    return this.good ?? this.trace;
+  }
+
+  traitState(): TraceState {
+    const m = this.model;
+    return normalizeTraceState(
+      {
+        mesh_shape: m.get("mesh_shape") ?? [],
+        axis_names: m.get("axis_names") ?? [],
+        axis_types: m.get("axis_types") ?? [],
+        in_specs: m.get("in_specs") ?? [],
+        out_specs: m.get("out_specs") ?? [],
+      },
+      this.options,
+    );
+  }
+
+  /** What the controls show: the newest state asked for, else the traits. */
+  controlState(): TraceState {
+    return this.queue.optimistic ?? this.traitState();
+  }
+
+  /** The error banner's text ("" when none). */
+  errorText(): string {
+    const t = this.trace;
+    const parts = [
+      this.model.get("error") || "",
+      this.lastResultError,
+      t && t.status === "error" ? t.message : "",
+    ].filter(Boolean);
+    return [...new Set(parts)].join("\n");
+  }
+
+  // ---- rendering -----------------------------------------------------------------------------
+
+  protected requestsChanged(): void {
+    this.schedule();
+  }
+
+  protected render(): void {
+    const t = this.trace;
+    if (t && (t.inputs.length > 0 || t.outputs.length > 0)) this.good = t;
+    const options = this.options;
+    this.renderHeader(options);
+    if (!options) {
+      for (const c of [...this.inCards, ...this.outCards]) c.dispose();
+      this.inCards = [];
+      this.outCards = [];
+      this.meshControls.el.hidden = true;
+      this.inputs.body.replaceChildren(mk(this.doc, "div", "sw-empty", "waiting for the function…"));
+      return;
+    }
+    this.meshControls.el.hidden = false;
+    const pending = this.queue.optimistic !== null;
+    const state = this.controlState();
+    this.meshControls.update({ state, options, pending });
+    this.renderLeaves(options, state);
+    const shown = this.shown;
+    if (shown !== this.tablesOf) {
+      this.tablesOf = shown;
+      this.renderTables(shown);
+    }
+  }
+
+  private renderHeader(options: TraceOptions | null): void {
+    const doc = this.doc;
+    const shown = this.shown;
+    const mode = options?.mode ?? shown?.mode ?? (this.model.get("mode") || "jit");
+    const fn = mk(doc, "code", "sw-typeof sw-tr-fn", options?.fn_name || "function");
+    fn.title = "the function";
+    const modeTag = mk(doc, "span", "sw-tag sw-tag-accent sw-tr-mode", mode);
+    modeTag.title = mode === "shard_map" ? "jax.shard_map over the mesh" : "jax.jit with shardings";
+    const kids: HTMLElement[] = [fn, modeTag];
+    for (const s of options?.static_args ?? []) {
+      const tag = mk(doc, "span", "sw-tag sw-tag-code", s);
+      tag.title = "static argument";
+      kids.push(tag);
+    }
+    this.titleEl.replaceChildren(...kids);
+    this.modeNoteEl.textContent = MODE_NOTE[mode as keyof typeof MODE_NOTE] ?? "";
+
+    const metrics: string[] = [];
+    if (shown && (shown.inputs.length || shown.outputs.length)) {
+      metrics.push(shown.cached ? "compile: cached" : `compiled in ${formatMs(shown.compile_ms)}`);
+      metrics.push(shown.ran ? `ran in ${formatMs(shown.run_ms)}` : "not run");
+      if (shown.flops !== null) metrics.push(`${formatCount(shown.flops, "FLOP")} per device`);
+      metrics.push(collectivesSummary(shown.collectives));
+    }
+    if (options) {
+      const st = this.traitState();
+      const axes = st.axis_names.map((n, i) => `${n}=${st.mesh_shape[i]}`).join(" × ");
+      metrics.push(`mesh ${axes} · ${plural(options.n_devices, "device")} (${options.platform})`);
+    }
+    this.metricsEl.textContent = metrics.join(" · ");
+    this.runNoteEl.textContent = options?.run_disabled ?? "";
+    this.runNoteEl.hidden = !options?.run_disabled;
+
+    this.busyEl.hidden = !this.model.get("busy");
+    const err = this.errorText();
+    // A refused request (or a failed compile) leaves the last good layout on show; a run that
+    // failed after compiling shows its own layout.
+    const stale =
+      !!this.good &&
+      (this.good !== this.trace || !!this.model.get("error") || !!this.lastResultError);
+    this.errorEl.textContent = err
+      ? stale
+        ? `${err}\n(The last layout that compiled is shown below.)`
+        : err
+      : "";
+    this.errorEl.hidden = !err;
+  }
+
+  /** Cards per input and output: rebuilt when the number of leaves changes, else updated. */
+  private renderLeaves(options: TraceOptions, state: TraceState): void {
+    const shown = this.shown;
+    const mode = options.mode;
+    const statsRaw = published(this.model.get("_trace_stats"));
+    const current = statsRaw && shown && statsRaw.key === shown.key ? statsRaw : null;
+    const stats = current?.outputs ?? [];
+    const inStats = current?.inputs ?? [];
+    const request = (s: TraceState) => this.request(s);
+
+    const inInfos: LeafInfo[] = options.inputs.length ? options.inputs : shown?.inputs ?? [];
+    this.inCards = this.syncCards(this.inCards, inInfos.length, this.inputs.body, "no array inputs");
+    inInfos.forEach((info, i) =>
+      this.inCards[i].update({
+        side: "in",
+        index: i,
+        mode,
+        info,
+        leaf: shown?.inputs[i] ?? null,
+        stats: inStats[i] ?? null,
+        state,
+        options,
+        request,
+      }),
+    );
+    const nOut = Math.max(options.outputs.length, shown?.outputs.length ?? 0);
+    const outInfos: LeafInfo[] = Array.from(
+      { length: nOut },
+      (_, i) => shown?.outputs[i] ?? options.outputs[i],
+    );
+    this.outCards = this.syncCards(
+      this.outCards,
+      nOut,
+      this.outputs.body,
+      this.good ? "no array outputs" : "the outputs appear once a layout compiles",
+    );
+    outInfos.forEach((info, i) =>
+      this.outCards[i].update({
+        side: "out",
+        index: i,
+        mode,
+        info,
+        leaf: shown?.outputs[i] ?? null,
+        stats: (stats[i] as Stats | undefined) ?? null,
+        state,
+        options,
+        request,
+      }),
+    );
+    const sm = mode === "shard_map";
+    this.inputs.title.textContent = `Inputs (${inInfos.length})`;
+    this.inputs.note.textContent = sm
+      ? "in_specs: the block each device's body receives"
+      : "in_shardings: how each argument is laid out";
+    this.outputs.title.textContent = `Outputs (${nOut})`;
+    this.outputs.note.textContent = sm
+      ? "out_specs: how the devices' local results form each output"
+      : "as XLA laid them out, with each device's data";
+  }
+
+  /** The cards for n leaves: the same ones while n is unchanged (updated in place), else new
+   *  ones (the old ones and their array views disposed). */
+  private syncCards(cards: LeafCard[], n: number, host: HTMLElement, empty: string): LeafCard[] {
+    if (cards.length === n && n > 0) return cards;
+    for (const c of cards) c.dispose();
+    const out = Array.from({ length: n }, () => new LeafCard(this.doc));
+    if (n === 0) host.replaceChildren(mk(this.doc, "div", "sw-muted", empty));
+    else host.replaceChildren(...out.map((c) => c.el));
+    return out;
+  }
+
+  private renderTables(shown: Trace | null): void {
+    const doc = this.doc;
+    const compiled = !!shown && (shown.inputs.length > 0 || shown.outputs.length > 0);
+    for (const s of [this.comm, this.cons, this.mem]) s.el.hidden = !compiled;
+    if (!shown || !compiled) return;
+    this.comm.note.textContent =
+      shown.collectives.length > 0
+        ? `${collectivesSummary(shown.collectives)}: what XLA inserted`
+        : "what XLA inserted";
+    this.comm.body.replaceChildren(renderCollectives(doc, shown.collectives));
+    this.cons.el.hidden = shown.constraints.length === 0;
+    this.cons.note.textContent = "with_sharding_constraint / reshard";
+    this.cons.body.replaceChildren(renderConstraints(doc, shown.constraints));
+    this.mem.note.textContent = "from XLA's analysis of the compiled program";
+    this.mem.body.replaceChildren(renderMemory(doc, shown.memory, shown.flops));
+  }
+
+  // ---- requests ------------------------------------------------------------------------------
+
+  override request(state: TraceState): void {
+    if (this.options?.static) return; // a saved page: nothing to re-compile with
+    super.request(state);
+  }
+
+  get cards(): { inputs: LeafCard[]; outputs: LeafCard[] } {
+    return { inputs: this.inCards, outputs: this.outCards };
+  }
+
+  override dispose(): void {
+    super.dispose();
+    for (const c of [...this.inCards, ...this.outCards]) c.dispose();
+    this.inCards = [];
+    this.outCards = [];
+  }
+}

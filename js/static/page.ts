@@ -1,0 +1,117 @@
+// The saved page (ShardView.save_html): the renderer with a stand-in for anywidget's model and
+// no kernel. Built as its own bundle, src/shardwidget/static/page.js, that src/shardwidget/_page.py
+// inlines into the page. On load it reads the page's data,
+//   <script type="application/json" id="shardwidget-data">{"state": {...}, "answers": {...}}</script>
+// (synced traits; layouts the page carries, by stateKey; binary values as {"__b64__": base64}),
+// mounts the view into #shardwidget-root, answers the controls' requests from `answers`, and sets
+// window.__ready. The exports let a test page wire the same model to a live kernel instead.
+import type { AnyRequestMsg, Layout, LayoutState, Stats } from "../wire";
+import widget from "../widget";
+import { LocalModel } from "../shared/local_model";
+import { stateKey } from "../array/state";
+
+/** The page's traits: whichever view it shows (array or function), as the kernel synced them. */
+export type PageState = Record<string, unknown>;
+
+/** One layout the page carries: the state that asks for it, and what the kernel sent for it. */
+export interface Answer {
+  state: LayoutState;
+  layout: Layout;
+  stats: Stats;
+}
+
+export const NO_LAYOUT = "this layout was not saved in this page (it has no kernel to compute it)";
+export const NO_KERNEL =
+  "this page has no kernel: it shows the function as it was compiled when saved";
+
+/** JSON as Python wrote it, with binary values ({"__b64__": base64}) turned into DataViews. */
+export function revive(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(revive);
+  if (!v || typeof v !== "object") return v;
+  const o = v as Record<string, unknown>;
+  if (typeof o.__b64__ === "string") {
+    const s = atob(o.__b64__);
+    const u = new Uint8Array(s.length);
+    for (let i = 0; i < s.length; i++) u[i] = s.charCodeAt(i);
+    return new DataView(u.buffer);
+  }
+  const out: Record<string, unknown> = {};
+  for (const k in o) out[k] = revive(o[k]);
+  return out;
+}
+
+/** Where the page's model sends a request (the saved page: answerFrom; a test: a list). */
+export type Send = (msg: AnyRequestMsg, model: PageModel) => void;
+
+/** The stand-in for anywidget's model: a LocalModel that hands what the view sends to `send`. */
+export class PageModel extends LocalModel<PageState> {
+  constructor(
+    state: PageState,
+    private readonly sendTo: Send,
+  ) {
+    super(state);
+  }
+
+  override send(content: unknown): void {
+    this.sendTo(content as AnyRequestMsg, this);
+  }
+
+  /** Apply a patch of traits as the kernel would: every key changes, then "change". */
+  push(patch: PageState): void {
+    for (const k in patch) this.data[k] = patch[k];
+    for (const k in patch) this.emit(`change:${k}`);
+    this.emit("change");
+  }
+
+  /** Deliver a custom message, as from the kernel. */
+  emitCustom(content: unknown): void {
+    this.emit("msg:custom", content, []);
+  }
+}
+
+export function createModel(state: PageState, send: Send): PageModel {
+  return new PageModel(state, send);
+}
+
+/** The saved page's `send`: a request whose state the page carries gets that layout, any other
+ *  an error in words; either way the result arrives on the next task, as from a kernel. */
+export function answerFrom(answers: Record<string, unknown>): Send {
+  return (msg, model) => {
+    setTimeout(() => {
+      const raw = msg.type === "request" ? answers[stateKey(msg.state)] : undefined;
+      if (raw) {
+        const a = revive(raw) as Answer;
+        model.push({ ...a.state, _layout: a.layout, _stats: a.stats, error: "" });
+      } else {
+        model.push({ error: msg.type === "trace_request" ? NO_KERNEL : NO_LAYOUT });
+      }
+      const error = raw ? "" : String(model.get("error"));
+      model.emitCustom({ type: "result", seq: msg.seq, ok: !!raw, error });
+    }, 0);
+  };
+}
+
+/** Render the view into `el`; returns its dispose. */
+export function mount(el: HTMLElement, model: PageModel): () => void {
+  return widget.render({ model, el });
+}
+
+declare global {
+  interface Window {
+    __ready?: boolean;
+  }
+}
+
+function boot(): void {
+  const data = document.getElementById("shardwidget-data");
+  const root = document.getElementById("shardwidget-root");
+  if (!data || !root) return;
+  const { state, answers } = JSON.parse(data.textContent ?? "{}") as {
+    state: PageState;
+    answers: Record<string, unknown>;
+  };
+  mount(root, createModel(revive(state) as PageState, answerFrom(answers ?? {})));
+  window.__ready = true;
+}
+
+if (typeof document !== "undefined") boot();

@@ -1,0 +1,159 @@
+// The function view's wire format, ShardView(f, *args): src/shardwidget/payload.py
+// (trace_options / trace / trace_stats) is its Python twin; keep the two in step.
+//
+// A function view is the same anywidget model class family as an array view, told apart by
+// `_kind` === "function" (array views have no `_kind` or "array").
+//
+// Synced traits: FunctionModel (at the end of this file), read with model.get(name).
+//
+// Messages (TraceRequestMsg and its ResultMsg): messages.ts.
+import type { AxisType, Layout, SpecEntry, Stats } from "./array";
+
+export type TraceMode = "jit" | "shard_map";
+
+export interface TraceState {
+  mesh_shape: number[];
+  axis_names: string[];
+  axis_types: AxisType[];
+  in_specs: SpecEntry[][];
+  out_specs: (SpecEntry[] | null)[];
+}
+
+export interface LeafInfo {
+  /** Pytree path of the leaf, e.g. "x", "params['w']", "args[1][0]". */
+  path: string;
+  shape: number[];
+  dtype: string;
+}
+
+export interface TraceOptions {
+  n_devices: number;
+  platform: string;
+  /** factorizations[k]: every mesh shape with k axes whose product is n_devices (k = 1..4). */
+  factorizations: Record<string, number[][]>;
+  memory_kinds: string[];
+  mode: TraceMode;
+  /** Function name, e.g. "layer" or "<lambda>". */
+  fn_name: string;
+  inputs: LeafInfo[];
+  /** Output leaves as traced with the initial state (count and shapes do not depend on layout). */
+  outputs: LeafInfo[];
+  /** Static (non-array) arguments, as short reprs: "n=3", "args[2]='mean'". */
+  static_args: string[];
+  /** The state the view was created with (the reset target). */
+  original: TraceState;
+  /** Why the function is not run (e.g. inputs are ShapeDtypeStructs), "" when it is. */
+  run_disabled: string;
+  /** Saved pages only (view.save_html): why the controls cannot re-compile; absent in a kernel. */
+  static?: string;
+}
+
+export type CollectiveKind =
+  | "all-reduce"
+  | "all-gather"
+  | "reduce-scatter"
+  | "all-to-all"
+  | "collective-permute";
+
+export interface Collective {
+  kind: CollectiveKind;
+  /** The user's mesh axes it runs over (["x"], ["x", "y"]); [] when the groups match no axes. */
+  axes: string[];
+  /** Result shape per device and its dtype ("f32"). */
+  shape: number[];
+  dtype: string;
+  /** Bytes each device sends (ring estimate; see hlo.py). */
+  bytes: number;
+  /** Devices per group and number of groups (collective-permute: pairs and 2). */
+  group_size: number;
+  n_groups: number;
+  /** jax op that caused it (from HLO metadata op_name), e.g. "jit(f)/reduce_sum"; may be "". */
+  op_name: string;
+  /** Source location "file.py:12" when known, else "". */
+  source: string;
+  /** The replica groups / pairs as written in the HLO (for the detail view). */
+  groups_text: string;
+}
+
+export interface TraceLeaf extends LeafInfo {
+  /** jax.typeof-style: "float32[8@x,4]". */
+  typeof: string;
+  spec_str: string;
+  /** Shape each device sees (shard shape; in shard_map mode, the body's local shape). */
+  local_shape: number[];
+  /** Full geometry, the same object an array view gets as _layout (key as in Trace.key). */
+  layout: Layout;
+}
+
+export interface Constraint {
+  /** "with_sharding_constraint" or "reshard". */
+  kind: string;
+  shape: number[];
+  dtype: string;
+  spec_str: string;
+  /** Source location "file.py:12 (f)" when known. */
+  source: string;
+}
+
+export interface Memory {
+  argument: number;
+  output: number;
+  alias: number;
+  temp: number;
+  generated_code: number;
+  /** argument + output - alias + temp: the estimate XLA's own tools use. */
+  peak: number;
+}
+
+export interface Trace {
+  /** Changes with every new result; _trace_stats.key refers to it. */
+  key: number;
+  status: "ok" | "error";
+  /** Why status is "error" (then the other fields hold the last good result, or are empty). */
+  message: string;
+  mode: TraceMode;
+  inputs: TraceLeaf[];
+  outputs: TraceLeaf[];
+  constraints: Constraint[];
+  collectives: Collective[];
+  /** Per device, in bytes. null when XLA gives no analysis. */
+  memory: Memory | null;
+  flops: number | null;
+  /** Milliseconds: trace + lower + compile (0 when cached), and the run. */
+  compile_ms: number;
+  run_ms: number;
+  cached: boolean;
+  /** Whether the compiled function was run (outputs then carry per-shard data). */
+  ran: boolean;
+}
+
+export interface TraceStats {
+  key: number;
+  /** One per output leaf, in order (same shape as an array view's _stats). */
+  outputs: Stats[];
+  /** One per input array leaf, as laid out for the run (absent from older kernels). */
+  inputs?: Stats[];
+}
+
+/** The function view's synced traits (Python: shardwidget's FunctionView). The payload traits are
+ *  Python Dicts: `{}` until the view first publishes. */
+export interface FunctionModel {
+  _kind: "function";
+  /** Fixed at construction. */
+  mode: TraceMode;
+  /** Shared mesh of every input (product == n_devices). */
+  mesh_shape: number[];
+  axis_names: string[];
+  axis_types: AxisType[];
+  /** One spec per input array leaf (one entry per dimension). */
+  in_specs: SpecEntry[][];
+  /** One per output leaf; null = let XLA choose (jit only; in shard_map mode every entry is a spec). */
+  out_specs: (SpecEntry[] | null)[];
+  /** "" or why the last request / compile / run failed. */
+  error: string;
+  /** True while the kernel traces, compiles, runs. */
+  busy: boolean;
+  _trace_options: TraceOptions;
+  _trace: Trace;
+  _trace_stats: TraceStats;
+}

@@ -1,0 +1,4 @@
+// The wire format, typed: what the kernel syncs (ArrayModel, FunctionModel) and the messages.
+export * from "./array";
+export * from "./function";
+export * from "./messages";

@@ -169,6 +169,11 @@ def _compiled(sharding: Any, shape: tuple[int, ...], dtype: Any, plan: Plan) -> 
     )
 
 
+def clear_caches() -> None:
+    """Forget every compiled statistics function (benchmarks time a layout never seen)."""
+    _compiled.cache_clear()
+
+
 def _rows(out: Any, sharding: Any) -> dict[int, np.ndarray]:
     """Device id -> its row of a (n_devices, k) result, reading only this process's shards."""
     from jax.sharding import NamedSharding

@@ -36,11 +36,12 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from update import Step, _medians_ms, mesh_shape  # noqa: E402  (the sibling benchmark)
+from update import Step, _medians_ms, mesh_shape  # the sibling benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 FACTOR = 1.5
-AUTO = {"axis_types": ["auto", "auto"], "out_specs": [None]}  # Auto axes: XLA picks the matmul's output sharding
+# Auto axes, and XLA picks the matmul's output sharding
+AUTO = {"axis_types": ["auto", "auto"], "out_specs": [None]}
 LAYOUTS = [
     [["x", None], [None, "y"]],
     [["y", None], [None, "x"]],
@@ -85,8 +86,11 @@ def worker(n_devices: int, size: int, repeat: int) -> dict[str, Any]:
         def fresh(a: Any, b: Any) -> Any:  # a new function object: nothing cached by JAX
             return f(a, b)
 
-        args = [jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=s) for x, s in zip((a, b), sh)]
-        return jax.jit(fresh, in_shardings=sh).lower(*args).compile()
+        structs = [
+            jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=s)
+            for x, s in zip((a, b), sh, strict=True)
+        ]
+        return jax.jit(fresh, in_shardings=sh).lower(*structs).compile()
 
     def make_view() -> Any:
         return ShardView(f, a, b, mesh_shape=list(shape), axis_names=["x", "y"], **AUTO)

@@ -23,7 +23,7 @@ import traitlets
 from . import payload
 from . import trace as trace_mod
 from .layout import layout_of
-from .summary import Summary, plan_for, summarize
+from .summary import LeafStats, Summary, plan_for
 
 _STATIC = pathlib.Path(__file__).parent / "static"
 _STATE_TRAITS = ("mesh_shape", "axis_names", "axis_types", "in_specs", "out_specs")
@@ -242,20 +242,26 @@ class FunctionView(anywidget.AnyWidget):
         if res is None:
             return
         outs = [
-            self._leaf_stats(res.outputs, i, res, partial(_blocks, res, i))
+            self._leaf_stats(res.outputs, i, res, partial(_blocks, res, i), None)
             for i in range(len(res.out_shapes))
         ]
         ins = [
-            self._leaf_stats(res.inputs, i, res, partial(_in_blocks, res, self._traced, i))
+            self._leaf_stats(res.inputs, i, res, partial(_in_blocks, res, self._traced, i), i)
             for i in range(len(res.in_shapes))
         ]
         self._trace_stats = payload.trace_stats(outs, key=self._key, inputs=ins)
 
     def _leaf_stats(
-        self, arrays: list[Any] | None, i: int, res: Any, blocks: Callable[[], Any]
+        self,
+        arrays: list[Any] | None,
+        i: int,
+        res: Any,
+        blocks: Callable[[], Any],
+        argument: int | None,
     ) -> Summary:
         """Statistics of one input or output leaf (the first MAX_OUTPUT_STATS of each side).
-        `blocks` gives the leaf's blocks from its sharding, for a function that did not run."""
+        `blocks` gives the leaf's blocks from its sharding, for a function that did not run;
+        `argument` is the input's index (its tiles are kept across layouts), None for an output."""
         n = len(self._devices)
         if arrays is None:
             why = self._trace_options.get("run_disabled") or res.run_error or "not run"
@@ -270,9 +276,12 @@ class FunctionView(anywidget.AnyWidget):
                 f"statistics are sent for the first {payload.MAX_OUTPUT_STATS} leaves",
             )
         vd = tuple(range(min(arr.ndim, 2)))
-        plan = plan_for(lay, vd, payload.thumb_pixel_budget(n), payload.values_budget(n))
+        pixels, values = payload.thumb_pixel_budget(n), payload.values_budget(n)
+        plan = plan_for(lay, vd, pixels, values)
+        if getattr(self, "_leaf_sources", None) is None:  # one per view: inputs' tiles persist
+            self._leaf_sources = LeafStats(n, values)
         try:
-            return summarize(arr, lay, plan)
+            return self._leaf_sources.summarize(arr, lay, plan, pixels, argument)
         except Exception as e:  # statistics are an extra: never lose the view
             return Summary.unavailable(len(lay.blocks), f"statistics failed: {e}")
 

@@ -318,7 +318,8 @@ class LeafStats:
 
     Inputs are the user's own arguments re-laid out: their data never changes. Each argument's
     tile partials (:mod:`.tiles`) are computed once, from its first placed copy, and serve every
-    aligned layout on the host in a few ms, as in the array view. Outputs, and inputs the tiles
+    aligned layout on the host in a few ms, as in the array view (arguments with NaN or Inf
+    excepted: their thumbnails would differ, see Tiles.finite). Outputs, and inputs the tiles
     do not serve, are new data for each layout: numpy reduces them where the shards already sit
     in host memory (the CPU backend: no copy and no compile per layout), elsewhere the compiled
     per-device pass of :func:`summarize` (cached per sharding, shape, dtype and plan).
@@ -342,6 +343,6 @@ class LeafStats:
                     arr, self._n_devices, self._values_budget
                 )
             t = self._tiles[argument]
-            if t is not None and t.aligned(layout):
+            if t is not None and t.finite and t.aligned(layout):
                 return tiles.summarize(t, layout, plan.thumb_dims, pixel_budget, plan.values)
         return summarize(arr, layout, plan, prefer_host=True)

@@ -47,6 +47,12 @@ class Tiles:
     def tile(self) -> tuple[int, ...]:
         return tuple(n // g for n, g in zip(self.shape, self.grid, strict=True))
 
+    @property
+    def finite(self) -> bool:
+        """No NaN or Inf anywhere. (With them, a thumbnail pixel here is the mean of its finite
+        values, while summary.summarize makes it non-finite: the two paths draw it apart.)"""
+        return not (self.nan.any() or self.inf.any())
+
     def aligned(self, layout: Layout) -> bool:
         t = self.tile
         return layout.shape == self.shape and all(

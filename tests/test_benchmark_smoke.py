@@ -64,3 +64,30 @@ def test_render_benchmark_smoke() -> None:
     row = re.search(r"^\s+8\s+8\s+dom\(8\)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", proc.stdout, re.M)
     assert row, proc.stdout
     assert all(float(x) > 0 for x in row.groups())
+
+
+@pytest.mark.slow
+def test_function_view_benchmark_smoke() -> None:
+    """benchmarks/function_view.py times view updates against f alone and prints the ratios."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "function_view.py"),
+            *["--devices", "8", "--repeat", "3", "--size", "256"],
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env=dict(os.environ, JAX_PLATFORMS="cpu"),
+        check=False,
+    )
+    out = proc.stdout
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{out}\n{proc.stderr}"
+    assert "256x256 @ 256x128 float32" in out, out
+    for kind in ("cold", "warm"):
+        row = re.search(rf"^\s+8\s+2x4\s+{kind}\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)$", out, re.M)
+        assert row, f"no {kind} row:\n{out}"
+        assert all(float(x) > 0 for x in row.groups()), row.group(0)
+    ratios = re.search(r"^ratios\s+8 devices: view/f cold (\d+\.\d+), warm (\d+\.\d+) ", out, re.M)
+    assert ratios, f"no ratio line:\n{out}"

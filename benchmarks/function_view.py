@@ -2,10 +2,10 @@
 
     python benchmarks/function_view.py [--devices 8] [--repeat N] [--size 1024] [--check]
 
-In a subprocess with that many simulated CPU devices (fixed when JAX starts), f(a, b) = a @ b
-with a SIZE×SIZE and b SIZE×(SIZE/2) float32 is viewed on a near-square mesh (8 → 2×4, Auto
-axes), and its in_specs cycle through three layouts (a by rows, b by columns; the same with the
-axes swapped; a contraction over x, which all-reduces). Each sample moves to the next layout:
+On that many simulated CPU devices, f(a, b) = a @ b with a SIZE×SIZE and b SIZE×(SIZE/2)
+float32 is viewed on a near-square mesh (8 → 2×4, Auto axes), and its in_specs cycle through
+three layouts (a by rows, b by columns; the same with the axes swapped; a contraction over x,
+which all-reduces). Each sample moves to the next layout:
 
 - f:     ``jax.jit(f, in_shardings=...)`` lowered, compiled and run on the layout's inputs
          (``device_put`` of a and b included, as the view places them too), the baseline;
@@ -28,8 +28,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -137,18 +135,6 @@ def worker(n_devices: int, size: int, repeat: int) -> dict[str, Any]:
     return res
 
 
-# ---------------------------------------------------------------- driver
-def run_worker(n: int, size: int, repeat: int) -> dict[str, Any]:
-    env = dict(os.environ, JAX_PLATFORMS="cpu")
-    cmd = [sys.executable, __file__, "--worker", str(n), "--size", str(size)]
-    cmd += ["--repeat", str(repeat)]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        sys.stderr.write(proc.stdout + proc.stderr)
-        raise SystemExit(f"the {n}-device run failed (exit {proc.returncode})")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
 def report(results: list[dict[str, Any]], repeat: int) -> bool:
     size = results[0]["size"]
     print(
@@ -178,24 +164,18 @@ def report(results: list[dict[str, Any]], repeat: int) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--devices", type=int, nargs="+", default=[8])
+    ap.add_argument("--devices", type=int, default=8, help="simulated CPU devices")
     ap.add_argument("--repeat", type=int, default=12, help="timed runs per measurement")
     ap.add_argument("--size", type=int, default=1024, help="a is SIZE x SIZE, b SIZE x SIZE/2")
     ap.add_argument("--check", action="store_true", help="exit 1 when the target is missed")
-    ap.add_argument("--worker", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    a, b = mesh_shape(args.devices)
     if args.repeat < 1:
         ap.error("--repeat must be at least 1")
-    if args.worker is not None:
-        print(json.dumps(worker(args.worker, args.size, args.repeat)))
-        return 0
-    for n in args.devices:
-        a, b = mesh_shape(n)
-        if args.size % a or args.size % b or (args.size // 2) % b:
-            ap.error(f"--size {args.size} does not fit the {a}x{b} mesh of {n} devices")
+    if args.size % a or args.size % b or (args.size // 2) % b:
+        ap.error(f"--size {args.size} does not fit the {a}x{b} mesh of {args.devices} devices")
     t0 = time.perf_counter()
-    results = [run_worker(n, args.size, args.repeat) for n in args.devices]
-    ok = report(results, args.repeat)
+    ok = report([worker(args.devices, args.size, args.repeat)], args.repeat)
     print(f"total {time.perf_counter() - t0:.0f} s")
     return 1 if args.check and not ok else 0
 

@@ -13,19 +13,22 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.slow
-def test_update_benchmark_smoke() -> None:
-    script = ROOT / "benchmarks" / "update.py"
-    args = ["--devices", "8", "--repeat", "2", "--size", "512"]
-    proc = subprocess.run(
-        [sys.executable, str(script), *args],
+def run_benchmark(name: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """benchmarks/NAME with args, on CPU, from the repository root (five minutes at most)."""
+    return subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / name), *args],
         capture_output=True,
         text=True,
         timeout=300,
         cwd=ROOT,
-        env=dict(os.environ, JAX_PLATFORMS="cpu"),
+        env=dict(os.environ, JAX_PLATFORMS="cpu", **env),
         check=False,
     )
+
+
+@pytest.mark.slow
+def test_update_benchmark_smoke() -> None:
+    proc = run_benchmark("update.py", "--devices", "8", "--repeat", "2", "--size", "512")
     out = proc.stdout
     assert proc.returncode == 0, f"exit {proc.returncode}\n{out}\n{proc.stderr}"
     assert "512x512 float32" in out, out
@@ -44,21 +47,8 @@ def test_update_benchmark_smoke() -> None:
 @pytest.mark.e2e
 def test_render_benchmark_smoke() -> None:
     """benchmarks/render.py renders a real page in Chromium and prints its timing table."""
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "benchmarks" / "render.py"),
-            "--devices",
-            "8",
-            "--rerenders",
-            "2",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-        env=dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=str(ROOT / "src")),
-        check=False,
+    proc = run_benchmark(
+        "render.py", "--devices", "8", "--rerenders", "2", PYTHONPATH=str(ROOT / "src")
     )
     assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
     row = re.search(r"^\s+8\s+8\s+dom\(8\)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", proc.stdout, re.M)
@@ -69,19 +59,7 @@ def test_render_benchmark_smoke() -> None:
 @pytest.mark.slow
 def test_function_view_benchmark_smoke() -> None:
     """benchmarks/function_view.py times view updates against f alone and prints the ratios."""
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "benchmarks" / "function_view.py"),
-            *["--devices", "8", "--repeat", "3", "--size", "256"],
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-        env=dict(os.environ, JAX_PLATFORMS="cpu"),
-        check=False,
-    )
+    proc = run_benchmark("function_view.py", "--devices", "8", "--repeat", "3", "--size", "256")
     out = proc.stdout
     assert proc.returncode == 0, f"exit {proc.returncode}\n{out}\n{proc.stderr}"
     assert "256x256 @ 256x128 float32" in out, out

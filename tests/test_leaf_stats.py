@@ -18,7 +18,7 @@ from shardwidget import summary as S
 from shardwidget import tiles as T
 from shardwidget.layout import layout_of
 
-from .test_summary import ref_stats
+from .test_summary import assert_same_summary
 
 N = 8
 PIXELS, VALUES = 8192, 4096
@@ -27,23 +27,6 @@ PIXELS, VALUES = 8192, 4096
 def mesh_of(shape: tuple[int, ...], names: tuple[str, ...] = ("x", "y")) -> Any:
     devs = np.array(jax.devices()[: int(np.prod(shape))]).reshape(shape)
     return jax.sharding.Mesh(devs, names)
-
-
-def assert_same(got: S.Summary, want: S.Summary, lay: Any, x: np.ndarray) -> None:
-    """Same statistics (as numpy's too), the same values and the same thumbnails."""
-    assert got.status == want.status == "ready"
-    assert got.thumb_dims == want.thumb_dims
-    for blk, a, b in zip(lay.blocks, got.stats, want.stats, strict=True):
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
-        np.testing.assert_allclose(a, ref_stats(x[blk.slices]), rtol=2e-3, atol=2e-3)
-    for a, b in zip(got.values, want.values, strict=True):
-        assert (a is None) == (b is None)
-        if a is not None:
-            assert a.dtype == b.dtype
-            np.testing.assert_array_equal(a, b)
-    for a, b in zip(got.thumbs, want.thumbs, strict=True):
-        assert a is not None and b is not None and a.shape == b.shape
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
 
 
 # layouts of one argument, in turn: the mesh, its spec, and whether the argument's tiles serve it
@@ -73,8 +56,8 @@ def test_inputs_from_tiles_and_outputs_on_host_equal_the_compiled_path(dtype, no
         want = S.summarize(arr, lay, plan)  # the compiled per-leaf path
         as_input = leaf.summarize(arr, lay, plan, PIXELS, argument=0)
         as_output = leaf.summarize(arr, lay, plan, PIXELS, argument=None)
-        assert_same(as_input, want, lay, np.asarray(x))
-        assert_same(as_output, want, lay, np.asarray(x))
+        assert_same_summary(as_input, want, lay, np.asarray(x))
+        assert_same_summary(as_output, want, lay, np.asarray(x))
         tiles = leaf._tiles[0]
         assert tiles is not None and tiles.aligned(lay) == aligned
         assert tiles.finite == (not nonfinite)  # NaN/Inf: never from tiles (see Tiles.finite)
@@ -88,7 +71,9 @@ def test_small_arguments_send_values_from_the_tiles():
         lay = layout_of(arr)
         plan = S.plan_for(lay, (0, 1), PIXELS, VALUES)
         assert plan.values
-        assert_same(leaf.summarize(arr, lay, plan, PIXELS, 0), S.summarize(arr, lay, plan), lay, x)
+        assert_same_summary(
+            leaf.summarize(arr, lay, plan, PIXELS, 0), S.summarize(arr, lay, plan), lay, x
+        )
 
 
 def test_tiles_are_computed_once_per_argument(monkeypatch):

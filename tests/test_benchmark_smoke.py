@@ -13,21 +13,25 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.slow
-def test_update_benchmark_smoke() -> None:
-    script = ROOT / "benchmarks" / "update.py"
-    args = ["--devices", "8", "--repeat", "2", "--size", "512"]
+def run_benchmark(name: str, *args: str, **env: str) -> str:
+    """The output of benchmarks/NAME with args, on CPU, from the repository root (five minutes
+    at most), which must exit 0."""
     proc = subprocess.run(
-        [sys.executable, str(script), *args],
+        [sys.executable, str(ROOT / "benchmarks" / name), *args],
         capture_output=True,
         text=True,
         timeout=300,
         cwd=ROOT,
-        env=dict(os.environ, JAX_PLATFORMS="cpu"),
+        env=dict(os.environ, JAX_PLATFORMS="cpu", **env),
         check=False,
     )
-    out = proc.stdout
-    assert proc.returncode == 0, f"exit {proc.returncode}\n{out}\n{proc.stderr}"
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    return proc.stdout
+
+
+@pytest.mark.slow
+def test_update_benchmark_smoke() -> None:
+    out = run_benchmark("update.py", "--devices", "8", "--repeat", "2", "--size", "512")
     assert "512x512 float32" in out, out
     assert re.search(r"^\s+8\s+2x4\s+\d", out, re.M), f"no table row for 8 devices:\n{out}"
     ratios = re.search(
@@ -44,23 +48,22 @@ def test_update_benchmark_smoke() -> None:
 @pytest.mark.e2e
 def test_render_benchmark_smoke() -> None:
     """benchmarks/render.py renders a real page in Chromium and prints its timing table."""
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "benchmarks" / "render.py"),
-            "--devices",
-            "8",
-            "--rerenders",
-            "2",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-        env=dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=str(ROOT / "src")),
-        check=False,
+    out = run_benchmark(
+        "render.py", "--devices", "8", "--rerenders", "2", PYTHONPATH=str(ROOT / "src")
     )
-    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
-    row = re.search(r"^\s+8\s+8\s+dom\(8\)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", proc.stdout, re.M)
-    assert row, proc.stdout
+    row = re.search(r"^\s+8\s+8\s+dom\(8\)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", out, re.M)
+    assert row, out
     assert all(float(x) > 0 for x in row.groups())
+
+
+@pytest.mark.slow
+def test_function_view_benchmark_smoke() -> None:
+    """benchmarks/function_view.py times view updates against f alone and prints the ratios."""
+    out = run_benchmark("function_view.py", "--devices", "8", "--repeat", "3", "--size", "256")
+    assert "256x256 @ 256x128 float32" in out, out
+    for kind in ("cold", "warm"):
+        row = re.search(rf"^\s+8\s+2x4\s+{kind}\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)$", out, re.M)
+        assert row, f"no {kind} row:\n{out}"
+        assert all(float(x) > 0 for x in row.groups()), row.group(0)
+    ratios = re.search(r"^ratios\s+8 devices: view/f cold (\d+\.\d+), warm (\d+\.\d+) ", out, re.M)
+    assert ratios, f"no ratio line:\n{out}"

@@ -146,6 +146,22 @@ def test_pinned_host_stats():
     assert math.isclose(s.stats[0][0], 0.0)
 
 
+def assert_same_summary(got, want, lay, x):
+    """got and want agree (and with numpy on x's blocks): statistics, values and thumbnails."""
+    assert got.status == "ready" and got.thumb_dims == want.thumb_dims
+    for blk, a, b in zip(lay.blocks, got.stats, want.stats, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(a, ref_stats(x[blk.slices]), rtol=2e-3, atol=2e-3)
+    for a, b in zip(got.values, want.values, strict=True):
+        assert (a is None) == (b is None)
+        if a is not None:
+            assert a.dtype == b.dtype
+            np.testing.assert_array_equal(a, b)
+    for a, b in zip(got.thumbs, want.thumbs, strict=True):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize(
     ("shape", "spec", "view_dims", "dtype"),
     [
@@ -172,17 +188,7 @@ def test_host_path_agrees_with_the_compiled_one(monkeypatch, shape, spec, view_d
 
     monkeypatch.setattr(S, "_compiled", refuse)
     _, got = summarize(arr, view_dims)
-    assert got.status == "ready" and got.thumb_dims == want.thumb_dims
-    for blk, a, b in zip(lay.blocks, got.stats, want.stats, strict=True):
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
-        np.testing.assert_allclose(a, ref_stats(x[blk.slices]), rtol=2e-3, atol=2e-3)
-    for a, b in zip(got.values, want.values, strict=True):
-        assert (a is None) == (b is None)
-        if a is not None:
-            np.testing.assert_array_equal(a, b)
-    for a, b in zip(got.thumbs, want.thumbs, strict=True):
-        assert a.shape == b.shape
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+    assert_same_summary(got, want, lay, x)
     # too much data to copy out: the original error, which the widget shows in words
     monkeypatch.setattr(S, "HOST_FALLBACK_BYTES", 16)
     with pytest.raises(RuntimeError, match="Multiprocess"):

@@ -19,7 +19,6 @@ import numpy as np
 
 from .layout import Layout
 
-N_STATS = 6  # min, max, mean, std, nan count, inf count
 MAX_VALUES = 64  # a block with at most this many elements sends its values
 MAX_THUMB_SIDE = 32
 
@@ -85,6 +84,15 @@ def plan_for(
     return Plan(dims, (math.ceil(h / fh), math.ceil(w / fw)), (fh, fw), values)
 
 
+def _plain_stats(y: Any, xp: Any) -> Any:
+    """min, max, mean, std of float32 `y` in two passes, and zero counts. NaN and Inf propagate,
+    which the caller reads as "use the masked statistics". `xp` as in _masked_stats."""
+    mean = y.mean()
+    std = xp.sqrt(((y - mean) ** 2).mean())
+    zero = xp.float32(0)
+    return xp.stack([y.min(), y.max(), mean, std, zero, zero]).astype(xp.float32)
+
+
 def _masked_stats(y: Any, xp: Any) -> Any:
     """min, max, mean, std of the finite values of float32 `y`, and its NaN and Inf counts.
     `xp` is jax.numpy (inside the compiled per-device call) or numpy (the host path)."""
@@ -128,17 +136,10 @@ def _block_fn(shard_shape: tuple[int, ...], dtype: Any, plan: Plan) -> Any:
 
     is_complex = jnp.issubdtype(dtype, jnp.complexfloating)
 
-    def stats_plain(y: Any) -> Any:
-        # Two fused passes; NaN and Inf propagate, which the host reads as "use the masked path".
-        mean = y.mean()
-        std = jnp.sqrt(((y - mean) ** 2).mean())
-        zero = jnp.float32(0)
-        return jnp.stack([y.min(), y.max(), mean, std, zero, zero])
-
     def fn(x: Any) -> tuple[Any, ...]:
         y = jnp.abs(x) if is_complex else x
         y = y.astype(jnp.float32)
-        stats = (_masked_stats(y, jnp) if plan.masked else stats_plain(y))[None]
+        stats = (_masked_stats(y, jnp) if plan.masked else _plain_stats(y, jnp))[None]
         vals = x.reshape(1, -1) if plan.values else jnp.zeros((1, 0), x.dtype)
         th, tw = plan.thumb_shape
         if th * tw == 0:
@@ -169,6 +170,11 @@ def _compiled(sharding: Any, shape: tuple[int, ...], dtype: Any, plan: Plan) -> 
     )
 
 
+def clear_caches() -> None:
+    """Forget every compiled statistics function (benchmarks time a layout never seen)."""
+    _compiled.cache_clear()
+
+
 def _rows(out: Any, sharding: Any) -> dict[int, np.ndarray]:
     """Device id -> its row of a (n_devices, k) result, reading only this process's shards."""
     from jax.sharding import NamedSharding
@@ -183,29 +189,67 @@ def _rows(out: Any, sharding: Any) -> dict[int, np.ndarray]:
     return {int(s.device.id): np.asarray(s.data)[0] for s in out.addressable_shards}
 
 
+def _device_rows(
+    arr: Any, plan: Plan
+) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray], dict[int, np.ndarray]]:
+    """Per-device rows of statistics, values and thumbnails from the compiled per-device call."""
+    sharding, shape = arr.sharding, tuple(arr.shape)
+    stats_out, vals_out, thumb_out = _compiled(sharding, shape, arr.dtype, plan)(arr)
+    stat_rows = _rows(stats_out, sharding)
+    if not plan.masked and not all(np.isfinite(r[:4]).all() for r in stat_rows.values()):
+        # NaN or Inf somewhere: one more call, with statistics of the finite values and counts.
+        plan = dataclasses.replace(plan, masked=True)
+        stats_out, vals_out, thumb_out = _compiled(sharding, shape, arr.dtype, plan)(arr)
+        stat_rows = _rows(stats_out, sharding)
+    val_rows = _rows(vals_out, sharding) if plan.values else {}
+    thumb_rows = _rows(thumb_out, sharding) if plan.thumb_shape[0] else {}
+    return stat_rows, val_rows, thumb_rows
+
+
 HOST_FALLBACK_BYTES = 256 << 20  # the most shard data the host path copies out of devices
 
 
+HOST_STATS_BYTES = 64 << 20  # the most shard data numpy reduces in place instead of compiling
+
+
 def _host_block(x: np.ndarray, plan: Plan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """What _block_fn computes for one block (the NaN/Inf-aware variant), in numpy."""
-    y = (np.abs(x) if np.iscomplexobj(x) else x).astype(np.float32)
+    """What _block_fn computes for one block, in numpy: the plain statistics, or the NaN/Inf-aware
+    ones when the block has non-finite values."""
+    y = (np.abs(x) if np.iscomplexobj(x) else x).astype(np.float32, copy=False)
     vals = x.reshape(-1) if plan.values else np.zeros(0, x.dtype)
     th, tw = plan.thumb_shape
     thumb = _thumbnail(y, plan, np) if th * tw else np.zeros(0, np.float32)
-    return _masked_stats(y, np), vals, thumb
+    with np.errstate(invalid="ignore", over="ignore"):  # NaN/Inf propagate, as on devices
+        stats = _plain_stats(y, np)
+    if not np.isfinite(stats[:4]).all():
+        stats = _masked_stats(y, np)
+    return stats, vals, thumb
+
+
+def _distinct_shards(arr: Any) -> dict[Any, Any]:
+    """This process's shards of arr, one per distinct block (replicas share a block)."""
+    first: dict[Any, Any] = {}
+    for s in arr.addressable_shards:
+        first.setdefault(tuple((sl.start, sl.stop) for sl in s.index), s)
+    return first
+
+
+def in_host_memory(arr: Any) -> bool:
+    """Whether numpy can reduce arr's shards where they are: on the CPU backend device memory
+    is host memory (np.asarray of a shard copies nothing), within HOST_STATS_BYTES."""
+    if any(d.platform != "cpu" for d in arr.sharding.device_set):
+        return False
+    return sum(int(s.data.nbytes) for s in _distinct_shards(arr).values()) <= HOST_STATS_BYTES
 
 
 def _host_rows(
-    arr: Any, plan: Plan, why: Exception
+    arr: Any, plan: Plan, why: Exception | None
 ) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray], dict[int, np.ndarray]]:
     """Per-device rows as _rows gives them, computed on the host from this process's shards
-    (each distinct block once). Raises `why` again when the shards are too big to copy."""
-    first: dict[Any, Any] = {}
-    for s in arr.addressable_shards:
-        key = tuple((sl.start, sl.stop) for sl in s.index)
-        first.setdefault(key, s)
+    (each distinct block once). Raises `why` (when given) if the shards are too big to copy."""
+    first = _distinct_shards(arr)
     total = sum(s.data.nbytes for s in first.values())
-    if total > HOST_FALLBACK_BYTES:
+    if why is not None and total > HOST_FALLBACK_BYTES:
         raise why
     stat_rows: dict[int, np.ndarray] = {}
     val_rows: dict[int, np.ndarray] = {}
@@ -220,8 +264,9 @@ def _host_rows(
     return stat_rows, val_rows, thumb_rows
 
 
-def summarize(arr: Any, layout: Layout, plan: Plan) -> Summary:
-    """Statistics, values and thumbnails of every block of arr (as described by layout)."""
+def summarize(arr: Any, layout: Layout, plan: Plan, *, prefer_host: bool = False) -> Summary:
+    """Statistics, values and thumbnails of every block of arr (as described by layout), in one
+    compiled per-device pass; with prefer_host, by numpy where :func:`in_host_memory` allows."""
     import jax
     from jax.sharding import NamedSharding, SingleDeviceSharding
 
@@ -233,27 +278,17 @@ def summarize(arr: Any, layout: Layout, plan: Plan) -> Summary:
     sharding = arr.sharding
     if not isinstance(sharding, NamedSharding | SingleDeviceSharding):
         return Summary.unavailable(n, f"statistics are not computed for {type(sharding).__name__}")
-    try:
-        fn = _compiled(sharding, tuple(arr.shape), arr.dtype, plan)
-        stats_out, vals_out, thumb_out = fn(arr)
-    except Exception as e:
-        # XLA refused to run the per-device computation. The one case seen: XLA's CPU backend
-        # with thousands of simulated devices ("Multiprocess computations aren't implemented
-        # on the CPU backend", from about 4096 devices, for any jit). There the shards already
-        # live in host memory: reduce each one with numpy, within a byte budget.
-        rows = _host_rows(arr, plan, e)
-        stat_rows, val_rows, thumb_rows = rows
+    if prefer_host and in_host_memory(arr):
+        stat_rows, val_rows, thumb_rows = _host_rows(arr, plan, None)
     else:
-        stat_rows = _rows(stats_out, sharding)
-        if not plan.masked and not all(np.isfinite(r[:4]).all() for r in stat_rows.values()):
-            # NaN or Inf somewhere: one more call, with statistics of the finite values and counts.
-            plan = dataclasses.replace(plan, masked=True)
-            stats_out, vals_out, thumb_out = _compiled(sharding, tuple(arr.shape), arr.dtype, plan)(
-                arr
-            )
-            stat_rows = _rows(stats_out, sharding)
-        val_rows = _rows(vals_out, sharding) if plan.values else {}
-        thumb_rows = _rows(thumb_out, sharding) if plan.thumb_shape[0] else {}
+        try:
+            stat_rows, val_rows, thumb_rows = _device_rows(arr, plan)
+        except Exception as e:
+            # XLA refused to run the per-device computation. The one case seen: XLA's CPU
+            # backend with thousands of simulated devices ("Multiprocess computations aren't
+            # implemented on the CPU backend", from about 4096 devices, for any jit). There the
+            # shards already live in host memory: reduce each one with numpy, within a budget.
+            stat_rows, val_rows, thumb_rows = _host_rows(arr, plan, e)
     stats: list[np.ndarray | None] = []
     values: list[np.ndarray | None] = []
     thumbs: list[np.ndarray | None] = []
@@ -275,3 +310,39 @@ def summarize(arr: Any, layout: Layout, plan: Plan) -> Summary:
             else None
         )
     return Summary("ready", "", stats, values, thumbs, plan.thumb_dims)
+
+
+class LeafStats:
+    """Per-shard statistics of a function view's input and output leaves, layout after layout,
+    with as little work per new layout as the data allows (one per view).
+
+    Inputs are the user's own arguments re-laid out: their data never changes. Each argument's
+    tile partials (:mod:`.tiles`) are computed once, from its first placed copy, and serve every
+    aligned layout on the host in a few ms, as in the array view (arguments with NaN or Inf
+    excepted: their thumbnails would differ, see Tiles.finite). Outputs, and inputs the tiles
+    do not serve, are new data for each layout: numpy reduces them where the shards already sit
+    in host memory (the CPU backend: no copy and no compile per layout), elsewhere the compiled
+    per-device pass of :func:`summarize` (cached per sharding, shape, dtype and plan).
+    """
+
+    def __init__(self, n_devices: int, values_budget: int) -> None:
+        self._n_devices = n_devices
+        self._values_budget = values_budget
+        self._tiles: dict[int, Any] = {}  # argument index -> its Tiles, or None (no tiles)
+
+    def summarize(
+        self, arr: Any, layout: Layout, plan: Plan, pixel_budget: int, argument: int | None
+    ) -> Summary:
+        """Summary of arr: the placed copy of array argument number `argument`, or (None) an
+        output. plan and pixel_budget as for :func:`plan_for`."""
+        from . import tiles
+
+        if argument is not None:
+            if argument not in self._tiles:
+                self._tiles[argument] = tiles.tile_summary(
+                    arr, self._n_devices, self._values_budget
+                )
+            t = self._tiles[argument]
+            if t is not None and t.finite and t.aligned(layout):
+                return tiles.summarize(t, layout, plan.thumb_dims, pixel_budget, plan.values)
+        return summarize(arr, layout, plan, prefer_host=True)

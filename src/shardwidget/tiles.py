@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .layout import Layout
+from .layout import Layout, layout_of_sharding
 from .summary import MAX_THUMB_SIDE, Summary
 
 MAX_TILES = 1 << 17
@@ -46,6 +46,12 @@ class Tiles:
     @property
     def tile(self) -> tuple[int, ...]:
         return tuple(n // g for n, g in zip(self.shape, self.grid, strict=True))
+
+    @property
+    def finite(self) -> bool:
+        """No NaN or Inf anywhere. (With them, a thumbnail pixel here is the mean of its finite
+        values, while summary.summarize makes it non-finite: the two paths draw it apart.)"""
+        return not (self.nan.any() or self.inf.any())
 
     def aligned(self, layout: Layout) -> bool:
         t = self.tile
@@ -87,8 +93,6 @@ def _compiled(
     import jax
     import jax.numpy as jnp
     from jax.sharding import NamedSharding
-
-    from .layout import layout_of_sharding
 
     is_complex = jnp.issubdtype(dtype, jnp.complexfloating)
     # Each device tiles its own block: the grid is aligned to the source's blocks.
@@ -144,6 +148,9 @@ def tile_summary(arr: Any, n_devices: int, values_budget: int) -> Tiles | None:
     grid = tile_grid(shape, n_devices)
     if grid is None:
         return None
+    local = layout_of_sharding(arr.sharding, shape, arr.dtype).shard_shape
+    if any(ln % (n // g) for ln, n, g in zip(local, shape, grid, strict=True)):
+        return None  # the source's own blocks do not fall on tile edges (a mesh of fewer devices)
     per = 16 if np.iscomplexobj(np.zeros((), arr.dtype)) else 8
     host = np.asarray(arr) if arr.size * per <= values_budget else None
     fn = _compiled(arr.sharding, shape, arr.dtype, grid, False)

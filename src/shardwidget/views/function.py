@@ -19,7 +19,7 @@ import traitlets
 from .. import text, wire
 from .. import trace as trace_mod
 from ..layout import _dtype_name, layout_of
-from ..summary import Summary, plan_for, summarize
+from ..summary import LeafStats, Summary, plan_for
 from .base import ShardView
 
 if TYPE_CHECKING:
@@ -87,6 +87,9 @@ class FunctionView(ShardView):
         self._devices = list(jax.devices())
         self._traced = trace_mod.Traced(f, args, kwargs, mode, self._devices)
         self._with_stats = bool(own.get("stats", True))
+        # Statistics without a compile per layout: inputs from their arguments' tiles (kept for
+        # the view's life: the arguments never change), outputs where their shards sit.
+        self._leaf_stats = LeafStats(len(self._devices), wire.values_budget(len(self._devices)))
         self._result: trace_mod.TraceResult | None = None
         self._out_leaves: list[wire.LeafInfo] = []
         super().__init__()
@@ -251,7 +254,11 @@ class FunctionView(ShardView):
             return
         n = len(self._devices)
         sides: list[list[Summary]] = []
-        for arrays, leaves in ((res.outputs, res.output_leaves), (res.inputs, res.input_leaves)):
+        pixels = wire.thumb_pixel_budget(n)
+        for arrays, leaves, is_input in (
+            (res.outputs, res.output_leaves, False),
+            (res.inputs, res.input_leaves, True),
+        ):
             summaries = []
             for i, leaf in enumerate(leaves):
                 if arrays is None:  # the function did not run: blocks from the sharding
@@ -269,9 +276,10 @@ class FunctionView(ShardView):
                     )
                 else:
                     vd = tuple(range(min(arr.ndim, 2)))
-                    plan = plan_for(lay, vd, wire.thumb_pixel_budget(n), wire.values_budget(n))
+                    plan = plan_for(lay, vd, pixels, wire.values_budget(n))
+                    argument = i if is_input else None
                     try:
-                        summ = summarize(arr, lay, plan)
+                        summ = self._leaf_stats.summarize(arr, lay, plan, pixels, argument)
                     except Exception as e:  # statistics are an extra: never lose the view
                         summ = Summary.unavailable(len(lay.blocks), f"statistics failed: {e}")
                 summaries.append(summ)

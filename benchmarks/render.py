@@ -4,8 +4,9 @@
 
 For each device count a subprocess (the number of simulated CPU devices is fixed when JAX
 starts) puts a 2048×2048 float32 array on a square-ish 2-D mesh (8 → 2×4, 64 → 8×8, …,
-4096 → 64×64) with P('x', 'y'), makes a ShardView and writes its self-contained page
-(``view.save_html``), and the layout and statistics of P('y', 'x') too.
+4096 → 64×64) with P('x', 'y'), makes a ShardView and writes a page of it
+(the renderer's page from ``tests/e2e/harness.py``, which can push new traits), and the layout
+and statistics of P('y', 'x') too.
 Each page is opened in headless Chromium from file://, and we read the performance measures
 the renderer records (medians over --loads fresh pages for the first render):
 
@@ -54,13 +55,14 @@ import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec as P
 from shardwidget import ShardView
 from shardwidget import wire
+from tests.e2e.harness import page_html  # the renderer's page, with window.__push for re-renders
 mesh = jax.make_mesh({shape}, ("x", "y"))
 a = jax.device_put(
     np.random.default_rng(0).standard_normal((2048, 2048)).astype(np.float32),
     NamedSharding(mesh, P("x", "y")),
 )
 v = ShardView(a)
-v.save_html({page!r})
+open({page!r}, "w", encoding="utf-8").write(page_html(v))
 first = wire.encode({{"_layout": v._layout, "_stats": v._stats}})
 v.spec = ["y", "x"]
 other = wire.encode({{"_layout": v._layout, "_stats": v._stats}})
@@ -282,7 +284,11 @@ class subprocess_pool:
         self.ns, self.out = ns, out
 
     def __enter__(self) -> dict[int, tuple[Path, Path]]:
-        env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "JAX_PLATFORMS": "cpu"}
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)]),
+            "JAX_PLATFORMS": "cpu",
+        }
         procs = {}
         for n in self.ns:
             page, traits = self.out / f"render_{n}.html", self.out / f"render_{n}.json"

@@ -1,5 +1,5 @@
 // Synthetic function-view payloads for tests and the dev preview, following wire/function.ts (what
-// payload.py's trace_options / trace / trace_stats send). Layouts come from fixtures.ts.
+// wire.py's trace_options / trace / trace_stats send). Layouts come from fixtures.ts.
 import type {
   AxisType,
   Collective,
@@ -65,7 +65,7 @@ function axisSize(s: TraceState, e: SpecEntry): number {
 }
 
 /** Per-shard statistics computed from a value function: min / max / mean / std per block, the
- *  values of blocks of at most 64 elements, heatmap thumbnails over dims (0, 1) (as payload.py). */
+ *  values of blocks of at most 64 elements, heatmap thumbnails over dims (0, 1) (as wire.py). */
 export function valueStats(layout: Layout, value: (idx: number[]) => number, thumbMax = 16): Stats {
   const nd = layout.shape.length;
   const vd = nd >= 2 ? [0, 1] : nd === 1 ? [0] : [];
@@ -165,7 +165,7 @@ function leafOf(
     stats: "pending",
   });
   const l = f.layout;
-  // payload.py's leaf: the layout of an output is the array's own ("original" source, no note).
+  // wire.py's leaf: the layout of an output is the array's own ("original" source, no note).
   const shard = l.blocks[0].i.map((r) => r[1] - r[0]);
   return {
     path,

@@ -1,5 +1,5 @@
 // The array view's wire format, ShardView(arr): the synced traits (ArrayModel) and the
-// payloads they carry. The Python twin is src/shardwidget/payload.py; keep the two in step.
+// payloads they carry. The Python twin is src/shardwidget/wire.py; keep the two in step.
 //
 // Synced traits: ArrayModel (at the end of this file), read with model.get(name).
 //

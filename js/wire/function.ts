@@ -1,4 +1,4 @@
-// The function view's wire format, ShardView(f, *args): src/shardwidget/payload.py
+// The function view's wire format, ShardView(f, *args): src/shardwidget/wire.py
 // (trace_options / trace / trace_stats) is its Python twin; keep the two in step.
 //
 // A function view is the same anywidget model class family as an array view, told apart by

@@ -118,7 +118,7 @@ def function_page_data(view: FunctionView) -> wire.PageData:
 
 
 def _write(path: str | pathlib.Path, title: str, data: wire.PageData) -> pathlib.Path:
-    from . import _page  # type: ignore[attr-defined,unused-ignore]
+    from . import _page
 
     missing = _page.bundle_missing()
     if missing:

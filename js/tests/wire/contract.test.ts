@@ -64,7 +64,7 @@ describe("real array payloads from Python", () => {
       expect(cells.size).toBe(n);
       for (const [id, c] of cells) expect(c).toBe(gen.colours.dense[String(n) as "8"][id].toLowerCase());
       // Statistics arrived with the payload: thumbnails for blocks of more than 64 elements.
-      expect(state._stats.status).toBe("ok");
+      expect(state._stats.status).toBe("ready");
       expect(el.querySelectorAll(".sw-block.sw-has-thumb").length).toBe(state._layout.blocks.length);
     });
   }

@@ -36,6 +36,14 @@ class Plan:
 
 @dataclass
 class Summary:
+    """Per-block data of one layout, in the order of ``Layout.blocks``: what the grid draws.
+
+    Attributes: ``status`` ("ready" or "unavailable", with ``message`` saying why); ``stats``,
+    per block min, max, mean, std, NaN count, Inf count (float64[6]); ``values``, a block's
+    values when it has at most MAX_VALUES elements; ``thumbs``, a pooled-mean heatmap of the
+    block over ``thumb_dims`` (float64[rows, cols]). Entries are None where a block has none.
+    """
+
     status: str  # "ready" | "unavailable"
     message: str
     stats: list[np.ndarray | None]  # per block: float64[6]
@@ -45,6 +53,7 @@ class Summary:
 
     @staticmethod
     def unavailable(n_blocks: int, why: str) -> Summary:
+        """A summary with no data for ``n_blocks`` blocks, saying ``why`` (shown in the view)."""
         return Summary(
             "unavailable", why, [None] * n_blocks, [None] * n_blocks, [None] * n_blocks, ()
         )

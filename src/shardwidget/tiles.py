@@ -32,6 +32,10 @@ MAX_TILES_PER_DIM = 256
 
 @dataclass(frozen=True)
 class Tiles:
+    """Partial statistics of a source array over a fixed grid of equal tiles, computed once:
+    the statistics of any layout whose blocks fall on tile edges follow from them on the host
+    (count, sum and M2 combine exactly; min, max, NaN and Inf counts reduce)."""
+
     shape: tuple[int, ...]  # array shape
     grid: tuple[int, ...]  # tiles per dimension
     count: np.ndarray  # float64[grid]: finite elements per tile
@@ -45,6 +49,7 @@ class Tiles:
 
     @property
     def tile(self) -> tuple[int, ...]:
+        """The shape of one tile."""
         return tuple(n // g for n, g in zip(self.shape, self.grid, strict=True))
 
     @property
@@ -54,6 +59,7 @@ class Tiles:
         return not (self.nan.any() or self.inf.any())
 
     def aligned(self, layout: Layout) -> bool:
+        """True when ``layout`` is of this array and every block boundary lies on a tile edge."""
         t = self.tile
         return layout.shape == self.shape and all(
             a % t[d] == 0 and b % t[d] == 0
@@ -179,6 +185,7 @@ def _per_block(a: np.ndarray, nb: tuple[int, ...], op: str) -> np.ndarray:
 def summarize(
     tiles: Tiles, layout: Layout, thumb_dims: tuple[int, ...], pixel_budget: int, want_values: bool
 ) -> Summary:
+    """The Summary of an aligned ``layout`` from the tiles alone: no device work."""
     nb = _block_grid(tiles, layout)
     cnt = _per_block(tiles.count, nb, "sum")
     tot = _per_block(tiles.sum, nb, "sum")

@@ -79,3 +79,29 @@ def check_fits(need: Mapping[Any, int], what: str) -> None:
             f"but only {gib(host)} is available; nothing was changed. Free some memory or "
             "choose a layout that shards more"
         )
+
+
+def buffers(arrays: Any) -> dict[tuple[int, int], int]:
+    """{(device id, buffer address): bytes} of the device buffers under arrays (deleted ones
+    skipped). Per-shard views that JAX caches on an array share its buffers: counted once."""
+    out: dict[tuple[int, int], int] = {}
+    for a in arrays:
+        try:
+            if a.is_deleted():
+                continue
+            for s in a.addressable_shards:
+                d = s.data
+                out[(int(s.device.id), int(d.unsafe_buffer_pointer()))] = int(d.nbytes)
+        except Exception:  # a buffer that went away while we looked
+            continue
+    return out
+
+
+def held_bytes(own: Any = ()) -> int:
+    """Bytes of live device buffers (``jax.live_arrays()``, each buffer once) beyond those of
+    the arrays in own (the user's arrays): what views and caches hold."""
+    import jax
+
+    mine = buffers(own)
+    live = buffers(jax.live_arrays())  # type: ignore[no-untyped-call]
+    return int(sum(n for k, n in live.items() if k not in mine))

@@ -23,6 +23,7 @@ from .. import tiles as tiles_mod
 from ..layout import Layout, layout_of, layout_of_sharding
 from ..state import LayoutState
 from ..summary import Summary, plan_for, summarize
+from . import rerun
 from .base import ShardView, refuse_unknown
 
 if TYPE_CHECKING:
@@ -172,6 +173,7 @@ class ArrayView(ShardView):
             self.set_layout(**overrides)
         else:
             self._publish(self._first, source)
+        rerun.register(self)
 
     # ---------------------------------------------------------------- public API
     @property
@@ -315,8 +317,6 @@ class ArrayView(ShardView):
 
     def _compute(self, st: LayoutState) -> Any:
         """The original array laid out as st (the original itself for its own layout)."""
-        import jax
-
         if st == self._original:
             return self._source
         if st.mesh_key == self._mesh_key and self._mesh is not None:

@@ -20,6 +20,7 @@ from .. import text, wire
 from .. import trace as trace_mod
 from ..layout import _dtype_name, layout_of
 from ..summary import LeafStats, Summary, plan_for
+from . import rerun
 from .base import ShardView
 
 if TYPE_CHECKING:
@@ -119,7 +120,7 @@ class FunctionView(ShardView):
             self._show_error(error)
         else:
             self._publish(res.state, (res, False, arrays))
-            del arrays  # the view keeps no device arrays between updates
+        rerun.register(self)
 
     # ---------------------------------------------------------------- public API
     @property
@@ -278,17 +279,17 @@ class FunctionView(ShardView):
         n = len(self._devices)
         sides: list[list[Summary]] = []
         pixels = wire.thumb_pixel_budget(n)
-        for arrays, leaves, is_input in (
+        for side, leaves, is_input in (
             (None if arrays is None else arrays[1], res.output_leaves, False),
             (None if arrays is None else arrays[0], res.input_leaves, True),
         ):
             summaries = []
             for i, leaf in enumerate(leaves):
-                if arrays is None:  # the function did not run: blocks from the sharding
+                if side is None:  # the function did not run: blocks from the sharding
                     why = self._trace_options.get("run_disabled") or res.run_error or "not run"
                     summaries.append(Summary.unavailable(len(leaf.layout.blocks), why))
                     continue
-                arr = arrays[i]
+                arr = side[i]
                 lay = layout_of(arr)
                 if not self._with_stats:
                     summ = Summary.unavailable(len(lay.blocks), "statistics are off")

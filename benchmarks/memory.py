@@ -6,8 +6,8 @@ On DEVICES simulated CPU devices, an array of SIZE×SIZE float32 (4096: 64 MiB) 
 mesh with P('x', 'y'). The script prints the device bytes held beyond the user's own arrays (the
 distinct buffers of ``jax.live_arrays()``, per-shard views counted once, less the user's):
 
-- by 1, 10 and 100 array views of it, each re-laid out three times (ending on a layout other
-  than the array's own);
+- by 1, 10 and 100 array views of it, each re-laid out three times (P('y', 'x'),
+  P(('y', 'x'), None), P(None, ('y', 'x'))), with statistics;
 - by a function view (``a * 2 + 1``) after LAYOUTS different input layouts (two meshes);
 
 and how many views are still alive (weak references, after gc): of 10 closed views, and of 10
@@ -72,7 +72,7 @@ def run(n_devices: int, size: int, view_counts: list[int], n_layouts: int) -> li
     def row(what: str, n: int) -> None:
         rows.append((what, f"{n:,} B ({n / MIB:.1f} MiB)"))
 
-    specs = [["y", "x"], [None, "x"], ["x", None]]
+    specs = [["y", "x"], [["y", "x"], None], [None, ["y", "x"]]]
     for count in view_counts:
         views = []
         for _ in range(count):

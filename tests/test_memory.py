@@ -244,3 +244,56 @@ def test_free_memory_reports_host_memory_for_cpu_devices() -> None:
     assert per_device == {}  # CPU devices report no memory_stats of their own
     assert host is None or host > 0
     assert memory.gib(3 << 30) == "3.00 GiB"
+
+
+class FakeIPython:
+    """Enough of IPython for views/rerun.py: an execution count and post_run_cell hooks."""
+
+    def __init__(self) -> None:
+        self.execution_count = 0
+        self.hooks: list[Any] = []
+        self.events = self
+
+    def register(self, name: str, fn: Any) -> None:
+        assert name == "post_run_cell"
+        self.hooks.append(fn)
+
+    def run_cell(self, body: Any) -> Any:
+        self.execution_count += 1
+        out = body()
+        for fn in self.hooks:
+            fn(None)
+        return out
+
+
+def test_rerunning_a_cell_in_a_kernel_closes_the_views_it_left(arr: Any, monkeypatch: Any) -> None:
+    from shardwidget.views import rerun
+
+    ip = FakeIPython()
+    monkeypatch.setattr(rerun, "_ipython", lambda: ip)
+    monkeypatch.setattr(rerun, "_no_front_end", lambda view: False)
+    monkeypatch.setattr(rerun, "_views", [])
+    before = live_bytes()
+    ns: dict[str, Any] = {}
+    refs = []
+
+    def cell() -> None:  # `view = ShardView(arr)`, twice per run: both displayed
+        for _ in range(2):
+            ns["view"] = ShardView(arr, spec=["y", "x"])
+            refs.append(weakref.ref(ns["view"]))
+
+    for run in range(4):
+        ip.run_cell(cell)
+        if run == 1:  # another cell: `kept = view` (a notebook's variables live in a dict)
+            ip.run_cell(lambda: ns.update(kept=ns["view"]))
+    gc.collect()
+    alive = [r() is not None for r in refs]
+    assert alive == [False, False, False, True, False, False, True, True], alive
+    assert ns["kept"].comm is not None  # the user keeps it: it stays open
+    ns.clear()
+    for r in refs:
+        v = r()
+        if v is not None:
+            v.close()
+    del v
+    assert live_bytes() == before

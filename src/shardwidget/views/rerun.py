@@ -3,11 +3,12 @@
 ipywidgets keeps every open widget in its registry (and its comm keeps a callback on it), so a
 view that nobody uses any more is never freed until it is closed: re-running a cell
 ``view = ShardView(x)`` would keep one view (and the array it shows) per run. When a view is
-made, :func:`register` closes the earlier views made at the same place (the same notebook cell
-and line, or the same file and line outside IPython) in an earlier run, that nothing but the
-widget machinery or IPython's output cache still references. Views made in the same run (a loop
-that displays several) and views the user still holds (a variable, a list, a closure) are
-kept.
+made, :func:`register` records where; after each IPython cell (or, in other front ends, when
+the next view is made) :func:`reap` closes the views made at the same place (the same notebook
+cell and line, or the same file and line) by an earlier run that nothing but the widget
+machinery or IPython's output cache still references. Views made in the same run (a loop that
+displays several) and views the user still holds (a variable, a list, a closure) are kept.
+Without a kernel no front end can show a view, and the registry does not keep it at all.
 """
 
 from __future__ import annotations
@@ -65,8 +66,10 @@ def _held_by_user(view: Any) -> bool:
     from ipywidgets.widgets import widget as ipw
 
     for r in gc.get_referrers(view):
-        if r is ipw._instances or r is _views or isinstance(r, types.FrameType):
-            continue  # the registry; frames: this call, and code making a view at this place
+        if r is ipw._instances or r is _views:
+            continue  # the registries
+        if isinstance(r, types.FrameType) and r.f_code.co_filename == __file__:
+            continue  # this module's own frames
         if isinstance(r, types.MethodType) and r.__self__ is view:
             continue  # comm and trait callbacks
         if isinstance(r, dict) and _only_cache_names(r, view):
@@ -85,16 +88,32 @@ def _only_cache_names(d: dict[Any, Any], view: Any) -> bool:
     return found
 
 
+def _no_front_end(view: Any) -> bool:
+    """Whether no front end can ever reach view: no kernel, so ipywidgets gave it a DummyComm."""
+    return type(getattr(view, "comm", None)).__name__ == "DummyComm"
+
+
 def register(view: Any) -> None:
     """Record view, and close views made at the same place by an earlier run that nobody uses
-    (see the module's doc)."""
+    (see the module's doc). Without a kernel (a script, a test) nothing can display a view, so
+    the widget and comm registries let go of it at once: it is freed with its last reference."""
+    from ipywidgets.widgets import widget as ipw
+
+    if _no_front_end(view):
+        import comm
+
+        ipw._instances.pop(view.model_id, None)
+        comm.get_comm_manager().comms.pop(view.comm.comm_id, None)
+        view.comm._closed = True  # unregistered already: close() has nothing left to undo
+        return
     _views.append((weakref.ref(view), _site(), _run()))
     ip = _ipython()
-    if ip is not None and not getattr(ip, "_shardwidget_reaps", False):
-        # after the cell: by then a re-run `view = ShardView(x)` has rebound `view`
+    if ip is None:
+        reap()  # another front end: at the next view made
+    elif not getattr(ip, "_shardwidget_reaps", False):
+        # after each cell: by then a re-run `view = ShardView(x)` has rebound `view`
         ip.events.register("post_run_cell", lambda *_: reap())
         ip._shardwidget_reaps = True
-    reap()
 
 
 def reap() -> None:

@@ -76,12 +76,16 @@ def test_view_array_is_recreated_on_demand_and_held_only_by_the_caller(arr: Any)
     assert not arr.is_deleted()
 
 
-def test_summary_and_layout_need_no_held_copy(arr: Any) -> None:
+def test_layout_summary_and_repr_hold_no_copy(arr: Any) -> None:
+    before = live_bytes()
     v = ShardView(arr)
     v.spec = [None, "x"]
-    before = live_bytes()
-    assert v.layout.spec == (None, "x") or v.layout.spec
-    assert len(v.summary.blocks) == len(v.layout.blocks) if hasattr(v.summary, "blocks") else True
+    assert v.layout.spec_text == "P(None, 'x')"
+    summ = v.summary
+    assert summ.status == "ready" and len(summ.stats) == len(v.layout.blocks)
+    assert "P(None, 'x')" in repr(v)
+    v.view_dims = [1, 0]  # statistics again, over other dims
+    assert v._stats["status"] == "ready"
     assert live_bytes() == before
 
 

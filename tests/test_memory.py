@@ -193,6 +193,20 @@ def test_function_view_assigning_current_layout_runs_nothing(arr: Any, monkeypat
     assert runs == []
 
 
+def test_function_view_back_to_a_layout_seen_runs_nothing_and_holds_nothing(
+    arr: Any, monkeypatch: Any
+) -> None:
+    before = live_bytes()
+    v = ShardView(lambda a: a * 3, arr)
+    v.in_specs = [[None, "x"]]
+    runs: list[Any] = []
+    real = v._traced.run
+    monkeypatch.setattr(v._traced, "run", lambda res: runs.append(res) or real(res))
+    v.in_specs = [["x", "y"]]  # seen: the first layout
+    assert runs == [] and v._trace["ran"] and v._trace_stats["outputs"][0]["status"] == "ready"
+    assert live_bytes() == before
+
+
 def small_device(monkeypatch: Any, free: int) -> None:
     """Act out devices with `free` bytes of free memory each (and as much host memory)."""
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import pathlib
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -91,6 +92,9 @@ class FunctionView(ShardView):
         # Statistics without a compile per layout: inputs from their arguments' tiles (kept for
         # the view's life: the arguments never change), outputs where their shards sit.
         self._leaf_stats = LeafStats(len(self._devices), wire.values_budget(len(self._devices)))
+        # The statistics of each layout that ran (host data, as many as the compile cache):
+        # going back to one needs no run, and the view keeps no device arrays for it.
+        self._summaries: OrderedDict[trace_mod.TraceState, list[list[Summary]]] = OrderedDict()
         self._result: trace_mod.TraceResult | None = None
         self._out_leaves: list[wire.LeafInfo] = []
         super().__init__()
@@ -196,6 +200,9 @@ class FunctionView(ShardView):
         None); ValueError when f fails or the run would not fit in device memory."""
         cached = self._traced.cached(st)
         res = self._traced.result(st, run=False, checked=True)
+        if res.ran and res.state in self._summaries:  # statistics known: no run needed
+            self._summaries.move_to_end(res.state)
+            return res, cached, None
         return res, cached, self._run(res)
 
     def _run(self, res: trace_mod.TraceResult) -> Any:
@@ -276,6 +283,10 @@ class FunctionView(ShardView):
         res = self._result
         if res is None:
             return
+        known = self._summaries.get(res.state) if arrays is None and res.ran else None
+        if known is not None:
+            self._trace_stats = wire.trace_stats(known[0], key=self._key, inputs=known[1])
+            return
         n = len(self._devices)
         sides: list[list[Summary]] = []
         pixels = wire.thumb_pixel_budget(n)
@@ -308,6 +319,10 @@ class FunctionView(ShardView):
                         summ = Summary.unavailable(len(lay.blocks), f"statistics failed: {e}")
                 summaries.append(summ)
             sides.append(summaries)
+        if arrays is not None:
+            self._summaries[res.state] = sides
+            while len(self._summaries) > trace_mod.CACHE_SIZE:
+                self._summaries.popitem(last=False)
         self._trace_stats = wire.trace_stats(sides[0], key=self._key, inputs=sides[1])
 
 

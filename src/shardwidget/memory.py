@@ -58,7 +58,10 @@ def check_fits(need: Mapping[Any, int], what: str) -> None:
     """ValueError in words when ``need`` (bytes per jax device) does not fit in free memory:
     per device where the backend reports it, else summed over the devices that share the
     host's memory. ``what`` names the work ("re-laying out to P('x', None)")."""
-    devices = list(need)
+    import jax
+
+    here = jax.process_index()
+    devices = [d for d in need if getattr(d, "process_index", here) == here]  # this process's
     per_device, host = free_memory(devices)
     shared = 0
     for d in devices:

@@ -16,8 +16,9 @@ Cold: a layout never seen. The baseline jits a fresh function object (no trace o
 of JAX applies); the view's compile cache and every per-layout cache of shardwidget (layout
 geometry, compiled statistics) are cleared first. What a view computes once from the user's
 own arguments (the source tiles of its inputs) is kept: that is not per layout. Warm: layouts
-seen before; the baseline calls its compiled executables, the view finds its compile cached
-(it still recomputes statistics). Medians over interleaved rounds as in benchmarks/update.py.
+seen before; the baseline calls its compiled executables, the view finds its compile and the
+layout's statistics cached (host data: it keeps no device arrays, so it does not run f
+again). Medians over interleaved rounds as in benchmarks/update.py.
 
 Target: view ≤ 1.5 × f, cold and warm. The script prints the table and one "ratios" line; with
 ``--check`` it exits 1 when the target is missed.

@@ -67,3 +67,18 @@ def test_function_view_benchmark_smoke() -> None:
         assert all(float(x) > 0 for x in row.groups()), row.group(0)
     ratios = re.search(r"^ratios\s+8 devices: view/f cold (\d+\.\d+), warm (\d+\.\d+) ", out, re.M)
     assert ratios, f"no ratio line:\n{out}"
+
+
+@pytest.mark.slow
+def test_memory_benchmark_smoke() -> None:
+    """benchmarks/memory.py prints its table, and views hold no device bytes of their own."""
+    out = run_benchmark(
+        "memory.py", "--devices", "8", "--size", "256", "--views", "1", "3", "--layouts", "6"
+    )
+    assert "256x256 float32" in out, out
+    for case in ("1 array view(s)", "3 array view(s)", "function view, 6 layouts"):
+        row = re.search(rf"^{re.escape(case)}.*?\s(\d[\d,]*) B ", out, re.M)
+        assert row, f"no row {case!r}:\n{out}"
+        assert row.group(1) == "0", row.group(0)
+    assert re.search(r"^closed views still alive\s+0 of 10", out, re.M), out
+    assert re.search(r"^views left by 10 runs of a cell\s+1 of 10", out, re.M), out

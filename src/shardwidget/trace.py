@@ -182,14 +182,35 @@ class TraceResult:
     out_paths: list[str] = field(default_factory=list)
     """Names of the output leaves: "out" for a single array, else "out[0]", "out['loss']"…"""
     compile_ms: float = 0.0
-    outputs: list[Any] | None = field(default=None, repr=False)
-    """The output arrays (flattened), when the function was run."""
-    inputs: list[Any] | None = field(default=None, repr=False)
-    """The input arrays (flattened) as laid out for this run: the user's own arrays where they
-    already had the chosen sharding, else copies; None where the function was not run."""
     run_ms: float = 0.0
     run_error: str = ""
     """Why running the compiled function failed ("" when it ran or was not run)."""
+    ran: bool = False
+    """Whether the compiled function ran (its outputs can be re-created)."""
+    out_layouts: list[Layout] | None = field(default=None, repr=False)
+    """The computed outputs' layouts, when the function ran."""
+    rerun: Callable[[TraceResult], tuple[list[Any], list[Any]]] | None = field(
+        default=None, repr=False, compare=False
+    )
+    """Re-creates (inputs, outputs) of a run: the result keeps no device arrays."""
+
+    @property
+    def outputs(self) -> list[Any] | None:
+        """The output arrays (flattened), when the function ran; None otherwise. Not kept: each
+        access re-runs the cached executable on freshly laid out inputs (the caller holds the
+        arrays it gets, and frees them by dropping them)."""
+        if not self.ran or self.rerun is None:
+            return None
+        return self.rerun(self)[1]
+
+    @property
+    def inputs(self) -> list[Any] | None:
+        """The input arrays (flattened) as laid out for the run: the user's own arrays where
+        they already had the chosen sharding, else copies made now (not kept, as outputs);
+        None where the function was not run."""
+        if not self.ran or self.rerun is None:
+            return None
+        return self.rerun(self)[0]
 
     @property
     def input_leaves(self) -> list[LeafResult]:
@@ -211,7 +232,7 @@ class TraceResult:
     @property
     def output_leaves(self) -> list[LeafResult]:
         """Every output leaf: the computed arrays' layouts when the function ran."""
-        from .layout import layout_of, layout_of_sharding
+        from .layout import layout_of_sharding
 
         out = []
         for i, (path, shape, dtype, sh, loc) in enumerate(
@@ -225,8 +246,8 @@ class TraceResult:
             )
         ):
             lay = (
-                layout_of(self.outputs[i])
-                if self.outputs is not None
+                self.out_layouts[i]
+                if self.out_layouts is not None
                 else layout_of_sharding(sh, tuple(shape), dtype)
             )
             out.append(LeafResult(path, tuple(shape), dtype, sh, tuple(loc), lay))
@@ -576,17 +597,19 @@ class Traced:
             return False
 
     def result(self, state: TraceState, run: bool = True, *, checked: bool = False) -> TraceResult:
-        """Compile (cached per state) and, when run and possible, run. Raises ValueError with a
-        readable message for invalid layouts and for trace / compile errors. ``checked``: the
-        caller ran :meth:`validate` on state already."""
+        """Compile (cached per state: executables and metadata only, at most CACHE_SIZE) and,
+        when run and possible, run once (for its outputs' layouts and run time; the arrays are
+        not kept, see :meth:`run`). Raises ValueError with a readable message for invalid
+        layouts, trace / compile errors and runs that would not fit in device memory.
+        ``checked``: the caller ran :meth:`validate` on state already."""
         if not checked:
             self.validate(state)
         state = complete(self, state)
         hit = self._cache.get(state)
         if hit is not None:
             self._cache.move_to_end(state)
-            if run and hit.outputs is None and not hit.run_error and self.runnable:
-                self._run(hit)
+            if run and not hit.ran and not hit.run_error and self.runnable:
+                self.run(hit)
             return hit
         try:
             res = self._compile(state)
@@ -597,7 +620,7 @@ class Traced:
         while len(self._cache) > CACHE_SIZE:
             self._cache.popitem(last=False)
         if run and self.runnable:
-            self._run(res)
+            self.run(res)
         return res
 
     def _compile(self, state: TraceState) -> TraceResult:
@@ -666,25 +689,47 @@ class Traced:
             compile_ms=compile_ms,
         )
 
-    def _run(self, res: TraceResult) -> None:
+    def run(self, res: TraceResult) -> tuple[list[Any], list[Any]] | None:
+        """Run res's executable on the arguments laid out for it: (inputs, outputs), which only
+        the caller holds, or None when the run failed (``res.run_error`` says why). Records
+        the outputs' layouts and the run time on res. ValueError (nothing run) when the run
+        would not fit in free device memory (see :mod:`shardwidget.memory`)."""
         import jax
 
+        from . import memory
+        from .layout import layout_of
+
+        if res.memory:
+            mesh_devices = list(self.mesh(res.state).devices.flat)
+            memory.check_fits(
+                {d: res.memory["peak"] for d in mesh_devices},
+                f"running {self.fn_name} for this layout",
+            )
         t0 = time.perf_counter()
         try:
             placed = [
                 jax.device_put(lf.value, sh)
                 for lf, sh in zip(self.leaves, res.in_shardings, strict=True)
             ]
-            res.inputs = placed
             with jax.set_mesh(self.mesh(res.state)):
                 outs = res.compiled(*placed)
             outs = list(outs)
             jax.block_until_ready(outs)  # type: ignore[no-untyped-call]
         except Exception as e:
             res.run_error = clean_error(e)
-            return
-        res.outputs = outs
+            return None
         res.run_ms = (time.perf_counter() - t0) * 1e3
+        res.out_layouts = [layout_of(o) for o in outs]
+        res.ran = True
+        res.rerun = self._rerun
+        return placed, outs
+
+    def _rerun(self, res: TraceResult) -> tuple[list[Any], list[Any]]:
+        """(inputs, outputs) of res re-created (the user asked for them)."""
+        arrays = self.run(res)
+        if arrays is None:
+            raise ValueError(f"re-running {self.fn_name} failed: {res.run_error}")
+        return arrays
 
 
 def default_state(traced: Traced, n_devices: int) -> TraceState:

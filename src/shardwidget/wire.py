@@ -654,7 +654,7 @@ def trace(
     out["cached"] = cached
     out["compile_ms"] = 0.0 if cached else round(res.compile_ms, 1)
     out["run_ms"] = round(res.run_ms, 1)
-    out["ran"] = res.outputs is not None
+    out["ran"] = res.ran
     if res.run_error:
         out["status"] = "error"
         out["message"] = f"compiled, but the run failed: {res.run_error}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import pathlib
+import weakref
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -19,9 +20,10 @@ from .. import snapshot, text, wire
 from .. import spec as spec_mod
 from .. import state as state_mod
 from .. import tiles as tiles_mod
-from ..layout import Layout, layout_of
+from ..layout import Layout, layout_of, layout_of_sharding
 from ..state import LayoutState
 from ..summary import Summary, plan_for, summarize
+from . import rerun
 from .base import ShardView, refuse_unknown
 
 if TYPE_CHECKING:
@@ -134,7 +136,13 @@ class ArrayView(ShardView):
         self._original = state_mod.state_of_sharding(source.sharding, source.ndim)
         self._mesh: Any = getattr(source.sharding, "mesh", None)
         self._mesh_key = self._original.mesh_key if self._original is not None else None
-        self._array: Any = source
+        # What is shown, without holding a copy: the source (the user's own array), or the
+        # sharding of a re-laid-out copy, which is released once its statistics are out and
+        # re-made on demand (view.array); a weak reference finds it while someone holds it.
+        self._sharding: Any = source.sharding
+        self._is_source = True
+        self._array_ref: Any = None
+        self._held: Any = None  # the copy, only while its payload and statistics are made
         self._tiles: Any = _UNSET
         super().__init__()
         disabled = ""
@@ -165,23 +173,36 @@ class ArrayView(ShardView):
             self.set_layout(**overrides)
         else:
             self._publish(self._first, source)
+        rerun.register(self)
 
     # ---------------------------------------------------------------- public API
     @property
     def array(self) -> Any:
-        """The jax.Array now shown: the original, or the result of the last re-layout."""
-        return self._array
+        """The jax.Array now shown: the original, or the original laid out as shown. The view
+        keeps no copy of its own: a re-laid-out copy is made again (``jax.device_put``) when
+        asked for and no one holds the last one; the caller holds what it gets."""
+        if self._is_source:
+            return self._source
+        a = self._held if self._held is not None else None
+        if a is None and self._array_ref is not None:
+            a = self._array_ref()
+        if a is None or a.is_deleted():
+            a = self._relayout(self._sharding, "re-creating the array shown")
+            self._array_ref = weakref.ref(a)
+        return a
 
     @property
     def layout(self) -> Layout:
         """Geometry of :attr:`array` as plain data: ``.blocks`` with ``.index``, ``.shape``,
         ``.devices``; ``.mesh``, ``.spec``, ``.devices``, byte counts."""
-        return layout_of(self._array)
+        return layout_of_sharding(
+            self._sharding, tuple(int(d) for d in self._source.shape), self._source.dtype
+        )
 
     @property
     def summary(self) -> Summary:
         """Per-block statistics of :attr:`array` (computed now)."""
-        return self._summarize(self._array, self.layout)
+        return self._summarize(None, self.layout)
 
     @property
     def layout_state(self) -> LayoutState:
@@ -296,8 +317,6 @@ class ArrayView(ShardView):
 
     def _compute(self, st: LayoutState) -> Any:
         """The original array laid out as st (the original itself for its own layout)."""
-        import jax
-
         if st == self._original:
             return self._source
         if st.mesh_key == self._mesh_key and self._mesh is not None:
@@ -306,18 +325,52 @@ class ArrayView(ShardView):
             from ..mesh import build_mesh
 
             mesh = build_mesh(st.mesh_shape, st.axis_names, st.axis_types, self._devices)
-        out = jax.device_put(self._source, state_mod.build_sharding(st, mesh))
-        out.block_until_ready()
+        out = self._relayout(
+            state_mod.build_sharding(st, mesh), f"re-laying out to {spec_mod.to_text(st.spec)}"
+        )
         self._mesh, self._mesh_key = mesh, st.mesh_key
         return out
+
+    def _relayout(self, sharding: Any, what: str) -> Any:
+        """The source laid out with sharding, after the memory guard (ValueError in words, with
+        nothing done, when the copy would not fit in free device memory)."""
+        import jax
+
+        from .. import memory
+
+        shape = tuple(int(d) for d in self._source.shape)
+        if sharding != self._source.sharding:
+            per_device = layout_of_sharding(sharding, shape, self._source.dtype).bytes_per_device
+            memory.check_fits({d: per_device for d in sharding.addressable_devices}, what)
+        out = jax.device_put(self._source, sharding)
+        out.block_until_ready()
+        return out
+
+    def _change(self, st: LayoutState) -> None:
+        """As ShardView._change; the state shown already is a no-op (no device work)."""
+        if st == self._shown:
+            self._check(st)
+            if self.error:
+                self.error = ""
+            return
+        super()._change(st)
 
     def _publish(self, st: LayoutState, arr: Any) -> None:
         """Show arr: geometry now, statistics right after; both in one update when the
         statistics come from the source's tiles (a few ms on the host, no device work)."""
-        self._array = arr
+        self._is_source = arr is self._source
+        self._sharding = arr.sharding
+        self._array_ref = None if self._is_source else weakref.ref(arr)
         self._shown = st
         self._key += 1
         lay = layout_of(arr)
+        self._held = arr  # released below: the view keeps no copy between updates
+        try:
+            self._publish_layout(st, arr, lay)
+        finally:
+            self._held = None
+
+    def _publish_layout(self, st: LayoutState, arr: Any, lay: Layout) -> None:
         # Never delay the geometry for device work: only tiles already computed make it quick.
         quick = self._with_stats and self._tiles_for(lay, compute=False) is not None
         layout = wire.layout(
@@ -341,14 +394,16 @@ class ArrayView(ShardView):
         self._on_state_trait(change)
 
     # ---------------------------------------------------------------- statistics
-    def _summarize(self, arr: Any, lay: Layout) -> Summary:
+    def _summarize(self, arr: Any | None, lay: Layout) -> Summary:
+        """Statistics of arr (None: the array shown, re-created only when the source's tiles do
+        not serve lay)."""
         n = len(self._devices)
         pixels, values = wire.thumb_pixel_budget(n), wire.values_budget(n)
         plan = plan_for(lay, tuple(self.view_dims), pixels, values)
         t = self._tiles_for(lay)
         if t is not None:
             return tiles_mod.summarize(t, lay, plan.thumb_dims, pixels, plan.values)
-        return summarize(arr, lay, plan)
+        return summarize(self.array if arr is None else arr, lay, plan)
 
     def _tiles_for(self, lay: Layout, compute: bool = True) -> tiles_mod.Tiles | None:
         """The source's tile partials when they serve this layout (computed once per view: the
@@ -366,7 +421,7 @@ class ArrayView(ShardView):
                 key=self._key,
             )
         try:
-            summ = self._summarize(self._array, self.layout)
+            summ = self._summarize(self._held, self.layout)
         except Exception as e:  # statistics are an extra: never lose the view over them
             summ = Summary.unavailable(len(self.layout.blocks), f"statistics failed: {e}")
         return wire.stats(summ, key=self._key)

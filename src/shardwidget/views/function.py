@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import pathlib
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -20,6 +21,7 @@ from .. import text, wire
 from .. import trace as trace_mod
 from ..layout import _dtype_name, layout_of
 from ..summary import LeafStats, Summary, plan_for
+from . import rerun
 from .base import ShardView
 
 if TYPE_CHECKING:
@@ -90,6 +92,9 @@ class FunctionView(ShardView):
         # Statistics without a compile per layout: inputs from their arguments' tiles (kept for
         # the view's life: the arguments never change), outputs where their shards sit.
         self._leaf_stats = LeafStats(len(self._devices), wire.values_budget(len(self._devices)))
+        # The statistics of each layout that ran (host data, as many as the compile cache):
+        # going back to one needs no run, and the view keeps no device arrays for it.
+        self._summaries: OrderedDict[trace_mod.TraceState, list[list[Summary]]] = OrderedDict()
         self._result: trace_mod.TraceResult | None = None
         self._out_leaves: list[wire.LeafInfo] = []
         super().__init__()
@@ -106,7 +111,8 @@ class FunctionView(ShardView):
         res: trace_mod.TraceResult | None = None
         try:  # f may fail for this layout: then show why; the controls can fix it
             self._check(st)
-            res = self._traced.result(st, checked=True)
+            res = self._traced.result(st, run=False, checked=True)
+            arrays = self._run(res)
         except ValueError as e:
             error = str(e)
         if res is not None:
@@ -117,7 +123,8 @@ class FunctionView(ShardView):
             self._failed = error
             self._show_error(error)
         else:
-            self._publish(res.state, (res, False))
+            self._publish(res.state, (res, False, arrays))
+        rerun.register(self)
 
     # ---------------------------------------------------------------- public API
     @property
@@ -135,7 +142,9 @@ class FunctionView(ShardView):
 
     @property
     def outputs(self) -> list[Any] | None:
-        """The output arrays of the last good run, flattened (one per output leaf)."""
+        """The output arrays of the last good run, flattened (one per output leaf). The view
+        keeps none: they are computed again (the cached executable re-runs) when asked for,
+        and the caller holds them."""
         return None if self._result is None else self._result.outputs
 
     def reset(self) -> None:
@@ -186,10 +195,31 @@ class FunctionView(ShardView):
     def _check(self, st: trace_mod.TraceState) -> None:
         self._traced.validate(st)
 
-    def _compute(self, st: trace_mod.TraceState) -> tuple[trace_mod.TraceResult, bool]:
-        """(compiled result, whether it came from the cache); ValueError when f fails."""
+    def _compute(self, st: trace_mod.TraceState) -> tuple[trace_mod.TraceResult, bool, Any]:
+        """(compiled result, whether it came from the cache, the run's (inputs, outputs) or
+        None); ValueError when f fails or the run would not fit in device memory."""
         cached = self._traced.cached(st)
-        return self._traced.result(st, checked=True), cached
+        res = self._traced.result(st, run=False, checked=True)
+        if res.ran and res.state in self._summaries:  # statistics known: no run needed
+            self._summaries.move_to_end(res.state)
+            return res, cached, None
+        return res, cached, self._run(res)
+
+    def _run(self, res: trace_mod.TraceResult) -> Any:
+        """(inputs, outputs) of a run of res, held by the caller only for the publish; None
+        when the function cannot run here (ShapeDtypeStruct leaves) or the run failed."""
+        if not self._traced.runnable:
+            return None
+        return self._traced.run(res)
+
+    def _change(self, st: trace_mod.TraceState) -> None:
+        """As ShardView._change; the state shown already (and good) is a no-op: no run."""
+        if st == self._shown and not self._failed and self._result is not None:
+            self._check(st)
+            if self.error:
+                self.error = ""
+            return
+        super()._change(st)
 
     def _output_infos(
         self, res: trace_mod.TraceResult | None, st: trace_mod.TraceState
@@ -222,8 +252,8 @@ class FunctionView(ShardView):
             self._trace = wire.trace(None, mode=self.mode, key=self._key, message=msg)
             self._trace_stats = wire.pending_trace_stats(self._key, 0)
 
-    def _publish(self, st: Any, result: tuple[trace_mod.TraceResult, bool]) -> None:
-        res, cached = result
+    def _publish(self, st: Any, result: tuple[trace_mod.TraceResult, bool, Any]) -> None:
+        res, cached, arrays = result
         self._result = res
         self._shown, self._failed = st, ""
         self._key += 1
@@ -235,7 +265,7 @@ class FunctionView(ShardView):
         self._set_traits(
             {**res.state.to_wire(), "error": "", "_trace": trace, "_trace_stats": pending}
         )
-        self._send_stats()
+        self._send_stats(arrays)
 
     @traitlets.validate(*STATE_TRAITS)
     def _validate_layout(self, proposal: Any) -> Any:
@@ -246,26 +276,31 @@ class FunctionView(ShardView):
         self._on_state_trait(change)
 
     # ---------------------------------------------------------------- statistics
-    def _send_stats(self) -> None:
+    def _send_stats(self, arrays: Any) -> None:
         """Per-block statistics of every output leaf, then every input leaf as laid out for
-        the run (the first MAX_OUTPUT_STATS of each side)."""
+        the run (the first MAX_OUTPUT_STATS of each side); arrays: the run's (inputs, outputs),
+        or None when it did not run."""
         res = self._result
         if res is None:
+            return
+        known = self._summaries.get(res.state) if arrays is None and res.ran else None
+        if known is not None:
+            self._trace_stats = wire.trace_stats(known[0], key=self._key, inputs=known[1])
             return
         n = len(self._devices)
         sides: list[list[Summary]] = []
         pixels = wire.thumb_pixel_budget(n)
-        for arrays, leaves, is_input in (
-            (res.outputs, res.output_leaves, False),
-            (res.inputs, res.input_leaves, True),
+        for side, leaves, is_input in (
+            (None if arrays is None else arrays[1], res.output_leaves, False),
+            (None if arrays is None else arrays[0], res.input_leaves, True),
         ):
             summaries = []
             for i, leaf in enumerate(leaves):
-                if arrays is None:  # the function did not run: blocks from the sharding
+                if side is None:  # the function did not run: blocks from the sharding
                     why = self._trace_options.get("run_disabled") or res.run_error or "not run"
                     summaries.append(Summary.unavailable(len(leaf.layout.blocks), why))
                     continue
-                arr = arrays[i]
+                arr = side[i]
                 lay = layout_of(arr)
                 if not self._with_stats:
                     summ = Summary.unavailable(len(lay.blocks), "statistics are off")
@@ -284,6 +319,10 @@ class FunctionView(ShardView):
                         summ = Summary.unavailable(len(lay.blocks), f"statistics failed: {e}")
                 summaries.append(summ)
             sides.append(summaries)
+        if arrays is not None:
+            self._summaries[res.state] = sides
+            while len(self._summaries) > trace_mod.CACHE_SIZE:
+                self._summaries.popitem(last=False)
         self._trace_stats = wire.trace_stats(sides[0], key=self._key, inputs=sides[1])
 
 

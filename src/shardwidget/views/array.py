@@ -371,8 +371,9 @@ class ArrayView(ShardView):
             self._held = None
 
     def _publish_layout(self, st: LayoutState, arr: Any, lay: Layout) -> None:
-        # Never delay the geometry for device work: only tiles already computed make it quick.
-        quick = self._with_stats and self._tiles_for(lay, compute=False) is not None
+        # Never delay the geometry for device work: only tiles already computed make it quick,
+        # and with statistics off there is nothing to wait for (one update, not two).
+        quick = not self._with_stats or self._tiles_for(lay, compute=False) is not None
         layout = wire.layout(
             lay,
             key=self._key,

@@ -218,10 +218,10 @@ def report(results: list[dict[str, Any]], repeat: int) -> bool:
 
         print(
             f"ratios {r['devices']:>4} devices: "
-            f"geometry/device_put {r['geometry'] / dp:.2f}, "
+            f"geometry/device_put {r['geometry'] / dp:.2f} · "
             f"geometry/(put+free) {r['geometry'] / r['put_free']:.2f} "
             f"(≤ {GEOMETRY_FACTOR}×+{GEOMETRY_SLACK_MS:g} ms: {mark(geometry_ok)}), "
-            f"stats/device_put {r['stats'] / dp:.2f}, "
+            f"stats/device_put {r['stats'] / dp:.2f} · "
             f"stats/(put+free) {r['stats'] / r['put_free']:.2f} "
             f"(≤ {STATS_FACTOR:g}×: {mark(stats_ok)}), "
             f"payload {r['payload_bytes'] / r['budget_bytes']:.0%} of budget ({mark(payload_ok)})"

@@ -492,6 +492,15 @@ def variant(st: LayoutState, lay: LayoutWire, summ: Stats) -> Variant:
 
 
 # ---------------------------------------------------------------------- messages
+MAX_MESSAGE = 300
+"""Characters of an error message shown or raised at most (messages can echo input)."""
+
+
+def cap_message(msg: str, limit: int = MAX_MESSAGE) -> str:
+    """msg, cut to ``limit`` characters with an ellipsis when longer."""
+    return msg if len(msg) <= limit else msg[: limit - 1] + "…"
+
+
 def result_msg(seq: int, error: str) -> ResultMsg:
     """The answer to request ``seq``: ok when error is ""."""
     return {"type": "result", "seq": seq, "ok": not error, "error": error}
@@ -503,7 +512,7 @@ def parse_request(content: Any, kind: str = "request") -> tuple[int, dict[str, A
     if not isinstance(content, dict) or content.get("type") != kind:
         return None
     seq, st = content.get("seq"), content.get("state")
-    if not isinstance(seq, int) or not isinstance(st, dict):
+    if not isinstance(seq, int) or isinstance(seq, bool) or not isinstance(st, dict):
         return None
     return seq, st
 

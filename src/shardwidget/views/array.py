@@ -22,7 +22,7 @@ from .. import tiles as tiles_mod
 from ..layout import Layout, layout_of
 from ..state import LayoutState
 from ..summary import Summary, plan_for, summarize
-from .base import ShardView, refuse_unknown
+from .base import InvalidValue, ShardView, refuse_unknown
 
 if TYPE_CHECKING:
     from ..export import ExportReport
@@ -89,6 +89,7 @@ class ArrayView(ShardView):
         "_layout",
         "_stats",
     )
+    FRONT_END_TRAITS: ClassVar[tuple[str, ...]] = ("view_dims",)
 
     mesh_shape = traitlets.List(traitlets.Int()).tag(sync=True)
     """list[int], default: the array's own mesh (else one axis of every device): the mesh
@@ -383,7 +384,7 @@ class ArrayView(ShardView):
             or len(set(dims)) != len(dims)
             or any(not 0 <= d < self._ndim for d in dims)
         ):
-            raise ValueError(
+            raise InvalidValue(
                 f"view_dims must list {want} distinct dimension(s) of the {self._ndim}-d array "
                 f"(0 to {self._ndim - 1}); got {dims}"
             )

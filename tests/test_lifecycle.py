@@ -1,0 +1,188 @@
+"""Lifecycle and input defects (issue 11): each test is named after the behaviour it keeps."""
+
+import jax
+import jax.numpy as jnp
+import pytest
+import traitlets
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from shardwidget import ShardView, wire
+
+
+@pytest.fixture
+def arr():
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    return jax.device_put(jnp.arange(32.0).reshape(4, 8), NamedSharding(mesh, P("x", "y")))
+
+
+class Sent:
+    """Collects the custom messages and state updates the widget sends to the front end."""
+
+    def __init__(self, view):
+        self.msgs = []
+        self.states = []
+        view.send = lambda content, buffers=None: self.msgs.append(content)
+        orig = view.send_state
+
+        def send_state(key=None):
+            self.states.append(key)
+            orig(key)
+
+        view.send_state = send_state
+
+
+def state_of(view, **changes):
+    st = {k: getattr(view, k) for k in view.STATE_TRAITS}
+    st.update(changes)
+    return st
+
+
+def request(view, seq, **changes):
+    msg = {"type": "request", "seq": seq, "state": state_of(view, **changes)}
+    view._on_custom_msg(view, msg, [])
+
+
+def consistent(view):
+    """The layout traits match the array shown, and repr/display work."""
+    assert view.array.sharding.spec == P(
+        *[tuple(e) if isinstance(e, list) else e for e in view.spec]
+    )
+    assert list(view.array.sharding.mesh.axis_sizes) == view.mesh_shape
+    repr(view)
+    view._repr_mimebundle_()
+
+
+# ------------------------------------------------------------------ 4. request ordering
+def test_huge_seq_does_not_lock_the_front_end_out(arr):
+    v = ShardView(arr)
+    sent = Sent(v)
+    request(v, 10**18, spec=["y", None])
+    assert sent.msgs[-1]["ok"] and v.spec == ["y", None]
+    request(v, 1_700_000_000_000, spec=[None, "y"])  # a front end numbering from its clock
+    assert sent.msgs[-1] == wire.result_msg(1_700_000_000_000, "")
+    assert v.spec == [None, "y"]
+    request(v, 1, spec=["x", None])  # or from 1
+    assert sent.msgs[-1]["ok"] and v.spec == ["x", None]
+    request(v, 0, spec=["y", None])  # a slightly older one is still superseded
+    assert sent.msgs[-1]["error"] == "superseded by a newer request"
+    assert v.spec == ["x", None]
+
+
+def test_reentrant_request_is_not_published_over_a_newer_one(arr):
+    v = ShardView(arr)
+    sent = Sent(v)
+    compute = v._compute
+    nested = []
+
+    def compute_with_a_newer_request_arriving(st):
+        out = compute(st)
+        if not nested:  # the kernel handles the next message while this one computes
+            nested.append(1)
+            request(v, 6, spec=[None, "x"])
+        return out
+
+    v._compute = compute_with_a_newer_request_arriving
+    request(v, 5, spec=["y", None])
+    assert v.spec == [None, "x"] and v.array.sharding.spec == P(None, "x")
+    assert [m["seq"] for m in sent.msgs] == [6, 5]
+    assert sent.msgs[0]["ok"] and sent.msgs[1]["error"] == "superseded by a newer request"
+    assert v.busy is False
+    consistent(v)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("_options", {}),
+        ("_layout", {"key": 999}),
+        ("_stats", {}),
+        ("error", "forged"),
+        ("busy", True),
+    ],
+)
+def test_front_end_cannot_overwrite_private_synced_traits(arr, key, value):
+    v = ShardView(arr)
+    sent = Sent(v)
+    before = getattr(v, key)
+    v.set_state({key: value})
+    assert getattr(v, key) == before
+    assert sent.states and key in sent.states[-1]  # the front end is put back
+
+
+def test_front_end_cannot_overwrite_function_view_private_traits(arr):
+    v = ShardView(lambda a: a * 2, arr)
+    Sent(v)
+    before = {k: getattr(v, k) for k in ("_trace", "_trace_stats", "_trace_options", "mode")}
+    v.set_state({"_trace": {}, "_trace_stats": {}, "_trace_options": {}, "mode": "shard_map"})
+    assert {k: getattr(v, k) for k in before} == before
+
+
+# ------------------------------------------------------------------ 1. invalid trait sync
+def test_invalid_front_end_trait_sync_is_rolled_back(arr):
+    v = ShardView(arr)
+    sent = Sent(v)
+    v.set_state({"spec": ["nope", None]})  # raises nothing into the kernel
+    assert v.spec == ["x", "y"] and "nope" in v.error
+    assert "spec" in sent.states[-1]
+    v.set_state({"mesh_shape": [3, 3]})
+    assert v.mesh_shape == [2, 4]
+    consistent(v)
+    v.set_state({"spec": ["y", None]})  # a valid one is taken
+    assert v.array.sharding.spec == P("y", None)
+    consistent(v)
+
+
+def test_front_end_view_dims_out_of_range_is_rolled_back(arr):
+    v = ShardView(arr)
+    Sent(v)
+    v.set_state({"view_dims": [0, 7]})
+    assert v.view_dims == [0, 1]
+    assert "view_dims" in v.error
+    consistent(v)
+
+
+def test_invalid_value_inside_hold_trait_notifications_is_rolled_back(arr):
+    v = ShardView(arr)
+    with pytest.raises(ValueError, match="nope"), v.hold_trait_notifications():  # noqa: PT012
+        v.mesh_shape = [8]
+        v.spec = ["nope", None]
+    assert v.mesh_shape == [2, 4] and v.spec == ["x", "y"]
+    consistent(v)
+    with pytest.raises(ValueError, match="view_dims"), v.hold_trait_notifications():
+        v.view_dims = [5, 0]
+    assert v.view_dims == [0, 1]
+    consistent(v)
+
+
+# ------------------------------------------------------------------ 10. API honesty
+def test_python_api_raises_value_error_for_bad_types(arr):
+    v = ShardView(arr)
+    with pytest.raises(ValueError, match="spec"):
+        v.spec = 5
+    with pytest.raises(ValueError, match="mesh_shape"):
+        v.mesh_shape = ["a"]
+    with pytest.raises(ValueError, match="view_dims"):
+        v.view_dims = "rows"
+    consistent(v)
+    f = ShardView(lambda a: a + 1, arr)
+    with pytest.raises(ValueError, match="read-only"):
+        f.mode = "shard_map"
+    with pytest.raises(traitlets.TraitError):  # still a TraitError too
+        f.mode = "shard_map"
+    assert f.mode == "jit"
+
+
+# ------------------------------------------------------------------ 9. message sizes
+def test_error_messages_are_capped(arr):
+    v = ShardView(arr)
+    sent = Sent(v)
+    huge = "a" * 100_000
+    with pytest.raises(ValueError, match="aaa") as e:
+        v.spec = [huge, None]
+    assert len(str(e.value)) <= wire.MAX_MESSAGE
+    request(v, 1, spec=[huge, None])
+    assert len(v.error) <= wire.MAX_MESSAGE and v.error.endswith("…")
+    assert len(sent.msgs[-1]["error"]) <= wire.MAX_MESSAGE
+    request(v, 2, mesh_shape=[huge])
+    assert len(v.error) <= wire.MAX_MESSAGE

@@ -186,3 +186,60 @@ def test_error_messages_are_capped(arr):
     assert len(sent.msgs[-1]["error"]) <= wire.MAX_MESSAGE
     request(v, 2, mesh_shape=[huge])
     assert len(v.error) <= wire.MAX_MESSAGE
+
+
+# ------------------------------------------------------------------ 2. failed constructors
+def _open_views():
+    from ipywidgets.widgets.widget import _instances
+
+    return {k for k, w in _instances.items() if isinstance(w, ShardView)}
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda a: ShardView(a, spec=["nope", None]),
+        lambda a: ShardView(a, view_dims=[0, 9]),
+        lambda a: ShardView(a, mesh_shape=[3]),
+        lambda a: ShardView(lambda x: x, a, in_specs=[["nope", None, None]]),
+        lambda a: ShardView(lambda x: x, a, mesh_shape="bad"),
+    ],
+)
+def test_failed_constructor_leaves_no_open_widget(arr, make):
+    import gc
+    import weakref
+
+    before = _open_views()
+    with pytest.raises((ValueError, TypeError)):
+        make(arr)
+    assert _open_views() == before
+    # nothing keeps a copy of the user's array alive: the view is gone once the error is
+    copy = arr + 0  # a new array of the same layout
+    ref = weakref.ref(copy)
+    try:
+        make(copy)
+    except (ValueError, TypeError) as e:
+        e.__traceback__ = None  # a notebook drops it with the next error; the view holds nothing
+    del copy
+    gc.collect()
+    assert ref() is None
+
+
+# ------------------------------------------------------------------ 3. kernel interrupt
+def test_interrupt_during_a_request_ends_it_in_words(arr):
+    v = ShardView(arr)
+    sent = Sent(v)
+    compute = v._compute
+
+    def interrupted(st):
+        raise KeyboardInterrupt
+
+    v._compute = interrupted
+    request(v, 1, spec=["y", None])  # the request ends now, with a result
+    assert sent.msgs[-1]["seq"] == 1 and not sent.msgs[-1]["ok"]
+    assert "interrupted" in sent.msgs[-1]["error"] and "interrupted" in v.error
+    assert v.busy is False and v.spec == ["x", "y"]
+    consistent(v)
+    v._compute = compute  # the controls stay usable
+    request(v, 2, spec=["y", None])
+    assert sent.msgs[-1]["ok"] and v.array.sharding.spec == P("y", None)

@@ -136,6 +136,33 @@ class ShardView(anywidget.AnyWidget):
                 cls = ArrayView
         return super().__new__(cls)
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Wrap each subclass's ``__init__``: a constructor that fails closes the widget it
+        opened and drops its references to the user's arrays (no orphan open widget)."""
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is None or getattr(init, "_closes_on_failure", False):
+            return
+
+        @functools.wraps(init)
+        def __init__(self: ShardView, *args: Any, **kw: Any) -> None:
+            try:
+                init(self, *args, **kw)
+            except BaseException:
+                self._abandon()
+                raise
+
+        __init__._closes_on_failure = True  # type: ignore[attr-defined]
+        cls.__init__ = __init__  # type: ignore[misc]
+
+    def _abandon(self) -> None:
+        """Close a view whose constructor failed and let go of what it holds."""
+        if getattr(self, "comm", None) is not None:
+            self.close()
+        for k in _HOLDERS:
+            if k in self.__dict__:
+                self.__dict__[k] = None
+
     def __init__(self, **kwargs: Any) -> None:
         self._key = 0
         self._last_seq = -1
@@ -302,6 +329,8 @@ class ShardView(anywidget.AnyWidget):
 
 
 SUPERSEDED = "superseded by a newer request"
+_HOLDERS = ("_source", "_array", "_first", "_original", "_tiles", "_traced", "_result", "_mesh")
+"""Attributes of a view that may hold the user's arrays or copies (dropped by _abandon)."""
 
 
 def _capped(e: BaseException) -> InvalidValue:

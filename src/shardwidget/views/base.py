@@ -153,7 +153,7 @@ class ShardView(anywidget.AnyWidget):
                 raise
 
         __init__._closes_on_failure = True  # type: ignore[attr-defined]
-        cls.__init__ = __init__  # type: ignore[misc]
+        cls.__init__ = __init__  # type: ignore[method-assign]
 
     def _abandon(self) -> None:
         """Close a view whose constructor failed and let go of what it holds."""

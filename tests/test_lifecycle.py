@@ -243,3 +243,25 @@ def test_interrupt_during_a_request_ends_it_in_words(arr):
     v._compute = compute  # the controls stay usable
     request(v, 2, spec=["y", None])
     assert sent.msgs[-1]["ok"] and v.array.sharding.spec == P("y", None)
+
+
+# ------------------------------------------------------------------ 6. deleted source arrays
+def test_deleted_source_is_said_in_words_not_shown(arr):
+    src = arr + 0
+    v = ShardView(src)
+    sent = Sent(v)
+    v.spec = ["y", None]
+    src.delete()
+    request(v, 1, spec=["x", "y"])  # back to the original layout
+    assert not sent.msgs[-1]["ok"] and "deleted" in v.error
+    assert not v.array.is_deleted() and v.spec == ["y", None]
+    request(v, 2, spec=[None, "x"])  # or to any other layout
+    assert not sent.msgs[-1]["ok"] and "deleted" in v.error
+    with pytest.raises(ValueError, match="deleted"):
+        v.spec = ["x", "y"]
+    with pytest.raises(ValueError, match="deleted"):
+        v.spec = [None, None]
+    with pytest.raises(ValueError, match="deleted"):
+        v.reset()
+    assert v.spec == ["y", None] and not v.array.is_deleted()
+    repr(v)

@@ -191,7 +191,9 @@ class ArrayView(ShardView):
         return st
 
     def reset(self) -> None:
-        """Show the original array again, with its own layout in the controls."""
+        """Show the original array again, with its own layout in the controls (ValueError when
+        it was deleted)."""
+        self._check_source()
         self._publish(self._original or self._first, self._source)
 
     def propose(self, changes: dict[str, Any]) -> LayoutState:
@@ -294,6 +296,17 @@ class ArrayView(ShardView):
         if self._options.get("reshard_disabled"):
             raise ValueError(self._options["reshard_disabled"])
         state_mod.validate(st, self._source.shape, len(self._devices), self._memory_kinds)
+        self._check_source()
+
+    def _check_source(self) -> None:
+        """ValueError when the user's array was deleted (or donated) since the view was made:
+        every layout is made from it, its own included."""
+        if self._source.is_deleted():
+            raise ValueError(
+                f"the original array (shape {tuple(self._source.shape)}, {self._source.dtype}) "
+                "was deleted or donated after this view was made, so it cannot be shown or laid "
+                "out again; the view keeps what it shows"
+            )
 
     def _compute(self, st: LayoutState) -> Any:
         """The original array laid out as st (the original itself for its own layout)."""

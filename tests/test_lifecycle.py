@@ -265,3 +265,84 @@ def test_deleted_source_is_said_in_words_not_shown(arr):
         v.reset()
     assert v.spec == ["y", None] and not v.array.is_deleted()
     repr(v)
+
+
+# ------------------------------------------------------------------ 7. saved pages
+def _scripts(page_html):
+    """The text of each <script> element, as an HTML parser splits the page."""
+    from html.parser import HTMLParser
+
+    class P(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.scripts, self.cur = [], None
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "script":
+                self.cur = []
+
+        def handle_data(self, data):
+            if self.cur is not None:
+                self.cur.append(data)
+
+        def handle_endtag(self, tag):
+            if tag == "script" and self.cur is not None:
+                self.scripts.append("".join(self.cur))
+                self.cur = None
+
+    p = P()
+    p.feed(page_html)
+    return p.scripts
+
+
+def test_saved_page_survives_script_comment_text(arr, tmp_path):
+    import json
+
+    bad = "<!--<script></script>"
+    v = ShardView(arr)
+    request(v, 1, spec=[bad, None])
+    assert bad in v.error
+    v.save_html(tmp_path / "v.html")
+    page_html = (tmp_path / "v.html").read_text()
+    scripts = _scripts(page_html)
+    assert len(scripts) == 2  # the data and the loader: nothing ended early
+    assert "<" not in scripts[0]
+    assert json.loads(scripts[0])["state"]["error"] == v.error
+    f = ShardView(lambda a: a, arr)
+    f.error = bad
+    f.save_html(tmp_path / "f.html")
+    assert len(_scripts((tmp_path / "f.html").read_text())) == 2
+
+
+def test_saved_page_specs_are_bounded_in_rank(tmp_path):
+    from shardwidget import export
+
+    x = jnp.ones((2,) * 12, jnp.float32)  # 12 dims over a 2x2x2 mesh: thousands of specs
+    v = ShardView(x, mesh_shape=[2, 2, 2], axis_names=["a", "b", "c"])
+    calls = []
+    variant = v.variant
+    v.variant = lambda st, key: calls.append(key) or variant(st, key)
+    # before: every_spec enumerated 16**12 combinations (no end in sight)
+    r = v.save_html(tmp_path / "v.html", variants="specs", budget=20_000)
+    assert r.truncated and "not tried" in str(r)
+    assert r.variants + r.skipped == export.MAX_SPECS  # the shown layout is one of them
+    assert len(calls) == r.variants  # the shown one is not computed; one more spent the budget
+    assert r.skipped > 200
+
+
+def test_saved_page_path_rules(arr, tmp_path):
+    v = ShardView(arr)
+    target = tmp_path / "t.html"
+    target.write_text("old")
+    r = v.save_html(target)  # an existing file is replaced whole
+    assert target.read_text().startswith("<!doctype html>") and r.bytes == target.stat().st_size
+    link = tmp_path / "link.html"
+    other = tmp_path / "other.txt"
+    other.write_text("keep")
+    link.symlink_to(other)
+    with pytest.raises(ValueError, match="symbolic link"):
+        v.save_html(link)
+    assert other.read_text() == "keep" and link.is_symlink()
+    with pytest.raises(ValueError, match="directory"):
+        v.save_html(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.html", "other.txt", "t.html"]

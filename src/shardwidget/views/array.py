@@ -9,7 +9,9 @@ changed), publish geometry first and statistics second.
 from __future__ import annotations
 
 import itertools
+import math
 import pathlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
 _UNSET = object()
 LAYOUT_TRAITS = ("mesh_shape", "axis_names", "axis_types", "spec", "memory_kind")
 INIT_KWARGS = (*LAYOUT_TRAITS, "view_dims", "stats")
+MAX_SPEC_SCAN = 200_000  # spec combinations every_spec looks at, at most
 
 
 def _coerce(obj: Any) -> tuple[Any, str]:
@@ -206,17 +209,27 @@ class ArrayView(ShardView):
         state_mod.validate(st, self._source.shape, len(self._devices), self._memory_kinds)
         return st
 
-    def every_spec(self) -> list[LayoutState]:
+    def every_spec(self, limit: int | None = None) -> list[LayoutState]:
         """Every valid spec for the current mesh (each axis used at most once, in any order
-        within a dimension), with the current mesh, names, types and memory kind."""
+        within a dimension), with the current mesh, names, types and memory kind; the first
+        ``limit`` of them when given (their number grows exponentially with the rank)."""
+        return list(itertools.islice(self._iter_specs(), limit))
+
+    def _iter_specs(self) -> Iterator[LayoutState]:
         base = self._candidate({})
         names = list(base.axis_names)
         sizes = dict(zip(names, base.mesh_shape, strict=True))
         choices: list[tuple[str, ...]] = [()]
         for r in range(1, len(names) + 1):
             choices += [c for c in itertools.permutations(names, r) if all(sizes[a] > 1 for a in c)]
-        out = []
-        for combo in itertools.product(choices, repeat=self._ndim):
+        # per dimension, only the choices whose shard count divides it (far fewer combinations)
+        per_dim = [
+            [c for c in choices if n % math.prod(sizes[a] for a in c) == 0]
+            for n in self._source.shape
+        ]
+        for scanned, combo in enumerate(itertools.product(*per_dim)):
+            if scanned >= MAX_SPEC_SCAN:  # a bound on the work, whatever the rank
+                return
             used = [a for c in combo for a in c]
             if len(used) != len(set(used)):
                 continue
@@ -224,16 +237,13 @@ class ArrayView(ShardView):
                 spec_mod.validate(tuple(combo), self._source.shape, sizes)
             except ValueError:
                 continue
-            out.append(
-                LayoutState(
-                    base.mesh_shape,
-                    base.axis_names,
-                    base.axis_types,
-                    tuple(combo),
-                    base.memory_kind,
-                )
+            yield LayoutState(
+                base.mesh_shape,
+                base.axis_names,
+                base.axis_types,
+                tuple(combo),
+                base.memory_kind,
             )
-        return out
 
     def variant(self, st: LayoutState, key: int) -> wire.Variant:
         """The geometry and statistics of the array laid out as st, under layout key ``key``,

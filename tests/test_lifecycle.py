@@ -346,3 +346,22 @@ def test_saved_page_path_rules(arr, tmp_path):
     with pytest.raises(ValueError, match="directory"):
         v.save_html(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.html", "other.txt", "t.html"]
+
+
+# ------------------------------------------------------------------ 8. axis names
+@pytest.mark.parametrize("name", ["data-parallel", "x y", "1x", "a+b"])
+def test_axis_names_jax_allows_do_not_block_relayout(name):
+    mesh = jax.make_mesh((2, 4), (name, "y"))
+    a = jax.device_put(jnp.ones((4, 8)), NamedSharding(mesh, P(name, "y")))
+    v = ShardView(a)
+    assert v.axis_names == [name, "y"]
+    v.spec = ["y", name]
+    assert v.array.sharding.spec == P("y", name)
+    v.mesh_shape = [4, 2]
+    assert v.array.sharding.mesh.axis_names == (name, "y")
+    sent = Sent(v)
+    request(v, 1, spec=[None, name])
+    assert sent.msgs[-1]["ok"], sent.msgs[-1]
+    f = ShardView(lambda x: x * 2, a)
+    f.in_specs = [["y", name]]
+    assert f.trace.input_leaves[0].sharding.spec == P("y", name)

@@ -365,3 +365,21 @@ def test_axis_names_jax_allows_do_not_block_relayout(name):
     f = ShardView(lambda x: x * 2, a)
     f.in_specs = [["y", name]]
     assert f.trace.input_leaves[0].sharding.spec == P("y", name)
+
+
+# ------------------------------------------------------------------ 9. function payload bound
+def test_function_view_payload_is_bounded_in_outputs():
+    x = jnp.arange(64.0).reshape(8, 8)
+
+    def many(n):
+        return lambda a: [a * i for i in range(n)]
+
+    sizes = {}
+    for n in (wire.MAX_LEAVES, 4 * wire.MAX_LEAVES):
+        v = ShardView(many(n), x)
+        sizes[n] = wire.wire_size(v._trace, v._trace_stats)
+        assert len(v._trace["outputs"]) == wire.MAX_LEAVES
+        assert len(v._trace_stats["outputs"]) <= wire.MAX_LEAVES
+        assert v._trace["left_out"]["outputs"] == n - wire.MAX_LEAVES
+        assert len(v.outputs) == n  # Python still has every output
+    assert sizes[4 * wire.MAX_LEAVES] < 1.05 * sizes[wire.MAX_LEAVES]

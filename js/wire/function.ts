@@ -125,6 +125,15 @@ export interface Trace {
   cached: boolean;
   /** Whether the compiled function was run (outputs then carry per-shard data). */
   ran: boolean;
+  /** How many leaves / records beyond those sent were left out (a bounded payload). */
+  left_out: LeftOut;
+}
+
+export interface LeftOut {
+  inputs: number;
+  outputs: number;
+  constraints: number;
+  collectives: number;
 }
 
 export interface TraceStats {

@@ -247,6 +247,17 @@ class Trace(TypedDict):
     run_ms: float
     cached: bool
     ran: bool
+    left_out: LeftOut
+    """How many leaves and records beyond the MAX_LEAVES / MAX_RECORDS sent were left out."""
+
+
+class LeftOut(TypedDict):
+    """Counts of what a bounded function-view payload left out."""
+
+    inputs: int
+    outputs: int
+    constraints: int
+    collectives: int
 
 
 class TraceStats(TypedDict):
@@ -286,6 +297,8 @@ class PageData(TypedDict):
 THUMB_BASE, THUMB_PER_DEVICE = 4096, 144
 VALUES_BASE, VALUES_PER_DEVICE = 4096, 64
 MAX_OUTPUT_STATS = 8  # function-view leaves beyond this get no per-shard data (bounded payload)
+MAX_LEAVES = 64  # function-view leaves per side sent with their geometry (and statistics)
+MAX_RECORDS = 256  # collectives / sharding constraints sent, at most
 
 
 def size_budget(n_devices: int) -> int:
@@ -626,13 +639,19 @@ def trace(
         "run_ms": 0.0,
         "cached": False,
         "ran": False,
+        "left_out": {"inputs": 0, "outputs": 0, "constraints": 0, "collectives": 0},
     }
     if res is None:
         return out
-    out["inputs"] = [_leaf(lf.path, lf.layout, lf.local_shape, key=key) for lf in res.input_leaves]
-    out["outputs"] = [
-        _leaf(lf.path, lf.layout, lf.local_shape, key=key) for lf in res.output_leaves
-    ]
+    ins, outs = res.input_leaves[:MAX_LEAVES], res.output_leaves[:MAX_LEAVES]
+    out["inputs"] = [_leaf(lf.path, lf.layout, lf.local_shape, key=key) for lf in ins]
+    out["outputs"] = [_leaf(lf.path, lf.layout, lf.local_shape, key=key) for lf in outs]
+    out["left_out"] = {
+        "inputs": len(res.input_leaves) - len(ins),
+        "outputs": len(res.output_leaves) - len(outs),
+        "constraints": max(0, len(res.constraints) - MAX_RECORDS),
+        "collectives": max(0, len(res.collectives) - MAX_RECORDS),
+    }
     out["constraints"] = [
         {
             "kind": c.kind,
@@ -641,7 +660,7 @@ def trace(
             "spec_str": c.spec_text,
             "source": c.source,
         }
-        for c in res.constraints
+        for c in res.constraints[:MAX_RECORDS]
     ]
     out["collectives"] = [
         {
@@ -656,7 +675,7 @@ def trace(
             "source": c.source,
             "groups_text": c.groups_text[:400],
         }
-        for c in res.collectives
+        for c in res.collectives[:MAX_RECORDS]
     ]
     out["memory"] = cast(Memory, dict(res.memory)) if res.memory else None
     out["flops"] = res.flops
@@ -675,12 +694,15 @@ def trace_stats(
 ) -> TraceStats:
     """Per-leaf statistics of a function view: outputs, and inputs as laid out for the run
     (``inputs=None`` leaves the field out, as for a view that never compiled)."""
-    out: TraceStats = {"key": key, "outputs": [stats(s, key=key) for s in summaries]}
+    out: TraceStats = {
+        "key": key,
+        "outputs": [stats(s, key=key) for s in summaries[:MAX_LEAVES]],
+    }
     if inputs is not None:
-        out["inputs"] = [stats(s, key=key) for s in inputs]
+        out["inputs"] = [stats(s, key=key) for s in inputs[:MAX_LEAVES]]
     return out
 
 
 def pending_trace_stats(key: int, n_outputs: int) -> TraceStats:
     """``_trace_stats`` while the statistics of trace ``key`` are being computed."""
-    return {"key": key, "outputs": [pending_stats(key) for _ in range(n_outputs)]}
+    return {"key": key, "outputs": [pending_stats(key) for _ in range(min(n_outputs, MAX_LEAVES))]}

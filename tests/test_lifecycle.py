@@ -2,6 +2,7 @@
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 import traitlets
 from jax.sharding import NamedSharding
@@ -383,3 +384,27 @@ def test_function_view_payload_is_bounded_in_outputs():
         assert v._trace["left_out"]["outputs"] == n - wire.MAX_LEAVES
         assert len(v.outputs) == n  # Python still has every output
     assert sizes[4 * wire.MAX_LEAVES] < 1.05 * sizes[wire.MAX_LEAVES]
+
+
+# ------------------------------------------------------------------ 5. device assignment
+def test_same_layout_lands_on_same_devices_whatever_came_before():
+    devs = np.array(jax.devices())[::-1].reshape(2, 4)  # an own device order
+    mesh = jax.sharding.Mesh(devs, ("x", "y"))
+    a = jax.device_put(jnp.arange(32.0).reshape(4, 8), NamedSharding(mesh, P("x", "y")))
+
+    def ids(v):
+        return [list(b.devices) for b in v.layout.blocks]
+
+    target = {"mesh_shape": [2, 4], "axis_names": ["x", "y"], "spec": ["y", None]}
+    direct = ShardView(a)
+    direct.set_layout(**target)
+    detour = ShardView(a)
+    detour.set_layout(mesh_shape=[8], axis_names=["d"], spec=[None, "d"])
+    detour.set_layout(mesh_shape=[4, 2], axis_names=["x", "y"], spec=["x", None])
+    detour.set_layout(**target)
+    assert ids(detour) == ids(direct)
+    # another mesh: jax.make_mesh's order, also whatever came before
+    other = {"mesh_shape": [4, 2], "axis_names": ["p", "q"], "spec": ["p", "q"]}
+    direct.set_layout(**other)
+    fresh = ShardView(a, **other)
+    assert ids(direct) == ids(fresh)

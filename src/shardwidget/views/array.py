@@ -136,6 +136,7 @@ class ArrayView(ShardView):
         self._memory_kinds = [m.kind for m in jax.local_devices()[0].addressable_memories()]
         self._ndim = source.ndim
         self._original = state_mod.state_of_sharding(source.sharding, source.ndim)
+        # the original's own mesh, kept for layouts on the same mesh (see _mesh_for)
         self._mesh: Any = getattr(source.sharding, "mesh", None)
         self._mesh_key = self._original.mesh_key if self._original is not None else None
         self._array: Any = source
@@ -324,16 +325,19 @@ class ArrayView(ShardView):
 
         if st == self._original:
             return self._source
-        if st.mesh_key == self._mesh_key and self._mesh is not None:
-            mesh = self._mesh
-        else:
-            from ..mesh import build_mesh
-
-            mesh = build_mesh(st.mesh_shape, st.axis_names, st.axis_types, self._devices)
-        out = jax.device_put(self._source, state_mod.build_sharding(st, mesh))
+        out = jax.device_put(self._source, state_mod.build_sharding(st, self._mesh_for(st)))
         out.block_until_ready()
-        self._mesh, self._mesh_key = mesh, st.mesh_key
         return out
+
+    def _mesh_for(self, st: LayoutState) -> Any:
+        """The mesh of a layout, whatever came before (deterministic device assignment): the
+        original array's own mesh (its device order) for its mesh shape, names and types, else
+        ``jax.make_mesh`` over ``jax.devices()``, as ``shardwidget.mesh.build_mesh`` makes it."""
+        if st.mesh_key == self._mesh_key and self._mesh is not None:
+            return self._mesh
+        from ..mesh import build_mesh
+
+        return build_mesh(st.mesh_shape, st.axis_names, st.axis_types, self._devices)
 
     def _publish(self, st: LayoutState, arr: Any) -> None:
         """Show arr: geometry now, statistics right after; both in one update when the

@@ -408,3 +408,20 @@ def test_same_layout_lands_on_same_devices_whatever_came_before():
     direct.set_layout(**other)
     fresh = ShardView(a, **other)
     assert ids(direct) == ids(fresh)
+
+
+# ------------------------------------------------------------------ 11. several processes
+def test_function_view_refuses_front_end_recompiles_with_several_processes(arr, monkeypatch):
+    from shardwidget.views import function as function_mod
+
+    monkeypatch.setattr(function_mod, "_several_processes", lambda: True)
+    f = ShardView(lambda a: a * 2, arr)
+    sent = Sent(f)
+    assert "every process" in f._trace_options["static"]
+    key = f._trace["key"]
+    st = {**f._trace_options["original"], "in_specs": [["y", "x"]]}
+    f._on_custom_msg(f, {"type": "trace_request", "seq": 1, "state": st}, [])
+    assert sent.msgs[-1]["seq"] == 1 and "several processes" in sent.msgs[-1]["error"]
+    assert f._trace["key"] == key and f.busy is False
+    f.set_layout(in_specs=[["y", "x"]])  # from Python (run on every process) it works
+    assert f.trace.input_leaves[0].sharding.spec == P("y", "x")

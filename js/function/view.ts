@@ -362,7 +362,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
   // ---- requests ------------------------------------------------------------------------------
 
   override request(state: TraceState): void {
-    if (this.options?.static) return; // a saved page: nothing to re-compile with
+    if (this.options?.static) return; // a saved page, or several processes: no re-compile here
     super.request(state);
   }
 

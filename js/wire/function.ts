@@ -44,7 +44,8 @@ export interface TraceOptions {
   original: TraceState;
   /** Why the function is not run (e.g. inputs are ShapeDtypeStructs), "" when it is. */
   run_disabled: string;
-  /** Saved pages only (view.save_html): why the controls cannot re-compile; absent in a kernel. */
+  /** Why the controls cannot re-compile: a saved page (view.save_html), or a kernel of several
+   *  processes (re-compile from Python on every process); absent otherwise. */
   static?: string;
 }
 

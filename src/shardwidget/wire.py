@@ -179,7 +179,7 @@ class TraceOptions(TypedDict):
     original: TraceStateWire
     run_disabled: str
     static: NotRequired[str]
-    """Saved pages only: why the controls cannot re-compile."""
+    """Why the controls cannot re-compile: a saved page, or several processes."""
 
 
 class TraceLeaf(TypedDict):

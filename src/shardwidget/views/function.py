@@ -205,7 +205,7 @@ class FunctionView(ShardView):
         return [wire.leaf_info(p, s, _dtype_name(dt)) for p, s, dt in outs]
 
     def _publish_options(self) -> None:
-        self._trace_options = wire.trace_options(
+        opts = wire.trace_options(
             self._traced,
             n_devices=len(self._devices),
             platform=self._devices[0].platform,
@@ -213,6 +213,18 @@ class FunctionView(ShardView):
             original=self._original,
             outputs=self._out_leaves,
         )
+        if _several_processes():
+            opts["static"] = MULTIPROCESS
+        self._trace_options = opts
+
+    def _on_custom_msg(self, widget: Any, content: Any, buffers: Any) -> None:
+        """Front-end requests, refused in words with several processes (MULTIPROCESS)."""
+        req = wire.parse_request(content, self.REQUEST_TYPE)
+        if req is not None and _several_processes():
+            self.error = MULTIPROCESS
+            self.send(wire.result_msg(req[0], MULTIPROCESS))
+            return
+        super()._on_custom_msg(widget, content, buffers)
 
     def _show_error(self, msg: str) -> None:
         """Keep the last good trace (or an empty one) and say why the new one failed."""
@@ -285,6 +297,20 @@ class FunctionView(ShardView):
                 summaries.append(summ)
             sides.append(summaries)
         self._trace_stats = wire.trace_stats(sides[0], key=self._key, inputs=sides[1])
+
+
+MULTIPROCESS = (
+    "re-compiling from the controls is off with several processes: the front end reaches "
+    "process 0 only, and a compile and run are collective (every process must run them at "
+    "once). From Python, run the same change on every process, e.g. "
+    "view.set_layout(in_specs=...)"
+)
+
+
+def _several_processes() -> bool:
+    import jax
+
+    return int(jax.process_count()) > 1
 
 
 def _drop_axes(spec: Any, keep: set[str]) -> Any:

@@ -425,3 +425,14 @@ def test_function_view_refuses_front_end_recompiles_with_several_processes(arr, 
     assert f._trace["key"] == key and f.busy is False
     f.set_layout(in_specs=[["y", "x"]])  # from Python (run on every process) it works
     assert f.trace.input_leaves[0].sharding.spec == P("y", "x")
+
+
+def test_python_api_raises_value_error_for_bad_arguments(arr, tmp_path):
+    with pytest.raises(ValueError, match=r"in_specs|incomplete"):
+        ShardView(lambda a: a, arr, in_specs=5)
+    v = ShardView(arr)
+    with pytest.raises(ValueError, match="variants must be"):
+        v.save_html(tmp_path / "a.html", variants=5)
+    with pytest.raises(ValueError, match="budget must be"):
+        v.save_html(tmp_path / "a.html", budget="big")
+    assert list(tmp_path.iterdir()) == []

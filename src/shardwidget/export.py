@@ -80,9 +80,10 @@ def variant_states(
         return []
     if variants == "specs":
         return view.every_spec(limit=MAX_SPECS + 1)
-    if isinstance(variants, str):
+    if isinstance(variants, str) or not isinstance(variants, Sequence):
         raise ValueError(
-            f"variants must be None, 'specs' or a list of layout dicts, not {variants!r}"
+            "variants must be None, 'specs' or a list of layout dicts, not "
+            + wire.cap_message(repr(variants), 80)
         )
     states = []
     for i, change in enumerate(variants):
@@ -167,6 +168,8 @@ def save_array_view(
     budget: int = DEFAULT_BUDGET,
 ) -> ExportReport:
     """Write one self-contained HTML file showing an array view; see ArrayView.save_html."""
+    if not isinstance(budget, int) or isinstance(budget, bool) or budget < 0:
+        raise ValueError(f"budget must be a number of bytes (an int >= 0), not {budget!r:.80}")
     states = variant_states(view, variants)
     truncated = variants == "specs" and len(states) > MAX_SPECS
     if truncated:

@@ -176,7 +176,9 @@ class FunctionView(ShardView):
             d["in_specs"] = [_drop_axes(s, keep) for s in d["in_specs"]]
         if "out_specs" not in changes:
             d["out_specs"] = [None if s is None else _drop_axes(s, keep) for s in d["out_specs"]]
-        d["in_specs"], d["out_specs"] = list(d["in_specs"]), list(d["out_specs"])
+        for k in ("in_specs", "out_specs"):  # anything else: from_wire names it (ValueError)
+            if isinstance(d[k], list | tuple):
+                d[k] = list(d[k])
 
     def _from_wire(self, d: dict[str, Any]) -> trace_mod.TraceState:
         ndims = [len(lf.shape) for lf in self._traced.leaves]

@@ -436,3 +436,26 @@ def test_python_api_raises_value_error_for_bad_arguments(arr, tmp_path):
     with pytest.raises(ValueError, match="budget must be"):
         v.save_html(tmp_path / "a.html", budget="big")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_interrupt_during_a_python_change_puts_the_traits_back(arr):
+    v = ShardView(arr)
+
+    def interrupted(st):
+        raise KeyboardInterrupt
+
+    v._compute = interrupted
+    with pytest.raises(KeyboardInterrupt):
+        v.spec = ["y", None]
+    assert v.spec == ["x", "y"]
+    consistent(v)
+
+
+def test_save_html_error_messages_are_capped(arr, tmp_path):
+    v = ShardView(arr)
+    with pytest.raises(ValueError, match="variant 0") as e:
+        v.save_html(tmp_path / "a.html", variants=[{"spec": ["q" * 100_000, None]}])
+    assert len(str(e.value)) <= wire.MAX_MESSAGE
+    with pytest.raises(ValueError, match="variant 0") as e:
+        v.save_html(tmp_path / "a.html", variants=["q" * 100_000])
+    assert len(str(e.value)) <= wire.MAX_MESSAGE

@@ -88,11 +88,16 @@ def variant_states(
     states = []
     for i, change in enumerate(variants):
         if not isinstance(change, dict):
-            raise ValueError(f"variant {i} must be a dict of layout traits, got {change!r}")
+            raise ValueError(
+                f"variant {i} must be a dict of layout traits, got "
+                + wire.cap_message(repr(change), 80)
+            )
         try:
             states.append(view.propose(change))
         except ValueError as e:
-            raise ValueError(f"variant {i} ({change}): {e}") from None
+            raise ValueError(
+                wire.cap_message(f"variant {i} ({wire.cap_message(str(change), 80)}): {e}")
+            ) from None
     return states
 
 

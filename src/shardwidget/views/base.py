@@ -321,10 +321,12 @@ class ShardView(anywidget.AnyWidget):
             return
         try:
             result = self._compute(st)
-        except ValueError as e:
+        except BaseException as e:  # an interrupt too: the traits go back to what is shown
             if self._shown is not None:
                 self._set_traits(self._shown.to_wire())
-            raise _capped(e) from None
+            if isinstance(e, ValueError):
+                raise _capped(e) from None
+            raise
         self._publish(st, result)
 
 

@@ -459,3 +459,30 @@ def test_save_html_error_messages_are_capped(arr, tmp_path):
     with pytest.raises(ValueError, match="variant 0") as e:
         v.save_html(tmp_path / "a.html", variants=["q" * 100_000])
     assert len(str(e.value)) <= wire.MAX_MESSAGE
+
+
+def test_comm_update_with_invalid_values_is_rolled_back(arr):
+    """The message ipywidgets' comm delivers (method "update") goes the same way."""
+    v = ShardView(arr)
+    Sent(v)
+
+    def update(state):
+        data = {"method": "update", "state": state, "buffer_paths": []}
+        v._handle_msg({"content": {"data": data}, "buffers": []})
+
+    update({"view_dims": [9, 9]})
+    update({"spec": [["x", "x"], None]})
+    update({"_layout": {}, "busy": True})
+    assert v.view_dims == [0, 1] and v.spec == ["x", "y"] and v.busy is False
+    assert v._layout["blocks"]
+    consistent(v)
+
+
+def test_float_seq_from_json_is_answered(arr):
+    v = ShardView(arr)
+    sent = Sent(v)
+    msg = {"type": "request", "seq": 1e21, "state": state_of(v, spec=["y", None])}
+    v._on_custom_msg(v, msg, [])
+    assert sent.msgs[-1]["ok"] and v.spec == ["y", None]
+    request(v, 1_700_000_000_000, spec=[None, None])
+    assert sent.msgs[-1]["ok"] and v.spec == [None, None]

@@ -525,6 +525,8 @@ def parse_request(content: Any, kind: str = "request") -> tuple[int, dict[str, A
     if not isinstance(content, dict) or content.get("type") != kind:
         return None
     seq, st = content.get("seq"), content.get("state")
+    if isinstance(seq, float) and math.isfinite(seq) and seq.is_integer():
+        seq = int(seq)  # JSON from JS writes integers past 1e21 as floats (1e+21)
     if not isinstance(seq, int) or isinstance(seq, bool) or not isinstance(st, dict):
         return None
     return seq, st

@@ -174,3 +174,11 @@ def test_saved_page_with_script_comment_text_is_not_blank(page, tmp_path, view):
     open_offline(page, tmp_path / "v.html")
     assert page.errors == []
     assert blocks(page) == 8
+    # the same text as an axis name, in every part of the page's data
+    mesh = jax.make_mesh((2, 4), (bad, "y"))
+    x = jax.device_put(jnp.ones((64, 32)), NamedSharding(mesh, P(bad, "y")))
+    ShardView(x).save_html(tmp_path / "n.html", variants=[{"spec": ["y", bad]}])
+    open_offline(page, tmp_path / "n.html")
+    assert page.errors == []
+    assert blocks(page) == 8
+    assert bad in page.inner_text(".sw-root, .shardwidget")

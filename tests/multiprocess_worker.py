@@ -30,6 +30,33 @@ try:
     v.spec = ["y", "x"]
 except ValueError as e:
     err = str(e)
+# A function view: the front end reaches process 0 only, so its requests are refused at once
+# (a compile and run are collective); the same change from Python on every process works.
+import time  # noqa: E402
+
+fv = ShardView(lambda a: a * 2, arr)
+sent = []
+fv.send = lambda msg, buffers=None: sent.append(msg)  # type: ignore[method-assign]
+req = {"type": "trace_request", "seq": 1, "state": {**fv._trace_options["original"]}}
+req["state"]["in_specs"] = [["y", "x"]]
+t0 = time.perf_counter()
+fv._on_custom_msg(fv, req, [])
+refused_s = time.perf_counter() - t0
+fv.set_layout(in_specs=[["y", "x"]])
+fn = {
+    "static": fv._trace_options.get("static", ""),
+    "result": sent[-1],
+    "refused_s": refused_s,
+    "in_spec": str(fv.trace.input_leaves[0].sharding.spec),
+    "outputs_ok": bool(
+        np.allclose(
+            np.concatenate(
+                [np.asarray(s.data).reshape(-1) for s in fv.outputs[0].addressable_shards]
+            ).sum(),
+            sum(2 * x[s.index].sum() for s in fv.outputs[0].addressable_shards),
+        )
+    ),
+}
 print(
     "RESULT"
     + json.dumps(
@@ -49,6 +76,7 @@ print(
             "disabled": v._options["reshard_disabled"],
             "error": err,
             "text": repr(v),
+            "fn": fn,
         }
     ),
     flush=True,

@@ -39,7 +39,7 @@ def test_all_factorizations_for_8():
         ((3, 3), ("x", "y"), ("auto", "auto"), r"\(3, 3\) has 9 devices.*kernel has 8.*\(2, 4\)"),
         ((8,), ("x", "y"), ("auto",), "1 axes but 2 axis names"),
         ((2, 4), ("x", "x"), ("auto", "auto"), "'x' is used twice"),
-        ((2, 4), ("x", "1y"), ("auto", "auto"), "'1y' is not valid"),
+        ((2, 4), ("x", ""), ("auto", "auto"), "'' is not valid"),  # "1y" is allowed (issue 11)
         ((2, 4), ("x", "y"), ("auto", "manual"), "'manual' is not one of"),
         ((2, 4), ("x", "y"), ("auto",), "2 axes but 1 axis types"),
         ((1, 1, 2, 2, 2), ("a", "b", "c", "d", "e"), ("auto",) * 5, "1 to 4 axes"),

@@ -59,3 +59,11 @@ def test_two_processes_on_loopback():
         assert "several processes" in r["error"]
         assert "in 2 processes" in r["text"]
     assert results[0]["blocks"] == results[1]["blocks"]
+    for r in results:  # function views: front-end re-compiles refused in words, at once
+        fn = r["fn"]
+        assert "several processes" in fn["static"] and "every process" in fn["static"]
+        assert fn["result"]["seq"] == 1 and not fn["result"]["ok"]
+        assert "several processes" in fn["result"]["error"]
+        assert fn["refused_s"] < 1.0
+        assert fn["in_spec"] == "P('y', 'x')"  # from Python on every process
+        assert fn["outputs_ok"]

@@ -34,6 +34,9 @@ const MODE_NOTE = {
     "shard_map: the body runs once per device on its local block; devices talk only where the body says so (psum, all_gather, …).",
 };
 
+/** Leaf cards drawn per side at most (the kernel sends geometry for as many: wire MAX_LEAVES). */
+const MAX_CARDS = 64;
+
 let sectionCount = 0;
 
 /** The options once published (Python's Dict traits start as {}). */
@@ -269,7 +272,8 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     const inStats = current?.inputs ?? [];
     const request = (s: TraceState) => this.request(s);
 
-    const inInfos: LeafInfo[] = options.inputs.length ? options.inputs : shown?.inputs ?? [];
+    const allIn: LeafInfo[] = options.inputs.length ? options.inputs : shown?.inputs ?? [];
+    const inInfos = allIn.slice(0, MAX_CARDS);
     this.inCards = this.syncCards(this.inCards, inInfos.length, this.inputs.body, "no array inputs");
     inInfos.forEach((info, i) =>
       this.inCards[i].update({
@@ -284,7 +288,11 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
         request,
       }),
     );
-    const nOut = Math.max(options.outputs.length, shown?.outputs.length ?? 0);
+    const allOut = Math.max(
+      options.outputs.length,
+      (shown?.outputs.length ?? 0) + (shown?.left_out?.outputs ?? 0),
+    );
+    const nOut = Math.min(allOut, MAX_CARDS);
     const outInfos: LeafInfo[] = Array.from(
       { length: nOut },
       (_, i) => shown?.outputs[i] ?? options.outputs[i],
@@ -309,11 +317,12 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
       }),
     );
     const sm = mode === "shard_map";
-    this.inputs.title.textContent = `Inputs (${inInfos.length})`;
+    const more = (all: number, n: number) => (all > n ? `, the first ${n} shown` : "");
+    this.inputs.title.textContent = `Inputs (${allIn.length}${more(allIn.length, inInfos.length)})`;
     this.inputs.note.textContent = sm
       ? "in_specs: the block each device's body receives"
       : "in_shardings: how each argument is laid out";
-    this.outputs.title.textContent = `Outputs (${nOut})`;
+    this.outputs.title.textContent = `Outputs (${allOut}${more(allOut, nOut)})`;
     this.outputs.note.textContent = sm
       ? "out_specs: how the devices' local results form each output"
       : "as XLA laid them out, with each device's data";
@@ -335,13 +344,16 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     const compiled = !!shown && (shown.inputs.length > 0 || shown.outputs.length > 0);
     for (const s of [this.comm, this.cons, this.mem]) s.el.hidden = !compiled;
     if (!shown || !compiled) return;
+    const cut = shown.left_out?.collectives ?? 0;
     this.comm.note.textContent =
-      shown.collectives.length > 0
+      (shown.collectives.length > 0
         ? `${collectivesSummary(shown.collectives)}: what XLA inserted`
-        : "what XLA inserted";
+        : "what XLA inserted") + (cut > 0 ? ` (${cut} more not listed)` : "");
     this.comm.body.replaceChildren(renderCollectives(doc, shown.collectives));
     this.cons.el.hidden = shown.constraints.length === 0;
-    this.cons.note.textContent = "with_sharding_constraint / reshard";
+    const consCut = shown.left_out?.constraints ?? 0;
+    this.cons.note.textContent =
+      "with_sharding_constraint / reshard" + (consCut > 0 ? ` (${consCut} more not listed)` : "");
     this.cons.body.replaceChildren(renderConstraints(doc, shown.constraints));
     this.mem.note.textContent = "from XLA's analysis of the compiled program";
     this.mem.body.replaceChildren(renderMemory(doc, shown.memory, shown.flops));
@@ -350,7 +362,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
   // ---- requests ------------------------------------------------------------------------------
 
   override request(state: TraceState): void {
-    if (this.options?.static) return; // a saved page: nothing to re-compile with
+    if (this.options?.static) return; // a saved page, or several processes: no re-compile here
     super.request(state);
   }
 

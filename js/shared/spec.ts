@@ -14,12 +14,16 @@ export function axesToEntry(axes: string[]): SpecEntry {
   return [...axes];
 }
 
-/** Value used in <select>s: "" for None, "x", "x+y". */
+/** Value used in <select>s: "" for None, "x", "x+y"; a JSON list when an axis name has a "+"
+ *  or starts with "[" (JAX allows any string as an axis name). */
 export function encodeEntry(e: SpecEntry | undefined): string {
-  return entryAxes(e).join("+");
+  const axes = entryAxes(e);
+  if (axes.some((a) => a.includes("+") || a.startsWith("["))) return JSON.stringify(axes);
+  return axes.join("+");
 }
 
 export function decodeEntry(v: string): SpecEntry {
+  if (v.startsWith("[")) return axesToEntry(JSON.parse(v) as string[]);
   return axesToEntry(v === "" ? [] : v.split("+"));
 }
 

@@ -210,6 +210,7 @@ export function buildTrace(def: TraceDef, s: TraceState, key: number): { trace: 
     run_ms: ran ? def.run_ms ?? 0.6 : 0,
     cached: false,
     ran,
+    left_out: { inputs: 0, outputs: 0, constraints: 0, collectives: 0 },
   };
   const arange = (shape: number[]) => (idx: number[]) => idx.reduce((acc, v, k) => acc * shape[k] + v, 0);
   const stats: TraceStats = {
@@ -458,6 +459,7 @@ export function fxTraceErrorInitial(): TraceFixture {
     run_ms: 0,
     cached: false,
     ran: false,
+    left_out: { inputs: 0, outputs: 0, constraints: 0, collectives: 0 },
   };
   f.stats = { key: 1, outputs: [] };
   f.options.outputs = [];

@@ -14,6 +14,9 @@ import { fx8 } from "./fixtures";
 describe("spec encoding", () => {
   it("round-trips", () => {
     for (const e of [null, "x", ["x", "y"]] as const) expect(decodeEntry(encodeEntry(e as never))).toEqual(e);
+    // axis names JAX allows that are not identifiers, "+" and "[" included
+    for (const e of ["data-parallel", "x y", "a+b", ["a+b", "c"], "[x"] as const)
+      expect(decodeEntry(encodeEntry(e as never))).toEqual(e);
     expect(specString([["x", "y"], null, "z"])).toBe("P(('x', 'y'), None, 'z')");
   });
   it("combos in mesh order", () => {

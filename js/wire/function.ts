@@ -44,7 +44,8 @@ export interface TraceOptions {
   original: TraceState;
   /** Why the function is not run (e.g. inputs are ShapeDtypeStructs), "" when it is. */
   run_disabled: string;
-  /** Saved pages only (view.save_html): why the controls cannot re-compile; absent in a kernel. */
+  /** Why the controls cannot re-compile: a saved page (view.save_html), or a kernel of several
+   *  processes (re-compile from Python on every process); absent otherwise. */
   static?: string;
 }
 
@@ -125,6 +126,15 @@ export interface Trace {
   cached: boolean;
   /** Whether the compiled function was run (outputs then carry per-shard data). */
   ran: boolean;
+  /** How many leaves / records beyond those sent were left out (a bounded payload). */
+  left_out: LeftOut;
+}
+
+export interface LeftOut {
+  inputs: number;
+  outputs: number;
+  constraints: number;
+  collectives: number;
 }
 
 export interface TraceStats {

@@ -4,7 +4,11 @@ A page carries the view's synced state and, for an array view, optionally precom
 *variants* (other layouts of the same array). It reads them through the views' public protocol
 (:meth:`ShardView.synced_state`, :meth:`ArrayView.variant`, :meth:`ArrayView.propose`,
 :meth:`ArrayView.every_spec`) and hands them to :func:`shardwidget._page.page`, which writes
-the HTML around the built renderer. When the controls ask for a layout, the page answers from
+the HTML around the built renderer.
+
+The path: an existing regular file there is replaced (the page is written beside it and renamed
+over it, so it is never half-written); a symbolic link or a directory there is refused with
+ValueError, and nothing is written. When the controls ask for a layout, the page answers from
 its variants, and controls whose layout it does not carry are shown as unavailable
 (``_options.static_states``).
 """
@@ -12,6 +16,7 @@ its variants, and controls whose layout it does not carry are shown as unavailab
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -27,6 +32,7 @@ if TYPE_CHECKING:
 DEFAULT_BUDGET = 4 << 20  # bytes of variant data a page may carry
 VARIANT_KEYS = 1_000_000  # layout keys of stored variants start above any live view's
 NO_KERNEL = "saved page: no kernel to re-compile the function"
+MAX_SPECS = 256  # layouts variants="specs" tries at most (their number is exponential in rank)
 
 
 @dataclass(frozen=True)
@@ -37,8 +43,11 @@ class ExportReport:
         path: the file written.
         bytes: its size.
         variants: layouts the page answers, the shown one included.
-        skipped: variants left out to stay within the budget.
+        skipped: variants left out to stay within the budget (once the budget is spent, the
+            rest are counted here without being computed).
         budget: bytes of variant data the page was allowed.
+        truncated: ``variants="specs"`` stopped after MAX_SPECS specs; more valid specs exist
+            and were neither tried nor counted in ``skipped``.
     """
 
     path: str
@@ -46,11 +55,14 @@ class ExportReport:
     variants: int
     skipped: int
     budget: int
+    truncated: bool = False
 
     def __str__(self) -> str:
         s = f"{self.path}: {self.bytes:,} bytes, {self.variants} layout(s)"
         if self.skipped:
             s += f", {self.skipped} more left out to stay within {self.budget:,} bytes"
+        if self.truncated:
+            s += f"; specs beyond the first {MAX_SPECS} were not tried"
         return s
 
 
@@ -61,24 +73,31 @@ def _size(v: Any) -> int:
 def variant_states(
     view: ArrayView, variants: str | Sequence[dict[str, Any]] | None
 ) -> list[LayoutState]:
-    """The layouts ``variants`` asks for: None, "specs" (every valid spec for the current mesh)
-    or a list of dicts of layout traits. ValueError naming the bad entry."""
+    """The layouts ``variants`` asks for: None, "specs" (every valid spec for the current mesh,
+    the first MAX_SPECS + 1 of them: one more tells that the list was cut) or a list of dicts of
+    layout traits. ValueError naming the bad entry."""
     if variants is None:
         return []
     if variants == "specs":
-        return view.every_spec()
-    if isinstance(variants, str):
+        return view.every_spec(limit=MAX_SPECS + 1)
+    if isinstance(variants, str) or not isinstance(variants, Sequence):
         raise ValueError(
-            f"variants must be None, 'specs' or a list of layout dicts, not {variants!r}"
+            "variants must be None, 'specs' or a list of layout dicts, not "
+            + wire.cap_message(repr(variants), 80)
         )
     states = []
     for i, change in enumerate(variants):
         if not isinstance(change, dict):
-            raise ValueError(f"variant {i} must be a dict of layout traits, got {change!r}")
+            raise ValueError(
+                f"variant {i} must be a dict of layout traits, got "
+                + wire.cap_message(repr(change), 80)
+            )
         try:
             states.append(view.propose(change))
         except ValueError as e:
-            raise ValueError(f"variant {i} ({change}): {e}") from None
+            raise ValueError(
+                wire.cap_message(f"variant {i} ({wire.cap_message(str(change), 80)}): {e}")
+            ) from None
     return states
 
 
@@ -86,22 +105,27 @@ def array_page_data(
     view: ArrayView, variants: Iterable[LayoutState] = (), budget: int = DEFAULT_BUDGET
 ) -> tuple[wire.PageData, int, int]:
     """(page data, layouts carried, variants skipped) of an array view: its synced state, the
-    layout shown, and every variant that fits in ``budget`` bytes of encoded JSON."""
+    layout shown, and the variants, in order, until the next one would pass ``budget`` bytes of
+    encoded JSON (the rest are skipped without being computed)."""
     state = view.synced_state()
     current = view.layout_state
     here = wire.state_key(current)
     answers: dict[str, Any] = {}
-    used, skipped = 0, 0
+    used, skipped, spent = 0, 0, False
     key = VARIANT_KEYS
     for st in variants:
         k = wire.state_key(st)
         if k in answers or k == here:
+            continue
+        if spent:  # the budget is spent: count the rest, compute nothing more
+            skipped += 1
             continue
         key += 1
         v = wire.encode(view.variant(st, key))
         size = _size(v)
         if used + size > budget:
             skipped += 1
+            spent = True
             continue
         used += size
         answers[k] = v
@@ -124,7 +148,21 @@ def _write(path: str | pathlib.Path, title: str, data: wire.PageData) -> pathlib
     if missing:
         raise FileNotFoundError(missing)
     p = pathlib.Path(path)
-    p.write_text(_page.page(title, dict(data)), encoding="utf-8")
+    if p.is_symlink():
+        raise ValueError(
+            f"{str(p)[:200]} is a symbolic link; save_html does not write through links: "
+            "give the path of the file itself, or remove the link"
+        )
+    if p.is_dir():
+        raise ValueError(f"{str(p)[:200]} is a directory; give the path of an .html file")
+    text = _page.page(title, dict(data))
+    # Write beside it, then rename: an existing file is replaced whole, never half-written.
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, p)
+    finally:
+        tmp.unlink(missing_ok=True)
     return p
 
 
@@ -135,9 +173,15 @@ def save_array_view(
     budget: int = DEFAULT_BUDGET,
 ) -> ExportReport:
     """Write one self-contained HTML file showing an array view; see ArrayView.save_html."""
-    data, n, skipped = array_page_data(view, variant_states(view, variants), budget)
+    if not isinstance(budget, int) or isinstance(budget, bool) or budget < 0:
+        raise ValueError(f"budget must be a number of bytes (an int >= 0), not {budget!r:.80}")
+    states = variant_states(view, variants)
+    truncated = variants == "specs" and len(states) > MAX_SPECS
+    if truncated:
+        states = states[:MAX_SPECS]
+    data, n, skipped = array_page_data(view, states, budget)
     p = _write(path, f"shardwidget · {view.layout.typeof}", data)
-    return ExportReport(str(p), p.stat().st_size, n, skipped, budget)
+    return ExportReport(str(p), p.stat().st_size, n, skipped, budget, truncated)
 
 
 def save_function_view(view: FunctionView, path: str | pathlib.Path) -> ExportReport:

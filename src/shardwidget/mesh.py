@@ -71,9 +71,10 @@ def validate_mesh(
             f"({', '.join(map(repr, names))})"
         )
     for name in names:
-        if not isinstance(name, str) or not name.isidentifier():
+        # Any non-empty string JAX takes ("data-parallel", "x y"); "" would read as no axis.
+        if not isinstance(name, str) or not name:
             raise ValueError(
-                f"axis name {name!r} is not valid: use a Python identifier such as 'x' or 'data'"
+                f"axis name {name!r} is not valid: use a non-empty string such as 'x' or 'data'"
             )
     seen: set[str] = set()
     for name in names:

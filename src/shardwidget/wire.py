@@ -179,7 +179,7 @@ class TraceOptions(TypedDict):
     original: TraceStateWire
     run_disabled: str
     static: NotRequired[str]
-    """Saved pages only: why the controls cannot re-compile."""
+    """Why the controls cannot re-compile: a saved page, or several processes."""
 
 
 class TraceLeaf(TypedDict):
@@ -247,6 +247,17 @@ class Trace(TypedDict):
     run_ms: float
     cached: bool
     ran: bool
+    left_out: LeftOut
+    """How many leaves and records beyond the MAX_LEAVES / MAX_RECORDS sent were left out."""
+
+
+class LeftOut(TypedDict):
+    """Counts of what a bounded function-view payload left out."""
+
+    inputs: int
+    outputs: int
+    constraints: int
+    collectives: int
 
 
 class TraceStats(TypedDict):
@@ -286,6 +297,8 @@ class PageData(TypedDict):
 THUMB_BASE, THUMB_PER_DEVICE = 4096, 144
 VALUES_BASE, VALUES_PER_DEVICE = 4096, 64
 MAX_OUTPUT_STATS = 8  # function-view leaves beyond this get no per-shard data (bounded payload)
+MAX_LEAVES = 64  # function-view leaves per side sent with their geometry (and statistics)
+MAX_RECORDS = 256  # collectives / sharding constraints sent, at most
 
 
 def size_budget(n_devices: int) -> int:
@@ -492,6 +505,15 @@ def variant(st: LayoutState, lay: LayoutWire, summ: Stats) -> Variant:
 
 
 # ---------------------------------------------------------------------- messages
+MAX_MESSAGE = 300
+"""Characters of an error message shown or raised at most (messages can echo input)."""
+
+
+def cap_message(msg: str, limit: int = MAX_MESSAGE) -> str:
+    """msg, cut to ``limit`` characters with an ellipsis when longer."""
+    return msg if len(msg) <= limit else msg[: limit - 1] + "…"
+
+
 def result_msg(seq: int, error: str) -> ResultMsg:
     """The answer to request ``seq``: ok when error is ""."""
     return {"type": "result", "seq": seq, "ok": not error, "error": error}
@@ -503,7 +525,9 @@ def parse_request(content: Any, kind: str = "request") -> tuple[int, dict[str, A
     if not isinstance(content, dict) or content.get("type") != kind:
         return None
     seq, st = content.get("seq"), content.get("state")
-    if not isinstance(seq, int) or not isinstance(st, dict):
+    if isinstance(seq, float) and math.isfinite(seq) and seq.is_integer():
+        seq = int(seq)  # JSON from JS writes integers past 1e21 as floats (1e+21)
+    if not isinstance(seq, int) or isinstance(seq, bool) or not isinstance(st, dict):
         return None
     return seq, st
 
@@ -617,13 +641,19 @@ def trace(
         "run_ms": 0.0,
         "cached": False,
         "ran": False,
+        "left_out": {"inputs": 0, "outputs": 0, "constraints": 0, "collectives": 0},
     }
     if res is None:
         return out
-    out["inputs"] = [_leaf(lf.path, lf.layout, lf.local_shape, key=key) for lf in res.input_leaves]
-    out["outputs"] = [
-        _leaf(lf.path, lf.layout, lf.local_shape, key=key) for lf in res.output_leaves
-    ]
+    ins, outs = res.input_leaves[:MAX_LEAVES], res.output_leaves[:MAX_LEAVES]
+    out["inputs"] = [_leaf(lf.path, lf.layout, lf.local_shape, key=key) for lf in ins]
+    out["outputs"] = [_leaf(lf.path, lf.layout, lf.local_shape, key=key) for lf in outs]
+    out["left_out"] = {
+        "inputs": len(res.input_leaves) - len(ins),
+        "outputs": len(res.output_leaves) - len(outs),
+        "constraints": max(0, len(res.constraints) - MAX_RECORDS),
+        "collectives": max(0, len(res.collectives) - MAX_RECORDS),
+    }
     out["constraints"] = [
         {
             "kind": c.kind,
@@ -632,7 +662,7 @@ def trace(
             "spec_str": c.spec_text,
             "source": c.source,
         }
-        for c in res.constraints
+        for c in res.constraints[:MAX_RECORDS]
     ]
     out["collectives"] = [
         {
@@ -647,7 +677,7 @@ def trace(
             "source": c.source,
             "groups_text": c.groups_text[:400],
         }
-        for c in res.collectives
+        for c in res.collectives[:MAX_RECORDS]
     ]
     out["memory"] = cast(Memory, dict(res.memory)) if res.memory else None
     out["flops"] = res.flops
@@ -666,12 +696,15 @@ def trace_stats(
 ) -> TraceStats:
     """Per-leaf statistics of a function view: outputs, and inputs as laid out for the run
     (``inputs=None`` leaves the field out, as for a view that never compiled)."""
-    out: TraceStats = {"key": key, "outputs": [stats(s, key=key) for s in summaries]}
+    out: TraceStats = {
+        "key": key,
+        "outputs": [stats(s, key=key) for s in summaries[:MAX_LEAVES]],
+    }
     if inputs is not None:
-        out["inputs"] = [stats(s, key=key) for s in inputs]
+        out["inputs"] = [stats(s, key=key) for s in inputs[:MAX_LEAVES]]
     return out
 
 
 def pending_trace_stats(key: int, n_outputs: int) -> TraceStats:
     """``_trace_stats`` while the statistics of trace ``key`` are being computed."""
-    return {"key": key, "outputs": [pending_stats(key) for _ in range(n_outputs)]}
+    return {"key": key, "outputs": [pending_stats(key) for _ in range(min(n_outputs, MAX_LEAVES))]}

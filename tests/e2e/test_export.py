@@ -156,3 +156,29 @@ def test_nbconvert_html_shows_the_snapshot(tmp_path):
     assert "shardwidget-snapshot" in out
     assert "float32[8@x,8@y]" in out
     assert out.count("<rect") >= 8
+
+
+def test_saved_page_with_script_comment_text_is_not_blank(page, tmp_path, view):
+    bad = "<!--<script>"
+    view._on_custom_msg(
+        view,
+        {
+            "type": "request",
+            "seq": 1,
+            "state": {**view.layout_state.to_wire(), "spec": [bad, None]},
+        },
+        [],
+    )
+    assert bad in view.error
+    view.save_html(tmp_path / "v.html")
+    open_offline(page, tmp_path / "v.html")
+    assert page.errors == []
+    assert blocks(page) == 8
+    # the same text as an axis name, in every part of the page's data
+    mesh = jax.make_mesh((2, 4), (bad, "y"))
+    x = jax.device_put(jnp.ones((64, 32)), NamedSharding(mesh, P(bad, "y")))
+    ShardView(x).save_html(tmp_path / "n.html", variants=[{"spec": ["y", bad]}])
+    open_offline(page, tmp_path / "n.html")
+    assert page.errors == []
+    assert blocks(page) == 8
+    assert bad in page.inner_text(".sw-root, .shardwidget")

@@ -2274,7 +2274,7 @@ export const function8: FunctionModel = {
     "group_size": 4,
     "n_groups": 2,
     "op_name": "jit(matmul)/dot_general",
-    "source": "wire_fixtures.py:91",
+    "source": "wire_fixtures.py:93",
     "groups_text": "[2,4]<=[8]"
    },
    {
@@ -2288,7 +2288,7 @@ export const function8: FunctionModel = {
     "group_size": 2,
     "n_groups": 4,
     "op_name": "jit(matmul)/reduce_sum",
-    "source": "wire_fixtures.py:91",
+    "source": "wire_fixtures.py:93",
     "groups_text": "mesh['axis_0'=2,'axis_1'=1,'axis_2'=4] {'axis_0'}"
    }
   ],
@@ -2301,10 +2301,16 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 49.9,
-  "run_ms": 5.1,
+  "compile_ms": 39.2,
+  "run_ms": 4.4,
   "cached": false,
-  "ran": true
+  "ran": true,
+  "left_out": {
+   "inputs": 0,
+   "outputs": 0,
+   "constraints": 0,
+   "collectives": 0
+  }
  },
  "_trace_stats": {
   "key": 1,
@@ -3154,7 +3160,7 @@ export const functionShardMap8: FunctionModel = {
     "group_size": 2,
     "n_groups": 4,
     "op_name": "jit(psum_rows)/shard_map/psum_invariant",
-    "source": "wire_fixtures.py:96",
+    "source": "wire_fixtures.py:98",
     "groups_text": "{{0,4},{1,5},{2,6},{3,7}}"
    }
   ],
@@ -3167,10 +3173,16 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 27.5,
-  "run_ms": 1.8,
+  "compile_ms": 25.3,
+  "run_ms": 1.9,
   "cached": false,
-  "ran": true
+  "ran": true,
+  "left_out": {
+   "inputs": 0,
+   "outputs": 0,
+   "constraints": 0,
+   "collectives": 0
+  }
  },
  "_trace_stats": {
   "key": 1,

@@ -9,8 +9,10 @@ changed), publish geometry first and statistics second.
 from __future__ import annotations
 
 import itertools
+import math
 import pathlib
 import weakref
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -24,7 +26,7 @@ from ..layout import Layout, layout_of, layout_of_sharding
 from ..state import LayoutState
 from ..summary import Summary, plan_for, summarize
 from . import rerun
-from .base import ShardView, refuse_unknown
+from .base import InvalidValue, ShardView, refuse_unknown
 
 if TYPE_CHECKING:
     from ..export import ExportReport
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
 _UNSET = object()
 LAYOUT_TRAITS = ("mesh_shape", "axis_names", "axis_types", "spec", "memory_kind")
 INIT_KWARGS = (*LAYOUT_TRAITS, "view_dims", "stats")
+MAX_SPEC_SCAN = 200_000  # spec combinations every_spec looks at, at most
 
 
 def _coerce(obj: Any) -> tuple[Any, str]:
@@ -91,6 +94,7 @@ class ArrayView(ShardView):
         "_layout",
         "_stats",
     )
+    FRONT_END_TRAITS: ClassVar[tuple[str, ...]] = ("view_dims",)
 
     mesh_shape = traitlets.List(traitlets.Int()).tag(sync=True)
     """list[int], default: the array's own mesh (else one axis of every device): the mesh
@@ -134,6 +138,7 @@ class ArrayView(ShardView):
         self._memory_kinds = [m.kind for m in jax.local_devices()[0].addressable_memories()]
         self._ndim = source.ndim
         self._original = state_mod.state_of_sharding(source.sharding, source.ndim)
+        # the original's own mesh, kept for layouts on the same mesh (see _mesh_for)
         self._mesh: Any = getattr(source.sharding, "mesh", None)
         self._mesh_key = self._original.mesh_key if self._original is not None else None
         # What is shown, without holding a copy: the source (the user's own array), or the
@@ -211,7 +216,9 @@ class ArrayView(ShardView):
         return st
 
     def reset(self) -> None:
-        """Show the original array again, with its own layout in the controls."""
+        """Show the original array again, with its own layout in the controls (ValueError when
+        it was deleted)."""
+        self._check_source()
         self._publish(self._original or self._first, self._source)
 
     def propose(self, changes: dict[str, Any]) -> LayoutState:
@@ -224,17 +231,27 @@ class ArrayView(ShardView):
         state_mod.validate(st, self._source.shape, len(self._devices), self._memory_kinds)
         return st
 
-    def every_spec(self) -> list[LayoutState]:
+    def every_spec(self, limit: int | None = None) -> list[LayoutState]:
         """Every valid spec for the current mesh (each axis used at most once, in any order
-        within a dimension), with the current mesh, names, types and memory kind."""
+        within a dimension), with the current mesh, names, types and memory kind; the first
+        ``limit`` of them when given (their number grows exponentially with the rank)."""
+        return list(itertools.islice(self._iter_specs(), limit))
+
+    def _iter_specs(self) -> Iterator[LayoutState]:
         base = self._candidate({})
         names = list(base.axis_names)
         sizes = dict(zip(names, base.mesh_shape, strict=True))
         choices: list[tuple[str, ...]] = [()]
         for r in range(1, len(names) + 1):
             choices += [c for c in itertools.permutations(names, r) if all(sizes[a] > 1 for a in c)]
-        out = []
-        for combo in itertools.product(choices, repeat=self._ndim):
+        # per dimension, only the choices whose shard count divides it (far fewer combinations)
+        per_dim = [
+            [c for c in choices if n % math.prod(sizes[a] for a in c) == 0]
+            for n in self._source.shape
+        ]
+        for scanned, combo in enumerate(itertools.product(*per_dim)):
+            if scanned >= MAX_SPEC_SCAN:  # a bound on the work, whatever the rank
+                return
             used = [a for c in combo for a in c]
             if len(used) != len(set(used)):
                 continue
@@ -242,16 +259,13 @@ class ArrayView(ShardView):
                 spec_mod.validate(tuple(combo), self._source.shape, sizes)
             except ValueError:
                 continue
-            out.append(
-                LayoutState(
-                    base.mesh_shape,
-                    base.axis_names,
-                    base.axis_types,
-                    tuple(combo),
-                    base.memory_kind,
-                )
+            yield LayoutState(
+                base.mesh_shape,
+                base.axis_names,
+                base.axis_types,
+                tuple(combo),
+                base.memory_kind,
             )
-        return out
 
     def variant(self, st: LayoutState, key: int) -> wire.Variant:
         """The geometry and statistics of the array laid out as st, under layout key ``key``,
@@ -314,22 +328,36 @@ class ArrayView(ShardView):
         if self._options.get("reshard_disabled"):
             raise ValueError(self._options["reshard_disabled"])
         state_mod.validate(st, self._source.shape, len(self._devices), self._memory_kinds)
+        self._check_source()
+
+    def _check_source(self) -> None:
+        """ValueError when the user's array was deleted (or donated) since the view was made:
+        every layout is made from it, its own included."""
+        if self._source.is_deleted():
+            raise ValueError(
+                f"the original array (shape {tuple(self._source.shape)}, {self._source.dtype}) "
+                "was deleted or donated after this view was made, so it cannot be shown or laid "
+                "out again; the view keeps what it shows"
+            )
 
     def _compute(self, st: LayoutState) -> Any:
         """The original array laid out as st (the original itself for its own layout)."""
         if st == self._original:
             return self._source
-        if st.mesh_key == self._mesh_key and self._mesh is not None:
-            mesh = self._mesh
-        else:
-            from ..mesh import build_mesh
-
-            mesh = build_mesh(st.mesh_shape, st.axis_names, st.axis_types, self._devices)
-        out = self._relayout(
-            state_mod.build_sharding(st, mesh), f"re-laying out to {spec_mod.to_text(st.spec)}"
+        return self._relayout(
+            state_mod.build_sharding(st, self._mesh_for(st)),
+            f"re-laying out to {spec_mod.to_text(st.spec)}",
         )
-        self._mesh, self._mesh_key = mesh, st.mesh_key
-        return out
+
+    def _mesh_for(self, st: LayoutState) -> Any:
+        """The mesh of a layout, whatever came before (deterministic device assignment): the
+        original array's own mesh (its device order) for its mesh shape, names and types, else
+        ``jax.make_mesh`` over ``jax.devices()``, as ``shardwidget.mesh.build_mesh`` makes it."""
+        if st.mesh_key == self._mesh_key and self._mesh is not None:
+            return self._mesh
+        from ..mesh import build_mesh
+
+        return build_mesh(st.mesh_shape, st.axis_names, st.axis_types, self._devices)
 
     def _relayout(self, sharding: Any, what: str) -> Any:
         """The source laid out with sharding, after the memory guard (ValueError in words, with
@@ -439,7 +467,7 @@ class ArrayView(ShardView):
             or len(set(dims)) != len(dims)
             or any(not 0 <= d < self._ndim for d in dims)
         ):
-            raise ValueError(
+            raise InvalidValue(
                 f"view_dims must list {want} distinct dimension(s) of the {self._ndim}-d array "
                 f"(0 to {self._ndim - 1}); got {dims}"
             )

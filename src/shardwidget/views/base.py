@@ -33,6 +33,18 @@ if TYPE_CHECKING:
     from ..export import ExportReport
 
 STATIC = pathlib.Path(__file__).parents[1] / "static"
+
+SEQ_WINDOW = 10 * 60 * 1000
+"""How far below the newest request's ``seq`` a request counts as older (superseded). The front
+end numbers requests from its millisecond clock; a seq further below starts a new sequence (a
+front end that numbers afresh, or one bogus huge seq that must not lock the front end out)."""
+
+
+class InvalidValue(ValueError, traitlets.TraitError):
+    """A bad value for a view: a ValueError, as the README promises, and a TraitError, so that
+    ``hold_trait_notifications`` (and ipywidgets' ``set_state``) roll the traits back."""
+
+
 BUNDLE = STATIC / "widget.js"
 
 
@@ -100,6 +112,9 @@ class ShardView(anywidget.AnyWidget):
     """The ``type`` of the front end's request messages for this view."""
     SYNCED: ClassVar[tuple[str, ...]] = ()
     """Every synced trait a page of this view needs (see :meth:`synced_state`)."""
+    FRONT_END_TRAITS: ClassVar[tuple[str, ...]] = ()
+    """Synced traits the front end may set through trait sync besides STATE_TRAITS; every other
+    synced trait is Python → JS only (a front-end change to it is put back)."""
 
     error = traitlets.Unicode("").tag(sync=True)
     """str, default "": why the last request was refused or the layout failed ("" when it did
@@ -121,6 +136,33 @@ class ShardView(anywidget.AnyWidget):
                 cls = ArrayView
         return super().__new__(cls)
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Wrap each subclass's ``__init__``: a constructor that fails closes the widget it
+        opened and drops its references to the user's arrays (no orphan open widget)."""
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is None or getattr(init, "_closes_on_failure", False):
+            return
+
+        @functools.wraps(init)
+        def __init__(self: ShardView, *args: Any, **kw: Any) -> None:
+            try:
+                init(self, *args, **kw)
+            except BaseException:
+                self._abandon()
+                raise
+
+        __init__._closes_on_failure = True  # type: ignore[attr-defined]
+        cls.__init__ = __init__  # type: ignore[method-assign]
+
+    def _abandon(self) -> None:
+        """Close a view whose constructor failed and let go of what it holds."""
+        if getattr(self, "comm", None) is not None:
+            self.close()
+        for k in _HOLDERS:
+            if k in self.__dict__:
+                self.__dict__[k] = None
+
     def __init__(self, **kwargs: Any) -> None:
         self._key = 0
         self._last_seq = -1
@@ -128,6 +170,7 @@ class ShardView(anywidget.AnyWidget):
         self._proposed: Any = None  # the state a trait validator accepted, for its observer
         self._shown: Any = None  # the state in the traits now (of what is published)
         self._failed = ""  # why the state in the traits did not compute ("" when it did)
+        self._busy_depth = 0  # requests being handled (re-entrant handling nests them)
         super().__init__(**kwargs)
         self.on_msg(self._on_custom_msg)
 
@@ -179,7 +222,34 @@ class ShardView(anywidget.AnyWidget):
         bad = [k for k in changes if k not in self.STATE_TRAITS]
         if bad:
             raise TypeError(f"set_layout got {bad[0]!r}; it takes: {', '.join(self.STATE_TRAITS)}")
-        self._change(self._candidate(changes))
+        try:
+            self._change(self._candidate(changes))
+        except ValueError as e:
+            raise _capped(e) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Trait assignment; a refused value raises ValueError (also a TraitError), capped."""
+        try:
+            super().__setattr__(name, value)
+        except (ValueError, traitlets.TraitError) as e:
+            raise _capped(e) from None
+
+    def set_state(self, sync_data: dict[str, Any]) -> None:
+        """Trait sync from the front end (or ipywidgets' ``set_state``): only the layout traits
+        (and FRONT_END_TRAITS) are taken; an invalid value is rolled back and shown in
+        ``error``; a change to a Python → JS trait is refused. The front end is then sent the
+        values the kernel kept. Raises nothing into the kernel."""
+        writable = set(self.STATE_TRAITS) | set(self.FRONT_END_TRAITS)
+        take = {k: v for k, v in sync_data.items() if k in writable}
+        back = [k for k in sync_data if k in self.keys and k not in take]
+        if take:
+            try:
+                super().set_state(take)
+            except Exception as e:  # the boundary: shown, never raised into the kernel
+                self.error = wire.cap_message(str(e) or type(e).__name__)
+                back += list(take)
+        if back:
+            self.send_state(back)
 
     def _set_traits(self, values: dict[str, Any]) -> None:
         """Set traits without running the validators and observers of the change path."""
@@ -192,24 +262,40 @@ class ShardView(anywidget.AnyWidget):
             self._quiet = quiet
 
     def _on_custom_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        """The request boundary: sequence numbers, ``busy``, ``error`` and the result message."""
+        """The request boundary: sequence numbers, ``busy``, ``error`` and the result message.
+
+        A request older than the newest one handled (within SEQ_WINDOW) is answered as
+        superseded; one that a newer request overtook while it computed (re-entrant handling)
+        is not published. Every request gets its result message, an interrupt included."""
         req = wire.parse_request(content, self.REQUEST_TYPE)
         if req is None:
             return
         seq, raw = req
-        if seq <= self._last_seq:  # an answer to a newer request has been sent already
-            self.send(wire.result_msg(seq, "superseded by a newer request"))
+        if self._last_seq - SEQ_WINDOW < seq <= self._last_seq:  # a newer one was handled
+            self.send(wire.result_msg(seq, SUPERSEDED))
             return
         self._last_seq = seq
+        self._busy_depth += 1
         self.busy = True
         try:
-            self._change(self._from_wire(raw))
+            st = self._from_wire(raw)
+            self._check(st)
+            result = self._compute(st)
+            if self._last_seq != seq:  # a newer request was handled meanwhile: it stays shown
+                self.send(wire.result_msg(seq, SUPERSEDED))
+                return
+            self._publish(st, result)
             self.send(wire.result_msg(seq, ""))
+        except KeyboardInterrupt:  # end the request in words now; the controls stay usable
+            self.error = "interrupted (the kernel was interrupted); the last good view is shown"
+            self.send(wire.result_msg(seq, self.error))
         except Exception as e:  # the boundary: a bad request is shown, never raised into the kernel
-            self.error = str(e) or type(e).__name__
+            self.error = wire.cap_message(str(e) or type(e).__name__)
             self.send(wire.result_msg(seq, self.error))
         finally:
-            self.busy = False
+            self._busy_depth -= 1
+            if self._busy_depth == 0:
+                self.busy = False
 
     # Python setters: the validator checks the whole new state; the observer computes and
     # publishes it, or puts the traits back and raises.
@@ -217,10 +303,13 @@ class ShardView(anywidget.AnyWidget):
         value = proposal["value"]
         if self._quiet:
             return value
-        st = self._candidate({proposal["trait"].name: value})
-        self._check(st)
+        try:
+            st = self._candidate({proposal["trait"].name: value})
+            self._check(st)
+        except ValueError as e:
+            raise _capped(e) from None
         if st == self._shown and self._failed:  # no change follows, and this state fails
-            raise ValueError(self._failed)
+            raise InvalidValue(wire.cap_message(self._failed))
         self._proposed = st
         return value
 
@@ -232,8 +321,20 @@ class ShardView(anywidget.AnyWidget):
             return
         try:
             result = self._compute(st)
-        except ValueError:
+        except BaseException as e:  # an interrupt too: the traits go back to what is shown
             if self._shown is not None:
                 self._set_traits(self._shown.to_wire())
+            if isinstance(e, ValueError):
+                raise _capped(e) from None
             raise
         self._publish(st, result)
+
+
+SUPERSEDED = "superseded by a newer request"
+_HOLDERS = ("_source", "_array", "_first", "_original", "_tiles", "_traced", "_result", "_mesh")
+"""Attributes of a view that may hold the user's arrays or copies (dropped by _abandon)."""
+
+
+def _capped(e: BaseException) -> InvalidValue:
+    """e as an InvalidValue with its message capped (wire.cap_message)."""
+    return InvalidValue(wire.cap_message(str(e)))

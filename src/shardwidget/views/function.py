@@ -185,7 +185,9 @@ class FunctionView(ShardView):
             d["in_specs"] = [_drop_axes(s, keep) for s in d["in_specs"]]
         if "out_specs" not in changes:
             d["out_specs"] = [None if s is None else _drop_axes(s, keep) for s in d["out_specs"]]
-        d["in_specs"], d["out_specs"] = list(d["in_specs"]), list(d["out_specs"])
+        for k in ("in_specs", "out_specs"):  # anything else: from_wire names it (ValueError)
+            if isinstance(d[k], list | tuple):
+                d[k] = list(d[k])
 
     def _from_wire(self, d: dict[str, Any]) -> trace_mod.TraceState:
         ndims = [len(lf.shape) for lf in self._traced.leaves]
@@ -235,7 +237,7 @@ class FunctionView(ShardView):
         return [wire.leaf_info(p, s, _dtype_name(dt)) for p, s, dt in outs]
 
     def _publish_options(self) -> None:
-        self._trace_options = wire.trace_options(
+        opts = wire.trace_options(
             self._traced,
             n_devices=len(self._devices),
             platform=self._devices[0].platform,
@@ -243,6 +245,18 @@ class FunctionView(ShardView):
             original=self._original,
             outputs=self._out_leaves,
         )
+        if _several_processes():
+            opts["static"] = MULTIPROCESS
+        self._trace_options = opts
+
+    def _on_custom_msg(self, widget: Any, content: Any, buffers: Any) -> None:
+        """Front-end requests, refused in words with several processes (MULTIPROCESS)."""
+        req = wire.parse_request(content, self.REQUEST_TYPE)
+        if req is not None and _several_processes():
+            self.error = MULTIPROCESS
+            self.send(wire.result_msg(req[0], MULTIPROCESS))
+            return
+        super()._on_custom_msg(widget, content, buffers)
 
     def _show_error(self, msg: str) -> None:
         """Keep the last good trace (or an empty one) and say why the new one failed."""
@@ -295,7 +309,7 @@ class FunctionView(ShardView):
             (None if arrays is None else arrays[0], res.input_leaves, True),
         ):
             summaries = []
-            for i, leaf in enumerate(leaves):
+            for i, leaf in enumerate(leaves[: wire.MAX_LEAVES]):  # what the payload carries
                 if side is None:  # the function did not run: blocks from the sharding
                     why = self._trace_options.get("run_disabled") or res.run_error or "not run"
                     summaries.append(Summary.unavailable(len(leaf.layout.blocks), why))
@@ -324,6 +338,20 @@ class FunctionView(ShardView):
             while len(self._summaries) > trace_mod.CACHE_SIZE:
                 self._summaries.popitem(last=False)
         self._trace_stats = wire.trace_stats(sides[0], key=self._key, inputs=sides[1])
+
+
+MULTIPROCESS = (
+    "re-compiling from the controls is off with several processes: the front end reaches "
+    "process 0 only, and a compile and run are collective (every process must run them at "
+    "once). From Python, run the same change on every process, e.g. "
+    "view.set_layout(in_specs=...)"
+)
+
+
+def _several_processes() -> bool:
+    import jax
+
+    return int(jax.process_count()) > 1
 
 
 def _drop_axes(spec: Any, keep: set[str]) -> Any:

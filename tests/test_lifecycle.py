@@ -255,7 +255,10 @@ def test_deleted_source_is_said_in_words_not_shown(arr):
     src.delete()
     request(v, 1, spec=["x", "y"])  # back to the original layout
     assert not sent.msgs[-1]["ok"] and "deleted" in v.error
-    assert not v.array.is_deleted() and v.spec == ["y", None]
+    # The layout shown stays; the view holds no copy of its own, so none can be made again.
+    assert v.spec == ["y", None] and v.layout.spec_text == "P('y', None)"
+    with pytest.raises(ValueError, match="deleted"):
+        _ = v.array
     request(v, 2, spec=[None, "x"])  # or to any other layout
     assert not sent.msgs[-1]["ok"] and "deleted" in v.error
     with pytest.raises(ValueError, match="deleted"):
@@ -264,8 +267,8 @@ def test_deleted_source_is_said_in_words_not_shown(arr):
         v.spec = [None, None]
     with pytest.raises(ValueError, match="deleted"):
         v.reset()
-    assert v.spec == ["y", None] and not v.array.is_deleted()
-    repr(v)
+    assert v.spec == ["y", None] and v.layout.spec_text == "P('y', None)"
+    assert "P('y', None)" in repr(v)
 
 
 # ------------------------------------------------------------------ 7. saved pages

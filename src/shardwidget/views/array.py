@@ -185,13 +185,15 @@ class ArrayView(ShardView):
     def array(self) -> Any:
         """The jax.Array now shown: the original, or the original laid out as shown. The view
         keeps no copy of its own: a re-laid-out copy is made again (``jax.device_put``) when
-        asked for and no one holds the last one; the caller holds what it gets."""
+        asked for and no one holds the last one; the caller holds what it gets. ValueError when
+        that is needed and the original array was deleted or donated."""
         if self._is_source:
             return self._source
         a = self._held if self._held is not None else None
         if a is None and self._array_ref is not None:
             a = self._array_ref()
         if a is None or a.is_deleted():
+            self._check_source()  # a deleted original: say so (the layout shown stays)
             a = self._relayout(self._sharding, "re-creating the array shown")
             self._array_ref = weakref.ref(a)
         return a
@@ -336,8 +338,8 @@ class ArrayView(ShardView):
         if self._source.is_deleted():
             raise ValueError(
                 f"the original array (shape {tuple(self._source.shape)}, {self._source.dtype}) "
-                "was deleted or donated after this view was made, so it cannot be shown or laid "
-                "out again; the view keeps what it shows"
+                "was deleted or donated after this view was made, so it cannot be shown, laid "
+                "out or made again; the view keeps the layout it shows"
             )
 
     def _compute(self, st: LayoutState) -> Any:

@@ -376,14 +376,9 @@ class ArrayView(ShardView):
         out.block_until_ready()
         return out
 
-    def _change(self, st: LayoutState) -> None:
-        """As ShardView._change; the state shown already is a no-op (no device work)."""
-        if st == self._shown:
-            self._check(st)
-            if self.error:
-                self.error = ""
-            return
-        super()._change(st)
+    def _is_shown(self, st: LayoutState) -> bool:
+        """The state shown already: changing to it does no device work."""
+        return bool(st == self._shown)
 
     def _publish(self, st: LayoutState, arr: Any) -> None:
         """Show arr: geometry now, statistics right after; both in one update when the

@@ -212,9 +212,18 @@ class ShardView(anywidget.AnyWidget):
         self._adjust(d, changes)
         return self._from_wire(d)
 
+    def _is_shown(self, st: Any) -> bool:
+        """True when st is what is shown already, so a change to it does no device work."""
+        return False
+
     def _change(self, st: Any) -> None:
-        """Validate, compute, publish once. Raises ValueError and changes nothing when st fails."""
+        """Validate, compute, publish once. Raises ValueError and changes nothing when st fails.
+        The state shown already is a no-op: checked, its error cleared, nothing computed."""
         self._check(st)
+        if self._is_shown(st):
+            if self.error:
+                self.error = ""
+            return
         self._publish(st, self._compute(st))
 
     def set_layout(self, **changes: Any) -> None:
@@ -280,6 +289,11 @@ class ShardView(anywidget.AnyWidget):
         try:
             st = self._from_wire(raw)
             self._check(st)
+            if self._is_shown(st):  # nothing to compute or publish
+                if self.error:
+                    self.error = ""
+                self.send(wire.result_msg(seq, ""))
+                return
             result = self._compute(st)
             if self._last_seq != seq:  # a newer request was handled meanwhile: it stays shown
                 self.send(wire.result_msg(seq, SUPERSEDED))

@@ -214,14 +214,9 @@ class FunctionView(ShardView):
             return None
         return self._traced.run(res)
 
-    def _change(self, st: trace_mod.TraceState) -> None:
-        """As ShardView._change; the state shown already (and good) is a no-op: no run."""
-        if st == self._shown and not self._failed and self._result is not None:
-            self._check(st)
-            if self.error:
-                self.error = ""
-            return
-        super()._change(st)
+    def _is_shown(self, st: trace_mod.TraceState) -> bool:
+        """The state shown already, and good: changing to it runs nothing."""
+        return st == self._shown and not self._failed and self._result is not None
 
     def _output_infos(
         self, res: trace_mod.TraceResult | None, st: trace_mod.TraceState

@@ -171,6 +171,8 @@ def test_python_api_raises_value_error_for_bad_types(arr):
         f.mode = "shard_map"
     with pytest.raises(traitlets.TraitError):  # still a TraitError too
         f.mode = "shard_map"
+    with pytest.raises(ValueError, match="fixed"):  # set_trait passes read_only by
+        f.set_trait("mode", "shard_map")
     assert f.mode == "jit"
 
 

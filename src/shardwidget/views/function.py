@@ -22,7 +22,7 @@ from .. import trace as trace_mod
 from ..layout import _dtype_name, layout_of
 from ..summary import LeafStats, Summary, plan_for
 from . import rerun
-from .base import ShardView
+from .base import InvalidValue, ShardView
 
 if TYPE_CHECKING:
     from ..export import ExportReport
@@ -275,6 +275,17 @@ class FunctionView(ShardView):
             {**res.state.to_wire(), "error": "", "_trace": trace, "_trace_stats": pending}
         )
         self._send_stats(arrays)
+
+    @traitlets.validate("mode")
+    def _validate_mode(self, proposal: Any) -> Any:
+        """The mode is fixed when the view is made: ``set_trait`` (which passes read_only by)
+        is refused too."""
+        if not self._quiet and proposal["value"] != self.mode:
+            raise InvalidValue(
+                f"mode is fixed when the view is made ({self.mode!r}); make another view for "
+                f"{proposal['value']!r}: ShardView(f, *args, mode={proposal['value']!r})"
+            )
+        return proposal["value"]
 
     @traitlets.validate(*STATE_TRAITS)
     def _validate_layout(self, proposal: Any) -> Any:

@@ -9,39 +9,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView, wire
-
-
-@pytest.fixture
-def arr():
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
-    return jax.device_put(jnp.arange(32.0).reshape(4, 8), NamedSharding(mesh, P("x", "y")))
-
-
-class Sent:
-    """Collects the custom messages and state updates the widget sends to the front end."""
-
-    def __init__(self, view):
-        self.msgs = []
-        self.states = []
-        view.send = lambda content, buffers=None: self.msgs.append(content)
-        orig = view.send_state
-
-        def send_state(key=None):
-            self.states.append(key)
-            orig(key)
-
-        view.send_state = send_state
-
-
-def state_of(view, **changes):
-    st = {k: getattr(view, k) for k in view.STATE_TRAITS}
-    st.update(changes)
-    return st
-
-
-def request(view, seq, **changes):
-    msg = {"type": "request", "seq": seq, "state": state_of(view, **changes)}
-    view._on_custom_msg(view, msg, [])
+from tests.helpers import Sent, request, state_of
 
 
 def consistent(view):

@@ -16,32 +16,7 @@ from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView, wire
 from shardwidget.layout import layout_of
-
-
-@pytest.fixture
-def arr():
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
-    return jax.device_put(jnp.arange(32.0).reshape(4, 8), NamedSharding(mesh, P("x", "y")))
-
-
-class Sent:
-    """Collects what the widget sends to the front end as custom messages."""
-
-    def __init__(self, view):
-        self.msgs = []
-        view.send = lambda content, buffers=None: self.msgs.append(content)
-
-
-def request(view, seq, **changes):
-    state = {
-        "mesh_shape": view.mesh_shape,
-        "axis_names": view.axis_names,
-        "axis_types": view.axis_types,
-        "spec": view.spec,
-        "memory_kind": view.memory_kind,
-    }
-    state.update(changes)
-    view._on_custom_msg(view, {"type": "request", "seq": seq, "state": state}, [])
+from tests.helpers import Sent, request
 
 
 def assert_matches_jax(view):

@@ -11,54 +11,18 @@ live renderer's.
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import sys
 from typing import Any
 
-ARRAY_TRAITS = (
-    "mesh_shape",
-    "axis_names",
-    "axis_types",
-    "spec",
-    "memory_kind",
-    "view_dims",
-    "error",
-    "busy",
-    "_options",
-    "_layout",
-    "_stats",
-)
-FUNCTION_TRAITS = (
-    "_kind",
-    "mode",
-    "mesh_shape",
-    "axis_names",
-    "axis_types",
-    "in_specs",
-    "out_specs",
-    "error",
-    "busy",
-    "_trace_options",
-    "_trace",
-    "_trace_stats",
-)
 
+def traits(view: Any) -> dict[str, Any]:
+    """The view's synced state, JSON-ready (binary values as {"__b64__": ...})."""
+    from shardwidget.wire import encode
 
-def encode(v: Any) -> Any:
-    """JSON-ready copy of a synced value: bytes-like values become {"__b64__": ...}."""
-    if isinstance(v, bytes | bytearray | memoryview):
-        return {"__b64__": base64.b64encode(bytes(v)).decode("ascii")}
-    if isinstance(v, dict):
-        return {k: encode(x) for k, x in v.items()}
-    if isinstance(v, list | tuple):
-        return [encode(x) for x in v]
-    return v
-
-
-def traits(view: Any, names: tuple[str, ...]) -> dict[str, Any]:
-    return {k: encode(getattr(view, k)) for k in names}
+    state: dict[str, Any] = encode(view.synced_state())
+    return state
 
 
 def views(n: int) -> dict[str, Any]:
@@ -78,28 +42,27 @@ def views(n: int) -> dict[str, Any]:
     big[3, 5] = np.nan
     out: dict[str, Any] = {}
     x = jax.device_put(big, NamedSharding(mesh, P("x", "y")))
-    out[f"array{n}"] = traits(ShardView(x), ARRAY_TRAITS)
+    out[f"array{n}"] = traits(ShardView(x))
     if n != 8:
         return out
     small = jax.device_put(
         np.arange(8 * 8, dtype=np.int32).reshape(8, 8), NamedSharding(mesh, P("y"))
     )
-    out["arrayValues8"] = traits(ShardView(small), ARRAY_TRAITS)
-    out["arrayScalar8"] = traits(ShardView(jnp.float32(3.5)), ARRAY_TRAITS)
+    out["arrayValues8"] = traits(ShardView(small))
+    out["arrayScalar8"] = traits(ShardView(jnp.float32(3.5)))
     a = jax.device_put(np.ones((16, 8), np.float32), NamedSharding(mesh, P("x", "y")))
     b = jax.device_put(np.ones((8, 4), np.float32), NamedSharding(mesh, P("y", None)))
 
     def matmul(a: Any, b: Any) -> Any:
         return {"out": a @ b, "total": (a @ b).sum()}
 
-    out["function8"] = traits(ShardView(matmul, a, b), FUNCTION_TRAITS)
+    out["function8"] = traits(ShardView(matmul, a, b))
 
     def psum_rows(a: Any) -> Any:
         return jax.lax.psum(a, "x")
 
     out["functionShardMap8"] = traits(
-        ShardView(psum_rows, a, mode="shard_map", in_specs=[P("x", None)], out_specs=[P()]),
-        FUNCTION_TRAITS,
+        ShardView(psum_rows, a, mode="shard_map", in_specs=[P("x", None)], out_specs=[P()])
     )
     return out
 

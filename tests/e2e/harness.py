@@ -12,14 +12,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
-import anywidget
-
 from shardwidget._page import PAGE_JS, script_json
-
-try:  # the Python wire module, where the encoder lives
-    from shardwidget.wire import encode
-except ImportError:
-    from shardwidget.export import encode
+from shardwidget.wire import encode
 
 __all__ = ["STATIC", "Loop", "page_html", "state_of"]
 
@@ -45,15 +39,9 @@ window.__ready = true;
 """
 
 
-def traits_of(view: Any) -> list[str]:
-    """The view's own synced traits (js/wire: ArrayModel or FunctionModel), not anywidget's."""
-    base = set(anywidget.AnyWidget.class_trait_names(sync=True))
-    return sorted(set(type(view).class_trait_names(sync=True)) - base)
-
-
 def state_of(view: Any) -> dict[str, Any]:
     """The view's synced traits, JSON-safe (binary values as {"__b64__": ...})."""
-    return {k: encode(getattr(view, k)) for k in traits_of(view)}
+    return encode(view.synced_state())
 
 
 def page_html(view: Any) -> str:

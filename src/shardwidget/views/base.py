@@ -20,7 +20,7 @@ import difflib
 import functools
 import os
 import pathlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import anywidget
@@ -216,15 +216,21 @@ class ShardView(anywidget.AnyWidget):
         """True when st is what is shown already, so a change to it does no device work."""
         return False
 
-    def _change(self, st: Any) -> None:
+    def _change(self, st: Any, current: Callable[[], bool] = lambda: True) -> bool:
         """Validate, compute, publish once. Raises ValueError and changes nothing when st fails.
-        The state shown already is a no-op: checked, its error cleared, nothing computed."""
+        The state shown already is a no-op: checked, its error cleared, nothing computed.
+        ``current`` is asked after the compute: False (a newer change was handled meanwhile)
+        publishes nothing, and the result is False."""
         self._check(st)
         if self._is_shown(st):
             if self.error:
                 self.error = ""
-            return
-        self._publish(st, self._compute(st))
+            return True
+        result = self._compute(st)
+        if not current():
+            return False
+        self._publish(st, result)
+        return True
 
     def set_layout(self, **changes: Any) -> None:
         """Change several layout traits at once; ValueError (nothing changed) when invalid."""
@@ -287,19 +293,9 @@ class ShardView(anywidget.AnyWidget):
         self._busy_depth += 1
         self.busy = True
         try:
-            st = self._from_wire(raw)
-            self._check(st)
-            if self._is_shown(st):  # nothing to compute or publish
-                if self.error:
-                    self.error = ""
-                self.send(wire.result_msg(seq, ""))
-                return
-            result = self._compute(st)
-            if self._last_seq != seq:  # a newer request was handled meanwhile: it stays shown
-                self.send(wire.result_msg(seq, SUPERSEDED))
-                return
-            self._publish(st, result)
-            self.send(wire.result_msg(seq, ""))
+            # A newer request handled while this one computed stays shown.
+            done = self._change(self._from_wire(raw), lambda: self._last_seq == seq)
+            self.send(wire.result_msg(seq, "" if done else SUPERSEDED))
         except KeyboardInterrupt:  # end the request in words now; the controls stay usable
             self.error = "interrupted (the kernel was interrupted); the last good view is shown"
             self.send(wire.result_msg(seq, self.error))
@@ -334,14 +330,13 @@ class ShardView(anywidget.AnyWidget):
         if st is None or st == self._shown:  # a later notice of one held change: done
             return
         try:
-            result = self._compute(st)
+            self._change(st)
         except BaseException as e:  # an interrupt too: the traits go back to what is shown
             if self._shown is not None:
                 self._set_traits(self._shown.to_wire())
             if isinstance(e, ValueError):
                 raise _capped(e) from None
             raise
-        self._publish(st, result)
 
 
 SUPERSEDED = "superseded by a newer request"

@@ -1,0 +1,32 @@
+"""Helpers shared by the view tests: stand in for the front end's side of the comm."""
+
+from typing import Any
+
+
+class Sent:
+    """Collects the custom messages and state updates the widget sends to the front end."""
+
+    def __init__(self, view: Any) -> None:
+        self.msgs: list[Any] = []
+        self.states: list[Any] = []
+        view.send = lambda content, buffers=None: self.msgs.append(content)
+        orig = view.send_state
+
+        def send_state(key: Any = None) -> None:
+            self.states.append(key)
+            orig(key)
+
+        view.send_state = send_state
+
+
+def state_of(view: Any, **changes: Any) -> dict[str, Any]:
+    """The view's layout state as the front end sends it, with changes."""
+    st = {k: getattr(view, k) for k in view.STATE_TRAITS}
+    st.update(changes)
+    return st
+
+
+def request(view: Any, seq: int, **changes: Any) -> None:
+    """A front-end request for the view's state with changes, handled as the comm would."""
+    msg = {"type": "request", "seq": seq, "state": state_of(view, **changes)}
+    view._on_custom_msg(view, msg, [])

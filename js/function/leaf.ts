@@ -181,7 +181,8 @@ export class LeafCard {
       const rep = l.replication > 1 ? ` · each element on ${l.replication} devices` : "";
       facts.append(
         mk("span", "sw-tr-bytes", `${formatBytes(l.bytes_per_device)} per device${rep}`),
-      );
+      );      // pmap's layout in words: its spec may name pmap's internal axis.
+      if (leaf.note) facts.append(mk("span", "sw-tr-note", leaf.note));
     }
     this.head.replaceChildren(...(leaf ? [top, facts] : [top]));
   }

@@ -1,0 +1,159 @@
+"""pmap'd functions in the function view: ``ShardView(jax.pmap(f, axis_name="i"), x)``.
+
+In JAX 0.10 ``jax.pmap(f)`` is ``jit(shard_map(f))`` over a one-axis mesh that pmap builds per
+call (named after ``axis_name``, sized by the mapped axis). Compiling it inside the function
+view's own mesh fails ("the context mesh ... should match the mesh passed to shard_map"), and
+re-laying out its inputs would change nothing: pmap fixes the layout. So a pmap'd function is
+viewed on pmap's own mesh with pmap's own specs, the layout fixed.
+
+The mesh and specs come from pmap's private ``infer_params`` closure: this module is the one
+place that reads it (an adapter, as treescope keeps JAX internals in one file). When a JAX
+version changes that closure, :func:`is_pmapped` answers False and the function is viewed as
+any other (and fails with JAX's own message).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from . import spec as spec_mod
+from . import trace as trace_mod
+
+INTERNAL_AXIS = "_internal_pmap_axis_name"
+"""The name pmap gives its mesh axis when the user gives none."""
+
+
+def is_pmapped(f: Any) -> bool:
+    """Whether f is what ``jax.pmap`` returned (not f under jit or vmap: those trace it)."""
+    import jax._src.pmap as pmap_src
+
+    code = getattr(f, "__code__", None)
+    return (
+        code is not None
+        and code.co_filename == pmap_src.__file__
+        and "infer_params" in code.co_freevars
+        and callable(getattr(f, "lower", None))
+    )
+
+
+@dataclass(frozen=True)
+class PmapLayout:
+    """What pmap does with these arguments.
+
+    Attributes:
+        mesh: pmap's one-axis jax Mesh (its devices: the first n of ``jax.local_devices()``,
+            or the ``devices=`` given).
+        axis_name: the mesh axis name as JAX writes it (the user's, or INTERNAL_AXIS).
+        user_axis: the axis_name the user gave pmap, as text; "" when none.
+        in_specs: one normalized spec per array leaf of the arguments (the mapped dimension on
+            the axis, or replicated for ``in_axes=None``).
+    """
+
+    mesh: Any
+    axis_name: str
+    user_axis: str
+    in_specs: tuple[spec_mod.NormSpec, ...]
+
+    @property
+    def size(self) -> int:
+        """Devices pmap runs on: the mapped axis size."""
+        return int(self.mesh.devices.size)
+
+
+def pmap_layout(f: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any]) -> PmapLayout:
+    """pmap's mesh and in_specs for f(*args, **kwargs); ValueError in pmap's words when pmap
+    refuses the arguments (e.g. a mapped axis larger than the device count)."""
+    import jax
+
+    closure = [c.cell_contents for c in f.__closure__ or ()]
+    cells = dict(zip(f.__code__.co_freevars, closure, strict=True))
+    try:
+        cached, _, flat, *_ = cells["infer_params"](*args, **kwargs)
+    except Exception as e:  # pmap's own checks: axis sizes, in_axes against the arguments
+        raise ValueError(trace_mod.clean_error(e)) from None
+    spec_of = {id(a): s for a, s in zip(flat, cached.in_specs_flat, strict=True)}
+    leaves = [
+        v
+        for v in jax.tree_util.tree_leaves((tuple(args), dict(kwargs)))
+        if trace_mod.is_array_leaf(v)
+    ]
+    specs = tuple(spec_mod.normalize(tuple(spec_of.get(id(v), ())), len(v.shape)) for v in leaves)
+    name = str(cached.mesh.axis_names[0])
+    return PmapLayout(cached.mesh, name, "" if name == INTERNAL_AXIS else name, specs)
+
+
+def leaf_note(spec: spec_mod.NormSpec, lay: PmapLayout, side: str) -> str:
+    """pmap's layout of one leaf in words (instead of its internal axis name)."""
+    n = lay.size
+    dims = [d for d, entry in enumerate(spec) if lay.axis_name in entry]
+    over = f" (axis {lay.user_axis!r})" if lay.user_axis else ""
+    if not dims:
+        if side == "in":
+            return f"pmap: the same whole value on each of the {n} devices (in_axes=None)"
+        return f"pmap: one value, the same on each of the {n} devices (out_axes=None)"
+    d = dims[0]
+    if side == "in":
+        return f"pmap: dimension {d} mapped over {n} devices{over}, one slice per device"
+    return f"pmap: dimension {d} stacks the {n} devices' results{over}, one per device"
+
+
+FIXED = (
+    "pmap fixes this layout: the mapped dimension goes one slice per device over pmap's own "
+    "mesh. To try other layouts, view the function pmap wraps: "
+    "ShardView(f, x, mode='shard_map') or ShardView(f, x)"
+)
+
+
+class PmapTraced(trace_mod.Traced):
+    """A pmap'd function, compiled as ``jit`` of it on pmap's own mesh and specs (the layout
+    is fixed: :meth:`validate` refuses any other). Results have ``mode == "pmap"``."""
+
+    def __init__(
+        self,
+        f: Callable[..., Any],
+        args: Sequence[Any],
+        kwargs: dict[str, Any],
+        devices: Sequence[Any],
+        mode: str | None = None,
+    ) -> None:
+        if mode not in (None, "pmap"):
+            raise ValueError(
+                f"{getattr(f, '__name__', 'f')} is a jax.pmap'd function: it is viewed as pmap "
+                f"runs it (mode 'pmap'), not mode={mode!r}. For {mode}, view the function pmap "
+                f"wraps: ShardView(f, x, mode={mode!r})"
+            )
+        # "jit" drives the compile: jax.jit over pmap's jit(shard_map), with pmap's shardings.
+        super().__init__(f, args, kwargs, "jit", devices)
+        self.pmap = pmap_layout(f, args, kwargs)
+        wrapped = getattr(f, "__wrapped__", None)
+        self.fn_name = f"pmap({getattr(wrapped, '__name__', None) or self.fn_name})"
+        self.own = trace_mod.TraceState(
+            (self.pmap.size,), (self.pmap.axis_name,), ("auto",), self.pmap.in_specs, ()
+        )
+
+    def mesh(self, state: trace_mod.TraceState) -> Any:
+        """pmap's own mesh (the only one :meth:`validate` lets through)."""
+        return self.pmap.mesh
+
+    def validate(self, state: trace_mod.TraceState) -> None:
+        """Only pmap's own layout, its outputs as pmap lays them out (out_specs None)."""
+        if state.mesh_key != self.own.mesh_key or state.in_specs != self.own.in_specs:
+            raise ValueError(FIXED)
+        if any(s is not None for s in state.out_specs):
+            raise ValueError(FIXED)
+
+    def _compile(self, state: trace_mod.TraceState) -> trace_mod.TraceResult:
+        res = super()._compile(state)
+        res.mode = "pmap"
+        res.notes = {
+            "in": [leaf_note(s, self.pmap, "in") for s in state.in_specs],
+            "out": [
+                leaf_note(spec_mod.normalize(tuple(sh.spec), len(shape)), self.pmap, "out")
+                if hasattr(sh, "spec")
+                else ""
+                for sh, shape in zip(res.out_shardings, res.out_shapes, strict=True)
+            ],
+        }
+        return res

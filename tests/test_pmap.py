@@ -4,6 +4,7 @@ shard, shardings), collectives against pmap's own compiled HLO, and the pmap lay
 from __future__ import annotations
 
 import gc
+import json
 import re
 from typing import Any
 
@@ -112,9 +113,11 @@ def test_in_axes_and_out_axes_other_than_zero() -> None:
     v = ShardView(f, x)
     assert v.error == ""
     check_against_pmap(v, f, x)
-    assert v.trace.notes["in"] == ["pmap: dimension 1 mapped over 8 devices, one slice per device"]
+    assert v.trace.notes["in"] == [
+        ("pmap: dimension 1 mapped over 8 devices (pmap's unnamed axis), one slice per device")
+    ]
     assert v.trace.notes["out"] == [
-        "pmap: dimension 1 stacks the 8 devices' results, one per device"
+        "pmap: dimension 1 stacks the 8 devices' results (pmap's unnamed axis), one per device"
     ]
 
 
@@ -131,19 +134,45 @@ def test_unnamed_axis_is_labelled_in_words() -> None:
     f = jax.pmap(lambda x: x + 1)
     v = ShardView(f, X8)
     assert v.error == ""
-    assert v.axis_names == [INTERNAL_AXIS]  # JAX's own name, kept in the traits
+    assert v.trace.out_shardings[0].spec[0] == INTERNAL_AXIS  # JAX's own sharding
+    assert v.axis_names == ["pmap"]  # what the view calls it
     notes = v.trace.notes["in"] + v.trace.notes["out"]
     assert notes == [
-        "pmap: dimension 0 mapped over 8 devices, one slice per device",
-        "pmap: dimension 0 stacks the 8 devices' results, one per device",
+        "pmap: dimension 0 mapped over 8 devices (pmap's unnamed axis), one slice per device",
+        "pmap: dimension 0 stacks the 8 devices' results (pmap's unnamed axis), one per device",
     ]
-    assert all(INTERNAL_AXIS not in n for n in notes)
     text = repr(v)
+    assert INTERNAL_AXIS not in text
+    assert "float32[8@pmap,4]" in text
     for n in notes:
         assert n in text
-    payload = v._trace
+    payload = dict(v._trace)
     assert [lf["note"] for lf in payload["inputs"] + payload["outputs"]] == notes
+    del payload["jaxpr"]  # JAX's own text names JAX's own mesh
+    assert INTERNAL_AXIS not in json.dumps(wire.encode(payload))
+    assert INTERNAL_AXIS not in json.dumps(wire.encode(dict(v._trace_options)))
     check_against_pmap(v, f, X8)
+
+
+def test_tutorial_003_jit_of_pmap_and_pmap_of_jit() -> None:
+    """dot_pjo = jax.jit(jax.pmap(dot)) and dot_pji = jax.pmap(jax.jit(dot))."""
+
+    def dot(v1: Any, v2: Any) -> Any:
+        return jnp.vdot(v1, v2)
+
+    vs = np.asarray(jax.random.normal(jax.random.key(42), (16, 3)))
+    v1s, v2s = vs[:8], vs[8:]
+    for f, name in (
+        (jax.jit(jax.pmap(dot)), "jit(pmap(dot))"),
+        (jax.pmap(jax.jit(dot)), "pmap(dot)"),
+    ):
+        v = ShardView(f, v1s, v2s)
+        assert v.error == "" and v.mode == "pmap" and v.fn_name == name
+        check_against_pmap(v, f, v1s, v2s)
+        np.testing.assert_allclose(
+            np.asarray(v.outputs[0]), np.einsum("ij,ij->i", v1s, v2s), rtol=1e-5
+        )
+        assert v.trace.collectives == []
 
 
 def test_pmap_fixes_the_layout() -> None:

@@ -14,15 +14,28 @@ any other (and fails with JAX's own message).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from . import spec as spec_mod
 from . import trace as trace_mod
+from .layout import Layout
 
 INTERNAL_AXIS = "_internal_pmap_axis_name"
 """The name pmap gives its mesh axis when the user gives none."""
+LABEL = "pmap"
+"""What the views call that unnamed axis (in traits, types, specs): JAX's name is internal."""
+
+
+def pmapped_of(f: Any) -> Any:
+    """The pmap'd function behind f: f itself, or the g of ``jax.jit(g)`` (as tutorial 003's
+    ``jax.jit(jax.pmap(dot))``); None for anything else."""
+    if is_pmapped(f):
+        return f
+    inner = getattr(f, "__wrapped__", None)
+    return inner if inner is not None and is_pmapped(inner) else None
 
 
 def is_pmapped(f: Any) -> bool:
@@ -88,7 +101,7 @@ def leaf_note(spec: spec_mod.NormSpec, lay: PmapLayout, side: str) -> str:
     """pmap's layout of one leaf in words (instead of its internal axis name)."""
     n = lay.size
     dims = [d for d, entry in enumerate(spec) if lay.axis_name in entry]
-    over = f" (axis {lay.user_axis!r})" if lay.user_axis else ""
+    over = f" (axis {lay.user_axis!r})" if lay.user_axis else " (pmap's unnamed axis)"
     if not dims:
         if side == "in":
             return f"pmap: the same whole value on each of the {n} devices (in_axes=None)"
@@ -106,9 +119,36 @@ FIXED = (
 )
 
 
+def _renamed(spec: spec_mod.NormSpec, old: str, new: str) -> spec_mod.NormSpec:
+    return tuple(tuple(new if a == old else a for a in entry) for entry in spec)
+
+
+def relabel(lay: Layout) -> Layout:
+    """lay with pmap's internal axis name replaced by LABEL (unchanged without it)."""
+    if lay.mesh is None or INTERNAL_AXIS not in lay.mesh.axis_names:
+        return lay
+    names = tuple(LABEL if a == INTERNAL_AXIS else a for a in lay.mesh.axis_names)
+    spec = None if lay.spec is None else _renamed(lay.spec, INTERNAL_AXIS, LABEL)
+    return dataclasses.replace(lay, mesh=dataclasses.replace(lay.mesh, axis_names=names), spec=spec)
+
+
+class PmapResult(trace_mod.TraceResult):
+    """A pmap'd function's result: JAX's own shardings, leaves whose layouts call an unnamed
+    pmap axis LABEL (the shardings keep INTERNAL_AXIS)."""
+
+    @property
+    def input_leaves(self) -> list[trace_mod.LeafResult]:
+        return [dataclasses.replace(lf, layout=relabel(lf.layout)) for lf in super().input_leaves]
+
+    @property
+    def output_leaves(self) -> list[trace_mod.LeafResult]:
+        return [dataclasses.replace(lf, layout=relabel(lf.layout)) for lf in super().output_leaves]
+
+
 class PmapTraced(trace_mod.Traced):
-    """A pmap'd function, compiled as ``jit`` of it on pmap's own mesh and specs (the layout
-    is fixed: :meth:`validate` refuses any other). Results have ``mode == "pmap"``."""
+    """A pmap'd function (or jax.jit of one), compiled as ``jit`` of it on pmap's own mesh and
+    specs (the layout is fixed: :meth:`validate` refuses any other). Results have
+    ``mode == "pmap"``; an unnamed pmap axis is called LABEL in the state and the layouts."""
 
     def __init__(
         self,
@@ -126,16 +166,27 @@ class PmapTraced(trace_mod.Traced):
             )
         # "jit" drives the compile: jax.jit over pmap's jit(shard_map), with pmap's shardings.
         super().__init__(f, args, kwargs, "jit", devices)
-        self.pmap = pmap_layout(f, args, kwargs)
-        wrapped = getattr(f, "__wrapped__", None)
-        self.fn_name = f"pmap({getattr(wrapped, '__name__', None) or self.fn_name})"
+        pm = pmapped_of(f)
+        self.pmap = pmap_layout(pm, args, kwargs)
+        inner = getattr(pm, "__wrapped__", None)
+        name = f"pmap({getattr(inner, '__name__', None) or 'f'})"
+        self.fn_name = name if pm is f else f"jit({name})"
+        shown = self.pmap.user_axis or LABEL
         self.own = trace_mod.TraceState(
-            (self.pmap.size,), (self.pmap.axis_name,), ("auto",), self.pmap.in_specs, ()
+            (self.pmap.size,),
+            (shown,),
+            ("auto",),
+            tuple(_renamed(s, self.pmap.axis_name, shown) for s in self.pmap.in_specs),
+            (),
         )
 
     def mesh(self, state: trace_mod.TraceState) -> Any:
         """pmap's own mesh (the only one :meth:`validate` lets through)."""
         return self.pmap.mesh
+
+    def _structs(self, state: trace_mod.TraceState, mesh: Any) -> list[Any]:
+        # The arguments as pmap lays them out, on its mesh with JAX's own axis name.
+        return super()._structs(dataclasses.replace(state, in_specs=self.pmap.in_specs), mesh)
 
     def validate(self, state: trace_mod.TraceState) -> None:
         """Only pmap's own layout, its outputs as pmap lays them out (out_specs None)."""
@@ -145,10 +196,11 @@ class PmapTraced(trace_mod.Traced):
             raise ValueError(FIXED)
 
     def _compile(self, state: trace_mod.TraceState) -> trace_mod.TraceResult:
-        res = super()._compile(state)
+        base = super()._compile(state)
+        res = PmapResult(**{f.name: getattr(base, f.name) for f in dataclasses.fields(base)})
         res.mode = "pmap"
         res.notes = {
-            "in": [leaf_note(s, self.pmap, "in") for s in state.in_specs],
+            "in": [leaf_note(s, self.pmap, "in") for s in self.pmap.in_specs],
             "out": [
                 leaf_note(spec_mod.normalize(tuple(sh.spec), len(shape)), self.pmap, "out")
                 if hasattr(sh, "spec")

@@ -2305,8 +2305,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 45.9,
-  "run_ms": 3.2,
+  "compile_ms": 37.8,
+  "run_ms": 3.8,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -3181,8 +3181,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 26.8,
-  "run_ms": 2.1,
+  "compile_ms": 23.9,
+  "run_ms": 1.2,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -4014,8 +4014,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 68.6,
-  "run_ms": 2.7,
+  "compile_ms": 39.9,
+  "run_ms": 1.4,
   "cached": false,
   "ran": true,
   "left_out": {

@@ -89,7 +89,7 @@ class FunctionView(ShardView):
         mode = own.get("mode", "jit")
         self._devices = list(jax.devices())
         self._traced: trace_mod.Traced
-        if pmap_mod.is_pmapped(f):  # pmap fixes its own mesh and layout (see shardwidget.pmap)
+        if pmap_mod.pmapped_of(f) is not None:  # pmap fixes its own mesh and layout
             self._traced = pmap_mod.PmapTraced(f, args, kwargs, self._devices, own.get("mode"))
             mode = "pmap"
         else:

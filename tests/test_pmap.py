@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from shardwidget import ShardView, memory, wire
+from shardwidget import ShardView, compare, memory, wire
 from shardwidget.pmap import FIXED, INTERNAL_AXIS, is_pmapped
 
 COLL = re.compile(
@@ -284,3 +284,36 @@ def test_long_jaxpr_is_cut_on_the_wire_and_says_so() -> None:
     assert len(full) > wire.MAX_JAXPR
     assert v._trace["jaxpr"] == full[: wire.MAX_JAXPR]
     assert v._trace["jaxpr_cut"] == len(full) - wire.MAX_JAXPR
+
+
+# ------------------------------------------------------------------ vmap vs pmap (tutorial 003)
+def test_vmap_and_pmap_side_by_side() -> None:
+    def dot(v1: Any, v2: Any) -> Any:
+        return jnp.vdot(v1, v2)
+
+    vs = np.asarray(jax.random.normal(jax.random.key(42), (16, 3)))
+    v1s, v2s = vs[:8], vs[8:]
+    vm, pm = ShardView(jax.vmap(dot), v1s, v2s), ShardView(jax.pmap(dot), v1s, v2s)
+    c = compare(vm, pm, names=["vmap", "pmap"])
+    assert c.agree
+    assert [r["mode"] for r in c.rows] == ["jit", "pmap"]
+    assert [r["agreement"] for r in c.rows] == ["agrees (max |diff| 0)"] * 2
+    # vmap (jit, inputs replicated): every device computes all 8 dots; pmap: one each.
+    assert [r["out_types"] for r in c.rows] == [["float32[8]"], ["float32[8@pmap]"]]
+    assert [
+        vm.trace.output_leaves[0].layout.replication,
+        pm.trace.output_leaves[0].layout.n_devices,
+    ] == [8, 8]
+    assert len(pm.trace.output_leaves[0].layout.blocks) == 8
+    want_pm = jax.pmap(dot).lower(v1s, v2s).compile().memory_analysis()
+    assert c.rows[1]["peak"] == (
+        want_pm.argument_size_in_bytes
+        + want_pm.output_size_in_bytes
+        - want_pm.alias_size_in_bytes
+        + want_pm.temp_size_in_bytes
+    )
+    assert c.rows[1]["peak"] < c.rows[0]["peak"]
+    assert "float32[8@pmap]" in repr(c) and "float32[8@pmap]" in c._table_html()
+    np.testing.assert_allclose(
+        np.asarray(pm.outputs[0]), np.asarray(jax.vmap(dot)(v1s, v2s)), rtol=1e-6
+    )

@@ -268,8 +268,8 @@ def test_jaxpr_of_shard_map_and_pmap() -> None:
 
     f = jax.pmap(body, axis_name="x")
     pv = ShardView(f, X8)
-    with jax.set_mesh(pv._traced.pmap.mesh):
-        assert pv.trace.jaxpr == str(jax.make_jaxpr(f)(X8))
+    assert pv.trace.jaxpr == str(jax.make_jaxpr(f)(X8))
+    assert "psum[axes=('x',)" in pv.trace.jaxpr
 
 
 def test_long_jaxpr_is_cut_on_the_wire_and_says_so() -> None:
@@ -317,3 +317,18 @@ def test_vmap_and_pmap_side_by_side() -> None:
     np.testing.assert_allclose(
         np.asarray(pm.outputs[0]), np.asarray(jax.vmap(dot)(v1s, v2s)), rtol=1e-6
     )
+
+
+def test_jaxpr_has_no_colour_codes_in_a_notebook(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In Jupyter JAX colours str(jaxpr); the view's text (and its panel) stays plain."""
+    from jax._src import pretty_printer
+
+    monkeypatch.setattr(pretty_printer, "CAN_USE_COLOR", True)
+    f = lambda x: jnp.cos(x) * 2  # noqa: E731
+    coloured = str(jax.make_jaxpr(f)(X8))
+    assert "\x1b[" in coloured  # what a notebook prints
+    v = ShardView(f, X8)
+    assert "\x1b[" not in v.trace.jaxpr
+    assert v.trace.jaxpr == re.sub(r"\x1b\[[0-9;]*m", "", coloured)
+    pv = ShardView(jax.pmap(f), X8)
+    assert "\x1b[" not in pv.trace.jaxpr and "shard_map[" in pv.trace.jaxpr

@@ -196,9 +196,15 @@ class PmapTraced(trace_mod.Traced):
             raise ValueError(FIXED)
 
     def _compile(self, state: trace_mod.TraceState) -> trace_mod.TraceResult:
+        import jax
+
         base = super()._compile(state)
         res = PmapResult(**{f.name: getattr(base, f.name) for f in dataclasses.fields(base)})
         res.mode = "pmap"
+        # The jaxpr as jax.make_jaxpr(f)(*args) prints it: outside the compile's set_mesh
+        # (which would add a ctx_mesh to pmap's inner jit).
+        closed = jax.make_jaxpr(self._named)(*self._structs(state, self.pmap.mesh))
+        res.jaxpr = trace_mod.jaxpr_text(closed)
         res.notes = {
             "in": [leaf_note(s, self.pmap, "in") for s in self.pmap.in_specs],
             "out": [

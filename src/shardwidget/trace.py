@@ -268,6 +268,11 @@ def is_array_leaf(x: Any) -> bool:
     return isinstance(x, jax.Array | np.ndarray | jax.ShapeDtypeStruct)
 
 
+def jaxpr_text(jaxpr: Any) -> str:
+    """A jaxpr as ``str(jaxpr)`` prints it, without the colour codes JAX adds in a notebook."""
+    return str(jaxpr.pretty_print(use_color=False))
+
+
 def clean_error(e: BaseException) -> str:
     """One readable message from a JAX/XLA exception (no traceback-filtering footer)."""
     msg = str(e).split("\n--------------------")[0].strip()
@@ -693,7 +698,7 @@ class Traced:
             in_paths=[lf.path for lf in self.leaves],
             out_paths=self.out_paths(state),
             compile_ms=compile_ms,
-            jaxpr=str(traced.jaxpr),
+            jaxpr=jaxpr_text(traced.jaxpr),
         )
 
     def run(self, res: TraceResult) -> tuple[list[Any], list[Any]] | None:

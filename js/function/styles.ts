@@ -39,6 +39,8 @@ const FUNCTION_CSS = `
 .shardwidget .sw-tr-note { color: var(--sw-fg); font-style: italic; }
 /* the jaxpr panel: a <details> whose summary is a section heading */
 .shardwidget details.sw-tr-jaxpr > summary { cursor: pointer; list-style-position: inside; display: list-item; }
+.shardwidget details.sw-tr-jaxpr > summary .sw-tr-h-note { margin-left: 12px; }
+.shardwidget details.sw-tr-jaxpr:not([open]) > summary { border-bottom-style: dashed; }
 .shardwidget .sw-tr-jaxpr-text {
   font-family: var(--sw-mono); font-size: 12px; line-height: 1.35; color: var(--sw-fg); background: var(--sw-bg2);
   border: 1px solid var(--sw-border); border-radius: 4px; padding: 6px 8px; margin: 0;

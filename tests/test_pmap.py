@@ -194,6 +194,39 @@ def test_other_modes_are_refused_in_words() -> None:
         ShardView(f, X8, mode="shard_map")
 
 
+def test_a_non_string_axis_name_is_refused_in_words() -> None:
+    f = jax.pmap(lambda x: jax.lax.psum(x, 0), axis_name=0)
+    with pytest.raises(ValueError, match=r"axis_name is 0, not a string.*axis_name='0'"):
+        ShardView(f, X8)
+
+
+def test_donated_arguments_are_never_deleted() -> None:
+    x = jax.pmap(lambda a: a)(X8)  # already laid out as pmap wants it
+    f = jax.pmap(lambda a: a + 1, donate_argnums=0)
+    v = ShardView(f, x)
+    assert v.error == ""
+    assert not x.is_deleted()
+    np.testing.assert_allclose(np.asarray(v.outputs[0]), X8 + 1)
+    assert not x.is_deleted()
+
+
+def test_out_axes_none_static_and_keyword_arguments() -> None:
+    h = jax.pmap(lambda a: jax.lax.psum(a, "i"), axis_name="i", out_axes=None)
+    v = ShardView(h, X8)
+    check_against_pmap(v, h, X8)
+    assert v.trace.notes["out"] == [
+        "pmap: one value, the same on each of the 8 devices (out_axes=None)"
+    ]
+    s = jax.pmap(lambda a, n: a * n, static_broadcasted_argnums=1)
+    v = ShardView(s, X8, 3)
+    check_against_pmap(v, s, X8, 3)
+    assert v._trace_options["static_args"] == ["n=3"]
+    k = jax.pmap(lambda a, b: a - b)
+    v = ShardView(k, X8, b=X8 * 2)
+    assert [lf.path for lf in v.trace.input_leaves] == ["a", "b"]
+    np.testing.assert_allclose(np.asarray(v.outputs[0]), -X8)
+
+
 def test_pmaps_own_refusal_in_its_words() -> None:
     """16 rows for 8 devices: the view says what pmap itself says, and stays alive."""
     f = jax.pmap(lambda x: x)

@@ -86,6 +86,12 @@ def pmap_layout(f: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, An
         cached, _, flat, *_ = cells["infer_params"](*args, **kwargs)
     except Exception as e:  # pmap's own checks: axis sizes, in_axes against the arguments
         raise ValueError(trace_mod.clean_error(e)) from None
+    axis = cached.mesh.axis_names[0]
+    if not isinstance(axis, str):  # pmap takes any hashable; mesh axes here are named by text
+        raise ValueError(
+            f"pmap's axis_name is {axis!r}, not a string: the view names mesh axes by text. "
+            f"Name it with a string, e.g. jax.pmap(f, axis_name={str(axis)!r})"
+        )
     spec_of = {id(a): s for a, s in zip(flat, cached.in_specs_flat, strict=True)}
     leaves = [
         v

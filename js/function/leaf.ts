@@ -253,7 +253,9 @@ export class LeafCard {
       } else {
         const chose = doc.createElement("span");
         chose.className = "sw-tr-chose";
-        chose.textContent = leaf ? `XLA chose ${leaf.spec_str}` : "";
+        // pmap's out_axes fix its outputs' layout; in jit mode XLA picks it.
+        const who = inp.mode === "pmap" ? "pmap's out_axes give" : "XLA chose";
+        chose.textContent = leaf ? `${who} ${leaf.spec_str}` : "";
         nodes.push(chose);
       }
     }

@@ -335,7 +335,9 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     this.outputs.title.textContent = `Outputs (${allOut}${more(allOut, nOut)})`;
     this.outputs.note.textContent = sm
       ? "out_specs: how the devices' local results form each output"
-      : "as XLA laid them out, with each device's data";
+      : mode === "pmap"
+        ? "as pmap stacks the devices' results, with each device's data"
+        : "as XLA laid them out, with each device's data";
   }
 
   /** The cards for n leaves: the same ones while n is unchanged (updated in place), else new

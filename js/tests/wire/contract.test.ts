@@ -119,5 +119,8 @@ describe("real function payloads from Python", () => {
     expect(selects.length).toBeGreaterThan(0);
     for (const s of selects) expect(s.disabled).toBe(true);
     expect(state._trace.jaxpr).toContain("shard_map");
+    expect(el.querySelector(".sw-tr-chose")!.textContent).toBe(
+      `pmap's out_axes give ${state._trace.outputs[0].spec_str}`,
+    );
   });
 });

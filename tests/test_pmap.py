@@ -107,6 +107,19 @@ def test_fewer_devices_and_broadcast_arguments() -> None:
     assert v.trace.collectives == []
 
 
+def test_devices_given_to_pmap_in_their_order() -> None:
+    devs = jax.devices()[4:][::-1]
+    f = jax.pmap(lambda x: jax.lax.psum(x, "i"), axis_name="i", devices=devs)
+    x = np.arange(16, dtype=np.float32).reshape(4, 4)
+    v = ShardView(f, x)
+    assert v.error == ""
+    check_against_pmap(v, f, x)
+    assert [s.device.id for s in v.outputs[0].addressable_shards] == [7, 6, 5, 4]
+    assert v.trace.output_leaves[0].layout.mesh.device_ids == (7, 6, 5, 4)
+    assert [(c.kind, c.axes) for c in v.trace.collectives] == [("all-reduce", ("i",))]
+    assert [c.kind for c in v.trace.collectives] == pmap_hlo_kinds(f, x)
+
+
 def test_in_axes_and_out_axes_other_than_zero() -> None:
     f = jax.pmap(lambda x: x * 2, in_axes=1, out_axes=1)
     x = np.arange(24, dtype=np.float32).reshape(3, 8)

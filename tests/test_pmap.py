@@ -378,3 +378,26 @@ def test_jaxpr_has_no_colour_codes_in_a_notebook(monkeypatch: pytest.MonkeyPatch
     assert v.trace.jaxpr == re.sub(r"\x1b\[[0-9;]*m", "", coloured)
     pv = ShardView(jax.pmap(f), X8)
     assert "\x1b[" not in pv.trace.jaxpr and "shard_map[" in pv.trace.jaxpr
+
+
+# ------------------------------------------------------------------ a pmap inside a function
+def test_a_function_calling_pmap_says_how_to_view_it() -> None:
+    inner = jax.pmap(lambda y: jax.lax.psum(y, "i") * 2, axis_name="i")
+
+    def step(x: Any) -> Any:
+        return inner(x) + 1
+
+    v = ShardView(step, X8)
+    assert v.trace is None
+    assert "should match the mesh passed to shard_map" in v.error  # JAX's own words, then ours
+    assert "mesh_shape=[8], axis_names=['i'], axis_types=['auto']" in v.error
+    # Following the advice works, and gives what calling step gives.
+    ok = ShardView(step, X8, mesh_shape=[8], axis_names=["i"], axis_types=["auto"])
+    assert ok.error == ""
+    np.testing.assert_allclose(np.asarray(ok.outputs[0]), np.asarray(step(X8)))
+    assert [c.kind for c in ok.trace.collectives] == ["all-reduce"]
+    assert [c.axes for c in ok.trace.collectives] == [("i",)]
+
+    unnamed = jax.pmap(lambda y: y * 2)
+    v = ShardView(lambda x: unnamed(x) - 1, X8)
+    assert f"axis_names=['{INTERNAL_AXIS}'] (pmap's name for an unnamed axis)" in v.error

@@ -15,6 +15,7 @@ any other (and fails with JAX's own message).
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -221,3 +222,29 @@ class PmapTraced(trace_mod.Traced):
             ],
         }
         return res
+
+
+_CLASH = re.compile(
+    r"should match the mesh passed to shard_map Mesh\((.*), axis_types=\(([^)]*)\)\)"
+)
+_AXIS = re.compile(r"'([^']*)': (\d+)")
+
+
+def mesh_clash_hint(msg: str) -> str:
+    """msg, plus what to do, when f calls a shard_map (a pmap'd function is one) on a mesh of
+    its own: JAX refuses it inside the view's mesh, and the same mesh given to the view works."""
+    m = _CLASH.search(msg)
+    if m is None:
+        return msg
+    axes = _AXIS.findall(m.group(1))
+    types = [t.strip().lower() for t in m.group(2).split(",") if t.strip()]
+    if not axes or len(types) != len(axes):
+        return msg
+    names = [a for a, _ in axes]
+    unnamed = " (pmap's name for an unnamed axis)" if INTERNAL_AXIS in names else ""
+    return (
+        f"{msg}\nThe function runs a shard_map (a jax.pmap'd function is one) on a mesh of its "
+        "own; the view compiles it inside the view's mesh, which must be the same. Give the "
+        f"view that mesh: mesh_shape={[int(n) for _, n in axes]}, axis_names={names}{unnamed}, "
+        f"axis_types={types}; or view the pmap'd function itself: ShardView(pmapped, x)"
+    )

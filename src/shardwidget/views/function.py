@@ -268,6 +268,7 @@ class FunctionView(ShardView):
 
     def _show_error(self, msg: str) -> None:
         """Keep the last good trace (or an empty one) and say why the new one failed."""
+        msg = pmap_mod.mesh_clash_hint(msg)  # f calls a pmap'd function: say how to view it
         self.error = msg
         if self._result is None:
             self._key += 1

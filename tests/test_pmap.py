@@ -223,6 +223,15 @@ def test_donated_arguments_are_never_deleted() -> None:
     assert not x.is_deleted()
 
 
+def test_the_same_array_mapped_and_broadcast() -> None:
+    """f(x, x) with in_axes=(0, None): one argument split, the other whole, though one object."""
+    f = jax.pmap(lambda a, b: a + b.sum(0), in_axes=(0, None))
+    v = ShardView(f, X8, X8)
+    assert v.error == ""
+    check_against_pmap(v, f, X8, X8)
+    assert [lf.layout.replication for lf in v.trace.input_leaves] == [1, 8]
+
+
 def test_out_axes_none_static_and_keyword_arguments() -> None:
     h = jax.pmap(lambda a: jax.lax.psum(a, "i"), axis_name="i", out_axes=None)
     v = ShardView(h, X8)

@@ -93,13 +93,18 @@ def pmap_layout(f: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, An
             f"pmap's axis_name is {axis!r}, not a string: the view names mesh axes by text. "
             f"Name it with a string, e.g. jax.pmap(f, axis_name={str(axis)!r})"
         )
-    spec_of = {id(a): s for a, s in zip(flat, cached.in_specs_flat, strict=True)}
-    leaves = [
-        v
-        for v in jax.tree_util.tree_leaves((tuple(args), dict(kwargs)))
-        if trace_mod.is_array_leaf(v)
-    ]
-    specs = tuple(spec_mod.normalize(tuple(spec_of.get(id(v), ())), len(v.shape)) for v in leaves)
+    # pmap's flat arguments are the view's leaves in the same order (static_broadcasted_argnums
+    # are hashable, so never arrays), plus any non-array leaf pmap maps too.
+    specs = tuple(
+        spec_mod.normalize(tuple(s), len(a.shape))
+        for a, s in zip(flat, cached.in_specs_flat, strict=True)
+        if trace_mod.is_array_leaf(a)
+    )
+    n_leaves = sum(
+        trace_mod.is_array_leaf(v) for v in jax.tree_util.tree_leaves((tuple(args), dict(kwargs)))
+    )
+    if len(specs) != n_leaves:  # never seen; refuse rather than pair specs with wrong leaves
+        raise ValueError("could not read pmap's layout of these arguments")
     name = str(cached.mesh.axis_names[0])
     return PmapLayout(cached.mesh, name, "" if name == INTERNAL_AXIS else name, specs)
 

@@ -131,7 +131,7 @@ export interface Trace {
   ran: boolean;
   /** How many leaves / records beyond those sent were left out (a bounded payload). */
   left_out: LeftOut;
-  /** The jaxpr of the traced program as text, cut to its first wire.MAX_JAXPR characters. */
+  /** The jaxpr of the traced program as text: whole lines, wire.MAX_JAXPR characters at most. */
   jaxpr: string;
   /** Characters of the jaxpr left out (0: sent whole; the rest is in Python's view.trace.jaxpr). */
   jaxpr_cut: number;

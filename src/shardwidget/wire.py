@@ -252,7 +252,8 @@ class Trace(TypedDict):
     left_out: LeftOut
     """How many leaves and records beyond the MAX_LEAVES / MAX_RECORDS sent were left out."""
     jaxpr: str
-    """The jaxpr of the traced program, its first MAX_JAXPR characters ("" before a compile)."""
+    """The jaxpr of the traced program: whole lines, MAX_JAXPR characters at most ("" before a
+    compile)."""
     jaxpr_cut: int
     """Characters of the jaxpr left out (0 when it was sent whole)."""
 
@@ -667,8 +668,8 @@ def trace(
         _leaf(lf.path, lf.layout, lf.local_shape, key=key, note=_at(notes_out, i))
         for i, lf in enumerate(outs)
     ]
-    out["jaxpr"] = res.jaxpr[:MAX_JAXPR]
-    out["jaxpr_cut"] = max(0, len(res.jaxpr) - MAX_JAXPR)
+    out["jaxpr"] = _cut_lines(res.jaxpr, MAX_JAXPR)
+    out["jaxpr_cut"] = len(res.jaxpr) - len(out["jaxpr"])
     out["left_out"] = {
         "inputs": len(res.input_leaves) - len(ins),
         "outputs": len(res.output_leaves) - len(outs),
@@ -710,6 +711,15 @@ def trace(
         out["status"] = "error"
         out["message"] = f"compiled, but the run failed: {res.run_error}"
     return out
+
+
+def _cut_lines(text: str, limit: int) -> str:
+    """text's first ``limit`` characters at most, ending at a whole line where one fits."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    end = head.rfind("\n")
+    return head[:end] if end > 0 else head
 
 
 def _at(notes: Sequence[str], i: int) -> str:

@@ -232,6 +232,7 @@ def test_pmap_vmap_notebook_shows_the_story(kernel_env: None) -> None:
     assert "output type: float32[8@pmap,1250]" in pv
     assert "same as jax.pmap: True" in pv and "same devices as jax.pmap: True" in pv
     assert "dimension 0 mapped over 8 devices" in pv
+    assert "the body sees shape (1250, 3)" in pv  # the tutorial's f_pmap: (d, v) -> (v,)
     plain = _plain(out["view-pmap-vmap"])
     assert "(pmap), mesh {'pmap': 8}" in plain
     assert "_internal_pmap_axis_name" not in plain, "pmap's layout should read in words"

@@ -127,10 +127,12 @@ def test_in_axes_and_out_axes_other_than_zero() -> None:
     assert v.error == ""
     check_against_pmap(v, f, x)
     assert v.trace.notes["in"] == [
-        ("pmap: dimension 1 mapped over 8 devices (pmap's unnamed axis), one slice per device")
+        "pmap: dimension 1 mapped over 8 devices (pmap's unnamed axis), one slice per device; "
+        "the body sees shape (3,)"
     ]
     assert v.trace.notes["out"] == [
-        "pmap: dimension 1 stacks the 8 devices' results (pmap's unnamed axis), one per device"
+        "pmap: dimension 1 stacks the 8 devices' results (pmap's unnamed axis), one per device; "
+        "each body returns (3,)"
     ]
 
 
@@ -151,8 +153,10 @@ def test_unnamed_axis_is_labelled_in_words() -> None:
     assert v.axis_names == ["pmap"]  # what the view calls it
     notes = v.trace.notes["in"] + v.trace.notes["out"]
     assert notes == [
-        "pmap: dimension 0 mapped over 8 devices (pmap's unnamed axis), one slice per device",
-        "pmap: dimension 0 stacks the 8 devices' results (pmap's unnamed axis), one per device",
+        "pmap: dimension 0 mapped over 8 devices (pmap's unnamed axis), one slice per device; "
+        "the body sees shape (4,)",
+        "pmap: dimension 0 stacks the 8 devices' results (pmap's unnamed axis), one per device; "
+        "each body returns (4,)",
     ]
     text = repr(v)
     assert INTERNAL_AXIS not in text
@@ -237,7 +241,7 @@ def test_out_axes_none_static_and_keyword_arguments() -> None:
     v = ShardView(h, X8)
     check_against_pmap(v, h, X8)
     assert v.trace.notes["out"] == [
-        "pmap: one value, the same on each of the 8 devices (out_axes=None)"
+        "pmap: one value, the same on each of the 8 devices (out_axes=None); each body returns (4,)"
     ]
     s = jax.pmap(lambda a, n: a * n, static_broadcasted_argnums=1)
     v = ShardView(s, X8, 3)

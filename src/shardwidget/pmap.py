@@ -109,19 +109,22 @@ def pmap_layout(f: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, An
     return PmapLayout(cached.mesh, name, "" if name == INTERNAL_AXIS else name, specs)
 
 
-def leaf_note(spec: spec_mod.NormSpec, lay: PmapLayout, side: str) -> str:
-    """pmap's layout of one leaf in words (instead of its internal axis name)."""
+def leaf_note(spec: spec_mod.NormSpec, shape: Sequence[int], lay: PmapLayout, side: str) -> str:
+    """pmap's layout of one leaf in words (instead of its internal axis name), with the shape
+    pmap's body sees (inputs) or returns (outputs) on each device."""
     n = lay.size
     dims = [d for d, entry in enumerate(spec) if lay.axis_name in entry]
+    body = tuple(int(k) for i, k in enumerate(shape) if i not in dims[:1])
+    sees = f"; the body sees shape {body}" if side == "in" else f"; each body returns {body}"
     over = f" (axis {lay.user_axis!r})" if lay.user_axis else " (pmap's unnamed axis)"
     if not dims:
         if side == "in":
-            return f"pmap: the same whole value on each of the {n} devices (in_axes=None)"
-        return f"pmap: one value, the same on each of the {n} devices (out_axes=None)"
+            return f"pmap: the same whole value on each of the {n} devices (in_axes=None){sees}"
+        return f"pmap: one value, the same on each of the {n} devices (out_axes=None){sees}"
     d = dims[0]
     if side == "in":
-        return f"pmap: dimension {d} mapped over {n} devices{over}, one slice per device"
-    return f"pmap: dimension {d} stacks the {n} devices' results{over}, one per device"
+        return f"pmap: dimension {d} mapped over {n} devices{over}, one slice per device{sees}"
+    return f"pmap: dimension {d} stacks the {n} devices' results{over}, one per device{sees}"
 
 
 FIXED = (
@@ -218,9 +221,12 @@ class PmapTraced(trace_mod.Traced):
         closed = jax.make_jaxpr(self._named)(*self._structs(state, self.pmap.mesh))
         res.jaxpr = trace_mod.jaxpr_text(closed)
         res.notes = {
-            "in": [leaf_note(s, self.pmap, "in") for s in self.pmap.in_specs],
+            "in": [
+                leaf_note(s, lf.shape, self.pmap, "in")
+                for s, lf in zip(self.pmap.in_specs, self.leaves, strict=True)
+            ],
             "out": [
-                leaf_note(spec_mod.normalize(tuple(sh.spec), len(shape)), self.pmap, "out")
+                leaf_note(spec_mod.normalize(tuple(sh.spec), len(shape)), shape, self.pmap, "out")
                 if hasattr(sh, "spec")
                 else ""
                 for sh, shape in zip(res.out_shardings, res.out_shapes, strict=True)

@@ -2305,8 +2305,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 37.8,
-  "run_ms": 3.8,
+  "compile_ms": 162.8,
+  "run_ms": 6.6,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -3181,8 +3181,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 23.9,
-  "run_ms": 1.2,
+  "compile_ms": 29.4,
+  "run_ms": 4.4,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -3774,7 +3774,7 @@ export const functionPmap8: FunctionModel = {
      "replication": 1,
      "note": ""
     },
-    "note": "pmap: dimension 0 mapped over 8 devices (axis 'i'), one slice per device"
+    "note": "pmap: dimension 0 mapped over 8 devices (axis 'i'), one slice per device; the body sees shape (4,)"
    }
   ],
   "outputs": [
@@ -3983,7 +3983,7 @@ export const functionPmap8: FunctionModel = {
      "replication": 1,
      "note": ""
     },
-    "note": "pmap: dimension 0 stacks the 8 devices' results (axis 'i'), one per device"
+    "note": "pmap: dimension 0 stacks the 8 devices' results (axis 'i'), one per device; each body returns (4,)"
    }
   ],
   "constraints": [],
@@ -4014,8 +4014,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 39.9,
-  "run_ms": 1.4,
+  "compile_ms": 49.0,
+  "run_ms": 1.2,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -4024,7 +4024,7 @@ export const functionPmap8: FunctionModel = {
    "constraints": 0,
    "collectives": 0
   },
-  "jaxpr": "{ lambda ; a:f32[8,4]. let\n    b:f32[8,4] = jit[\n      name=_fun\n      ctx_mesh=Mesh('i': 8, axis_types=(Auto,))\n      jaxpr={ lambda ; a:f32[8,4]. let\n          b:f32[8,4] = shard_map[\n            check_vma=False\n            in_specs=(P('i',),)\n            jaxpr={ lambda ; c:f32[1,4]. let\n                d:f32[4] = squeeze[dimensions=(0,)] c\n                e:f32[4] = psum[axes=('i',) axis_index_groups=None] d\n                f:f32[4] = mul e d\n                g:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] f\n              in (g,) }\n            mesh=Mesh('i': 8, axis_types=(Auto,))\n            newly_manual_axes=frozenset({'i'})\n            out_specs=(P('i',),)\n          ] a\n        in (b,) }\n    ] a\n  in (b,) }",
+  "jaxpr": "{ lambda ; a:f32[8,4]. let\n    b:f32[8,4] = jit[\n      name=_fun\n      jaxpr={ lambda ; a:f32[8,4]. let\n          b:f32[8,4] = shard_map[\n            check_vma=False\n            in_specs=(P('i',),)\n            jaxpr={ lambda ; c:f32[1,4]. let\n                d:f32[4] = squeeze[dimensions=(0,)] c\n                e:f32[4] = psum[axes=('i',) axis_index_groups=None] d\n                f:f32[4] = mul e d\n                g:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] f\n              in (g,) }\n            mesh=Mesh('i': 8, axis_types=(Auto,))\n            newly_manual_axes=frozenset({'i'})\n            out_specs=(P('i',),)\n          ] a\n        in (b,) }\n    ] a\n  in (b,) }",
   "jaxpr_cut": 0
  },
  "_trace_stats": {

@@ -212,3 +212,47 @@ def test_functions_notebook_shows_the_story(kernel_env: None) -> None:
     assert "outputs agree: True" in three
     assert three.count("all-reduce over x") == 3
     assert "shard_map" in _plain(out["compare"])
+
+
+@pytest.mark.slow
+def test_pmap_vmap_notebook_shows_the_story(kernel_env: None) -> None:
+    nb = _execute(EXAMPLES / "03_pmap_vmap.ipynb")
+    out = {c.get("id"): c for c in nb.cells if c.cell_type == "code"}
+
+    assert "CpuDevice(id=7)" in _plain(out["imports"]), "8 simulated devices were not created"
+    # vmap under jit: the whole batch on every device, no communication.
+    vm = _stream(out["view-vmap"])
+    assert "output type: float32[8]\n" in vm and "replication: 8" in vm
+    assert "collectives: []" in vm
+    assert "ShardView of dot (jit)" in _plain(out["view-vmap"])
+    # pmap refuses a mapped axis larger than the device count; the view says the same.
+    assert "same message: True" in _stream(out["pmap-too-big"])
+    # pmap(vmap(dot)): one slice per device, as jax.pmap itself lays it out.
+    pv = _stream(out["view-pmap-vmap"])
+    assert "output type: float32[8@pmap,1250]" in pv
+    assert "same as jax.pmap: True" in pv and "same devices as jax.pmap: True" in pv
+    assert "dimension 0 mapped over 8 devices" in pv
+    assert "the body sees shape (1250, 3)" in pv  # the tutorial's f_pmap: (d, v) -> (v,)
+    plain = _plain(out["view-pmap-vmap"])
+    assert "(pmap), mesh {'pmap': 8}" in plain
+    assert "_internal_pmap_axis_name" not in plain, "pmap's layout should read in words"
+    # The jaxpr is JAX's own, and pmap is jit of shard_map now.
+    jx = _stream(out["jaxpr"])
+    assert "same as jax.make_jaxpr: True" in jx
+    assert "shard_map[" in jx and "xla_pmap" not in jx and "\x1b[" not in jx
+    # vmap vs pmap side by side: the tutorial's four versions agree; pmap's is one per device.
+    cmp = _stream(out["compare"])
+    assert "outputs agree: True" in cmp
+    assert "modes: ['jit', 'pmap', 'pmap', 'pmap']" in cmp
+    assert "[['float32[8]'], ['float32[8@pmap]'], ['float32[8@pmap]'], ['float32[8@pmap]']]" in cmp
+    # Tutorial 004: the convolution on every device, w broadcast, and a psum over 'p'.
+    assert "same as numpy: True" in _stream(out["view-convolve"])
+    bc = _stream(out["view-broadcast"])
+    assert "the same whole value on each of the 8 devices (in_axes=None)" in bc
+    assert "same as numpy: True" in bc
+    ps = _stream(out["view-psum"])
+    assert "all-reduce over ('p',)" in ps
+    assert "collectives match pmap's HLO: True" in ps and "same as jax.pmap: True" in ps
+    # Today's way: shardings in the jaxpr's types under Explicit axes.
+    ex = _stream(out["view-explicit"])
+    assert "a:f32[8@x,3] b:f32[8@x,3]" in ex and "output type: float32[8@x]" in ex

@@ -64,6 +64,9 @@ def views(n: int) -> dict[str, Any]:
     out["functionShardMap8"] = traits(
         ShardView(psum_rows, a, mode="shard_map", in_specs=[P("x", None)], out_specs=[P()])
     )
+    # A pmap'd function: pmap's own mesh over axis "i", its leaves labelled in words.
+    pmapped = jax.pmap(lambda r: jax.lax.psum(r, "i") * r, axis_name="i")
+    out["functionPmap8"] = traits(ShardView(pmapped, np.arange(n * 4.0).reshape(n, 4)))
     return out
 
 

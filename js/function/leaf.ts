@@ -181,7 +181,8 @@ export class LeafCard {
       const rep = l.replication > 1 ? ` · each element on ${l.replication} devices` : "";
       facts.append(
         mk("span", "sw-tr-bytes", `${formatBytes(l.bytes_per_device)} per device${rep}`),
-      );
+      );      // pmap's layout in words: its spec may name pmap's internal axis.
+      if (leaf.note) facts.append(mk("span", "sw-tr-note", leaf.note));
     }
     this.head.replaceChildren(...(leaf ? [top, facts] : [top]));
   }
@@ -252,7 +253,9 @@ export class LeafCard {
       } else {
         const chose = doc.createElement("span");
         chose.className = "sw-tr-chose";
-        chose.textContent = leaf ? `XLA chose ${leaf.spec_str}` : "";
+        // pmap's out_axes fix its outputs' layout; in jit mode XLA picks it.
+        const who = inp.mode === "pmap" ? "pmap's out_axes give" : "XLA chose";
+        chose.textContent = leaf ? `${who} ${leaf.spec_str}` : "";
         nodes.push(chose);
       }
     }

@@ -36,6 +36,16 @@ const FUNCTION_CSS = `
 .shardwidget .sw-tr-local { font-family: var(--sw-mono); font-size: 12px; color: var(--sw-fg); }
 .shardwidget .sw-tr-local.sw-tr-headline { font-size: 14px; font-weight: 700; }
 .shardwidget .sw-tr-facts { display: flex; flex-wrap: wrap; align-items: center; gap: 4px 12px; font-size: 12px; color: var(--sw-fg2); }
+.shardwidget .sw-tr-note { color: var(--sw-fg); font-style: italic; }
+/* the jaxpr panel: a <details> whose summary is a section heading */
+.shardwidget details.sw-tr-jaxpr > summary { cursor: pointer; list-style-position: inside; display: list-item; }
+.shardwidget details.sw-tr-jaxpr > summary .sw-tr-h-note { margin-left: 12px; }
+.shardwidget details.sw-tr-jaxpr:not([open]) > summary { border-bottom-style: dashed; }
+.shardwidget .sw-tr-jaxpr-text {
+  font-family: var(--sw-mono); font-size: 12px; line-height: 1.35; color: var(--sw-fg); background: var(--sw-bg2);
+  border: 1px solid var(--sw-border); border-radius: 4px; padding: 6px 8px; margin: 0;
+  max-height: 420px; overflow: auto; white-space: pre;
+}
 .shardwidget .sw-tr-leaf-ctl { display: flex; flex-wrap: wrap; align-items: center; gap: 5px 10px; margin-bottom: 4px; }
 .shardwidget .sw-tr-ctl-label { font-family: var(--sw-mono); font-size: 11.5px; color: var(--sw-fg2); }
 .shardwidget .sw-tr-chose { font-family: var(--sw-mono); font-size: 12px; color: var(--sw-fg2); }

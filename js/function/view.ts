@@ -23,6 +23,7 @@ import {
   renderConstraints,
   renderMemory,
 } from "./collectives";
+import { JaxprPanel } from "./jaxpr";
 import { formatCount, formatMs, plural } from "../shared/text";
 import { el as mk } from "../shared/dom";
 
@@ -32,6 +33,7 @@ const MODE_NOTE = {
   jit: "jit: XLA splits the whole-array program over the devices and adds the communication it needs.",
   shard_map:
     "shard_map: the body runs once per device on its local block; devices talk only where the body says so (psum, all_gather, …).",
+  pmap: "pmap: the body runs once per device on one slice of the mapped dimension; pmap fixes the mesh and the layout.",
 };
 
 /** Leaf cards drawn per side at most (the kernel sends geometry for as many: wire MAX_LEAVES). */
@@ -64,6 +66,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
   private comm: Section;
   private cons: Section;
   private mem: Section;
+  private jaxpr: JaxprPanel;
   private inCards: LeafCard[] = [];
   private outCards: LeafCard[] = [];
   /** The last trace with compiled leaves: shown while a newer one failed. */
@@ -102,6 +105,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     this.comm = this.section("Communication");
     this.cons = this.section("Sharding constraints in the function");
     this.mem = this.section("Memory and compute per device");
+    this.jaxpr = new JaxprPanel(doc);
     this.root.append(
       header,
       this.meshControls.el,
@@ -110,6 +114,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
       this.comm.el,
       this.cons.el,
       this.mem.el,
+      this.jaxpr.el,
     );
     el.append(this.root);
 
@@ -221,7 +226,12 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     const fn = mk(doc, "code", "sw-typeof sw-tr-fn", options?.fn_name || "function");
     fn.title = "the function";
     const modeTag = mk(doc, "span", "sw-tag sw-tag-accent sw-tr-mode", mode);
-    modeTag.title = mode === "shard_map" ? "jax.shard_map over the mesh" : "jax.jit with shardings";
+    modeTag.title =
+      mode === "shard_map"
+        ? "jax.shard_map over the mesh"
+        : mode === "pmap"
+          ? "jax.pmap: jit of shard_map over pmap's own mesh"
+          : "jax.jit with shardings";
     const kids: HTMLElement[] = [fn, modeTag];
     for (const s of options?.static_args ?? []) {
       const tag = mk(doc, "span", "sw-tag sw-tag-code", s);
@@ -325,7 +335,9 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     this.outputs.title.textContent = `Outputs (${allOut}${more(allOut, nOut)})`;
     this.outputs.note.textContent = sm
       ? "out_specs: how the devices' local results form each output"
-      : "as XLA laid them out, with each device's data";
+      : mode === "pmap"
+        ? "as pmap stacks the devices' results, with each device's data"
+        : "as XLA laid them out, with each device's data";
   }
 
   /** The cards for n leaves: the same ones while n is unchanged (updated in place), else new
@@ -343,6 +355,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     const doc = this.doc;
     const compiled = !!shown && (shown.inputs.length > 0 || shown.outputs.length > 0);
     for (const s of [this.comm, this.cons, this.mem]) s.el.hidden = !compiled;
+    this.jaxpr.update(compiled ? shown : null);
     if (!shown || !compiled) return;
     const cut = shown.left_out?.collectives ?? 0;
     this.comm.note.textContent =
@@ -364,6 +377,11 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
   override request(state: TraceState): void {
     if (this.options?.static) return; // a saved page, or several processes: no re-compile here
     super.request(state);
+  }
+
+  /** The jaxpr panel (tests). */
+  get jaxprPanel(): JaxprPanel {
+    return this.jaxpr;
   }
 
   get cards(): { inputs: LeafCard[]; outputs: LeafCard[] } {

@@ -44,6 +44,9 @@ export interface TraceDef {
   compile_ms?: number;
   run_ms?: number;
   run_disabled?: string;
+  /** The jaxpr text the kernel sends (wire Trace.jaxpr) and the characters cut from it. */
+  jaxpr?: string;
+  jaxpr_cut?: number;
 }
 
 export interface TraceFixture {
@@ -175,6 +178,7 @@ function leafOf(
     spec_str: l.spec_str,
     local_shape: local ?? shard,
     layout: l,
+    note: "",
   };
 }
 
@@ -211,6 +215,8 @@ export function buildTrace(def: TraceDef, s: TraceState, key: number): { trace: 
     cached: false,
     ran,
     left_out: { inputs: 0, outputs: 0, constraints: 0, collectives: 0 },
+    jaxpr: def.jaxpr ?? "",
+    jaxpr_cut: def.jaxpr_cut ?? 0,
   };
   const arange = (shape: number[]) => (idx: number[]) => idx.reduce((acc, v, k) => acc * shape[k] + v, 0);
   const stats: TraceStats = {
@@ -460,6 +466,8 @@ export function fxTraceErrorInitial(): TraceFixture {
     cached: false,
     ran: false,
     left_out: { inputs: 0, outputs: 0, constraints: 0, collectives: 0 },
+    jaxpr: "",
+    jaxpr_cut: 0,
   };
   f.stats = { key: 1, outputs: [] };
   f.options.outputs = [];

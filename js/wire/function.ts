@@ -9,7 +9,8 @@
 // Messages (TraceRequestMsg and its ResultMsg): messages.ts.
 import type { AxisType, Layout, SpecEntry, Stats } from "./array";
 
-export type TraceMode = "jit" | "shard_map";
+/** "pmap": a jax.pmap'd function, on pmap's own mesh and layout (fixed: options.static). */
+export type TraceMode = "jit" | "shard_map" | "pmap";
 
 export interface TraceState {
   mesh_shape: number[];
@@ -84,6 +85,8 @@ export interface TraceLeaf extends LeafInfo {
   local_shape: number[];
   /** Full geometry, the same object an array view gets as _layout (key as in Trace.key). */
   layout: Layout;
+  /** The layout in words where the spec alone would mislead (a pmap'd function's); "" else. */
+  note: string;
 }
 
 export interface Constraint {
@@ -128,6 +131,10 @@ export interface Trace {
   ran: boolean;
   /** How many leaves / records beyond those sent were left out (a bounded payload). */
   left_out: LeftOut;
+  /** The jaxpr of the traced program as text: whole lines, wire.MAX_JAXPR characters at most. */
+  jaxpr: string;
+  /** Characters of the jaxpr left out (0: sent whole; the rest is in Python's view.trace.jaxpr). */
+  jaxpr_cut: number;
 }
 
 export interface LeftOut {

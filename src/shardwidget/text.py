@@ -166,8 +166,11 @@ def render_trace(
         return "\n".join(lines)
     for side, leaves in (("inputs", res.input_leaves), ("outputs", res.output_leaves)):
         lines.append(f"  {side}:")
-        for lf in leaves:
+        notes = res.notes.get("in" if side == "inputs" else "out", [])
+        for i, lf in enumerate(leaves):
             lines.append(f"    {lf.path:<12} {lf.layout.typeof:<28} local {lf.local_shape}")
+            if i < len(notes) and notes[i]:  # a pmap'd function's layout, in words
+                lines.append(f"      {notes[i]}")
     for k in res.constraints:
         lines.append(f"  constraint: {k.kind} {k.spec_text} on {k.dtype}{list(k.shape)}")
     if res.collectives:

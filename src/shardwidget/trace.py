@@ -189,6 +189,12 @@ class TraceResult:
     """Whether the compiled function ran (its outputs can be re-created)."""
     out_layouts: list[Layout] | None = field(default=None, repr=False)
     """The computed outputs' layouts, when the function ran."""
+    jaxpr: str = field(default="", repr=False)
+    """The jaxpr of the traced program as text (``str(jax.make_jaxpr(f)(*args))`` for the
+    arguments laid out; Explicit axes show in its types, e.g. ``f32[8@x,4]``)."""
+    notes: dict[str, list[str]] = field(default_factory=dict, repr=False)
+    """{"in": [...], "out": [...]}: a line in words per leaf where the layout needs one
+    (pmap's); empty otherwise."""
     rerun: Callable[[TraceResult], tuple[list[Any], list[Any]]] | None = field(
         default=None, repr=False, compare=False
     )
@@ -260,6 +266,11 @@ def is_array_leaf(x: Any) -> bool:
     import jax
 
     return isinstance(x, jax.Array | np.ndarray | jax.ShapeDtypeStruct)
+
+
+def jaxpr_text(jaxpr: Any) -> str:
+    """A jaxpr as ``str(jaxpr)`` prints it, without the colour codes JAX adds in a notebook."""
+    return str(jaxpr.pretty_print(use_color=False))
 
 
 def clean_error(e: BaseException) -> str:
@@ -687,6 +698,7 @@ class Traced:
             in_paths=[lf.path for lf in self.leaves],
             out_paths=self.out_paths(state),
             compile_ms=compile_ms,
+            jaxpr=jaxpr_text(traced.jaxpr),
         )
 
     def run(self, res: TraceResult) -> tuple[list[Any], list[Any]] | None:

@@ -192,6 +192,8 @@ class TraceLeaf(TypedDict):
     spec_str: str
     local_shape: list[int]
     layout: LayoutWire
+    note: str
+    """The layout in words where the spec alone would mislead (a pmap'd function's); "" else."""
 
 
 class ConstraintWire(TypedDict):
@@ -249,6 +251,11 @@ class Trace(TypedDict):
     ran: bool
     left_out: LeftOut
     """How many leaves and records beyond the MAX_LEAVES / MAX_RECORDS sent were left out."""
+    jaxpr: str
+    """The jaxpr of the traced program: whole lines, MAX_JAXPR characters at most ("" before a
+    compile)."""
+    jaxpr_cut: int
+    """Characters of the jaxpr left out (0 when it was sent whole)."""
 
 
 class LeftOut(TypedDict):
@@ -298,6 +305,7 @@ THUMB_BASE, THUMB_PER_DEVICE = 4096, 144
 VALUES_BASE, VALUES_PER_DEVICE = 4096, 64
 MAX_OUTPUT_STATS = 8  # function-view leaves beyond this get no per-shard data (bounded payload)
 MAX_LEAVES = 64  # function-view leaves per side sent with their geometry (and statistics)
+MAX_JAXPR = 20_000  # characters of a function view's jaxpr text sent (the rest: view.trace.jaxpr)
 MAX_RECORDS = 256  # collectives / sharding constraints sent, at most
 
 
@@ -605,7 +613,9 @@ def trace_options(
     }
 
 
-def _leaf(path: str, lay: Layout, local_shape: Sequence[int], *, key: int) -> TraceLeaf:
+def _leaf(
+    path: str, lay: Layout, local_shape: Sequence[int], *, key: int, note: str = ""
+) -> TraceLeaf:
     return {
         "path": path,
         "shape": list(lay.shape),
@@ -614,6 +624,7 @@ def _leaf(path: str, lay: Layout, local_shape: Sequence[int], *, key: int) -> Tr
         "spec_str": lay.spec_text,
         "local_shape": list(local_shape),
         "layout": layout(lay, key=key, source="original", note="", local_process=0),
+        "note": note,
     }
 
 
@@ -642,12 +653,23 @@ def trace(
         "cached": False,
         "ran": False,
         "left_out": {"inputs": 0, "outputs": 0, "constraints": 0, "collectives": 0},
+        "jaxpr": "",
+        "jaxpr_cut": 0,
     }
     if res is None:
         return out
     ins, outs = res.input_leaves[:MAX_LEAVES], res.output_leaves[:MAX_LEAVES]
-    out["inputs"] = [_leaf(lf.path, lf.layout, lf.local_shape, key=key) for lf in ins]
-    out["outputs"] = [_leaf(lf.path, lf.layout, lf.local_shape, key=key) for lf in outs]
+    notes_in, notes_out = res.notes.get("in", []), res.notes.get("out", [])
+    out["inputs"] = [
+        _leaf(lf.path, lf.layout, lf.local_shape, key=key, note=_at(notes_in, i))
+        for i, lf in enumerate(ins)
+    ]
+    out["outputs"] = [
+        _leaf(lf.path, lf.layout, lf.local_shape, key=key, note=_at(notes_out, i))
+        for i, lf in enumerate(outs)
+    ]
+    out["jaxpr"] = _cut_lines(res.jaxpr, MAX_JAXPR)
+    out["jaxpr_cut"] = len(res.jaxpr) - len(out["jaxpr"])
     out["left_out"] = {
         "inputs": len(res.input_leaves) - len(ins),
         "outputs": len(res.output_leaves) - len(outs),
@@ -689,6 +711,19 @@ def trace(
         out["status"] = "error"
         out["message"] = f"compiled, but the run failed: {res.run_error}"
     return out
+
+
+def _cut_lines(text: str, limit: int) -> str:
+    """text's first ``limit`` characters at most, ending at a whole line where one fits."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    end = head.rfind("\n")
+    return head[:end] if end > 0 else head
+
+
+def _at(notes: Sequence[str], i: int) -> str:
+    return notes[i] if i < len(notes) else ""
 
 
 def trace_stats(

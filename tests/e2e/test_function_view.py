@@ -128,3 +128,27 @@ def test_saved_function_page_works_offline(page: Any, tmp_path: Any, x: Any) -> 
     sel = page.locator("select[data-key='in-0-dim-0']")
     assert sel.is_disabled()
     assert requests == [] and page.errors == []
+
+
+def test_pmap_view_and_its_jaxpr_panel(page: Any, tmp_path: Any) -> None:
+    """A pmap'd function in Chromium: mode pmap, leaves in words, controls off with the reason,
+    and the jaxpr panel (collapsed, then opened) showing view.trace.jaxpr."""
+    f = jax.pmap(lambda r: r / jax.lax.psum(r, "p"), axis_name="p")
+    view = ShardView(f, np.arange(1, 33, dtype=np.float32).reshape(8, 4))
+    assert view.error == "" and view.trace is not None
+    open_fn(page, tmp_path, view)
+    assert page.inner_text(".sw-tr-mode") == "pmap"
+    notes = page.eval_on_selector_all(".sw-tr-note", "els => els.map(e => e.textContent)")
+    assert notes == view.trace.notes["in"] + view.trace.notes["out"]
+    assert kinds(page) == [c.kind for c in view.trace.collectives] == ["all-reduce"]
+    assert page.eval_on_selector_all("fieldset", "es => es.map(e => e.disabled)") == [True]
+    selects = page.eval_on_selector_all(".sw-tr-leaf select", "es => es.map(e => e.disabled)")
+    assert selects and all(selects)
+    assert "pmap fixes this layout" in page.inner_text(".sw-disabled-note")
+    panel = page.locator("details.sw-tr-jaxpr")
+    assert panel.evaluate("e => e.open") is False
+    assert not page.locator(".sw-tr-jaxpr-text").is_visible()
+    page.click("details.sw-tr-jaxpr > summary")
+    assert page.locator(".sw-tr-jaxpr-text").is_visible()
+    assert page.inner_text(".sw-tr-jaxpr-text") == view.trace.jaxpr
+    panel.screenshot(path=str(ARTIFACTS / "pmap_jaxpr_panel.png"))

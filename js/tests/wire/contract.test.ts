@@ -84,6 +84,7 @@ describe("real function payloads from Python", () => {
   for (const [name, state] of [
     ["function8", gen.function8],
     ["functionShardMap8", gen.functionShardMap8],
+    ["functionPmap8", gen.functionPmap8],
   ] as const) {
     it(`${name}: a card per input and output, the collectives XLA inserted`, async () => {
       const el = draw(state);
@@ -93,6 +94,33 @@ describe("real function payloads from Python", () => {
       for (const leaf of [...state._trace.inputs, ...state._trace.outputs]) expect(text).toContain(leaf.path);
       for (const c of state._trace.collectives) expect(text).toContain(c.kind);
       expect(state._trace.status).toBe("ok");
+      // The jaxpr panel carries the program JAX traced (collapsed until opened).
+      const panel = el.querySelector<HTMLDetailsElement>("details.sw-tr-jaxpr")!;
+      expect(panel.hidden).toBe(false);
+      expect(panel.open).toBe(false);
+      expect(panel.querySelector("pre")!.textContent).toBe(state._trace.jaxpr);
+      expect(state._trace.jaxpr).toMatch(/^\{ lambda /);
     });
   }
+
+  it("functionPmap8: pmap's mode, its collectives over the user's axis, leaves in words", async () => {
+    const state = gen.functionPmap8;
+    const el = draw(state);
+    await settle();
+    expect(state.mode).toBe("pmap");
+    expect(state.axis_names).toEqual(["i"]);
+    expect(state._trace.collectives.map((c) => [c.kind, c.axes])).toEqual([["all-reduce", ["i"]]]);
+    expect(el.querySelector(".sw-tr-mode")!.textContent).toBe("pmap");
+    const notes = [...el.querySelectorAll(".sw-tr-note")].map((n) => n.textContent);
+    expect(notes).toEqual([state._trace.inputs[0].note, state._trace.outputs[0].note]);
+    expect(notes[0]).toContain("mapped over 8 devices");
+    // pmap fixes the layout: every selector is disabled, with the reason as its title.
+    const selects = [...el.querySelectorAll<HTMLSelectElement>(".sw-tr-leaf select")];
+    expect(selects.length).toBeGreaterThan(0);
+    for (const s of selects) expect(s.disabled).toBe(true);
+    expect(state._trace.jaxpr).toContain("shard_map");
+    expect(el.querySelector(".sw-tr-chose")!.textContent).toBe(
+      `pmap's out_axes give ${state._trace.outputs[0].spec_str}`,
+    );
+  });
 });

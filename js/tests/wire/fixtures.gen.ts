@@ -1885,7 +1885,8 @@ export const function8: FunctionModel = {
      "logical_bytes": 512,
      "replication": 1,
      "note": ""
-    }
+    },
+    "note": ""
    },
    {
     "path": "b",
@@ -2038,7 +2039,8 @@ export const function8: FunctionModel = {
      "logical_bytes": 128,
      "replication": 2,
      "note": ""
-    }
+    },
+    "note": ""
    }
   ],
   "outputs": [
@@ -2165,7 +2167,8 @@ export const function8: FunctionModel = {
      "logical_bytes": 256,
      "replication": 4,
      "note": ""
-    }
+    },
+    "note": ""
    },
    {
     "path": "out['total']",
@@ -2255,7 +2258,8 @@ export const function8: FunctionModel = {
      "logical_bytes": 4,
      "replication": 8,
      "note": ""
-    }
+    },
+    "note": ""
    }
   ],
   "constraints": [],
@@ -2274,7 +2278,7 @@ export const function8: FunctionModel = {
     "group_size": 4,
     "n_groups": 2,
     "op_name": "jit(matmul)/dot_general",
-    "source": "wire_fixtures.py:93",
+    "source": "wire_fixtures.py:57",
     "groups_text": "[2,4]<=[8]"
    },
    {
@@ -2288,7 +2292,7 @@ export const function8: FunctionModel = {
     "group_size": 2,
     "n_groups": 4,
     "op_name": "jit(matmul)/reduce_sum",
-    "source": "wire_fixtures.py:93",
+    "source": "wire_fixtures.py:57",
     "groups_text": "mesh['axis_0'=2,'axis_1'=1,'axis_2'=4] {'axis_0'}"
    }
   ],
@@ -2301,8 +2305,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 39.2,
-  "run_ms": 4.4,
+  "compile_ms": 162.8,
+  "run_ms": 6.6,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -2310,7 +2314,9 @@ export const function8: FunctionModel = {
    "outputs": 0,
    "constraints": 0,
    "collectives": 0
-  }
+  },
+  "jaxpr": "{ lambda ; a:f32[16,8] b:f32[8,4]. let\n    c:f32[16,4] = dot_general[\n      dimension_numbers=(([1], [0]), ([], []))\n      preferred_element_type=float32\n    ] a b\n    d:f32[16,4] = dot_general[\n      dimension_numbers=(([1], [0]), ([], []))\n      preferred_element_type=float32\n    ] a b\n    e:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] d\n  in (c, e) }",
+  "jaxpr_cut": 0
  },
  "_trace_stats": {
   "key": 1,
@@ -3028,7 +3034,8 @@ export const functionShardMap8: FunctionModel = {
      "logical_bytes": 512,
      "replication": 4,
      "note": ""
-    }
+    },
+    "note": ""
    }
   ],
   "outputs": [
@@ -3141,7 +3148,8 @@ export const functionShardMap8: FunctionModel = {
      "logical_bytes": 256,
      "replication": 8,
      "note": ""
-    }
+    },
+    "note": ""
    }
   ],
   "constraints": [],
@@ -3160,7 +3168,7 @@ export const functionShardMap8: FunctionModel = {
     "group_size": 2,
     "n_groups": 4,
     "op_name": "jit(psum_rows)/shard_map/psum_invariant",
-    "source": "wire_fixtures.py:98",
+    "source": "wire_fixtures.py:62",
     "groups_text": "{{0,4},{1,5},{2,6},{3,7}}"
    }
   ],
@@ -3173,8 +3181,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 25.3,
-  "run_ms": 1.9,
+  "compile_ms": 29.4,
+  "run_ms": 4.4,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -3182,7 +3190,9 @@ export const functionShardMap8: FunctionModel = {
    "outputs": 0,
    "constraints": 0,
    "collectives": 0
-  }
+  },
+  "jaxpr": "{ lambda ; a:f32[16,8]. let\n    b:f32[8,8] = shard_map[\n      check_vma=True\n      in_specs=(P('x', None),)\n      jaxpr={ lambda ; c:f32[8,8]{V:x}. let\n          d:f32[8,8] = psum_invariant[axes=('x',)] c\n        in (d,) }\n      mesh=Mesh('x': 2, 'y': 4, axis_types=(Auto, Auto))\n      newly_manual_axes=frozenset({'x', 'y'})\n      out_specs=(P(None, None),)\n    ] a\n  in (b,) }",
+  "jaxpr_cut": 0
  },
  "_trace_stats": {
   "key": 1,
@@ -3272,6 +3282,1021 @@ export const functionShardMap8: FunctionModel = {
     ],
     "vmin": 1.0,
     "vmax": 1.0
+   }
+  ]
+ }
+};
+
+export const functionPmap8: FunctionModel = {
+ "_kind": "function",
+ "mode": "pmap",
+ "mesh_shape": [
+  8
+ ],
+ "axis_names": [
+  "i"
+ ],
+ "axis_types": [
+  "auto"
+ ],
+ "in_specs": [
+  [
+   "i",
+   null
+  ]
+ ],
+ "out_specs": [
+  null
+ ],
+ "error": "",
+ "busy": false,
+ "_trace_options": {
+  "n_devices": 8,
+  "platform": "cpu",
+  "factorizations": {
+   "1": [
+    [
+     8
+    ]
+   ],
+   "2": [
+    [
+     1,
+     8
+    ],
+    [
+     2,
+     4
+    ],
+    [
+     4,
+     2
+    ],
+    [
+     8,
+     1
+    ]
+   ],
+   "3": [
+    [
+     1,
+     1,
+     8
+    ],
+    [
+     1,
+     2,
+     4
+    ],
+    [
+     1,
+     4,
+     2
+    ],
+    [
+     1,
+     8,
+     1
+    ],
+    [
+     2,
+     1,
+     4
+    ],
+    [
+     2,
+     2,
+     2
+    ],
+    [
+     2,
+     4,
+     1
+    ],
+    [
+     4,
+     1,
+     2
+    ],
+    [
+     4,
+     2,
+     1
+    ],
+    [
+     8,
+     1,
+     1
+    ]
+   ],
+   "4": [
+    [
+     1,
+     1,
+     1,
+     8
+    ],
+    [
+     1,
+     1,
+     2,
+     4
+    ],
+    [
+     1,
+     1,
+     4,
+     2
+    ],
+    [
+     1,
+     1,
+     8,
+     1
+    ],
+    [
+     1,
+     2,
+     1,
+     4
+    ],
+    [
+     1,
+     2,
+     2,
+     2
+    ],
+    [
+     1,
+     2,
+     4,
+     1
+    ],
+    [
+     1,
+     4,
+     1,
+     2
+    ],
+    [
+     1,
+     4,
+     2,
+     1
+    ],
+    [
+     1,
+     8,
+     1,
+     1
+    ],
+    [
+     2,
+     1,
+     1,
+     4
+    ],
+    [
+     2,
+     1,
+     2,
+     2
+    ],
+    [
+     2,
+     1,
+     4,
+     1
+    ],
+    [
+     2,
+     2,
+     1,
+     2
+    ],
+    [
+     2,
+     2,
+     2,
+     1
+    ],
+    [
+     2,
+     4,
+     1,
+     1
+    ],
+    [
+     4,
+     1,
+     1,
+     2
+    ],
+    [
+     4,
+     1,
+     2,
+     1
+    ],
+    [
+     4,
+     2,
+     1,
+     1
+    ],
+    [
+     8,
+     1,
+     1,
+     1
+    ]
+   ]
+  },
+  "memory_kinds": [
+   "device",
+   "pinned_host",
+   "unpinned_host"
+  ],
+  "mode": "pmap",
+  "fn_name": "pmap(<lambda>)",
+  "inputs": [
+   {
+    "path": "r",
+    "shape": [
+     8,
+     4
+    ],
+    "dtype": "float32"
+   }
+  ],
+  "outputs": [
+   {
+    "path": "out",
+    "shape": [
+     8,
+     4
+    ],
+    "dtype": "float32"
+   }
+  ],
+  "static_args": [],
+  "original": {
+   "mesh_shape": [
+    8
+   ],
+   "axis_names": [
+    "i"
+   ],
+   "axis_types": [
+    "auto"
+   ],
+   "in_specs": [
+    [
+     "i",
+     null
+    ]
+   ],
+   "out_specs": [
+    null
+   ]
+  },
+  "run_disabled": "",
+  "static": "pmap fixes this layout: the mapped dimension goes one slice per device over pmap's own mesh. To try other layouts, view the function pmap wraps: ShardView(f, x, mode='shard_map') or ShardView(f, x)"
+ },
+ "_trace": {
+  "key": 1,
+  "status": "ok",
+  "message": "",
+  "mode": "pmap",
+  "inputs": [
+   {
+    "path": "r",
+    "shape": [
+     8,
+     4
+    ],
+    "dtype": "float32",
+    "typeof": "float32[8@i,4]",
+    "spec_str": "P('i', None)",
+    "local_shape": [
+     1,
+     4
+    ],
+    "layout": {
+     "key": 1,
+     "shape": [
+      8,
+      4
+     ],
+     "dtype": "float32",
+     "itemsize": 4,
+     "typeof": "float32[8@i,4]",
+     "sharding": "NamedSharding",
+     "source": "original",
+     "mesh": {
+      "axis_names": [
+       "i"
+      ],
+      "axis_sizes": [
+       8
+      ],
+      "axis_types": [
+       "auto"
+      ],
+      "device_ids": [
+       0,
+       1,
+       2,
+       3,
+       4,
+       5,
+       6,
+       7
+      ]
+     },
+     "spec": [
+      "i",
+      null
+     ],
+     "spec_str": "P('i', None)",
+     "memory_kind": "device",
+     "devices": {
+      "ids": [
+       0,
+       1,
+       2,
+       3,
+       4,
+       5,
+       6,
+       7
+      ],
+      "process": [
+       0,
+       0,
+       0,
+       0,
+       0,
+       0,
+       0,
+       0
+      ],
+      "platform": "cpu",
+      "kind": "cpu",
+      "coords": null,
+      "core_on_chip": null,
+      "local_process": 0
+     },
+     "blocks": [
+      {
+       "i": [
+        [
+         0,
+         1
+        ],
+        [
+         0,
+         4
+        ]
+       ],
+       "d": [
+        0
+       ]
+      },
+      {
+       "i": [
+        [
+         1,
+         2
+        ],
+        [
+         0,
+         4
+        ]
+       ],
+       "d": [
+        1
+       ]
+      },
+      {
+       "i": [
+        [
+         2,
+         3
+        ],
+        [
+         0,
+         4
+        ]
+       ],
+       "d": [
+        2
+       ]
+      },
+      {
+       "i": [
+        [
+         3,
+         4
+        ],
+        [
+         0,
+         4
+        ]
+       ],
+       "d": [
+        3
+       ]
+      },
+      {
+       "i": [
+        [
+         4,
+         5
+        ],
+        [
+         0,
+         4
+        ]
+       ],
+       "d": [
+        4
+       ]
+      },
+      {
+       "i": [
+        [
+         5,
+         6
+        ],
+        [
+         0,
+         4
+        ]
+       ],
+       "d": [
+        5
+       ]
+      },
+      {
+       "i": [
+        [
+         6,
+         7
+        ],
+        [
+         0,
+         4
+        ]
+       ],
+       "d": [
+        6
+       ]
+      },
+      {
+       "i": [
+        [
+         7,
+         8
+        ],
+        [
+         0,
+         4
+        ]
+       ],
+       "d": [
+        7
+       ]
+      }
+     ],
+     "bytes_per_device": 16,
+     "logical_bytes": 128,
+     "replication": 1,
+     "note": ""
+    },
+    "note": "pmap: dimension 0 mapped over 8 devices (axis 'i'), one slice per device; the body sees shape (4,)"
+   }
+  ],
+  "outputs": [
+   {
+    "path": "out",
+    "shape": [
+     8,
+     4
+    ],
+    "dtype": "float32",
+    "typeof": "float32[8@i,4]",
+    "spec_str": "P('i', None)",
+    "local_shape": [
+     1,
+     4
+    ],
+    "layout": {
+     "key": 1,
+     "shape": [
+      8,
+      4
+     ],
+     "dtype": "float32",
+     "itemsize": 4,
+     "typeof": "float32[8@i,4]",
+     "sharding": "NamedSharding",
+     "source": "original",
+     "mesh": {
+      "axis_names": [
+       "i"
+      ],
+      "axis_sizes": [
+       8
+      ],
+      "axis_types": [
+       "auto"
+      ],
+      "device_ids": [
+       0,
+       1,
+       2,
+       3,
+       4,
+       5,
+       6,
+       7
+      ]
+     },
+     "spec": [
+      "i",
+      null
+     ],
+     "spec_str": "P('i', None)",
+     "memory_kind": "device",
+     "devices": {
+      "ids": [
+       0,
+       1,
+       2,
+       3,
+       4,
+       5,
+       6,
+       7
+      ],
+      "process": [
+       0,
+       0,
+       0,
+       0,
+       0,
+       0,
+       0,
+       0
+      ],
+      "platform": "cpu",
+      "kind": "cpu",
+      "coords": null,
+      "core_on_chip": null,
+      "local_process": 0
+     },
+     "blocks": [
+      {
+       "i": [
+        [
+         0,
+         1
+        ],
+        [
+         0,
+         4
+        ]
+       ],
+       "d": [
+        0
+       ]
+      },
+      {
+       "i": [
+        [
+         1,
+         2
+        ],
+        [
+         0,
+         4
+        ]
+       ],
+       "d": [
+        1
+       ]
+      },
+      {
+       "i": [
+        [
+         2,
+         3
+        ],
+        [
+         0,
+         4
+        ]
+       ],
+       "d": [
+        2
+       ]
+      },
+      {
+       "i": [
+        [
+         3,
+         4
+        ],
+        [
+         0,
+         4
+        ]
+       ],
+       "d": [
+        3
+       ]
+      },
+      {
+       "i": [
+        [
+         4,
+         5
+        ],
+        [
+         0,
+         4
+        ]
+       ],
+       "d": [
+        4
+       ]
+      },
+      {
+       "i": [
+        [
+         5,
+         6
+        ],
+        [
+         0,
+         4
+        ]
+       ],
+       "d": [
+        5
+       ]
+      },
+      {
+       "i": [
+        [
+         6,
+         7
+        ],
+        [
+         0,
+         4
+        ]
+       ],
+       "d": [
+        6
+       ]
+      },
+      {
+       "i": [
+        [
+         7,
+         8
+        ],
+        [
+         0,
+         4
+        ]
+       ],
+       "d": [
+        7
+       ]
+      }
+     ],
+     "bytes_per_device": 16,
+     "logical_bytes": 128,
+     "replication": 1,
+     "note": ""
+    },
+    "note": "pmap: dimension 0 stacks the 8 devices' results (axis 'i'), one per device; each body returns (4,)"
+   }
+  ],
+  "constraints": [],
+  "collectives": [
+   {
+    "kind": "all-reduce",
+    "axes": [
+     "i"
+    ],
+    "shape": [
+     4
+    ],
+    "dtype": "f32",
+    "bytes": 28,
+    "group_size": 8,
+    "n_groups": 1,
+    "op_name": "jit(pmap(<lambda>))/jit(_fun)/shard_map/psum",
+    "source": "wire_fixtures.py:68",
+    "groups_text": "{{0,1,2,3,4,5,6,7}}"
+   }
+  ],
+  "memory": {
+   "argument": 16,
+   "output": 16,
+   "alias": 0,
+   "temp": 16,
+   "generated_code": 0,
+   "peak": 48
+  },
+  "flops": 8.0,
+  "compile_ms": 49.0,
+  "run_ms": 1.2,
+  "cached": false,
+  "ran": true,
+  "left_out": {
+   "inputs": 0,
+   "outputs": 0,
+   "constraints": 0,
+   "collectives": 0
+  },
+  "jaxpr": "{ lambda ; a:f32[8,4]. let\n    b:f32[8,4] = jit[\n      name=_fun\n      jaxpr={ lambda ; a:f32[8,4]. let\n          b:f32[8,4] = shard_map[\n            check_vma=False\n            in_specs=(P('i',),)\n            jaxpr={ lambda ; c:f32[1,4]. let\n                d:f32[4] = squeeze[dimensions=(0,)] c\n                e:f32[4] = psum[axes=('i',) axis_index_groups=None] d\n                f:f32[4] = mul e d\n                g:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] f\n              in (g,) }\n            mesh=Mesh('i': 8, axis_types=(Auto,))\n            newly_manual_axes=frozenset({'i'})\n            out_specs=(P('i',),)\n          ] a\n        in (b,) }\n    ] a\n  in (b,) }",
+  "jaxpr_cut": 0
+ },
+ "_trace_stats": {
+  "key": 1,
+  "outputs": [
+   {
+    "key": 1,
+    "status": "ready",
+    "message": "",
+    "blocks": [
+     [
+      0.0,
+      408.0,
+      196.0,
+      152.2629,
+      0.0,
+      0.0
+     ],
+     [
+      448.0,
+      952.0,
+      692.0,
+      188.0,
+      0.0,
+      0.0
+     ],
+     [
+      896.0,
+      1496.0,
+      1188.0,
+      223.7499,
+      0.0,
+      0.0
+     ],
+     [
+      1344.0,
+      2040.0,
+      1684.0,
+      259.5072,
+      0.0,
+      0.0
+     ],
+     [
+      1792.0,
+      2584.0,
+      2180.0,
+      295.2694,
+      0.0,
+      0.0
+     ],
+     [
+      2240.0,
+      3128.0,
+      2676.0,
+      331.0347,
+      0.0,
+      0.0
+     ],
+     [
+      2688.0,
+      3672.0,
+      3172.0,
+      366.8024,
+      0.0,
+      0.0
+     ],
+     [
+      3136.0,
+      4216.0,
+      3668.0,
+      402.5717,
+      0.0,
+      0.0
+     ]
+    ],
+    "values": b64("AAAAAAAAAAAAAAAAAABeQAAAAAAAAHBAAAAAAACAeUAAAAAAAAB8QAAAAAAAwIJAAAAAAAAAiEAAAAAAAMCNQAAAAAAAAIxAAAAAAADgkEAAAAAAAACUQAAAAAAAYJdAAAAAAAAAlUAAAAAAAGCYQAAAAAAAAJxAAAAAAADgn0AAAAAAAACcQAAAAAAA4J9AAAAAAAAAokAAAAAAADCkQAAAAAAAgKFAAAAAAACwo0AAAAAAAACmQAAAAAAAcKhAAAAAAAAApUAAAAAAAHCnQAAAAAAAAKpAAAAAAACwrEAAAAAAAICoQAAAAAAAMKtAAAAAAAAArkAAAAAAAHiwQA=="),
+    "values_offsets": [
+     0,
+     4,
+     8,
+     12,
+     16,
+     20,
+     24,
+     28
+    ],
+    "thumbs": b64("AAcPGRskLjo2QU1aUV5se2x7i5yHmKq9o7XJ3r7S6P8="),
+    "thumb_shapes": [
+     [
+      1,
+      4
+     ],
+     [
+      1,
+      4
+     ],
+     [
+      1,
+      4
+     ],
+     [
+      1,
+      4
+     ],
+     [
+      1,
+      4
+     ],
+     [
+      1,
+      4
+     ],
+     [
+      1,
+      4
+     ],
+     [
+      1,
+      4
+     ]
+    ],
+    "thumb_offsets": [
+     0,
+     4,
+     8,
+     12,
+     16,
+     20,
+     24,
+     28
+    ],
+    "thumbs_dims": [
+     0,
+     1
+    ],
+    "vmin": 0.0,
+    "vmax": 4216.0
+   }
+  ],
+  "inputs": [
+   {
+    "key": 1,
+    "status": "ready",
+    "message": "",
+    "blocks": [
+     [
+      0.0,
+      3.0,
+      1.5,
+      1.118034,
+      0.0,
+      0.0
+     ],
+     [
+      4.0,
+      7.0,
+      5.5,
+      1.118034,
+      0.0,
+      0.0
+     ],
+     [
+      8.0,
+      11.0,
+      9.5,
+      1.118034,
+      0.0,
+      0.0
+     ],
+     [
+      12.0,
+      15.0,
+      13.5,
+      1.118034,
+      0.0,
+      0.0
+     ],
+     [
+      16.0,
+      19.0,
+      17.5,
+      1.118034,
+      0.0,
+      0.0
+     ],
+     [
+      20.0,
+      23.0,
+      21.5,
+      1.118034,
+      0.0,
+      0.0
+     ],
+     [
+      24.0,
+      27.0,
+      25.5,
+      1.118034,
+      0.0,
+      0.0
+     ],
+     [
+      28.0,
+      31.0,
+      29.5,
+      1.118034,
+      0.0,
+      0.0
+     ]
+    ],
+    "values": b64("AAAAAAAAAAAAAAAAAADwPwAAAAAAAABAAAAAAAAACEAAAAAAAAAQQAAAAAAAABRAAAAAAAAAGEAAAAAAAAAcQAAAAAAAACBAAAAAAAAAIkAAAAAAAAAkQAAAAAAAACZAAAAAAAAAKEAAAAAAAAAqQAAAAAAAACxAAAAAAAAALkAAAAAAAAAwQAAAAAAAADFAAAAAAAAAMkAAAAAAAAAzQAAAAAAAADRAAAAAAAAANUAAAAAAAAA2QAAAAAAAADdAAAAAAAAAOEAAAAAAAAA5QAAAAAAAADpAAAAAAAAAO0AAAAAAAAA8QAAAAAAAAD1AAAAAAAAAPkAAAAAAAAA/QA=="),
+    "values_offsets": [
+     0,
+     4,
+     8,
+     12,
+     16,
+     20,
+     24,
+     28
+    ],
+    "thumbs": b64("AAgQGSEpMTpCSlJaY2tze4SMlJylrbW9xc7W3ubv9/8="),
+    "thumb_shapes": [
+     [
+      1,
+      4
+     ],
+     [
+      1,
+      4
+     ],
+     [
+      1,
+      4
+     ],
+     [
+      1,
+      4
+     ],
+     [
+      1,
+      4
+     ],
+     [
+      1,
+      4
+     ],
+     [
+      1,
+      4
+     ],
+     [
+      1,
+      4
+     ]
+    ],
+    "thumb_offsets": [
+     0,
+     4,
+     8,
+     12,
+     16,
+     20,
+     24,
+     28
+    ],
+    "thumbs_dims": [
+     0,
+     1
+    ],
+    "vmin": 0.0,
+    "vmax": 31.0
    }
   ]
  }

@@ -22,12 +22,15 @@ class Comparison:
     views: list[FunctionView]
     """The views compared, the first one the reference."""
     rows: list[dict[str, Any]]
-    """One dict per view: name, mode, agreement, collective_kinds, bytes_sent, peak, flops."""
+    """One dict per view: name, mode, agreement, collective_kinds, bytes_sent, peak, flops,
+    out_types (each output's jax.typeof-style type: where its pieces live, e.g. vmap's
+    ``float32[8]`` whole on every device against pmap's ``float32[8@pmap]``)."""
     agree: bool
     """True when every view's outputs match the first view's (np.allclose, rtol 1e-5)."""
 
     def _table_html(self) -> str:
         cols = ["name", "mode", "outputs", "collectives", "sent per device", "peak memory", "flops"]
+        cols.append("output types")
         head = "".join(f"<th style='text-align:left;padding:2px 8px'>{c}</th>" for c in cols)
         body = ""
         for r in self.rows:
@@ -39,6 +42,7 @@ class Comparison:
                 fmt_bytes(r["bytes_sent"]),
                 fmt_bytes(r["peak"]) if r["peak"] is not None else "—",
                 f"{r['flops']:.3g}" if r["flops"] is not None else "—",
+                ", ".join(r["out_types"]) or "—",
             ]
             body += (
                 "<tr>"
@@ -80,6 +84,7 @@ class Comparison:
                 f"{', '.join(r['collective_kinds']) or 'none':<30} "
                 f"sent {fmt_bytes(r['bytes_sent'])}"
                 f"  peak {fmt_bytes(r['peak']) if r['peak'] is not None else '-'}"
+                + (f"  out {', '.join(r['out_types'])}" if r["out_types"] else "")
             )
         return "\n".join(out)
 
@@ -139,6 +144,7 @@ def compare(*views: FunctionView, names: Sequence[str] | None = None) -> Compari
                 "bytes_sent": sum(c.bytes for c in res.collectives) if res else 0,
                 "peak": res.memory.get("peak") if res and res.memory else None,
                 "flops": res.flops if res else None,
+                "out_types": [lf.layout.typeof for lf in res.output_leaves] if res else [],
             }
         )
     return Comparison(labels, list(views), rows, agree)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import traitlets
 
+from .. import pmap as pmap_mod
 from .. import text, wire
 from .. import trace as trace_mod
 from ..layout import _dtype_name, layout_of
@@ -58,8 +59,8 @@ class FunctionView(ShardView):
     _kind = traitlets.Unicode("function", read_only=True).tag(sync=True)
     """str, "function": tells the front end which view to draw. Python → JS."""
     mode = traitlets.Unicode("jit", read_only=True).tag(sync=True)
-    """str, default "jit": "jit" or "shard_map", fixed when the view is made (read-only; make
-    another view for the other mode). Python → JS."""
+    """str, default "jit": "jit" or "shard_map" ("pmap" for a jax.pmap'd function), fixed when
+    the view is made (read-only; make another view for the other mode). Python → JS."""
     mesh_shape = traitlets.List(traitlets.Int()).tag(sync=True)
     """list[int], default: the mesh of the first input with a NamedSharding over every device
     (else one axis of every device): the mesh every input is laid out on. Both directions."""
@@ -87,7 +88,12 @@ class FunctionView(ShardView):
         own = {k: kwargs.pop(k) for k in list(kwargs) if k in OWN_KWARGS}
         mode = own.get("mode", "jit")
         self._devices = list(jax.devices())
-        self._traced = trace_mod.Traced(f, args, kwargs, mode, self._devices)
+        self._traced: trace_mod.Traced
+        if pmap_mod.pmapped_of(f) is not None:  # pmap fixes its own mesh and layout
+            self._traced = pmap_mod.PmapTraced(f, args, kwargs, self._devices, own.get("mode"))
+            mode = "pmap"
+        else:
+            self._traced = trace_mod.Traced(f, args, kwargs, mode, self._devices)
         self._with_stats = bool(own.get("stats", True))
         # Statistics without a compile per layout: inputs from their arguments' tiles (kept for
         # the view's life: the arguments never change), outputs where their shards sit.
@@ -99,7 +105,11 @@ class FunctionView(ShardView):
         self._out_leaves: list[wire.LeafInfo] = []
         super().__init__()
         self.set_trait("mode", mode)
-        base = trace_mod.default_state(self._traced, len(self._devices))
+        base = (
+            self._traced.own
+            if isinstance(self._traced, pmap_mod.PmapTraced)
+            else trace_mod.default_state(self._traced, len(self._devices))
+        )
         self._original = base
         self._set_traits(base.to_wire())
         self._out_leaves = self._output_infos(None, base)  # the outputs' ranks normalize specs
@@ -240,6 +250,9 @@ class FunctionView(ShardView):
             original=self._original,
             outputs=self._out_leaves,
         )
+        opts["mode"] = self.mode  # "pmap" for a pmap'd function (traced as jit of it)
+        if isinstance(self._traced, pmap_mod.PmapTraced):
+            opts["static"] = pmap_mod.FIXED
         if _several_processes():
             opts["static"] = MULTIPROCESS
         self._trace_options = opts
@@ -255,6 +268,7 @@ class FunctionView(ShardView):
 
     def _show_error(self, msg: str) -> None:
         """Keep the last good trace (or an empty one) and say why the new one failed."""
+        msg = pmap_mod.mesh_clash_hint(msg)  # f calls a pmap'd function: say how to view it
         self.error = msg
         if self._result is None:
             self._key += 1

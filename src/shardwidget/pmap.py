@@ -1,0 +1,261 @@
+"""pmap'd functions in the function view: ``ShardView(jax.pmap(f, axis_name="i"), x)``.
+
+In JAX 0.10 ``jax.pmap(f)`` is ``jit(shard_map(f))`` over a one-axis mesh that pmap builds per
+call (named after ``axis_name``, sized by the mapped axis). Compiling it inside the function
+view's own mesh fails ("the context mesh ... should match the mesh passed to shard_map"), and
+re-laying out its inputs would change nothing: pmap fixes the layout. So a pmap'd function is
+viewed on pmap's own mesh with pmap's own specs, the layout fixed.
+
+The mesh and specs come from pmap's private ``infer_params`` closure: this module is the one
+place that reads it (an adapter, as treescope keeps JAX internals in one file). When a JAX
+version changes that closure, :func:`is_pmapped` answers False and the function is viewed as
+any other (and fails with JAX's own message).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from . import spec as spec_mod
+from . import trace as trace_mod
+from .layout import Layout
+
+INTERNAL_AXIS = "_internal_pmap_axis_name"
+"""The name pmap gives its mesh axis when the user gives none."""
+LABEL = "pmap"
+"""What the views call that unnamed axis (in traits, types, specs): JAX's name is internal."""
+
+
+def pmapped_of(f: Any) -> Any:
+    """The pmap'd function behind f: f itself, or the g of ``jax.jit(g)`` (as tutorial 003's
+    ``jax.jit(jax.pmap(dot))``); None for anything else."""
+    if is_pmapped(f):
+        return f
+    inner = getattr(f, "__wrapped__", None)
+    return inner if inner is not None and is_pmapped(inner) else None
+
+
+def is_pmapped(f: Any) -> bool:
+    """Whether f is what ``jax.pmap`` returned (not f under jit or vmap: those trace it)."""
+    import jax._src.pmap as pmap_src
+
+    code = getattr(f, "__code__", None)
+    return (
+        code is not None
+        and code.co_filename == pmap_src.__file__
+        and "infer_params" in code.co_freevars
+        and callable(getattr(f, "lower", None))
+    )
+
+
+@dataclass(frozen=True)
+class PmapLayout:
+    """What pmap does with these arguments.
+
+    Attributes:
+        mesh: pmap's one-axis jax Mesh (its devices: the first n of ``jax.local_devices()``,
+            or the ``devices=`` given).
+        axis_name: the mesh axis name as JAX writes it (the user's, or INTERNAL_AXIS).
+        user_axis: the axis_name the user gave pmap, as text; "" when none.
+        in_specs: one normalized spec per array leaf of the arguments (the mapped dimension on
+            the axis, or replicated for ``in_axes=None``).
+    """
+
+    mesh: Any
+    axis_name: str
+    user_axis: str
+    in_specs: tuple[spec_mod.NormSpec, ...]
+
+    @property
+    def size(self) -> int:
+        """Devices pmap runs on: the mapped axis size."""
+        return int(self.mesh.devices.size)
+
+
+def pmap_layout(f: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any]) -> PmapLayout:
+    """pmap's mesh and in_specs for f(*args, **kwargs); ValueError in pmap's words when pmap
+    refuses the arguments (e.g. a mapped axis larger than the device count)."""
+    import jax
+
+    closure = [c.cell_contents for c in f.__closure__ or ()]
+    cells = dict(zip(f.__code__.co_freevars, closure, strict=True))
+    try:
+        cached, _, flat, *_ = cells["infer_params"](*args, **kwargs)
+    except Exception as e:  # pmap's own checks: axis sizes, in_axes against the arguments
+        raise ValueError(trace_mod.clean_error(e)) from None
+    axis = cached.mesh.axis_names[0]
+    if not isinstance(axis, str):  # pmap takes any hashable; mesh axes here are named by text
+        raise ValueError(
+            f"pmap's axis_name is {axis!r}, not a string: the view names mesh axes by text. "
+            f"Name it with a string, e.g. jax.pmap(f, axis_name={str(axis)!r})"
+        )
+    # pmap's flat arguments are the view's leaves in the same order (static_broadcasted_argnums
+    # are hashable, so never arrays), plus any non-array leaf pmap maps too.
+    specs = tuple(
+        spec_mod.normalize(tuple(s), len(a.shape))
+        for a, s in zip(flat, cached.in_specs_flat, strict=True)
+        if trace_mod.is_array_leaf(a)
+    )
+    n_leaves = sum(
+        trace_mod.is_array_leaf(v) for v in jax.tree_util.tree_leaves((tuple(args), dict(kwargs)))
+    )
+    if len(specs) != n_leaves:  # never seen; refuse rather than pair specs with wrong leaves
+        raise ValueError("could not read pmap's layout of these arguments")
+    name = str(cached.mesh.axis_names[0])
+    return PmapLayout(cached.mesh, name, "" if name == INTERNAL_AXIS else name, specs)
+
+
+def leaf_note(spec: spec_mod.NormSpec, shape: Sequence[int], lay: PmapLayout, side: str) -> str:
+    """pmap's layout of one leaf in words (instead of its internal axis name), with the shape
+    pmap's body sees (inputs) or returns (outputs) on each device."""
+    n = lay.size
+    dims = [d for d, entry in enumerate(spec) if lay.axis_name in entry]
+    body = tuple(int(k) for i, k in enumerate(shape) if i not in dims[:1])
+    sees = f"; the body sees shape {body}" if side == "in" else f"; each body returns {body}"
+    over = f" (axis {lay.user_axis!r})" if lay.user_axis else " (pmap's unnamed axis)"
+    if not dims:
+        if side == "in":
+            return f"pmap: the same whole value on each of the {n} devices (in_axes=None){sees}"
+        return f"pmap: one value, the same on each of the {n} devices (out_axes=None){sees}"
+    d = dims[0]
+    if side == "in":
+        return f"pmap: dimension {d} mapped over {n} devices{over}, one slice per device{sees}"
+    return f"pmap: dimension {d} stacks the {n} devices' results{over}, one per device{sees}"
+
+
+FIXED = (
+    "pmap fixes this layout: the mapped dimension goes one slice per device over pmap's own "
+    "mesh. To try other layouts, view the function pmap wraps: "
+    "ShardView(f, x, mode='shard_map') or ShardView(f, x)"
+)
+
+
+def _renamed(spec: spec_mod.NormSpec, old: str, new: str) -> spec_mod.NormSpec:
+    return tuple(tuple(new if a == old else a for a in entry) for entry in spec)
+
+
+def relabel(lay: Layout) -> Layout:
+    """lay with pmap's internal axis name replaced by LABEL (unchanged without it)."""
+    if lay.mesh is None or INTERNAL_AXIS not in lay.mesh.axis_names:
+        return lay
+    names = tuple(LABEL if a == INTERNAL_AXIS else a for a in lay.mesh.axis_names)
+    spec = None if lay.spec is None else _renamed(lay.spec, INTERNAL_AXIS, LABEL)
+    return dataclasses.replace(lay, mesh=dataclasses.replace(lay.mesh, axis_names=names), spec=spec)
+
+
+class PmapResult(trace_mod.TraceResult):
+    """A pmap'd function's result: JAX's own shardings, leaves whose layouts call an unnamed
+    pmap axis LABEL (the shardings keep INTERNAL_AXIS)."""
+
+    @property
+    def input_leaves(self) -> list[trace_mod.LeafResult]:
+        return [dataclasses.replace(lf, layout=relabel(lf.layout)) for lf in super().input_leaves]
+
+    @property
+    def output_leaves(self) -> list[trace_mod.LeafResult]:
+        return [dataclasses.replace(lf, layout=relabel(lf.layout)) for lf in super().output_leaves]
+
+
+class PmapTraced(trace_mod.Traced):
+    """A pmap'd function (or jax.jit of one), compiled as ``jit`` of it on pmap's own mesh and
+    specs (the layout is fixed: :meth:`validate` refuses any other). Results have
+    ``mode == "pmap"``; an unnamed pmap axis is called LABEL in the state and the layouts."""
+
+    def __init__(
+        self,
+        f: Callable[..., Any],
+        args: Sequence[Any],
+        kwargs: dict[str, Any],
+        devices: Sequence[Any],
+        mode: str | None = None,
+    ) -> None:
+        if mode not in (None, "pmap"):
+            raise ValueError(
+                f"{getattr(f, '__name__', 'f')} is a jax.pmap'd function: it is viewed as pmap "
+                f"runs it (mode 'pmap'), not mode={mode!r}. For {mode}, view the function pmap "
+                f"wraps: ShardView(f, x, mode={mode!r})"
+            )
+        # "jit" drives the compile: jax.jit over pmap's jit(shard_map), with pmap's shardings.
+        super().__init__(f, args, kwargs, "jit", devices)
+        pm = pmapped_of(f)
+        self.pmap = pmap_layout(pm, args, kwargs)
+        inner = getattr(pm, "__wrapped__", None)
+        name = f"pmap({getattr(inner, '__name__', None) or 'f'})"
+        self.fn_name = name if pm is f else f"jit({name})"
+        shown = self.pmap.user_axis or LABEL
+        self.own = trace_mod.TraceState(
+            (self.pmap.size,),
+            (shown,),
+            ("auto",),
+            tuple(_renamed(s, self.pmap.axis_name, shown) for s in self.pmap.in_specs),
+            (),
+        )
+
+    def mesh(self, state: trace_mod.TraceState) -> Any:
+        """pmap's own mesh (the only one :meth:`validate` lets through)."""
+        return self.pmap.mesh
+
+    def _structs(self, state: trace_mod.TraceState, mesh: Any) -> list[Any]:
+        # The arguments as pmap lays them out, on its mesh with JAX's own axis name.
+        return super()._structs(dataclasses.replace(state, in_specs=self.pmap.in_specs), mesh)
+
+    def validate(self, state: trace_mod.TraceState) -> None:
+        """Only pmap's own layout, its outputs as pmap lays them out (out_specs None)."""
+        if state.mesh_key != self.own.mesh_key or state.in_specs != self.own.in_specs:
+            raise ValueError(FIXED)
+        if any(s is not None for s in state.out_specs):
+            raise ValueError(FIXED)
+
+    def _compile(self, state: trace_mod.TraceState) -> trace_mod.TraceResult:
+        import jax
+
+        base = super()._compile(state)
+        res = PmapResult(**{f.name: getattr(base, f.name) for f in dataclasses.fields(base)})
+        res.mode = "pmap"
+        # The jaxpr as jax.make_jaxpr(f)(*args) prints it: outside the compile's set_mesh
+        # (which would add a ctx_mesh to pmap's inner jit).
+        closed = jax.make_jaxpr(self._named)(*self._structs(state, self.pmap.mesh))
+        res.jaxpr = trace_mod.jaxpr_text(closed)
+        res.notes = {
+            "in": [
+                leaf_note(s, lf.shape, self.pmap, "in")
+                for s, lf in zip(self.pmap.in_specs, self.leaves, strict=True)
+            ],
+            "out": [
+                leaf_note(spec_mod.normalize(tuple(sh.spec), len(shape)), shape, self.pmap, "out")
+                if hasattr(sh, "spec")
+                else ""
+                for sh, shape in zip(res.out_shardings, res.out_shapes, strict=True)
+            ],
+        }
+        return res
+
+
+_CLASH = re.compile(
+    r"should match the mesh passed to shard_map Mesh\((.*), axis_types=\(([^)]*)\)\)"
+)
+_AXIS = re.compile(r"'([^']*)': (\d+)")
+
+
+def mesh_clash_hint(msg: str) -> str:
+    """msg, plus what to do, when f calls a shard_map (a pmap'd function is one) on a mesh of
+    its own: JAX refuses it inside the view's mesh, and the same mesh given to the view works."""
+    m = _CLASH.search(msg)
+    if m is None:
+        return msg
+    axes = _AXIS.findall(m.group(1))
+    types = [t.strip().lower() for t in m.group(2).split(",") if t.strip()]
+    if not axes or len(types) != len(axes):
+        return msg
+    names = [a for a, _ in axes]
+    unnamed = " (pmap's name for an unnamed axis)" if INTERNAL_AXIS in names else ""
+    return (
+        f"{msg}\nThe function runs a shard_map (a jax.pmap'd function is one) on a mesh of its "
+        "own; the view compiles it inside the view's mesh, which must be the same. Give the "
+        f"view that mesh: mesh_shape={[int(n) for _, n in axes]}, axis_names={names}{unnamed}, "
+        f"axis_types={types}; or view the pmap'd function itself: ShardView(pmapped, x)"
+    )

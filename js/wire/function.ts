@@ -8,6 +8,7 @@
 //
 // Messages (TraceRequestMsg and its ResultMsg): messages.ts.
 import type { AxisType, Layout, SpecEntry, Stats } from "./array";
+import type { EstimateWire, HardwareWire } from "./cost";
 
 export type TraceMode = "jit" | "shard_map";
 
@@ -166,4 +167,10 @@ export interface FunctionModel {
   _trace_options: TraceOptions;
   _trace: Trace;
   _trace_stats: TraceStats;
+  /** The hardware preset estimates are for (the dropdown's choice). Both directions. Optional:
+   *  absent in older saved pages. */
+  hardware?: string;
+  _hardware_presets?: HardwareWire[];
+  /** The estimate of the compiled layout on `hardware` (key === _trace.key). */
+  _estimate?: EstimateWire;
 }

@@ -292,6 +292,63 @@ class PageData(TypedDict):
     answers: dict[str, Any]
 
 
+class HardwareWire(TypedDict):
+    """A hardware preset the dropdown offers (``_hardware_presets``); units: FLOP/s, bytes,
+    bytes/s, per device (see :mod:`shardwidget.cost.hardware`)."""
+
+    name: str
+    label: str
+    peak_flops: float
+    hbm_bytes: float
+    hbm_bandwidth: float
+    ici_bandwidth: float
+    source: str
+
+
+class EstimatePart(TypedDict):
+    """One bar of an estimate: compute, memory, one collective, or a point-to-point transfer."""
+
+    kind: Literal["compute", "memory", "collective", "transfer"]
+    label: str
+    seconds: float
+    collective: int
+    """Index into the collectives it comes from (the trace's or the transfer's); -1 if none."""
+    formula: str
+
+
+class EstimateWire(TypedDict):
+    """``_estimate`` of a function view (and ``estimate`` of a transfer) for ``hardware``."""
+
+    key: int
+    hardware: str
+    parts: list[EstimatePart]
+    total_s: float
+    overlap: str
+    bound: Literal["compute", "memory", "communication", ""]
+    fits: bool | None
+    fits_text: str
+    peak_bytes: int
+    hbm_bytes: float
+
+
+class TransferWire(TypedDict):
+    """``_transfer`` of an array view: what moving the original layout to the shown one moves
+    (same key as ``_layout``). Per-device lists are parallel to ``_layout.devices.ids``."""
+
+    key: int
+    status: Literal["none", "pending", "ready", "unavailable"]
+    message: str
+    line: str
+    total: int
+    received: list[int]
+    sent: list[int]
+    pairs: list[list[int]]
+    """[sender id, receiver id, bytes], at most MAX_PAIRS_PER_DEVICE × n_devices."""
+    pairs_left_out: int
+    collectives: list[CollectiveWire]
+    estimate: EstimateWire | None
+
+
 # ---------------------------------------------------------------------- budgets
 # Bytes for the binary parts; the JSON parts are ~150 bytes per device at most.
 THUMB_BASE, THUMB_PER_DEVICE = 4096, 144

@@ -1,0 +1,137 @@
+"""A re-layout as a whole (``view.transfer``): the byte plan, and what XLA compiles for it.
+
+The collectives come from compiling an identity with the new ``out_shardings`` for an input of
+the old sharding (``jax.jit(lambda x: x, out_shardings=new).lower(struct).compile()``), read
+with :mod:`shardwidget.hlo`. The compile is cached per (old sharding, new sharding, shape,
+dtype): no device memory, a few ms when cached.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import hlo
+from ..layout import Layout, layout_of_sharding
+from ..text import fmt_bytes
+from . import estimate as est
+from . import transfer as transfer_mod
+from .hardware import Hardware
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """What XLA compiled for one re-layout (per device)."""
+
+    collectives: list[hlo.Collective]
+    flops: float | None
+    bytes_accessed: float | None
+    peak_bytes: int | None
+    error: str
+    """Why it could not be compiled ("" when it was), e.g. device sets that differ."""
+
+
+@functools.lru_cache(maxsize=64)
+def compile_reshard(old: Any, new: Any, shape: tuple[int, ...], dtype: str) -> Compiled:
+    """Compile the identity from sharding ``old`` to ``new`` (cached per pair)."""
+    import jax
+
+    from ..trace import _memory  # the same per-device memory numbers as the function view
+
+    try:
+        struct = jax.ShapeDtypeStruct(shape, np.dtype(dtype), sharding=old)
+        compiled = jax.jit(lambda x: x, out_shardings=new).lower(struct).compile()
+    except Exception as e:  # reported in words: the byte plan does not need the compile
+        return Compiled([], None, None, None, f"{type(e).__name__}: {e}".splitlines()[0][:300])
+    mesh = getattr(new, "mesh", None) or getattr(old, "mesh", None)
+    c_in = jax.tree_util.tree_leaves(compiled.input_shardings[0])
+    da = [d.id for d in c_in[0]._device_assignment] if c_in else [d.id for d in new.device_set]
+    if mesh is not None and hasattr(mesh, "axis_names"):
+        coords = {int(d.id): tuple(int(v) for v in i) for i, d in np.ndenumerate(mesh.devices)}
+        names, sizes = tuple(mesh.axis_names), tuple(mesh.devices.shape)
+    else:
+        coords = {int(d): (k,) for k, d in enumerate(sorted(da))}
+        names, sizes = ("devices",), (len(da),)
+    colls = hlo.collectives(compiled.as_text(), da, coords, names, sizes)
+    flops, accessed = est.cost_numbers(compiled)
+    mem = _memory(compiled)
+    return Compiled(colls, flops, accessed, mem.get("peak") if mem else None, "")
+
+
+class Transfer:
+    """What moving an array from its original layout to the shown one moves (``view.transfer``).
+
+    ``received`` / ``sent``: device id -> bytes (the sender rule is in
+    :mod:`shardwidget.cost.transfer`); ``total``: bytes received, all devices together;
+    ``pairs``: (sender id, receiver id, bytes) rows; ``collectives``: what XLA compiles for the
+    reshard; ``estimate(hw)``: its time on a hardware preset."""
+
+    def __init__(self, old_sharding: Any, new_sharding: Any, shape: tuple[int, ...], dtype: Any):
+        self._old, self._new = old_sharding, new_sharding
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype) if not hasattr(dtype, "_rules") else dtype
+        self.old: Layout = layout_of_sharding(old_sharding, self.shape, dtype)
+        self.new: Layout = layout_of_sharding(new_sharding, self.shape, dtype)
+        self.plan = transfer_mod.plan(self.old, self.new)
+
+    @property
+    def received(self) -> dict[int, int]:
+        """Device id -> bytes it receives (the part of its new block it did not hold)."""
+        return self.plan.received
+
+    @property
+    def sent(self) -> dict[int, int]:
+        """Device id -> bytes it sends, under the stated sender rule."""
+        return self.plan.sent
+
+    @property
+    def total(self) -> int:
+        """Sum of :attr:`received`."""
+        return self.plan.total
+
+    @property
+    def pairs(self) -> list[tuple[int, int, int]]:
+        """(sender id, receiver id, bytes) for every pair that moves data."""
+        return [(int(a), int(b), int(c)) for a, b, c in self.plan.pairs]
+
+    @property
+    def compiled(self) -> Compiled:
+        """The compiled reshard (cached per pair of shardings)."""
+        return compile_reshard(self._old, self._new, self.shape, str(self.dtype))
+
+    @property
+    def collectives(self) -> list[hlo.Collective]:
+        """The collectives XLA compiles for this reshard ([] when none, or not compilable)."""
+        return self.compiled.collectives
+
+    def estimate(self, hw: str | Hardware | None = None) -> est.Estimate:
+        """Estimated time of the reshard on ``hw`` (a preset name or Hardware); when XLA
+        compiles no collective but bytes move, the most bytes one device receives / B."""
+        from .hardware import DEFAULT
+
+        c = self.compiled
+        return est.estimate(
+            hw or DEFAULT,
+            flops=c.flops,
+            bytes_accessed=c.bytes_accessed,
+            collectives=c.collectives,
+            peak_bytes=c.peak_bytes,
+            transfer_bytes=max(self.received.values(), default=0),
+        )
+
+    def line(self) -> str:
+        """The "moved" line: "all-to-all over y · 2 MiB per device"."""
+        most = max(self.received.values(), default=0)
+        if self.total == 0:
+            return "nothing moves: every device already holds its new block"
+        kinds = [
+            f"{c.kind} over {','.join(c.axes)}" if c.axes else c.kind for c in self.collectives
+        ]
+        what = ", ".join(dict.fromkeys(kinds)) or "point-to-point copies"
+        return f"{what} · {fmt_bytes(most)} per device (at most); {fmt_bytes(self.total)} in all"
+
+    def __repr__(self) -> str:
+        return f"Transfer({self.line()})"

@@ -28,6 +28,9 @@ from .state import LayoutState
 from .summary import Summary
 
 if TYPE_CHECKING:
+    from .cost.estimate import Estimate
+    from .cost.hardware import Hardware
+    from .cost.reshard import Transfer
     from .trace import Traced, TraceResult, TraceState
 
 SpecEntry = str | list[str] | None
@@ -356,6 +359,7 @@ VALUES_BASE, VALUES_PER_DEVICE = 4096, 64
 MAX_OUTPUT_STATS = 8  # function-view leaves beyond this get no per-shard data (bounded payload)
 MAX_LEAVES = 64  # function-view leaves per side sent with their geometry (and statistics)
 MAX_RECORDS = 256  # collectives / sharding constraints sent, at most
+MAX_PAIRS_PER_DEVICE = 2  # transfer pairs (sender, receiver, bytes) sent: 2 × n_devices + 64
 
 
 def size_budget(n_devices: int) -> int:
@@ -674,6 +678,23 @@ def _leaf(path: str, lay: Layout, local_shape: Sequence[int], *, key: int) -> Tr
     }
 
 
+def collective(c: Any) -> CollectiveWire:
+    """One hlo.Collective as the front end reads it (a reshard's; the same fields as the
+    collectives of :func:`trace`, keep the two in step)."""
+    return {
+        "kind": c.kind,
+        "axes": list(c.axes),
+        "shape": list(c.shape),
+        "dtype": c.dtype,
+        "bytes": c.bytes,
+        "group_size": c.group_size,
+        "n_groups": c.n_groups,
+        "op_name": c.op_name,
+        "source": c.source,
+        "groups_text": c.groups_text[:400],
+    }
+
+
 def trace(
     res: TraceResult | None,
     *,
@@ -765,3 +786,94 @@ def trace_stats(
 def pending_trace_stats(key: int, n_outputs: int) -> TraceStats:
     """``_trace_stats`` while the statistics of trace ``key`` are being computed."""
     return {"key": key, "outputs": [pending_stats(key) for _ in range(min(n_outputs, MAX_LEAVES))]}
+
+
+# ---------------------------------------------------------------------- cost (issue 12)
+def hardware_presets(presets: Sequence[Hardware]) -> list[HardwareWire]:
+    """``_hardware_presets``: what the hardware dropdown offers."""
+    return [cast(HardwareWire, h.to_wire()) for h in presets]
+
+
+def empty_estimate(key: int, hardware: str, message: str = "") -> EstimateWire:
+    """An estimate with no parts (no compiled result to estimate)."""
+    return {
+        "key": key,
+        "hardware": hardware,
+        "parts": [],
+        "total_s": 0.0,
+        "overlap": message,
+        "bound": "",
+        "fits": None,
+        "fits_text": "",
+        "peak_bytes": 0,
+        "hbm_bytes": 0.0,
+    }
+
+
+def estimate(est: Estimate, *, key: int) -> EstimateWire:
+    """``_estimate`` of a function view (and ``estimate`` of a transfer); the parts in order
+    compute, memory, each collective (at most MAX_RECORDS), a point-to-point transfer."""
+    parts = est.parts()
+    colls = [p for p in parts if p["kind"] == "collective"][:MAX_RECORDS]
+    parts = (
+        [p for p in parts if p["kind"] != "collective"][:2]
+        + colls
+        + [p for p in parts if p["kind"] == "transfer"]
+    )
+    return {
+        "key": key,
+        "hardware": est.hardware.name,
+        "parts": [cast(EstimatePart, {**p, "seconds": _num(p["seconds"]) or 0.0}) for p in parts],
+        "total_s": _num(est.total_s) or 0.0,
+        "overlap": est.overlap,
+        "bound": cast(Literal["compute", "memory", "communication", ""], est.bound),
+        "fits": est.fits,
+        "fits_text": est.fits_text,
+        "peak_bytes": int(est.peak_bytes or 0),
+        "hbm_bytes": float(est.hardware.hbm_bytes),
+    }
+
+
+def no_transfer(
+    key: int, status: Literal["none", "pending", "unavailable"] = "none", message: str = ""
+) -> TransferWire:
+    """``_transfer`` with nothing to show: the original layout ("none"), still being computed,
+    or unavailable (message says why)."""
+    line = "the original layout: nothing moves" if status == "none" else ""
+    return {
+        "key": key,
+        "status": status,
+        "message": cap_message(message) if message else "",
+        "line": line,
+        "total": 0,
+        "received": [],
+        "sent": [],
+        "pairs": [],
+        "pairs_left_out": 0,
+        "collectives": [],
+        "estimate": None,
+    }
+
+
+def transfer(t: Transfer, *, key: int, device_ids: Sequence[int], est: Estimate) -> TransferWire:
+    """``_transfer`` of an array view: per-device lists in ``device_ids`` order (the shown
+    layout's devices), pairs capped at MAX_PAIRS_PER_DEVICE × n + 64 (largest first)."""
+    cap = MAX_PAIRS_PER_DEVICE * len(device_ids) + 64
+    pairs = t.plan.pairs
+    if len(pairs) > cap:
+        pairs = pairs[np.argsort(-pairs[:, 2], kind="stable")[:cap]]
+    out = no_transfer(key)
+    out.update(
+        {
+            "status": "ready",
+            "line": t.line(),
+            "total": t.total,
+            "received": [int(t.received.get(d, 0)) for d in device_ids],
+            "sent": [int(t.sent.get(d, 0)) for d in device_ids],
+            "pairs": pairs.tolist(),
+            "pairs_left_out": len(t.plan.pairs) - len(pairs),
+            "collectives": [collective(c) for c in t.collectives[:MAX_RECORDS]],
+            "estimate": estimate(est, key=key),
+        }
+    )
+    return out

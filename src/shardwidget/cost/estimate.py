@@ -92,7 +92,7 @@ class CollectiveTime:
 
     @property
     def label(self) -> str:
-        """"all-gather over x" (or just the kind when it matches no mesh axes)."""
+        """ "all-gather over x" (or just the kind when it matches no mesh axes)."""
         axes = self.collective.axes
         return f"{self.kind} over {','.join(axes)}" if axes else self.kind
 
@@ -125,11 +125,12 @@ class Estimate:
 
     @property
     def fits_text(self) -> str:
-        """"fits in HBM (1.2 MiB of 95 GiB)", "does not fit …", or "" when unknown."""
+        """ "fits in HBM (1.2 MiB of 95 GiB)", "does not fit …", or "" when unknown."""
         if self.fits is None or self.peak_bytes is None:
             return ""
         word = "fits" if self.fits else "does not fit"
-        return f"{word} in HBM ({fmt_bytes(self.peak_bytes)} of {fmt_bytes(round(self.hardware.hbm_bytes))})"
+        hbm = fmt_bytes(round(self.hardware.hbm_bytes))
+        return f"{word} in HBM ({fmt_bytes(self.peak_bytes)} of {hbm})"
 
     def parts(self) -> list[dict[str, Any]]:
         """One bar each (wire.EstimatePart): compute, memory, each collective, a transfer."""
@@ -146,7 +147,8 @@ class Estimate:
                 "label": "memory",
                 "seconds": self.memory_s,
                 "collective": -1,
-                "formula": f"bytes accessed / HBM bandwidth = {fmt_bytes(round(self.bytes_accessed))}"
+                "formula": "bytes accessed / HBM bandwidth = "
+                f"{fmt_bytes(round(self.bytes_accessed))}"
                 f" / {self.hardware.hbm_bandwidth / 1e9:.4g} GB/s",
             },
         ]

@@ -73,7 +73,9 @@ class Hardware:
         for f in ("peak_flops", "hbm_bytes", "hbm_bandwidth", "ici_bandwidth"):
             v = getattr(self, f)
             if not isinstance(v, int | float) or not v > 0 or v != v or v == float("inf"):
-                raise ValueError(f"hardware {self.name!r}: {f} must be a positive number; got {v!r}")
+                raise ValueError(
+                    f"hardware {self.name!r}: {f} must be a positive number; got {v!r}"
+                )
         if not self.name:
             raise ValueError("hardware: a preset needs a name")
 
@@ -98,9 +100,19 @@ PRESETS: dict[str, Hardware] = {
             "tpu-v4", 275e12, 32 * GIB, 1200 * GB, 2 * 50 * GB, "TPU v4",
             _TPU + "v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433",
         ),
-        Hardware("tpu-v5e", 197e12, 16 * GB, 819 * GB, 2 * 400 * GB / 4 / 2, "TPU v5e", _TPU + "v5e (read 2026-11-23)"),
-        Hardware("tpu-v5p", 459e12, 95 * GB, 2765 * GB, 2 * 1200 * GB / 6 / 2, "TPU v5p", _TPU + "v5p (read 2026-11-23)"),
-        Hardware("tpu-v6e", 918e12, 32 * GB, 1638 * GB, 2 * 800 * GB / 4 / 2, "TPU v6e", _TPU + "v6e (read 2026-11-23)"),
+        # ICI per axis: bidirectional per chip / ports / 2 directions × 2 links per torus axis
+        Hardware(
+            "tpu-v5e", 197e12, 16 * GB, 819 * GB, 400 * GB / 4 / 2 * 2, "TPU v5e",
+            _TPU + "v5e (read 2026-11-23)",
+        ),
+        Hardware(
+            "tpu-v5p", 459e12, 95 * GB, 2765 * GB, 1200 * GB / 6 / 2 * 2, "TPU v5p",
+            _TPU + "v5p (read 2026-11-23)",
+        ),
+        Hardware(
+            "tpu-v6e", 918e12, 32 * GB, 1638 * GB, 800 * GB / 4 / 2 * 2, "TPU v6e",
+            _TPU + "v6e (read 2026-11-23)",
+        ),
         Hardware(
             "h100", 989e12, 80 * GB, 3.35e12, 900 * GB / 2, "H100 SXM",
             "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23)",
@@ -129,9 +141,13 @@ def hardware(name: str | Hardware | None = None, /, **fields: Any) -> Hardware:
         allowed = {f.name for f in dataclasses.fields(Hardware)}
         bad = sorted(set(fields) - allowed)
         if bad:
-            raise TypeError(f"hardware() got {bad[0]!r}; a preset has: {', '.join(sorted(allowed))}")
+            raise TypeError(
+                f"hardware() got {bad[0]!r}; a preset has: {', '.join(sorted(allowed))}"
+            )
         missing = sorted(
-            f for f in ("name", "peak_flops", "hbm_bytes", "hbm_bandwidth", "ici_bandwidth") if f not in fields
+            f
+            for f in ("name", "peak_flops", "hbm_bytes", "hbm_bandwidth", "ici_bandwidth")
+            if f not in fields
         )
         if missing:
             raise TypeError(f"hardware(...) of your own needs {', '.join(missing)}")
@@ -143,7 +159,9 @@ def hardware(name: str | Hardware | None = None, /, **fields: Any) -> Hardware:
     if name is None:
         name = DEFAULT
     if not isinstance(name, str):
-        raise TypeError(f"hardware: expected a preset name or a Hardware; got {type(name).__name__}")
+        raise TypeError(
+            f"hardware: expected a preset name or a Hardware; got {type(name).__name__}"
+        )
     if name == "local":
         return measure_local()
     if name in PRESETS:
@@ -188,7 +206,6 @@ def measure_local() -> Hardware:
     ici = host.nbytes / _best(lambda: jax.device_put(x, devs[-1]).block_until_ready())
     stats = devs[0].memory_stats() or {}
     hbm = float(stats.get("bytes_limit") or 0) or _host_memory() / len(devs)
-    del a, x
     return Hardware(
         "local", flops, hbm, bw, ici, f"local ({devs[0].platform} × {len(devs)})",
         f"measured on this machine: {n}x{n} float32 matmul, 64 MiB device_put, device copy",
@@ -210,4 +227,3 @@ def _host_memory() -> float:
         return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
     except (ValueError, OSError, AttributeError):
         return 8 * GIB
-

@@ -42,7 +42,7 @@ def compile_reshard(old: Any, new: Any, shape: tuple[int, ...], dtype: str) -> C
     from ..trace import _memory  # the same per-device memory numbers as the function view
 
     try:
-        struct = jax.ShapeDtypeStruct(shape, np.dtype(dtype), sharding=old)
+        struct = jax.ShapeDtypeStruct(shape, np.dtype(dtype), sharding=old)  # type: ignore[no-untyped-call]
         compiled = jax.jit(lambda x: x, out_shardings=new).lower(struct).compile()
     except Exception as e:  # reported in words: the byte plan does not need the compile
         return Compiled([], None, None, None, f"{type(e).__name__}: {e}".splitlines()[0][:300])
@@ -55,7 +55,7 @@ def compile_reshard(old: Any, new: Any, shape: tuple[int, ...], dtype: str) -> C
     else:
         coords = {int(d): (k,) for k, d in enumerate(sorted(da))}
         names, sizes = ("devices",), (len(da),)
-    colls = hlo.collectives(compiled.as_text(), da, coords, names, sizes)
+    colls = hlo.collectives(compiled.as_text() or "", da, coords, names, sizes)
     flops, accessed = est.cost_numbers(compiled)
     mem = _memory(compiled)
     return Compiled(colls, flops, accessed, mem.get("peak") if mem else None, "")

@@ -151,7 +151,9 @@ def plan(old: Layout, new: Layout) -> Plan:
     pairs = pairs[np.lexsort((pairs[:, 0], pairs[:, 1]))]
     r_ids, s_ids = [d.id for d in new.devices], [d.id for d in old.devices]
     return Plan(
-        received={int(d): int(received[i]) for d, i in zip(r_ids, pos(np.asarray(r_ids)), strict=True)},
+        received={
+            int(d): int(received[i]) for d, i in zip(r_ids, pos(np.asarray(r_ids)), strict=True)
+        },
         sent={int(d): int(sent[i]) for d, i in zip(s_ids, pos(np.asarray(s_ids)), strict=True)},
         pairs=pairs.astype(np.int64),
     )

@@ -175,13 +175,14 @@ class Estimate:
         return out
 
     def __repr__(self) -> str:
-        rows = [f"{p['label']:<28} {_fmt_s(p['seconds']):>10}" for p in self.parts()]
-        head = f"estimate on {self.hardware.label or self.hardware.name}: {_fmt_s(self.total_s)}"
+        rows = [f"{p['label']:<28} {fmt_seconds(p['seconds']):>10}" for p in self.parts()]
+        name = self.hardware.label or self.hardware.name
+        head = f"estimate on {name}: {fmt_seconds(self.total_s)}"
         tail = f"bound: {self.bound or '—'}" + (f"; {self.fits_text}" if self.fits_text else "")
         return "\n".join([head, *rows, tail])
 
 
-def _fmt_s(s: float) -> str:
+def fmt_seconds(s: float) -> str:
     """Seconds in the unit that reads best: 12.3 µs, 4.56 ms, 1.2 s."""
     if s == 0:
         return "0 s"

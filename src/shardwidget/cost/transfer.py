@@ -34,8 +34,8 @@ class Plan:
     sent: dict[int, int]
     """Device id -> bytes it sends (every device of the old layout, 0 included)."""
     pairs: np.ndarray = field(repr=False)
-    """int64 (k, 3): sender id, receiver id, bytes; one row per pair that moves data, sorted by
-    receiver then sender."""
+    """int64 (k, 3): sender id, receiver id, bytes; one row per pair that moves data (in no
+    particular order)."""
 
     @property
     def total(self) -> int:
@@ -52,9 +52,9 @@ def _boxes(lay: Layout) -> tuple[np.ndarray, np.ndarray]:
 
 def _intervals(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Unique (start, stop) intervals of one dimension, sorted, and each block's interval."""
-    pairs = np.stack([lo, hi], 1)
-    uniq, inv = np.unique(pairs, axis=0, return_inverse=True)
-    return uniq[:, 0], uniq[:, 1], inv.reshape(-1)
+    span = int(hi.max(initial=0)) + 1
+    uniq, inv = np.unique(lo * span + hi, return_inverse=True)  # one int per (start, stop)
+    return uniq // span, uniq % span, inv.reshape(-1)
 
 
 def _overlaps(
@@ -107,22 +107,32 @@ def _pieces(old: Layout, new: Layout) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return cur_n[keep], cur_o[keep], cur_vol[keep]
 
 
+def _holders(lay: Layout) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The devices of each block as CSR (start, count, device ids), ids ascending per block."""
+    dev = np.fromiter(lay.device_block.keys(), dtype=np.int64, count=len(lay.device_block))
+    blk = np.fromiter(lay.device_block.values(), dtype=np.int64, count=len(dev))
+    order = np.lexsort((dev, blk))
+    count = np.bincount(blk, minlength=len(lay.blocks)).astype(np.int64)
+    start = np.concatenate([[0], np.cumsum(count)[:-1]]).astype(np.int64)
+    return start, count, dev[order]
+
+
 def plan(old: Layout, new: Layout) -> Plan:
     """What moving an array from layout ``old`` to layout ``new`` moves (see the module)."""
     if tuple(old.shape) != tuple(new.shape):
         raise ValueError(f"layouts of different shapes: {old.shape} and {new.shape}")
     item = int(new.itemsize)
     ids = np.unique([d.id for d in old.devices] + [d.id for d in new.devices]).astype(np.int64)
+    lut = np.zeros(int(ids[-1]) + 1 if len(ids) else 1, dtype=np.int64)
+    lut[ids] = np.arange(len(ids))
 
     def pos(devs: np.ndarray) -> np.ndarray:
-        return np.searchsorted(ids, devs)
+        """Positions in ids (a lookup table: device ids are small integers)."""
+        return lut[devs]
 
     pn, po, vol = _pieces(old, new)
     # receivers: every device of each new block
-    n_holders = [np.asarray(sorted(b.devices), dtype=np.int64) for b in new.blocks]
-    n_cnt = np.array([len(h) for h in n_holders], dtype=np.int64)
-    n_start = np.concatenate([[0], np.cumsum(n_cnt)[:-1]]).astype(np.int64)
-    n_flat = np.concatenate(n_holders) if n_holders else np.zeros(0, np.int64)
+    n_start, n_cnt, n_flat = _holders(new)
     c = n_cnt[pn]
     rep = np.repeat(np.arange(len(pn)), c)
     recv = n_flat[n_start[pn][rep] + (np.arange(int(c.sum())) - np.repeat(np.cumsum(c) - c, c))]
@@ -133,22 +143,21 @@ def plan(old: Layout, new: Layout) -> Plan:
     need = own[pos(recv)] != po
     recv, po, vol = recv[need], po[need], vol[need]
     # the sender rule: round-robin over the holders of each old block, receivers in id order
-    o_holders = [np.asarray(sorted(b.devices), dtype=np.int64) for b in old.blocks]
-    o_cnt = np.array([len(h) for h in o_holders], dtype=np.int64)
-    o_start = np.concatenate([[0], np.cumsum(o_cnt)[:-1]]).astype(np.int64)
-    o_flat = np.concatenate(o_holders) if o_holders else np.zeros(0, np.int64)
-    order = np.lexsort((recv, po))
-    recv, po, vol = recv[order], po[order], vol[order]
-    first = np.ones(len(po), dtype=bool)
-    first[1:] = po[1:] != po[:-1]
-    group_start = np.maximum.accumulate(np.where(first, np.arange(len(po)), 0))
-    rank = np.arange(len(po)) - group_start
-    sender = o_flat[o_start[po] + rank % o_cnt[po]]
+    o_start, o_cnt, o_flat = _holders(old)
+    if np.all(o_cnt == 1):  # one holder per old block (no replicas): it sends every piece
+        sender = o_flat[o_start[po]]
+    else:
+        order = np.argsort(po * len(ids) + pos(recv), kind="stable")
+        recv, po, vol = recv[order], po[order], vol[order]
+        first = np.ones(len(po), dtype=bool)
+        first[1:] = po[1:] != po[:-1]
+        group_start = np.maximum.accumulate(np.where(first, np.arange(len(po)), 0))
+        rank = np.arange(len(po)) - group_start
+        sender = o_flat[o_start[po] + rank % o_cnt[po]]
     nbytes = vol * item
     received = np.bincount(pos(recv), weights=nbytes, minlength=len(ids))
     sent = np.bincount(pos(sender), weights=nbytes, minlength=len(ids))
     pairs = np.stack([sender, recv, nbytes], 1) if len(recv) else np.zeros((0, 3), np.int64)
-    pairs = pairs[np.lexsort((pairs[:, 0], pairs[:, 1]))]
     r_ids, s_ids = [d.id for d in new.devices], [d.id for d in old.devices]
     return Plan(
         received={

@@ -93,7 +93,7 @@ def _measure(name: str, old: Any, new: Any, shape: tuple[int, int], repeat: int)
     p = transfer.plan(lo, ln)
 
     def comp() -> Any:
-        return reshard.compile_reshard(old, new, shape, "float32")
+        return reshard.compile_reshard(old, new, shape, np.dtype(np.float32))
 
     t0 = time.perf_counter()
     comp()  # the first compile of this pair in the process

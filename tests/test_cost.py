@@ -296,3 +296,12 @@ def test_transfer_holds_no_device_memory():
     v.spec = ["y", "x"]
     _ = v.transfer.collectives, v.transfer.estimate("h100")
     assert len(jax.live_arrays()) == before
+
+
+def test_transfer_to_another_memory_kind_says_so():
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    old = NamedSharding(mesh, P("x"))
+    same = Transfer(old, NamedSharding(mesh, P("x"), memory_kind="pinned_host"), (8, 8), np.float32)
+    assert same.total == 0 and "memory device → pinned_host" in same.line()
+    moved = Transfer(old, NamedSharding(mesh, P("y"), memory_kind="pinned_host"), (8, 8), "float32")
+    assert moved.total > 0 and moved.compiled.error == "" and "pinned_host" in moved.line()

@@ -35,14 +35,14 @@ class Compiled:
 
 
 @functools.lru_cache(maxsize=64)
-def compile_reshard(old: Any, new: Any, shape: tuple[int, ...], dtype: str) -> Compiled:
+def compile_reshard(old: Any, new: Any, shape: tuple[int, ...], dtype: Any) -> Compiled:
     """Compile the identity from sharding ``old`` to ``new`` (cached per pair)."""
     import jax
 
     from ..trace import _memory  # the same per-device memory numbers as the function view
 
     try:
-        struct = jax.ShapeDtypeStruct(shape, np.dtype(dtype), sharding=old)  # type: ignore[no-untyped-call]
+        struct = jax.ShapeDtypeStruct(shape, dtype, sharding=old)  # type: ignore[no-untyped-call]
         compiled = jax.jit(lambda x: x, out_shardings=new).lower(struct).compile()
     except Exception as e:  # reported in words: the byte plan does not need the compile
         return Compiled([], None, None, None, f"{type(e).__name__}: {e}".splitlines()[0][:300])
@@ -61,6 +61,15 @@ def compile_reshard(old: Any, new: Any, shape: tuple[int, ...], dtype: str) -> C
     return Compiled(colls, flops, accessed, mem.get("peak") if mem else None, "")
 
 
+def _dtype(dtype: Any) -> Any:
+    """A hashable dtype for the compile cache: numpy's for numpy types (np.float32 and
+    np.dtype("float32") are one key), JAX's own extended dtypes (PRNG keys) as they are."""
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        return dtype
+
+
 class Transfer:
     """What moving an array from its original layout to the shown one moves (``view.transfer``).
 
@@ -72,7 +81,7 @@ class Transfer:
     def __init__(self, old_sharding: Any, new_sharding: Any, shape: tuple[int, ...], dtype: Any):
         self._old, self._new = old_sharding, new_sharding
         self.shape = tuple(int(d) for d in shape)
-        self.dtype = np.dtype(dtype) if not hasattr(dtype, "_rules") else dtype
+        self.dtype = dtype
         self.old: Layout = layout_of_sharding(old_sharding, self.shape, dtype)
         self.new: Layout = layout_of_sharding(new_sharding, self.shape, dtype)
         self.plan = transfer_mod.plan(self.old, self.new)
@@ -100,7 +109,7 @@ class Transfer:
     @property
     def compiled(self) -> Compiled:
         """The compiled reshard (cached per pair of shardings)."""
-        return compile_reshard(self._old, self._new, self.shape, str(self.dtype))
+        return compile_reshard(self._old, self._new, self.shape, _dtype(self.dtype))
 
     @property
     def collectives(self) -> list[hlo.Collective]:
@@ -125,13 +134,20 @@ class Transfer:
     def line(self) -> str:
         """The "moved" line: "all-to-all over y · 2 MiB per device"."""
         most = max(self.received.values(), default=0)
+        mk = (self.old.memory_kind, self.new.memory_kind)
+        memory = f"; memory {mk[0]} → {mk[1]}" if mk[0] != mk[1] else ""
         if self.total == 0:
-            return "nothing moves: every device already holds its new block"
+            return "nothing moves between devices: every device already holds its new block" + (
+                f"{memory} (each device copies its block)" if memory else ""
+            )
         kinds = [
             f"{c.kind} over {','.join(c.axes)}" if c.axes else c.kind for c in self.collectives
         ]
         what = ", ".join(dict.fromkeys(kinds)) or "point-to-point copies"
-        return f"{what} · {fmt_bytes(most)} per device (at most); {fmt_bytes(self.total)} in all"
+        return (
+            f"{what} · {fmt_bytes(most)} per device (at most); {fmt_bytes(self.total)} in all"
+            + memory
+        )
 
     def __repr__(self) -> str:
         return f"Transfer({self.line()})"

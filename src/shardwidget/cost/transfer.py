@@ -128,7 +128,8 @@ def plan(old: Layout, new: Layout) -> Plan:
 
     def pos(devs: np.ndarray) -> np.ndarray:
         """Positions in ids (a lookup table: device ids are small integers)."""
-        return lut[devs]
+        out: np.ndarray = lut[devs]
+        return out
 
     pn, po, vol = _pieces(old, new)
     # receivers: every device of each new block

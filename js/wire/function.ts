@@ -75,6 +75,9 @@ export interface Collective {
   source: string;
   /** The replica groups / pairs as written in the HLO (for the detail view). */
   groups_text: string;
+  /** Index into Trace.group_sets: its device groups (collective-permute: [source, target]
+   *  pairs); -1 when the bounded payload left them out; absent from older kernels. */
+  group_set?: number;
 }
 
 export interface TraceLeaf extends LeafInfo {
@@ -129,6 +132,9 @@ export interface Trace {
   ran: boolean;
   /** How many leaves / records beyond those sent were left out (a bounded payload). */
   left_out: LeftOut;
+  /** The distinct device groups of the collectives (device ids), each set sent once;
+   *  Collective.group_set points here. Absent from older kernels. */
+  group_sets?: number[][][];
 }
 
 export interface LeftOut {

@@ -220,6 +220,9 @@ class CollectiveWire(TypedDict):
     op_name: str
     source: str
     groups_text: str
+    group_set: int
+    """Index into ``Trace.group_sets``: the device groups it runs over (collective-permute: the
+    (source, target) pairs that move data); -1 when left out of a bounded payload."""
 
 
 class Memory(TypedDict):
@@ -252,6 +255,9 @@ class Trace(TypedDict):
     ran: bool
     left_out: LeftOut
     """How many leaves and records beyond the MAX_LEAVES / MAX_RECORDS sent were left out."""
+    group_sets: list[list[list[int]]]
+    """The distinct device groups of the collectives (device ids), each set once: many
+    collectives run over the same axis, so a set is shared (see ``group_sets``)."""
 
 
 class LeftOut(TypedDict):
@@ -720,6 +726,7 @@ def trace(
         "cached": False,
         "ran": False,
         "left_out": {"inputs": 0, "outputs": 0, "constraints": 0, "collectives": 0},
+        "group_sets": [],
     }
     if res is None:
         return out
@@ -742,6 +749,10 @@ def trace(
         }
         for c in res.constraints[:MAX_RECORDS]
     ]
+    sets, set_of = group_sets(
+        [c.groups for c in res.collectives[:MAX_RECORDS]], budget=_group_id_budget(res)
+    )
+    out["group_sets"] = sets
     out["collectives"] = [
         {
             "kind": c.kind,
@@ -754,8 +765,9 @@ def trace(
             "op_name": c.op_name,
             "source": c.source,
             "groups_text": c.groups_text[:400],
+            "group_set": set_of[i],
         }
-        for c in res.collectives[:MAX_RECORDS]
+        for i, c in enumerate(res.collectives[:MAX_RECORDS])
     ]
     out["memory"] = cast(Memory, dict(res.memory)) if res.memory else None
     out["flops"] = res.flops
@@ -767,6 +779,39 @@ def trace(
         out["status"] = "error"
         out["message"] = f"compiled, but the run failed: {res.run_error}"
     return out
+
+
+def _group_id_budget(res: TraceResult) -> int:
+    """Device ids all group sets may hold together: 8 sets over every device (a few bytes per id,
+    well inside size_budget's 400 bytes per device)."""
+    leaves = [*res.input_leaves, *res.output_leaves]
+    n = leaves[0].layout.n_devices if leaves else 0
+    return 8 * max(n, 64)
+
+
+def group_sets(
+    groups: Sequence[Sequence[Sequence[int]]], *, budget: int
+) -> tuple[list[list[list[int]]], list[int]]:
+    """The distinct group sets among ``groups`` (one per collective) and each one's index.
+
+    A set that would take the ids sent past ``budget`` is left out: its collectives get -1 (the
+    widget then lights no devices for them, and says so)."""
+    sets: list[list[list[int]]] = []
+    index: dict[tuple[tuple[int, ...], ...], int] = {}
+    of: list[int] = []
+    used = 0
+    for g in groups:
+        k = tuple(tuple(int(d) for d in grp) for grp in g)
+        if k not in index:
+            size = sum(len(grp) for grp in k)
+            if used + size > budget:
+                of.append(-1)
+                continue
+            used += size
+            index[k] = len(sets)
+            sets.append([list(grp) for grp in k])
+        of.append(index[k])
+    return sets, of
 
 
 def trace_stats(

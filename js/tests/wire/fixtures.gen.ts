@@ -1879,11 +1879,6 @@ export const arrayResharded8: ArrayModel = {
   ],
   "pairs": [
    [
-    1,
-    0,
-    16
-   ],
-   [
     0,
     1,
     16
@@ -1891,6 +1886,16 @@ export const arrayResharded8: ArrayModel = {
    [
     4,
     2,
+    16
+   ],
+   [
+    0,
+    3,
+    16
+   ],
+   [
+    1,
+    0,
     16
    ],
    [
@@ -1899,28 +1904,28 @@ export const arrayResharded8: ArrayModel = {
     16
    ],
    [
-    0,
-    3,
-    16
-   ],
-   [
     1,
     3,
     16
    ],
    [
     2,
-    4,
-    16
-   ],
-   [
-    3,
     4,
     16
    ],
    [
     6,
     5,
+    16
+   ],
+   [
+    2,
+    7,
+    16
+   ],
+   [
+    3,
+    4,
     16
    ],
    [
@@ -1931,11 +1936,6 @@ export const arrayResharded8: ArrayModel = {
    [
     3,
     6,
-    16
-   ],
-   [
-    2,
-    7,
     16
    ]
   ],
@@ -3299,7 +3299,8 @@ export const function8: FunctionModel = {
     "n_groups": 2,
     "op_name": "jit(matmul)/dot_general",
     "source": "wire_fixtures.py:60",
-    "groups_text": "[2,4]<=[8]"
+    "groups_text": "[2,4]<=[8]",
+    "group_set": 0
    },
    {
     "kind": "all-reduce",
@@ -3313,7 +3314,8 @@ export const function8: FunctionModel = {
     "n_groups": 4,
     "op_name": "jit(matmul)/reduce_sum",
     "source": "wire_fixtures.py:60",
-    "groups_text": "mesh['axis_0'=2,'axis_1'=1,'axis_2'=4] {'axis_0'}"
+    "groups_text": "mesh['axis_0'=2,'axis_1'=1,'axis_2'=4] {'axis_0'}",
+    "group_set": 1
    }
   ],
   "memory": {
@@ -3325,8 +3327,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 37.3,
-  "run_ms": 3.3,
+  "compile_ms": 35.0,
+  "run_ms": 2.5,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -3334,7 +3336,41 @@ export const function8: FunctionModel = {
    "outputs": 0,
    "constraints": 0,
    "collectives": 0
-  }
+  },
+  "group_sets": [
+   [
+    [
+     0,
+     1,
+     2,
+     3
+    ],
+    [
+     4,
+     5,
+     6,
+     7
+    ]
+   ],
+   [
+    [
+     0,
+     4
+    ],
+    [
+     1,
+     5
+    ],
+    [
+     2,
+     6
+    ],
+    [
+     3,
+     7
+    ]
+   ]
+  ]
  },
  "_trace_stats": {
   "key": 1,
@@ -4283,7 +4319,8 @@ export const functionShardMap8: FunctionModel = {
     "n_groups": 4,
     "op_name": "jit(psum_rows)/shard_map/psum_invariant",
     "source": "wire_fixtures.py:65",
-    "groups_text": "{{0,4},{1,5},{2,6},{3,7}}"
+    "groups_text": "{{0,4},{1,5},{2,6},{3,7}}",
+    "group_set": 0
    }
   ],
   "memory": {
@@ -4295,8 +4332,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 23.5,
-  "run_ms": 1.4,
+  "compile_ms": 21.8,
+  "run_ms": 1.3,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -4304,7 +4341,27 @@ export const functionShardMap8: FunctionModel = {
    "outputs": 0,
    "constraints": 0,
    "collectives": 0
-  }
+  },
+  "group_sets": [
+   [
+    [
+     0,
+     4
+    ],
+    [
+     1,
+     5
+    ],
+    [
+     2,
+     6
+    ],
+    [
+     3,
+     7
+    ]
+   ]
+  ]
  },
  "_trace_stats": {
   "key": 1,

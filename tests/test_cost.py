@@ -253,6 +253,8 @@ def test_transfer_estimate_and_view_wire():
     assert w["received"] == [v.transfer.received[d] for d in ids]
     assert w["total"] == v.transfer.total == 8 * (8 * 16 - 16) * 4
     assert "all-gather" in w["line"] and "per device" in w["line"]
+    for c, wc in zip(v.transfer.collectives, w["collectives"], strict=True):
+        assert w["group_sets"][wc["group_set"]] == [list(g) for g in c.groups]
     e = v.transfer.estimate("tpu-v5p")
     assert w["estimate"]["total_s"] == pytest.approx(e.total_s, rel=1e-6)
     assert [p["kind"] for p in w["estimate"]["parts"]][:2] == ["compute", "memory"]

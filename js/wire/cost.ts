@@ -73,6 +73,9 @@ export interface TransferWire {
   pairs_left_out: number;
   /** What XLA compiles for this reshard; [] when none. */
   collectives: Collective[];
+  /** The collectives' distinct device groups (device ids); Collective.group_set indexes it,
+   *  as Trace.group_sets does for the function view. */
+  group_sets: number[][][];
   /** For the chosen hardware; null while pending or when status is "none". */
   estimate: EstimateWire | null;
 }

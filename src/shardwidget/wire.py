@@ -355,6 +355,8 @@ class TransferWire(TypedDict):
     """[sender id, receiver id, bytes], at most MAX_PAIRS_PER_DEVICE × n_devices."""
     pairs_left_out: int
     collectives: list[CollectiveWire]
+    group_sets: list[list[list[int]]]
+    """The collectives' distinct device groups (as ``Trace.group_sets``)."""
     estimate: EstimateWire | None
 
 
@@ -684,7 +686,7 @@ def _leaf(path: str, lay: Layout, local_shape: Sequence[int], *, key: int) -> Tr
     }
 
 
-def collective(c: Any) -> CollectiveWire:
+def collective(c: Any, group_set: int) -> CollectiveWire:
     """One hlo.Collective as the front end reads it (a reshard's; the same fields as the
     collectives of :func:`trace`, keep the two in step)."""
     return {
@@ -698,6 +700,7 @@ def collective(c: Any) -> CollectiveWire:
         "op_name": c.op_name,
         "source": c.source,
         "groups_text": c.groups_text[:400],
+        "group_set": group_set,
     }
 
 
@@ -896,6 +899,7 @@ def no_transfer(
         "pairs": [],
         "pairs_left_out": 0,
         "collectives": [],
+        "group_sets": [],
         "estimate": None,
     }
 
@@ -907,6 +911,8 @@ def transfer(t: Transfer, *, key: int, device_ids: Sequence[int], est: Estimate)
     pairs = t.plan.pairs
     if len(pairs) > cap:
         pairs = pairs[np.argsort(-pairs[:, 2], kind="stable")[:cap]]
+    colls = t.collectives[:MAX_RECORDS]
+    sets, set_of = group_sets([c.groups for c in colls], budget=8 * max(len(device_ids), 64))
     out = no_transfer(key)
     out.update(
         {
@@ -917,7 +923,8 @@ def transfer(t: Transfer, *, key: int, device_ids: Sequence[int], est: Estimate)
             "sent": [int(t.sent.get(d, 0)) for d in device_ids],
             "pairs": pairs.tolist(),
             "pairs_left_out": len(t.plan.pairs) - len(pairs),
-            "collectives": [collective(c) for c in t.collectives[:MAX_RECORDS]],
+            "collectives": [collective(c, set_of[i]) for i, c in enumerate(colls)],
+            "group_sets": sets,
             "estimate": estimate(est, key=key),
         }
     )

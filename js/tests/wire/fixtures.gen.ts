@@ -658,6 +658,7 @@ export const array8: ArrayModel = {
   "pairs": [],
   "pairs_left_out": 0,
   "collectives": [],
+  "group_sets": [],
   "estimate": null
  }
 };
@@ -1204,6 +1205,7 @@ export const arrayValues8: ArrayModel = {
   "pairs": [],
   "pairs_left_out": 0,
   "collectives": [],
+  "group_sets": [],
   "estimate": null
  }
 };
@@ -1957,7 +1959,8 @@ export const arrayResharded8: ArrayModel = {
     "n_groups": 4,
     "op_name": "",
     "source": "",
-    "groups_text": "mesh['axis_0'=2,'axis_1'=4], device_ids=([2,2,2]T(1,0,2)) {'axis_1':(2)2}"
+    "groups_text": "mesh['axis_0'=2,'axis_1'=4], device_ids=([2,2,2]T(1,0,2)) {'axis_1':(2)2}",
+    "group_set": 0
    },
    {
     "kind": "collective-permute",
@@ -1975,8 +1978,47 @@ export const arrayResharded8: ArrayModel = {
     "n_groups": 4,
     "op_name": "",
     "source": "",
-    "groups_text": "{{0,0},{1,1},{4,2},{5,3},{2,4},{3,5},{6,6},{7,7}}"
+    "groups_text": "{{0,0},{1,1},{4,2},{5,3},{2,4},{3,5},{6,6},{7,7}}",
+    "group_set": 1
    }
+  ],
+  "group_sets": [
+   [
+    [
+     0,
+     4
+    ],
+    [
+     1,
+     5
+    ],
+    [
+     2,
+     6
+    ],
+    [
+     3,
+     7
+    ]
+   ],
+   [
+    [
+     4,
+     2
+    ],
+    [
+     5,
+     3
+    ],
+    [
+     2,
+     4
+    ],
+    [
+     3,
+     5
+    ]
+   ]
   ],
   "estimate": {
    "key": 2,
@@ -2388,6 +2430,7 @@ export const arrayScalar8: ArrayModel = {
   "pairs": [],
   "pairs_left_out": 0,
   "collectives": [],
+  "group_sets": [],
   "estimate": null
  }
 };
@@ -3327,8 +3370,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 35.0,
-  "run_ms": 2.5,
+  "compile_ms": 35.3,
+  "run_ms": 2.9,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -4332,8 +4375,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 21.8,
-  "run_ms": 1.3,
+  "compile_ms": 25.4,
+  "run_ms": 1.4,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -6248,6 +6291,7 @@ export const array32: ArrayModel = {
   "pairs": [],
   "pairs_left_out": 0,
   "collectives": [],
+  "group_sets": [],
   "estimate": null
  }
 };

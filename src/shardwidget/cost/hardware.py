@@ -186,29 +186,34 @@ def listed() -> list[Hardware]:
 
 @functools.cache
 def measure_local() -> Hardware:
-    """The machine at hand, measured once per process (about a second): a jitted float32 matmul
-    (peak_flops, float32 here: the host's own dtype for speed), a ``device_put`` of 64 MiB to
-    device 0 (hbm_bandwidth), a copy from device 0 to the last device (ici_bandwidth, the
-    device's own when there is one device); hbm_bytes from the device's memory stats, else the
-    host's physical memory shared by the local devices."""
+    """The machine at hand, measured once per process (about a second): a jitted matmul
+    (peak_flops; bfloat16 on accelerators as the presets, float32 on CPU, whose bfloat16 is
+    emulated), a ``device_put`` of 64 MiB to device 0 (hbm_bandwidth), a copy from device 0 to
+    the last device (ici_bandwidth; with one device, hbm_bandwidth); hbm_bytes from the
+    device's memory stats, else the host's physical memory shared by the local devices."""
     import jax
+    import jax.numpy as jnp
     import numpy as np
 
     devs = jax.local_devices()
     n = 1024
-    a = jax.device_put(np.ones((n, n), np.float32), devs[0])
+    dtype = np.float32 if devs[0].platform == "cpu" else jnp.bfloat16
+    a = jax.device_put(np.ones((n, n), dtype), devs[0])
     mm = jax.jit(lambda x: x @ x)
     mm(a).block_until_ready()
     flops = 2 * n**3 / _best(lambda: mm(a).block_until_ready())
     host = np.ones(16 << 20, np.float32)  # 64 MiB
     bw = host.nbytes / _best(lambda: jax.device_put(host, devs[0]).block_until_ready())
     x = jax.device_put(host, devs[0])
-    ici = host.nbytes / _best(lambda: jax.device_put(x, devs[-1]).block_until_ready())
+    ici = bw
+    if len(devs) > 1:
+        ici = host.nbytes / _best(lambda: jax.device_put(x, devs[-1]).block_until_ready())
     stats = devs[0].memory_stats() or {}
     hbm = float(stats.get("bytes_limit") or 0) or _host_memory() / len(devs)
     return Hardware(
         "local", flops, hbm, bw, ici, f"local ({devs[0].platform} × {len(devs)})",
-        f"measured on this machine: {n}x{n} float32 matmul, 64 MiB device_put, device copy",
+        f"measured on this machine: {n}x{n} {np.dtype(dtype).name} matmul, 64 MiB device_put, "
+        "device-to-device copy",
     )  # fmt: skip
 
 

@@ -307,3 +307,26 @@ def test_transfer_to_another_memory_kind_says_so():
     assert same.total == 0 and "memory device → pinned_host" in same.line()
     moved = Transfer(old, NamedSharding(mesh, P("y"), memory_kind="pinned_host"), (8, 8), "float32")
     assert moved.total > 0 and moved.compiled.error == "" and "pinned_host" in moved.line()
+
+
+def test_front_end_request_publishes_the_transfer_and_a_failure_keeps_the_view(monkeypatch):
+    from shardwidget.cost import reshard
+
+    from .helpers import request
+
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    x = jax.device_put(np.zeros((8, 16), np.float32), NamedSharding(mesh, P("x", "y")))
+    v = sw.ShardView(x)
+    sent = Sent(v)
+    request(v, 1, spec=["y", "x"])
+    assert sent.msgs[-1]["ok"] and v._transfer["status"] == "ready"
+    assert v._transfer["key"] == v._layout["key"] and v._transfer["total"] == v.transfer.total
+
+    def boom(*_a, **_k):
+        raise RuntimeError("no plan today")
+
+    monkeypatch.setattr(reshard.transfer_mod, "plan", boom)
+    request(v, 2, spec=[None, "x"])
+    assert sent.msgs[-1]["ok"] and v.error == ""
+    assert v.spec == [None, "x"] and v._layout["spec"] == [None, "x"]
+    assert v._transfer["status"] == "unavailable" and "no plan today" in v._transfer["message"]

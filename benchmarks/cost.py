@@ -98,7 +98,7 @@ def _measure(name: str, old: Any, new: Any, shape: tuple[int, int], repeat: int)
     t0 = time.perf_counter()
     comp()  # the first compile of this pair in the process
     first = (time.perf_counter() - t0) * 1e3
-    cleared = _median_ms(comp, max(1, repeat // 2), reshard.compile_reshard.cache_clear)
+    cleared = _median_ms(comp, max(1, repeat // 2), reshard.clear_cache)
     comp()
     cached = _median_ms(comp, repeat)
     return {

@@ -16,7 +16,8 @@ import shardwidget as sw
 from shardwidget import hlo
 from shardwidget.cost import estimate as est_mod
 from shardwidget.cost import hardware as hw_mod
-from shardwidget.cost.reshard import Transfer, compile_reshard
+from shardwidget.cost import reshard
+from shardwidget.cost.reshard import Transfer
 
 from .helpers import Sent
 
@@ -141,9 +142,9 @@ def test_reshard_compile_is_cached_per_pair():
     mesh = jax.make_mesh((2, 4), ("x", "y"))
     old, new = NamedSharding(mesh, P("x")), NamedSharding(mesh, P("y"))
     first = Transfer(old, new, (8, 8), np.float32).collectives
-    hits = compile_reshard.cache_info().hits
+    hits, compiles = reshard.stats["hits"], reshard.stats["compiles"]
     assert Transfer(old, new, (8, 8), np.float32).collectives == first
-    assert compile_reshard.cache_info().hits == hits + 1
+    assert reshard.stats["hits"] == hits + 1 and reshard.stats["compiles"] == compiles
 
 
 # ---------------------------------------------------------------- presets
@@ -310,8 +311,6 @@ def test_transfer_to_another_memory_kind_says_so():
 
 
 def test_front_end_request_publishes_the_transfer_and_a_failure_keeps_the_view(monkeypatch):
-    from shardwidget.cost import reshard
-
     from .helpers import request
 
     mesh = jax.make_mesh((2, 4), ("x", "y"))
@@ -330,3 +329,29 @@ def test_front_end_request_publishes_the_transfer_and_a_failure_keeps_the_view(m
     assert sent.msgs[-1]["ok"] and v.error == ""
     assert v.spec == [None, "x"] and v._layout["spec"] == [None, "x"]
     assert v._transfer["status"] == "unavailable" and "no plan today" in v._transfer["message"]
+
+
+def test_in_a_kernel_the_reshard_compile_follows_the_update():
+    """With an event loop running (a kernel), a first visit to a layout publishes the bytes at
+    once and the compiled collectives and estimate right after, on the loop."""
+    import asyncio
+
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    x = jax.device_put(np.zeros((24, 8), np.float32), NamedSharding(mesh, P("x", None)))
+    v = sw.ShardView(x)
+
+    async def main() -> None:
+        v.spec = [None, "y"]  # a pair no test compiled before (its shape is this test's own)
+        w = v._transfer
+        assert w["status"] == "pending" and w["collectives"] == [] and w["estimate"] is None
+        assert w["received"] and w["total"] == v.transfer.total and "per device" in w["line"]
+        await asyncio.sleep(0)
+        w = v._transfer
+        assert w["status"] == "ready" and w["key"] == v._layout["key"]
+        assert [c["kind"] for c in w["collectives"]] == [c.kind for c in v.transfer.collectives]
+        assert w["estimate"] is not None
+        v.spec = ["x", None]  # the original: nothing pending
+        v.spec = [None, "y"]  # cached now: ready at once
+        assert v._transfer["status"] == "ready"
+
+    asyncio.run(main())

@@ -904,20 +904,24 @@ def no_transfer(
     }
 
 
-def transfer(t: Transfer, *, key: int, device_ids: Sequence[int], est: Estimate) -> TransferWire:
+def transfer(
+    t: Transfer, *, key: int, device_ids: Sequence[int], est: Estimate | None
+) -> TransferWire:
     """``_transfer`` of an array view: per-device lists in ``device_ids`` order (the shown
-    layout's devices), pairs capped at MAX_PAIRS_PER_DEVICE × n + 64 (largest first)."""
+    layout's devices), pairs capped at MAX_PAIRS_PER_DEVICE × n + 64 (largest first). With
+    ``est`` None the reshard is not compiled yet: status "pending", the bytes without the
+    collectives and the estimate (they follow)."""
     cap = MAX_PAIRS_PER_DEVICE * len(device_ids) + 64
     pairs = t.plan.pairs
     if len(pairs) > cap:
         pairs = pairs[np.argsort(-pairs[:, 2], kind="stable")[:cap]]
-    colls = t.collectives[:MAX_RECORDS]
+    colls = t.collectives[:MAX_RECORDS] if est is not None else []
     sets, set_of = group_sets([c.groups for c in colls], budget=8 * max(len(device_ids), 64))
     out = no_transfer(key)
     out.update(
         {
-            "status": "ready",
-            "line": t.line(),
+            "status": "ready" if est is not None else "pending",
+            "line": t.line(compiled=est is not None),
             "total": t.total,
             "received": [int(t.received.get(d, 0)) for d in device_ids],
             "sent": [int(t.sent.get(d, 0)) for d in device_ids],
@@ -925,7 +929,7 @@ def transfer(t: Transfer, *, key: int, device_ids: Sequence[int], est: Estimate)
             "pairs_left_out": len(t.plan.pairs) - len(pairs),
             "collectives": [collective(c, set_of[i]) for i, c in enumerate(colls)],
             "group_sets": sets,
-            "estimate": estimate(est, key=key),
+            "estimate": estimate(est, key=key) if est is not None else None,
         }
     )
     return out

@@ -8,7 +8,7 @@ dtype): no device memory, a few ms when cached.
 
 from __future__ import annotations
 
-import functools
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,9 +34,41 @@ class Compiled:
     """Why it could not be compiled ("" when it was), e.g. device sets that differ."""
 
 
-@functools.lru_cache(maxsize=64)
+CACHE_SIZE = 64
+_cache: OrderedDict[tuple[Any, ...], Compiled] = OrderedDict()
+stats = {"hits": 0, "compiles": 0}
+"""How often :func:`compile_reshard` answered from its cache, and compiled."""
+
+
+def cached_reshard(old: Any, new: Any, shape: tuple[int, ...], dtype: Any) -> Compiled | None:
+    """The compiled reshard of this pair if it is in the cache, else None (no work)."""
+    key = (old, new, shape, dtype)
+    c = _cache.get(key)
+    if c is not None:
+        _cache.move_to_end(key)
+        stats["hits"] += 1
+    return c
+
+
+def clear_cache() -> None:
+    """Forget every compiled reshard (benchmarks time a first compile with it)."""
+    _cache.clear()
+
+
 def compile_reshard(old: Any, new: Any, shape: tuple[int, ...], dtype: Any) -> Compiled:
-    """Compile the identity from sharding ``old`` to ``new`` (cached per pair)."""
+    """Compile the identity from sharding ``old`` to ``new``, cached per pair (the last
+    CACHE_SIZE pairs; metadata only, no executable is kept)."""
+    c = cached_reshard(old, new, shape, dtype)
+    if c is None:
+        c = _compile(old, new, shape, dtype)
+        stats["compiles"] += 1
+        _cache[(old, new, shape, dtype)] = c
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+    return c
+
+
+def _compile(old: Any, new: Any, shape: tuple[int, ...], dtype: Any) -> Compiled:
     import jax
 
     from ..trace import _memory  # the same per-device memory numbers as the function view
@@ -112,6 +144,11 @@ class Transfer:
         return compile_reshard(self._old, self._new, self.shape, _dtype(self.dtype))
 
     @property
+    def compiled_now(self) -> Compiled | None:
+        """The compiled reshard if it is cached already, else None (no work)."""
+        return cached_reshard(self._old, self._new, self.shape, _dtype(self.dtype))
+
+    @property
     def collectives(self) -> list[hlo.Collective]:
         """The collectives XLA compiles for this reshard ([] when none, or not compilable)."""
         return self.compiled.collectives
@@ -131,8 +168,9 @@ class Transfer:
             transfer_bytes=max(self.received.values(), default=0),
         )
 
-    def line(self) -> str:
-        """The "moved" line: "all-to-all over y · 2 MiB per device"."""
+    def line(self, compiled: bool = True) -> str:
+        """The "moved" line: "all-to-all over y · 2 MiB per device"; with compiled=False, the
+        bytes only (no compile): "2 MiB per device (at most); …"."""
         most = max(self.received.values(), default=0)
         mk = (self.old.memory_kind, self.new.memory_kind)
         memory = f"; memory {mk[0]} → {mk[1]}" if mk[0] != mk[1] else ""
@@ -140,14 +178,14 @@ class Transfer:
             return "nothing moves between devices: every device already holds its new block" + (
                 f"{memory} (each device copies its block)" if memory else ""
             )
+        moved = f"{fmt_bytes(most)} per device (at most); {fmt_bytes(self.total)} in all"
+        if not compiled:
+            return moved + memory
         kinds = [
             f"{c.kind} over {','.join(c.axes)}" if c.axes else c.kind for c in self.collectives
         ]
         what = ", ".join(dict.fromkeys(kinds)) or "point-to-point copies"
-        return (
-            f"{what} · {fmt_bytes(most)} per device (at most); {fmt_bytes(self.total)} in all"
-            + memory
-        )
+        return f"{what} · {moved}{memory}"
 
     def __repr__(self) -> str:
         return f"Transfer({self.line()})"

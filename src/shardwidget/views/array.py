@@ -482,19 +482,32 @@ class ArrayView(CostMixin, ShardView):
         self._stats = self._stats_now()
 
     # ---------------------------------------------------------------- cost (issue 12)
-    def _publish_transfer(self) -> None:
+    def _publish_transfer(self, compile_now: bool = False) -> None:
         """``_transfer`` for the layout shown: nothing for the original itself; a failure is
-        shown in words (the cost is an extra: never lose the view over it)."""
+        shown in words (the cost is an extra: never lose the view over it).
+
+        The bytes are computed now (a few ms). The reshard's compile (collectives, estimate)
+        can take longer than the update itself on a first visit; in a kernel it is left to the
+        event loop, after the update is answered, and ``_transfer`` is "pending" until then."""
         if self._is_source:
             self._transfer = wire.no_transfer(self._key)
             return
         try:
             t = self.transfer
             ids = [d.id for d in t.new.devices]
-            out = wire.transfer(t, key=self._key, device_ids=ids, est=t.estimate(self.hardware))
+            if not compile_now and t.compiled_now is None and _later(self._compile_transfer):
+                self._transfer = wire.transfer(t, key=self._key, device_ids=ids, est=None)
+                return
+            est = t.estimate(self.hardware)
+            self._transfer = wire.transfer(t, key=self._key, device_ids=ids, est=est)
         except Exception as e:
-            out = wire.no_transfer(self._key, "unavailable", f"transfer not computed: {e}")
-        self._transfer = out
+            msg = f"transfer not computed: {e}"
+            self._transfer = wire.no_transfer(self._key, "unavailable", msg)
+
+    def _compile_transfer(self) -> None:
+        """The deferred half of _publish_transfer, for the layout still shown."""
+        if self._transfer.get("status") == "pending" and self._transfer.get("key") == self._key:
+            self._publish_transfer(compile_now=True)
 
     def _cost_changed(self) -> None:
         self._publish_transfer()
@@ -518,6 +531,19 @@ class ArrayView(CostMixin, ShardView):
     def _on_view_dims(self, _change: Any) -> None:
         if not self._quiet:
             self._send_stats()  # thumbnails are drawn over the view dims
+
+
+def _later(fn: Any) -> bool:
+    """Run fn soon on the running event loop (a kernel's); False when there is none (plain
+    Python: the caller then does the work now)."""
+    import asyncio
+
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    loop.call_soon(fn)
+    return True
 
 
 def _source_of(arr: Any, original: Any) -> str:

@@ -138,6 +138,27 @@ def test_reshard_collectives_match_compiled_hlo(a, b):
     assert t.compiled.error == ""
 
 
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(layout_pairs())
+def test_reshard_collectives_match_compiled_hlo_for_random_pairs(pair):
+    shape, old, new = pair
+    x = jax.device_put(np.zeros(shape, np.float32), old)
+    t = Transfer(old, new, shape, np.float32)
+    if list(old.mesh.devices.flat) != list(new.mesh.devices.flat):
+        # meshes over the same devices in another order: jit refuses, so do we, in words
+        with pytest.raises(ValueError, match="incompatible devices"):
+            jax.jit(lambda v: v, out_shardings=new).lower(x).compile()
+        assert t.collectives == [] and "incompatible devices" in t.compiled.error
+        assert t.total == 0 or t.line().startswith("point-to-point copies")
+        assert t.estimate("tpu-v5e").transfer_s == max(t.received.values()) / 100e9
+        return
+    text = jax.jit(lambda v: v, out_shardings=new).lower(x).compile().as_text()
+    want = sorted(m.group(1) for line in text.splitlines() if (m := _COLL.search(line)))
+    assert sorted(c.kind for c in t.collectives) == want
+    if t.total == 0:  # nothing to move: XLA needs no collective either
+        assert want == []
+
+
 def test_reshard_compile_is_cached_per_pair():
     mesh = jax.make_mesh((2, 4), ("x", "y"))
     old, new = NamedSharding(mesh, P("x")), NamedSharding(mesh, P("y"))

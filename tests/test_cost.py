@@ -298,6 +298,10 @@ def test_hardware_trait_refuses_unknown_names_and_front_end_sets_it():
     assert v.hardware == "tpu-v5p" and "unknown hardware" in v.error
     v.set_state({"hardware": "tpu-v6e"})
     assert v._estimate["hardware"] == "tpu-v6e"
+    mine = sw.Hardware("trait-gpu", 1e15, 8e10, 3e12, 4e11, source="a test")
+    v.hardware = mine
+    assert v.hardware == "trait-gpu" and v._estimate["hardware"] == "trait-gpu"
+    assert "trait-gpu" in [h["name"] for h in v._hardware_presets]
     names = [h["name"] for h in v._hardware_presets]
     assert {"tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "h100", "a100"} <= set(names)
 

@@ -153,9 +153,7 @@ def hardware(name: str | Hardware | None = None, /, **fields: Any) -> Hardware:
             raise TypeError(f"hardware(...) of your own needs {', '.join(missing)}")
         if fields["name"] in NAMES:
             raise ValueError(f"{fields['name']!r} is a built-in preset; give yours another name")
-        h = Hardware(**fields)
-        _USER[h.name] = h
-        return h
+        return register(Hardware(**fields))
     if name is None:
         name = DEFAULT
     if not isinstance(name, str):
@@ -169,6 +167,17 @@ def hardware(name: str | Hardware | None = None, /, **fields: Any) -> Hardware:
     if name in _USER:
         return _USER[name]
     raise ValueError(f"unknown hardware {name!r}; presets: {', '.join(names())}")
+
+
+def register(h: Hardware) -> Hardware:
+    """Make a preset of your own findable by its name (what ``hardware(name=..., ...)`` does;
+    views' ``hardware`` trait does it for a Hardware it is given). ValueError for a built-in
+    preset's name."""
+    if h.name in NAMES and h != PRESETS.get(h.name):
+        raise ValueError(f"{h.name!r} is a built-in preset; give yours another name")
+    if h.name not in NAMES:
+        _USER[h.name] = h
+    return h
 
 
 def names() -> list[str]:

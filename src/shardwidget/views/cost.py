@@ -15,13 +15,27 @@ from ..cost import hardware as hw_mod
 from .base import InvalidValue
 
 
+class HardwareName(traitlets.Unicode):  # type: ignore[type-arg]
+    """A preset's name; a :class:`~shardwidget.cost.hardware.Hardware` given instead is
+    registered under its name, which the trait then holds (the front end sees names only)."""
+
+    def validate(self, obj: Any, value: Any) -> Any:
+        if isinstance(value, hw_mod.Hardware):
+            try:
+                value = hw_mod.register(value).name
+            except ValueError as e:
+                raise InvalidValue(str(e)) from None
+        return super().validate(obj, value)
+
+
 class CostMixin(traitlets.HasTraits):
     """``hardware`` (the dropdown's choice) and ``_hardware_presets`` (its options)."""
 
-    hardware = traitlets.Unicode(hw_mod.DEFAULT).tag(sync=True)
+    hardware = HardwareName(hw_mod.DEFAULT).tag(sync=True)
     """str, default "tpu-v5p": the hardware preset estimates are for ("tpu-v4", "tpu-v5e",
     "tpu-v5p", "tpu-v6e", "h100", "a100", "local", or a name given to
-    ``shardwidget.hardware(name=..., ...)``). Both directions; an unknown name is refused."""
+    ``shardwidget.hardware(name=..., ...)``); a ``shardwidget.Hardware`` is taken too (and
+    registered under its name). Both directions; an unknown name is refused."""
     _hardware_presets: Any = traitlets.List().tag(sync=True)  # wire.HardwareWire items
     """list[wire.HardwareWire]: the presets the dropdown offers. Python → JS."""
 

@@ -3370,7 +3370,7 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 35.3,
+  "compile_ms": 34.8,
   "run_ms": 2.9,
   "cached": false,
   "ran": true,
@@ -4375,7 +4375,7 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 25.4,
+  "compile_ms": 21.6,
   "run_ms": 1.4,
   "cached": false,
   "ran": true,

@@ -495,7 +495,7 @@ class ArrayView(CostMixin, ShardView):
         try:
             t = self.transfer
             ids = [d.id for d in t.new.devices]
-            if not compile_now and t.compiled_now is None and _later(self._compile_transfer):
+            if not compile_now and t.compiled_now is None and _later(self):
                 self._transfer = wire.transfer(t, key=self._key, device_ids=ids, est=None)
                 return
             est = t.estimate(self.hardware)
@@ -533,17 +533,37 @@ class ArrayView(CostMixin, ShardView):
             self._send_stats()  # thumbnails are drawn over the view dims
 
 
-def _later(fn: Any) -> bool:
-    """Run fn soon on the running event loop (a kernel's); False when there is none (plain
-    Python: the caller then does the work now)."""
+def _later(view: ArrayView) -> bool:
+    """Compile the view's transfer soon on the kernel's event loop; False outside a kernel (the
+    caller then does the work now). The loop holds only a weak reference: a view dropped
+    meanwhile is freed, not kept for a callback."""
     import asyncio
 
+    if not _in_kernel():
+        return False
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
         return False
-    loop.call_soon(fn)
+    ref = weakref.ref(view)
+
+    def compile_transfer() -> None:
+        v = ref()
+        if v is not None:
+            v._compile_transfer()
+
+    loop.call_soon(compile_transfer)
     return True
+
+
+def _in_kernel() -> bool:
+    """Whether this runs in an IPython kernel (whose event loop runs between messages; other
+    running loops, such as one a library left set in this thread, may never come back)."""
+    import sys
+
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return getattr(shell, "kernel", None) is not None
 
 
 def _source_of(arr: Any, original: Any) -> str:

@@ -82,3 +82,15 @@ def test_memory_benchmark_smoke() -> None:
         assert row.group(1) == "0", row.group(0)
     assert re.search(r"^closed views still alive\s+0 of 10", out, re.M), out
     assert re.search(r"^views left by 10 runs of a cell\s+1 of 10", out, re.M), out
+
+
+@pytest.mark.slow
+def test_cost_benchmark_smoke() -> None:
+    """benchmarks/cost.py: the transfer plan and the cached reshard compile, one ratio line per
+    layout pair (a small run: 8 devices)."""
+    out = run_benchmark("cost.py", "--devices", "8", "--repeat", "1", "--size", "64")
+    lines = re.findall(
+        r"^ratios 8 (.+?): plan/geometry (\d+\.\d+), cached/first compile", out, re.M
+    )
+    assert [name for name, _ in lines] == ["transpose", "all-gather y", "all-to-all x"], out
+    assert all(float(r) > 0 for _, r in lines), out

@@ -256,3 +256,33 @@ def test_pmap_vmap_notebook_shows_the_story(kernel_env: None) -> None:
     # Today's way: shardings in the jaxpr's types under Explicit axes.
     ex = _stream(out["view-explicit"])
     assert "a:f32[8@x,3] b:f32[8@x,3]" in ex and "output type: float32[8@x]" in ex
+
+
+@pytest.mark.slow
+def test_cost_notebook_shows_the_story(kernel_env: None) -> None:
+    """04_cost: the sharded-matmul patterns, their collectives, and estimates that follow the
+    ring model on the presets' numbers (TPU v5e: 100 GB/s per axis; H100: 450 GB/s)."""
+    nb = _execute(EXAMPLES / "04_cost.ipynb")
+    out = {c.get("id"): c for c in nb.cells if c.cell_type == "code"}
+    mib4 = 1024 * 1024 * 4  # one f32[1024, 1024] result: V of the all-reduce / reduce-scatter
+    want = {
+        "view-rows": ("collectives: []", None),
+        "view-contract": ("['all-reduce over y']", 2 * 3 / 4 * mib4 / 100e9),
+        "view-scatter": ("['reduce-scatter over y']", 3 / 4 * mib4 / 100e9),
+        "view-gather": ("['all-gather over y']", 3 / 4 * (2048 * 1024 * 4) / 100e9),
+    }
+    for cid, (colls, seconds) in want.items():
+        text = _stream(out[cid])
+        assert colls in text, (cid, text)
+        assert "same as jnp.dot: True" in text, (cid, text)
+        assert "estimate on TPU v5e" in text and "estimate on H100 SXM" in text, text
+        if seconds is not None:
+            v5e = text.split("estimate on H100 SXM")[0]
+            assert re.search(rf"over y\s+{seconds * 1e6:.3g} µs", v5e), (cid, seconds, v5e)
+    table = _stream(out["compare"])
+    assert table.count("agrees") == 4 and "est. tpu-v5e" in table and "h100:" in table, table
+    moved = _stream(out["view-transfer"])
+    assert "all-to-all over x · 1.0 MiB per device" in moved, moved
+    assert "total: 8388608 bytes" in moved, moved
+    assert "local fields positive: True" in _stream(out["presets"])
+    assert _stream(out["view-hardware"]).startswith("h100 communication fits in HBM")

@@ -49,6 +49,9 @@ def views(n: int) -> dict[str, Any]:
         np.arange(8 * 8, dtype=np.int32).reshape(8, 8), NamedSharding(mesh, P("y"))
     )
     out["arrayValues8"] = traits(ShardView(small))
+    moved = ShardView(small)
+    moved.spec = ["x", "y"]  # a re-layout: _transfer "ready", with its pairs and estimate
+    out["arrayResharded8"] = traits(moved)
     out["arrayScalar8"] = traits(ShardView(jnp.float32(3.5)))
     a = jax.device_put(np.ones((16, 8), np.float32), NamedSharding(mesh, P("x", "y")))
     b = jax.device_put(np.ones((8, 4), np.float32), NamedSharding(mesh, P("y", None)))

@@ -5,6 +5,8 @@
 //
 // Messages (requests and their results): messages.ts.
 
+import type { HardwareWire, TransferWire } from "./cost";
+
 export type AxisType = "auto" | "explicit";
 export type SpecEntry = null | string | string[];
 
@@ -128,4 +130,10 @@ export interface ArrayModel {
   _options: Options;
   _layout: Layout;
   _stats: Stats;
+  /** The hardware preset estimates are for (the dropdown's choice). Both directions. Optional:
+   *  absent in function-view leaves and older saved pages. */
+  hardware?: string;
+  _hardware_presets?: HardwareWire[];
+  /** What moving the original layout to the shown one moves (key === _layout.key). */
+  _transfer?: TransferWire;
 }

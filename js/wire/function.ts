@@ -8,6 +8,7 @@
 //
 // Messages (TraceRequestMsg and its ResultMsg): messages.ts.
 import type { AxisType, Layout, SpecEntry, Stats } from "./array";
+import type { EstimateWire, HardwareWire } from "./cost";
 
 /** "pmap": a jax.pmap'd function, on pmap's own mesh and layout (fixed: options.static). */
 export type TraceMode = "jit" | "shard_map" | "pmap";
@@ -75,6 +76,9 @@ export interface Collective {
   source: string;
   /** The replica groups / pairs as written in the HLO (for the detail view). */
   groups_text: string;
+  /** Index into Trace.group_sets: its device groups (collective-permute: [source, target]
+   *  pairs); -1 when the bounded payload left them out; absent from older kernels. */
+  group_set?: number;
 }
 
 export interface TraceLeaf extends LeafInfo {
@@ -135,6 +139,9 @@ export interface Trace {
   jaxpr: string;
   /** Characters of the jaxpr left out (0: sent whole; the rest is in Python's view.trace.jaxpr). */
   jaxpr_cut: number;
+  /** The distinct device groups of the collectives (device ids), each set sent once;
+   *  Collective.group_set points here. Absent from older kernels. */
+  group_sets?: number[][][];
 }
 
 export interface LeftOut {
@@ -173,4 +180,10 @@ export interface FunctionModel {
   _trace_options: TraceOptions;
   _trace: Trace;
   _trace_stats: TraceStats;
+  /** The hardware preset estimates are for (the dropdown's choice). Both directions. Optional:
+   *  absent in older saved pages. */
+  hardware?: string;
+  _hardware_presets?: HardwareWire[];
+  /** The estimate of the compiled layout on `hardware` (key === _trace.key). */
+  _estimate?: EstimateWire;
 }

@@ -2,3 +2,4 @@
 export * from "./array";
 export * from "./function";
 export * from "./messages";
+export * from "./cost";

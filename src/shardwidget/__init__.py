@@ -4,6 +4,9 @@
 :class:`FunctionView`; both are ShardViews. :func:`compare` puts function views side by side.
 """
 
+from .cost.estimate import Estimate
+from .cost.hardware import Hardware, hardware
+from .cost.reshard import Transfer
 from .export import ExportReport
 from .layout import Layout
 from .state import LayoutState
@@ -14,13 +17,17 @@ __version__ = "0.1.0"
 __all__ = [
     "ArrayView",
     "Comparison",
+    "Estimate",
     "ExportReport",
     "FunctionView",
+    "Hardware",
     "Layout",
     "LayoutState",
     "ShardView",
     "TraceResult",
     "TraceState",
+    "Transfer",
     "__version__",
     "compare",
+    "hardware",
 ]

@@ -200,6 +200,16 @@ class TraceResult:
     )
     """Re-creates (inputs, outputs) of a run: the result keeps no device arrays."""
 
+    def estimate(self, hw: Any = None) -> Any:
+        """Estimated time per device on a hardware preset (a name such as "tpu-v5p" or a
+        ``shardwidget.Hardware``): ``.compute_s``, ``.memory_s``, ``.collectives`` (each with
+        ``.seconds``), ``.total_s``, ``.bound``, ``.fits``; the model is in
+        :mod:`shardwidget.cost.estimate`."""
+        from .cost.estimate import estimate_trace
+        from .cost.hardware import DEFAULT
+
+        return estimate_trace(self, hw or DEFAULT)
+
     @property
     def outputs(self) -> list[Any] | None:
         """The output arrays (flattened), when the function ran; None otherwise. Not kept: each

@@ -28,6 +28,9 @@ from .state import LayoutState
 from .summary import Summary
 
 if TYPE_CHECKING:
+    from .cost.estimate import Estimate
+    from .cost.hardware import Hardware
+    from .cost.reshard import Transfer
     from .trace import Traced, TraceResult, TraceState
 
 SpecEntry = str | list[str] | None
@@ -219,6 +222,9 @@ class CollectiveWire(TypedDict):
     op_name: str
     source: str
     groups_text: str
+    group_set: int
+    """Index into ``Trace.group_sets``: the device groups it runs over (collective-permute: the
+    (source, target) pairs that move data); -1 when left out of a bounded payload."""
 
 
 class Memory(TypedDict):
@@ -256,6 +262,9 @@ class Trace(TypedDict):
     compile)."""
     jaxpr_cut: int
     """Characters of the jaxpr left out (0 when it was sent whole)."""
+    group_sets: list[list[list[int]]]
+    """The distinct device groups of the collectives (device ids), each set once: many
+    collectives run over the same axis, so a set is shared (see ``group_sets``)."""
 
 
 class LeftOut(TypedDict):
@@ -299,6 +308,65 @@ class PageData(TypedDict):
     answers: dict[str, Any]
 
 
+class HardwareWire(TypedDict):
+    """A hardware preset the dropdown offers (``_hardware_presets``); units: FLOP/s, bytes,
+    bytes/s, per device (see :mod:`shardwidget.cost.hardware`)."""
+
+    name: str
+    label: str
+    peak_flops: float
+    hbm_bytes: float
+    hbm_bandwidth: float
+    ici_bandwidth: float
+    source: str
+
+
+class EstimatePart(TypedDict):
+    """One bar of an estimate: compute, memory, one collective, or a point-to-point transfer."""
+
+    kind: Literal["compute", "memory", "collective", "transfer"]
+    label: str
+    seconds: float
+    collective: int
+    """Index into the collectives it comes from (the trace's or the transfer's); -1 if none."""
+    formula: str
+
+
+class EstimateWire(TypedDict):
+    """``_estimate`` of a function view (and ``estimate`` of a transfer) for ``hardware``."""
+
+    key: int
+    hardware: str
+    parts: list[EstimatePart]
+    total_s: float
+    overlap: str
+    bound: Literal["compute", "memory", "communication", ""]
+    fits: bool | None
+    fits_text: str
+    peak_bytes: int
+    hbm_bytes: float
+
+
+class TransferWire(TypedDict):
+    """``_transfer`` of an array view: what moving the original layout to the shown one moves
+    (same key as ``_layout``). Per-device lists are parallel to ``_layout.devices.ids``."""
+
+    key: int
+    status: Literal["none", "pending", "ready", "unavailable"]
+    message: str
+    line: str
+    total: int
+    received: list[int]
+    sent: list[int]
+    pairs: list[list[int]]
+    """[sender id, receiver id, bytes], at most MAX_PAIRS_PER_DEVICE × n_devices."""
+    pairs_left_out: int
+    collectives: list[CollectiveWire]
+    group_sets: list[list[list[int]]]
+    """The collectives' distinct device groups (as ``Trace.group_sets``)."""
+    estimate: EstimateWire | None
+
+
 # ---------------------------------------------------------------------- budgets
 # Bytes for the binary parts; the JSON parts are ~150 bytes per device at most.
 THUMB_BASE, THUMB_PER_DEVICE = 4096, 144
@@ -307,6 +375,7 @@ MAX_OUTPUT_STATS = 8  # function-view leaves beyond this get no per-shard data (
 MAX_LEAVES = 64  # function-view leaves per side sent with their geometry (and statistics)
 MAX_JAXPR = 20_000  # characters of a function view's jaxpr text sent (the rest: view.trace.jaxpr)
 MAX_RECORDS = 256  # collectives / sharding constraints sent, at most
+MAX_PAIRS_PER_DEVICE = 2  # transfer pairs (sender, receiver, bytes) sent: 2 × n_devices + 64
 
 
 def size_budget(n_devices: int) -> int:
@@ -628,6 +697,24 @@ def _leaf(
     }
 
 
+def collective(c: Any, group_set: int) -> CollectiveWire:
+    """One hlo.Collective as the front end reads it (a reshard's; the same fields as the
+    collectives of :func:`trace`, keep the two in step)."""
+    return {
+        "kind": c.kind,
+        "axes": list(c.axes),
+        "shape": list(c.shape),
+        "dtype": c.dtype,
+        "bytes": c.bytes,
+        "group_size": c.group_size,
+        "n_groups": c.n_groups,
+        "op_name": c.op_name,
+        "source": c.source,
+        "groups_text": c.groups_text[:400],
+        "group_set": group_set,
+    }
+
+
 def trace(
     res: TraceResult | None,
     *,
@@ -655,6 +742,7 @@ def trace(
         "left_out": {"inputs": 0, "outputs": 0, "constraints": 0, "collectives": 0},
         "jaxpr": "",
         "jaxpr_cut": 0,
+        "group_sets": [],
     }
     if res is None:
         return out
@@ -686,6 +774,10 @@ def trace(
         }
         for c in res.constraints[:MAX_RECORDS]
     ]
+    sets, set_of = group_sets(
+        [c.groups for c in res.collectives[:MAX_RECORDS]], budget=_group_id_budget(res)
+    )
+    out["group_sets"] = sets
     out["collectives"] = [
         {
             "kind": c.kind,
@@ -698,8 +790,9 @@ def trace(
             "op_name": c.op_name,
             "source": c.source,
             "groups_text": c.groups_text[:400],
+            "group_set": set_of[i],
         }
-        for c in res.collectives[:MAX_RECORDS]
+        for i, c in enumerate(res.collectives[:MAX_RECORDS])
     ]
     out["memory"] = cast(Memory, dict(res.memory)) if res.memory else None
     out["flops"] = res.flops
@@ -726,6 +819,39 @@ def _at(notes: Sequence[str], i: int) -> str:
     return notes[i] if i < len(notes) else ""
 
 
+def _group_id_budget(res: TraceResult) -> int:
+    """Device ids all group sets may hold together: 8 sets over every device (a few bytes per id,
+    well inside size_budget's 400 bytes per device)."""
+    leaves = [*res.input_leaves, *res.output_leaves]
+    n = leaves[0].layout.n_devices if leaves else 0
+    return 8 * max(n, 64)
+
+
+def group_sets(
+    groups: Sequence[Sequence[Sequence[int]]], *, budget: int
+) -> tuple[list[list[list[int]]], list[int]]:
+    """The distinct group sets among ``groups`` (one per collective) and each one's index.
+
+    A set that would take the ids sent past ``budget`` is left out: its collectives get -1 (the
+    widget then lights no devices for them, and says so)."""
+    sets: list[list[list[int]]] = []
+    index: dict[tuple[tuple[int, ...], ...], int] = {}
+    of: list[int] = []
+    used = 0
+    for g in groups:
+        k = tuple(tuple(int(d) for d in grp) for grp in g)
+        if k not in index:
+            size = sum(len(grp) for grp in k)
+            if used + size > budget:
+                of.append(-1)
+                continue
+            used += size
+            index[k] = len(sets)
+            sets.append([list(grp) for grp in k])
+        of.append(index[k])
+    return sets, of
+
+
 def trace_stats(
     summaries: Sequence[Summary], *, key: int, inputs: Sequence[Summary] | None = ()
 ) -> TraceStats:
@@ -743,3 +869,102 @@ def trace_stats(
 def pending_trace_stats(key: int, n_outputs: int) -> TraceStats:
     """``_trace_stats`` while the statistics of trace ``key`` are being computed."""
     return {"key": key, "outputs": [pending_stats(key) for _ in range(min(n_outputs, MAX_LEAVES))]}
+
+
+# ---------------------------------------------------------------------- cost (issue 12)
+def hardware_presets(presets: Sequence[Hardware]) -> list[HardwareWire]:
+    """``_hardware_presets``: what the hardware dropdown offers."""
+    return [cast(HardwareWire, h.to_wire()) for h in presets]
+
+
+def empty_estimate(key: int, hardware: str, message: str = "") -> EstimateWire:
+    """An estimate with no parts (no compiled result to estimate)."""
+    return {
+        "key": key,
+        "hardware": hardware,
+        "parts": [],
+        "total_s": 0.0,
+        "overlap": message,
+        "bound": "",
+        "fits": None,
+        "fits_text": "",
+        "peak_bytes": 0,
+        "hbm_bytes": 0.0,
+    }
+
+
+def estimate(est: Estimate, *, key: int) -> EstimateWire:
+    """``_estimate`` of a function view (and ``estimate`` of a transfer); the parts in order
+    compute, memory, each collective (at most MAX_RECORDS), a point-to-point transfer."""
+    parts = est.parts()
+    colls = [p for p in parts if p["kind"] == "collective"][:MAX_RECORDS]
+    parts = (
+        [p for p in parts if p["kind"] != "collective"][:2]
+        + colls
+        + [p for p in parts if p["kind"] == "transfer"]
+    )
+    return {
+        "key": key,
+        "hardware": est.hardware.name,
+        "parts": [cast(EstimatePart, {**p, "seconds": _num(p["seconds"]) or 0.0}) for p in parts],
+        "total_s": _num(est.total_s) or 0.0,
+        "overlap": est.overlap,
+        "bound": cast(Literal["compute", "memory", "communication", ""], est.bound),
+        "fits": est.fits,
+        "fits_text": est.fits_text,
+        "peak_bytes": int(est.peak_bytes or 0),
+        "hbm_bytes": float(est.hardware.hbm_bytes),
+    }
+
+
+def no_transfer(
+    key: int, status: Literal["none", "pending", "unavailable"] = "none", message: str = ""
+) -> TransferWire:
+    """``_transfer`` with nothing to show: the original layout ("none"), still being computed,
+    or unavailable (message says why)."""
+    line = "the original layout: nothing moves" if status == "none" else ""
+    return {
+        "key": key,
+        "status": status,
+        "message": cap_message(message) if message else "",
+        "line": line,
+        "total": 0,
+        "received": [],
+        "sent": [],
+        "pairs": [],
+        "pairs_left_out": 0,
+        "collectives": [],
+        "group_sets": [],
+        "estimate": None,
+    }
+
+
+def transfer(
+    t: Transfer, *, key: int, device_ids: Sequence[int], est: Estimate | None
+) -> TransferWire:
+    """``_transfer`` of an array view: per-device lists in ``device_ids`` order (the shown
+    layout's devices), pairs capped at MAX_PAIRS_PER_DEVICE × n + 64 (largest first). With
+    ``est`` None the reshard is not compiled yet: status "pending", the bytes without the
+    collectives and the estimate (they follow)."""
+    cap = MAX_PAIRS_PER_DEVICE * len(device_ids) + 64
+    pairs = t.plan.pairs
+    if len(pairs) > cap:
+        pairs = pairs[np.argsort(-pairs[:, 2], kind="stable")[:cap]]
+    colls = t.collectives[:MAX_RECORDS] if est is not None else []
+    sets, set_of = group_sets([c.groups for c in colls], budget=8 * max(len(device_ids), 64))
+    out = no_transfer(key)
+    out.update(
+        {
+            "status": "ready" if est is not None else "pending",
+            "line": t.line(compiled=est is not None),
+            "total": t.total,
+            "received": [int(t.received.get(d, 0)) for d in device_ids],
+            "sent": [int(t.sent.get(d, 0)) for d in device_ids],
+            "pairs": pairs.tolist(),
+            "pairs_left_out": len(t.plan.pairs) - len(pairs),
+            "collectives": [collective(c, set_of[i]) for i, c in enumerate(colls)],
+            "group_sets": sets,
+            "estimate": estimate(est, key=key) if est is not None else None,
+        }
+    )
+    return out

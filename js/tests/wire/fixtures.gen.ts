@@ -589,6 +589,77 @@ export const array8: ArrayModel = {
   ],
   "vmin": 32.0,
   "vmax": 4063.0
+ },
+ "hardware": "tpu-v5p",
+ "_hardware_presets": [
+  {
+   "name": "tpu-v4",
+   "label": "TPU v4",
+   "peak_flops": 275000000000000.0,
+   "hbm_bytes": 34359738368.0,
+   "hbm_bandwidth": 1200000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433"
+  },
+  {
+   "name": "tpu-v5e",
+   "label": "TPU v5e",
+   "peak_flops": 197000000000000.0,
+   "hbm_bytes": 16000000000.0,
+   "hbm_bandwidth": 819000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23)"
+  },
+  {
+   "name": "tpu-v5p",
+   "label": "TPU v5p",
+   "peak_flops": 459000000000000.0,
+   "hbm_bytes": 95000000000.0,
+   "hbm_bandwidth": 2765000000000.0,
+   "ici_bandwidth": 200000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23)"
+  },
+  {
+   "name": "tpu-v6e",
+   "label": "TPU v6e",
+   "peak_flops": 918000000000000.0,
+   "hbm_bytes": 32000000000.0,
+   "hbm_bandwidth": 1638000000000.0,
+   "ici_bandwidth": 200000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23)"
+  },
+  {
+   "name": "h100",
+   "label": "H100 SXM",
+   "peak_flops": 989000000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 3350000000000.0,
+   "ici_bandwidth": 450000000000.0,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23)"
+  },
+  {
+   "name": "a100",
+   "label": "A100 80GB SXM",
+   "peak_flops": 312000000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 2039000000000.0,
+   "ici_bandwidth": 300000000000.0,
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23)"
+  }
+ ],
+ "_transfer": {
+  "key": 1,
+  "status": "none",
+  "message": "",
+  "line": "the original layout: nothing moves",
+  "total": 0,
+  "received": [],
+  "sent": [],
+  "pairs": [],
+  "pairs_left_out": 0,
+  "collectives": [],
+  "group_sets": [],
+  "estimate": null
  }
 };
 
@@ -1065,6 +1136,931 @@ export const arrayValues8: ArrayModel = {
   ],
   "vmin": 0.0,
   "vmax": 63.0
+ },
+ "hardware": "tpu-v5p",
+ "_hardware_presets": [
+  {
+   "name": "tpu-v4",
+   "label": "TPU v4",
+   "peak_flops": 275000000000000.0,
+   "hbm_bytes": 34359738368.0,
+   "hbm_bandwidth": 1200000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433"
+  },
+  {
+   "name": "tpu-v5e",
+   "label": "TPU v5e",
+   "peak_flops": 197000000000000.0,
+   "hbm_bytes": 16000000000.0,
+   "hbm_bandwidth": 819000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23)"
+  },
+  {
+   "name": "tpu-v5p",
+   "label": "TPU v5p",
+   "peak_flops": 459000000000000.0,
+   "hbm_bytes": 95000000000.0,
+   "hbm_bandwidth": 2765000000000.0,
+   "ici_bandwidth": 200000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23)"
+  },
+  {
+   "name": "tpu-v6e",
+   "label": "TPU v6e",
+   "peak_flops": 918000000000000.0,
+   "hbm_bytes": 32000000000.0,
+   "hbm_bandwidth": 1638000000000.0,
+   "ici_bandwidth": 200000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23)"
+  },
+  {
+   "name": "h100",
+   "label": "H100 SXM",
+   "peak_flops": 989000000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 3350000000000.0,
+   "ici_bandwidth": 450000000000.0,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23)"
+  },
+  {
+   "name": "a100",
+   "label": "A100 80GB SXM",
+   "peak_flops": 312000000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 2039000000000.0,
+   "ici_bandwidth": 300000000000.0,
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23)"
+  }
+ ],
+ "_transfer": {
+  "key": 1,
+  "status": "none",
+  "message": "",
+  "line": "the original layout: nothing moves",
+  "total": 0,
+  "received": [],
+  "sent": [],
+  "pairs": [],
+  "pairs_left_out": 0,
+  "collectives": [],
+  "group_sets": [],
+  "estimate": null
+ }
+};
+
+export const arrayResharded8: ArrayModel = {
+ "mesh_shape": [
+  2,
+  4
+ ],
+ "axis_names": [
+  "x",
+  "y"
+ ],
+ "axis_types": [
+  "auto",
+  "auto"
+ ],
+ "spec": [
+  "x",
+  "y"
+ ],
+ "memory_kind": "device",
+ "view_dims": [
+  0,
+  1
+ ],
+ "error": "",
+ "busy": false,
+ "_options": {
+  "n_devices": 8,
+  "platform": "cpu",
+  "ndim": 2,
+  "shape": [
+   8,
+   8
+  ],
+  "dtype": "int32",
+  "factorizations": {
+   "1": [
+    [
+     8
+    ]
+   ],
+   "2": [
+    [
+     1,
+     8
+    ],
+    [
+     2,
+     4
+    ],
+    [
+     4,
+     2
+    ],
+    [
+     8,
+     1
+    ]
+   ],
+   "3": [
+    [
+     1,
+     1,
+     8
+    ],
+    [
+     1,
+     2,
+     4
+    ],
+    [
+     1,
+     4,
+     2
+    ],
+    [
+     1,
+     8,
+     1
+    ],
+    [
+     2,
+     1,
+     4
+    ],
+    [
+     2,
+     2,
+     2
+    ],
+    [
+     2,
+     4,
+     1
+    ],
+    [
+     4,
+     1,
+     2
+    ],
+    [
+     4,
+     2,
+     1
+    ],
+    [
+     8,
+     1,
+     1
+    ]
+   ],
+   "4": [
+    [
+     1,
+     1,
+     1,
+     8
+    ],
+    [
+     1,
+     1,
+     2,
+     4
+    ],
+    [
+     1,
+     1,
+     4,
+     2
+    ],
+    [
+     1,
+     1,
+     8,
+     1
+    ],
+    [
+     1,
+     2,
+     1,
+     4
+    ],
+    [
+     1,
+     2,
+     2,
+     2
+    ],
+    [
+     1,
+     2,
+     4,
+     1
+    ],
+    [
+     1,
+     4,
+     1,
+     2
+    ],
+    [
+     1,
+     4,
+     2,
+     1
+    ],
+    [
+     1,
+     8,
+     1,
+     1
+    ],
+    [
+     2,
+     1,
+     1,
+     4
+    ],
+    [
+     2,
+     1,
+     2,
+     2
+    ],
+    [
+     2,
+     1,
+     4,
+     1
+    ],
+    [
+     2,
+     2,
+     1,
+     2
+    ],
+    [
+     2,
+     2,
+     2,
+     1
+    ],
+    [
+     2,
+     4,
+     1,
+     1
+    ],
+    [
+     4,
+     1,
+     1,
+     2
+    ],
+    [
+     4,
+     1,
+     2,
+     1
+    ],
+    [
+     4,
+     2,
+     1,
+     1
+    ],
+    [
+     8,
+     1,
+     1,
+     1
+    ]
+   ]
+  },
+  "memory_kinds": [
+   "device",
+   "pinned_host",
+   "unpinned_host"
+  ],
+  "original": {
+   "mesh_shape": [
+    2,
+    4
+   ],
+   "axis_names": [
+    "x",
+    "y"
+   ],
+   "axis_types": [
+    "auto",
+    "auto"
+   ],
+   "spec": [
+    "y",
+    null
+   ],
+   "memory_kind": "device"
+  },
+  "reshard_disabled": ""
+ },
+ "_layout": {
+  "key": 2,
+  "shape": [
+   8,
+   8
+  ],
+  "dtype": "int32",
+  "itemsize": 4,
+  "typeof": "int32[8@x,8@y]",
+  "sharding": "NamedSharding",
+  "source": "resharded",
+  "mesh": {
+   "axis_names": [
+    "x",
+    "y"
+   ],
+   "axis_sizes": [
+    2,
+    4
+   ],
+   "axis_types": [
+    "auto",
+    "auto"
+   ],
+   "device_ids": [
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7
+   ]
+  },
+  "spec": [
+   "x",
+   "y"
+  ],
+  "spec_str": "P('x', 'y')",
+  "memory_kind": "device",
+  "devices": {
+   "ids": [
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7
+   ],
+   "process": [
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0
+   ],
+   "platform": "cpu",
+   "kind": "cpu",
+   "coords": null,
+   "core_on_chip": null,
+   "local_process": 0
+  },
+  "blocks": [
+   {
+    "i": [
+     [
+      0,
+      4
+     ],
+     [
+      0,
+      2
+     ]
+    ],
+    "d": [
+     0
+    ]
+   },
+   {
+    "i": [
+     [
+      0,
+      4
+     ],
+     [
+      2,
+      4
+     ]
+    ],
+    "d": [
+     1
+    ]
+   },
+   {
+    "i": [
+     [
+      0,
+      4
+     ],
+     [
+      4,
+      6
+     ]
+    ],
+    "d": [
+     2
+    ]
+   },
+   {
+    "i": [
+     [
+      0,
+      4
+     ],
+     [
+      6,
+      8
+     ]
+    ],
+    "d": [
+     3
+    ]
+   },
+   {
+    "i": [
+     [
+      4,
+      8
+     ],
+     [
+      0,
+      2
+     ]
+    ],
+    "d": [
+     4
+    ]
+   },
+   {
+    "i": [
+     [
+      4,
+      8
+     ],
+     [
+      2,
+      4
+     ]
+    ],
+    "d": [
+     5
+    ]
+   },
+   {
+    "i": [
+     [
+      4,
+      8
+     ],
+     [
+      4,
+      6
+     ]
+    ],
+    "d": [
+     6
+    ]
+   },
+   {
+    "i": [
+     [
+      4,
+      8
+     ],
+     [
+      6,
+      8
+     ]
+    ],
+    "d": [
+     7
+    ]
+   }
+  ],
+  "bytes_per_device": 32,
+  "logical_bytes": 256,
+  "replication": 1,
+  "note": ""
+ },
+ "_stats": {
+  "key": 2,
+  "status": "ready",
+  "message": "",
+  "blocks": [
+   [
+    0.0,
+    25.0,
+    12.5,
+    8.958236,
+    0.0,
+    0.0
+   ],
+   [
+    2.0,
+    27.0,
+    14.5,
+    8.958236,
+    0.0,
+    0.0
+   ],
+   [
+    4.0,
+    29.0,
+    16.5,
+    8.958236,
+    0.0,
+    0.0
+   ],
+   [
+    6.0,
+    31.0,
+    18.5,
+    8.958236,
+    0.0,
+    0.0
+   ],
+   [
+    32.0,
+    57.0,
+    44.5,
+    8.958236,
+    0.0,
+    0.0
+   ],
+   [
+    34.0,
+    59.0,
+    46.5,
+    8.958236,
+    0.0,
+    0.0
+   ],
+   [
+    36.0,
+    61.0,
+    48.5,
+    8.958236,
+    0.0,
+    0.0
+   ],
+   [
+    38.0,
+    63.0,
+    50.5,
+    8.958236,
+    0.0,
+    0.0
+   ]
+  ],
+  "values": b64("AAAAAAAAAAAAAAAAAADwPwAAAAAAACBAAAAAAAAAIkAAAAAAAAAwQAAAAAAAADFAAAAAAAAAOEAAAAAAAAA5QAAAAAAAAABAAAAAAAAACEAAAAAAAAAkQAAAAAAAACZAAAAAAAAAMkAAAAAAAAAzQAAAAAAAADpAAAAAAAAAO0AAAAAAAAAQQAAAAAAAABRAAAAAAAAAKEAAAAAAAAAqQAAAAAAAADRAAAAAAAAANUAAAAAAAAA8QAAAAAAAAD1AAAAAAAAAGEAAAAAAAAAcQAAAAAAAACxAAAAAAAAALkAAAAAAAAA2QAAAAAAAADdAAAAAAAAAPkAAAAAAAAA/QAAAAAAAAEBAAAAAAACAQEAAAAAAAABEQAAAAAAAgERAAAAAAAAASEAAAAAAAIBIQAAAAAAAAExAAAAAAACATEAAAAAAAABBQAAAAAAAgEFAAAAAAAAARUAAAAAAAIBFQAAAAAAAAElAAAAAAACASUAAAAAAAABNQAAAAAAAgE1AAAAAAAAAQkAAAAAAAIBCQAAAAAAAAEZAAAAAAACARkAAAAAAAABKQAAAAAAAgEpAAAAAAAAATkAAAAAAAIBOQAAAAAAAAENAAAAAAACAQ0AAAAAAAABHQAAAAAAAgEdAAAAAAAAAS0AAAAAAAIBLQAAAAAAAAE9AAAAAAACAT0A="),
+  "values_offsets": [
+   0,
+   8,
+   16,
+   24,
+   32,
+   40,
+   48,
+   56
+  ],
+  "thumbs": b64("AAQgJEFFYWUIDCgtSU1pbRAUMTVRVXF1GBw5PVldeX2ChqKmwsbj54qOqq7KzuvvkpayttLX8/eanrq+29/7/w=="),
+  "thumb_shapes": [
+   [
+    4,
+    2
+   ],
+   [
+    4,
+    2
+   ],
+   [
+    4,
+    2
+   ],
+   [
+    4,
+    2
+   ],
+   [
+    4,
+    2
+   ],
+   [
+    4,
+    2
+   ],
+   [
+    4,
+    2
+   ],
+   [
+    4,
+    2
+   ]
+  ],
+  "thumb_offsets": [
+   0,
+   8,
+   16,
+   24,
+   32,
+   40,
+   48,
+   56
+  ],
+  "thumbs_dims": [
+   0,
+   1
+  ],
+  "vmin": 0.0,
+  "vmax": 63.0
+ },
+ "hardware": "tpu-v5p",
+ "_hardware_presets": [
+  {
+   "name": "tpu-v4",
+   "label": "TPU v4",
+   "peak_flops": 275000000000000.0,
+   "hbm_bytes": 34359738368.0,
+   "hbm_bandwidth": 1200000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433"
+  },
+  {
+   "name": "tpu-v5e",
+   "label": "TPU v5e",
+   "peak_flops": 197000000000000.0,
+   "hbm_bytes": 16000000000.0,
+   "hbm_bandwidth": 819000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23)"
+  },
+  {
+   "name": "tpu-v5p",
+   "label": "TPU v5p",
+   "peak_flops": 459000000000000.0,
+   "hbm_bytes": 95000000000.0,
+   "hbm_bandwidth": 2765000000000.0,
+   "ici_bandwidth": 200000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23)"
+  },
+  {
+   "name": "tpu-v6e",
+   "label": "TPU v6e",
+   "peak_flops": 918000000000000.0,
+   "hbm_bytes": 32000000000.0,
+   "hbm_bandwidth": 1638000000000.0,
+   "ici_bandwidth": 200000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23)"
+  },
+  {
+   "name": "h100",
+   "label": "H100 SXM",
+   "peak_flops": 989000000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 3350000000000.0,
+   "ici_bandwidth": 450000000000.0,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23)"
+  },
+  {
+   "name": "a100",
+   "label": "A100 80GB SXM",
+   "peak_flops": 312000000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 2039000000000.0,
+   "ici_bandwidth": 300000000000.0,
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23)"
+  }
+ ],
+ "_transfer": {
+  "key": 2,
+  "status": "ready",
+  "message": "",
+  "line": "all-to-all over x, collective-permute over x,y \u00b7 32 B per device (at most); 192 B in all",
+  "total": 192,
+  "received": [
+   16,
+   16,
+   32,
+   32,
+   32,
+   32,
+   16,
+   16
+  ],
+  "sent": [
+   32,
+   32,
+   32,
+   32,
+   16,
+   16,
+   16,
+   16
+  ],
+  "pairs": [
+   [
+    0,
+    1,
+    16
+   ],
+   [
+    4,
+    2,
+    16
+   ],
+   [
+    0,
+    3,
+    16
+   ],
+   [
+    1,
+    0,
+    16
+   ],
+   [
+    5,
+    2,
+    16
+   ],
+   [
+    1,
+    3,
+    16
+   ],
+   [
+    2,
+    4,
+    16
+   ],
+   [
+    6,
+    5,
+    16
+   ],
+   [
+    2,
+    7,
+    16
+   ],
+   [
+    3,
+    4,
+    16
+   ],
+   [
+    7,
+    5,
+    16
+   ],
+   [
+    3,
+    6,
+    16
+   ]
+  ],
+  "pairs_left_out": 0,
+  "collectives": [
+   {
+    "kind": "all-to-all",
+    "axes": [
+     "x"
+    ],
+    "shape": [
+     2,
+     1,
+     2
+    ],
+    "dtype": "s32",
+    "bytes": 16,
+    "group_size": 2,
+    "n_groups": 4,
+    "op_name": "",
+    "source": "",
+    "groups_text": "mesh['axis_0'=2,'axis_1'=4], device_ids=([2,2,2]T(1,0,2)) {'axis_1':(2)2}",
+    "group_set": 0
+   },
+   {
+    "kind": "collective-permute",
+    "axes": [
+     "x",
+     "y"
+    ],
+    "shape": [
+     4,
+     2
+    ],
+    "dtype": "s32",
+    "bytes": 32,
+    "group_size": 2,
+    "n_groups": 4,
+    "op_name": "",
+    "source": "",
+    "groups_text": "{{0,0},{1,1},{4,2},{5,3},{2,4},{3,5},{6,6},{7,7}}",
+    "group_set": 1
+   }
+  ],
+  "group_sets": [
+   [
+    [
+     0,
+     4
+    ],
+    [
+     1,
+     5
+    ],
+    [
+     2,
+     6
+    ],
+    [
+     3,
+     7
+    ]
+   ],
+   [
+    [
+     4,
+     2
+    ],
+    [
+     5,
+     3
+    ],
+    [
+     2,
+     4
+    ],
+    [
+     3,
+     5
+    ]
+   ]
+  ],
+  "estimate": {
+   "key": 2,
+   "hardware": "tpu-v5p",
+   "parts": [
+    {
+     "kind": "compute",
+     "label": "compute",
+     "seconds": 0.0,
+     "collective": -1,
+     "formula": "FLOPs / peak = 0 / 4.59e+14"
+    },
+    {
+     "kind": "memory",
+     "label": "memory",
+     "seconds": 1.113924e-10,
+     "collective": -1,
+     "formula": "bytes accessed / HBM bandwidth = 308 B / 2765 GB/s"
+    },
+    {
+     "kind": "collective",
+     "label": "all-to-all over x",
+     "seconds": 8e-11,
+     "collective": 0,
+     "formula": "V/n \u00b7 \u03a3min(k,n-k) / B = 1/2 \u00b7 32 B / 200 GB/s"
+    },
+    {
+     "kind": "collective",
+     "label": "collective-permute over x,y",
+     "seconds": 1.6e-10,
+     "collective": 1,
+     "formula": "V / B = 32 B / 200 GB/s"
+    }
+   ],
+   "total_s": 3.513924e-10,
+   "overlap": "compute and memory overlap (the larger counts); collectives run after, one after another: total = max(compute, memory) + sum of collectives",
+   "bound": "communication",
+   "fits": true,
+   "fits_text": "fits in HBM (304 B of 88.5 GiB)",
+   "peak_bytes": 304,
+   "hbm_bytes": 95000000000.0
+  }
  }
 };
 
@@ -1365,6 +2361,77 @@ export const arrayScalar8: ArrayModel = {
   "thumbs_dims": [],
   "vmin": 0.0,
   "vmax": 0.0
+ },
+ "hardware": "tpu-v5p",
+ "_hardware_presets": [
+  {
+   "name": "tpu-v4",
+   "label": "TPU v4",
+   "peak_flops": 275000000000000.0,
+   "hbm_bytes": 34359738368.0,
+   "hbm_bandwidth": 1200000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433"
+  },
+  {
+   "name": "tpu-v5e",
+   "label": "TPU v5e",
+   "peak_flops": 197000000000000.0,
+   "hbm_bytes": 16000000000.0,
+   "hbm_bandwidth": 819000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23)"
+  },
+  {
+   "name": "tpu-v5p",
+   "label": "TPU v5p",
+   "peak_flops": 459000000000000.0,
+   "hbm_bytes": 95000000000.0,
+   "hbm_bandwidth": 2765000000000.0,
+   "ici_bandwidth": 200000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23)"
+  },
+  {
+   "name": "tpu-v6e",
+   "label": "TPU v6e",
+   "peak_flops": 918000000000000.0,
+   "hbm_bytes": 32000000000.0,
+   "hbm_bandwidth": 1638000000000.0,
+   "ici_bandwidth": 200000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23)"
+  },
+  {
+   "name": "h100",
+   "label": "H100 SXM",
+   "peak_flops": 989000000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 3350000000000.0,
+   "ici_bandwidth": 450000000000.0,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23)"
+  },
+  {
+   "name": "a100",
+   "label": "A100 80GB SXM",
+   "peak_flops": 312000000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 2039000000000.0,
+   "ici_bandwidth": 300000000000.0,
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23)"
+  }
+ ],
+ "_transfer": {
+  "key": 1,
+  "status": "none",
+  "message": "",
+  "line": "the original layout: nothing moves",
+  "total": 0,
+  "received": [],
+  "sent": [],
+  "pairs": [],
+  "pairs_left_out": 0,
+  "collectives": [],
+  "group_sets": [],
+  "estimate": null
  }
 };
 
@@ -2278,8 +3345,9 @@ export const function8: FunctionModel = {
     "group_size": 4,
     "n_groups": 2,
     "op_name": "jit(matmul)/dot_general",
-    "source": "wire_fixtures.py:57",
-    "groups_text": "[2,4]<=[8]"
+    "source": "wire_fixtures.py:60",
+    "groups_text": "[2,4]<=[8]",
+    "group_set": 0
    },
    {
     "kind": "all-reduce",
@@ -2292,8 +3360,9 @@ export const function8: FunctionModel = {
     "group_size": 2,
     "n_groups": 4,
     "op_name": "jit(matmul)/reduce_sum",
-    "source": "wire_fixtures.py:57",
-    "groups_text": "mesh['axis_0'=2,'axis_1'=1,'axis_2'=4] {'axis_0'}"
+    "source": "wire_fixtures.py:60",
+    "groups_text": "mesh['axis_0'=2,'axis_1'=1,'axis_2'=4] {'axis_0'}",
+    "group_set": 1
    }
   ],
   "memory": {
@@ -2305,8 +3374,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 162.8,
-  "run_ms": 6.6,
+  "compile_ms": 39.8,
+  "run_ms": 2.7,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -2316,7 +3385,41 @@ export const function8: FunctionModel = {
    "collectives": 0
   },
   "jaxpr": "{ lambda ; a:f32[16,8] b:f32[8,4]. let\n    c:f32[16,4] = dot_general[\n      dimension_numbers=(([1], [0]), ([], []))\n      preferred_element_type=float32\n    ] a b\n    d:f32[16,4] = dot_general[\n      dimension_numbers=(([1], [0]), ([], []))\n      preferred_element_type=float32\n    ] a b\n    e:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] d\n  in (c, e) }",
-  "jaxpr_cut": 0
+  "jaxpr_cut": 0,
+  "group_sets": [
+   [
+    [
+     0,
+     1,
+     2,
+     3
+    ],
+    [
+     4,
+     5,
+     6,
+     7
+    ]
+   ],
+   [
+    [
+     0,
+     4
+    ],
+    [
+     1,
+     5
+    ],
+    [
+     2,
+     6
+    ],
+    [
+     3,
+     7
+    ]
+   ]
+  ]
  },
  "_trace_stats": {
   "key": 1,
@@ -2615,6 +3718,104 @@ export const function8: FunctionModel = {
     "vmax": 1.0
    }
   ]
+ },
+ "hardware": "tpu-v5p",
+ "_hardware_presets": [
+  {
+   "name": "tpu-v4",
+   "label": "TPU v4",
+   "peak_flops": 275000000000000.0,
+   "hbm_bytes": 34359738368.0,
+   "hbm_bandwidth": 1200000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433"
+  },
+  {
+   "name": "tpu-v5e",
+   "label": "TPU v5e",
+   "peak_flops": 197000000000000.0,
+   "hbm_bytes": 16000000000.0,
+   "hbm_bandwidth": 819000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23)"
+  },
+  {
+   "name": "tpu-v5p",
+   "label": "TPU v5p",
+   "peak_flops": 459000000000000.0,
+   "hbm_bytes": 95000000000.0,
+   "hbm_bandwidth": 2765000000000.0,
+   "ici_bandwidth": 200000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23)"
+  },
+  {
+   "name": "tpu-v6e",
+   "label": "TPU v6e",
+   "peak_flops": 918000000000000.0,
+   "hbm_bytes": 32000000000.0,
+   "hbm_bandwidth": 1638000000000.0,
+   "ici_bandwidth": 200000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23)"
+  },
+  {
+   "name": "h100",
+   "label": "H100 SXM",
+   "peak_flops": 989000000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 3350000000000.0,
+   "ici_bandwidth": 450000000000.0,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23)"
+  },
+  {
+   "name": "a100",
+   "label": "A100 80GB SXM",
+   "peak_flops": 312000000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 2039000000000.0,
+   "ici_bandwidth": 300000000000.0,
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23)"
+  }
+ ],
+ "_estimate": {
+  "key": 1,
+  "hardware": "tpu-v5p",
+  "parts": [
+   {
+    "kind": "compute",
+    "label": "compute",
+    "seconds": 4.880174e-13,
+    "collective": -1,
+    "formula": "FLOPs / peak = 224 / 4.59e+14"
+   },
+   {
+    "kind": "memory",
+    "label": "memory",
+    "seconds": 3.240506e-10,
+    "collective": -1,
+    "formula": "bytes accessed / HBM bandwidth = 896 B / 2765 GB/s"
+   },
+   {
+    "kind": "collective",
+    "label": "all-reduce over y",
+    "seconds": 1.92e-09,
+    "collective": 0,
+    "formula": "2(n-1)/n \u00b7 V / B = 2\u00b73/4 \u00b7 256 B / 200 GB/s"
+   },
+   {
+    "kind": "collective",
+    "label": "all-reduce over x",
+    "seconds": 2e-11,
+    "collective": 1,
+    "formula": "2(n-1)/n \u00b7 V / B = 2\u00b71/2 \u00b7 4 B / 200 GB/s"
+   }
+  ],
+  "total_s": 2.264051e-09,
+  "overlap": "compute and memory overlap (the larger counts); collectives run after, one after another: total = max(compute, memory) + sum of collectives",
+  "bound": "communication",
+  "fits": true,
+  "fits_text": "fits in HBM (516 B of 88.5 GiB)",
+  "peak_bytes": 516,
+  "hbm_bytes": 95000000000.0
  }
 };
 
@@ -3168,8 +4369,9 @@ export const functionShardMap8: FunctionModel = {
     "group_size": 2,
     "n_groups": 4,
     "op_name": "jit(psum_rows)/shard_map/psum_invariant",
-    "source": "wire_fixtures.py:62",
-    "groups_text": "{{0,4},{1,5},{2,6},{3,7}}"
+    "source": "wire_fixtures.py:65",
+    "groups_text": "{{0,4},{1,5},{2,6},{3,7}}",
+    "group_set": 0
    }
   ],
   "memory": {
@@ -3181,8 +4383,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 29.4,
-  "run_ms": 4.4,
+  "compile_ms": 32.0,
+  "run_ms": 2.2,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -3192,7 +4394,27 @@ export const functionShardMap8: FunctionModel = {
    "collectives": 0
   },
   "jaxpr": "{ lambda ; a:f32[16,8]. let\n    b:f32[8,8] = shard_map[\n      check_vma=True\n      in_specs=(P('x', None),)\n      jaxpr={ lambda ; c:f32[8,8]{V:x}. let\n          d:f32[8,8] = psum_invariant[axes=('x',)] c\n        in (d,) }\n      mesh=Mesh('x': 2, 'y': 4, axis_types=(Auto, Auto))\n      newly_manual_axes=frozenset({'x', 'y'})\n      out_specs=(P(None, None),)\n    ] a\n  in (b,) }",
-  "jaxpr_cut": 0
+  "jaxpr_cut": 0,
+  "group_sets": [
+   [
+    [
+     0,
+     4
+    ],
+    [
+     1,
+     5
+    ],
+    [
+     2,
+     6
+    ],
+    [
+     3,
+     7
+    ]
+   ]
+  ]
  },
  "_trace_stats": {
   "key": 1,
@@ -3284,6 +4506,97 @@ export const functionShardMap8: FunctionModel = {
     "vmax": 1.0
    }
   ]
+ },
+ "hardware": "tpu-v5p",
+ "_hardware_presets": [
+  {
+   "name": "tpu-v4",
+   "label": "TPU v4",
+   "peak_flops": 275000000000000.0,
+   "hbm_bytes": 34359738368.0,
+   "hbm_bandwidth": 1200000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433"
+  },
+  {
+   "name": "tpu-v5e",
+   "label": "TPU v5e",
+   "peak_flops": 197000000000000.0,
+   "hbm_bytes": 16000000000.0,
+   "hbm_bandwidth": 819000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23)"
+  },
+  {
+   "name": "tpu-v5p",
+   "label": "TPU v5p",
+   "peak_flops": 459000000000000.0,
+   "hbm_bytes": 95000000000.0,
+   "hbm_bandwidth": 2765000000000.0,
+   "ici_bandwidth": 200000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23)"
+  },
+  {
+   "name": "tpu-v6e",
+   "label": "TPU v6e",
+   "peak_flops": 918000000000000.0,
+   "hbm_bytes": 32000000000.0,
+   "hbm_bandwidth": 1638000000000.0,
+   "ici_bandwidth": 200000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23)"
+  },
+  {
+   "name": "h100",
+   "label": "H100 SXM",
+   "peak_flops": 989000000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 3350000000000.0,
+   "ici_bandwidth": 450000000000.0,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23)"
+  },
+  {
+   "name": "a100",
+   "label": "A100 80GB SXM",
+   "peak_flops": 312000000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 2039000000000.0,
+   "ici_bandwidth": 300000000000.0,
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23)"
+  }
+ ],
+ "_estimate": {
+  "key": 1,
+  "hardware": "tpu-v5p",
+  "parts": [
+   {
+    "kind": "compute",
+    "label": "compute",
+    "seconds": 1.394336e-13,
+    "collective": -1,
+    "formula": "FLOPs / peak = 64 / 4.59e+14"
+   },
+   {
+    "kind": "memory",
+    "label": "memory",
+    "seconds": 1.851718e-10,
+    "collective": -1,
+    "formula": "bytes accessed / HBM bandwidth = 512 B / 2765 GB/s"
+   },
+   {
+    "kind": "collective",
+    "label": "all-reduce over x",
+    "seconds": 1.28e-09,
+    "collective": 0,
+    "formula": "2(n-1)/n \u00b7 V / B = 2\u00b71/2 \u00b7 256 B / 200 GB/s"
+   }
+  ],
+  "total_s": 1.465172e-09,
+  "overlap": "compute and memory overlap (the larger counts); collectives run after, one after another: total = max(compute, memory) + sum of collectives",
+  "bound": "communication",
+  "fits": true,
+  "fits_text": "fits in HBM (512 B of 88.5 GiB)",
+  "peak_bytes": 512,
+  "hbm_bytes": 95000000000.0
  }
 };
 
@@ -4001,8 +5314,9 @@ export const functionPmap8: FunctionModel = {
     "group_size": 8,
     "n_groups": 1,
     "op_name": "jit(pmap(<lambda>))/jit(_fun)/shard_map/psum",
-    "source": "wire_fixtures.py:68",
-    "groups_text": "{{0,1,2,3,4,5,6,7}}"
+    "source": "wire_fixtures.py:71",
+    "groups_text": "{{0,1,2,3,4,5,6,7}}",
+    "group_set": 0
    }
   ],
   "memory": {
@@ -4014,8 +5328,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 49.0,
-  "run_ms": 1.2,
+  "compile_ms": 73.3,
+  "run_ms": 1.9,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -4025,7 +5339,21 @@ export const functionPmap8: FunctionModel = {
    "collectives": 0
   },
   "jaxpr": "{ lambda ; a:f32[8,4]. let\n    b:f32[8,4] = jit[\n      name=_fun\n      jaxpr={ lambda ; a:f32[8,4]. let\n          b:f32[8,4] = shard_map[\n            check_vma=False\n            in_specs=(P('i',),)\n            jaxpr={ lambda ; c:f32[1,4]. let\n                d:f32[4] = squeeze[dimensions=(0,)] c\n                e:f32[4] = psum[axes=('i',) axis_index_groups=None] d\n                f:f32[4] = mul e d\n                g:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,)] f\n              in (g,) }\n            mesh=Mesh('i': 8, axis_types=(Auto,))\n            newly_manual_axes=frozenset({'i'})\n            out_specs=(P('i',),)\n          ] a\n        in (b,) }\n    ] a\n  in (b,) }",
-  "jaxpr_cut": 0
+  "jaxpr_cut": 0,
+  "group_sets": [
+   [
+    [
+     0,
+     1,
+     2,
+     3,
+     4,
+     5,
+     6,
+     7
+    ]
+   ]
+  ]
  },
  "_trace_stats": {
   "key": 1,
@@ -4299,6 +5627,97 @@ export const functionPmap8: FunctionModel = {
     "vmax": 31.0
    }
   ]
+ },
+ "hardware": "tpu-v5p",
+ "_hardware_presets": [
+  {
+   "name": "tpu-v4",
+   "label": "TPU v4",
+   "peak_flops": 275000000000000.0,
+   "hbm_bytes": 34359738368.0,
+   "hbm_bandwidth": 1200000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433"
+  },
+  {
+   "name": "tpu-v5e",
+   "label": "TPU v5e",
+   "peak_flops": 197000000000000.0,
+   "hbm_bytes": 16000000000.0,
+   "hbm_bandwidth": 819000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23)"
+  },
+  {
+   "name": "tpu-v5p",
+   "label": "TPU v5p",
+   "peak_flops": 459000000000000.0,
+   "hbm_bytes": 95000000000.0,
+   "hbm_bandwidth": 2765000000000.0,
+   "ici_bandwidth": 200000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23)"
+  },
+  {
+   "name": "tpu-v6e",
+   "label": "TPU v6e",
+   "peak_flops": 918000000000000.0,
+   "hbm_bytes": 32000000000.0,
+   "hbm_bandwidth": 1638000000000.0,
+   "ici_bandwidth": 200000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23)"
+  },
+  {
+   "name": "h100",
+   "label": "H100 SXM",
+   "peak_flops": 989000000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 3350000000000.0,
+   "ici_bandwidth": 450000000000.0,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23)"
+  },
+  {
+   "name": "a100",
+   "label": "A100 80GB SXM",
+   "peak_flops": 312000000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 2039000000000.0,
+   "ici_bandwidth": 300000000000.0,
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23)"
+  }
+ ],
+ "_estimate": {
+  "key": 1,
+  "hardware": "tpu-v5p",
+  "parts": [
+   {
+    "kind": "compute",
+    "label": "compute",
+    "seconds": 1.742919e-14,
+    "collective": -1,
+    "formula": "FLOPs / peak = 8 / 4.59e+14"
+   },
+   {
+    "kind": "memory",
+    "label": "memory",
+    "seconds": 2.893309e-11,
+    "collective": -1,
+    "formula": "bytes accessed / HBM bandwidth = 80 B / 2765 GB/s"
+   },
+   {
+    "kind": "collective",
+    "label": "all-reduce over i",
+    "seconds": 1.4e-10,
+    "collective": 0,
+    "formula": "2(n-1)/n \u00b7 V / B = 2\u00b77/8 \u00b7 16 B / 200 GB/s"
+   }
+  ],
+  "total_s": 1.689331e-10,
+  "overlap": "compute and memory overlap (the larger counts); collectives run after, one after another: total = max(compute, memory) + sum of collectives",
+  "bound": "communication",
+  "fits": true,
+  "fits_text": "fits in HBM (48 B of 88.5 GiB)",
+  "peak_bytes": 48,
+  "hbm_bytes": 95000000000.0
  }
 };
 
@@ -5934,6 +7353,77 @@ export const array32: ArrayModel = {
   ],
   "vmin": 0.0,
   "vmax": 4095.0
+ },
+ "hardware": "tpu-v5p",
+ "_hardware_presets": [
+  {
+   "name": "tpu-v4",
+   "label": "TPU v4",
+   "peak_flops": 275000000000000.0,
+   "hbm_bytes": 34359738368.0,
+   "hbm_bandwidth": 1200000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433"
+  },
+  {
+   "name": "tpu-v5e",
+   "label": "TPU v5e",
+   "peak_flops": 197000000000000.0,
+   "hbm_bytes": 16000000000.0,
+   "hbm_bandwidth": 819000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23)"
+  },
+  {
+   "name": "tpu-v5p",
+   "label": "TPU v5p",
+   "peak_flops": 459000000000000.0,
+   "hbm_bytes": 95000000000.0,
+   "hbm_bandwidth": 2765000000000.0,
+   "ici_bandwidth": 200000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23)"
+  },
+  {
+   "name": "tpu-v6e",
+   "label": "TPU v6e",
+   "peak_flops": 918000000000000.0,
+   "hbm_bytes": 32000000000.0,
+   "hbm_bandwidth": 1638000000000.0,
+   "ici_bandwidth": 200000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23)"
+  },
+  {
+   "name": "h100",
+   "label": "H100 SXM",
+   "peak_flops": 989000000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 3350000000000.0,
+   "ici_bandwidth": 450000000000.0,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23)"
+  },
+  {
+   "name": "a100",
+   "label": "A100 80GB SXM",
+   "peak_flops": 312000000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 2039000000000.0,
+   "ici_bandwidth": 300000000000.0,
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23)"
+  }
+ ],
+ "_transfer": {
+  "key": 1,
+  "status": "none",
+  "message": "",
+  "line": "the original layout: nothing moves",
+  "total": 0,
+  "received": [],
+  "sent": [],
+  "pairs": [],
+  "pairs_left_out": 0,
+  "collectives": [],
+  "group_sets": [],
+  "estimate": null
  }
 };
 

@@ -27,8 +27,10 @@ from ..state import LayoutState
 from ..summary import Summary, plan_for, summarize
 from . import rerun
 from .base import InvalidValue, ShardView, refuse_unknown
+from .cost import CostMixin
 
 if TYPE_CHECKING:
+    from ..cost.reshard import Transfer
     from ..export import ExportReport
 
 _UNSET = object()
@@ -74,7 +76,7 @@ def _default_view_dims(ndim: int, spec: Any) -> list[int]:
     return sorted((sharded + rest)[:2])
 
 
-class ArrayView(ShardView):
+class ArrayView(CostMixin, ShardView):
     """Live view of how a jax.Array is laid out across devices, with controls to re-lay it out.
 
     Made by ``ShardView(arr)`` (or ``ArrayView(arr)``): a jax.Array of any sharding, or a numpy
@@ -93,8 +95,11 @@ class ArrayView(ShardView):
         "_options",
         "_layout",
         "_stats",
+        "hardware",
+        "_hardware_presets",
+        "_transfer",
     )
-    FRONT_END_TRAITS: ClassVar[tuple[str, ...]] = ("view_dims",)
+    FRONT_END_TRAITS: ClassVar[tuple[str, ...]] = ("view_dims", "hardware")
 
     mesh_shape = traitlets.List(traitlets.Int()).tag(sync=True)
     """list[int], default: the array's own mesh (else one axis of every device): the mesh
@@ -120,6 +125,9 @@ class ArrayView(ShardView):
     """wire.LayoutWire: the geometry shown. Python → JS."""
     _stats: Any = traitlets.Dict().tag(sync=True)  # a wire TypedDict
     """wire.Stats: per-block statistics of the layout with the same key. Python → JS."""
+    _transfer: Any = traitlets.Dict().tag(sync=True)  # a wire TypedDict
+    """wire.TransferWire: what moving the original layout to the shown one moves, with its
+    estimate on ``hardware`` (same key as ``_layout``). Python → JS."""
 
     def __init__(self, arr: Any, /, *args: Any, **kwargs: Any) -> None:
         if args:
@@ -149,6 +157,7 @@ class ArrayView(ShardView):
         self._array_ref: Any = None
         self._held: Any = None  # the copy, only while its payload and statistics are made
         self._tiles: Any = _UNSET
+        self._transfer_of: tuple[int, Transfer] | None = None  # (layout key, its Transfer)
         super().__init__()
         disabled = ""
         if jax.process_count() > 1:
@@ -210,6 +219,22 @@ class ArrayView(ShardView):
     def summary(self) -> Summary:
         """Per-block statistics of :attr:`array` (computed now)."""
         return self._summarize(None, self.layout)
+
+    @property
+    def transfer(self) -> Transfer:
+        """What moving the original array's layout to the shown one moves: ``.received`` /
+        ``.sent`` (device id -> bytes; the sender rule is in :mod:`shardwidget.cost.transfer`),
+        ``.total``, ``.pairs``, ``.collectives`` (what XLA compiles for the reshard; the compile
+        is cached per pair of layouts) and ``.estimate(hw)``. Holds no device memory."""
+        from ..cost.reshard import Transfer
+
+        if self._transfer_of is None or self._transfer_of[0] != self._key:
+            src = self._source
+            self._transfer_of = (
+                self._key,
+                Transfer(src.sharding, self._sharding, tuple(src.shape), src.dtype),
+            )
+        return self._transfer_of[1]
 
     @property
     def layout_state(self) -> LayoutState:
@@ -410,6 +435,7 @@ class ArrayView(ShardView):
         self._set_traits({**st.to_wire(), "error": "", "_layout": layout, "_stats": stats})
         if not quick:
             self._send_stats()
+        self._publish_transfer()  # after the geometry and statistics, as they are
 
     @traitlets.validate(*LAYOUT_TRAITS)
     def _validate_layout(self, proposal: Any) -> Any:
@@ -455,6 +481,37 @@ class ArrayView(ShardView):
     def _send_stats(self) -> None:
         self._stats = self._stats_now()
 
+    # ---------------------------------------------------------------- cost (issue 12)
+    def _publish_transfer(self, compile_now: bool = False) -> None:
+        """``_transfer`` for the layout shown: nothing for the original itself; a failure is
+        shown in words (the cost is an extra: never lose the view over it).
+
+        The bytes are computed now (a few ms). The reshard's compile (collectives, estimate)
+        can take longer than the update itself on a first visit; in a kernel it is left to the
+        event loop, after the update is answered, and ``_transfer`` is "pending" until then."""
+        if self._is_source:
+            self._transfer = wire.no_transfer(self._key)
+            return
+        try:
+            t = self.transfer
+            ids = [d.id for d in t.new.devices]
+            if not compile_now and t.compiled_now is None and _later(self):
+                self._transfer = wire.transfer(t, key=self._key, device_ids=ids, est=None)
+                return
+            est = t.estimate(self.hardware)
+            self._transfer = wire.transfer(t, key=self._key, device_ids=ids, est=est)
+        except Exception as e:
+            msg = f"transfer not computed: {e}"
+            self._transfer = wire.no_transfer(self._key, "unavailable", msg)
+
+    def _compile_transfer(self) -> None:
+        """The deferred half of _publish_transfer, for the layout still shown."""
+        if self._transfer.get("status") == "pending" and self._transfer.get("key") == self._key:
+            self._publish_transfer(compile_now=True)
+
+    def _cost_changed(self) -> None:
+        self._publish_transfer()
+
     @traitlets.validate("view_dims")
     def _validate_view_dims(self, proposal: Any) -> Any:
         dims = list(proposal["value"])
@@ -474,6 +531,39 @@ class ArrayView(ShardView):
     def _on_view_dims(self, _change: Any) -> None:
         if not self._quiet:
             self._send_stats()  # thumbnails are drawn over the view dims
+
+
+def _later(view: ArrayView) -> bool:
+    """Compile the view's transfer soon on the kernel's event loop; False outside a kernel (the
+    caller then does the work now). The loop holds only a weak reference: a view dropped
+    meanwhile is freed, not kept for a callback."""
+    import asyncio
+
+    if not _in_kernel():
+        return False
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    ref = weakref.ref(view)
+
+    def compile_transfer() -> None:
+        v = ref()
+        if v is not None:
+            v._compile_transfer()
+
+    loop.call_soon(compile_transfer)
+    return True
+
+
+def _in_kernel() -> bool:
+    """Whether this runs in an IPython kernel (whose event loop runs between messages; other
+    running loops, such as one a library left set in this thread, may never come back)."""
+    import sys
+
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return getattr(shell, "kernel", None) is not None
 
 
 def _source_of(arr: Any, original: Any) -> str:

@@ -9,6 +9,10 @@ from typing import Any
 
 import numpy as np
 
+from .. import wire
+from ..cost import hardware as hw_mod
+from ..cost.estimate import fmt_seconds
+from ..cost.hardware import Hardware
 from ..text import fmt_bytes
 from .function import FunctionView
 
@@ -27,13 +31,27 @@ class Comparison:
     ``float32[8]`` whole on every device against pmap's ``float32[8@pmap]``)."""
     agree: bool
     """True when every view's outputs match the first view's (np.allclose, rtol 1e-5)."""
+    hardware: list[str] = dataclasses.field(default_factory=list)
+    """The hardware presets the estimates are for (``compare(..., hardware=[...])``)."""
+    estimates: list[dict[str, wire.EstimateWire]] = dataclasses.field(default_factory=list)
+    """One dict per view: preset name -> its estimate (wire.EstimateWire, the shape the
+    function view's ``_estimate`` has; ``parts`` empty when the view has no result)."""
+
+    def _estimate_cells(self, i: int) -> list[str]:
+        """One cell per preset: "38.1 ns (communication)", or "—"."""
+        out = []
+        for h in self.hardware:
+            e = self.estimates[i][h] if i < len(self.estimates) else None
+            out.append(f"{fmt_seconds(e['total_s'])} ({e['bound']})" if e and e["parts"] else "—")
+        return out
 
     def _table_html(self) -> str:
         cols = ["name", "mode", "outputs", "collectives", "sent per device", "peak memory", "flops"]
         cols.append("output types")
+        cols += [f"est. {h}" for h in self.hardware]
         head = "".join(f"<th style='text-align:left;padding:2px 8px'>{c}</th>" for c in cols)
         body = ""
-        for r in self.rows:
+        for i, r in enumerate(self.rows):
             cells = [
                 r["name"],
                 r["mode"],
@@ -43,6 +61,7 @@ class Comparison:
                 fmt_bytes(r["peak"]) if r["peak"] is not None else "—",
                 f"{r['flops']:.3g}" if r["flops"] is not None else "—",
                 ", ".join(r["out_types"]) or "—",
+                *self._estimate_cells(i),
             ]
             body += (
                 "<tr>"
@@ -78,21 +97,30 @@ class Comparison:
 
     def __repr__(self) -> str:
         out = []
-        for r in self.rows:
+        for i, r in enumerate(self.rows):
+            est = "  ".join(
+                f"{h}: {c}" for h, c in zip(self.hardware, self._estimate_cells(i), strict=True)
+            )
             out.append(
                 f"{r['name']:<20} {r['mode']:<9} {r['agreement']:<22} "
                 f"{', '.join(r['collective_kinds']) or 'none':<30} "
                 f"sent {fmt_bytes(r['bytes_sent'])}"
                 f"  peak {fmt_bytes(r['peak']) if r['peak'] is not None else '-'}"
                 + (f"  out {', '.join(r['out_types'])}" if r["out_types"] else "")
+                + (f"  est. {est}" if est else "")
             )
         return "\n".join(out)
 
 
-def compare(*views: FunctionView, names: Sequence[str] | None = None) -> Comparison:
+def compare(
+    *views: FunctionView,
+    names: Sequence[str] | None = None,
+    hardware: str | Hardware | Sequence[str | Hardware] | None = None,
+) -> Comparison:
     """Compare function views of the same computation (e.g. jit, with_sharding_constraint and
     shard_map versions of one layer): output agreement with the first view, collectives, bytes
-    sent per device, peak memory and flops."""
+    sent per device, peak memory and flops, and the estimated time of each on ``hardware``
+    (one preset or several; default: the first view's ``hardware``)."""
     if not views:
         raise ValueError("compare() needs at least one view")
     for v in views:
@@ -147,4 +175,24 @@ def compare(*views: FunctionView, names: Sequence[str] | None = None) -> Compari
                 "out_types": [lf.layout.typeof for lf in res.output_leaves] if res else [],
             }
         )
-    return Comparison(labels, list(views), rows, agree)
+    presets = _presets(hardware, views[0].hardware)
+    estimates = [{h.name: _estimate_of(v, h, i) for h in presets} for i, v in enumerate(views)]
+    return Comparison(labels, list(views), rows, agree, [h.name for h in presets], estimates)
+
+
+def _presets(
+    hardware: str | Hardware | Sequence[str | Hardware] | None, default: str
+) -> list[Hardware]:
+    """The Hardware presets asked for (ValueError naming an unknown one)."""
+    if hardware is None:
+        hardware = default
+    items = [hardware] if isinstance(hardware, str | Hardware) else list(hardware)
+    return [hw_mod.hardware(h) for h in items]
+
+
+def _estimate_of(v: FunctionView, h: Hardware, key: int) -> wire.EstimateWire:
+    """A view's estimate on h, or an empty one when the view has no compiled result."""
+    res = v.trace
+    if res is None:
+        return wire.empty_estimate(key, h.name, "no compiled result")
+    return wire.estimate(res.estimate(h), key=key)

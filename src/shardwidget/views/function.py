@@ -24,6 +24,7 @@ from ..layout import _dtype_name, layout_of
 from ..summary import LeafStats, Summary, plan_for
 from . import rerun
 from .base import InvalidValue, ShardView
+from .cost import CostMixin
 
 if TYPE_CHECKING:
     from ..export import ExportReport
@@ -32,7 +33,7 @@ STATE_TRAITS = ("mesh_shape", "axis_names", "axis_types", "in_specs", "out_specs
 OWN_KWARGS = ("mode", "stats", *STATE_TRAITS)
 
 
-class FunctionView(ShardView):
+class FunctionView(CostMixin, ShardView):
     """Live view of a function compiled for a layout of its inputs: input and output shardings,
     the collectives XLA inserted, per-device memory and flops, and the outputs it computes.
 
@@ -54,7 +55,11 @@ class FunctionView(ShardView):
         "_trace_options",
         "_trace",
         "_trace_stats",
+        "hardware",
+        "_hardware_presets",
+        "_estimate",
     )
+    FRONT_END_TRAITS: ClassVar[tuple[str, ...]] = ("hardware",)
 
     _kind = traitlets.Unicode("function", read_only=True).tag(sync=True)
     """str, "function": tells the front end which view to draw. Python → JS."""
@@ -81,6 +86,9 @@ class FunctionView(ShardView):
     """wire.Trace: the compiled layout shown. Python → JS."""
     _trace_stats: Any = traitlets.Dict().tag(sync=True)  # a wire TypedDict
     """wire.TraceStats: per-leaf statistics of the trace with the same key. Python → JS."""
+    _estimate: Any = traitlets.Dict().tag(sync=True)  # a wire TypedDict
+    """wire.EstimateWire: the estimate of the compiled layout on ``hardware`` (same key as
+    ``_trace``). Python → JS."""
 
     def __init__(self, f: Callable[..., Any], /, *args: Any, **kwargs: Any) -> None:
         import jax
@@ -274,6 +282,7 @@ class FunctionView(ShardView):
             self._key += 1
             self._trace = wire.trace(None, mode=self.mode, key=self._key, message=msg)
             self._trace_stats = wire.pending_trace_stats(self._key, 0)
+            self._estimate = wire.empty_estimate(self._key, self.hardware)
 
     def _publish(self, st: Any, result: tuple[trace_mod.TraceResult, bool, Any]) -> None:
         res, cached, arrays = result
@@ -289,6 +298,22 @@ class FunctionView(ShardView):
             {**res.state.to_wire(), "error": "", "_trace": trace, "_trace_stats": pending}
         )
         self._send_stats(arrays)
+        self._publish_estimate()
+
+    # ---------------------------------------------------------------- cost (issue 12)
+    def _publish_estimate(self) -> None:
+        """``_estimate`` of the result shown on ``hardware`` (cost analysis: no device work)."""
+        if self._result is None:
+            self._estimate = wire.empty_estimate(self._key, self.hardware)
+            return
+        try:
+            out = wire.estimate(self._result.estimate(self.hardware), key=self._key)
+        except Exception as e:  # the estimate is an extra: never lose the view over it
+            out = wire.empty_estimate(self._key, self.hardware, f"no estimate: {e}")
+        self._estimate = out
+
+    def _cost_changed(self) -> None:
+        self._publish_estimate()
 
     @traitlets.validate("mode")
     def _validate_mode(self, proposal: Any) -> Any:

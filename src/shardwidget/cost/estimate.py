@@ -1,0 +1,267 @@
+"""Estimated time of a compiled program (or a re-layout) on a hardware preset.
+
+All per device. With ``hw`` a :class:`~shardwidget.cost.hardware.Hardware`:
+
+- compute: FLOPs (XLA's cost analysis) / ``peak_flops``;
+- memory: bytes accessed (XLA's cost analysis) / ``hbm_bandwidth``;
+- each collective, ring model with ``n`` devices per group, ``V`` the bytes of the whole buffer
+  one group works on, ``B = ici_bandwidth``:
+
+  ==================== ====================================================================
+  all-gather           (n-1)/n · V / B   (V: the gathered result)
+  reduce-scatter       (n-1)/n · V / B   (V: the input, n × the result)
+  all-reduce           2 (n-1)/n · V / B (a reduce-scatter, then an all-gather)
+  all-to-all           V/n · Σ_{k=1}^{n-1} min(k, n-k) / B: each device's buffer V is cut into
+                       n chunks, chunk k travels min(k, n-k) hops on the bidirectional ring,
+                       and every hop costs the sending device's link time (n = 2: V/2 / B)
+  collective-permute   V / B  (each device sends its buffer once, to a ring neighbour)
+  ==================== ====================================================================
+
+- overlap: compute and memory traffic overlap each other (the roofline: the larger of the two
+  counts); collectives do not overlap with them nor with each other. ``total_s = max(compute_s,
+  memory_s) + Σ collective seconds``. ``bound`` names the largest of compute, memory and all
+  communication together.
+- ``fits``: peak bytes per device (XLA's memory analysis) <= ``hbm_bytes``.
+
+A first-order model: no latency term, no link contention between axes, no compute/collective
+overlap that XLA's scheduler may find. Good for comparing layouts, not for a stopwatch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import hlo
+from ..text import fmt_bytes
+from .hardware import Hardware, hardware
+
+OVERLAP = (
+    "compute and memory overlap (the larger counts); collectives run after, one after another: "
+    "total = max(compute, memory) + sum of collectives"
+)
+
+
+def volume(c: hlo.Collective) -> float:
+    """V of the ring model: the bytes of the whole buffer a group of the collective works on,
+    from the bytes one device sends (hlo.Collective.bytes, the same ring model)."""
+    n = c.group_size
+    if c.kind == "collective-permute":
+        return float(c.bytes)
+    if n <= 1:
+        return 0.0
+    if c.kind == "all-reduce":
+        return c.bytes * n / (2 * (n - 1))
+    return c.bytes * n / (n - 1)  # all-gather, reduce-scatter (V = n·R), all-to-all
+
+
+def a2a_hops(n: int) -> int:
+    """Σ_{k=1}^{n-1} min(k, n-k): chunk-hops of one device's all-to-all on a bidirectional ring."""
+    return sum(min(k, n - k) for k in range(1, n))
+
+
+def collective_seconds(c: hlo.Collective, hw: Hardware) -> tuple[float, str]:
+    """(seconds, the formula with its numbers) of one collective (see the module docstring)."""
+    n, v, b = c.group_size, volume(c), hw.ici_bandwidth
+    vb = f"{fmt_bytes(round(v))} / {b / 1e9:.4g} GB/s"
+    if c.kind == "collective-permute":
+        return v / b, f"V / B = {vb}"
+    if n <= 1 or v == 0:
+        return 0.0, "nothing to send (one device per group)"
+    if c.kind == "all-reduce":
+        return 2 * (n - 1) / n * v / b, f"2(n-1)/n · V / B = 2·{n - 1}/{n} · {vb}"
+    if c.kind == "all-to-all":
+        h = a2a_hops(n)
+        return v / n * h / b, f"V/n · Σmin(k,n-k) / B = {h}/{n} · {vb}"
+    return (n - 1) / n * v / b, f"(n-1)/n · V / B = {n - 1}/{n} · {vb}"
+
+
+@dataclass(frozen=True)
+class CollectiveTime:
+    """One collective with its estimated time."""
+
+    collective: hlo.Collective
+    seconds: float
+    formula: str
+
+    @property
+    def kind(self) -> str:
+        """all-reduce, all-gather, …"""
+        return self.collective.kind
+
+    @property
+    def label(self) -> str:
+        """ "all-gather over x" (or just the kind when it matches no mesh axes)."""
+        axes = self.collective.axes
+        return f"{self.kind} over {','.join(axes)}" if axes else self.kind
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Estimated seconds per device of one program on one hardware preset (module docstring)."""
+
+    hardware: Hardware
+    compute_s: float
+    memory_s: float
+    collectives: list[CollectiveTime]
+    total_s: float
+    bound: str
+    """"compute", "memory" or "communication" ("" when every part is 0)."""
+    fits: bool | None
+    """peak bytes per device <= hbm_bytes; None when XLA gave no memory analysis."""
+    peak_bytes: int | None
+    flops: float
+    bytes_accessed: float
+    transfer_s: float = 0.0
+    """A re-layout XLA compiled no collective for: the largest bytes one device receives / B."""
+    transfer_formula: str = field(default="", repr=False)
+    overlap: str = field(default=OVERLAP, repr=False)
+
+    @property
+    def communication_s(self) -> float:
+        """All collectives (and a point-to-point transfer) together, seconds."""
+        return sum(c.seconds for c in self.collectives) + self.transfer_s
+
+    @property
+    def fits_text(self) -> str:
+        """ "fits in HBM (1.2 MiB of 95 GiB)", "does not fit …", or "" when unknown."""
+        if self.fits is None or self.peak_bytes is None:
+            return ""
+        word = "fits" if self.fits else "does not fit"
+        hbm = fmt_bytes(round(self.hardware.hbm_bytes))
+        return f"{word} in HBM ({fmt_bytes(self.peak_bytes)} of {hbm})"
+
+    def parts(self) -> list[dict[str, Any]]:
+        """One bar each (wire.EstimatePart): compute, memory, each collective, a transfer."""
+        out: list[dict[str, Any]] = [
+            {
+                "kind": "compute",
+                "label": "compute",
+                "seconds": self.compute_s,
+                "collective": -1,
+                "formula": f"FLOPs / peak = {self.flops:.4g} / {self.hardware.peak_flops:.4g}",
+            },
+            {
+                "kind": "memory",
+                "label": "memory",
+                "seconds": self.memory_s,
+                "collective": -1,
+                "formula": "bytes accessed / HBM bandwidth = "
+                f"{fmt_bytes(round(self.bytes_accessed))}"
+                f" / {self.hardware.hbm_bandwidth / 1e9:.4g} GB/s",
+            },
+        ]
+        for i, c in enumerate(self.collectives):
+            out.append(
+                {
+                    "kind": "collective",
+                    "label": c.label,
+                    "seconds": c.seconds,
+                    "collective": i,
+                    "formula": c.formula,
+                }
+            )
+        if self.transfer_formula:
+            out.append(
+                {
+                    "kind": "transfer",
+                    "label": "point-to-point",
+                    "seconds": self.transfer_s,
+                    "collective": -1,
+                    "formula": self.transfer_formula,
+                }
+            )
+        return out
+
+    def __repr__(self) -> str:
+        rows = [f"{p['label']:<28} {fmt_seconds(p['seconds']):>10}" for p in self.parts()]
+        name = self.hardware.label or self.hardware.name
+        head = f"estimate on {name}: {fmt_seconds(self.total_s)}"
+        tail = f"bound: {self.bound or '—'}" + (f"; {self.fits_text}" if self.fits_text else "")
+        return "\n".join([head, *rows, tail])
+
+
+def fmt_seconds(s: float) -> str:
+    """Seconds in the unit that reads best: 12.3 µs, 4.56 ms, 1.2 s."""
+    if s == 0:
+        return "0 s"
+    for unit, f in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if s >= f:
+            return f"{s / f:.3g} {unit}"
+    return f"{s / 1e-9:.3g} ns"
+
+
+def estimate(
+    hw: str | Hardware,
+    *,
+    flops: float | None,
+    bytes_accessed: float | None,
+    collectives: Sequence[hlo.Collective],
+    peak_bytes: int | None,
+    transfer_bytes: int = 0,
+) -> Estimate:
+    """The estimate of one program's per-device numbers (module docstring); ``transfer_bytes``:
+    the most bytes one device receives in a re-layout XLA compiled no collective for."""
+    h = hardware(hw)
+    fl, ba = float(flops or 0.0), float(bytes_accessed or 0.0)
+    compute_s, memory_s = fl / h.peak_flops, ba / h.hbm_bandwidth
+    times = [CollectiveTime(c, *collective_seconds(c, h)) for c in collectives]
+    transfer_s, t_formula = 0.0, ""
+    if transfer_bytes and not collectives:
+        transfer_s = transfer_bytes / h.ici_bandwidth
+        t_formula = (
+            f"most bytes one device receives / B = {fmt_bytes(transfer_bytes)}"
+            f" / {h.ici_bandwidth / 1e9:.4g} GB/s"
+        )
+    comm = sum(t.seconds for t in times) + transfer_s
+    total = max(compute_s, memory_s) + comm
+    biggest = max(compute_s, memory_s, comm)
+    bound = (
+        ""
+        if biggest <= 0
+        else "compute"
+        if compute_s == biggest
+        else "memory"
+        if memory_s == biggest
+        else "communication"
+    )
+    return Estimate(
+        hardware=h,
+        compute_s=compute_s,
+        memory_s=memory_s,
+        collectives=times,
+        total_s=total,
+        bound=bound,
+        fits=None if peak_bytes is None else peak_bytes <= h.hbm_bytes,
+        peak_bytes=peak_bytes,
+        flops=fl,
+        bytes_accessed=ba,
+        transfer_s=transfer_s,
+        transfer_formula=t_formula,
+    )
+
+
+def cost_numbers(compiled: Any) -> tuple[float | None, float | None]:
+    """(flops, bytes accessed) per device from XLA's cost analysis; None where it has none."""
+    try:
+        c = compiled.cost_analysis()
+    except Exception:  # some backends have no cost analysis: the estimate then says 0
+        return None, None
+    if isinstance(c, list | tuple):
+        c = c[0] if c else None
+    if not c:
+        return None, None
+    fl, ba = c.get("flops"), c.get("bytes accessed")
+    return (None if fl is None else float(fl)), (None if ba is None else float(ba))
+
+
+def estimate_trace(res: Any, hw: str | Hardware) -> Estimate:
+    """The estimate of a function view's compiled layout (a trace.TraceResult)."""
+    flops, accessed = cost_numbers(res.compiled)
+    if flops is None:
+        flops = res.flops
+    peak = res.memory.get("peak") if res.memory else None
+    return estimate(
+        hw, flops=flops, bytes_accessed=accessed, collectives=res.collectives, peak_bytes=peak
+    )

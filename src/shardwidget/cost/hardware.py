@@ -1,0 +1,243 @@
+"""Hardware presets: the few numbers per device an estimate needs, each with its public source.
+
+Units, per device (one TPU chip, one GPU):
+
+============== ============================================================================
+field          meaning
+============== ============================================================================
+peak_flops     FLOP/s, dense bf16 matrix multiply (no sparsity)
+hbm_bytes      bytes of device memory (HBM)
+hbm_bandwidth  bytes/s between HBM and the chip
+ici_bandwidth  bytes/s one device *sends* over one mesh axis in a collective: on a TPU torus,
+               the two links of that axis (one to each ring neighbour), one direction each;
+               on a GPU, its NVLink bandwidth in one direction (NVSwitch: any peer)
+============== ============================================================================
+
+The presets (sources read 2026-11-23):
+
+======== ========= ========== ============ ============= =====================================
+name     peak bf16 HBM        HBM bw       ICI / axis    source
+======== ========= ========== ============ ============= =====================================
+tpu-v4   275 TF/s  32 GiB     1200 GB/s    100 GB/s      cloud.google.com/tpu/docs/v4; links:
+                                                         6 ICI links at 50 GB/s per direction
+                                                         (TPU v4 paper, arXiv:2304.01433)
+tpu-v5e  197 TF/s  16 GB      819 GB/s     100 GB/s      cloud.google.com/tpu/docs/v5e: 400 GB/s
+                                                         bidirectional ICI per chip, 4 ports
+tpu-v5p  459 TF/s  95 GB      2765 GB/s    200 GB/s      cloud.google.com/tpu/docs/v5p: 1200 GB/s
+                                                         bidirectional ICI per chip, 3D torus
+                                                         (6 ports)
+tpu-v6e  918 TF/s  32 GB      1638 GB/s    200 GB/s      cloud.google.com/tpu/docs/v6e: 800 GB/s
+                                                         bidirectional ICI per chip, 4 ports
+h100     989 TF/s  80 GB      3.35 TB/s    450 GB/s      nvidia.com/en-us/data-center/h100 (SXM:
+                                                         1979 TF/s bf16 with sparsity, so 989
+                                                         dense; NVLink 900 GB/s both directions)
+a100     312 TF/s  80 GB      2039 GB/s    300 GB/s      nvidia.com/en-us/data-center/a100 (80GB
+                                                         SXM: 312 TF/s bf16 dense; NVLink 600
+                                                         GB/s both directions)
+======== ========= ========== ============ ============= =====================================
+
+TPU "ICI / axis": per-chip bidirectional ICI bandwidth / ports / 2 directions = one link one
+way; times 2 links per torus axis. ``local`` is measured on the machine at hand (see
+:func:`measure_local`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import time
+from typing import Any
+
+GB, GIB = 1e9, float(1 << 30)
+
+
+@dataclasses.dataclass(frozen=True)
+class Hardware:
+    """One device of a target machine. Units in the module docstring; all numbers > 0."""
+
+    name: str
+    peak_flops: float
+    """FLOP/s, dense bf16."""
+    hbm_bytes: float
+    """Bytes of device memory."""
+    hbm_bandwidth: float
+    """Bytes/s to and from device memory."""
+    ici_bandwidth: float
+    """Bytes/s one device sends over one mesh axis in a collective."""
+    label: str = ""
+    source: str = ""
+    """Where the numbers come from (URLs), or how they were measured."""
+
+    def __post_init__(self) -> None:
+        for f in ("peak_flops", "hbm_bytes", "hbm_bandwidth", "ici_bandwidth"):
+            v = getattr(self, f)
+            if not isinstance(v, int | float) or not v > 0 or v != v or v == float("inf"):
+                raise ValueError(
+                    f"hardware {self.name!r}: {f} must be a positive number; got {v!r}"
+                )
+        if not self.name:
+            raise ValueError("hardware: a preset needs a name")
+
+    def to_wire(self) -> dict[str, Any]:
+        """The preset as the dropdown lists it (wire.HardwareWire)."""
+        return {
+            "name": self.name,
+            "label": self.label or self.name,
+            "peak_flops": float(self.peak_flops),
+            "hbm_bytes": float(self.hbm_bytes),
+            "hbm_bandwidth": float(self.hbm_bandwidth),
+            "ici_bandwidth": float(self.ici_bandwidth),
+            "source": self.source,
+        }
+
+
+_TPU = "https://cloud.google.com/tpu/docs/"
+PRESETS: dict[str, Hardware] = {
+    h.name: h
+    for h in (
+        Hardware(
+            "tpu-v4", 275e12, 32 * GIB, 1200 * GB, 2 * 50 * GB, "TPU v4",
+            _TPU + "v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433",
+        ),
+        # ICI per axis: bidirectional per chip / ports / 2 directions × 2 links per torus axis
+        Hardware(
+            "tpu-v5e", 197e12, 16 * GB, 819 * GB, 400 * GB / 4 / 2 * 2, "TPU v5e",
+            _TPU + "v5e (read 2026-11-23)",
+        ),
+        Hardware(
+            "tpu-v5p", 459e12, 95 * GB, 2765 * GB, 1200 * GB / 6 / 2 * 2, "TPU v5p",
+            _TPU + "v5p (read 2026-11-23)",
+        ),
+        Hardware(
+            "tpu-v6e", 918e12, 32 * GB, 1638 * GB, 800 * GB / 4 / 2 * 2, "TPU v6e",
+            _TPU + "v6e (read 2026-11-23)",
+        ),
+        Hardware(
+            "h100", 989e12, 80 * GB, 3.35e12, 900 * GB / 2, "H100 SXM",
+            "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23)",
+        ),
+        Hardware(
+            "a100", 312e12, 80 * GB, 2039 * GB, 600 * GB / 2, "A100 80GB SXM",
+            "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23)",
+        ),
+    )
+}  # fmt: skip
+NAMES = (*PRESETS, "local")
+DEFAULT = "tpu-v5p"
+_USER: dict[str, Hardware] = {}
+
+
+def hardware(name: str | Hardware | None = None, /, **fields: Any) -> Hardware:
+    """A hardware preset: ``hardware("tpu-v5p")``, ``hardware("local")`` (measured once on this
+    machine), or a preset of your own: ``hardware(name="my-gpu", peak_flops=..., hbm_bytes=...,
+    hbm_bandwidth=..., ici_bandwidth=...)``, which is also registered under its name (views'
+    ``hardware`` trait and ``estimate("my-gpu")`` then find it). A Hardware is returned as is."""
+    if isinstance(name, Hardware) and not fields:
+        return name
+    if fields:
+        if name is not None and "name" not in fields:
+            fields["name"] = name
+        allowed = {f.name for f in dataclasses.fields(Hardware)}
+        bad = sorted(set(fields) - allowed)
+        if bad:
+            raise TypeError(
+                f"hardware() got {bad[0]!r}; a preset has: {', '.join(sorted(allowed))}"
+            )
+        missing = sorted(
+            f
+            for f in ("name", "peak_flops", "hbm_bytes", "hbm_bandwidth", "ici_bandwidth")
+            if f not in fields
+        )
+        if missing:
+            raise TypeError(f"hardware(...) of your own needs {', '.join(missing)}")
+        if fields["name"] in NAMES:
+            raise ValueError(f"{fields['name']!r} is a built-in preset; give yours another name")
+        return register(Hardware(**fields))
+    if name is None:
+        name = DEFAULT
+    if not isinstance(name, str):
+        raise TypeError(
+            f"hardware: expected a preset name or a Hardware; got {type(name).__name__}"
+        )
+    if name == "local":
+        return measure_local()
+    if name in PRESETS:
+        return PRESETS[name]
+    if name in _USER:
+        return _USER[name]
+    raise ValueError(f"unknown hardware {name!r}; presets: {', '.join(names())}")
+
+
+def register(h: Hardware) -> Hardware:
+    """Make a preset of your own findable by its name (what ``hardware(name=..., ...)`` does;
+    views' ``hardware`` trait does it for a Hardware it is given). ValueError for a built-in
+    preset's name."""
+    if h.name in NAMES and h != PRESETS.get(h.name):
+        raise ValueError(f"{h.name!r} is a built-in preset; give yours another name")
+    if h.name not in NAMES:
+        _USER[h.name] = h
+    return h
+
+
+def names() -> list[str]:
+    """Every preset name, user presets last."""
+    return [*NAMES, *_USER]
+
+
+def listed() -> list[Hardware]:
+    """The presets a dropdown offers: built-ins (``local`` only once measured) and user presets."""
+    out = list(PRESETS.values())
+    if measure_local.cache_info().currsize:
+        out.append(measure_local())
+    return out + list(_USER.values())
+
+
+@functools.cache
+def measure_local() -> Hardware:
+    """The machine at hand, measured once per process (about a second): a jitted matmul
+    (peak_flops; bfloat16 on accelerators as the presets, float32 on CPU, whose bfloat16 is
+    emulated), a ``device_put`` of 64 MiB to device 0 (hbm_bandwidth), a copy from device 0 to
+    the last device (ici_bandwidth; with one device, hbm_bandwidth); hbm_bytes from the
+    device's memory stats, else the host's physical memory shared by the local devices."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    devs = jax.local_devices()
+    n = 1024
+    dtype = np.float32 if devs[0].platform == "cpu" else jnp.bfloat16
+    a = jax.device_put(np.ones((n, n), dtype), devs[0])
+    mm = jax.jit(lambda x: x @ x)
+    mm(a).block_until_ready()
+    flops = 2 * n**3 / _best(lambda: mm(a).block_until_ready())
+    host = np.ones(16 << 20, np.float32)  # 64 MiB
+    bw = host.nbytes / _best(lambda: jax.device_put(host, devs[0]).block_until_ready())
+    x = jax.device_put(host, devs[0])
+    ici = bw
+    if len(devs) > 1:
+        ici = host.nbytes / _best(lambda: jax.device_put(x, devs[-1]).block_until_ready())
+    stats = devs[0].memory_stats() or {}
+    hbm = float(stats.get("bytes_limit") or 0) or _host_memory() / len(devs)
+    return Hardware(
+        "local", flops, hbm, bw, ici, f"local ({devs[0].platform} × {len(devs)})",
+        f"measured on this machine: {n}x{n} {np.dtype(dtype).name} matmul, 64 MiB device_put, "
+        "device-to-device copy",
+    )  # fmt: skip
+
+
+def _best(f: Any, repeats: int = 3) -> float:
+    """The fastest of a few runs, seconds (the least disturbed by other load)."""
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        f()
+        best = min(best, time.perf_counter() - t0)
+    return max(best, 1e-9)
+
+
+def _host_memory() -> float:
+    try:
+        return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return 8 * GIB

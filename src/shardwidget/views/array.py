@@ -212,6 +212,15 @@ class ArrayView(ShardView):
         return self._summarize(None, self.layout)
 
     @property
+    def code(self) -> str:
+        """Python that lays an array bound to ``x`` out as shown: the mesh (axis names, types
+        and device order), then ``x = jax.device_put(x, NamedSharding(mesh, P(...),
+        memory_kind=...))``. What the widget's "copy" button copies."""
+        from ..code import array_code
+
+        return array_code(self.layout)
+
+    @property
     def layout_state(self) -> LayoutState:
         """The layout in the controls now (mesh, axis names and types, spec, memory kind)."""
         st: LayoutState = self._candidate({})

@@ -147,6 +147,33 @@ class FunctionView(ShardView):
         and the caller holds them."""
         return None if self._result is None else self._result.outputs
 
+    @property
+    def code(self) -> str:
+        """Python for the layout shown: the mesh, then ``f_sharded = jax.jit(f,
+        in_shardings=..., out_shardings=...)`` (jit) or ``jax.jit(jax.shard_map(f, mesh=mesh,
+        in_specs=..., out_specs=...))``; "" before a layout compiled. What the widget's "copy"
+        button copies."""
+        from ..code import function_code
+
+        return "" if self._result is None else function_code(self._code_layout(self._result))
+
+    def _code_layout(self, res: trace_mod.TraceResult) -> Any:
+        from ..code import FunctionLayout
+        from ..layout import mesh_info
+
+        args, kwargs = self._traced.arg_template()
+        st = res.state
+        return FunctionLayout(
+            name=self.fn_name,
+            mode=self.mode,
+            mesh=mesh_info(self._traced.mesh(st)),
+            in_specs=st.in_specs,
+            out_specs=st.out_specs,
+            args=args,
+            kwargs=kwargs,
+            out=self._traced.out_template(st),
+        )
+
     def reset(self) -> None:
         """Back to the layout the view was made with."""
         self.set_layout(**self._original.to_wire())

@@ -191,3 +191,24 @@ def test_function_code_is_empty_before_a_compile(arr: Any) -> None:
         raise RuntimeError("no")
 
     assert ShardView(bad, arr).code == ""
+
+
+def test_the_payload_carries_the_code_for_the_copy_button(arr: Any) -> None:
+    view = ShardView(arr)
+    assert view._layout["code"] == view.code != ""
+    view.spec = ["y", None]
+    assert view._layout["code"] == view.code
+    assert "P('y', None)" in view._layout["code"]
+    assert view.variant(view.propose({"spec": [None, "x"]}), key=99)["layout"]["code"].endswith(
+        "NamedSharding(mesh, P(None, 'x'), memory_kind='device'))"
+    )
+
+    def scale(x: Any) -> Any:
+        return x * 2
+
+    fv = ShardView(scale, arr)
+    assert fv._trace["code"] == fv.code != ""
+    fv.set_layout(in_specs=[["y", "x"]])
+    assert fv._trace["code"] == fv.code
+    assert "P('y', 'x')" in fv.code
+    assert all(leaf["layout"]["code"] == "" for leaf in fv._trace["inputs"])

@@ -128,6 +128,8 @@ export interface Trace {
   ran: boolean;
   /** How many leaves / records beyond those sent were left out (a bounded payload). */
   left_out: LeftOut;
+  /** Python for this compiled layout (FunctionView.code); "" without a result. */
+  code: string;
 }
 
 export interface LeftOut {

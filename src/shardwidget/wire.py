@@ -110,6 +110,9 @@ class LayoutWire(TypedDict):
     logical_bytes: int
     replication: int
     note: str
+    code: str
+    """Python that lays an array bound to ``x`` out like this (ArrayView.code); "" for
+    function-view leaves."""
 
 
 class Stats(TypedDict):
@@ -249,6 +252,8 @@ class Trace(TypedDict):
     ran: bool
     left_out: LeftOut
     """How many leaves and records beyond the MAX_LEAVES / MAX_RECORDS sent were left out."""
+    code: str
+    """Python for this compiled layout (FunctionView.code); "" without a result."""
 
 
 class LeftOut(TypedDict):
@@ -379,7 +384,9 @@ def state_key(st: LayoutState) -> str:
     return json.dumps(st.to_wire(), separators=(",", ":"), ensure_ascii=False)
 
 
-def layout(lay: Layout, *, key: int, source: str, note: str, local_process: int) -> LayoutWire:
+def layout(
+    lay: Layout, *, key: int, source: str, note: str, local_process: int, code: str = ""
+) -> LayoutWire:
     """``_layout`` of an array view (and the ``layout`` of a function-view leaf)."""
     devs = lay.devices
     has_coords = any(d.coords is not None for d in devs)
@@ -423,6 +430,7 @@ def layout(lay: Layout, *, key: int, source: str, note: str, local_process: int)
         "logical_bytes": lay.logical_bytes,
         "replication": lay.replication,
         "note": note,
+        "code": code,
     }
 
 
@@ -624,6 +632,7 @@ def trace(
     key: int,
     message: str = "",
     cached: bool = False,
+    code: str = "",
 ) -> Trace:
     """``_trace`` for a result (or, with res None, an empty error trace carrying message)."""
     out: Trace = {
@@ -642,6 +651,7 @@ def trace(
         "cached": False,
         "ran": False,
         "left_out": {"inputs": 0, "outputs": 0, "constraints": 0, "collectives": 0},
+        "code": code,
     }
     if res is None:
         return out

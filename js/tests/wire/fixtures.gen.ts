@@ -455,7 +455,8 @@ export const array8: ArrayModel = {
   "bytes_per_device": 2048,
   "logical_bytes": 16384,
   "replication": 1,
-  "note": ""
+  "note": "",
+  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nx = jax.device_put(x, NamedSharding(mesh, P('x', 'y'), memory_kind='device'))"
  },
  "_stats": {
   "key": 1,
@@ -987,7 +988,8 @@ export const arrayValues8: ArrayModel = {
   "bytes_per_device": 64,
   "logical_bytes": 256,
   "replication": 2,
-  "note": ""
+  "note": "",
+  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nx = jax.device_put(x, NamedSharding(mesh, P('y', None), memory_kind='device'))"
  },
  "_stats": {
   "key": 1,
@@ -1332,7 +1334,8 @@ export const arrayScalar8: ArrayModel = {
   "bytes_per_device": 4,
   "logical_bytes": 4,
   "replication": 1,
-  "note": ""
+  "note": "",
+  "code": "import jax\n\ndevice = jax.devices()[0]\nx = jax.device_put(x, jax.sharding.SingleDeviceSharding(device, memory_kind='device'))"
  },
  "_stats": {
   "key": 1,
@@ -1884,7 +1887,8 @@ export const function8: FunctionModel = {
      "bytes_per_device": 64,
      "logical_bytes": 512,
      "replication": 1,
-     "note": ""
+     "note": "",
+     "code": ""
     }
    },
    {
@@ -2037,7 +2041,8 @@ export const function8: FunctionModel = {
      "bytes_per_device": 32,
      "logical_bytes": 128,
      "replication": 2,
-     "note": ""
+     "note": "",
+     "code": ""
     }
    }
   ],
@@ -2164,7 +2169,8 @@ export const function8: FunctionModel = {
      "bytes_per_device": 128,
      "logical_bytes": 256,
      "replication": 4,
-     "note": ""
+     "note": "",
+     "code": ""
     }
    },
    {
@@ -2254,7 +2260,8 @@ export const function8: FunctionModel = {
      "bytes_per_device": 4,
      "logical_bytes": 4,
      "replication": 8,
-     "note": ""
+     "note": "",
+     "code": ""
     }
    }
   ],
@@ -2274,7 +2281,7 @@ export const function8: FunctionModel = {
     "group_size": 4,
     "n_groups": 2,
     "op_name": "jit(matmul)/dot_general",
-    "source": "wire_fixtures.py:93",
+    "source": "wire_fixtures.py:57",
     "groups_text": "[2,4]<=[8]"
    },
    {
@@ -2288,7 +2295,7 @@ export const function8: FunctionModel = {
     "group_size": 2,
     "n_groups": 4,
     "op_name": "jit(matmul)/reduce_sum",
-    "source": "wire_fixtures.py:93",
+    "source": "wire_fixtures.py:57",
     "groups_text": "mesh['axis_0'=2,'axis_1'=1,'axis_2'=4] {'axis_0'}"
    }
   ],
@@ -2301,8 +2308,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 39.2,
-  "run_ms": 4.4,
+  "compile_ms": 45.2,
+  "run_ms": 3.3,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -2310,7 +2317,8 @@ export const function8: FunctionModel = {
    "outputs": 0,
    "constraints": 0,
    "collectives": 0
-  }
+  },
+  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nmatmul_sharded = jax.jit(matmul, in_shardings=(NamedSharding(mesh, P('x', 'y')), NamedSharding(mesh, P('y', None))))\n# with jax.set_mesh(mesh):\n#     out = matmul_sharded(...)  # your arguments, as given to the view"
  },
  "_trace_stats": {
   "key": 1,
@@ -3027,7 +3035,8 @@ export const functionShardMap8: FunctionModel = {
      "bytes_per_device": 256,
      "logical_bytes": 512,
      "replication": 4,
-     "note": ""
+     "note": "",
+     "code": ""
     }
    }
   ],
@@ -3140,7 +3149,8 @@ export const functionShardMap8: FunctionModel = {
      "bytes_per_device": 256,
      "logical_bytes": 256,
      "replication": 8,
-     "note": ""
+     "note": "",
+     "code": ""
     }
    }
   ],
@@ -3160,7 +3170,7 @@ export const functionShardMap8: FunctionModel = {
     "group_size": 2,
     "n_groups": 4,
     "op_name": "jit(psum_rows)/shard_map/psum_invariant",
-    "source": "wire_fixtures.py:98",
+    "source": "wire_fixtures.py:62",
     "groups_text": "{{0,4},{1,5},{2,6},{3,7}}"
    }
   ],
@@ -3173,8 +3183,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 25.3,
-  "run_ms": 1.9,
+  "compile_ms": 37.0,
+  "run_ms": 2.0,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -3182,7 +3192,8 @@ export const functionShardMap8: FunctionModel = {
    "outputs": 0,
    "constraints": 0,
    "collectives": 0
-  }
+  },
+  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\npsum_rows_sharded = jax.jit(jax.shard_map(psum_rows, mesh=mesh, in_specs=(P('x', None),), out_specs=P(None, None)))\n# with jax.set_mesh(mesh):\n#     out = psum_rows_sharded(...)  # your arguments, as given to the view"
  },
  "_trace_stats": {
   "key": 1,
@@ -4439,7 +4450,8 @@ export const array32: ArrayModel = {
   "bytes_per_device": 512,
   "logical_bytes": 16384,
   "replication": 1,
-  "note": ""
+  "note": "",
+  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((4, 8), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nx = jax.device_put(x, NamedSharding(mesh, P('x', 'y'), memory_kind='device'))"
  },
  "_stats": {
   "key": 1,

@@ -22,6 +22,7 @@ from .. import snapshot, text, wire
 from .. import spec as spec_mod
 from .. import state as state_mod
 from .. import tiles as tiles_mod
+from ..code import array_code
 from ..layout import Layout, layout_of, layout_of_sharding
 from ..state import LayoutState
 from ..summary import Summary, plan_for, summarize
@@ -216,8 +217,6 @@ class ArrayView(ShardView):
         """Python that lays an array bound to ``x`` out as shown: the mesh (axis names, types
         and device order), then ``x = jax.device_put(x, NamedSharding(mesh, P(...),
         memory_kind=...))``. What the widget's "copy" button copies."""
-        from ..code import array_code
-
         return array_code(self.layout)
 
     @property
@@ -292,6 +291,7 @@ class ArrayView(ShardView):
                 source=_source_of(arr, self._source),
                 note=self._note,
                 local_process=_process_index(),
+                code=array_code(lay),
             ),
             wire.stats(self._summarize(arr, lay), key=key),
         )
@@ -414,6 +414,7 @@ class ArrayView(ShardView):
             source=_source_of(arr, self._source),
             note=self._note,
             local_process=_process_index(),
+            code=array_code(lay),
         )
         stats = self._stats_now() if quick else wire.pending_stats(self._key)
         self._set_traits({**st.to_wire(), "error": "", "_layout": layout, "_stats": stats})

@@ -296,7 +296,7 @@ class FunctionView(ShardView):
         if not self._out_leaves and res.out_shapes:  # the first layout that compiled
             self._out_leaves = self._output_infos(res, res.state)
             self._publish_options()
-        trace = wire.trace(res, mode=self.mode, key=self._key, cached=cached)
+        trace = wire.trace(res, mode=self.mode, key=self._key, cached=cached, code=self.code)
         pending = wire.pending_trace_stats(self._key, len(res.out_shapes))
         self._set_traits(
             {**res.state.to_wire(), "error": "", "_trace": trace, "_trace_stats": pending}

@@ -4,6 +4,7 @@
 :class:`FunctionView`; both are ShardViews. :func:`compare` puts function views side by side.
 """
 
+from .device_memory import MemoryMap, memory_map
 from .export import ExportReport
 from .layout import Layout
 from .state import LayoutState
@@ -18,9 +19,11 @@ __all__ = [
     "FunctionView",
     "Layout",
     "LayoutState",
+    "MemoryMap",
     "ShardView",
     "TraceResult",
     "TraceState",
     "__version__",
     "compare",
+    "memory_map",
 ]

@@ -1,4 +1,5 @@
-"""compare(): several function views of one computation side by side."""
+"""compare(): several function views of one computation side by side; two array views of one
+array as a layout diff (see :mod:`shardwidget.layout_diff`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from typing import Any
 
 import numpy as np
 
+from ..layout_diff import LayoutDiff, diff
 from ..text import fmt_bytes
+from .array import ArrayView
 from .function import FunctionView
 
 
@@ -84,12 +87,18 @@ class Comparison:
         return "\n".join(out)
 
 
-def compare(*views: FunctionView, names: Sequence[str] | None = None) -> Comparison:
+def compare(*views: Any, names: Sequence[str] | None = None) -> Any:
     """Compare function views of the same computation (e.g. jit, with_sharding_constraint and
     shard_map versions of one layer): output agreement with the first view, collectives, bytes
-    sent per device, peak memory and flops."""
+    sent per device, peak memory and flops (a :class:`Comparison`).
+
+    Two array views of one array, ``compare(view_a, view_b)``, give a
+    :class:`~shardwidget.layout_diff.LayoutDiff`: which blocks moved to which devices, and the
+    bytes per device that differ."""
     if not views:
         raise ValueError("compare() needs at least one view")
+    if any(isinstance(v, ArrayView) for v in views):
+        return compare_arrays(*views, names=names)
     for v in views:
         if not isinstance(v, FunctionView):
             raise TypeError(
@@ -142,3 +151,16 @@ def compare(*views: FunctionView, names: Sequence[str] | None = None) -> Compari
             }
         )
     return Comparison(labels, list(views), rows, agree)
+
+
+def compare_arrays(*views: Any, names: Sequence[str] | None = None) -> LayoutDiff:
+    """Two array views of one array: the second's layout against the first's."""
+    if len(views) != 2 or not all(isinstance(v, ArrayView) for v in views):
+        kinds = ", ".join(type(v).__name__ for v in views)
+        raise TypeError(
+            f"compare() of array layouts takes exactly two array views, ShardView(x); got {kinds}"
+        )
+    labels = tuple(names) if names is not None else ("A", "B")
+    if len(labels) != 2:
+        raise ValueError(f"{len(labels)} names for 2 views")
+    return diff(views[0].layout, views[1].layout, (str(labels[0]), str(labels[1])))

@@ -6,6 +6,7 @@
 
 from .device_memory import MemoryMap, memory_map
 from .export import ExportReport
+from .help import suggest_layouts
 from .layout import Layout
 from .state import LayoutState
 from .trace import TraceResult, TraceState
@@ -26,4 +27,5 @@ __all__ = [
     "__version__",
     "compare",
     "memory_map",
+    "suggest_layouts",
 ]

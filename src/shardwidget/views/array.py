@@ -338,8 +338,28 @@ class ArrayView(ShardView):
     def _check(self, st: LayoutState) -> None:
         if self._options.get("reshard_disabled"):
             raise ValueError(self._options["reshard_disabled"])
-        state_mod.validate(st, self._source.shape, len(self._devices), self._memory_kinds)
+        try:
+            state_mod.validate(st, self._source.shape, len(self._devices), self._memory_kinds)
+        except ValueError as e:
+            raise ValueError(self._with_pad_hint(str(e), st)) from None
         self._check_source()
+
+    def _with_pad_hint(self, msg: str, st: LayoutState) -> str:
+        """msg, ending with the padding that makes st fit, when padding is all st lacks (the
+        padded shape passes the same validation). The message is capped when shown: the hint
+        keeps its place, the first part gives way."""
+        from ..help import indivisible_hint, pad_for
+
+        shape = tuple(int(d) for d in self._source.shape)
+        axes = dict(zip(st.axis_names, st.mesh_shape, strict=False))
+        try:
+            padded = [n + a for n, (_, a) in zip(shape, pad_for(shape, st.spec, axes), strict=True)]
+            state_mod.validate(st, padded, len(self._devices), self._memory_kinds)
+        except (ValueError, KeyError):
+            return msg  # padding would not make it fit: the message says what is wrong
+        hint = indivisible_hint(shape, st.spec, axes)
+        room = wire.MAX_MESSAGE - len(hint) - 2
+        return (msg if len(msg) <= room else msg[: room - 1] + "…") + ". " + hint
 
     def _check_source(self) -> None:
         """ValueError when the user's array was deleted (or donated) since the view was made:

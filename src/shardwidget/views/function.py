@@ -111,7 +111,7 @@ class FunctionView(ShardView):
         res: trace_mod.TraceResult | None = None
         try:  # f may fail for this layout: then show why; the controls can fix it
             self._check(st)
-            res = self._traced.result(st, run=False, checked=True)
+            res = self._compiled(st)
             arrays = self._run(res)
         except ValueError as e:
             error = str(e)
@@ -228,11 +228,38 @@ class FunctionView(ShardView):
         """(compiled result, whether it came from the cache, the run's (inputs, outputs) or
         None); ValueError when f fails or the run would not fit in device memory."""
         cached = self._traced.cached(st)
-        res = self._traced.result(st, run=False, checked=True)
+        res = self._compiled(st)
         if res.ran and res.state in self._summaries:  # statistics known: no run needed
             self._summaries.move_to_end(res.state)
             return res, cached, None
         return res, cached, self._run(res)
+
+    def _compiled(self, st: trace_mod.TraceState) -> trace_mod.TraceResult:
+        """The compiled layout st (validated already); ValueError with a way out for errors
+        that have one (see :mod:`shardwidget.help`)."""
+        try:
+            return self._traced.result(st, run=False, checked=True)
+        except ValueError as e:
+            raise ValueError(self._with_help(str(e), st)) from None
+
+    def _with_help(self, msg: str, st: trace_mod.TraceState) -> str:
+        """msg, ending with what fixes a ShardingTypeError under Explicit axes: the axis
+        switches to Auto that compile (tried here), else the op's out_sharding. The message is
+        capped when shown: the hint keeps its place, JAX's text gives way."""
+        if not msg.startswith("ShardingTypeError") or "explicit" not in st.axis_types:
+            return msg
+        from ..help import explicit_fixes, sharding_type_hint
+
+        def compiles(candidate: trace_mod.TraceState) -> bool:
+            try:
+                self._traced.result(candidate, run=False)
+            except ValueError:
+                return False
+            return True
+
+        hint = sharding_type_hint(explicit_fixes(st, compiles), self.mode)
+        room = wire.MAX_MESSAGE - len(hint) - 1
+        return (msg if len(msg) <= room else msg[: room - 1] + "…") + " " + hint
 
     def _run(self, res: trace_mod.TraceResult) -> Any:
         """(inputs, outputs) of a run of res, held by the caller only for the publish; None

@@ -157,3 +157,24 @@ def test_explicit_fixes_are_tried_not_guessed() -> None:
     assert "switch 'a', 'b' to Auto" in sharding_type_hint(fixes, "jit")
     none = sharding_type_hint(explicit_fixes(st, lambda c: False), "jit")
     assert "switch" not in none and "out_sharding" in none
+
+
+def two_outputs(a: Any, b: Any) -> Any:
+    return a * 2, b.sum()
+
+
+def test_a_function_input_that_needs_padding_is_named() -> None:
+    a, b = np.ones((8, 8), np.float32), np.ones((3, 5), np.float32)
+    view = ShardView(two_outputs, a, b)
+    specs = [["x", None], ["x", None]]
+    with pytest.raises(ValueError, match="input b") as err:
+        view.in_specs = specs
+    assert "Or pad b to 8×5 first: jnp.pad(b, ((0, 5), (0, 0)))" in str(err.value)
+    padded = ShardView(two_outputs, a, jnp.pad(jnp.asarray(b), ((0, 5), (0, 0))))
+    padded.in_specs = specs  # the hint's padding makes the same layout fit
+    assert padded.error == "" and padded.trace is not None
+    assert float(padded.outputs[1]) == 15.0  # zeros padded: the sum is unchanged
+    with pytest.raises(ValueError, match="input a") as err:  # both need it: both counted
+        ShardView(two_outputs, np.ones((4, 8), np.float32), b).in_specs = specs
+    assert "jnp.pad(a, ((0, 4), (0, 0)))" in str(err.value)
+    assert str(err.value).endswith("; 1 more input needs padding too")

@@ -72,8 +72,8 @@ def _tuple(items: Sequence[object]) -> str:
     return "(" + ", ".join(map(str, items)) + ("," if len(items) == 1 else "") + ")"
 
 
-def _pad_text(pad: Sequence[tuple[int, int]]) -> str:
-    return "jnp.pad(x, " + repr(tuple(tuple(p) for p in pad)) + ")"
+def _pad_text(pad: Sequence[tuple[int, int]], name: str = "x") -> str:
+    return f"jnp.pad({name}, " + repr(tuple(tuple(p) for p in pad)) + ")"
 
 
 def _shards(spec: spec_mod.NormSpec, axes: dict[str, int]) -> list[int]:
@@ -161,16 +161,20 @@ def pad_for(
     return tuple((0, -n % p) for n, p in zip(shape, _shards(spec, axes), strict=True))
 
 
-def indivisible_hint(shape: Sequence[int], spec: spec_mod.NormSpec, axes: dict[str, int]) -> str:
+def indivisible_hint(
+    shape: Sequence[int], spec: spec_mod.NormSpec, axes: dict[str, int], name: str = ""
+) -> str:
     """The short hint a refused indivisible layout ends with ("" when every dimension
-    divides): the padding that makes this spec fit, and where to find layouts that fit."""
+    divides): the padding that makes this spec fit (of the argument ``name``, in a function
+    view), and where to find layouts that fit."""
     pad = pad_for(shape, spec, axes)
     if not any(after for _, after in pad):
         return ""
     padded = "×".join(str(n + a) for n, (_, a) in zip(shape, pad, strict=True))
+    what = f" {name}" if name else ""
     return (
-        f"Or pad to {padded} first: {_pad_text(pad)}. "
-        "shardwidget.suggest_layouts(x) lists meshes and specs that fit"
+        f"Or pad{what} to {padded} first: {_pad_text(pad, name or 'x')}. "
+        f"shardwidget.suggest_layouts({name or 'x'}) lists meshes and specs that fit"
     )
 
 

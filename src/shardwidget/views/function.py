@@ -222,7 +222,37 @@ class FunctionView(ShardView):
         return trace_mod.TraceState.from_wire(d, ndims, out_ndims)
 
     def _check(self, st: trace_mod.TraceState) -> None:
-        self._traced.validate(st)
+        try:
+            self._traced.validate(st)
+        except ValueError as e:
+            raise ValueError(self._with_pad_hint(str(e), st)) from None
+
+    def _with_pad_hint(self, msg: str, st: trace_mod.TraceState) -> str:
+        """msg, ending with the padding of the first input that needs it, when padding the
+        inputs is all st lacks (their padded shapes pass the same validation)."""
+        from ..help import indivisible_hint, pad_for
+        from ..state import LayoutState, validate
+
+        n = len(self._devices)
+        axes = dict(zip(st.axis_names, st.mesh_shape, strict=False))
+        hints = []
+        try:
+            for lf, spec in zip(self._traced.leaves, st.in_specs, strict=True):
+                pad = pad_for(lf.shape, spec, axes)
+                padded = [d + a for d, (_, a) in zip(lf.shape, pad, strict=True)]
+                validate(LayoutState(*st.mesh_key, spec, "device"), padded, n, ["device"])
+                hints.append(indivisible_hint(lf.shape, spec, axes, lf.path))
+        except (ValueError, KeyError):
+            return msg  # padding would not make it fit: the message says what is wrong
+        hints = [h for h in hints if h]
+        if not hints:
+            return msg
+        more = len(hints) - 1
+        hint = hints[0] + (
+            f"; {more} more input{'s need' if more > 1 else ' needs'} padding too" if more else ""
+        )
+        room = wire.MAX_MESSAGE - len(hint) - 2
+        return (msg if len(msg) <= room else msg[: room - 1] + "…") + ". " + hint
 
     def _compute(self, st: trace_mod.TraceState) -> tuple[trace_mod.TraceResult, bool, Any]:
         """(compiled result, whether it came from the cache, the run's (inputs, outputs) or

@@ -162,51 +162,66 @@ def _sharding_of(spec: spec_mod.NormSpec | None, mode: str) -> str:
 
 def function_code(fl: FunctionLayout) -> str:
     """The snippet of ``jax.jit(f, in_shardings=…, out_shardings=…)`` (jit) or
-    ``jax.jit(jax.shard_map(f, mesh=…, in_specs=…, out_specs=…))`` for the layout fl."""
+    ``jax.jit(jax.shard_map(f, mesh=…, in_specs=…, out_specs=…))`` for the layout fl.
+
+    Array keyword arguments (jit takes no in_shardings for keywords) make the snippet wrap f
+    as ``f_flat(args, kwargs)``, whose two arguments carry the shardings."""
     import jax
 
     fn = fl.name if fl.name.isidentifier() else "f"
-    ids = [int(d.id) for d in jax.devices()]
-    lines, needs_np = mesh_lines(fl.mesh, ids, make_mesh_ids(fl.mesh))
+    lines, needs_np = mesh_lines(
+        fl.mesh, [int(d.id) for d in jax.devices()], make_mesh_ids(fl.mesh)
+    )
     static = [i for i, a in enumerate(fl.args) if isinstance(a, Slot) and a.static]
+    kw_static = [k for k, v in fl.kwargs.items() if isinstance(v, Slot) and v.static]
+    flat = any(not s.static for s in _leaves(fl.kwargs))
     dynamic = [a for i, a in enumerate(fl.args) if i not in static]
     notes = []
-    if any(isinstance(v, Slot) and not v.static for v in _leaves(fl.kwargs)):
-        notes.append("# array keyword arguments get no sharding here: pass them positionally")
-    if any(s.static for s in _leaves(dynamic)):
-        notes.append("# static values inside array arguments are traced here, not closed over")
+    if any(s.static for s in _leaves(dynamic)) or (flat and (static or kw_static)):
+        notes.append("# static values among array arguments are traced here, not closed over")
+    if fl.mode == "shard_map" and (static or kw_static):
+        notes.append(
+            "# shard_map takes arrays only: close over static arguments (functools.partial)"
+        )
+
+    def spec_of(s: Slot) -> str:  # a static leaf traced here: any sharding (jit: unspecified)
+        if s.static:
+            return "P()" if fl.mode == "shard_map" else "None"
+        return _sharding_of(fl.in_specs[s.i], fl.mode)
+
     try:
-        ins = render_tree(tuple(dynamic), lambda s: _sharding_of(fl.in_specs[s.i], fl.mode))
+        if flat:
+            ins = render_tree((tuple(fl.args), dict(fl.kwargs)), spec_of)
+        else:
+            ins = render_tree(tuple(dynamic), spec_of)
         outs = render_tree(fl.out, lambda s: _sharding_of(fl.out_specs[s.i], fl.mode))
     except NotLiteral as e:
         return f"# {fn}'s arguments or outputs hold a {e} pytree node: no snippet is written\n"
-    kwargs_static = [k for k, v in fl.kwargs.items() if isinstance(v, Slot) and v.static]
-    statics = ""
-    if static:
-        statics += f", static_argnums={_tuple([str(i) for i in static])}"
-    if kwargs_static:
-        statics += f", static_argnames={_tuple([repr(k) for k in kwargs_static])}"
+    target, call = fn, f"{fn}_sharded(...)  # your arguments, as given to the view"
+    if flat:
+        lines += [
+            f"def {fn}_flat(args, kwargs):  # jit takes shardings for positional arguments only",
+            f"    return {fn}(*args, **kwargs)",
+        ]
+        target, call = f"{fn}_flat", f"{fn}_sharded((...), {{...}})  # (args, kwargs) of the view"
     if fl.mode == "jit":
-        out_kw = "" if all(s is None for s in fl.out_specs) else f", out_shardings={outs}"
-        call = f"{fn}_sharded = jax.jit({fn}, in_shardings={ins}{out_kw}{statics})"
+        extra = "" if all(s is None for s in fl.out_specs) else f", out_shardings={outs}"
+        if static and not flat:
+            extra += f", static_argnums={_tuple([str(i) for i in static])}"
+        if kw_static and not flat:
+            extra += f", static_argnames={_tuple([repr(k) for k in kw_static])}"
+        jitted = f"jax.jit({target}, in_shardings={ins}{extra})"
     else:
-        if static or kwargs_static:
-            notes.append(
-                "# shard_map takes arrays only: close over static arguments (functools.partial)"
-            )
-        call = (
-            f"{fn}_sharded = jax.jit(jax.shard_map({fn}, mesh=mesh, in_specs={ins}, "
-            f"out_specs={outs}))"
-        )
+        jitted = f"jax.jit(jax.shard_map({target}, mesh=mesh, in_specs={ins}, out_specs={outs}))"
     return "\n".join(
         [
             *_header(needs_np),
             "",
             *lines,
             *notes,
-            call,
+            f"{fn}_sharded = {jitted}",
             "# with jax.set_mesh(mesh):",
-            f"#     out = {fn}_sharded(...)  # your arguments, as given to the view",
+            f"#     out = {call}",
         ]
     )
 

@@ -160,6 +160,36 @@ def _sharding_of(spec: spec_mod.NormSpec | None, mode: str) -> str:
     return p if mode == "shard_map" else f"NamedSharding(mesh, {p})"
 
 
+def _notes(fl: FunctionLayout, flat: bool) -> list[str]:
+    """Comments on what the snippet does differently from the view (static values)."""
+    static = any(isinstance(a, Slot) and a.static for a in fl.args) or any(
+        isinstance(v, Slot) and v.static for v in fl.kwargs.values()
+    )
+    nested = [a for a in fl.args if not isinstance(a, Slot)]
+    notes = []
+    if any(s.static for s in _leaves(nested)) or (flat and static):
+        notes.append("# static values among array arguments are traced here, not closed over")
+    if fl.mode == "shard_map" and static:
+        notes.append(
+            "# shard_map takes arrays only: close over static arguments (functools.partial)"
+        )
+    return notes
+
+
+def _jitted(fl: FunctionLayout, target: str, ins: str, outs: str, flat: bool) -> str:
+    """The jax.jit(...) expression (static_argnums / names where f takes them directly)."""
+    if fl.mode == "shard_map":
+        return f"jax.jit(jax.shard_map({target}, mesh=mesh, in_specs={ins}, out_specs={outs}))"
+    static = [i for i, a in enumerate(fl.args) if isinstance(a, Slot) and a.static]
+    kw_static = [k for k, v in fl.kwargs.items() if isinstance(v, Slot) and v.static]
+    extra = "" if all(s is None for s in fl.out_specs) else f", out_shardings={outs}"
+    if static and not flat:
+        extra += f", static_argnums={_tuple([str(i) for i in static])}"
+    if kw_static and not flat:
+        extra += f", static_argnames={_tuple([repr(k) for k in kw_static])}"
+    return f"jax.jit({target}, in_shardings={ins}{extra})"
+
+
 def function_code(fl: FunctionLayout) -> str:
     """The snippet of ``jax.jit(f, in_shardings=…, out_shardings=…)`` (jit) or
     ``jax.jit(jax.shard_map(f, mesh=…, in_specs=…, out_specs=…))`` for the layout fl.
@@ -169,20 +199,9 @@ def function_code(fl: FunctionLayout) -> str:
     import jax
 
     fn = fl.name if fl.name.isidentifier() else "f"
-    lines, needs_np = mesh_lines(
-        fl.mesh, [int(d.id) for d in jax.devices()], make_mesh_ids(fl.mesh)
-    )
-    static = [i for i, a in enumerate(fl.args) if isinstance(a, Slot) and a.static]
-    kw_static = [k for k, v in fl.kwargs.items() if isinstance(v, Slot) and v.static]
+    ids = [int(d.id) for d in jax.devices()]
+    lines, needs_np = mesh_lines(fl.mesh, ids, make_mesh_ids(fl.mesh))
     flat = any(not s.static for s in _leaves(fl.kwargs))
-    dynamic = [a for i, a in enumerate(fl.args) if i not in static]
-    notes = []
-    if any(s.static for s in _leaves(dynamic)) or (flat and (static or kw_static)):
-        notes.append("# static values among array arguments are traced here, not closed over")
-    if fl.mode == "shard_map" and (static or kw_static):
-        notes.append(
-            "# shard_map takes arrays only: close over static arguments (functools.partial)"
-        )
 
     def spec_of(s: Slot) -> str:  # a static leaf traced here: any sharding (jit: unspecified)
         if s.static:
@@ -193,6 +212,7 @@ def function_code(fl: FunctionLayout) -> str:
         if flat:
             ins = render_tree((tuple(fl.args), dict(fl.kwargs)), spec_of)
         else:
+            dynamic = [a for a in fl.args if not (isinstance(a, Slot) and a.static)]
             ins = render_tree(tuple(dynamic), spec_of)
         outs = render_tree(fl.out, lambda s: _sharding_of(fl.out_specs[s.i], fl.mode))
     except NotLiteral as e:
@@ -204,22 +224,13 @@ def function_code(fl: FunctionLayout) -> str:
             f"    return {fn}(*args, **kwargs)",
         ]
         target, call = f"{fn}_flat", f"{fn}_sharded((...), {{...}})  # (args, kwargs) of the view"
-    if fl.mode == "jit":
-        extra = "" if all(s is None for s in fl.out_specs) else f", out_shardings={outs}"
-        if static and not flat:
-            extra += f", static_argnums={_tuple([str(i) for i in static])}"
-        if kw_static and not flat:
-            extra += f", static_argnames={_tuple([repr(k) for k in kw_static])}"
-        jitted = f"jax.jit({target}, in_shardings={ins}{extra})"
-    else:
-        jitted = f"jax.jit(jax.shard_map({target}, mesh=mesh, in_specs={ins}, out_specs={outs}))"
     return "\n".join(
         [
             *_header(needs_np),
             "",
             *lines,
-            *notes,
-            f"{fn}_sharded = {jitted}",
+            *_notes(fl, flat),
+            f"{fn}_sharded = {_jitted(fl, target, ins, outs, flat)}",
             "# with jax.set_mesh(mesh):",
             f"#     out = {call}",
         ]

@@ -1,7 +1,10 @@
 """shardwidget: see, live, how a jax.Array is laid out across devices, and change it.
 
 ``ShardView(arr)`` returns an :class:`ArrayView`, ``ShardView(f, *args)`` a
-:class:`FunctionView`; both are ShardViews. :func:`compare` puts function views side by side.
+:class:`FunctionView`; both are ShardViews. :func:`compare` puts function views side by side
+(and two array views as a layout diff). ``view.code`` is the Python of the layout shown;
+:func:`memory_map` shows device memory over every live array; :func:`suggest_layouts` lists
+the layouts (and paddings) that fit a shape.
 """
 
 from .device_memory import MemoryMap, memory_map

@@ -1,5 +1,6 @@
 // Header: what the array is, how it is laid out; busy / error / statistics status.
 import type { Layout, Stats } from "../wire";
+import { CopyButton } from "../shared/copy";
 import { formatBytes, plural } from "../shared/text";
 
 let findCount = 0;
@@ -81,6 +82,7 @@ export class Header {
   private hintEl: HTMLElement;
   readonly findInput: HTMLInputElement;
   private findMsg: HTMLElement;
+  readonly copy: CopyButton;
 
   constructor(doc: Document, cb: HeaderCallbacks) {
     const mk = (tag: string, cls: string) => {
@@ -125,7 +127,8 @@ export class Header {
       cb.find("");
     });
     findLab.append(findSpan, this.findInput);
-    right.append(this.busyEl, findLab, this.findMsg);
+    this.copy = new CopyButton(doc);
+    right.append(this.busyEl, findLab, this.findMsg, this.copy.el);
     top.append(left, right);
     this.summary = mk("div", "sw-summary");
     this.note = mk("div", "sw-note");
@@ -145,8 +148,10 @@ export class Header {
       this.summary.textContent = "";
       this.note.hidden = true;
       this.setHint("");
+      this.copy.set("");
       return;
     }
+    this.copy.set(layout.code ?? "");
     this.typeofEl.textContent = layout.typeof;
     this.typeofEl.title = `shape (${layout.shape.join(", ")}), ${layout.dtype}`;
     const badge = (text: string, title: string, cls = "") => {

@@ -25,6 +25,7 @@ import {
 } from "./collectives";
 import { JaxprPanel } from "./jaxpr";
 import { formatCount, formatMs, plural } from "../shared/text";
+import { CopyButton } from "../shared/copy";
 import { el as mk } from "../shared/dom";
 
 const STATE_TRAITS = ["mesh_shape", "axis_names", "axis_types", "in_specs", "out_specs"] as const;
@@ -60,6 +61,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
   private runNoteEl: HTMLElement;
   private busyEl: HTMLElement;
   private errorEl: HTMLElement;
+  private copyButton: CopyButton;
   private meshControls: FunctionMeshControls;
   private inputs: Section;
   private outputs: Section;
@@ -89,7 +91,10 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     this.busyEl.hidden = true;
     this.busyEl.append(mk(doc, "span", "shardwidget-spinner"), doc.createTextNode("compiling…"));
     (this.busyEl.firstChild as HTMLElement).setAttribute("aria-hidden", "true");
-    top.append(this.titleEl, this.busyEl);
+    this.copyButton = new CopyButton(doc);
+    const right = mk(doc, "div", "sw-header-right");
+    right.append(this.busyEl, this.copyButton.el);
+    top.append(this.titleEl, right);
     this.metricsEl = mk(doc, "div", "sw-summary sw-tr-metrics");
     this.modeNoteEl = mk(doc, "div", "sw-hint sw-tr-modenote");
     this.runNoteEl = mk(doc, "div", "sw-note");
@@ -257,6 +262,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     this.runNoteEl.textContent = options?.run_disabled ?? "";
     this.runNoteEl.hidden = !options?.run_disabled;
 
+    this.copyButton.set(shown?.code ?? "");
     this.busyEl.hidden = !this.model.get("busy");
     const err = this.errorText();
     // A refused request (or a failed compile) leaves the last good layout on show; a run that

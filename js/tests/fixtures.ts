@@ -166,6 +166,7 @@ export function namedFixture(o: NamedOpts): Fixture {
     logical_bytes: prod(o.shape) * itemsize,
     replication: n / blocks.length,
     note: "",
+    code: `x = jax.device_put(x, NamedSharding(mesh, ${specString(spec)}))`,
   };
   const viewDims = o.viewDims ?? (o.shape.length >= 2 ? [0, 1] : o.shape.length === 1 ? [0] : []);
   const options: Options = {

@@ -167,8 +167,9 @@ function leafOf(
     key,
     stats: "pending",
   });
-  const l = f.layout;
-  // wire.py's leaf: the layout of an output is the array's own ("original" source, no note).
+  // wire.py's leaf: the layout of an output is the array's own ("original" source, no note,
+  // no code: the function view's own code covers every leaf).
+  const l = { ...f.layout, code: "" };
   const shard = l.blocks[0].i.map((r) => r[1] - r[0]);
   return {
     path,
@@ -217,6 +218,7 @@ export function buildTrace(def: TraceDef, s: TraceState, key: number): { trace: 
     left_out: { inputs: 0, outputs: 0, constraints: 0, collectives: 0 },
     jaxpr: def.jaxpr ?? "",
     jaxpr_cut: def.jaxpr_cut ?? 0,
+    code: `f_sharded = jax.jit(f, in_shardings=...)  # ${def.mode}`,
   };
   const arange = (shape: number[]) => (idx: number[]) => idx.reduce((acc, v, k) => acc * shape[k] + v, 0);
   const stats: TraceStats = {
@@ -468,6 +470,7 @@ export function fxTraceErrorInitial(): TraceFixture {
     left_out: { inputs: 0, outputs: 0, constraints: 0, collectives: 0 },
     jaxpr: "",
     jaxpr_cut: 0,
+    code: "",
   };
   f.stats = { key: 1, outputs: [] };
   f.options.outputs = [];

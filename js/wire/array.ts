@@ -88,6 +88,9 @@ export interface Layout {
   replication: number;
   /** A note for the user, e.g. "numpy array placed on CpuDevice(id=0)". May be "". */
   note: string;
+  /** Python that lays an array bound to `x` out like this (ArrayView.code); "" for
+   *  function-view leaves. */
+  code: string;
 }
 
 export interface Stats {

@@ -142,6 +142,8 @@ export interface Trace {
   /** The distinct device groups of the collectives (device ids), each set sent once;
    *  Collective.group_set points here. Absent from older kernels. */
   group_sets?: number[][][];
+  /** Python for this compiled layout (FunctionView.code); "" without a result. */
+  code: string;
 }
 
 export interface LeftOut {

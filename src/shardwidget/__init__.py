@@ -1,13 +1,18 @@
 """shardwidget: see, live, how a jax.Array is laid out across devices, and change it.
 
 ``ShardView(arr)`` returns an :class:`ArrayView`, ``ShardView(f, *args)`` a
-:class:`FunctionView`; both are ShardViews. :func:`compare` puts function views side by side.
+:class:`FunctionView`; both are ShardViews. :func:`compare` puts function views side by side
+(and two array views as a layout diff). ``view.code`` is the Python of the layout shown;
+:func:`memory_map` shows device memory over every live array; :func:`suggest_layouts` lists
+the layouts (and paddings) that fit a shape.
 """
 
 from .cost.estimate import Estimate
 from .cost.hardware import Hardware, hardware
 from .cost.reshard import Transfer
+from .device_memory import MemoryMap, memory_map
 from .export import ExportReport
+from .help import suggest_layouts
 from .layout import Layout
 from .state import LayoutState
 from .trace import TraceResult, TraceState
@@ -23,6 +28,7 @@ __all__ = [
     "Hardware",
     "Layout",
     "LayoutState",
+    "MemoryMap",
     "ShardView",
     "TraceResult",
     "TraceState",
@@ -30,4 +36,6 @@ __all__ = [
     "__version__",
     "compare",
     "hardware",
+    "memory_map",
+    "suggest_layouts",
 ]

@@ -443,6 +443,7 @@ class Traced:
         self.runnable = all(lf.concrete for lf in self.leaves)
         self._cache: OrderedDict[TraceState, TraceResult] = OrderedDict()
         self._out_info: dict[Any, tuple[list[tuple[int, ...]], list[Any], list[str]]] = {}
+        self._out_tree: dict[Any, Any] = {}
 
     # -- the function with array leaves as its only arguments
     def _call(self, *dyn: Any) -> Any:
@@ -505,6 +506,7 @@ class Traced:
                     clean_error(e).replace("'_call_flat'", repr(self.fn_name))
                 ) from None
             flat = jax.tree_util.tree_flatten_with_path(outs)[0]
+            self._out_tree[key] = jax.tree_util.tree_structure(outs)  # for view.code
             hit = (
                 [tuple(int(d) for d in o.shape) for _, o in flat],
                 [o.dtype for _, o in flat],
@@ -517,6 +519,29 @@ class Traced:
         """Names of the output leaves ("out", "out[0]", "out['loss']", …)."""
         self.output_info(state)
         return self._out_info[None if self.mode == "jit" else (state.mesh_key, state.in_specs)][2]
+
+    def arg_template(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """(args, kwargs) as given, each leaf replaced by a :class:`shardwidget.code.Slot`:
+        the array leaves numbered in order, the static ones marked (for ``view.code``)."""
+        import jax
+
+        from .code import Slot
+
+        dyn = {pos: k for k, pos in enumerate(self._dyn_pos)}
+        slots = [Slot(dyn[i]) if i in dyn else Slot(i, True) for i in range(len(self._all))]
+        args, kwargs = jax.tree_util.tree_unflatten(self._treedef, slots)
+        return tuple(args), dict(kwargs)
+
+    def out_template(self, state: TraceState) -> Any:
+        """The outputs' pytree with leaf i replaced by ``Slot(i)`` (from the trace that
+        :meth:`output_info` keeps)."""
+        import jax
+
+        from .code import Slot
+
+        self.output_info(state)
+        tree = self._out_tree[None if self.mode == "jit" else (state.mesh_key, state.in_specs)]
+        return jax.tree_util.tree_unflatten(tree, [Slot(i) for i in range(tree.num_leaves)])
 
     def output_leaves(self, state: TraceState) -> list[tuple[str, tuple[int, ...], Any]]:
         """(path, global shape, dtype) of every output leaf for state; traces f, so it raises

@@ -113,6 +113,9 @@ class LayoutWire(TypedDict):
     logical_bytes: int
     replication: int
     note: str
+    code: str
+    """Python that lays an array bound to ``x`` out like this (ArrayView.code); "" for
+    function-view leaves."""
 
 
 class Stats(TypedDict):
@@ -265,6 +268,8 @@ class Trace(TypedDict):
     group_sets: list[list[list[int]]]
     """The distinct device groups of the collectives (device ids), each set once: many
     collectives run over the same axis, so a set is shared (see ``group_sets``)."""
+    code: str
+    """Python for this compiled layout (FunctionView.code); "" without a result."""
 
 
 class LeftOut(TypedDict):
@@ -456,7 +461,9 @@ def state_key(st: LayoutState) -> str:
     return json.dumps(st.to_wire(), separators=(",", ":"), ensure_ascii=False)
 
 
-def layout(lay: Layout, *, key: int, source: str, note: str, local_process: int) -> LayoutWire:
+def layout(
+    lay: Layout, *, key: int, source: str, note: str, local_process: int, code: str = ""
+) -> LayoutWire:
     """``_layout`` of an array view (and the ``layout`` of a function-view leaf)."""
     devs = lay.devices
     has_coords = any(d.coords is not None for d in devs)
@@ -500,6 +507,7 @@ def layout(lay: Layout, *, key: int, source: str, note: str, local_process: int)
         "logical_bytes": lay.logical_bytes,
         "replication": lay.replication,
         "note": note,
+        "code": code,
     }
 
 
@@ -722,6 +730,7 @@ def trace(
     key: int,
     message: str = "",
     cached: bool = False,
+    code: str = "",
 ) -> Trace:
     """``_trace`` for a result (or, with res None, an empty error trace carrying message)."""
     out: Trace = {
@@ -743,6 +752,7 @@ def trace(
         "jaxpr": "",
         "jaxpr_cut": 0,
         "group_sets": [],
+        "code": code,
     }
     if res is None:
         return out

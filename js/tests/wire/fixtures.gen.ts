@@ -455,7 +455,8 @@ export const array8: ArrayModel = {
   "bytes_per_device": 2048,
   "logical_bytes": 16384,
   "replication": 1,
-  "note": ""
+  "note": "",
+  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nx = jax.device_put(x, NamedSharding(mesh, P('x', 'y'), memory_kind='device'))"
  },
  "_stats": {
   "key": 1,
@@ -1058,7 +1059,8 @@ export const arrayValues8: ArrayModel = {
   "bytes_per_device": 64,
   "logical_bytes": 256,
   "replication": 2,
-  "note": ""
+  "note": "",
+  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nx = jax.device_put(x, NamedSharding(mesh, P('y', None), memory_kind='device'))"
  },
  "_stats": {
   "key": 1,
@@ -1661,7 +1663,8 @@ export const arrayResharded8: ArrayModel = {
   "bytes_per_device": 32,
   "logical_bytes": 256,
   "replication": 1,
-  "note": ""
+  "note": "",
+  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nx = jax.device_put(x, NamedSharding(mesh, P('x', 'y'), memory_kind='device'))"
  },
  "_stats": {
   "key": 2,
@@ -2328,7 +2331,8 @@ export const arrayScalar8: ArrayModel = {
   "bytes_per_device": 4,
   "logical_bytes": 4,
   "replication": 1,
-  "note": ""
+  "note": "",
+  "code": "import jax\n\ndevice = jax.devices()[0]\nx = jax.device_put(x, jax.sharding.SingleDeviceSharding(device, memory_kind='device'))"
  },
  "_stats": {
   "key": 1,
@@ -2951,7 +2955,8 @@ export const function8: FunctionModel = {
      "bytes_per_device": 64,
      "logical_bytes": 512,
      "replication": 1,
-     "note": ""
+     "note": "",
+     "code": ""
     },
     "note": ""
    },
@@ -3105,7 +3110,8 @@ export const function8: FunctionModel = {
      "bytes_per_device": 32,
      "logical_bytes": 128,
      "replication": 2,
-     "note": ""
+     "note": "",
+     "code": ""
     },
     "note": ""
    }
@@ -3233,7 +3239,8 @@ export const function8: FunctionModel = {
      "bytes_per_device": 128,
      "logical_bytes": 256,
      "replication": 4,
-     "note": ""
+     "note": "",
+     "code": ""
     },
     "note": ""
    },
@@ -3324,7 +3331,8 @@ export const function8: FunctionModel = {
      "bytes_per_device": 4,
      "logical_bytes": 4,
      "replication": 8,
-     "note": ""
+     "note": "",
+     "code": ""
     },
     "note": ""
    }
@@ -3374,8 +3382,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 39.8,
-  "run_ms": 2.7,
+  "compile_ms": 34.7,
+  "run_ms": 2.6,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -3419,7 +3427,8 @@ export const function8: FunctionModel = {
      7
     ]
    ]
-  ]
+  ],
+  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nmatmul_sharded = jax.jit(matmul, in_shardings=(NamedSharding(mesh, P('x', 'y')), NamedSharding(mesh, P('y', None))))\n# with jax.set_mesh(mesh):\n#     out = matmul_sharded(...)  # your arguments, as given to the view"
  },
  "_trace_stats": {
   "key": 1,
@@ -4234,7 +4243,8 @@ export const functionShardMap8: FunctionModel = {
      "bytes_per_device": 256,
      "logical_bytes": 512,
      "replication": 4,
-     "note": ""
+     "note": "",
+     "code": ""
     },
     "note": ""
    }
@@ -4348,7 +4358,8 @@ export const functionShardMap8: FunctionModel = {
      "bytes_per_device": 256,
      "logical_bytes": 256,
      "replication": 8,
-     "note": ""
+     "note": "",
+     "code": ""
     },
     "note": ""
    }
@@ -4383,8 +4394,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 32.0,
-  "run_ms": 2.2,
+  "compile_ms": 33.6,
+  "run_ms": 1.4,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -4414,7 +4425,8 @@ export const functionShardMap8: FunctionModel = {
      7
     ]
    ]
-  ]
+  ],
+  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\npsum_rows_sharded = jax.jit(jax.shard_map(psum_rows, mesh=mesh, in_specs=(P('x', None),), out_specs=P(None, None)))\n# with jax.set_mesh(mesh):\n#     out = psum_rows_sharded(...)  # your arguments, as given to the view"
  },
  "_trace_stats": {
   "key": 1,
@@ -5085,7 +5097,8 @@ export const functionPmap8: FunctionModel = {
      "bytes_per_device": 16,
      "logical_bytes": 128,
      "replication": 1,
-     "note": ""
+     "note": "",
+     "code": ""
     },
     "note": "pmap: dimension 0 mapped over 8 devices (axis 'i'), one slice per device; the body sees shape (4,)"
    }
@@ -5294,7 +5307,8 @@ export const functionPmap8: FunctionModel = {
      "bytes_per_device": 16,
      "logical_bytes": 128,
      "replication": 1,
-     "note": ""
+     "note": "",
+     "code": ""
     },
     "note": "pmap: dimension 0 stacks the 8 devices' results (axis 'i'), one per device; each body returns (4,)"
    }
@@ -5328,8 +5342,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 73.3,
-  "run_ms": 1.9,
+  "compile_ms": 79.0,
+  "run_ms": 1.2,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -5353,7 +5367,8 @@ export const functionPmap8: FunctionModel = {
      7
     ]
    ]
-  ]
+  ],
+  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((8,), ('i',), axis_types=(AxisType.Auto,))\nf_sharded = jax.jit(f, in_shardings=(NamedSharding(mesh, P('i', None)),))\n# with jax.set_mesh(mesh):\n#     out = f_sharded(...)  # your arguments, as given to the view"
  },
  "_trace_stats": {
   "key": 1,
@@ -6883,7 +6898,8 @@ export const array32: ArrayModel = {
   "bytes_per_device": 512,
   "logical_bytes": 16384,
   "replication": 1,
-  "note": ""
+  "note": "",
+  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((4, 8), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nx = jax.device_put(x, NamedSharding(mesh, P('x', 'y'), memory_kind='device'))"
  },
  "_stats": {
   "key": 1,

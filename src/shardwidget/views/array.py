@@ -22,6 +22,7 @@ from .. import snapshot, text, wire
 from .. import spec as spec_mod
 from .. import state as state_mod
 from .. import tiles as tiles_mod
+from ..code import array_code
 from ..layout import Layout, layout_of, layout_of_sharding
 from ..state import LayoutState
 from ..summary import Summary, plan_for, summarize
@@ -237,6 +238,13 @@ class ArrayView(CostMixin, ShardView):
         return self._transfer_of[1]
 
     @property
+    def code(self) -> str:
+        """Python that lays an array bound to ``x`` out as shown: the mesh (axis names, types
+        and device order), then ``x = jax.device_put(x, NamedSharding(mesh, P(...),
+        memory_kind=...))``. What the widget's "copy" button copies."""
+        return array_code(self.layout)
+
+    @property
     def layout_state(self) -> LayoutState:
         """The layout in the controls now (mesh, axis names and types, spec, memory kind)."""
         st: LayoutState = self._candidate({})
@@ -308,6 +316,7 @@ class ArrayView(CostMixin, ShardView):
                 source=_source_of(arr, self._source),
                 note=self._note,
                 local_process=_process_index(),
+                code=array_code(lay),
             ),
             wire.stats(self._summarize(arr, lay), key=key),
         )
@@ -354,8 +363,28 @@ class ArrayView(CostMixin, ShardView):
     def _check(self, st: LayoutState) -> None:
         if self._options.get("reshard_disabled"):
             raise ValueError(self._options["reshard_disabled"])
-        state_mod.validate(st, self._source.shape, len(self._devices), self._memory_kinds)
+        try:
+            state_mod.validate(st, self._source.shape, len(self._devices), self._memory_kinds)
+        except ValueError as e:
+            raise ValueError(self._with_pad_hint(str(e), st)) from None
         self._check_source()
+
+    def _with_pad_hint(self, msg: str, st: LayoutState) -> str:
+        """msg, ending with the padding that makes st fit, when padding is all st lacks (the
+        padded shape passes the same validation). The message is capped when shown: the hint
+        keeps its place, the first part gives way."""
+        from ..help import indivisible_hint, pad_for
+
+        shape = tuple(int(d) for d in self._source.shape)
+        axes = dict(zip(st.axis_names, st.mesh_shape, strict=False))
+        try:
+            padded = [n + a for n, (_, a) in zip(shape, pad_for(shape, st.spec, axes), strict=True)]
+            state_mod.validate(st, padded, len(self._devices), self._memory_kinds)
+        except (ValueError, KeyError):
+            return msg  # padding would not make it fit: the message says what is wrong
+        hint = indivisible_hint(shape, st.spec, axes)
+        room = wire.MAX_MESSAGE - len(hint) - 2
+        return (msg if len(msg) <= room else msg[: room - 1] + "…") + ". " + hint
 
     def _check_source(self) -> None:
         """ValueError when the user's array was deleted (or donated) since the view was made:
@@ -430,6 +459,7 @@ class ArrayView(CostMixin, ShardView):
             source=_source_of(arr, self._source),
             note=self._note,
             local_process=_process_index(),
+            code=array_code(lay),
         )
         stats = self._stats_now() if quick else wire.pending_stats(self._key)
         self._set_traits({**st.to_wire(), "error": "", "_layout": layout, "_stats": stats})

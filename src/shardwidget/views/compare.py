@@ -1,4 +1,5 @@
-"""compare(): several function views of one computation side by side."""
+"""compare(): several function views of one computation side by side; two array views of one
+array as a layout diff (see :mod:`shardwidget.layout_diff`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from .. import wire
 from ..cost import hardware as hw_mod
 from ..cost.estimate import fmt_seconds
 from ..cost.hardware import Hardware
+from ..layout_diff import LayoutDiff, diff
 from ..text import fmt_bytes
+from .array import ArrayView
 from .function import FunctionView
 
 
@@ -113,16 +116,22 @@ class Comparison:
 
 
 def compare(
-    *views: FunctionView,
+    *views: Any,
     names: Sequence[str] | None = None,
     hardware: str | Hardware | Sequence[str | Hardware] | None = None,
-) -> Comparison:
+) -> Any:
     """Compare function views of the same computation (e.g. jit, with_sharding_constraint and
     shard_map versions of one layer): output agreement with the first view, collectives, bytes
     sent per device, peak memory and flops, and the estimated time of each on ``hardware``
-    (one preset or several; default: the first view's ``hardware``)."""
+    (one preset or several; default: the first view's ``hardware``) (a :class:`Comparison`).
+
+    Two array views of one array, ``compare(view_a, view_b)``, give a
+    :class:`~shardwidget.layout_diff.LayoutDiff`: which blocks moved to which devices, and the
+    bytes per device that differ."""
     if not views:
         raise ValueError("compare() needs at least one view")
+    if any(isinstance(v, ArrayView) for v in views):
+        return compare_arrays(*views, names=names)
     for v in views:
         if not isinstance(v, FunctionView):
             raise TypeError(
@@ -196,3 +205,16 @@ def _estimate_of(v: FunctionView, h: Hardware, key: int) -> wire.EstimateWire:
     if res is None:
         return wire.empty_estimate(key, h.name, "no compiled result")
     return wire.estimate(res.estimate(h), key=key)
+
+
+def compare_arrays(*views: Any, names: Sequence[str] | None = None) -> LayoutDiff:
+    """Two array views of one array: the second's layout against the first's."""
+    if len(views) != 2 or not all(isinstance(v, ArrayView) for v in views):
+        kinds = ", ".join(type(v).__name__ for v in views)
+        raise TypeError(
+            f"compare() of array layouts takes exactly two array views, ShardView(x); got {kinds}"
+        )
+    labels = tuple(names) if names is not None else ("A", "B")
+    if len(labels) != 2:
+        raise ValueError(f"{len(labels)} names for 2 views")
+    return diff(views[0].layout, views[1].layout, (str(labels[0]), str(labels[1])))

@@ -129,7 +129,7 @@ class FunctionView(CostMixin, ShardView):
         res: trace_mod.TraceResult | None = None
         try:  # f may fail for this layout: then show why; the controls can fix it
             self._check(st)
-            res = self._traced.result(st, run=False, checked=True)
+            res = self._compiled(st)
             arrays = self._run(res)
         except ValueError as e:
             error = str(e)
@@ -164,6 +164,33 @@ class FunctionView(CostMixin, ShardView):
         keeps none: they are computed again (the cached executable re-runs) when asked for,
         and the caller holds them."""
         return None if self._result is None else self._result.outputs
+
+    @property
+    def code(self) -> str:
+        """Python for the layout shown: the mesh, then ``f_sharded = jax.jit(f,
+        in_shardings=..., out_shardings=...)`` (jit) or ``jax.jit(jax.shard_map(f, mesh=mesh,
+        in_specs=..., out_specs=...))``; "" before a layout compiled. What the widget's "copy"
+        button copies."""
+        from ..code import function_code
+
+        return "" if self._result is None else function_code(self._code_layout(self._result))
+
+    def _code_layout(self, res: trace_mod.TraceResult) -> Any:
+        from ..code import FunctionLayout
+        from ..layout import mesh_info
+
+        args, kwargs = self._traced.arg_template()
+        st = res.state
+        return FunctionLayout(
+            name=self.fn_name,
+            mode=self.mode,
+            mesh=mesh_info(self._traced.mesh(st)),
+            in_specs=st.in_specs,
+            out_specs=st.out_specs,
+            args=args,
+            kwargs=kwargs,
+            out=self._traced.out_template(st),
+        )
 
     def reset(self) -> None:
         """Back to the layout the view was made with."""
@@ -213,17 +240,74 @@ class FunctionView(CostMixin, ShardView):
         return trace_mod.TraceState.from_wire(d, ndims, out_ndims)
 
     def _check(self, st: trace_mod.TraceState) -> None:
-        self._traced.validate(st)
+        try:
+            self._traced.validate(st)
+        except ValueError as e:
+            raise ValueError(self._with_pad_hint(str(e), st)) from None
+
+    def _with_pad_hint(self, msg: str, st: trace_mod.TraceState) -> str:
+        """msg, ending with the padding of the first input that needs it, when padding the
+        inputs is all st lacks (their padded shapes pass the same validation)."""
+        from ..help import indivisible_hint, pad_for
+        from ..state import LayoutState, validate
+
+        n = len(self._devices)
+        axes = dict(zip(st.axis_names, st.mesh_shape, strict=False))
+        hints = []
+        try:
+            for lf, spec in zip(self._traced.leaves, st.in_specs, strict=True):
+                pad = pad_for(lf.shape, spec, axes)
+                padded = [d + a for d, (_, a) in zip(lf.shape, pad, strict=True)]
+                validate(LayoutState(*st.mesh_key, spec, "device"), padded, n, ["device"])
+                hints.append(indivisible_hint(lf.shape, spec, axes, lf.path))
+        except (ValueError, KeyError):
+            return msg  # padding would not make it fit: the message says what is wrong
+        hints = [h for h in hints if h]
+        if not hints:
+            return msg
+        more = len(hints) - 1
+        hint = hints[0] + (
+            f"; {more} more input{'s need' if more > 1 else ' needs'} padding too" if more else ""
+        )
+        room = wire.MAX_MESSAGE - len(hint) - 2
+        return (msg if len(msg) <= room else msg[: room - 1] + "…") + ". " + hint
 
     def _compute(self, st: trace_mod.TraceState) -> tuple[trace_mod.TraceResult, bool, Any]:
         """(compiled result, whether it came from the cache, the run's (inputs, outputs) or
         None); ValueError when f fails or the run would not fit in device memory."""
         cached = self._traced.cached(st)
-        res = self._traced.result(st, run=False, checked=True)
+        res = self._compiled(st)
         if res.ran and res.state in self._summaries:  # statistics known: no run needed
             self._summaries.move_to_end(res.state)
             return res, cached, None
         return res, cached, self._run(res)
+
+    def _compiled(self, st: trace_mod.TraceState) -> trace_mod.TraceResult:
+        """The compiled layout st (validated already); ValueError with a way out for errors
+        that have one (see :mod:`shardwidget.help`)."""
+        try:
+            return self._traced.result(st, run=False, checked=True)
+        except ValueError as e:
+            raise ValueError(self._with_help(str(e), st)) from None
+
+    def _with_help(self, msg: str, st: trace_mod.TraceState) -> str:
+        """msg, ending with what fixes a ShardingTypeError under Explicit axes: the axis
+        switches to Auto that compile (tried here), else the op's out_sharding. The message is
+        capped when shown: the hint keeps its place, JAX's text gives way."""
+        if not msg.startswith("ShardingTypeError") or "explicit" not in st.axis_types:
+            return msg
+        from ..help import explicit_fixes, sharding_type_hint
+
+        def compiles(candidate: trace_mod.TraceState) -> bool:
+            try:
+                self._traced.result(candidate, run=False)
+            except ValueError:
+                return False
+            return True
+
+        hint = sharding_type_hint(explicit_fixes(st, compiles), self.mode)
+        room = wire.MAX_MESSAGE - len(hint) - 1
+        return (msg if len(msg) <= room else msg[: room - 1] + "…") + " " + hint
 
     def _run(self, res: trace_mod.TraceResult) -> Any:
         """(inputs, outputs) of a run of res, held by the caller only for the publish; None
@@ -292,7 +376,7 @@ class FunctionView(CostMixin, ShardView):
         if not self._out_leaves and res.out_shapes:  # the first layout that compiled
             self._out_leaves = self._output_infos(res, res.state)
             self._publish_options()
-        trace = wire.trace(res, mode=self.mode, key=self._key, cached=cached)
+        trace = wire.trace(res, mode=self.mode, key=self._key, cached=cached, code=self.code)
         pending = wire.pending_trace_stats(self._key, len(res.out_shapes))
         self._set_traits(
             {**res.state.to_wire(), "error": "", "_trace": trace, "_trace_stats": pending}

@@ -1,0 +1,247 @@
+"""Copy as code: the Python that reproduces a layout shown by a view (``view.code``).
+
+An array view's snippet, run with the user's array bound to ``x``, makes the mesh with its axis
+names, types and device order and lays ``x`` out with ``jax.device_put`` (memory kind
+included). A function view's snippet makes the mesh and the ``jax.jit(f, in_shardings=…,
+out_shardings=…)`` or ``jax.shard_map(f, mesh=…, in_specs=…, out_specs=…)`` of the layout shown.
+
+The text comes from plain data (:class:`~shardwidget.layout.Layout`, the trace state); JAX is
+asked only for the order of ``jax.devices()`` and of ``jax.make_mesh``, so that a mesh JAX
+would make by itself is written as ``jax.make_mesh`` and any other order (a reversed or a
+sub-set of devices) as an explicit device array.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from . import spec as spec_mod
+from .layout import Layout, MeshInfo
+
+IMPORTS = "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P"
+
+
+@dataclass(frozen=True)
+class Slot:
+    """A placeholder for leaf ``i`` of a pytree of arguments or outputs (see
+    :meth:`shardwidget.trace.Traced.arg_template`); static: a leaf the view closes over."""
+
+    i: int
+    static: bool = False
+
+
+class NotLiteral(Exception):
+    """A pytree node the snippet cannot write as a Python literal (a custom pytree class)."""
+
+
+def _tuple(items: Sequence[str]) -> str:
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+
+def _axis_types(types: Sequence[str]) -> str:
+    return _tuple([f"AxisType.{'Explicit' if t == 'explicit' else 'Auto'}" for t in types])
+
+
+def mesh_lines(
+    mesh: MeshInfo, all_ids: Sequence[int], make_mesh_ids: Sequence[int] | None
+) -> tuple[list[str], bool]:
+    """(lines that bind ``mesh``, whether they need numpy). ``all_ids``: the ids of
+    ``jax.devices()`` in order; ``make_mesh_ids``: the ids of ``jax.make_mesh`` for this shape
+    in mesh order (None where it cannot make it): when they equal the mesh's, make_mesh says it
+    in one line, else the devices are picked by their position in ``jax.devices()``."""
+    shape = _tuple([str(s) for s in mesh.axis_sizes])
+    names = _tuple([repr(a) for a in mesh.axis_names])
+    types = _axis_types(mesh.axis_types)
+    if make_mesh_ids is not None and tuple(make_mesh_ids) == tuple(mesh.device_ids):
+        return [f"mesh = jax.make_mesh({shape}, {names}, axis_types={types})"], False
+    pos = {d: i for i, d in enumerate(all_ids)}
+    picks = [pos[d] for d in mesh.device_ids]
+    if picks == list(range(len(all_ids))):
+        pick = "np.array(jax.devices())"
+    else:
+        pick = f"np.array(jax.devices())[{picks}]"
+    return [
+        "# the devices in this mesh's own order (positions in jax.devices())",
+        f"devices = {pick}.reshape{shape}",
+        f"mesh = jax.sharding.Mesh(devices, {names}, axis_types={types})",
+    ], True
+
+
+def make_mesh_ids(mesh: MeshInfo) -> list[int] | None:
+    """The device ids, in mesh order, of ``jax.make_mesh`` for this mesh's shape over every
+    device (None where make_mesh cannot make it, e.g. a mesh over some of the devices)."""
+    import math
+
+    import jax
+
+    if math.prod(mesh.axis_sizes) != len(jax.devices()):
+        return None
+    try:
+        m = jax.make_mesh(mesh.axis_sizes, mesh.axis_names)
+    except Exception:  # make_mesh refuses some shapes on some topologies: say it by devices
+        return None
+    return [int(d.id) for d in m.devices.flat]
+
+
+def _header(needs_np: bool) -> list[str]:
+    return ["import jax", *(["import numpy as np"] if needs_np else []), IMPORTS.split("\n")[1]]
+
+
+def array_code(lay: Layout, var: str = "x") -> str:
+    """The snippet that lays ``var`` out as ``lay``: mesh, then ``jax.device_put``."""
+    import jax
+
+    kind = repr(lay.memory_kind)
+    if lay.mesh is None or lay.spec is None:
+        if lay.sharding_type == "SingleDeviceSharding" and len(lay.devices) == 1:
+            pos = [int(d.id) for d in jax.devices()].index(lay.devices[0].id)
+            return "\n".join(
+                [
+                    "import jax",
+                    "",
+                    f"device = jax.devices()[{pos}]",
+                    f"{var} = jax.device_put({var}, "
+                    f"jax.sharding.SingleDeviceSharding(device, memory_kind={kind}))",
+                ]
+            )
+        return f"# a {lay.sharding_type} has no mesh and spec that this snippet could write\n"
+    lines, needs_np = mesh_lines(
+        lay.mesh, [int(d.id) for d in jax.devices()], make_mesh_ids(lay.mesh)
+    )
+    sharding = f"NamedSharding(mesh, {spec_mod.to_text(lay.spec)}, memory_kind={kind})"
+    return "\n".join([*_header(needs_np), "", *lines, f"{var} = jax.device_put({var}, {sharding})"])
+
+
+def render_tree(tree: Any, leaf: Callable[[Slot], str]) -> str:
+    """A pytree of Slots (tuples, lists, dicts, None) as a Python literal, each Slot written
+    by ``leaf``; NotLiteral for any other node (a namedtuple or a registered class)."""
+    if isinstance(tree, Slot):
+        return leaf(tree)
+    if tree is None:
+        return "None"
+    if type(tree) is tuple:
+        return _tuple([render_tree(t, leaf) for t in tree])
+    if type(tree) is list:
+        return "[" + ", ".join(render_tree(t, leaf) for t in tree) + "]"
+    if type(tree) is dict:
+        return "{" + ", ".join(f"{k!r}: {render_tree(v, leaf)}" for k, v in tree.items()) + "}"
+    raise NotLiteral(type(tree).__name__)
+
+
+@dataclass(frozen=True)
+class FunctionLayout:
+    """What a function view's snippet needs, as data.
+
+    Attributes:
+        name: the function's name, as the snippet calls it.
+        mode: "jit" or "shard_map".
+        mesh: the mesh every input is laid out on.
+        in_specs / out_specs: one normalized spec per input / output leaf (None: XLA chooses).
+        args: the positional arguments with each leaf replaced by a :class:`Slot` (static
+            leaves marked), kwargs likewise; out: the outputs' pytree of Slots.
+    """
+
+    name: str
+    mode: str
+    mesh: MeshInfo
+    in_specs: Sequence[spec_mod.NormSpec]
+    out_specs: Sequence[spec_mod.NormSpec | None]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    out: Any
+
+
+def _sharding_of(spec: spec_mod.NormSpec | None, mode: str) -> str:
+    if spec is None:
+        return "None"
+    p = spec_mod.to_text(spec)
+    return p if mode == "shard_map" else f"NamedSharding(mesh, {p})"
+
+
+def _notes(fl: FunctionLayout, flat: bool) -> list[str]:
+    """Comments on what the snippet does differently from the view (static values)."""
+    static = any(isinstance(a, Slot) and a.static for a in fl.args) or any(
+        isinstance(v, Slot) and v.static for v in fl.kwargs.values()
+    )
+    nested = [a for a in fl.args if not isinstance(a, Slot)]
+    notes = []
+    if any(s.static for s in _leaves(nested)) or (flat and static):
+        notes.append("# static values among array arguments are traced here, not closed over")
+    if fl.mode == "shard_map" and static:
+        notes.append(
+            "# shard_map takes arrays only: close over static arguments (functools.partial)"
+        )
+    return notes
+
+
+def _jitted(fl: FunctionLayout, target: str, ins: str, outs: str, flat: bool) -> str:
+    """The jax.jit(...) expression (static_argnums / names where f takes them directly)."""
+    if fl.mode == "shard_map":
+        return f"jax.jit(jax.shard_map({target}, mesh=mesh, in_specs={ins}, out_specs={outs}))"
+    static = [i for i, a in enumerate(fl.args) if isinstance(a, Slot) and a.static]
+    kw_static = [k for k, v in fl.kwargs.items() if isinstance(v, Slot) and v.static]
+    extra = "" if all(s is None for s in fl.out_specs) else f", out_shardings={outs}"
+    if static and not flat:
+        extra += f", static_argnums={_tuple([str(i) for i in static])}"
+    if kw_static and not flat:
+        extra += f", static_argnames={_tuple([repr(k) for k in kw_static])}"
+    return f"jax.jit({target}, in_shardings={ins}{extra})"
+
+
+def function_code(fl: FunctionLayout) -> str:
+    """The snippet of ``jax.jit(f, in_shardings=…, out_shardings=…)`` (jit) or
+    ``jax.jit(jax.shard_map(f, mesh=…, in_specs=…, out_specs=…))`` for the layout fl.
+
+    Array keyword arguments (jit takes no in_shardings for keywords) make the snippet wrap f
+    as ``f_flat(args, kwargs)``, whose two arguments carry the shardings."""
+    import jax
+
+    fn = fl.name if fl.name.isidentifier() else "f"
+    ids = [int(d.id) for d in jax.devices()]
+    lines, needs_np = mesh_lines(fl.mesh, ids, make_mesh_ids(fl.mesh))
+    flat = any(not s.static for s in _leaves(fl.kwargs))
+
+    def spec_of(s: Slot) -> str:  # a static leaf traced here: any sharding (jit: unspecified)
+        if s.static:
+            return "P()" if fl.mode == "shard_map" else "None"
+        return _sharding_of(fl.in_specs[s.i], fl.mode)
+
+    try:
+        if flat:
+            ins = render_tree((tuple(fl.args), dict(fl.kwargs)), spec_of)
+        else:
+            dynamic = [a for a in fl.args if not (isinstance(a, Slot) and a.static)]
+            ins = render_tree(tuple(dynamic), spec_of)
+        outs = render_tree(fl.out, lambda s: _sharding_of(fl.out_specs[s.i], fl.mode))
+    except NotLiteral as e:
+        return f"# {fn}'s arguments or outputs hold a {e} pytree node: no snippet is written\n"
+    target, call = fn, f"{fn}_sharded(...)  # your arguments, as given to the view"
+    if flat:
+        lines += [
+            f"def {fn}_flat(args, kwargs):  # jit takes shardings for positional arguments only",
+            f"    return {fn}(*args, **kwargs)",
+        ]
+        target, call = f"{fn}_flat", f"{fn}_sharded((...), {{...}})  # (args, kwargs) of the view"
+    return "\n".join(
+        [
+            *_header(needs_np),
+            "",
+            *lines,
+            *_notes(fl, flat),
+            f"{fn}_sharded = {_jitted(fl, target, ins, outs, flat)}",
+            "# with jax.set_mesh(mesh):",
+            f"#     out = {call}",
+        ]
+    )
+
+
+def _leaves(tree: Any) -> list[Slot]:
+    if isinstance(tree, Slot):
+        return [tree]
+    if isinstance(tree, dict):
+        return [s for v in tree.values() for s in _leaves(v)]
+    if isinstance(tree, list | tuple):
+        return [s for v in tree for s in _leaves(v)]
+    return []

@@ -168,6 +168,8 @@ def test_unnamed_axis_is_labelled_in_words() -> None:
     del payload["jaxpr"]  # JAX's own text names JAX's own mesh
     assert INTERNAL_AXIS not in json.dumps(wire.encode(payload))
     assert INTERNAL_AXIS not in json.dumps(wire.encode(dict(v._trace_options)))
+    # Copy as code: pmap fixes the layout, so the snippet says so and names no internal mesh.
+    assert "jax.pmap'd" in v.code and INTERNAL_AXIS not in v.code
     check_against_pmap(v, f, X8)
 
 

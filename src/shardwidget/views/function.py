@@ -10,6 +10,7 @@ changes nothing.
 from __future__ import annotations
 
 import html
+import math
 import pathlib
 from collections import OrderedDict
 from collections.abc import Callable
@@ -173,7 +174,16 @@ class FunctionView(CostMixin, ShardView):
         button copies."""
         from ..code import function_code
 
-        return "" if self._result is None else function_code(self._code_layout(self._result))
+        if self._result is None:
+            return ""
+        if self.mode == "pmap":  # pmap's own layout: nothing to choose, so no shardings to write
+            n = math.prod(self.mesh_shape)
+            return (
+                f"# f is jax.pmap'd: pmap lays each argument's mapped dimension over {n} devices\n"
+                "# itself (one slice per device), so there are no shardings to write.\n"
+                "out = f(*args)\n"
+            )
+        return function_code(self._code_layout(self._result))
 
     def _code_layout(self, res: trace_mod.TraceResult) -> Any:
         from ..code import FunctionLayout

@@ -342,7 +342,7 @@ def where(path: str, line: int | str) -> str:
     ``/tmp/ipykernel_123/3194285871.py``, and IPython maps that file to the cell's execution
     count, as its tracebacks do), else "file.py:L"."""
     ipython = sys.modules.get("IPython")  # only a running IPython can know; never imported here
-    shell = ipython.get_ipython() if ipython is not None else None  # type: ignore[attr-defined]
+    shell = ipython.get_ipython() if ipython is not None else None
     name = getattr(getattr(shell, "compile", None), "format_code_name", None)
     try:
         label = name(path) if name is not None else None

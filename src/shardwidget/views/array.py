@@ -345,8 +345,13 @@ class ArrayView(CostMixin, ShardView):
         if bundle is None:
             return None
         data, meta = bundle
-        data["text/html"] = snapshot.render(self.layout, tuple(self.view_dims))
+        data["text/html"] = self._static_html()
         return data, meta
+
+    def _static_html(self) -> str:
+        return snapshot.render(
+            self.layout, tuple(self.view_dims), stats=self._stats or None, error=self.error
+        )
 
     def __repr__(self) -> str:
         return text.render(

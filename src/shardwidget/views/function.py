@@ -229,8 +229,17 @@ class FunctionView(CostMixin, ShardView):
         if bundle is None:
             return None
         data, meta = bundle
-        data["text/html"] = f"<pre>{html.escape(repr(self))}</pre>"
+        data["text/html"] = self._static_html()
         return data, meta
+
+    def _static_html(self) -> str:
+        err = (
+            '<div class="shardwidget-error" role="alert" style="color:#b00020">'
+            f"⚠ {html.escape(self.error)}</div>"
+            if self.error
+            else ""
+        )
+        return f'<div class="shardwidget-snapshot">{err}<pre>{html.escape(repr(self))}</pre></div>'
 
     # ---------------------------------------------------------------- the change path
     def _adjust(self, d: dict[str, Any], changes: dict[str, Any]) -> None:

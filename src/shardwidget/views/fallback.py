@@ -52,12 +52,12 @@ def bundle(view: ShardView) -> dict[str, str]:
     """The display data of the picture output: text/html only (a text/plain would print the
     terminal grid a second time where HTML is not shown)."""
     fid = html.escape(view._fallback_id)
-    hide_widget_error = (  # the widget output just before, when it shows text instead of a view
-        ".jp-OutputArea-child:has(> .jp-OutputArea-output.jupyter-widgets:not(:has(*)))"
-        f':has(+ .jp-OutputArea-child [{ATTR}="{fid}"]),'
-        ".jp-OutputArea-child:has(> .jp-OutputArea-output:not(:has(*)))"
-        f':has(+ .jp-OutputArea-child [{ATTR}="{fid}"])'
-        "{display:none}"
+    # The widget output just before, when it shows text instead of a view ("Loading widget...",
+    # "Error displaying widget: model not found"): a live view is an element in it. (:has may
+    # not nest, so the test for "no element" is a :not(:has()) beside the sibling test.)
+    hide_widget_error = (
+        ".jp-OutputArea-child:not(:has(> .jp-OutputArea-output > *))"
+        f':has(+ .jp-OutputArea-child [{ATTR}="{fid}"]){{display:none}}'
     )
     return {
         "text/html": f'<div class="shardwidget-fallback" {ATTR}="{fid}">'

@@ -239,7 +239,8 @@ class FunctionView(CostMixin, ShardView):
             if self.error
             else ""
         )
-        return f'<div class="shardwidget-snapshot">{err}<pre>{html.escape(repr(self))}</pre></div>'
+        pre = '<pre style="font-family:monospace;white-space:pre;font-size:12px">'
+        return f'<div class="shardwidget-snapshot">{err}{pre}{html.escape(repr(self))}</pre></div>'
 
     # ---------------------------------------------------------------- the change path
     def _adjust(self, d: dict[str, Any], changes: dict[str, Any]) -> None:

@@ -203,12 +203,19 @@ class ShardView(anywidget.AnyWidget):
         """The view's current state as HTML without script (snapshot, the notebook picture)."""
         raise NotImplementedError
 
-    def _ipython_display_(self) -> None:
-        """In a kernel: the widget, and beside it a picture of its last state for a notebook
-        read without the kernel (see views/fallback.py)."""
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """The widget. In a kernel, a picture of the view's last state is displayed just before
+        it, for the notebook read without the kernel (views/fallback.py); elsewhere the picture
+        rides in the widget's bundle as text/html, for viewers without a widget manager."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:
+            return None
+        data, meta = bundle
         from . import fallback
 
-        fallback.show(self)
+        if not fallback.emit(self):
+            data["text/html"] = self._static_html()
+        return data, meta
 
     def _on_shown_change(self, _change: Any) -> None:
         if self._fallback_shown:

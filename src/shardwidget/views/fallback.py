@@ -5,16 +5,17 @@ kernel, or none) shows "Error displaying widget: model not found", and ``nbconve
 stores widget state, so its page prefers the widget (require.js and the html-manager from CDNs:
 blank offline). So in a kernel a view displays as two outputs:
 
-1. the widget (its mimebundle, with a one-line text/plain);
-2. a static picture of its last state (:mod:`shardwidget.snapshot`, text/html only) under a
-   display id of its own (the view's ``_fallback_id``).
+1. a static picture of its last state (:mod:`shardwidget.snapshot`, text/html only) under a
+   display id of its own (the view's ``_fallback_id``), displayed while IPython formats the
+   view, so it comes just before
+2. the widget (the cell's result, as before: its mimebundle with the terminal text).
 
-The live widget hides (2) while it is shown (js/shared/fallback.ts). Without a live model, (2)
+The live widget hides (1) while it is shown (js/shared/fallback.ts). Without a live model, (1)
 carries a style rule that hides the widget output's "Loading widget..." / "model not found" text
-just before it, so only the picture is seen; where no widget manager runs at all (nbconvert
+just after it, so only the picture is seen; where no widget manager runs at all (nbconvert
 offline, GitHub, nbviewer) the picture shows as any HTML output does.
 
-Keeping (2) current is lazy, never on the update path (a picture of 4096 blocks takes a while): a
+Keeping (1) current is lazy, never on the update path (a picture of 4096 blocks takes a while): a
 change marks the view stale; stale pictures are redrawn after the cell that changed them
 (IPython's ``post_run_cell``, so ``nbconvert --execute`` saves the last state), or, for changes
 from the widget's controls, once the kernel has been quiet for ``QUIET_S`` seconds.
@@ -52,12 +53,11 @@ def bundle(view: ShardView) -> dict[str, str]:
     """The display data of the picture output: text/html only (a text/plain would print the
     terminal grid a second time where HTML is not shown)."""
     fid = html.escape(view._fallback_id)
-    # The widget output just before, when it shows text instead of a view ("Loading widget...",
-    # "Error displaying widget: model not found"): a live view is an element in it. (:has may
-    # not nest, so the test for "no element" is a :not(:has()) beside the sibling test.)
+    # The widget output just after, when it shows text instead of a view ("Loading widget...",
+    # "Error displaying widget: model not found"): a live view is an element in it.
     hide_widget_error = (
-        ".jp-OutputArea-child:not(:has(> .jp-OutputArea-output > *))"
-        f':has(+ .jp-OutputArea-child [{ATTR}="{fid}"]){{display:none}}'
+        f'.jp-OutputArea-child:has([{ATTR}="{fid}"])'
+        " + .jp-OutputArea-child:not(:has(> .jp-OutputArea-output > *)){display:none}"
     )
     return {
         "text/html": f'<div class="shardwidget-fallback" {ATTR}="{fid}">'
@@ -68,28 +68,15 @@ def bundle(view: ShardView) -> dict[str, str]:
     }
 
 
-def show(view: ShardView) -> None:
-    """Display view as the widget and its picture (see the module docstring)."""
-    display = _ipython_display("display")
-    got = view._repr_mimebundle_()
-    if got is None:  # no widget manager hook (a closed view): the text
-        display(repr(view))
-        return
-    data, meta = got
-    if not in_kernel():  # a terminal: the text, once
-        display({"text/plain": data.get("text/plain", repr(view))}, raw=True)
-        return
-    widget = {k: v for k, v in data.items() if k != "text/html"}
-    widget["text/plain"] = f"{type(view).__name__}: {_summary(view)} (the picture follows)"
-    display(widget, metadata=meta, raw=True)
-    display(bundle(view), raw=True, display_id=view._fallback_id)
+def emit(view: ShardView) -> bool:
+    """In a kernel, display view's picture (under its display id) and say True: the widget's
+    own output follows it. False elsewhere (nothing displayed)."""
+    if not in_kernel():
+        return False
+    _ipython_display("display")(bundle(view), raw=True, display_id=view._fallback_id)
     view._fallback_shown = True
     _hook()
-
-
-def _summary(view: ShardView) -> str:
-    first = repr(view).splitlines()
-    return first[0][:200] if first else ""
+    return True
 
 
 def mark_stale(view: ShardView) -> None:

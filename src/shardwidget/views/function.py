@@ -223,15 +223,6 @@ class FunctionView(CostMixin, ShardView):
             self._result,
         )
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        """The widget, plus the terminal text as text/html for viewers without widgets."""
-        bundle = super()._repr_mimebundle_(**kwargs)
-        if bundle is None:
-            return None
-        data, meta = bundle
-        data["text/html"] = self._static_html()
-        return data, meta
-
     def _static_html(self) -> str:
         err = (
             '<div class="shardwidget-error" role="alert" style="color:#b00020">'

@@ -79,10 +79,10 @@ export function renderEstimate(doc: Document, est: EstimateWire, opts: EstimateO
     name.setAttribute("role", "rowheader");
     const track = el(doc, "span", "sw-est-track");
     track.setAttribute("role", "cell");
-    const fill = el(doc, "span", "sw-est-fill");
+    // A part that takes time is at least a sliver wide (sw-est-some), so that it can be seen.
+    const fill = el(doc, "span", `sw-est-fill${b.seconds > 0 ? " sw-est-some" : ""}`);
     fill.style.left = `${pct(b.start)}%`;
-    // A part that takes time is at least a sliver wide, so that it can be seen and hovered.
-    fill.style.width = b.seconds > 0 ? `max(2px, ${pct(b.seconds)}%)` : "0";
+    fill.style.width = `${pct(b.seconds)}%`;
     track.append(fill);
     const val = el(doc, "span", "sw-est-val", formatSeconds(b.seconds));
     val.setAttribute("role", "cell");

@@ -13,6 +13,7 @@ const COST_CSS = `
 .shardwidget .sw-est-name { font-size: 12px; color: var(--sw-fg); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 22em; }
 .shardwidget .sw-est-track { position: relative; height: 14px; background: var(--sw-bg2); border-radius: 2px; }
 .shardwidget .sw-est-fill { position: absolute; top: 0; bottom: 0; border-radius: 2px; background: var(--k, #6e7781); }
+.shardwidget .sw-est-some { min-width: 2px; }
 .shardwidget .sw-est-compute { --k: #6f42c1; }
 .shardwidget .sw-est-memory { --k: #0969da; }
 .shardwidget .sw-est-collective, .shardwidget .sw-est-transfer { --k: #d4661b; }
@@ -33,6 +34,12 @@ const COST_CSS = `
 .shardwidget .sw-est-compact .sw-est-chart { grid-template-columns: minmax(80px, max-content) minmax(100px, 1fr) 5em; }
 .shardwidget .sw-est-head { display: flex; flex-wrap: wrap; align-items: center; gap: 4px 12px; }
 .shardwidget .sw-hw select { max-width: 16em; }
+.shardwidget .sw-tr-h .sw-hw { font-weight: 400; margin-left: auto; }
+/* the function view: collectives beside the device picture their hover lights */
+.shardwidget .sw-tr-comm { display: flex; flex-wrap: wrap; gap: 10px 24px; align-items: flex-start; }
+.shardwidget .sw-tr-comm > .sw-tr-collectives { flex: 1 1 420px; min-width: 0; }
+.shardwidget .sw-tr-devices { flex: 0 0 auto; width: 280px; }
+.shardwidget .sw-tr-devices-caption { font-size: 11.5px; margin-top: 4px; }
 /* the array view: what the re-layout moves */
 .shardwidget .sw-moved { display: flex; gap: 8px; align-items: baseline; font-size: 12.5px; margin: -2px 0 8px; }
 .shardwidget .sw-moved-label {

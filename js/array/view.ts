@@ -11,7 +11,7 @@ import { highlights, matchFind, samePin, type FindMatch, type Pointing } from ".
 import { Controls } from "./controls";
 import { detailSection, renderDetail, type Pin } from "./detail";
 import { BaseView, published } from "../shared/view";
-import { layoutRequests } from "./state";
+import { layoutRequests, stateKey } from "./state";
 import { blocksByDevice, effectiveViewDims, sliderDims } from "./blocks";
 import { colorScheme, type ColorScheme } from "../shared/colors";
 import { statsFor } from "./stats";
@@ -25,6 +25,8 @@ type Dirty = "grid" | "mesh" | "header" | "controls" | "detail" | "status" | "tr
 
 /** The tallest grid of a view embedded in a function view (px). */
 const EMBEDDED_GRID_HEIGHT = 240;
+
+export const NO_SAVED_TRANSFER = "what this layout moves was not saved in this page (it has no kernel)";
 
 const STATE_TRAITS = ["mesh_shape", "axis_names", "axis_types", "spec", "memory_kind"] as const;
 
@@ -357,14 +359,28 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
   private renderTransfer(): void {
     if (!this.transfer) return;
     const layout = this.layout;
-    const t = transferFor(this.model.get("_transfer"), layout);
-    this.transfer.update(
-      t,
-      layout,
-      this.model.get("_hardware_presets") ?? [],
-      this.model.get("hardware") ?? "",
-      !!this.options?.static_states,
-    );
+    const raw = this.model.get("_transfer");
+    const saved = !!this.options?.static_states;
+    let t = transferFor(raw, layout);
+    // A saved page carries the transfer of the layout it was saved with only.
+    if (!t && saved && layout && raw && typeof raw.status === "string") {
+      const orig = this.options?.original;
+      const none = layout.source === "original" || (!!orig && stateKey(orig) === stateKey(this.traitState()));
+      t = {
+        ...raw,
+        key: layout.key,
+        status: none ? "none" : "unavailable",
+        message: none ? "" : NO_SAVED_TRANSFER,
+        line: none ? "the original layout: nothing moves" : "",
+        received: [],
+        sent: [],
+        pairs: [],
+        collectives: [],
+        group_sets: [],
+        estimate: null,
+      };
+    }
+    this.transfer.update(t, layout, this.model.get("_hardware_presets") ?? [], this.model.get("hardware") ?? "", saved);
   }
 
   /** Light a collective's device groups on the mesh (one colour per group; every other device

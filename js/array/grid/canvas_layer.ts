@@ -43,15 +43,18 @@ interface Raster {
 }
 
 /** Device-pixel spans [start, end) of the cells between CSS-px `offsets`, within `limit`: a
- *  1 px gap after cells of 6 px or more. */
-function pixelSpans(offsets: number[], dpr: number, limit: number): [Int32Array, Int32Array] {
+ *  1 px gap after cells of 6 px or more. Every span is at least one pixel and inside [0, limit):
+ *  cells thinner than a pixel (4096 rows in 900 px) share pixels rather than run off the end. */
+export function pixelSpans(offsets: number[], dpr: number, limit: number): [Int32Array, Int32Array] {
   const n = offsets.length - 1;
   const a = new Int32Array(n);
   const b = new Int32Array(n);
+  const last = Math.max(0, limit - 1);
   for (let i = 0; i < n; i++) {
     const size = offsets[i + 1] - offsets[i];
-    a[i] = Math.min(limit, Math.round(offsets[i] * dpr));
-    b[i] = Math.max(a[i] + 1, Math.min(limit, Math.round((offsets[i + 1] - (size >= 6 ? 1 : 0)) * dpr)));
+    a[i] = Math.min(last, Math.round(offsets[i] * dpr));
+    const end = Math.round((offsets[i + 1] - (size >= 6 ? 1 : 0)) * dpr);
+    b[i] = Math.min(Math.max(limit, 1), Math.max(a[i] + 1, end));
   }
   return [a, b];
 }

@@ -127,7 +127,7 @@ export const CSS = `
 .shardwidget .sw-axis-title { position: absolute; font-size: 11px; color: var(--sw-fg2); white-space: nowrap; overflow: hidden; }
 .shardwidget .sw-axis-title-col { top: 0; height: 16px; text-align: left; }
 .shardwidget .sw-axis-title-row {
-  left: 0; width: 16px; writing-mode: vertical-rl; transform: rotate(180deg); text-align: right;
+  left: 0; width: 16px; writing-mode: vertical-rl; text-align: left;
 }
 .shardwidget .sw-tick {
   position: absolute; font-family: var(--sw-mono); font-size: 11px; color: var(--sw-fg2);
@@ -186,7 +186,7 @@ export const CSS = `
 .shardwidget .sw-mesh-body { display: flex; flex-direction: column; gap: 4px; }
 .shardwidget .sw-mesh-axis { font-size: 11px; color: var(--sw-fg2); font-family: var(--sw-mono); }
 .shardwidget .sw-mesh-inner { display: flex; align-items: flex-start; gap: 2px; }
-.shardwidget .sw-mesh-axis-row { writing-mode: vertical-rl; transform: rotate(180deg); width: 16px; text-align: right; }
+.shardwidget .sw-mesh-axis-row { writing-mode: vertical-rl; width: 16px; text-align: left; }
 .shardwidget .sw-mesh-grid { display: grid; }
 .shardwidget .sw-mesh-list { display: flex; flex-wrap: wrap; gap: 4px; }
 .shardwidget .sw-mesh-multiples { display: flex; flex-wrap: wrap; gap: 8px 10px; }
@@ -199,6 +199,11 @@ export const CSS = `
      the layout of a grid of 4096 cells */
   position: relative; z-index: 0;
 }
+.shardwidget .sw-dev-sq { flex: none; display: inline-block; line-height: 1; }
+.shardwidget .sw-mesh-folds { display: flex; align-items: flex-start; }
+.shardwidget .sw-mesh-bands { display: flex; flex-direction: column; }
+.shardwidget .sw-mesh-strip { flex: none; }
+.shardwidget .sw-mesh-fold-title { font-family: var(--sw-mono); font-size: 9px; line-height: 11px; height: 11px; color: var(--sw-fg2); white-space: nowrap; overflow: visible; }
 .shardwidget .sw-dev:hover, .shardwidget .sw-dev.sw-hl { box-shadow: 0 0 0 2px var(--sw-fg); position: relative; z-index: 2; }
 .shardwidget .sw-dev.sw-pinned { box-shadow: 0 0 0 3px var(--sw-fg); position: relative; z-index: 2; }
 .shardwidget .sw-dev.sw-found { box-shadow: 0 0 0 3px #e4002b; position: relative; z-index: 3; }

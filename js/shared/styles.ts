@@ -147,6 +147,9 @@ export const CSS = `
 /* A block with a thumbnail: a border of the device colour around its part of the atlas image. */
 .shardwidget .sw-block.sw-t {
   border-style: solid; background-image: var(--sw-atlas); background-repeat: no-repeat; image-rendering: pixelated;
+  /* a white ring between the device colour and the heatmap: the ramp's greens and yellows must
+     not run into green and yellow device borders */
+  box-shadow: inset 0 0 0 1px #ffffff;
 }
 .shardwidget .sw-block:hover, .shardwidget .sw-block.sw-hl { outline: 2px solid var(--sw-fg); outline-offset: -2px; }
 .shardwidget .sw-block.sw-pinned { outline: 3px solid var(--sw-fg); outline-offset: -3px; }
@@ -162,8 +165,15 @@ export const CSS = `
 .shardwidget .sw-grid.sw-dimming::after { opacity: 0.7; }
 .shardwidget .sw-thumb {
   position: absolute; image-rendering: pixelated; image-rendering: crisp-edges; border-radius: 1px;
-  background-repeat: no-repeat;
+  background-repeat: no-repeat; box-shadow: 0 0 0 1px #ffffff;
 }
+.shardwidget .sw-heat-legend {
+  display: flex; align-items: center; flex-wrap: wrap; gap: 2px 6px; margin: 6px 0 0 4px;
+  font-size: 11px; color: var(--sw-fg2);
+}
+.shardwidget .sw-heat-legend .sw-rampbar { width: 96px; }
+.shardwidget .sw-heat-legend .sw-num { font-family: var(--sw-mono); }
+.shardwidget .sw-heat-note { margin: 2px 0 0; font-size: 11px; color: var(--sw-warn-fg); max-width: 260px; }
 .shardwidget .sw-label {
   position: relative; font-family: var(--sw-mono); font-size: 12px; line-height: 14px; white-space: nowrap;
   pointer-events: none; font-weight: 600;

@@ -40,3 +40,29 @@ def test_vertical_axis_labels_read_downward_and_point_down(page, tmp_path, arr2d
         assert m["text"].endswith("→"), m
         assert m["first"] < m["last"], f"{sel} reads upward: {m}"
     screenshot(page, "vertical_axis_labels")
+
+
+@pytest.fixture
+def tall_blocks():
+    """8 blocks of 2048×1024 (taller than wide)."""
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    x = jnp.sin(jnp.arange(4096.0 * 4096).reshape(4096, 4096) / 37.0)
+    return jax.device_put(x, NamedSharding(mesh, P("x", "y")))
+
+
+def test_heatmap_colour_bar_ring_and_tall_card(page, tmp_path, tall_blocks):
+    """The grid has the heatmap's colour bar; a white ring parts heatmap and device colour; the
+    card draws a 2048×1024 block tall; pooled means that hide the data say so."""
+    open_view(page, tmp_path, ShardView(tall_blocks))
+    assert page.errors == []
+    legend = page.locator(".sw-array .sw-heat-legend")
+    assert legend.is_visible()
+    assert "each pixel the mean of" in legend.inner_text()
+    ring = page.eval_on_selector(".sw-grid .sw-block.sw-t", "e => getComputedStyle(e).boxShadow")
+    assert "inset" in ring and "255, 255, 255" in ring, ring
+    page.click('.sw-grid [data-block="0"]')
+    box = page.locator(".sw-detail canvas.sw-thumb-big").bounding_box()
+    assert box is not None and box["height"] > 1.8 * box["width"], box
+    # sin(x/37) pooled over 128-row patches averages to ~0: the card says the mean hides it.
+    assert "The means hide the data" in page.locator(".sw-detail").inner_text()
+    screenshot(page, "heatmap_tall_card")

@@ -223,15 +223,24 @@ export class CanvasLayer {
     }
     const ramp = this.ramp;
     const frame = Math.max(1, Math.round(2 * dpr));
+    // A white ring between the device colour and the heatmap (as the DOM blocks' inset ring):
+    // the ramp's greens and yellows must not run into green and yellow device colours.
+    const ring = Math.max(1, Math.round(dpr));
+    const white = this.pixel("#ffffff")!;
     for (const [k, t] of this.scene.thumbs) {
       const p = g.sel.pos.get(k);
       if (!p) continue;
       const [r, c] = p;
-      const x0 = bx0[c] + frame;
-      const y0 = by0[r] + frame;
-      const tw = bx1[c] - frame - x0;
-      const th = by1[r] - frame - y0;
-      if (tw <= 0 || th <= 0) continue;
+      const fx0 = bx0[c] + frame;
+      const fy0 = by0[r] + frame;
+      const fx1 = Math.min(pw, bx1[c] - frame);
+      const fy1 = Math.min(ph, by1[r] - frame);
+      if (fx1 - fx0 <= 2 * ring + 1 || fy1 - fy0 <= 2 * ring + 1) continue;
+      for (let y = fy0; y < fy1; y++) px.fill(white, y * pw + fx0, y * pw + fx1);
+      const x0 = fx0 + ring;
+      const y0 = fy0 + ring;
+      const tw = fx1 - ring - x0;
+      const th = fy1 - ring - y0;
       const cols = new Int32Array(tw);
       for (let x = 0; x < tw; x++) cols[x] = Math.min(t.cols - 1, Math.floor((x * t.cols) / tw));
       for (let y = 0; y < th && y0 + y < ph; y++) {

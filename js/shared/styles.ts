@@ -167,6 +167,7 @@ export const CSS = `
   position: absolute; image-rendering: pixelated; image-rendering: crisp-edges; border-radius: 1px;
   background-repeat: no-repeat; box-shadow: 0 0 0 1px #ffffff;
 }
+.shardwidget .sw-spec-note { font-size: 11.5px; color: var(--sw-warn-fg); margin: 2px 0 4px; max-width: 480px; }
 .shardwidget .sw-heat-legend {
   display: flex; align-items: center; flex-wrap: wrap; gap: 2px 6px; margin: 6px 0 0 4px;
   font-size: 11px; color: var(--sw-fg2);

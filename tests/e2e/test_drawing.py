@@ -66,3 +66,28 @@ def test_heatmap_colour_bar_ring_and_tall_card(page, tmp_path, tall_blocks):
     # sin(x/37) pooled over 128-row patches averages to ~0: the card says the mean hides it.
     assert "The means hide the data" in page.locator(".sw-detail").inner_text()
     screenshot(page, "heatmap_tall_card")
+
+
+def test_axis_titles_are_never_cut(page, tmp_path):
+    """A 3-D view's short grid: the rotated title shortens ("dim 1 · x") instead of being cut
+    mid-word ("sharded ove"); the full title stays in its tooltip."""
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    x = jnp.arange(4.0 * 8 * 256).reshape(4, 8, 256)
+    arr = jax.device_put(x, NamedSharding(mesh, P(None, "x", "y")))
+    open_view(page, tmp_path, ShardView(arr, view_dims=(1, 2)))
+    assert page.errors == []
+    titles = page.eval_on_selector_all(
+        ".sw-axis-title",
+        """els => els.map(e => ({text: e.textContent, title: e.title, cls: e.className,
+            sh: e.scrollHeight, ch: e.clientHeight, sw: e.scrollWidth, cw: e.clientWidth}))""",
+    )
+    assert len(titles) == 2, titles
+    for t in titles:
+        assert t["sh"] <= t["ch"] + 1 and t["sw"] <= t["cw"] + 1, f"cut: {t}"
+        assert t["title"].startswith("dim "), t
+    row = next(t for t in titles if "row" in t["cls"])
+    assert row["title"] == "dim 1 (8) · sharded over x"
+    assert row["text"].endswith("→") and "sharded ove" not in row["text"].replace(
+        "sharded over x", ""
+    )
+    screenshot(page, "axis_titles_3d")

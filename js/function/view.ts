@@ -83,6 +83,12 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
   /** The last trace with compiled leaves: shown while a newer one failed. */
   private good: Trace | null = null;
   private tablesOf: Trace | null = null;
+  /** The control the user changed last (its data-key), and the state last asked for with it. */
+  private changedKey = "";
+  private asked: { state: TraceState; key: string } | null = null;
+  /** A request the kernel refused (a compile error): the controls keep showing its choice,
+   *  marked, until the next request or a good trace, rather than snapping back. */
+  private failed: { state: TraceState; key: string; error: string } | null = null;
 
   constructor(model: AnyModel<FunctionModel>, el: HTMLElement) {
     super(model, el, "sw-trace", {
@@ -141,8 +147,17 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     );
     el.append(this.root);
 
+    // Which control a request comes from (capture: selects' change events do not bubble here).
+    this.root.addEventListener(
+      "change",
+      (e) => (this.changedKey = (e.target as HTMLElement | null)?.dataset?.key ?? ""),
+      true,
+    );
     this.onChange(["_trace"], () => {
-      if (this.trace?.status === "ok") this.lastResultError = "";
+      if (this.trace?.status === "ok") {
+        this.lastResultError = "";
+        this.failed = null;
+      }
       this.schedule();
     });
     this.onChange(
@@ -196,9 +211,10 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     );
   }
 
-  /** What the controls show: the newest state asked for, else the traits. */
+  /** What the controls show: the newest state asked for, else the one that just failed, else
+   *  the traits. */
   controlState(): TraceState {
-    return this.queue.optimistic ?? this.traitState();
+    return this.queue.optimistic ?? this.failed?.state ?? this.traitState();
   }
 
   /** The error banner's text ("" when none). */
@@ -214,7 +230,10 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
 
   // ---- rendering -----------------------------------------------------------------------------
 
-  protected requestsChanged(): void {
+  protected requestsChanged(result: boolean): void {
+    // A refused request with nothing newer asked: keep its choice on show, marked.
+    if (result && this.lastResultError && this.asked && this.queue.optimistic === null)
+      this.failed = { ...this.asked, error: this.lastResultError };
     this.schedule();
   }
 
@@ -236,6 +255,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     const state = this.controlState();
     this.meshControls.update({ state, options, pending });
     this.renderLeaves(options, state);
+    this.markFailed();
     const shown = this.shown;
     if (shown !== this.tablesOf) {
       this.tablesOf = shown;
@@ -447,10 +467,35 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     this.mem.body.replaceChildren(renderMemory(doc, shown.memory, shown.flops));
   }
 
+  /** Mark the control whose choice failed to compile: red, with the error as its tooltip and a
+   *  short note beside it (the banner above has the whole message). */
+  private markFailed(): void {
+    for (const e of this.root.querySelectorAll<HTMLElement>(".sw-failed")) {
+      e.classList.remove("sw-failed");
+      e.removeAttribute("aria-invalid");
+      e.title = e.dataset.titleBefore ?? "";
+      delete e.dataset.titleBefore;
+    }
+    for (const e of this.root.querySelectorAll(".sw-failed-note")) e.remove();
+    const f = this.failed;
+    if (!f || !f.key || this.queue.optimistic !== null) return;
+    const c = this.root.querySelector<HTMLElement>(`[data-key="${CSS.escape(f.key)}"]`);
+    if (!c) return;
+    c.dataset.titleBefore = c.title;
+    c.classList.add("sw-failed");
+    c.setAttribute("aria-invalid", "true");
+    c.title = `this choice did not compile: ${f.error}`;
+    const note = mk(this.doc, "span", "sw-failed-note", "✗ did not compile");
+    note.title = f.error;
+    c.after(note);
+  }
+
   // ---- requests ------------------------------------------------------------------------------
 
   override request(state: TraceState): void {
     if (this.options?.static) return; // a saved page, or several processes: no re-compile here
+    this.failed = null;
+    this.asked = { state: cloneTraceState(state), key: this.changedKey };
     super.request(state);
   }
 

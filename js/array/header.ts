@@ -13,12 +13,22 @@ function summaryLine(layout: Layout): string {
   const rep = Number.isInteger(layout.replication)
     ? String(layout.replication)
     : layout.replication.toFixed(2);
-  return [
+  const parts = [
     plural(layout.blocks.length, "block"),
     `replication ${rep}`,
     `${formatBytes(layout.bytes_per_device)} per device`,
     `${formatBytes(layout.logical_bytes)} logical`,
-  ].join(" · ");
+  ];
+  if (isEmpty(layout)) parts.push(EMPTY);
+  return parts.join(" · ");
+}
+
+/** What the header says of an array with a dimension of size 0 (text.EMPTY in Python). */
+export const EMPTY = "empty array: no elements, the layout only";
+
+/** Whether the array has no elements (a dimension of size 0): its layout is still drawn. */
+export function isEmpty(layout: Layout): boolean {
+  return layout.shape.some((n) => n === 0);
 }
 
 function meshSummary(layout: Layout): string {

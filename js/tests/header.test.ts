@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { matchDevices, parseDeviceQuery } from "../array/header";
+import { EMPTY, isEmpty, matchDevices, parseDeviceQuery } from "../array/header";
 import { flush, mount, unmountAll } from "./testing";
 import * as fx from "./fixtures";
 
@@ -132,5 +132,21 @@ describe("busy indicator", () => {
     model.set("busy", false);
     await flush();
     expect(busy.hidden).toBe(true);
+  });
+});
+
+describe("empty arrays", () => {
+  it("say so in the summary line, and only then", () => {
+    const f = fx.fx8();
+    expect(isEmpty(f.layout)).toBe(false);
+    const empty = { ...f.layout, shape: [0, ...f.layout.shape.slice(1)] };
+    expect(isEmpty(empty)).toBe(true);
+  });
+  it("the header names an empty array", async () => {
+    const f = fx.fx8();
+    f.layout = { ...f.layout, shape: [0, ...f.layout.shape.slice(1)] };
+    const { el } = mount(f);
+    await flush();
+    expect(el.querySelector(".sw-summary")!.textContent).toContain(EMPTY);
   });
 });

@@ -121,6 +121,16 @@ class Layout:
         return int(np.prod(self.shape, dtype=np.int64)) * self.itemsize
 
     @property
+    def size(self) -> int:
+        """Elements of the whole array (0 for an empty one, e.g. shape (0, 8))."""
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def empty(self) -> bool:
+        """Whether the array has no elements: its layout is still drawn, its blocks hold none."""
+        return self.size == 0
+
+    @property
     def replication(self) -> int:
         """How many devices hold each element."""
         return self.n_devices // max(1, len(self.blocks))

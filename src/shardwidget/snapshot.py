@@ -12,7 +12,7 @@ import html
 
 from .colors import color_scheme, text_color_on
 from .layout import Layout
-from .text import devices_label, fmt_bytes
+from .text import EMPTY, devices_label, fmt_bytes
 
 
 def render(
@@ -39,10 +39,11 @@ def render(
     color_of = color_scheme(n_devices, ids)
     parts = []
     for b in blocks:
-        y0, y1 = b.index[r] if r is not None else (0, 1)
-        x0, x1 = b.index[c] if c is not None else (0, 1)
-        x, w = x0 / cn * width, (x1 - x0) / cn * width
-        y, h = y0 / rn * height, (y1 - y0) / rn * height
+        # A dimension of size 0 (an empty array) has one block position: drawn whole.
+        y0, y1 = b.index[r] if r is not None and rn else (0, 1)
+        x0, x1 = b.index[c] if c is not None and cn else (0, 1)
+        x, w = x0 / max(1, cn) * width, (x1 - x0) / max(1, cn) * width
+        y, h = y0 / max(1, rn) * height, (y1 - y0) / max(1, rn) * height
         color = color_of(b.devices[0])
         parts.append(
             f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" fill="{color}" '
@@ -69,6 +70,7 @@ def render(
         f"{len(lay.blocks)} blocks of {lay.shard_shape} on {n} devices · replication "
         f"{lay.replication} · {fmt_bytes(lay.bytes_per_device)} per device"
         + (f" · first block along dims {other}" if other else "")
+        + (f" · {EMPTY}" if lay.empty else "")
     )
     return (
         '<div class="shardwidget-snapshot" style="font-family:system-ui,sans-serif;'

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 MAX_WIDTH = 100
 MAX_TABLES = 4
 MAX_LIST = 24
+EMPTY = "empty array: no elements, the layout only"
+"""What every rendering says of an array with a dimension of size 0."""
 
 
 def fmt_bytes(n: float) -> str:
@@ -84,6 +86,8 @@ def _header(lay: Layout, source: str, note: str) -> list[str]:
         f" · {fmt_bytes(lay.logical_bytes)} logical"
         + ("" if source == "original" else " · re-laid out")
     )
+    if lay.empty:
+        lines.append(EMPTY)
     if note:
         lines.append(note)
     return lines

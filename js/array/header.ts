@@ -20,6 +20,8 @@ function summaryLine(layout: Layout): string {
     `${formatBytes(layout.logical_bytes)} logical`,
   ];
   if (isEmpty(layout)) parts.push(EMPTY);
+  const partial = partialNote(layout);
+  if (partial) parts.push(partial);
   return parts.join(" · ");
 }
 
@@ -29,6 +31,14 @@ export const EMPTY = "empty array: no elements, the layout only";
 /** Whether the array has no elements (a dimension of size 0): its layout is still drawn. */
 export function isEmpty(layout: Layout): boolean {
   return layout.shape.some((n) => n === 0);
+}
+
+/** An unreduced layout in words (Layout.partial_note in Python); "" for other layouts. */
+export function partialNote(layout: Layout): string {
+  const u = layout.unreduced ?? [];
+  if (u.length === 0) return "";
+  const axes = u.map((a) => `'${a}'`).join(", ");
+  return `unreduced over ${axes}: each device holds a partial value; the array is the sum of the partials over ${axes} (statistics are of each partial)`;
 }
 
 function meshSummary(layout: Layout): string {

@@ -81,6 +81,7 @@ export function unavailableStats(key: number, message: string): Stats {
     thumbs_dims: [],
     vmin: 0,
     vmax: 0,
+    partials: [],
   };
 }
 

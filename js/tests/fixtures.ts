@@ -166,6 +166,7 @@ export function namedFixture(o: NamedOpts): Fixture {
     logical_bytes: prod(o.shape) * itemsize,
     replication: n / blocks.length,
     note: "",
+    unreduced: [],
     code: `x = jax.device_put(x, NamedSharding(mesh, ${specString(spec)}))`,
   };
   const viewDims = o.viewDims ?? (o.shape.length >= 2 ? [0, 1] : o.shape.length === 1 ? [0] : []);
@@ -217,6 +218,7 @@ export function makeStats(
     thumbs_dims: viewDims,
     vmin: 0,
     vmax: 0,
+    partials: [],
   };
   if (status !== "ready") return empty;
   const cplx = layout.dtype.startsWith("complex");
@@ -307,6 +309,7 @@ export function makeStats(
     thumb_offsets: thumbOffsets,
     vmin,
     vmax,
+    partials: [],
   };
 }
 

@@ -91,6 +91,9 @@ export interface Layout {
   /** Python that lays an array bound to `x` out like this (ArrayView.code); "" for
    *  function-view leaves. */
   code: string;
+  /** The unreduced axes of the spec (P('y', unreduced={'x'})): each device holds a partial
+   *  value; a block's value is the sum of its holders' partials over these axes. [] otherwise. */
+  unreduced: string[];
 }
 
 export interface Stats {
@@ -114,6 +117,9 @@ export interface Stats {
   thumbs_dims: number[];
   vmin: number;
   vmax: number;
+  /** Unreduced layouts: each device's partial statistics (rows as `blocks`), parallel to
+   *  Layout.devices.ids; `blocks` are then null. [] for other layouts. */
+  partials: (number[] | null)[];
 }
 
 /** The array view's synced traits (Python: shardwidget's ArrayView), as anywidget's model holds

@@ -87,6 +87,9 @@ class Layout:
         blocks: the distinct pieces of the array, each with the devices that hold it.
         devices: every device of the sharding, in the sharding's order.
         device_block: device id -> the number of the block it holds.
+        unreduced: the mesh axes of an unreduced spec (``P('y', unreduced={'x'})``, made by
+            Explicit-mode reductions): each device holds a partial value, and a block's value
+            is the sum of its holders' partials over these axes. () for every other array.
     """
 
     shape: tuple[int, ...]
@@ -99,6 +102,23 @@ class Layout:
     blocks: tuple[Block, ...]
     devices: tuple[DeviceInfo, ...]  # the sharding's device order
     device_block: dict[int, int] = field(repr=False)  # device id -> block number
+    unreduced: tuple[str, ...] = ()  # sorted; the holders of a block hold partial sums
+
+    @property
+    def partial(self) -> bool:
+        """Whether each device holds a partial value still to be summed over ``unreduced``."""
+        return bool(self.unreduced)
+
+    @property
+    def partial_note(self) -> str:
+        """The unreduced layout in words ("" for every other layout)."""
+        if not self.unreduced:
+            return ""
+        axes = ", ".join(repr(a) for a in self.unreduced)
+        return (
+            f"unreduced over {axes}: each device holds a partial value; the array is the sum "
+            f"of the partials over {axes} (statistics are of each partial)"
+        )
 
     @property
     def n_devices(self) -> int:
@@ -132,8 +152,12 @@ class Layout:
 
     @property
     def replication(self) -> int:
-        """How many devices hold each element."""
-        return self.n_devices // max(1, len(self.blocks))
+        """How many devices hold each element (for an unreduced layout: each partial, as the
+        holders of a block along the unreduced axes hold different partials)."""
+        partials = 1
+        if self.mesh is not None:
+            partials = int(np.prod([self.mesh.axes[a] for a in self.unreduced], dtype=np.int64))
+        return self.n_devices // max(1, len(self.blocks) * partials)
 
     @property
     def processes(self) -> tuple[int, ...]:
@@ -152,12 +176,16 @@ class Layout:
                 dims.append(f"{n}@{axes[0]}")
             else:
                 dims.append(f"{n}@({','.join(axes)})")
-        return f"{self.dtype}[{','.join(dims)}]"
+        tail = "{U:" + ",".join(self.unreduced) + "}" if self.unreduced else ""
+        return f"{self.dtype}[{','.join(dims)}]{tail}"
 
     @property
     def spec_text(self) -> str:
-        """The spec as written in Python, "P('x', None)"; "" without a mesh."""
-        return spec_mod.to_text(self.spec) if self.spec is not None else ""
+        """The spec as written in Python, "P('x', None)", "P('y', unreduced={'x'})"; "" without
+        a mesh."""
+        if self.spec is None:
+            return ""
+        return spec_mod.to_text(self.spec, self.unreduced)
 
 
 def _device_info(d: Any) -> DeviceInfo:
@@ -232,11 +260,15 @@ def layout_of_sharding(sharding: Any, shape: tuple[int, ...], dtype: Any) -> Lay
     """Layout of an array with this sharding, shape and dtype (cached)."""
     from jax.sharding import NamedSharding
 
-    blocks, device_block = _geometry(sharding, shape)
     mesh = spec = None
+    unreduced: tuple[str, ...] = ()
+    geometry = sharding
     if isinstance(sharding, NamedSharding):
         mesh = mesh_info(sharding.mesh)
-        spec = spec_mod.normalize(tuple(sharding.spec), len(shape))
+        spec = spec_mod.normalize(sharding.spec.partitions, len(shape))
+        unreduced = spec_mod.unreduced_of(sharding.spec)
+        geometry = spec_mod.partitions_only(sharding)
+    blocks, device_block = _geometry(geometry, shape)
     devices = tuple(_device_info(d) for d in sharding._device_assignment)
     return Layout(
         shape=shape,
@@ -249,6 +281,7 @@ def layout_of_sharding(sharding: Any, shape: tuple[int, ...], dtype: Any) -> Lay
         blocks=blocks,
         devices=devices,
         device_block=device_block,
+        unreduced=unreduced,
     )
 
 

@@ -71,6 +71,7 @@ def render(
         f"{lay.replication} · {fmt_bytes(lay.bytes_per_device)} per device"
         + (f" · first block along dims {other}" if other else "")
         + (f" · {EMPTY}" if lay.empty else "")
+        + (f" · {lay.partial_note}" if lay.partial else "")
     )
     return (
         '<div class="shardwidget-snapshot" style="font-family:system-ui,sans-serif;'

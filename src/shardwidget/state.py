@@ -81,7 +81,7 @@ def state_of_sharding(sharding: Any, ndim: int) -> LayoutState | None:
         tuple(int(s) for s in m.devices.shape),
         tuple(str(a) for a in m.axis_names),
         tuple(mesh_mod.mesh_axis_types(m)),  # type: ignore[arg-type]
-        spec_mod.normalize(tuple(sharding.spec), ndim),
+        spec_mod.normalize(sharding.spec.partitions, ndim),  # unreduced: the partitions
         str(sharding.memory_kind or "device"),
     )
 

@@ -42,6 +42,10 @@ class Summary:
     per block min, max, mean, std, NaN count, Inf count (float64[6]); ``values``, a block's
     values when it has at most MAX_VALUES elements; ``thumbs``, a pooled-mean heatmap of the
     block over ``thumb_dims`` (float64[rows, cols]). Entries are None where a block has none.
+    ``partials``: for an unreduced layout (``Layout.partial``), the statistics of each device's
+    partial value, in the order of ``Layout.devices`` (None: not on this process); the blocks'
+    own ``stats`` are then None (no device holds a block's value, only its partials). None for
+    every other layout.
     """
 
     status: str  # "ready" | "unavailable"
@@ -50,6 +54,7 @@ class Summary:
     values: list[np.ndarray | None]  # per block: flat values (native dtype) or None
     thumbs: list[np.ndarray | None]  # per block: float64[rows, cols] or None
     thumb_dims: tuple[int, ...]
+    partials: list[np.ndarray | None] | None = None
 
     @staticmethod
     def unavailable(n_blocks: int, why: str) -> Summary:
@@ -287,6 +292,8 @@ def summarize(arr: Any, layout: Layout, plan: Plan, *, prefer_host: bool = False
     sharding = arr.sharding
     if not isinstance(sharding, NamedSharding | SingleDeviceSharding):
         return Summary.unavailable(n, f"statistics are not computed for {type(sharding).__name__}")
+    if layout.partial:  # JAX has no shards of an unreduced array: the per-device pass only
+        return _partials(arr, layout, plan)
     if prefer_host and in_host_memory(arr):
         stat_rows, val_rows, thumb_rows = _host_rows(arr, plan, None)
     else:
@@ -319,6 +326,19 @@ def summarize(arr: Any, layout: Layout, plan: Plan, *, prefer_host: bool = False
             else None
         )
     return Summary("ready", "", stats, values, thumbs, plan.thumb_dims)
+
+
+def _partials(arr: Any, layout: Layout, plan: Plan) -> Summary:
+    """Statistics of each device's partial value of an unreduced array (shard_map over its own
+    spec, unreduced set included, hands each device its partial)."""
+    plan = dataclasses.replace(plan, thumb_shape=(0, 0), pool=(1, 1), values=False)
+    stat_rows, _, _ = _device_rows(arr, plan)
+    partials: list[np.ndarray | None] = []
+    for dev in layout.devices:
+        row = stat_rows.get(dev.id)
+        partials.append(None if row is None else row.astype(np.float64))
+    n = len(layout.blocks)
+    return Summary("ready", "", [None] * n, [None] * n, [None] * n, (), partials)
 
 
 class LeafStats:

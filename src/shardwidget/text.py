@@ -88,6 +88,8 @@ def _header(lay: Layout, source: str, note: str) -> list[str]:
     )
     if lay.empty:
         lines.append(EMPTY)
+    if lay.partial:
+        lines.append(lay.partial_note)
     if note:
         lines.append(note)
     return lines

@@ -116,6 +116,9 @@ class LayoutWire(TypedDict):
     code: str
     """Python that lays an array bound to ``x`` out like this (ArrayView.code); "" for
     function-view leaves."""
+    unreduced: list[str]
+    """The unreduced axes of the spec (Layout.unreduced): each device holds a partial value,
+    the block's value is the sum of its holders' partials over them. [] for other layouts."""
 
 
 class Stats(TypedDict):
@@ -133,6 +136,9 @@ class Stats(TypedDict):
     thumbs_dims: list[int]
     vmin: float
     vmax: float
+    partials: list[list[float | None] | None]
+    """Unreduced layouts: each device's partial statistics, parallel to the layout's
+    ``devices.ids`` (rows as ``blocks``); [] for other layouts."""
 
 
 class RequestMsg(TypedDict):
@@ -508,6 +514,7 @@ def layout(
         "replication": lay.replication,
         "note": note,
         "code": code,
+        "unreduced": list(lay.unreduced),
     }
 
 
@@ -526,6 +533,7 @@ def pending_stats(key: int) -> Stats:
         "thumbs_dims": [],
         "vmin": 0.0,
         "vmax": 0.0,
+        "partials": [],
     }
 
 
@@ -535,6 +543,7 @@ def stats(summary: Summary, *, key: int) -> Stats:
     out["status"] = cast(Literal["pending", "ready", "unavailable"], summary.status)
     out["message"] = summary.message
     out["blocks"] = _round_rows(summary.stats)
+    out["partials"] = _round_rows(summary.partials or [])
     # Values: float64 little-endian, complex interleaved (re, im).
     chunks: list[np.ndarray] = []
     offsets: list[int] = []

@@ -456,7 +456,8 @@ export const array8: ArrayModel = {
   "logical_bytes": 16384,
   "replication": 1,
   "note": "",
-  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nx = jax.device_put(x, NamedSharding(mesh, P('x', 'y'), memory_kind='device'))"
+  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nx = jax.device_put(x, NamedSharding(mesh, P('x', 'y'), memory_kind='device'))",
+  "unreduced": []
  },
  "_stats": {
   "key": 1,
@@ -589,7 +590,8 @@ export const array8: ArrayModel = {
    1
   ],
   "vmin": 32.0,
-  "vmax": 4063.0
+  "vmax": 4063.0,
+  "partials": []
  },
  "hardware": "tpu-v5p",
  "_hardware_presets": [
@@ -1060,7 +1062,8 @@ export const arrayValues8: ArrayModel = {
   "logical_bytes": 256,
   "replication": 2,
   "note": "",
-  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nx = jax.device_put(x, NamedSharding(mesh, P('y', None), memory_kind='device'))"
+  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nx = jax.device_put(x, NamedSharding(mesh, P('y', None), memory_kind='device'))",
+  "unreduced": []
  },
  "_stats": {
   "key": 1,
@@ -1137,7 +1140,8 @@ export const arrayValues8: ArrayModel = {
    1
   ],
   "vmin": 0.0,
-  "vmax": 63.0
+  "vmax": 63.0,
+  "partials": []
  },
  "hardware": "tpu-v5p",
  "_hardware_presets": [
@@ -1664,7 +1668,8 @@ export const arrayResharded8: ArrayModel = {
   "logical_bytes": 256,
   "replication": 1,
   "note": "",
-  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nx = jax.device_put(x, NamedSharding(mesh, P('x', 'y'), memory_kind='device'))"
+  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nx = jax.device_put(x, NamedSharding(mesh, P('x', 'y'), memory_kind='device'))",
+  "unreduced": []
  },
  "_stats": {
   "key": 2,
@@ -1797,7 +1802,8 @@ export const arrayResharded8: ArrayModel = {
    1
   ],
   "vmin": 0.0,
-  "vmax": 63.0
+  "vmax": 63.0,
+  "partials": []
  },
  "hardware": "tpu-v5p",
  "_hardware_presets": [
@@ -2332,7 +2338,8 @@ export const arrayScalar8: ArrayModel = {
   "logical_bytes": 4,
   "replication": 1,
   "note": "",
-  "code": "import jax\n\ndevice = jax.devices()[0]\nx = jax.device_put(x, jax.sharding.SingleDeviceSharding(device, memory_kind='device'))"
+  "code": "import jax\n\ndevice = jax.devices()[0]\nx = jax.device_put(x, jax.sharding.SingleDeviceSharding(device, memory_kind='device'))",
+  "unreduced": []
  },
  "_stats": {
   "key": 1,
@@ -2364,7 +2371,572 @@ export const arrayScalar8: ArrayModel = {
   ],
   "thumbs_dims": [],
   "vmin": 0.0,
-  "vmax": 0.0
+  "vmax": 0.0,
+  "partials": []
+ },
+ "hardware": "tpu-v5p",
+ "_hardware_presets": [
+  {
+   "name": "tpu-v4",
+   "label": "TPU v4",
+   "peak_flops": 275000000000000.0,
+   "hbm_bytes": 34359738368.0,
+   "hbm_bandwidth": 1200000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433"
+  },
+  {
+   "name": "tpu-v5e",
+   "label": "TPU v5e",
+   "peak_flops": 197000000000000.0,
+   "hbm_bytes": 16000000000.0,
+   "hbm_bandwidth": 819000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23)"
+  },
+  {
+   "name": "tpu-v5p",
+   "label": "TPU v5p",
+   "peak_flops": 459000000000000.0,
+   "hbm_bytes": 95000000000.0,
+   "hbm_bandwidth": 2765000000000.0,
+   "ici_bandwidth": 200000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23)"
+  },
+  {
+   "name": "tpu-v6e",
+   "label": "TPU v6e",
+   "peak_flops": 918000000000000.0,
+   "hbm_bytes": 32000000000.0,
+   "hbm_bandwidth": 1638000000000.0,
+   "ici_bandwidth": 200000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23)"
+  },
+  {
+   "name": "h100",
+   "label": "H100 SXM",
+   "peak_flops": 989000000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 3350000000000.0,
+   "ici_bandwidth": 450000000000.0,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23)"
+  },
+  {
+   "name": "a100",
+   "label": "A100 80GB SXM",
+   "peak_flops": 312000000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 2039000000000.0,
+   "ici_bandwidth": 300000000000.0,
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23)"
+  }
+ ],
+ "_transfer": {
+  "key": 1,
+  "status": "none",
+  "message": "",
+  "line": "the original layout: nothing moves",
+  "total": 0,
+  "received": [],
+  "sent": [],
+  "pairs": [],
+  "pairs_left_out": 0,
+  "collectives": [],
+  "group_sets": [],
+  "estimate": null
+ }
+};
+
+export const arrayUnreduced8: ArrayModel = {
+ "mesh_shape": [
+  2,
+  4
+ ],
+ "axis_names": [
+  "x",
+  "y"
+ ],
+ "axis_types": [
+  "explicit",
+  "explicit"
+ ],
+ "spec": [
+  "y"
+ ],
+ "memory_kind": "device",
+ "view_dims": [
+  0
+ ],
+ "error": "",
+ "busy": false,
+ "_options": {
+  "n_devices": 8,
+  "platform": "cpu",
+  "ndim": 1,
+  "shape": [
+   64
+  ],
+  "dtype": "float32",
+  "factorizations": {
+   "1": [
+    [
+     8
+    ]
+   ],
+   "2": [
+    [
+     1,
+     8
+    ],
+    [
+     2,
+     4
+    ],
+    [
+     4,
+     2
+    ],
+    [
+     8,
+     1
+    ]
+   ],
+   "3": [
+    [
+     1,
+     1,
+     8
+    ],
+    [
+     1,
+     2,
+     4
+    ],
+    [
+     1,
+     4,
+     2
+    ],
+    [
+     1,
+     8,
+     1
+    ],
+    [
+     2,
+     1,
+     4
+    ],
+    [
+     2,
+     2,
+     2
+    ],
+    [
+     2,
+     4,
+     1
+    ],
+    [
+     4,
+     1,
+     2
+    ],
+    [
+     4,
+     2,
+     1
+    ],
+    [
+     8,
+     1,
+     1
+    ]
+   ],
+   "4": [
+    [
+     1,
+     1,
+     1,
+     8
+    ],
+    [
+     1,
+     1,
+     2,
+     4
+    ],
+    [
+     1,
+     1,
+     4,
+     2
+    ],
+    [
+     1,
+     1,
+     8,
+     1
+    ],
+    [
+     1,
+     2,
+     1,
+     4
+    ],
+    [
+     1,
+     2,
+     2,
+     2
+    ],
+    [
+     1,
+     2,
+     4,
+     1
+    ],
+    [
+     1,
+     4,
+     1,
+     2
+    ],
+    [
+     1,
+     4,
+     2,
+     1
+    ],
+    [
+     1,
+     8,
+     1,
+     1
+    ],
+    [
+     2,
+     1,
+     1,
+     4
+    ],
+    [
+     2,
+     1,
+     2,
+     2
+    ],
+    [
+     2,
+     1,
+     4,
+     1
+    ],
+    [
+     2,
+     2,
+     1,
+     2
+    ],
+    [
+     2,
+     2,
+     2,
+     1
+    ],
+    [
+     2,
+     4,
+     1,
+     1
+    ],
+    [
+     4,
+     1,
+     1,
+     2
+    ],
+    [
+     4,
+     1,
+     2,
+     1
+    ],
+    [
+     4,
+     2,
+     1,
+     1
+    ],
+    [
+     8,
+     1,
+     1,
+     1
+    ]
+   ]
+  },
+  "memory_kinds": [
+   "device",
+   "pinned_host",
+   "unpinned_host"
+  ],
+  "original": {
+   "mesh_shape": [
+    2,
+    4
+   ],
+   "axis_names": [
+    "x",
+    "y"
+   ],
+   "axis_types": [
+    "explicit",
+    "explicit"
+   ],
+   "spec": [
+    "y"
+   ],
+   "memory_kind": "device"
+  },
+  "reshard_disabled": ""
+ },
+ "_layout": {
+  "key": 1,
+  "shape": [
+   64
+  ],
+  "dtype": "float32",
+  "itemsize": 4,
+  "typeof": "float32[64@y]{U:x}",
+  "sharding": "NamedSharding",
+  "source": "original",
+  "mesh": {
+   "axis_names": [
+    "x",
+    "y"
+   ],
+   "axis_sizes": [
+    2,
+    4
+   ],
+   "axis_types": [
+    "explicit",
+    "explicit"
+   ],
+   "device_ids": [
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7
+   ]
+  },
+  "spec": [
+   "y"
+  ],
+  "spec_str": "P('y', unreduced={'x'})",
+  "memory_kind": "device",
+  "devices": {
+   "ids": [
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7
+   ],
+   "process": [
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0
+   ],
+   "platform": "cpu",
+   "kind": "cpu",
+   "coords": null,
+   "core_on_chip": null,
+   "local_process": 0
+  },
+  "blocks": [
+   {
+    "i": [
+     [
+      0,
+      16
+     ]
+    ],
+    "d": [
+     0,
+     4
+    ]
+   },
+   {
+    "i": [
+     [
+      16,
+      32
+     ]
+    ],
+    "d": [
+     1,
+     5
+    ]
+   },
+   {
+    "i": [
+     [
+      32,
+      48
+     ]
+    ],
+    "d": [
+     2,
+     6
+    ]
+   },
+   {
+    "i": [
+     [
+      48,
+      64
+     ]
+    ],
+    "d": [
+     3,
+     7
+    ]
+   }
+  ],
+  "bytes_per_device": 64,
+  "logical_bytes": 256,
+  "replication": 1,
+  "note": "",
+  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Explicit, AxisType.Explicit))\nx = jax.device_put(x, NamedSharding(mesh, P('y'), memory_kind='device'))",
+  "unreduced": [
+   "x"
+  ]
+ },
+ "_stats": {
+  "key": 1,
+  "status": "ready",
+  "message": "",
+  "blocks": [
+   null,
+   null,
+   null,
+   null
+  ],
+  "values": null,
+  "values_offsets": [
+   -1,
+   -1,
+   -1,
+   -1
+  ],
+  "thumbs": null,
+  "thumb_shapes": [
+   [
+    0,
+    0
+   ],
+   [
+    0,
+    0
+   ],
+   [
+    0,
+    0
+   ],
+   [
+    0,
+    0
+   ]
+  ],
+  "thumb_offsets": [
+   -1,
+   -1,
+   -1,
+   -1
+  ],
+  "thumbs_dims": [],
+  "vmin": 0.0,
+  "vmax": 0.0,
+  "partials": [
+   [
+    31744.0,
+    32224.0,
+    31989.33,
+    150.8495,
+    1.0,
+    0.0
+   ],
+   [
+    32256.0,
+    32736.0,
+    32496.0,
+    147.5127,
+    0.0,
+    0.0
+   ],
+   [
+    32768.0,
+    33248.0,
+    33008.0,
+    147.5127,
+    0.0,
+    0.0
+   ],
+   [
+    33280.0,
+    33760.0,
+    33520.0,
+    147.5127,
+    0.0,
+    0.0
+   ],
+   [
+    97280.0,
+    97760.0,
+    97520.0,
+    147.5127,
+    0.0,
+    0.0
+   ],
+   [
+    97792.0,
+    98272.0,
+    98032.0,
+    147.5127,
+    0.0,
+    0.0
+   ],
+   [
+    98304.0,
+    98784.0,
+    98544.0,
+    147.5127,
+    0.0,
+    0.0
+   ],
+   [
+    98816.0,
+    99296.0,
+    99056.0,
+    147.5127,
+    0.0,
+    0.0
+   ]
+  ]
  },
  "hardware": "tpu-v5p",
  "_hardware_presets": [
@@ -2956,7 +3528,8 @@ export const function8: FunctionModel = {
      "logical_bytes": 512,
      "replication": 1,
      "note": "",
-     "code": ""
+     "code": "",
+     "unreduced": []
     },
     "note": ""
    },
@@ -3111,7 +3684,8 @@ export const function8: FunctionModel = {
      "logical_bytes": 128,
      "replication": 2,
      "note": "",
-     "code": ""
+     "code": "",
+     "unreduced": []
     },
     "note": ""
    }
@@ -3240,7 +3814,8 @@ export const function8: FunctionModel = {
      "logical_bytes": 256,
      "replication": 4,
      "note": "",
-     "code": ""
+     "code": "",
+     "unreduced": []
     },
     "note": ""
    },
@@ -3332,7 +3907,8 @@ export const function8: FunctionModel = {
      "logical_bytes": 4,
      "replication": 8,
      "note": "",
-     "code": ""
+     "code": "",
+     "unreduced": []
     },
     "note": ""
    }
@@ -3353,7 +3929,7 @@ export const function8: FunctionModel = {
     "group_size": 4,
     "n_groups": 2,
     "op_name": "jit(matmul)/dot_general",
-    "source": "wire_fixtures.py:60",
+    "source": "wire_fixtures.py:69",
     "groups_text": "[2,4]<=[8]",
     "group_set": 0
    },
@@ -3368,7 +3944,7 @@ export const function8: FunctionModel = {
     "group_size": 2,
     "n_groups": 4,
     "op_name": "jit(matmul)/reduce_sum",
-    "source": "wire_fixtures.py:60",
+    "source": "wire_fixtures.py:69",
     "groups_text": "mesh['axis_0'=2,'axis_1'=1,'axis_2'=4] {'axis_0'}",
     "group_set": 1
    }
@@ -3382,8 +3958,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 34.7,
-  "run_ms": 2.6,
+  "compile_ms": 28.2,
+  "run_ms": 1.9,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -3480,7 +4056,8 @@ export const function8: FunctionModel = {
      1
     ],
     "vmin": 8.0,
-    "vmax": 8.0
+    "vmax": 8.0,
+    "partials": []
    },
    {
     "key": 1,
@@ -3512,7 +4089,8 @@ export const function8: FunctionModel = {
     ],
     "thumbs_dims": [],
     "vmin": 0.0,
-    "vmax": 0.0
+    "vmax": 0.0,
+    "partials": []
    }
   ],
   "inputs": [
@@ -3647,7 +4225,8 @@ export const function8: FunctionModel = {
      1
     ],
     "vmin": 1.0,
-    "vmax": 1.0
+    "vmax": 1.0,
+    "partials": []
    },
    {
     "key": 1,
@@ -3724,7 +4303,8 @@ export const function8: FunctionModel = {
      1
     ],
     "vmin": 1.0,
-    "vmax": 1.0
+    "vmax": 1.0,
+    "partials": []
    }
   ]
  },
@@ -4244,7 +4824,8 @@ export const functionShardMap8: FunctionModel = {
      "logical_bytes": 512,
      "replication": 4,
      "note": "",
-     "code": ""
+     "code": "",
+     "unreduced": []
     },
     "note": ""
    }
@@ -4359,7 +4940,8 @@ export const functionShardMap8: FunctionModel = {
      "logical_bytes": 256,
      "replication": 8,
      "note": "",
-     "code": ""
+     "code": "",
+     "unreduced": []
     },
     "note": ""
    }
@@ -4380,7 +4962,7 @@ export const functionShardMap8: FunctionModel = {
     "group_size": 2,
     "n_groups": 4,
     "op_name": "jit(psum_rows)/shard_map/psum_invariant",
-    "source": "wire_fixtures.py:65",
+    "source": "wire_fixtures.py:74",
     "groups_text": "{{0,4},{1,5},{2,6},{3,7}}",
     "group_set": 0
    }
@@ -4394,8 +4976,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 33.6,
-  "run_ms": 1.4,
+  "compile_ms": 18.3,
+  "run_ms": 1.0,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -4464,7 +5046,8 @@ export const functionShardMap8: FunctionModel = {
      1
     ],
     "vmin": 2.0,
-    "vmax": 2.0
+    "vmax": 2.0,
+    "partials": []
    }
   ],
   "inputs": [
@@ -4515,7 +5098,8 @@ export const functionShardMap8: FunctionModel = {
      1
     ],
     "vmin": 1.0,
-    "vmax": 1.0
+    "vmax": 1.0,
+    "partials": []
    }
   ]
  },
@@ -5098,7 +5682,8 @@ export const functionPmap8: FunctionModel = {
      "logical_bytes": 128,
      "replication": 1,
      "note": "",
-     "code": ""
+     "code": "",
+     "unreduced": []
     },
     "note": "pmap: dimension 0 mapped over 8 devices (axis 'i'), one slice per device; the body sees shape (4,)"
    }
@@ -5308,7 +5893,8 @@ export const functionPmap8: FunctionModel = {
      "logical_bytes": 128,
      "replication": 1,
      "note": "",
-     "code": ""
+     "code": "",
+     "unreduced": []
     },
     "note": "pmap: dimension 0 stacks the 8 devices' results (axis 'i'), one per device; each body returns (4,)"
    }
@@ -5328,7 +5914,7 @@ export const functionPmap8: FunctionModel = {
     "group_size": 8,
     "n_groups": 1,
     "op_name": "jit(pmap(<lambda>))/jit(_fun)/shard_map/psum",
-    "source": "wire_fixtures.py:71",
+    "source": "wire_fixtures.py:80",
     "groups_text": "{{0,1,2,3,4,5,6,7}}",
     "group_set": 0
    }
@@ -5342,8 +5928,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 79.0,
-  "run_ms": 1.2,
+  "compile_ms": 32.0,
+  "run_ms": 1.1,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -5368,7 +5954,7 @@ export const functionPmap8: FunctionModel = {
     ]
    ]
   ],
-  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((8,), ('i',), axis_types=(AxisType.Auto,))\nf_sharded = jax.jit(f, in_shardings=(NamedSharding(mesh, P('i', None)),))\n# with jax.set_mesh(mesh):\n#     out = f_sharded(...)  # your arguments, as given to the view"
+  "code": "# f is jax.pmap'd: pmap lays each argument's mapped dimension over 8 devices\n# itself (one slice per device), so there are no shardings to write.\nout = f(*args)\n"
  },
  "_trace_stats": {
   "key": 1,
@@ -5504,7 +6090,8 @@ export const functionPmap8: FunctionModel = {
      1
     ],
     "vmin": 0.0,
-    "vmax": 4216.0
+    "vmax": 4216.0,
+    "partials": []
    }
   ],
   "inputs": [
@@ -5639,7 +6226,8 @@ export const functionPmap8: FunctionModel = {
      1
     ],
     "vmin": 0.0,
-    "vmax": 31.0
+    "vmax": 31.0,
+    "partials": []
    }
   ]
  },
@@ -6899,7 +7487,8 @@ export const array32: ArrayModel = {
   "logical_bytes": 16384,
   "replication": 1,
   "note": "",
-  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((4, 8), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nx = jax.device_put(x, NamedSharding(mesh, P('x', 'y'), memory_kind='device'))"
+  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((4, 8), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nx = jax.device_put(x, NamedSharding(mesh, P('x', 'y'), memory_kind='device'))",
+  "unreduced": []
  },
  "_stats": {
   "key": 1,
@@ -7368,7 +7957,8 @@ export const array32: ArrayModel = {
    1
   ],
   "vmin": 0.0,
-  "vmax": 4095.0
+  "vmax": 4095.0,
+  "partials": []
  },
  "hardware": "tpu-v5p",
  "_hardware_presets": [

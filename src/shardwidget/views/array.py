@@ -426,7 +426,7 @@ class ArrayView(CostMixin, ShardView):
         if sharding != self._source.sharding:
             per_device = layout_of_sharding(sharding, shape, self._source.dtype).bytes_per_device
             memory.check_fits({d: per_device for d in sharding.addressable_devices}, what)
-        out = jax.device_put(self._source, sharding)
+        out = jax.device_put(_summed(self._source), sharding)
         out.block_until_ready()
         return out
 
@@ -490,9 +490,17 @@ class ArrayView(CostMixin, ShardView):
     def _tiles_for(self, lay: Layout, compute: bool = True) -> tiles_mod.Tiles | None:
         """The source's tile partials when they serve this layout (computed once per view: the
         source's data never changes; with compute=False only if that already happened)."""
+        if lay.partial:  # each device's partial, not the array's values: no tiles serve it
+            return None
         if self._tiles is _UNSET and compute:
             n = len(self._devices)
-            self._tiles = tiles_mod.tile_summary(self._source, n, wire.values_budget(n))
+            # An unreduced source holds partials: its tiles would not be the array's values.
+            src_partial = bool(spec_mod.unreduced_of(getattr(self._source.sharding, "spec", None)))
+            self._tiles = (
+                None
+                if src_partial
+                else tiles_mod.tile_summary(self._source, n, wire.values_budget(n))
+            )
         t = self._tiles
         return t if isinstance(t, tiles_mod.Tiles) and t.aligned(lay) else None
 
@@ -594,6 +602,19 @@ def _in_kernel() -> bool:
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None else None
     return getattr(shell, "kernel", None) is not None
+
+
+def _summed(arr: Any) -> Any:
+    """arr itself, or for an unreduced array (partial sums on each device) the array it stands
+    for: the partials summed over the unreduced axes, laid out as its partitions. device_put
+    cannot move an unreduced array (JAX has no shard indices for it); a jit with that output
+    sharding makes XLA sum them (an all-reduce over the unreduced axes)."""
+    import jax
+
+    sharding = arr.sharding
+    if not spec_mod.unreduced_of(getattr(sharding, "spec", None)):
+        return arr
+    return jax.jit(lambda a: a, out_shardings=spec_mod.partitions_only(sharding))(arr)
 
 
 def _source_of(arr: Any, original: Any) -> str:

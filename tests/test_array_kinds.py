@@ -9,6 +9,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView, snapshot, text
+from shardwidget import spec as spec_mod
 
 
 def _index_map(sharding, shape):
@@ -132,3 +133,196 @@ def test_function_view_of_an_unreduced_output():
     out = v.trace.output_leaves[0].layout
     assert out.unreduced == ("x",) and out.typeof == str(jax.typeof(y))
     assert "{U:x}" in repr(v)
+
+
+# ---------------------------------------------------------------------------- sub-meshes
+def _sub_array():
+    """array_test's arrays on part of the devices: a (4, 4) on a 2-device mesh of devices 2, 3."""
+    mesh = jax.make_mesh((2,), ("x",), devices=jax.devices()[2:4])
+    host = np.arange(16, dtype=np.float32).reshape(4, 4)
+    return host, jax.device_put(host, NamedSharding(mesh, P("x")))
+
+
+def test_sub_mesh_spec_stays_on_the_arrays_devices():
+    host, a = _sub_array()
+    v = ShardView(a)
+    assert v.devices == "array" and v._options["own_devices"] == [2, 3]
+    assert v._options["own_factorizations"]["1"] == [[2]]
+    v.spec = [None, "x"]
+    assert v.error == ""
+    want = jax.device_put(host, NamedSharding(a.sharding.mesh, P(None, "x")))
+    assert _layout_map(v.layout) == _index_map(want.sharding, (4, 4))
+    assert {d.id for d in v.layout.devices} == {2, 3}
+    np.testing.assert_array_equal(np.asarray(v.array), host)
+    # another mesh shape on the same two devices
+    v.set_layout(mesh_shape=[1, 2], axis_names=["x", "y"], axis_types=["auto"] * 2, spec=["y"])
+    assert [d.id for d in v.layout.devices] == [2, 3] and v.layout.mesh.axes == {"x": 1, "y": 2}
+    assert _layout_map(v.layout) == _index_map(v.array.sharding, (4, 4))
+
+
+def test_sub_mesh_relayout_onto_all_devices_and_back():
+    host, a = _sub_array()
+    v = ShardView(a)
+    v.set_layout(devices="all", mesh_shape=[4, 2], axis_names=["x", "y"], spec=["x", "y"])
+    assert v.devices == "all" and v.layout.n_devices == 8
+    want = NamedSharding(jax.make_mesh((4, 2), ("x", "y"), devices=jax.devices()), P("x", "y"))
+    assert _layout_map(v.layout) == _index_map(want, (4, 4))
+    np.testing.assert_array_equal(np.asarray(v.array), host)
+    # a mesh shape only one device set fits picks it: 2 devices -> the array's own
+    v.set_layout(mesh_shape=[2], axis_names=["x"], axis_types=["auto"], spec=["x"])
+    assert v.devices == "array" and {d.id for d in v.layout.devices} == {2, 3}
+    with pytest.raises(ValueError, match="has 8 devices, but the array has 2"):
+        v.set_layout(devices="array", mesh_shape=[8], spec=["x"])
+    assert v.devices == "array" and v.error == ""  # refused: nothing changed
+
+
+def test_five_axis_mesh_spec_and_relayout_within_it():
+    mesh = jax.make_mesh((1, 2, 1, 2, 2), ("a", "b", "c", "d", "e"))
+    host = np.arange(64, dtype=np.float32).reshape(8, 8)
+    a = jax.device_put(host, NamedSharding(mesh, P("b")))
+    v = ShardView(a)
+    assert v.axis_names == ["a", "b", "c", "d", "e"] and v.spec == ["b", None]
+    assert len(v._options["factorizations"]) >= 5  # the controls can offer 5 axes
+    v.spec = [("b", "d"), "e"]
+    assert v.error == ""
+    want = NamedSharding(mesh, P(("b", "d"), "e"))
+    assert _layout_map(v.layout) == _index_map(want, (8, 8))
+    assert v.array.sharding.mesh == mesh  # the array's own mesh, its device order
+    np.testing.assert_array_equal(np.asarray(v.array), host)
+
+
+def test_relayout_within_a_permuted_mesh_keeps_its_device_order():
+    devs = np.array(jax.devices())[[3, 1, 7, 5, 0, 2, 4, 6]].reshape(2, 4)
+    mesh = jax.sharding.Mesh(devs, ("x", "y"))
+    a = jax.device_put(np.arange(32.0).reshape(4, 8), NamedSharding(mesh, P("x", "y")))
+    v = ShardView(a)
+    v.spec = ["y", "x"]
+    assert _layout_map(v.layout) == _index_map(NamedSharding(mesh, P("y", "x")), (4, 8))
+    v.set_layout(mesh_shape=[8], axis_names=["x"], axis_types=["auto"], spec=[None, "x"])
+    # the array's devices in its own order (devices="array")
+    own = jax.sharding.Mesh(devs.reshape(8), ("x",))
+    assert _layout_map(v.layout) == _index_map(NamedSharding(own, P(None, "x")), (4, 8))
+    v.set_layout(devices="all")
+    dflt = jax.make_mesh((8,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
+    assert _layout_map(v.layout) == _index_map(NamedSharding(dflt, P(None, "x")), (4, 8))
+
+
+# ---------------------------------------------------------------------------- own layouts
+def test_single_device_array_controls_describe_one_device():
+    host = np.arange(16, dtype=np.float32).reshape(4, 4)
+    a = jax.device_put(host, jax.devices()[3])
+    v = ShardView(a)
+    assert (v.mesh_shape, v.spec, v.devices) == ([1], [None, None], "array")
+    assert v._options["original"]["mesh_shape"] == [1] and v._options["own_devices"] == [3]
+    assert "one device: cpu 3" in repr(v)
+    assert v.array is a  # its own layout: the array itself, no copy
+    v.spec = ["x", None]  # x has size 1: still device 3, still the original data
+    assert [d.id for d in v.layout.devices] == [3]
+    v.set_layout(mesh_shape=[8], spec=[None, None])  # only all devices fit: onto them
+    assert v.devices == "all" and v.layout.n_devices == 8
+    np.testing.assert_array_equal(np.asarray(v.array), host)
+
+
+def _gspmd(spec, shape, mesh_shape=(2, 4)):
+    from jax._src.sharding_impls import GSPMDSharding
+
+    mesh = jax.make_mesh(mesh_shape, ("x", "y"))
+    named = NamedSharding(mesh, spec)
+    hs = named._to_xla_hlo_sharding(len(shape))
+    host = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    return host, jax.device_put(host, GSPMDSharding(tuple(mesh.devices.flat), hs))
+
+
+@pytest.mark.parametrize(
+    ("spec", "shape"),
+    [
+        (P("x", "y"), (8, 8)),
+        (P("y", None), (8, 4)),
+        (P(None, "x"), (4, 4)),
+        (P(("y", "x")), (16,)),
+        (P(), (4, 2)),
+    ],
+)
+def test_gspmd_layout_as_mesh_and_spec_with_statistics(spec, shape):
+    from shardwidget.summary import plan_for, summarize
+
+    host, a = _gspmd(spec, shape)
+    assert type(a.sharding).__name__ == "GSPMDSharding"
+    v = ShardView(a)
+    lay = v.layout
+    assert lay.sharding_type == "GSPMDSharding" and lay.mesh is not None and not lay.custom
+    # the mesh and spec read from the tile assignment put the same blocks on the same devices
+    mesh = jax.sharding.Mesh(
+        np.array(jax.devices())[list(lay.mesh.device_ids)].reshape(lay.mesh.axis_sizes),
+        lay.mesh.axis_names,
+    )
+    rebuilt = NamedSharding(mesh, spec_mod.to_partition_spec(lay.spec))
+    assert _index_map(rebuilt, shape) == _index_map(a.sharding, shape)
+    assert _layout_map(lay) == _index_map(a.sharding, shape)
+    assert v._options["original"] is not None and v.devices == "array"
+    assert "(its tile assignment)" in repr(v)
+    # statistics (no longer skipped): per block, against numpy
+    summ = summarize(a, lay, plan_for(lay, (0, 1)[: len(shape)], 64, 64))
+    assert summ.status == "ready"
+    for blk, row in zip(lay.blocks, summ.stats, strict=True):
+        part = host[blk.slices]
+        np.testing.assert_allclose(
+            row[:4], [part.min(), part.max(), part.mean(), part.std()], rtol=1e-5
+        )
+    assert v._stats["status"] == "ready"
+    # re-layout from it works, the original untouched
+    v.set_layout(
+        devices="all",
+        mesh_shape=[8],
+        axis_names=["x"],
+        axis_types=["auto"],
+        spec=[None] * len(shape),
+    )
+    assert v.error == "" and v.layout.replication == 8
+    np.testing.assert_array_equal(np.asarray(v.array), host)
+    assert type(a.sharding).__name__ == "GSPMDSharding"
+
+
+def test_gspmd_custom_layout_is_said_in_words_with_statistics():
+    from jax._src.lib import xla_client as xc
+    from jax._src.sharding_impls import GSPMDSharding
+
+    from shardwidget.gspmd import CUSTOM
+
+    op = xc.OpSharding()
+    op.type = xc.OpSharding.Type.MAXIMAL
+    op.tile_assignment_devices = [2]
+    op.tile_assignment_dimensions = [1]
+    host = np.arange(16, dtype=np.float32).reshape(4, 4)
+    a = jax.device_put(host, GSPMDSharding(tuple(jax.devices()[:4]), op))
+    v = ShardView(a)
+    assert v.layout.custom and v.layout.mesh is None
+    assert _layout_map(v.layout) == _index_map(a.sharding, (4, 4))
+    assert CUSTOM in repr(v) and CUSTOM in v._repr_mimebundle_()[0]["text/html"]
+    assert v._options["original"] is None  # no mesh and spec: the controls offer targets
+    assert v._stats["status"] == "ready"
+    np.testing.assert_allclose(v._stats["blocks"][0][:2], [host.min(), host.max()])
+    v.spec = ["x", None]
+    assert v.error == "" and v.layout.n_devices == 4
+    np.testing.assert_array_equal(np.asarray(v.array), host)
+
+
+def test_pmap_output_is_labelled_in_words_and_relayout_works():
+    from shardwidget.pmap import INTERNAL_AXIS, LABEL
+
+    host = np.arange(16.0, dtype=np.float32).reshape(8, 2)
+    out = jax.pmap(lambda x: x * 2)(host)
+    v = ShardView(out)
+    assert v.axis_names == [LABEL] and v.spec == [LABEL, None]
+    assert (
+        v.layout.spec_text == f"P('{LABEL}', None)" and v.layout.typeof == f"float32[8@{LABEL},2]"
+    )
+    assert INTERNAL_AXIS not in repr(v) and INTERNAL_AXIS not in v._layout["typeof"]
+    assert INTERNAL_AXIS not in str(v._options)
+    assert _layout_map(v.layout) == _index_map(out.sharding, (8, 2))
+    assert v.array is out
+    v.spec = [None, None]
+    assert v.error == "" and v.layout.replication == 8
+    v.spec = [LABEL, None]  # back on pmap's mesh, under the label
+    assert _layout_map(v.layout) == _index_map(out.sharding, (8, 2))
+    np.testing.assert_array_equal(np.asarray(v.array), host * 2)

@@ -22,7 +22,7 @@ type Dirty = "grid" | "mesh" | "header" | "controls" | "detail" | "status";
 /** The tallest grid of a view embedded in a function view (px). */
 const EMBEDDED_GRID_HEIGHT = 240;
 
-const STATE_TRAITS = ["mesh_shape", "axis_names", "axis_types", "spec", "memory_kind"] as const;
+const STATE_TRAITS = ["mesh_shape", "axis_names", "axis_types", "spec", "memory_kind", "devices"] as const;
 
 /** What the array view reads: its traits, where the host of an embedded view may have no
  *  statistics to give (null). */
@@ -160,6 +160,7 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
       axis_types: [...(m.get("axis_types") ?? [])],
       spec: [...(m.get("spec") ?? [])],
       memory_kind: m.get("memory_kind") ?? "",
+      devices: m.get("devices") ?? "all",
     };
   }
 

@@ -32,6 +32,7 @@ export class LeafModel extends LocalModel<ArrayViewModel> {
       axis_types: [],
       spec: [],
       memory_kind: "",
+      devices: "all",
       error: "",
       busy: false,
       ...init,
@@ -56,6 +57,8 @@ function leafOptions(t: TraceOptions, leaf: LeafInfo): Options {
     memory_kinds: t.memory_kinds,
     original: null,
     reshard_disabled: "the function view's controls set this layout",
+    own_devices: [],
+    own_factorizations: {},
   };
 }
 

@@ -184,8 +184,11 @@ export function namedFixture(o: NamedOpts): Fixture {
       axis_types: [...types],
       spec: [...spec],
       memory_kind: o.memoryKind ?? "device",
+      devices: "array",
     },
     reshard_disabled: procs > 1 ? "the array spans several processes" : "",
+    own_devices: [...ids],
+    own_factorizations: factorizations(n),
   };
   const state: LayoutState = {
     mesh_shape: [...o.meshShape],
@@ -193,6 +196,7 @@ export function namedFixture(o: NamedOpts): Fixture {
     axis_types: [...types],
     spec: [...spec],
     memory_kind: o.memoryKind ?? "device",
+    devices: "array",
   };
   const stats = makeStats(layout, o.stats ?? "ready", viewDims, o.thumbMax ?? 16);
   return { layout, stats, options, state, view_dims: viewDims };

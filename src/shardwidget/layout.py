@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from . import gspmd
 from . import mesh as mesh_mod
 from . import spec as spec_mod
 
@@ -82,7 +83,9 @@ class Layout:
         shape, dtype, itemsize: of the global array.
         sharding_type: the sharding's class name ("NamedSharding", "SingleDeviceSharding", …).
         memory_kind: where the shards live ("device", "pinned_host", …).
-        mesh: the mesh of a NamedSharding, else None.
+        mesh: the mesh of a NamedSharding, or of a GSPMD layout's tile assignment (in its device
+            order) where one describes it (:mod:`.gspmd`), else None (one device, or a
+            custom layout).
         spec: the normalized PartitionSpec (a tuple of axis tuples), None without a mesh.
         blocks: the distinct pieces of the array, each with the devices that hold it.
         devices: every device of the sharding, in the sharding's order.
@@ -180,6 +183,11 @@ class Layout:
         return f"{self.dtype}[{','.join(dims)}]{tail}"
 
     @property
+    def custom(self) -> bool:
+        """Several devices and no mesh and spec that describe the layout ("custom layout")."""
+        return self.mesh is None and self.n_devices > 1
+
+    @property
     def spec_text(self) -> str:
         """The spec as written in Python, "P('x', None)", "P('y', unreduced={'x'})"; "" without
         a mesh."""
@@ -268,6 +276,9 @@ def layout_of_sharding(sharding: Any, shape: tuple[int, ...], dtype: Any) -> Lay
         spec = spec_mod.normalize(sharding.spec.partitions, len(shape))
         unreduced = spec_mod.unreduced_of(sharding.spec)
         geometry = spec_mod.partitions_only(sharding)
+    elif (named := gspmd.named_equivalent(sharding, shape)) is not None:
+        mesh = mesh_info(named.mesh)
+        spec = spec_mod.normalize(named.spec.partitions, len(shape))
     blocks, device_block = _geometry(geometry, shape)
     devices = tuple(_device_info(d) for d in sharding._device_assignment)
     return Layout(

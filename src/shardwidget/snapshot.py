@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 
 from .colors import color_scheme, text_color_on
+from .gspmd import CUSTOM
 from .layout import Layout
 from .text import EMPTY, devices_label, fmt_bytes
 
@@ -63,7 +64,7 @@ def render(
             )
     head = html.escape(
         f"{lay.typeof} · {lay.sharding_type}"
-        + (f" · {lay.spec_text}" if lay.spec_text else "")
+        + (f" · {lay.spec_text}" if lay.spec_text else f" · {CUSTOM}" if lay.custom else "")
         + f" · {lay.memory_kind}"
     )
     info = html.escape(

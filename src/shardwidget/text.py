@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any
 
+from .gspmd import CUSTOM
 from .layout import Block, Layout
 
 if TYPE_CHECKING:
@@ -75,7 +76,13 @@ def _header(lay: Layout, source: str, note: str) -> list[str]:
                 lay.mesh.axis_names, lay.mesh.axis_sizes, lay.mesh.axis_types, strict=True
             )
         )
-        lines.append(f"mesh({axes})  spec {lay.spec_text}")
+        tiles = " (its tile assignment)" if lay.sharding_type != "NamedSharding" else ""
+        lines.append(f"mesh({axes}){tiles}  spec {lay.spec_text}")
+    elif lay.custom:
+        lines.append(f"{CUSTOM}: no mesh and spec describe it; its blocks are below")
+    elif lay.devices:
+        d = lay.devices[0]
+        lines.append(f"one device: {d.platform} {d.id}")
     procs = lay.processes
     lines.append(
         f"{len(lay.blocks)} block{'s' if len(lay.blocks) != 1 else ''} of shape "

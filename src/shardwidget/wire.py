@@ -45,6 +45,8 @@ class LayoutStateWire(TypedDict):
     axis_types: list[str]
     spec: list[SpecEntry]
     memory_kind: str
+    devices: str
+    """"array" (the array's own devices) or "all" (every device of the kernel)."""
 
 
 class Options(TypedDict):
@@ -59,6 +61,11 @@ class Options(TypedDict):
     memory_kinds: list[str]
     original: LayoutStateWire | None
     reshard_disabled: str
+    own_devices: list[int]
+    """The array's own devices (ids, in its own mesh order): what ``devices="array"`` lays
+    out on."""
+    own_factorizations: dict[str, list[list[int]]]
+    """Mesh shapes over the array's own devices, as ``factorizations`` over all."""
     static_states: NotRequired[list[str]]
     """Saved pages only: the state keys the page can answer."""
 
@@ -441,18 +448,24 @@ def options(
     memory_kinds: Sequence[str],
     original: LayoutState | None,
     reshard_disabled: str,
+    own_devices: Sequence[int] | None = None,
+    max_axes: int = mesh_mod.MAX_AXES,
 ) -> Options:
-    """``_options`` of an array view."""
+    """``_options`` of an array view. ``own_devices``: the array's own devices (default: all
+    n_devices), ``max_axes``: mesh axes offered (more when the array's own mesh has more)."""
+    own = list(own_devices) if own_devices is not None else list(range(n_devices))
     return {
         "n_devices": n_devices,
         "platform": platform,
         "ndim": len(shape),
         "shape": list(shape),
         "dtype": dtype,
-        "factorizations": mesh_mod.all_factorizations(n_devices),
+        "factorizations": mesh_mod.all_factorizations(n_devices, max_axes),
         "memory_kinds": list(memory_kinds),
         "original": state_wire(original) if original is not None else None,
         "reshard_disabled": reshard_disabled,
+        "own_devices": own,
+        "own_factorizations": mesh_mod.all_factorizations(len(own), max_axes),
     }
 
 

@@ -318,6 +318,7 @@ def test_pmap_output_is_labelled_in_words_and_relayout_works():
         v.layout.spec_text == f"P('{LABEL}', None)" and v.layout.typeof == f"float32[8@{LABEL},2]"
     )
     assert INTERNAL_AXIS not in repr(v) and INTERNAL_AXIS not in v._layout["typeof"]
+    assert "a jax.pmap output" in repr(v) and "a jax.pmap output" in v._layout["note"]
     assert INTERNAL_AXIS not in str(v._options)
     assert _layout_map(v.layout) == _index_map(out.sharding, (8, 2))
     assert v.array is out

@@ -82,7 +82,8 @@ function holdersTable(
     return i !== undefined && layout.devices.process[i] !== layout.devices.local_process;
   });
   const tbl = el(doc, "table", "sw-devtable");
-  const heads = ["device", "replica", "process", "memory", ...(hasCoords ? ["coords"] : []), ...(hasCore ? ["core"] : []), ...(anyRemote ? [""] : [])];
+  // An unreduced layout's holders hold different partials, not replicas.
+  const heads = ["device", layout.unreduced?.length ? "partial" : "replica", "process", "memory", ...(hasCoords ? ["coords"] : []), ...(hasCore ? ["core"] : []), ...(anyRemote ? [""] : [])];
   const thead = tableHead(doc, heads);
   const tbody = el(doc, "tbody");
   const mem = layout.memory_kind || "–";

@@ -25,6 +25,9 @@ function summaryLine(layout: Layout): string {
   return parts.join(" · ");
 }
 
+/** A layout no mesh and spec describe (gspmd.CUSTOM in Python). */
+export const CUSTOM = "custom layout";
+
 /** What the header says of an array with a dimension of size 0 (text.EMPTY in Python). */
 export const EMPTY = "empty array: no elements, the layout only";
 
@@ -44,11 +47,15 @@ export function partialNote(layout: Layout): string {
 function meshSummary(layout: Layout): string {
   const m = layout.mesh;
   const plat = `${layout.devices.platform}${layout.devices.kind && layout.devices.kind !== layout.devices.platform ? ` (${layout.devices.kind})` : ""}`;
-  if (!m) return `${plural(layout.devices.ids.length, "device")} · ${plat}`;
+  const ids = layout.devices.ids;
+  // No mesh: one device, or a layout no mesh and spec describe (Python: gspmd.CUSTOM).
+  if (!m && ids.length === 1) return `one device: ${layout.devices.platform} ${ids[0]} · ${plat}`;
+  if (!m) return `${CUSTOM} · ${plural(ids.length, "device")} · ${plat}`;
   const axes = m.axis_names
     .map((n, i) => `${n}=${m.axis_sizes[i]}${m.axis_types[i] === "explicit" ? " (explicit)" : ""}`)
     .join(" × ");
-  return `mesh ${axes} · ${plural(m.device_ids.length, "device")} · ${plat}`;
+  const tiles = layout.sharding === "NamedSharding" ? "" : " (its tile assignment)";
+  return `mesh ${axes}${tiles} · ${plural(m.device_ids.length, "device")} · ${plat}`;
 }
 
 /** The statistics hint: "" when stats are ready for this layout. */

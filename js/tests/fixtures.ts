@@ -325,6 +325,7 @@ export function traitsOf(f: Fixture): Record<string, unknown> {
     axis_types: f.state.axis_types,
     spec: f.state.spec,
     memory_kind: f.state.memory_kind,
+    devices: f.state.devices,
     view_dims: f.view_dims,
     error: "",
     busy: false,

@@ -156,6 +156,11 @@ class ArrayView(CostMixin, ShardView):
         # it, see _mesh_for): a NamedSharding's, a GSPMD tile assignment's (.gspmd), a mesh of
         # one device; pmap's internal axis named in words. None for a custom layout.
         self._mesh, relabel = _own_mesh(source)
+        if relabel and not note:
+            self._note = (
+                f"a jax.pmap output: one slice per device along the mapped dimension; pmap's "
+                f"unnamed mesh axis is shown as {LABEL!r}"
+            )
         self._own_devices = (
             list(self._mesh.devices.flat)
             if self._mesh is not None

@@ -327,3 +327,118 @@ def test_pmap_output_is_labelled_in_words_and_relayout_works():
     v.spec = [LABEL, None]  # back on pmap's mesh, under the label
     assert _layout_map(v.layout) == _index_map(out.sharding, (8, 2))
     np.testing.assert_array_equal(np.asarray(v.array), host * 2)
+
+
+# ---------------------------------------------------------------------------- JAX's cases
+def _case(mesh_shape, names, spec, shape, dtype=np.float32, memory_kind=None, order=None):
+    devs = np.array(jax.devices())
+    if order is not None:
+        devs = devs[list(order)]
+    mesh = jax.sharding.Mesh(devs.reshape(mesh_shape), names)
+    host = (np.arange(int(np.prod(shape))) % 23 - 7).reshape(shape).astype(dtype)
+    return host, jax.device_put(host, NamedSharding(mesh, spec, memory_kind=memory_kind))
+
+
+def _buffers():
+    """The device buffers live arrays hold (JAX caches shard views of an array: same buffers)."""
+    return {
+        (s.device.id, s.data.unsafe_buffer_pointer())
+        for x in jax.live_arrays()
+        for s in x.addressable_shards
+    }
+
+
+CASES = {
+    # array_test: the mesh shapes and specs its sharding tests sweep
+    "2d-xy": ((2, 4), ("x", "y"), P("x", "y"), (8, 8)),
+    "2d-yx": ((2, 4), ("x", "y"), P("y", "x"), (8, 8)),
+    "2d-x-replicated": ((2, 4), ("x", "y"), P("x"), (8, 2)),
+    "2d-none-y": ((2, 4), ("x", "y"), P(None, "y"), (2, 8)),
+    "2d-both-axes-one-dim": ((2, 4), ("x", "y"), P(("x", "y")), (16, 3)),
+    "2d-both-axes-reversed": ((2, 4), ("x", "y"), P(("y", "x"), None), (8, 3)),
+    "fully-replicated": ((4, 2), ("x", "y"), P(), (5, 3)),
+    "3d-mesh": ((2, 2, 2), ("x", "y", "z"), P("z", ("x", "y")), (4, 8)),
+    "1d-mesh-1d": ((8,), ("x",), P("x"), (32,)),
+    "mesh-1x8": ((1, 8), ("x", "y"), P("x", "y"), (2, 8)),
+    "rank-3": ((2, 4), ("x", "y"), P("x", None, "y"), (2, 3, 8)),
+    "scalar": ((8,), ("x",), P(), ()),
+    # array_test's non-default device orders
+    "permuted-order": (
+        (2, 4),
+        ("x", "y"),
+        P("x", "y"),
+        (4, 8),
+        np.float32,
+        None,
+        (7, 6, 5, 4, 3, 2, 1, 0),
+    ),
+    # memories_test: host memory kinds
+    "pinned-host": ((2, 4), ("x", "y"), P("x", "y"), (8, 8), np.float32, "pinned_host"),
+    "unpinned-host": ((8,), ("x",), P(None, "x"), (2, 8), np.float32, "unpinned_host"),
+    # dtypes
+    "int8": ((2, 4), ("x", "y"), P("x"), (4, 4), np.int8),
+    "bool": ((2, 4), ("x", "y"), P(None, "y"), (4, 4), np.bool_),
+    "complex64": ((2, 4), ("x", "y"), P("y"), (8, 2), np.complex64),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_representative_shardings_against_jax_and_numpy(name):
+    from shardwidget.summary import plan_for, summarize
+
+    host, a = _case(*CASES[name])
+    shape = tuple(a.shape)
+    before = _buffers()
+    v = ShardView(a)
+    assert "<svg" in v._repr_mimebundle_()[0]["text/html"]
+    assert _buffers() <= before  # the view holds no device memory of its own
+    lay = v.layout
+    assert _layout_map(lay) == _index_map(a.sharding, shape)
+    for s in a.addressable_shards:  # every shard's data is what numpy's slice says
+        blk = lay.blocks[lay.device_block[s.device.id]]
+        np.testing.assert_array_equal(np.asarray(s.data), host[blk.slices])
+    assert lay.typeof.startswith(f"{a.dtype}[") and lay.shape == shape
+    assert lay.memory_kind == (a.sharding.memory_kind or "device")
+    summ = summarize(a, lay, plan_for(lay, tuple(range(min(2, len(shape)))), 64, 4096))
+    for blk, row in zip(lay.blocks, summ.stats, strict=True):
+        part = (
+            np.abs(host[blk.slices]).astype(np.float64)
+            if host.dtype.kind == "c"
+            else host[blk.slices].astype(np.float64)
+        )
+        np.testing.assert_allclose(
+            row[:4], [part.min(), part.max(), part.mean(), part.std()], rtol=1e-5, atol=1e-6
+        )
+    assert lay.typeof in repr(v) and "<svg" in v._repr_mimebundle_()[0]["text/html"]
+    assert v._layout["typeof"] == lay.typeof and v.error == ""
+
+
+def test_device_local_layout_format_is_shown_and_relaid_out():
+    """layout_test: an array with a custom device-local layout (Format(Layout(...), sharding))."""
+    from jax.experimental.layout import Format, Layout
+
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    s = NamedSharding(mesh, P("x", "y"))
+    host = np.arange(64, dtype=np.float32).reshape(8, 8)
+    a = jax.device_put(host, Format(Layout(major_to_minor=(0, 1)), s))
+    v = ShardView(a)
+    assert _layout_map(v.layout) == _index_map(s, (8, 8)) and v._stats["status"] == "ready"
+    v.spec = ["y", None]
+    assert v.error == ""
+    np.testing.assert_array_equal(np.asarray(v.array), host)
+
+
+def test_make_array_from_callback_and_single_device_arrays():
+    """array_test: arrays assembled per device from host data."""
+    mesh = jax.make_mesh((4, 2), ("x", "y"))
+    s = NamedSharding(mesh, P("x", "y"))
+    host = np.arange(32, dtype=np.float32).reshape(8, 4)
+    a = jax.make_array_from_callback(host.shape, s, lambda idx: host[idx])
+    shards = [
+        jax.device_put(host[i], d) for d, i in s.addressable_devices_indices_map((8, 4)).items()
+    ]
+    b = jax.make_array_from_single_device_arrays((8, 4), s, shards)
+    for arr in (a, b):
+        v = ShardView(arr)
+        assert _layout_map(v.layout) == _index_map(s, (8, 4))
+        np.testing.assert_allclose(v.summary.stats[0][:2], [host[:2, :2].min(), host[:2, :2].max()])

@@ -357,6 +357,38 @@ def _walk_constraints(jaxpr: Any, out: list[Constraint]) -> None:
             _walk_constraints(sub, out)
 
 
+UNUSED_NOTE = "not used by the function: XLA drops it (no copy on the devices); shown as laid out"
+CONSTANT_NOTE = "a constant: the function returns it without computing it from its inputs"
+
+
+def _notes(jaxpr: Any, dropped: Sequence[bool], leaves: Sequence[Leaf]) -> dict[str, list[str]]:
+    """{"in": [...], "out": [...]}: a line per input XLA dropped (unused, or float0) and per
+    output that is a constant (a literal or a closed-over value in the traced jaxpr)."""
+    from jax._src import core
+
+    from .layout import _dtype_name
+
+    ins = []
+    for gone, lf in zip(dropped, leaves, strict=True):
+        if not gone:
+            ins.append("")
+        elif _dtype_name(lf.dtype) == "float0":
+            ins.append("float0: a zero tangent with no data; XLA takes no buffer for it")
+        else:
+            ins.append(UNUSED_NOTE)
+    invars = set(jaxpr.invars)
+    outs = []
+    for v in jaxpr.outvars:
+        const = isinstance(v, core.Literal) or (v not in invars and not _computed(jaxpr, v))
+        outs.append(CONSTANT_NOTE if const else "")
+    return {"in": ins if any(ins) else [], "out": outs if any(outs) else []}
+
+
+def _computed(jaxpr: Any, v: Any) -> bool:
+    """Whether v is an output of one of jaxpr's equations (not a constvar or literal)."""
+    return any(v is o for eqn in jaxpr.eqns for o in eqn.outvars)
+
+
 def _memory(compiled: Any) -> dict[str, int]:
     try:
         m = compiled.memory_analysis()
@@ -398,6 +430,27 @@ def _flops(compiled: Any) -> float | None:
     return float(c["flops"])
 
 
+SUB_BYTE = ("int4", "uint4", "int2", "uint2", "float4_e2m1fn")
+"""Dtypes of fewer than 8 bits: XLA compiles for them a packed layout that the arrays
+``jax.device_put`` makes do not have, so a compiled executable refuses them as arguments."""
+
+
+def _run_disabled(leaves: Sequence[Leaf], devices: Sequence[Any]) -> str:
+    """Why the compiled function cannot run on these leaves ("" when it can)."""
+    if not all(lf.concrete for lf in leaves):
+        return "not run: some inputs are jax.ShapeDtypeStruct (compiled only)"
+    small = sorted({str(lf.dtype) for lf in leaves if str(lf.dtype) in SUB_BYTE})
+    if small:
+        kinds = " and ".join(small)
+        platform = devices[0].platform if devices else "this backend"
+        return (
+            f"not run: {kinds} inputs compile, but the compiled executable takes {kinds} arrays "
+            f"only in a packed layout that device_put does not make on {platform}; shown: the "
+            "compiled layout, without per-shard data"
+        )
+    return ""
+
+
 def _local_shape(
     shape: Sequence[int], spec: spec_mod.NormSpec, sizes: dict[str, int]
 ) -> tuple[int, ...]:
@@ -427,12 +480,19 @@ class Traced:
         leaves_p, self._treedef = jax.tree_util.tree_flatten_with_path((tuple(args), dict(kwargs)))
         names = _param_names(getattr(f, "__wrapped__", f), len(args))
         self._all = [v for _, v in leaves_p]
+        for p, v in leaves_p:  # inside jit/vmap/grad: nothing concrete to compile or show
+            if isinstance(v, jax.core.Tracer):
+                raise TypeError(
+                    f"ShardView got a tracer for {_path_text(p, names)} ({type(v).__name__}, "
+                    f"{getattr(v, 'aval', '?')}): it compiles and runs f on concrete arrays, so "
+                    "make the view outside jit/vmap/grad, with the arrays f is called with"
+                )
         self._dyn_pos = [i for i, v in enumerate(self._all) if is_array_leaf(v)]
         self.leaves = [
             Leaf(
                 _path_text(leaves_p[i][0], names),
                 tuple(int(d) for d in self._all[i].shape),
-                jax.dtypes.canonicalize_dtype(self._all[i].dtype),
+                jax.dtypes.canonicalize_dtype(self._all[i].dtype, allow_extended_dtype=True),
                 self._all[i],
             )
             for i in self._dyn_pos
@@ -440,7 +500,10 @@ class Traced:
         self.static_args = [
             f"{_path_text(p, names)}={v!r}"[:80] for p, v in leaves_p if not is_array_leaf(v)
         ]
-        self.runnable = all(lf.concrete for lf in self.leaves)
+        self.run_disabled = _run_disabled(self.leaves, self.devices)
+        """Why the compiled function is not run ("" when it is): ShapeDtypeStruct inputs, or
+        sub-byte inputs (int4, uint4) that this backend's executables take only packed."""
+        self.runnable = not self.run_disabled
         self._cache: OrderedDict[TraceState, TraceResult] = OrderedDict()
         self._out_info: dict[Any, tuple[list[tuple[int, ...]], list[Any], list[str]]] = {}
         self._out_tree: dict[Any, Any] = {}
@@ -694,10 +757,15 @@ class Traced:
         compile_ms = (time.perf_counter() - t0) * 1e3
         constraints: list[Constraint] = []
         _walk_constraints(traced.jaxpr.jaxpr, constraints)
-        c_in = list(jax.tree_util.tree_leaves(compiled.input_shardings[0]))
+        # An input f does not use is dropped by XLA (its sharding reads None): it keeps the
+        # sharding asked for, and a note says so.
+        kept = jax.tree_util.tree_leaves(compiled.input_shardings[0], is_leaf=lambda v: v is None)
+        c_in = [k if k is not None else asked for k, asked in zip(kept, in_sh, strict=True)]
         c_out = list(jax.tree_util.tree_leaves(compiled.output_shardings))
+        notes = _notes(traced.jaxpr.jaxpr, [k is None for k in kept], self.leaves)
         txt = compiled.as_text()
-        da = [d.id for d in (c_in[0]._device_assignment if c_in else mesh.devices.flat)]
+        used = [k for k in kept if k is not None]
+        da = [d.id for d in (used[0]._device_assignment if used else mesh.devices.flat)]
         coords = {int(d.id): tuple(int(v) for v in idx) for idx, d in np.ndenumerate(mesh.devices)}
         colls = hlo.collectives(txt, da, coords, mesh.axis_names, tuple(mesh.devices.shape))
         sizes = dict(zip(state.axis_names, state.mesh_shape, strict=True))
@@ -734,6 +802,7 @@ class Traced:
             out_paths=self.out_paths(state),
             compile_ms=compile_ms,
             jaxpr=jaxpr_text(traced.jaxpr),
+            notes=notes,
         )
 
     def run(self, res: TraceResult) -> tuple[list[Any], list[Any]] | None:
@@ -766,7 +835,10 @@ class Traced:
             res.run_error = clean_error(e)
             return None
         res.run_ms = (time.perf_counter() - t0) * 1e3
-        res.out_layouts = [layout_of(o) for o in outs]
+        res.out_layouts = [  # a float0 output comes back as numpy: its sharding's layout
+            layout_of(o) if isinstance(o, jax.Array) else lf.layout
+            for o, lf in zip(outs, res.output_leaves, strict=True)
+        ]
         res.ran = True
         res.rerun = self._rerun
         return placed, outs

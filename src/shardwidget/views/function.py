@@ -454,6 +454,10 @@ class FunctionView(CostMixin, ShardView):
                     summaries.append(Summary.unavailable(len(leaf.layout.blocks), why))
                     continue
                 arr = side[i]
+                why = _no_stats(arr)
+                if why:
+                    summaries.append(Summary.unavailable(len(leaf.layout.blocks), why))
+                    continue
                 lay = layout_of(arr)
                 if not self._with_stats:
                     summ = Summary.unavailable(len(lay.blocks), "statistics are off")
@@ -491,6 +495,20 @@ def _several_processes() -> bool:
     import jax
 
     return int(jax.process_count()) > 1
+
+
+def _no_stats(arr: Any) -> str:
+    """Why a leaf of a run has no value statistics ("" when it has): float0 (no data, and
+    not a jax.Array) and PRNG keys (their data is opaque key bits)."""
+    import jax
+
+    from ..layout import _is_extended
+
+    if not isinstance(arr, jax.Array):
+        return f"no data: {_dtype_name(getattr(arr, 'dtype', 'float0'))} (not a jax.Array)"
+    if _is_extended(arr.dtype):
+        return f"PRNG keys ({arr.dtype}): no value statistics; the layout is shown"
+    return ""
 
 
 def _drop_axes(spec: Any, keep: set[str]) -> Any:

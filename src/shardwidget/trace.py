@@ -430,6 +430,18 @@ def _flops(compiled: Any) -> float | None:
     return float(c["flops"])
 
 
+def _own_mesh(leaves: Sequence[Leaf]) -> Any:
+    """The jax Mesh of the first leaf with a NamedSharding over a concrete mesh, else None."""
+    import jax
+    from jax.sharding import NamedSharding
+
+    for lf in leaves:
+        sh = getattr(lf.value, "sharding", None)
+        if isinstance(sh, NamedSharding) and isinstance(sh.mesh, jax.sharding.Mesh):
+            return sh.mesh
+    return None
+
+
 SUB_BYTE = ("int4", "uint4", "int2", "uint2", "float4_e2m1fn")
 """Dtypes of fewer than 8 bits: XLA compiles for them a packed layout that the arrays
 ``jax.device_put`` makes do not have, so a compiled executable refuses them as arguments."""
@@ -500,6 +512,12 @@ class Traced:
         self.static_args = [
             f"{_path_text(p, names)}={v!r}"[:80] for p, v in leaves_p if not is_array_leaf(v)
         ]
+        self.own_mesh: Any = _own_mesh(self.leaves)
+        """The mesh of the first input with a NamedSharding (None when none has one): its
+        devices, in its order, are the view's mesh while the mesh shape stays its shape, so
+        outputs land where ``jax.jit(f)(*args)`` puts them (a sub-mesh of some devices too).
+        Found in f's sharding constraints when no input has one (see :meth:`find_own_mesh`)."""
+        self.find_own_mesh()
         self.run_disabled = _run_disabled(self.leaves, self.devices)
         """Why the compiled function is not run ("" when it is): ShapeDtypeStruct inputs, or
         sub-byte inputs (int4, uint4) that this backend's executables take only packed."""
@@ -628,10 +646,73 @@ class Traced:
         ]
 
     def mesh(self, state: TraceState) -> Any:
-        """The jax Mesh of state over the kernel's devices."""
+        """The jax Mesh of state: the inputs' own mesh devices in their order while the mesh
+        shape is that mesh's (names and types as state says); else ``jax.make_mesh`` over the
+        own mesh's devices when the sizes multiply to their count, else over every device."""
+        from jax.sharding import AxisType, Mesh
+
+        own = self.own_mesh
+        if own is not None and tuple(own.devices.shape) == state.mesh_shape:
+            self.validate_mesh(state)
+            types = tuple(
+                AxisType.Explicit if t == "explicit" else AxisType.Auto for t in state.axis_types
+            )
+            return Mesh(own.devices, state.axis_names, axis_types=types)
         return mesh_mod.build_mesh(
-            state.mesh_shape, state.axis_names, state.axis_types, self.devices
+            state.mesh_shape, state.axis_names, state.axis_types, self.mesh_devices(state)
         )
+
+    def mesh_devices(self, state: TraceState) -> list[Any]:
+        """The devices a mesh of state's shape is built on: a sub-mesh's own devices when the
+        sizes multiply to their count (it stays on them), else every device (in
+        ``jax.make_mesh``'s order)."""
+        own = self.own_mesh
+        if own is not None and math.prod(state.mesh_shape) == own.devices.size < len(self.devices):
+            return list(own.devices.flat)
+        return self.devices
+
+    def validate_mesh(self, state: TraceState) -> None:
+        """ValueError when state's mesh cannot be built: on the own mesh's devices, or on every
+        device (the message names the device count the shape misses)."""
+        own = self.own_mesh
+        n = len(self.devices)
+        if own is not None and math.prod(state.mesh_shape) == own.devices.size:
+            n = int(own.devices.size)
+        try:
+            mesh_mod.validate_mesh(state.mesh_shape, state.axis_names, state.axis_types, n)
+        except ValueError as e:
+            k = int(own.devices.size) if own is not None else n
+            if k == n or "devices, but the kernel has" not in str(e):
+                raise
+            fits = ", ".join(map(str, mesh_mod.factorizations(k, len(state.mesh_shape))[:6]))
+            raise ValueError(
+                f"{e}; or on the inputs' own mesh of {k} devices: {fits or 'none'}"
+            ) from None
+
+    def find_own_mesh(self) -> None:
+        """No input has a mesh: take the mesh of f's first sharding constraint on fewer than
+        every device (``with_sharding_constraint(x, NamedSharding(sub_mesh, ...))``), so the
+        view compiles f where ``jax.jit(f)`` does. Traces f once; errors are left to the
+        compile."""
+        import jax
+        from jax.sharding import NamedSharding
+
+        if self.own_mesh is not None or not self.leaves:
+            return
+        structs = [jax.ShapeDtypeStruct(lf.shape, lf.dtype) for lf in self.leaves]  # type: ignore[no-untyped-call]
+        try:
+            closed = jax.make_jaxpr(self._call)(*structs)
+        except Exception:
+            return
+        found: list[Constraint] = []
+        _walk_constraints(closed.jaxpr, found)
+        for c in found:
+            if isinstance(c.sharding, NamedSharding) and c.sharding.mesh.size < len(self.devices):
+                mesh = c.sharding.mesh
+                if not isinstance(mesh, jax.sharding.Mesh):  # an AbstractMesh has no devices
+                    continue
+                self.own_mesh = mesh
+                return
 
     def _structs(self, state: TraceState, mesh: Any) -> list[Any]:
         import jax
@@ -655,8 +736,7 @@ class Traced:
     def validate(self, state: TraceState) -> None:
         """Cheap checks (no tracing or compiling): the mesh, every input spec against its leaf,
         and out_specs for shard_map. Raises ValueError naming the leaf."""
-        n = len(self.devices)
-        mesh_mod.validate_mesh(state.mesh_shape, state.axis_names, state.axis_types, n)
+        self.validate_mesh(state)
         if len(state.in_specs) != len(self.leaves):
             raise ValueError(
                 f"in_specs has {len(state.in_specs)} entries; the function has "
@@ -852,23 +932,22 @@ class Traced:
 
 
 def default_state(traced: Traced, n_devices: int) -> TraceState:
-    """The mesh of the first input with a NamedSharding over all devices (else one axis 'x'),
+    """The inputs' own mesh (:attr:`Traced.own_mesh`; else one axis 'x' over every device),
     each input's own spec on it (else replicated); out_specs empty (see :func:`complete`)."""
-    from jax.sharding import NamedSharding
+    from jax.sharding import NamedSharding, PartitionSpec
 
     mesh_st: state_mod.LayoutState | None = None
-    for lf in traced.leaves:
-        sh = getattr(lf.value, "sharding", None)
-        if isinstance(sh, NamedSharding) and sh.mesh.size == n_devices:
-            mesh_st = state_mod.state_of_sharding(sh, len(lf.shape))
-            break
+    own_mesh = traced.own_mesh
+    if own_mesh is not None:
+        mesh_st = state_mod.state_of_sharding(NamedSharding(own_mesh, PartitionSpec()), 0)  # type: ignore[no-untyped-call]
     if mesh_st is None:
         mesh_st = state_mod.default_state(0, n_devices, "device")
     specs = []
     for lf in traced.leaves:
         sh = getattr(lf.value, "sharding", None)
         own = state_mod.state_of_sharding(sh, len(lf.shape)) if sh is not None else None
-        if own is not None and own.mesh_key == mesh_st.mesh_key:
+        same = own is not None and getattr(sh, "mesh", None) == own_mesh
+        if own is not None and same and own.mesh_key == mesh_st.mesh_key:
             specs.append(own.spec)
         else:
             specs.append(((),) * len(lf.shape))

@@ -353,6 +353,13 @@ class FunctionView(CostMixin, ShardView):
             outputs=self._out_leaves,
         )
         opts["mode"] = self.mode  # "pmap" for a pmap'd function (traced as jit of it)
+        own = self._traced.own_mesh
+        if own is not None and own.devices.size < len(self._devices):  # a sub-mesh: offer both
+            from ..mesh import all_factorizations
+
+            mine = all_factorizations(int(own.devices.size))
+            both = opts["factorizations"]
+            opts["factorizations"] = {k: mine.get(k, []) + v for k, v in both.items()}
         if isinstance(self._traced, pmap_mod.PmapTraced):
             opts["static"] = pmap_mod.FIXED
         if _several_processes():

@@ -430,6 +430,89 @@ def _flops(compiled: Any) -> float | None:
     return float(c["flops"])
 
 
+def is_spec(v: Any) -> bool:
+    """A single spec as JAX reads one in a pytree of specs: a PartitionSpec, or None."""
+    from jax.sharding import PartitionSpec
+
+    return v is None or isinstance(v, PartitionSpec)
+
+
+def _spec_like(v: Any) -> bool:
+    """A spec in any form the view takes: None, a PartitionSpec, or a list of entries."""
+    if is_spec(v):
+        return True
+    return isinstance(v, list | tuple) and all(
+        e is None
+        or isinstance(e, str)
+        or (isinstance(e, list | tuple) and all(isinstance(a, str) for a in e))
+        for e in v
+    )
+
+
+class _Each:
+    """The spec of every leaf under one prefix leaf (a box tree_map leaves alone)."""
+
+    def __init__(self, specs: list[Any]) -> None:
+        self.specs = specs
+
+
+def leaf_specs(
+    value: Any,
+    full: Any,
+    as_prefix: Callable[[Any], Any],
+    keep: Sequence[int],
+    what: str,
+    of: str,
+) -> list[Any]:
+    """value as one spec per kept leaf of the pytree ``full`` (``keep``: the positions of the
+    leaves that take a spec among all of full's leaves), read as JAX reads specs:
+
+    - a PartitionSpec: that spec for every leaf;
+    - a list with one spec-like entry per kept leaf: as it is (the view's own form);
+    - a tuple (or a list that is not one per leaf): a pytree prefix of full (after
+      ``as_prefix``), each spec or None broadcast over the leaves below it.
+
+    Raises ValueError in JAX's words when it is none of these."""
+    import jax
+
+    if is_spec(value) and value is not None:
+        return [value] * len(keep)
+    if not isinstance(value, list | tuple):
+        raise ValueError(
+            f"{what} must be a PartitionSpec, a tuple (a pytree prefix of {of}) or a list with "
+            f"one spec per array leaf; got {type(value).__name__}"
+        )
+    one_each = len(value) == len(keep) and all(_spec_like(v) for v in value)
+    if one_each and (isinstance(value, list) or not keep):
+        return list(value)
+    try:
+        boxed = jax.tree.map(
+            lambda s, sub: _Each([s] * len(jax.tree_util.tree_leaves(sub))),
+            as_prefix(value),
+            full,
+            is_leaf=is_spec,
+        )
+    except (ValueError, TypeError) as e:
+        if one_each:
+            return list(value)
+        if all(_spec_like(v) for v in value):  # a flat list of specs: the count is what is off
+            leaves = "array inputs" if what == "in_specs" else "outputs"
+            raise ValueError(
+                f"{what} has {len(value)} entries; the function has {len(keep)} {leaves} (or "
+                f"give a single spec, or a tuple that is a pytree prefix of {of})"
+            ) from None
+        raise ValueError(
+            f"{what} {value!r} is neither one spec per array leaf ({len(keep)}) nor a pytree "
+            f"prefix of {of}: {str(e).strip()}"
+        ) from None
+    every = [
+        s
+        for box in jax.tree_util.tree_leaves(boxed, is_leaf=lambda v: isinstance(v, _Each))
+        for s in box.specs
+    ]
+    return [every[i] for i in keep]
+
+
 def _own_mesh(leaves: Sequence[Leaf]) -> Any:
     """The jax Mesh of the first leaf with a NamedSharding over a concrete mesh, else None."""
     import jax
@@ -525,6 +608,35 @@ class Traced:
         self._cache: OrderedDict[TraceState, TraceResult] = OrderedDict()
         self._out_info: dict[Any, tuple[list[tuple[int, ...]], list[Any], list[str]]] = {}
         self._out_tree: dict[Any, Any] = {}
+
+    # -- specs as JAX reads them: a single spec, a pytree prefix, one per leaf
+    def in_leaf_specs(self, value: Any) -> list[Any]:
+        """in_specs as given to the view, one spec per input array leaf (see
+        :func:`leaf_specs`): a single PartitionSpec applies to every leaf; a tuple is a pytree
+        prefix of the positional arguments (as ``jax.shard_map`` / ``jax.jit`` read it;
+        keyword arguments' leaves are replicated); a list of one spec per array leaf is the
+        view's own form."""
+        import jax
+
+        args, kwargs = jax.tree_util.tree_unflatten(self._treedef, self._all)
+        full = (tuple(args), dict(kwargs))
+
+        def prefix(v: Any) -> Any:
+            return (tuple(v), {k: None for k in kwargs})
+
+        return leaf_specs(value, full, prefix, self._dyn_pos, "in_specs", "the arguments")
+
+    def out_leaf_specs(self, value: Any, state: TraceState) -> list[Any]:
+        """out_specs as given to the view, one per output leaf (see :meth:`in_leaf_specs`; a
+        prefix is of f's output pytree). Traces f (ValueError for errors in f)."""
+        import jax
+
+        self.output_info(state)
+        tree = self._out_tree[None if self.mode == "jit" else (state.mesh_key, state.in_specs)]
+        full = jax.tree_util.tree_unflatten(tree, [0] * tree.num_leaves)
+        return leaf_specs(
+            value, full, lambda v: v, list(range(tree.num_leaves)), "out_specs", "the outputs"
+        )
 
     # -- the function with array leaves as its only arguments
     def _call(self, *dyn: Any) -> Any:

@@ -234,6 +234,11 @@ class FunctionView(CostMixin, ShardView):
 
     # ---------------------------------------------------------------- the change path
     def _adjust(self, d: dict[str, Any], changes: dict[str, Any]) -> None:
+        # Specs as JAX reads them (a single spec, a pytree prefix) become one per leaf.
+        if "in_specs" in changes:
+            d["in_specs"] = self._traced.in_leaf_specs(changes["in_specs"])
+        if "out_specs" in changes and changes["out_specs"] not in ([], ()):
+            d["out_specs"] = self._out_leaf_specs(d, changes["out_specs"])
         # A mesh change alone drops the axes the new mesh no longer has from every spec.
         keep = set(d["axis_names"])
         if "in_specs" not in changes:
@@ -243,6 +248,19 @@ class FunctionView(CostMixin, ShardView):
         for k in ("in_specs", "out_specs"):  # anything else: from_wire names it (ValueError)
             if isinstance(d[k], list | tuple):
                 d[k] = list(d[k])
+
+    def _out_leaf_specs(self, d: dict[str, Any], value: Any) -> list[Any]:
+        """out_specs as given, one per output leaf (:meth:`Traced.out_leaf_specs`); as given
+        when f does not trace for the state (the compile then says why)."""
+        try:
+            ins = trace_mod.TraceState.from_wire({**d, "out_specs": []}, self._ndims(), [])
+            self._traced.output_info(ins)
+        except ValueError:  # malformed, or f fails to trace here: the check / compile says so
+            return [value] if trace_mod.is_spec(value) else list(value)
+        return self._traced.out_leaf_specs(value, ins)
+
+    def _ndims(self) -> list[int]:
+        return [len(lf.shape) for lf in self._traced.leaves]
 
     def _from_wire(self, d: dict[str, Any]) -> trace_mod.TraceState:
         ndims = [len(lf.shape) for lf in self._traced.leaves]
@@ -298,7 +316,24 @@ class FunctionView(CostMixin, ShardView):
         try:
             return self._traced.result(st, run=False, checked=True)
         except ValueError as e:
-            raise ValueError(self._with_help(str(e), st)) from None
+            msg = self._with_help(str(e), st)
+            if self.mode == "shard_map" and not st.out_specs:
+                msg = self._default_out_note(msg, st)
+            raise ValueError(msg) from None
+
+    def _default_out_note(self, msg: str, st: trace_mod.TraceState) -> str:
+        """msg, then: out_specs were not given, which ones the view tried (jax.shard_map
+        itself requires them), and how to give them."""
+        from .. import spec as spec_mod
+
+        try:
+            tried = trace_mod.complete(self._traced, st).out_specs
+        except ValueError:
+            return msg
+        specs = ", ".join(spec_mod.to_text(s or ()) for s in tried)
+        note = f"(out_specs not given: tried [{specs}]; jax.shard_map requires out_specs)"
+        room = wire.MAX_MESSAGE - len(note) - 1
+        return (msg if len(msg) <= room else msg[: room - 1] + "…") + " " + note
 
     def _with_help(self, msg: str, st: trace_mod.TraceState) -> str:
         """msg, ending with what fixes a ShardingTypeError under Explicit axes: the axis

@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax import lax
 from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
@@ -118,3 +119,24 @@ def test_constraint_on_a_sub_mesh() -> None:
     with pytest.raises(ValueError, match="incompatible devices"):
         v.set_layout(mesh_shape=[8])
     assert v.mesh_shape == [2] and v.trace.ran  # the last good view stays
+
+
+def test_constraint_mesh_in_another_order_and_axis_names() -> None:
+    devices = list(np.random.RandomState(7).permutation(np.array(jax.devices())))
+    mesh = jax.make_mesh((2, 4), ("data", "model"), devices=devices, axis_types=AUTO2)
+
+    def g(a: Any, w: Any) -> Any:
+        h = lax.with_sharding_constraint(a @ w, NamedSharding(mesh, P("data", "model")))
+        return jnp.tanh(h).sum(1)
+
+    a, w = np.ones((8, 16), np.float32), np.full((16, 8), 0.1, np.float32)
+    v = ShardView(g, a, w)
+    assert v.mesh_shape == [2, 4] and v.axis_names == ["data", "model"]
+    check_like_jit(v, g, a, w)
+    # the view's in_specs are laid out on that mesh too: the same as jax.jit with them
+    v.set_layout(in_specs=[P("data"), P(None, "model")])
+    shardings = (NamedSharding(mesh, P("data")), NamedSharding(mesh, P(None, "model")))
+    want = jax.jit(g, in_shardings=shardings)(a, w)
+    (got,) = v.outputs or []
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+    assert index_map(got) == index_map(want)

@@ -802,10 +802,10 @@ class Traced:
             ) from None
 
     def find_own_mesh(self) -> None:
-        """No input has a mesh: take the mesh of f's first sharding constraint on fewer than
-        every device (``with_sharding_constraint(x, NamedSharding(sub_mesh, ...))``), so the
-        view compiles f where ``jax.jit(f)`` does. Traces f once; errors are left to the
-        compile."""
+        """No input has a mesh: take the mesh of f's first sharding constraint with a concrete
+        mesh (``with_sharding_constraint(x, NamedSharding(mesh, ...))``: a sub-mesh, another
+        device order, the axis names f uses), so the view compiles f where ``jax.jit(f)``
+        does. Traces f once; errors are left to the compile."""
         import jax
         from jax.sharding import NamedSharding
 
@@ -819,11 +819,9 @@ class Traced:
         found: list[Constraint] = []
         _walk_constraints(closed.jaxpr, found)
         for c in found:
-            if isinstance(c.sharding, NamedSharding) and c.sharding.mesh.size < len(self.devices):
-                mesh = c.sharding.mesh
-                if not isinstance(mesh, jax.sharding.Mesh):  # an AbstractMesh has no devices
-                    continue
-                self.own_mesh = mesh
+            mesh = getattr(c.sharding, "mesh", None)
+            if isinstance(c.sharding, NamedSharding) and isinstance(mesh, jax.sharding.Mesh):
+                self.own_mesh = mesh  # (an AbstractMesh, from a bare PartitionSpec: no devices)
                 return
 
     def _structs(self, state: TraceState, mesh: Any) -> list[Any]:

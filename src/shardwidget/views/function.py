@@ -68,8 +68,9 @@ class FunctionView(CostMixin, ShardView):
     """str, default "jit": "jit" or "shard_map" ("pmap" for a jax.pmap'd function), fixed when
     the view is made (read-only; make another view for the other mode). Python → JS."""
     mesh_shape = traitlets.List(traitlets.Int()).tag(sync=True)
-    """list[int], default: the mesh of the first input with a NamedSharding over every device
-    (else one axis of every device): the mesh every input is laid out on. Both directions."""
+    """list[int], default: the mesh of the first input with a NamedSharding (any devices, its
+    order kept; else of f's first sharding constraint; else one axis of every device): the mesh
+    every input is laid out on. Both directions."""
     axis_names = traitlets.List(traitlets.Unicode()).tag(sync=True)
     """list[str], default: that mesh's (else ["x"]): one name per mesh axis. Both directions."""
     axis_types = traitlets.List(traitlets.Unicode()).tag(sync=True)
@@ -77,10 +78,13 @@ class FunctionView(CostMixin, ShardView):
     Both directions."""
     in_specs = traitlets.List(traitlets.Any()).tag(sync=True)
     """list, default: each input's own spec on that mesh (else replicated): one spec per input
-    array leaf (entries as ArrayView.spec). Both directions."""
+    array leaf (entries as ArrayView.spec). From Python also a single PartitionSpec (every
+    leaf) or a tuple that is a pytree prefix of the arguments, as jax.shard_map reads it. Both
+    directions."""
     out_specs = traitlets.List(traitlets.Any()).tag(sync=True)
     """list, default: None per output in jit mode (XLA chooses); in shard_map mode the spec of
-    the first input of the same rank: one spec per output leaf. Both directions."""
+    the first input of the same rank: one spec per output leaf (from Python also a single
+    PartitionSpec or a pytree prefix of the outputs). Both directions."""
     _trace_options: Any = traitlets.Dict().tag(sync=True)  # a wire TypedDict
     """wire.TraceOptions: the function's leaves and the mesh choices. Python → JS."""
     _trace: Any = traitlets.Dict().tag(sync=True)  # a wire TypedDict

@@ -176,3 +176,32 @@ def test_tracers_are_refused_in_words(x: Any) -> None:
         jax.jit(g)(x)
     with pytest.raises(TypeError, match="tracer"):
         jax.vmap(g)(x)
+
+
+def test_constants_through_shard_map_and_nested_jit(x: Any, mesh: Any) -> None:
+    def body(a: Any) -> Any:
+        return jnp.float32(3), a * 2
+
+    v = ShardView(body, x, mode="shard_map", in_specs=P("x"), out_specs=(P(), P("x")))
+    want = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=(P(), P("x"))))(x)
+    assert v.trace is not None and v.trace.notes["out"] == [CONSTANT_NOTE, ""]
+    for got, w in zip(v.outputs or [], want, strict=True):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(w))
+        same_placement(got, w)
+    nested = jax.jit(lambda a: (a * 2, 4.0))
+    v2 = ShardView(nested, x)
+    assert v2.trace is not None and v2.trace.notes["out"] == ["", CONSTANT_NOTE]
+    v3 = ShardView(lambda a: a, x)  # an input passed through is not a constant
+    assert v3.trace is not None and v3.trace.notes == {"in": [], "out": []}
+
+
+def test_unused_argument_in_shard_map_mode(x: Any, mesh: Any) -> None:
+    def body(a: Any, b: Any) -> Any:
+        return a * 2
+
+    v = ShardView(body, x, x, mode="shard_map", in_specs=P("x"), out_specs=P("x"))
+    assert v.trace is not None and v.trace.notes["in"] == ["", UNUSED_NOTE]
+    want = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P("x")))(x, x)
+    (got,) = v.outputs or []
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    same_placement(got, want)

@@ -376,17 +376,33 @@ def _notes(jaxpr: Any, dropped: Sequence[bool], leaves: Sequence[Leaf]) -> dict[
             ins.append("float0: a zero tangent with no data; XLA takes no buffer for it")
         else:
             ins.append(UNUSED_NOTE)
-    invars = set(jaxpr.invars)
-    outs = []
-    for v in jaxpr.outvars:
-        const = isinstance(v, core.Literal) or (v not in invars and not _computed(jaxpr, v))
-        outs.append(CONSTANT_NOTE if const else "")
+    outs = [CONSTANT_NOTE if c else "" for c in _constant_outputs(jaxpr, core)]
     return {"in": ins if any(ins) else [], "out": outs if any(outs) else []}
 
 
-def _computed(jaxpr: Any, v: Any) -> bool:
-    """Whether v is an output of one of jaxpr's equations (not a constvar or literal)."""
-    return any(v is o for eqn in jaxpr.eqns for o in eqn.outvars)
+def _constant_outputs(jaxpr: Any, core: Any) -> list[bool]:
+    """Per output of jaxpr: whether it is a literal or a closed-over value, looking through the
+    shard_map / jit equation that produces it (the body's own output)."""
+    invars = set(jaxpr.invars)
+    made = {id(o): (eqn, i) for eqn in jaxpr.eqns for i, o in enumerate(eqn.outvars)}
+    out = []
+    for v in jaxpr.outvars:
+        if isinstance(v, core.Literal):
+            out.append(True)
+        elif v in invars:
+            out.append(False)
+        elif id(v) not in made:  # a constvar
+            out.append(True)
+        else:
+            eqn, i = made[id(v)]
+            inner = (
+                eqn.params.get("jaxpr")
+                if eqn.primitive.name in ("shard_map", "pjit", "jit")
+                else None
+            )
+            inner = getattr(inner, "jaxpr", inner)
+            out.append(bool(inner is not None and _constant_outputs(inner, core)[i]))
+    return out
 
 
 def _memory(compiled: Any) -> dict[str, int]:

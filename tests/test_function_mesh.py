@@ -140,3 +140,36 @@ def test_constraint_mesh_in_another_order_and_axis_names() -> None:
     (got,) = v.outputs or []
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
     assert index_map(got) == index_map(want)
+
+
+def the_code_runs_the_same(v: Any, f: Any, args: tuple[Any, ...]) -> None:
+    """view.code, run as written, lays out and computes what the view shows."""
+    ns: dict[str, Any] = {f.__name__: f}
+    exec(v.code, ns)
+    mesh = ns["mesh"]
+    assert mesh.devices.tolist() == v.trace.in_shardings[0].mesh.devices.tolist()
+    with jax.set_mesh(mesh):
+        outs = jax.tree_util.tree_leaves(ns[f"{f.__name__}_sharded"](*args))
+    for got, want in zip(outs, v.outputs or [], strict=True):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+        assert index_map(got) == index_map(want)
+
+
+def scaled(a: Any) -> Any:
+    return jnp.cos(a) * 3, a.sum(0)
+
+
+@pytest.mark.parametrize("where", ["shuffled", "sub-mesh"])
+def test_copy_as_code_keeps_the_mesh(where: str) -> None:
+    if where == "shuffled":
+        devs = list(np.random.RandomState(5).permutation(np.array(jax.devices())))
+        mesh = jax.make_mesh((2, 4), ("x", "y"), devices=devs, axis_types=AUTO2)
+        spec = P("x", "y")
+    else:
+        devs = [jax.devices()[6], jax.devices()[1]]
+        mesh = jax.make_mesh((2,), ("x",), devices=devs, axis_types=(AxisType.Auto,))
+        spec = P(None, "x")
+    x = jax.device_put(jnp.arange(64.0).reshape(8, 8), NamedSharding(mesh, spec))
+    v = ShardView(scaled, x)
+    check_like_jit(v, scaled, x)
+    the_code_runs_the_same(v, scaled, (x,))

@@ -205,3 +205,27 @@ def test_unused_argument_in_shard_map_mode(x: Any, mesh: Any) -> None:
     (got,) = v.outputs or []
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
     same_placement(got, want)
+
+
+def test_odd_input_views_hold_no_device_memory_between_updates(mesh: Any) -> None:
+    import gc
+
+    from shardwidget import memory
+
+    def live() -> int:
+        gc.collect()
+        return sum(memory.buffers(jax.live_arrays()).values())
+
+    keys = jax.device_put(jax.random.split(jax.random.key(2), 8), NamedSharding(mesh, P("x")))
+    sub = jax.make_mesh((2,), ("x",), devices=jax.devices()[2:4])
+    a = jax.device_put(jnp.ones((8, 8)), NamedSharding(sub, P("x")))
+    before = live()
+    views = [
+        ShardView(lambda k: jax.vmap(lambda k1: jax.random.normal(k1, (4,)))(k), keys),
+        ShardView(lambda p, q: p * 2, a, a),
+    ]
+    assert all(v.error == "" for v in views)
+    assert live() == before
+    views[0].set_layout(in_specs=[[None]])
+    views[1].set_layout(in_specs=[[None, "x"], [None, None]])
+    assert live() == before

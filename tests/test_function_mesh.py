@@ -173,3 +173,24 @@ def test_copy_as_code_keeps_the_mesh(where: str) -> None:
     v = ShardView(scaled, x)
     check_like_jit(v, scaled, x)
     the_code_runs_the_same(v, scaled, (x,))
+
+
+def test_inputs_on_a_five_axis_mesh_keep_it() -> None:
+    mesh = jax.make_mesh((2, 2, 2, 1, 1), ("a", "b", "c", "d", "e"))
+    x = jax.device_put(jnp.arange(64.0).reshape(8, 8), NamedSharding(mesh, P(("a", "b"), "c")))
+
+    def f(a: Any) -> Any:
+        return a.sum(0)
+
+    v = ShardView(f, x)
+    assert v.mesh_shape == [2, 2, 2, 1, 1] and v.in_specs == [[["a", "b"], "c"]]
+    check_like_jit(v, f, x)
+    v.set_layout(in_specs=[["a", None]])
+    shard = NamedSharding(mesh, P("a", None))
+    want = jax.jit(f)(jax.device_put(x, shard))
+    (got,) = v.outputs or []
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want))
+    assert index_map(got) == index_map(want)
+    assert v.trace is not None and [c.axes for c in v.trace.collectives] == [("a",)]
+    with pytest.raises(ValueError, match="5 distinct non-empty axis names"):
+        v.set_layout(axis_names=["a", "a", "c", "d", "e"])

@@ -806,6 +806,24 @@ class Traced:
         n = len(self.devices)
         if own is not None and math.prod(state.mesh_shape) == own.devices.size:
             n = int(own.devices.size)
+        k = len(state.mesh_shape)
+        if (
+            own is not None
+            and state.mesh_shape == tuple(own.devices.shape)
+            and k > mesh_mod.MAX_AXES
+        ):
+            # The inputs' own mesh keeps every axis it has (the controls build at most
+            # MAX_AXES); its names and types are checked as for any mesh.
+            names, types = list(state.axis_names), list(state.axis_types)
+            bad = [a for a in names if not isinstance(a, str) or not a]
+            if len(names) != k or len(types) != k or bad or len(set(names)) != k:
+                raise ValueError(
+                    f"the mesh has {k} axes: give {k} distinct non-empty axis names and {k} axis "
+                    f"types; got names {names}, types {types}"
+                )
+            if any(t not in mesh_mod.AXIS_TYPES for t in types):
+                raise ValueError(f"axis types must be one of {mesh_mod.AXIS_TYPES}; got {types}")
+            return
         try:
             mesh_mod.validate_mesh(state.mesh_shape, state.axis_names, state.axis_types, n)
         except ValueError as e:
@@ -895,11 +913,9 @@ class Traced:
     def _check_spec(
         what: str, shape: tuple[int, ...], spec: spec_mod.NormSpec, state: TraceState
     ) -> None:
-        st = state_mod.LayoutState(
-            state.mesh_shape, state.axis_names, state.axis_types, spec, "device"
-        )
-        try:
-            state_mod.validate(st, shape, math.prod(state.mesh_shape), ["device"])
+        axes = dict(zip(state.axis_names, state.mesh_shape, strict=True))
+        try:  # the mesh itself is checked by validate_mesh (an own mesh may have more axes)
+            spec_mod.validate(spec, shape, axes)
         except ValueError as e:
             raise ValueError(f"{what}: {e}") from None
 

@@ -98,6 +98,13 @@ def test_a_list_of_one_spec_per_leaf_is_the_views_own_form(mesh: Any) -> None:
     assert v.in_specs == [["x", None], ["x"], ["x"]]
     v.set_layout(out_specs=P())  # and every output
     assert v.out_specs == [[None, None], [None]]
+    v.in_specs = P()  # the trait takes one too (it goes through set_layout)
+    assert v.in_specs == [[None, None], [None], [None]]
+    v.in_specs = (P(), None)  # another spelling of what is shown: shown normalized
+    assert v.in_specs == [[None, None], [None], [None]] and v.error == ""
+    with pytest.raises(ValueError, match="axis 'y' is not in the mesh"):
+        v.in_specs = P(("x", "y"))  # wrong for this mesh: refused, nothing changed
+    assert v.in_specs == [[None, None], [None], [None]]
 
 
 def test_a_spec_tree_jax_refuses_is_refused_in_jax_words(mesh: Any) -> None:

@@ -236,6 +236,19 @@ class FunctionView(CostMixin, ShardView):
         data["text/html"] = f"<pre>{html.escape(repr(self))}</pre>"
         return data, meta
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        """As ShardView's; ``in_specs`` / ``out_specs`` also take a single PartitionSpec (every
+        leaf, as JAX reads one), which the list traits cannot hold: it goes to set_layout."""
+        if (
+            name in ("in_specs", "out_specs")
+            and value is not None
+            and trace_mod.is_spec(value)
+            and not getattr(self, "_quiet", True)
+        ):
+            self.set_layout(**{name: value})
+            return
+        super().__setattr__(name, value)
+
     # ---------------------------------------------------------------- the change path
     def _adjust(self, d: dict[str, Any], changes: dict[str, Any]) -> None:
         # Specs as JAX reads them (a single spec, a pytree prefix) become one per leaf.

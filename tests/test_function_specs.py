@@ -185,3 +185,19 @@ def test_shard_map_default_out_specs_that_jax_refuses_show_jaxs_message(mesh: An
     v.set_layout(out_specs=[P("x")])  # what fixes it there fixes it here
     want = jax.jit(jax.shard_map(f, mesh=mesh, in_specs=P("x"), out_specs=P("x")))(X)
     same_outputs(v, want)
+
+
+def test_none_specs_are_jits_unspecified(mesh: Any) -> None:
+    """in_specs=None: each input's own sharding (jax.jit's default); out_specs=None: XLA's."""
+    xs = jax.device_put(X, NamedSharding(mesh, P(None, "x")))
+
+    def f(a: Any, b: Any) -> Any:
+        return a @ a, b * 2
+
+    v = ShardView(f, xs, Y, in_specs=None, out_specs=None)
+    assert v.in_specs == [[None, "x"], [None]] and v.out_specs == [None, None]
+    same_outputs(v, jax.jit(f)(xs, Y))
+    v.set_layout(in_specs=[P("x"), P("x")], out_specs=[P("x"), P()])
+    v.set_layout(in_specs=None, out_specs=None)  # back to the inputs' own, XLA's outputs
+    assert v.in_specs == [[None, "x"], [None]] and v.out_specs == [None, None]
+    same_outputs(v, jax.jit(f)(xs, Y))

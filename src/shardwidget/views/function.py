@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import traitlets
 
 from .. import pmap as pmap_mod
+from .. import spec as spec_mod
 from .. import text, wire
 from .. import trace as trace_mod
 from ..layout import _dtype_name, layout_of
@@ -252,9 +253,19 @@ class FunctionView(CostMixin, ShardView):
     # ---------------------------------------------------------------- the change path
     def _adjust(self, d: dict[str, Any], changes: dict[str, Any]) -> None:
         # Specs as JAX reads them (a single spec, a pytree prefix) become one per leaf.
-        if "in_specs" in changes:
+        # None (as jax.jit's unspecified shardings): each input's own spec where it has one on
+        # the view's mesh, and the outputs' defaults (XLA chooses; shard_map: see complete).
+        if "in_specs" in changes and changes["in_specs"] is None:
+            own = trace_mod.default_state(self._traced, len(self._devices))
+            d["in_specs"] = [
+                spec_mod.to_wire(s) if own.mesh_key[1] == tuple(d["axis_names"]) else None
+                for s in own.in_specs
+            ]
+        elif "in_specs" in changes:
             d["in_specs"] = self._traced.in_leaf_specs(changes["in_specs"])
-        if "out_specs" in changes and changes["out_specs"] not in ([], ()):
+        if "out_specs" in changes and changes["out_specs"] is None:
+            d["out_specs"] = []
+        elif "out_specs" in changes and changes["out_specs"] not in ([], ()):
             d["out_specs"] = self._out_leaf_specs(d, changes["out_specs"])
         # A mesh change alone drops the axes the new mesh no longer has from every spec.
         keep = set(d["axis_names"])
@@ -341,8 +352,6 @@ class FunctionView(CostMixin, ShardView):
     def _default_out_note(self, msg: str, st: trace_mod.TraceState) -> str:
         """msg, then: out_specs were not given, which ones the view tried (jax.shard_map
         itself requires them), and how to give them."""
-        from .. import spec as spec_mod
-
         try:
             tried = trace_mod.complete(self._traced, st).out_specs
         except ValueError:

@@ -210,7 +210,13 @@ def _device_info(d: Any) -> DeviceInfo:
 
 
 def _dtype_name(dtype: Any) -> str:
-    return str(np.dtype(dtype)) if not _is_extended(dtype) else str(dtype)
+    import jax
+
+    if _is_extended(dtype):
+        return str(dtype)
+    if np.dtype(dtype) == jax.dtypes.float0:  # numpy prints it as a structured void dtype
+        return "float0"
+    return str(np.dtype(dtype))
 
 
 def _is_extended(dtype: Any) -> bool:

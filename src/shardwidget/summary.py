@@ -194,13 +194,13 @@ def _rows(out: Any, sharding: Any) -> dict[int, np.ndarray]:
     from jax.sharding import NamedSharding
 
     if out.is_fully_addressable:
-        host = np.asarray(out)
+        host = np.array(out)  # a copy: rows of a view would keep `out` alive on CPU
         if isinstance(sharding, NamedSharding):
             ids = [int(d.id) for d in sharding.mesh.devices.flat]
         else:
             ids = [int(next(iter(sharding.device_set)).id)]
         return {d: host[i] for i, d in enumerate(ids)}
-    return {int(s.device.id): np.asarray(s.data)[0] for s in out.addressable_shards}
+    return {int(s.device.id): np.array(s.data)[0] for s in out.addressable_shards}
 
 
 def _device_rows(
@@ -230,7 +230,9 @@ def _host_block(x: np.ndarray, plan: Plan) -> tuple[np.ndarray, np.ndarray, np.n
     """What _block_fn computes for one block, in numpy: the plain statistics, or the NaN/Inf-aware
     ones when the block has non-finite values."""
     y = (np.abs(x) if np.iscomplexobj(x) else x).astype(np.float32, copy=False)
-    vals = x.reshape(-1) if plan.values else np.zeros(0, x.dtype)
+    # A copy: on CPU x is the shard's own buffer, and a view of it kept in the Summary would
+    # keep the device array alive after the run (jax.live_arrays() counts it).
+    vals = x.reshape(-1).copy() if plan.values else np.zeros(0, x.dtype)
     th, tw = plan.thumb_shape
     thumb = _thumbnail(y, plan, np) if th * tw else np.zeros(0, np.float32)
     with np.errstate(invalid="ignore", over="ignore"):  # NaN/Inf propagate, as on devices

@@ -706,9 +706,7 @@ def trace_options(
         "outputs": list(outputs),
         "static_args": list(traced.static_args),
         "original": cast(TraceStateWire, original.to_wire()),
-        "run_disabled": ""
-        if traced.runnable
-        else "not run: some inputs are jax.ShapeDtypeStruct (compiled only)",
+        "run_disabled": traced.run_disabled,
     }
 
 

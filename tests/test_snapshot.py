@@ -28,7 +28,7 @@ def x() -> Any:
 
 
 def _svg(html: str) -> ET.Element:
-    m = re.search(r"<svg .*</svg>", html, re.S)
+    m = re.search(r"<svg .*?</svg>", html, re.S)
     assert m, html[:500]
     return ET.fromstring(m.group(0))
 
@@ -102,6 +102,13 @@ def test_function_view_snapshot_names_its_collectives(x: Any) -> None:
     f = ShardView(lambda a: a.sum(axis=0), x)
     s = f.snapshot()
     assert "all-reduce" in s.html and "over x" in s.html
+    # each leaf drawn as its layout (the input as JAX laid it out, the output as compiled)
+    svgs = re.findall(r"<svg .*?</svg>", s.html, re.S)
+    assert len(svgs) == 2
+    assert _blocks_of(svgs[0]) == _jax_blocks(x)
+    assert _blocks_of(svgs[1]) == _jax_blocks(f.outputs[0])
+    row = re.search(r'<tr class="shardwidget-collective"[^>]*>(.*?)</tr>', s.html, re.S)
+    assert row and re.findall(r"<td[^>]*>(.*?)</td>", row.group(1))[:2] == ["all-reduce", "x"]
     f.in_specs = [[None, "y"]]
     assert "all-reduce" not in repr(f) and "all-reduce" in s.html  # frozen
 

@@ -200,3 +200,35 @@ def _check_pictures_static(page: Page) -> None:
     snap = page.locator(".shardwidget-snapshot:not([data-shardwidget-fallback] *)")
     expect(snap).to_have_count(1)
     assert "P('y', None)" in snap.inner_text()
+
+
+def test_nbconvert_execute_shows_every_view_of_an_example_offline(
+    page: Page, tmp_path: pathlib.Path
+) -> None:
+    src = tmp_path / "01_arrays.ipynb"
+    nb = nbformat.read(ROOT / "examples" / "01_arrays.ipynb", as_version=4)
+    nbformat.write(nb, src)
+    views = sum(1 for c in nb.cells if str(c.get("id")).startswith("view-"))
+    snaps = sum(1 for c in nb.cells if str(c.get("id")).startswith("snap-"))
+    html_path = _execute_to_html(tmp_path, src)
+    page.route(
+        "**/*",
+        lambda r: r.continue_() if r.request.url.startswith(("file:", "data:")) else r.abort(),
+    )
+    page.goto(html_path.as_uri())
+    page.wait_for_load_state("load")
+    pics = _pictures(page)
+    expect(pics).to_have_count(views)  # one per displayed view (a cell may display one view twice)
+    for i in range(views):
+        expect(pics.nth(i)).to_be_visible()
+        assert pics.nth(i).locator("svg g.block").count() >= 1
+        assert "dim 0" in pics.nth(i).inner_text()
+    # the widget outputs (a script tag each, for an html-manager that is not there) are hidden
+    widget_outputs = page.locator(".jp-OutputArea-child", has=page.locator("script[type*=widget]"))
+    expect(widget_outputs).to_have_count(views)
+    for i in range(views):
+        expect(widget_outputs.nth(i)).to_be_hidden()
+    frozen = page.locator(".shardwidget-snapshot:not([data-shardwidget-fallback] *)")
+    expect(frozen).to_have_count(snaps)
+    assert "P('y', 'x')" in frozen.nth(0).inner_text()  # "Swap the axes" shows its own step
+    page.screenshot(path=str(SHOTS / "nbconvert_example01_offline.png"), full_page=True)

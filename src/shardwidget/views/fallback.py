@@ -54,10 +54,11 @@ def bundle(view: ShardView) -> dict[str, str]:
     terminal grid a second time where HTML is not shown)."""
     fid = html.escape(view._fallback_id)
     # The widget output just after, when it shows text instead of a view ("Loading widget...",
-    # "Error displaying widget: model not found"): a live view is an element in it.
+    # "Error displaying widget: model not found") or only the widget's script tag (nbconvert's
+    # page with no html-manager): a live view is an element in it.
     hide_widget_error = (
-        f'.jp-OutputArea-child:has([{ATTR}="{fid}"])'
-        " + .jp-OutputArea-child:not(:has(> .jp-OutputArea-output > *)){display:none}"
+        f'.jp-OutputArea-child:has([{ATTR}="{fid}"]) + .jp-OutputArea-child'
+        ":not(:has(> .jp-OutputArea-output > :not(script))){display:none}"
     )
     return {
         "text/html": f'<div class="shardwidget-fallback" {ATTR}="{fid}">'

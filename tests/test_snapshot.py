@@ -163,3 +163,29 @@ def test_picture_output_is_redrawn_lazily(x: Any, monkeypatch: pytest.MonkeyPatc
     assert _blocks_of(html) == _jax_blocks(v.array)
     fallback.refresh_stale()
     assert len(sent) == 1  # nothing stale: nothing sent
+
+
+def test_many_blocks_are_one_raster_with_each_holders_colour(
+    x: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import base64
+    import zlib
+
+    from shardwidget.colors import color_scheme
+
+    monkeypatch.setattr(snapshot, "MAX_TITLES", 4)  # 8 blocks count as many here
+    v = ShardView(x)
+    svg = _svg(snapshot.render(v.layout, (), n_devices=8))
+    assert not list(svg.iter(f"{SVG}title"))
+    img = next(i for i in svg.iter(f"{SVG}image") if i.get("class") == "blocks")
+    w, h = int(img.get("width", 0)), int(img.get("height", 0))
+    raw = base64.b64decode(img.get("href", "").split(",", 1)[1])
+    idat = raw[raw.index(b"IDAT") + 4 : raw.index(b"IEND") - 8]
+    px = np.frombuffer(zlib.decompress(idat), np.uint8).reshape(h, 1 + w * 3)[:, 1:]
+    px = px.reshape(h, w, 3)
+    colour = color_scheme(8)
+    for b in v.layout.blocks:  # the centre of each block has its holder's colour
+        (r0, r1), (c0, c1) = b.index
+        cy, cx = int((r0 + r1) / 2 / 64 * h), int((c0 + c1) / 2 / 32 * w)
+        want = colour(b.devices[0])
+        assert "#" + "".join(f"{int(c):02X}" for c in px[cy, cx]) == want.upper()

@@ -4,6 +4,8 @@ beside a displayed view is redrawn lazily (never on the update path)."""
 
 from __future__ import annotations
 
+import base64
+import html as html_mod
 import re
 import xml.etree.ElementTree as ET
 from typing import Any
@@ -18,6 +20,8 @@ from jax.sharding import PartitionSpec as P
 from shardwidget import ShardView, snapshot
 from shardwidget.views import fallback
 
+from .helpers import svgs_in
+
 SVG = "{http://www.w3.org/2000/svg}"
 
 
@@ -28,9 +32,9 @@ def x() -> Any:
 
 
 def _svg(html: str) -> ET.Element:
-    m = re.search(r"<svg .*?</svg>", html, re.S)
-    assert m, html[:500]
-    return ET.fromstring(m.group(0))
+    found = svgs_in(html) if not html.startswith("<svg") else [html]
+    assert found, html[:500]
+    return ET.fromstring(found[0])
 
 
 def _blocks_of(html: str) -> dict[tuple[tuple[int, int], ...], set[int]]:
@@ -73,6 +77,10 @@ def test_snapshot_draws_the_layout_jax_made(x: Any) -> None:
     lo, hi = v._stats["vmin"], v._stats["vmax"]  # the range of the pooled means
     assert host.min() <= lo < hi <= host.max()
     assert "heatmap (pooled means)" in texts and {f"{lo:.4g}", f"{hi:.4g}"} <= set(texts)
+    # hover: an image map area per block, with the block's title, over the block's rectangle
+    areas = re.findall(r'<area shape="rect" coords="([\d,]+)" title="([^"]*)"', s.html)
+    titles = [t.text for t in _svg(s.html).iter(f"{SVG}title")]
+    assert [html_mod.unescape(t) for _, t in areas] == titles and len(areas) == 8
     assert s.text == repr(v) and repr(s) == s.text
     assert s._repr_mimebundle_() == {"text/plain": s.text, "text/html": s.html}
 
@@ -103,7 +111,7 @@ def test_function_view_snapshot_names_its_collectives(x: Any) -> None:
     s = f.snapshot()
     assert "all-reduce" in s.html and "over x" in s.html
     # each leaf drawn as its layout (the input as JAX laid it out, the output as compiled)
-    svgs = re.findall(r"<svg .*?</svg>", s.html, re.S)
+    svgs = svgs_in(s.html)
     assert len(svgs) == 2
     assert _blocks_of(svgs[0]) == _jax_blocks(x)
     assert _blocks_of(svgs[1]) == _jax_blocks(f.outputs[0])
@@ -128,7 +136,6 @@ def test_tall_arrays_keep_their_aspect() -> None:
 
 
 def test_png_is_a_png() -> None:
-    import base64
     import zlib
 
     uri = snapshot.png_data_uri(np.zeros((2, 3, 3), np.uint8) + 7)
@@ -168,7 +175,6 @@ def test_picture_output_is_redrawn_lazily(x: Any, monkeypatch: pytest.MonkeyPatc
 def test_many_blocks_are_one_raster_with_each_holders_colour(
     x: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import base64
     import zlib
 
     from shardwidget.colors import color_scheme

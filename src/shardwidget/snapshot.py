@@ -268,6 +268,38 @@ def svg(
     )
 
 
+def embed(svg_text: str) -> str:
+    """An SVG as HTML that survives sanitizers: an ``<img>`` of it (a data: URI) with an image map
+    whose areas carry each block's hover title. JupyterLab's sanitizer (a notebook it does not
+    trust) drops inline ``<svg>`` and ``<style>`` but keeps the text inside them, which reads
+    as a jumble; an image keeps the picture whole."""
+    import uuid
+    import xml.etree.ElementTree as ET
+
+    ns = "{http://www.w3.org/2000/svg}"
+    root = ET.fromstring(svg_text)
+    areas = []
+    for g in root.iter(f"{ns}g"):
+        rect, title = g.find(f"{ns}rect"), g.find(f"{ns}title")
+        if rect is None or title is None or not title.text:
+            continue
+        x, y = float(rect.get("x", 0)), float(rect.get("y", 0))
+        w, h = float(rect.get("width", 0)), float(rect.get("height", 0))
+        t = html.escape(title.text)
+        areas.append(
+            f'<area shape="rect" coords="{x:.0f},{y:.0f},{x + w:.0f},{y + h:.0f}" title="{t}" '
+            f'alt="{t}">'
+        )
+    name = f"shardwidget-map-{uuid.uuid4().hex[:12]}"
+    uri = "data:image/svg+xml;base64," + base64.b64encode(svg_text.encode()).decode("ascii")
+    label = html.escape(root.get("aria-label", "layout"))
+    return (
+        f'<img class="shardwidget-picture" src="{uri}" width="{root.get("width")}" '
+        f'height="{root.get("height")}" alt="{label}" usemap="#{name}" '
+        'style="max-width:none">' + (f'<map name="{name}">{"".join(areas)}</map>' if areas else "")
+    )
+
+
 def _colour_bar(stats: Mapping[str, Any] | None, y: float, width: int) -> str:
     """The heatmap's scale: the ramp from vmin to vmax, labelled."""
     if not stats:
@@ -335,7 +367,7 @@ def render(
         'font-size:12px;line-height:1.4">'
         f'<div><b style="font-family:monospace">{html.escape(_headline(lay))}</b></div>'
         f"<div>{html.escape(mesh)}</div>{err}"
-        + svg(lay, view_dims, width, n_devices, stats)
+        + f"<div>{embed(svg(lay, view_dims, width, n_devices, stats))}</div>"
         + f"<div>{info}</div></div>"
     )
 

@@ -32,7 +32,7 @@ def _leaves(title: str, names: list[str], layouts: list[Any], n_devices: int | N
             'margin:0 12px 8px 0">'
             f'<div style="font-family:monospace"><b>{html.escape(name)}</b> '
             f"{html.escape(lay.typeof)}</div>"
-            + snapshot.svg(lay, (), LEAF_WIDTH, n_devices)
+            + snapshot.embed(snapshot.svg(lay, (), LEAF_WIDTH, n_devices))
             + "</div>"
         )
     return f"<div><b>{title}</b></div><div>{''.join(cards)}</div>" if cards else ""

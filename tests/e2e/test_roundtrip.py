@@ -4,6 +4,7 @@ state as a picture, with no "model not found" text; ``jupyter nbconvert --to htm
 
 from __future__ import annotations
 
+import base64
 import os
 import pathlib
 import re
@@ -38,6 +39,7 @@ CELLS = [
     "frozen = view.snapshot()\nview.spec = [None, None]\nframe = frozen\nframe",
     'view.spec = ["y", None]',
 ]
+ROOTS: dict[str, pathlib.Path] = {}  # the notebook folder of each server
 SAVED = """() => {
   const panel = window.jupyterapp.shell.currentWidget;
   return panel && !panel.context.model.dirty;
@@ -57,6 +59,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     nb.cells = [nbformat.v4.new_code_cell(c, id=f"c{i}") for i, c in enumerate(CELLS)]
     nbformat.write(nb, root / "rt.ipynb")
     with jupyter_lab(root, tmp / "server") as server:
+        ROOTS[server.url] = root
         yield server
 
 
@@ -64,19 +67,31 @@ def _pictures(page: Page) -> Any:
     return page.locator("[data-shardwidget-fallback]")
 
 
+def _drawn(pic: Any) -> str:
+    """The picture's text and its SVGs' source (the pictures are <img>s of SVG data: URIs, shown
+    when the image loaded)."""
+    imgs = pic.locator("img.shardwidget-picture")
+    for i in range(imgs.count()):
+        assert imgs.nth(i).evaluate("e => e.complete && e.naturalWidth > 0"), "image not drawn"
+    srcs = imgs.evaluate_all("els => els.map(e => e.getAttribute('src'))")
+    svgs = [base64.b64decode(u.split(",", 1)[1]).decode() for u in srcs]
+    return pic.inner_text() + "\n".join(svgs)
+
+
 def _check_pictures(page: Page) -> None:
     pics = _pictures(page)
     expect(pics).to_have_count(2)
     expect(pics.nth(0)).to_be_visible()
     expect(pics.nth(1)).to_be_visible()
-    arr = pics.nth(0).inner_text()
+    arr = _drawn(pics.nth(0))
     # the last state (P('y', None), set by cell 6), its axes and ranges, every holder
     assert "P('y', None)" in arr and "dim 0 → · sharded over y" in arr, arr
     assert "dim 1 → · not sharded" in arr and "heatmap (pooled means)" in arr, arr
     for label in ("0,4 ×2", "1,5 ×2", "2,6 ×2", "3,7 ×2", "16", "48", "64"):
         assert label in arr, (label, arr)
-    assert pics.nth(0).locator("svg image").count() == 4 + 1  # thumbnails and colour bar
-    fn = pics.nth(1).inner_text()
+    assert arr.count("<image ") == 4 + 1  # thumbnails and colour bar
+    assert pics.nth(0).locator("area[title]").count() == 4  # hover, block by block
+    fn = _drawn(pics.nth(1))
     assert "all-reduce" in fn and "over x" in fn, fn
     assert page.get_by_text("model not found").filter(visible=True).count() == 0  # type: ignore[call-arg]
     assert page.get_by_text("Loading widget").filter(visible=True).count() == 0  # type: ignore[call-arg]
@@ -138,6 +153,29 @@ def test_saved_notebook_reopens_with_pictures(browser: Any, lab: Server) -> None
         page.wait_for_timeout(1500)
         _check_pictures(page)
         page.screenshot(path=str(SHOTS / "reopened_no_kernel.png"), full_page=True)
+
+        # a copy someone else saved (not signed by this server: untrusted, its HTML sanitized)
+        saved = nbformat.read(ROOTS[lab.url] / "rt.ipynb", as_version=4)
+        saved.cells[0].source += "\n# shared copy"
+        nbformat.write(saved, ROOTS[lab.url] / "shared.ipynb")
+        page.goto(lab.url + "lab/tree/shared.ipynb")
+        page.wait_for_function(
+            """() => {
+              const w = window.jupyterapp?.shell.currentWidget;
+              return w?.context?.path === 'shared.ipynb' && w.content?.widgets?.length >= 6;
+            }""",
+            timeout=60_000,
+        )
+        trusted = "() => window.jupyterapp.shell.currentWidget.content.widgets[1].model.trusted"
+        assert page.evaluate(trusted) is False  # JupyterLab does not trust it: HTML sanitized
+        pics = _pictures(page)
+        expect(pics).to_have_count(2)
+        # sanitized (no <style>, no inline SVG), the pictures still show whole, as images
+        arr = _drawn(pics.nth(0))
+        assert "P('y', None)" in arr and "0,4 ×2" in arr and "dim 0 → · sharded over y" in arr
+        assert "not sharded0" not in pics.nth(0).inner_text()  # no jumble of loose SVG text
+        assert page.get_by_text("model not found").filter(visible=True).count() == 0  # type: ignore[call-arg]
+        page.screenshot(path=str(SHOTS / "reopened_untrusted.png"), full_page=True)
     ctx.close()
 
 
@@ -192,7 +230,7 @@ def _check_pictures_static(page: Page) -> None:
     expect(pics).to_have_count(2)
     for i in range(2):
         expect(pics.nth(i)).to_be_visible()
-    arr = pics.nth(0).inner_text()
+    arr = _drawn(pics.nth(0))
     assert "P('y', None)" in arr and "dim 0 → · sharded over y" in arr, arr
     for label in ("0,4 ×2", "3,7 ×2", "16", "64"):
         assert label in arr, (label, arr)
@@ -221,8 +259,8 @@ def test_nbconvert_execute_shows_every_view_of_an_example_offline(
     expect(pics).to_have_count(views)  # one per displayed view (a cell may display one view twice)
     for i in range(views):
         expect(pics.nth(i)).to_be_visible()
-        assert pics.nth(i).locator("svg g.block").count() >= 1
-        assert "dim 0" in pics.nth(i).inner_text()
+        drawn = _drawn(pics.nth(i))
+        assert '<g class="block">' in drawn and "dim 0" in drawn
     # the widget outputs (a script tag each, for an html-manager that is not there) are hidden
     widget_outputs = page.locator(".jp-OutputArea-child", has=page.locator("script[type*=widget]"))
     expect(widget_outputs).to_have_count(views)

@@ -70,7 +70,10 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
     super(model, el, "", layoutRequests);
     const doc = this.doc;
     this.header = new Header(doc, { find: (t) => this.setFind(t) });
-    this.controls = new Controls(doc, { request: (s) => this.request(s) });
+    this.controls = new Controls(doc, {
+      request: (s) => this.request(s),
+      step: (by) => this.model.send({ type: "history", step: by }),
+    });
     const colorOf = (id: number) => this.colorOf(id);
     this.arrayPane = new ArrayPane(doc, {
       colorOf,
@@ -125,7 +128,7 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
     this.onChange(["error", "busy"], () => this.invalidate("status"));
     this.onChange(["view_dims"], () => this.invalidate("grid", "detail"));
     this.onChange(["_options"], () => this.invalidate("controls", "mesh", "grid"));
-    this.onChange(STATE_TRAITS, () => this.invalidate("controls"));
+    this.onChange([...STATE_TRAITS, "_history"], () => this.invalidate("controls"));
 
     if (typeof ResizeObserver !== "undefined") {
       this.ro = new ResizeObserver(() => {
@@ -301,6 +304,7 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
       state: optimistic ?? this.traitState(),
       options,
       pending: optimistic !== null,
+      history: this.model.get("_history"),
     });
   }
 

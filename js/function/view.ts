@@ -104,7 +104,11 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     this.errorEl.hidden = true;
     header.append(top, this.metricsEl, this.modeNoteEl, this.runNoteEl, this.errorEl);
 
-    this.meshControls = new FunctionMeshControls(doc, (s) => this.request(s));
+    this.meshControls = new FunctionMeshControls(
+      doc,
+      (s) => this.request(s),
+      (by) => this.model.send({ type: "history", step: by }),
+    );
     this.inputs = this.section("Inputs");
     this.outputs = this.section("Outputs");
     this.comm = this.section("Communication");
@@ -127,7 +131,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
       if (this.trace?.status === "ok") this.lastResultError = "";
       this.schedule();
     });
-    this.onChange(["_trace_stats", "_trace_options", "error", "busy", ...STATE_TRAITS], () =>
+    this.onChange(["_trace_stats", "_trace_options", "error", "busy", "_history", ...STATE_TRAITS], () =>
       this.schedule(),
     );
     this.flush();
@@ -215,7 +219,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     this.meshControls.el.hidden = false;
     const pending = this.queue.optimistic !== null;
     const state = this.controlState();
-    this.meshControls.update({ state, options, pending });
+    this.meshControls.update({ state, options, pending, history: this.model.get("_history") });
     this.renderLeaves(options, state);
     const shown = this.shown;
     if (shown !== this.tablesOf) {

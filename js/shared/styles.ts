@@ -96,6 +96,8 @@ export const CSS = `
 .shardwidget select:disabled, .shardwidget input:disabled, .shardwidget .sw-button:disabled { cursor: not-allowed; opacity: 0.7; }
 .shardwidget .sw-button { padding: 2px 12px; cursor: pointer; }
 .shardwidget .sw-button:hover:not(:disabled) { border-color: var(--sw-accent); color: var(--sw-accent); }
+.shardwidget .sw-history-row { display: flex; gap: 4px; flex-wrap: wrap; align-items: center; }
+.shardwidget .sw-history { padding: 2px 8px; }
 .shardwidget .sw-spec-preview { font-family: var(--sw-mono); font-size: 12px; color: var(--sw-fg); }
 .shardwidget .sw-ctl-status { font-size: 11.5px; color: var(--sw-accent); min-height: 1em; }
 .shardwidget .sw-field-msg { font-size: 11.5px; color: var(--sw-error-fg); }

@@ -6,6 +6,7 @@
 // Messages (requests and their results): messages.ts.
 
 import type { HardwareWire, TransferWire } from "./cost";
+import type { HistoryWire } from "./messages";
 
 export type AxisType = "auto" | "explicit";
 export type SpecEntry = null | string | string[];
@@ -137,6 +138,8 @@ export interface ArrayModel {
    *  absent in function-view leaves and older saved pages. */
   hardware?: string;
   _hardware_presets?: HardwareWire[];
+  /** Undo / redo (Python → JS). Absent in saved pages: they have no kernel to step. */
+  _history?: HistoryWire;
   /** What moving the original layout to the shown one moves (key === _layout.key). */
   _transfer?: TransferWire;
 }

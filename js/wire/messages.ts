@@ -26,5 +26,21 @@ export interface TraceRequestMsg {
   state: TraceState;
 }
 
+/** The undo / redo buttons: step back (-1) or forward (1) through the layouts shown. The
+ *  kernel answers by setting the traits (and `error` when it cannot). */
+export interface HistoryMsg {
+  type: "history";
+  step: -1 | 1;
+}
+
+/** `_history`: how far undo and redo can go, and where the next step of each leads. */
+export interface HistoryWire {
+  undo: number;
+  redo: number;
+  /** The layout undo shows, in a few words ("" when there is none). */
+  undo_label: string;
+  redo_label: string;
+}
+
 /** Any request the front end sends. */
 export type AnyRequestMsg = RequestMsg | TraceRequestMsg;

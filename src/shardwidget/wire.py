@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, cast
 
 import numpy as np
@@ -150,6 +150,23 @@ class ResultMsg(TypedDict):
     seq: int
     ok: bool
     error: str
+
+
+class HistoryMsg(TypedDict):
+    """The undo/redo buttons: step back (-1) or forward (1) through the layouts shown."""
+
+    type: Literal["history"]
+    step: int
+
+
+class HistoryWire(TypedDict):
+    """``_history``: how far undo and redo can go, and where the next step of each leads."""
+
+    undo: int
+    redo: int
+    undo_label: str
+    """The layout undo shows, in a few words ("" when there is none)."""
+    redo_label: str
 
 
 class TraceStateWire(TypedDict):
@@ -615,6 +632,24 @@ def parse_request(content: Any, kind: str = "request") -> tuple[int, dict[str, A
     if not isinstance(seq, int) or isinstance(seq, bool) or not isinstance(st, dict):
         return None
     return seq, st
+
+
+def parse_history(content: Any) -> int | None:
+    """The step (-1 or 1) of a HistoryMsg, or None when the message is something else."""
+    if not isinstance(content, dict) or content.get("type") != "history":
+        return None
+    step = content.get("step")
+    return step if step in (-1, 1) and not isinstance(step, bool) else None
+
+
+def history(states: Sequence[Any], at: int, label: Callable[[Any], str]) -> HistoryWire:
+    """``_history`` for the layouts ``states`` with ``states[at]`` shown."""
+    return {
+        "undo": max(0, at),
+        "redo": max(0, len(states) - 1 - at),
+        "undo_label": label(states[at - 1]) if at > 0 else "",
+        "redo_label": label(states[at + 1]) if 0 <= at < len(states) - 1 else "",
+    }
 
 
 # ---------------------------------------------------------------------- sizes and saved pages

@@ -448,6 +448,7 @@ class ArrayView(CostMixin, ShardView):
             self._publish_layout(st, arr, lay)
         finally:
             self._held = None
+        self._remember(st)
 
     def _publish_layout(self, st: LayoutState, arr: Any, lay: Layout) -> None:
         # Never delay the geometry for device work: only tiles already computed make it quick,

@@ -393,6 +393,7 @@ class FunctionView(CostMixin, ShardView):
         )
         self._send_stats(arrays)
         self._publish_estimate()
+        self._remember(res.state)
 
     # ---------------------------------------------------------------- cost (issue 12)
     def _publish_estimate(self) -> None:

@@ -7,6 +7,7 @@ import { ArrayPane } from "./grid/pane";
 import { MAX_GRID_WIDTH } from "./grid/geometry";
 import { MeshPane } from "./mesh/pane";
 import { Header } from "./header";
+import { LegendPanel } from "./legend";
 import { highlights, matchFind, samePin, type FindMatch, type Pointing } from "./selection";
 import { Controls } from "./controls";
 import { detailSection, renderDetail, type Pin } from "./detail";
@@ -40,6 +41,7 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
   private arrayPane: ArrayPane;
   private meshPane: MeshPane;
   private detailEl: HTMLElement;
+  private legend: LegendPanel;
   private dirty = new Set<Dirty>();
   private slice: number[] = [];
   private sliceShapeKey = "";
@@ -110,10 +112,12 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
     side.className = "sw-side";
     side.append(this.meshPane.el, this.detailEl);
     main.append(this.arrayPane.el, side);
-    this.root.append(this.header.el, this.controls.el, main);
+    this.legend = new LegendPanel(doc);
+    this.root.append(this.header.el, this.controls.el, main, this.legend.el);
     if (viewOpts.embedded) {
       this.root.classList.add("sw-embedded");
       this.header.el.hidden = true;
+      this.legend.el.hidden = true; // the function view is one of several: no legend each
     }
     this.root.addEventListener("keydown", (e) => {
       if (e.key === "Escape" && this.pin) {
@@ -263,6 +267,7 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
       measure("shardwidget:render", "shardwidget:render-start");
     }
     if (d.has("detail")) this.renderDetail();
+    if (d.has("header") && !this.viewOpts.embedded) this.legend.update(layout, this.stats);
     measure("shardwidget:flush", "shardwidget:flush-start");
   }
 

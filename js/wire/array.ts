@@ -64,6 +64,15 @@ export interface Block {
   d: number[];
 }
 
+/** What the marks of the grid mean and how the array is split and copied, in words
+ *  (Python: shardwidget.legend). */
+export interface LegendWire {
+  /** [mark, meaning] for the border, the inner heatmap, the stripes and the labels. */
+  marks: string[][];
+  /** "dimension 0 split 2 ways over x", "replicated over y: 4 copies", … */
+  replication: string[];
+}
+
 export interface Layout {
   /** Changes whenever the shown array changes; _stats.key refers to it. */
   key: number;
@@ -92,6 +101,8 @@ export interface Layout {
   /** Python that lays an array bound to `x` out like this (ArrayView.code); "" for
    *  function-view leaves. */
   code: string;
+  /** Optional: saved pages from before the legend have none. */
+  legend?: LegendWire;
 }
 
 export interface Stats {

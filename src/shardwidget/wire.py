@@ -93,6 +93,16 @@ class BlockWire(TypedDict):
     """The devices holding the block."""
 
 
+class LegendWire(TypedDict):
+    """What the marks of the grid mean and how the array is split and copied, in words
+    (:mod:`shardwidget.legend`)."""
+
+    marks: list[list[str]]
+    """[mark, meaning] for the border, the inner heatmap, the stripes and the labels."""
+    replication: list[str]
+    """"dimension 0 split 2 ways over x", "replicated over y: 4 copies", …"""
+
+
 class LayoutWire(TypedDict):
     """``_layout``: the geometry of the array shown (and of every function-view leaf)."""
 
@@ -116,6 +126,7 @@ class LayoutWire(TypedDict):
     code: str
     """Python that lays an array bound to ``x`` out like this (ArrayView.code); "" for
     function-view leaves."""
+    legend: LegendWire
 
 
 class Stats(TypedDict):
@@ -525,7 +536,16 @@ def layout(
         "replication": lay.replication,
         "note": note,
         "code": code,
+        "legend": legend_wire(lay),
     }
+
+
+def legend_wire(lay: Layout) -> LegendWire:
+    """``LayoutWire.legend`` of a layout."""
+    from .legend import legend_of
+
+    lg = legend_of(lay)
+    return {"marks": [list(m) for m in lg.marks], "replication": list(lg.replication)}
 
 
 def pending_stats(key: int) -> Stats:

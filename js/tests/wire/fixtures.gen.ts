@@ -456,7 +456,32 @@ export const array8: ArrayModel = {
   "logical_bytes": 16384,
   "replication": 1,
   "note": "",
-  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nx = jax.device_put(x, NamedSharding(mesh, P('x', 'y'), memory_kind='device'))"
+  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nx = jax.device_put(x, NamedSharding(mesh, P('x', 'y'), memory_kind='device'))",
+  "legend": {
+   "marks": [
+    [
+     "border",
+     "the colour of the device that holds the block (each device has its own colour)"
+    ],
+    [
+     "inner heatmap",
+     "the block's values (means of pooled cells), on one colour scale for the whole array"
+    ],
+    [
+     "stripes",
+     "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+    ],
+    [
+     "labels",
+     "the ids of the devices holding the block; rulers give each block's index range"
+    ]
+   ],
+   "replication": [
+    "dimension 0 split 2 ways over x",
+    "dimension 1 split 4 ways over y",
+    "no copies: each element on one device"
+   ]
+  }
  },
  "_stats": {
   "key": 1,
@@ -1060,7 +1085,31 @@ export const arrayValues8: ArrayModel = {
   "logical_bytes": 256,
   "replication": 2,
   "note": "",
-  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nx = jax.device_put(x, NamedSharding(mesh, P('y', None), memory_kind='device'))"
+  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nx = jax.device_put(x, NamedSharding(mesh, P('y', None), memory_kind='device'))",
+  "legend": {
+   "marks": [
+    [
+     "border",
+     "the colour of the device that holds the block (each device has its own colour)"
+    ],
+    [
+     "inner heatmap",
+     "the block's values (means of pooled cells), on one colour scale for the whole array"
+    ],
+    [
+     "stripes",
+     "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+    ],
+    [
+     "labels",
+     "the ids of the devices holding the block; rulers give each block's index range"
+    ]
+   ],
+   "replication": [
+    "dimension 0 split 4 ways over y",
+    "replicated over x: 2 copies"
+   ]
+  }
  },
  "_stats": {
   "key": 1,
@@ -1664,7 +1713,32 @@ export const arrayResharded8: ArrayModel = {
   "logical_bytes": 256,
   "replication": 1,
   "note": "",
-  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nx = jax.device_put(x, NamedSharding(mesh, P('x', 'y'), memory_kind='device'))"
+  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nx = jax.device_put(x, NamedSharding(mesh, P('x', 'y'), memory_kind='device'))",
+  "legend": {
+   "marks": [
+    [
+     "border",
+     "the colour of the device that holds the block (each device has its own colour)"
+    ],
+    [
+     "inner heatmap",
+     "the block's values (means of pooled cells), on one colour scale for the whole array"
+    ],
+    [
+     "stripes",
+     "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+    ],
+    [
+     "labels",
+     "the ids of the devices holding the block; rulers give each block's index range"
+    ]
+   ],
+   "replication": [
+    "dimension 0 split 2 ways over x",
+    "dimension 1 split 4 ways over y",
+    "no copies: each element on one device"
+   ]
+  }
  },
  "_stats": {
   "key": 2,
@@ -2332,7 +2406,30 @@ export const arrayScalar8: ArrayModel = {
   "logical_bytes": 4,
   "replication": 1,
   "note": "",
-  "code": "import jax\n\ndevice = jax.devices()[0]\nx = jax.device_put(x, jax.sharding.SingleDeviceSharding(device, memory_kind='device'))"
+  "code": "import jax\n\ndevice = jax.devices()[0]\nx = jax.device_put(x, jax.sharding.SingleDeviceSharding(device, memory_kind='device'))",
+  "legend": {
+   "marks": [
+    [
+     "border",
+     "the colour of the device that holds the block (each device has its own colour)"
+    ],
+    [
+     "inner heatmap",
+     "the block's values (means of pooled cells), on one colour scale for the whole array"
+    ],
+    [
+     "stripes",
+     "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+    ],
+    [
+     "labels",
+     "the ids of the devices holding the block; rulers give each block's index range"
+    ]
+   ],
+   "replication": [
+    "on one device: not split, no copies"
+   ]
+  }
  },
  "_stats": {
   "key": 1,
@@ -2956,7 +3053,32 @@ export const function8: FunctionModel = {
      "logical_bytes": 512,
      "replication": 1,
      "note": "",
-     "code": ""
+     "code": "",
+     "legend": {
+      "marks": [
+       [
+        "border",
+        "the colour of the device that holds the block (each device has its own colour)"
+       ],
+       [
+        "inner heatmap",
+        "the block's values (means of pooled cells), on one colour scale for the whole array"
+       ],
+       [
+        "stripes",
+        "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+       ],
+       [
+        "labels",
+        "the ids of the devices holding the block; rulers give each block's index range"
+       ]
+      ],
+      "replication": [
+       "dimension 0 split 2 ways over x",
+       "dimension 1 split 4 ways over y",
+       "no copies: each element on one device"
+      ]
+     }
     },
     "note": ""
    },
@@ -3111,7 +3233,31 @@ export const function8: FunctionModel = {
      "logical_bytes": 128,
      "replication": 2,
      "note": "",
-     "code": ""
+     "code": "",
+     "legend": {
+      "marks": [
+       [
+        "border",
+        "the colour of the device that holds the block (each device has its own colour)"
+       ],
+       [
+        "inner heatmap",
+        "the block's values (means of pooled cells), on one colour scale for the whole array"
+       ],
+       [
+        "stripes",
+        "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+       ],
+       [
+        "labels",
+        "the ids of the devices holding the block; rulers give each block's index range"
+       ]
+      ],
+      "replication": [
+       "dimension 0 split 4 ways over y",
+       "replicated over x: 2 copies"
+      ]
+     }
     },
     "note": ""
    }
@@ -3240,7 +3386,31 @@ export const function8: FunctionModel = {
      "logical_bytes": 256,
      "replication": 4,
      "note": "",
-     "code": ""
+     "code": "",
+     "legend": {
+      "marks": [
+       [
+        "border",
+        "the colour of the device that holds the block (each device has its own colour)"
+       ],
+       [
+        "inner heatmap",
+        "the block's values (means of pooled cells), on one colour scale for the whole array"
+       ],
+       [
+        "stripes",
+        "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+       ],
+       [
+        "labels",
+        "the ids of the devices holding the block; rulers give each block's index range"
+       ]
+      ],
+      "replication": [
+       "dimension 0 split 2 ways over x",
+       "replicated over y: 4 copies"
+      ]
+     }
     },
     "note": ""
    },
@@ -3332,7 +3502,32 @@ export const function8: FunctionModel = {
      "logical_bytes": 4,
      "replication": 8,
      "note": "",
-     "code": ""
+     "code": "",
+     "legend": {
+      "marks": [
+       [
+        "border",
+        "the colour of the device that holds the block (each device has its own colour)"
+       ],
+       [
+        "inner heatmap",
+        "the block's values (means of pooled cells), on one colour scale for the whole array"
+       ],
+       [
+        "stripes",
+        "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+       ],
+       [
+        "labels",
+        "the ids of the devices holding the block; rulers give each block's index range"
+       ]
+      ],
+      "replication": [
+       "replicated over x: 2 copies",
+       "replicated over y: 4 copies",
+       "each element on 8 devices"
+      ]
+     }
     },
     "note": ""
    }
@@ -3382,8 +3577,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 34.7,
-  "run_ms": 2.6,
+  "compile_ms": 121.8,
+  "run_ms": 4.8,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -4244,7 +4439,31 @@ export const functionShardMap8: FunctionModel = {
      "logical_bytes": 512,
      "replication": 4,
      "note": "",
-     "code": ""
+     "code": "",
+     "legend": {
+      "marks": [
+       [
+        "border",
+        "the colour of the device that holds the block (each device has its own colour)"
+       ],
+       [
+        "inner heatmap",
+        "the block's values (means of pooled cells), on one colour scale for the whole array"
+       ],
+       [
+        "stripes",
+        "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+       ],
+       [
+        "labels",
+        "the ids of the devices holding the block; rulers give each block's index range"
+       ]
+      ],
+      "replication": [
+       "dimension 0 split 2 ways over x",
+       "replicated over y: 4 copies"
+      ]
+     }
     },
     "note": ""
    }
@@ -4359,7 +4578,32 @@ export const functionShardMap8: FunctionModel = {
      "logical_bytes": 256,
      "replication": 8,
      "note": "",
-     "code": ""
+     "code": "",
+     "legend": {
+      "marks": [
+       [
+        "border",
+        "the colour of the device that holds the block (each device has its own colour)"
+       ],
+       [
+        "inner heatmap",
+        "the block's values (means of pooled cells), on one colour scale for the whole array"
+       ],
+       [
+        "stripes",
+        "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+       ],
+       [
+        "labels",
+        "the ids of the devices holding the block; rulers give each block's index range"
+       ]
+      ],
+      "replication": [
+       "replicated over x: 2 copies",
+       "replicated over y: 4 copies",
+       "each element on 8 devices"
+      ]
+     }
     },
     "note": ""
    }
@@ -4394,8 +4638,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 33.6,
-  "run_ms": 1.4,
+  "compile_ms": 102.0,
+  "run_ms": 17.8,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -5098,7 +5342,31 @@ export const functionPmap8: FunctionModel = {
      "logical_bytes": 128,
      "replication": 1,
      "note": "",
-     "code": ""
+     "code": "",
+     "legend": {
+      "marks": [
+       [
+        "border",
+        "the colour of the device that holds the block (each device has its own colour)"
+       ],
+       [
+        "inner heatmap",
+        "the block's values (means of pooled cells), on one colour scale for the whole array"
+       ],
+       [
+        "stripes",
+        "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+       ],
+       [
+        "labels",
+        "the ids of the devices holding the block; rulers give each block's index range"
+       ]
+      ],
+      "replication": [
+       "dimension 0 split 8 ways over i",
+       "no copies: each element on one device"
+      ]
+     }
     },
     "note": "pmap: dimension 0 mapped over 8 devices (axis 'i'), one slice per device; the body sees shape (4,)"
    }
@@ -5308,7 +5576,31 @@ export const functionPmap8: FunctionModel = {
      "logical_bytes": 128,
      "replication": 1,
      "note": "",
-     "code": ""
+     "code": "",
+     "legend": {
+      "marks": [
+       [
+        "border",
+        "the colour of the device that holds the block (each device has its own colour)"
+       ],
+       [
+        "inner heatmap",
+        "the block's values (means of pooled cells), on one colour scale for the whole array"
+       ],
+       [
+        "stripes",
+        "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+       ],
+       [
+        "labels",
+        "the ids of the devices holding the block; rulers give each block's index range"
+       ]
+      ],
+      "replication": [
+       "dimension 0 split 8 ways over i",
+       "no copies: each element on one device"
+      ]
+     }
     },
     "note": "pmap: dimension 0 stacks the 8 devices' results (axis 'i'), one per device; each body returns (4,)"
    }
@@ -5342,8 +5634,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 79.0,
-  "run_ms": 1.2,
+  "compile_ms": 95.2,
+  "run_ms": 1.8,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -5368,7 +5660,7 @@ export const functionPmap8: FunctionModel = {
     ]
    ]
   ],
-  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((8,), ('i',), axis_types=(AxisType.Auto,))\nf_sharded = jax.jit(f, in_shardings=(NamedSharding(mesh, P('i', None)),))\n# with jax.set_mesh(mesh):\n#     out = f_sharded(...)  # your arguments, as given to the view"
+  "code": "# f is jax.pmap'd: pmap lays each argument's mapped dimension over 8 devices\n# itself (one slice per device), so there are no shardings to write.\nout = f(*args)\n"
  },
  "_trace_stats": {
   "key": 1,
@@ -6899,7 +7191,32 @@ export const array32: ArrayModel = {
   "logical_bytes": 16384,
   "replication": 1,
   "note": "",
-  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((4, 8), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nx = jax.device_put(x, NamedSharding(mesh, P('x', 'y'), memory_kind='device'))"
+  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((4, 8), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nx = jax.device_put(x, NamedSharding(mesh, P('x', 'y'), memory_kind='device'))",
+  "legend": {
+   "marks": [
+    [
+     "border",
+     "the colour of the device that holds the block (each device has its own colour)"
+    ],
+    [
+     "inner heatmap",
+     "the block's values (means of pooled cells), on one colour scale for the whole array"
+    ],
+    [
+     "stripes",
+     "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+    ],
+    [
+     "labels",
+     "the ids of the devices holding the block; rulers give each block's index range"
+    ]
+   ],
+   "replication": [
+    "dimension 0 split 4 ways over x",
+    "dimension 1 split 8 ways over y",
+    "no copies: each element on one device"
+   ]
+  }
  },
  "_stats": {
   "key": 1,

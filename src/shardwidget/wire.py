@@ -180,6 +180,22 @@ class HistoryWire(TypedDict):
     redo_label: str
 
 
+class PictureRequestMsg(TypedDict):
+    """The "save picture" button: ask for the view's picture (``view.to_svg()``)."""
+
+    type: Literal["picture_request"]
+
+
+class PictureMsg(TypedDict):
+    """The answer: the SVG and a file name for it, or why there is none."""
+
+    type: Literal["picture"]
+    ok: bool
+    svg: str
+    name: str
+    error: str
+
+
 class TraceStateWire(TypedDict):
     """A function view's layout as the controls send it (``TraceState.to_wire``)."""
 
@@ -660,6 +676,16 @@ def parse_history(content: Any) -> int | None:
         return None
     step = content.get("step")
     return step if step in (-1, 1) and not isinstance(step, bool) else None
+
+
+def is_picture_request(content: Any) -> bool:
+    """Whether a front-end message asks for the view's picture (PictureRequestMsg)."""
+    return isinstance(content, dict) and content.get("type") == "picture_request"
+
+
+def picture_msg(svg: str, name: str, error: str = "") -> PictureMsg:
+    """The answer to a picture request."""
+    return {"type": "picture", "ok": not error, "svg": svg, "name": name, "error": error}
 
 
 def history(states: Sequence[Any], at: int, label: Callable[[Any], str]) -> HistoryWire:

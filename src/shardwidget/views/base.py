@@ -192,6 +192,31 @@ class ShardView(anywidget.AnyWidget):
         """Write one self-contained HTML file (no network, no kernel) showing this view."""
         raise NotImplementedError
 
+    def to_svg(self, width: int = 760) -> str:
+        """The view as a standalone SVG (no browser needed), drawn like the live view: for
+        slides and papers. ``width`` in pixels; the height follows from the content."""
+        raise NotImplementedError
+
+    def to_png(self, path: str | pathlib.Path, width: int = 760, scale: float = 2.0) -> Any:
+        """Write :meth:`to_svg` as a PNG at ``scale`` times its size; returns (width, height)
+        in pixels. Converts with ``cairosvg`` when it is installed, else with headless Chromium
+        through Playwright (``SHARDWIDGET_CHROMIUM`` or ``chromium`` on PATH); RuntimeError
+        naming what to install when neither is available (see :mod:`shardwidget.png`)."""
+        from ..png import svg_to_png
+
+        return svg_to_png(self.to_svg(width), path, scale)
+
+    def _picture_name(self) -> str:
+        """The file name the "save picture" button offers (without extension)."""
+        return "shardwidget"
+
+    def _send_picture(self) -> None:
+        """Answer the "save picture" button with :meth:`to_svg` (or why it failed)."""
+        try:
+            self.send(wire.picture_msg(self.to_svg(), self._picture_name()))
+        except Exception as e:  # the boundary: said in the widget, never raised
+            self.send(wire.picture_msg("", "", wire.cap_message(f"no picture: {e}")))
+
     def undo(self) -> None:
         """Show the layout shown before the current one (the controls follow); ValueError when
         there is none, or when it cannot be shown any more (nothing changes then). Reset and
@@ -347,6 +372,9 @@ class ShardView(anywidget.AnyWidget):
         A request older than the newest one handled (within SEQ_WINDOW) is answered as
         superseded; one that a newer request overtook while it computed (re-entrant handling)
         is not published. Every request gets its result message, an interrupt included."""
+        if wire.is_picture_request(content):
+            self._send_picture()
+            return
         step = wire.parse_history(content)
         if step is not None:
             self._on_history(step)

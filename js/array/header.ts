@@ -83,6 +83,7 @@ export class Header {
   readonly findInput: HTMLInputElement;
   private findMsg: HTMLElement;
   readonly copy: CopyButton;
+  private right: HTMLElement;
 
   constructor(doc: Document, cb: HeaderCallbacks) {
     const mk = (tag: string, cls: string) => {
@@ -129,6 +130,7 @@ export class Header {
     findLab.append(findSpan, this.findInput);
     this.copy = new CopyButton(doc);
     right.append(this.busyEl, findLab, this.findMsg, this.copy.el);
+    this.right = right;
     top.append(left, right);
     this.summary = mk("div", "sw-summary");
     this.note = mk("div", "sw-note");
@@ -178,6 +180,11 @@ export class Header {
     this.note.textContent = layout.note;
     this.note.hidden = !layout.note;
     this.setHint(statsHint(layout, stats));
+  }
+
+  /** Put an action (the "save picture" buttons) beside "copy as code". */
+  addAction(action: HTMLElement): void {
+    this.right.append(action);
   }
 
   setHint(text: string): void {

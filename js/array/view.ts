@@ -113,6 +113,7 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
     side.append(this.meshPane.el, this.detailEl);
     main.append(this.arrayPane.el, side);
     this.legend = new LegendPanel(doc);
+    this.header.addAction(this.picture.el);
     this.root.append(this.header.el, this.controls.el, main, this.legend.el);
     if (viewOpts.embedded) {
       this.root.classList.add("sw-embedded");
@@ -132,7 +133,8 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
     this.onChange(["error", "busy"], () => this.invalidate("status"));
     this.onChange(["view_dims"], () => this.invalidate("grid", "detail"));
     this.onChange(["_options"], () => this.invalidate("controls", "mesh", "grid"));
-    this.onChange([...STATE_TRAITS, "_history"], () => this.invalidate("controls"));
+    this.onChange(STATE_TRAITS, () => this.invalidate("controls"));
+    this.onChange(["_history"], () => this.invalidate("controls", "header"));
 
     if (typeof ResizeObserver !== "undefined") {
       this.ro = new ResizeObserver(() => {
@@ -246,6 +248,7 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
     mark("shardwidget:chrome-start");
     if (d.has("header") || d.has("status")) {
       this.header.update(layout, this.model.get("_stats"));
+      this.picture.setAvailable(!!layout && this.model.get("_history") !== undefined);
       this.header.setBusy(!!this.model.get("busy"));
       const err = this.model.get("error") || this.lastResultError;
       this.header.setError(err);

@@ -93,7 +93,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     (this.busyEl.firstChild as HTMLElement).setAttribute("aria-hidden", "true");
     this.copyButton = new CopyButton(doc);
     const right = mk(doc, "div", "sw-header-right");
-    right.append(this.busyEl, this.copyButton.el);
+    right.append(this.busyEl, this.copyButton.el, this.picture.el);
     top.append(this.titleEl, right);
     this.metricsEl = mk(doc, "div", "sw-summary sw-tr-metrics");
     this.modeNoteEl = mk(doc, "div", "sw-hint sw-tr-modenote");
@@ -231,6 +231,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
   private renderHeader(options: TraceOptions | null): void {
     const doc = this.doc;
     const shown = this.shown;
+    this.picture.setAvailable(!!shown && this.model.get("_history") !== undefined);
     const mode = options?.mode ?? shown?.mode ?? (this.model.get("mode") || "jit");
     const fn = mk(doc, "code", "sw-typeof sw-tr-fn", options?.fn_name || "function");
     fn.title = "the function";

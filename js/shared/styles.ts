@@ -96,6 +96,9 @@ export const CSS = `
 .shardwidget select:disabled, .shardwidget input:disabled, .shardwidget .sw-button:disabled { cursor: not-allowed; opacity: 0.7; }
 .shardwidget .sw-button { padding: 2px 12px; cursor: pointer; }
 .shardwidget .sw-button:hover:not(:disabled) { border-color: var(--sw-accent); color: var(--sw-accent); }
+.shardwidget .sw-picture { display: inline-flex; gap: 3px; align-items: center; font-size: 11.5px; color: var(--sw-fg2); }
+.shardwidget .sw-picture .sw-picture-btn { padding: 1px 6px; font-size: 11px; }
+.shardwidget .sw-picture-status:not(:empty) { margin-left: 4px; }
 .shardwidget .sw-history-row { display: flex; gap: 4px; flex-wrap: wrap; align-items: center; }
 .shardwidget .sw-history { padding: 2px 8px; }
 .shardwidget .sw-spec-preview { font-family: var(--sw-mono); font-size: 12px; color: var(--sw-fg); }

@@ -42,5 +42,19 @@ export interface HistoryWire {
   redo_label: string;
 }
 
+/** The "save picture" buttons ask for the view's picture (view.to_svg()). */
+export interface PictureRequestMsg {
+  type: "picture_request";
+}
+
+/** The kernel's answer to a PictureRequestMsg: the SVG and a file name (no extension). */
+export interface PictureMsg {
+  type: "picture";
+  ok: boolean;
+  svg: string;
+  name: string;
+  error: string;
+}
+
 /** Any request the front end sends. */
 export type AnyRequestMsg = RequestMsg | TraceRequestMsg;

@@ -105,15 +105,16 @@ export class Header {
     const findLab = mk("label", "sw-find") as HTMLLabelElement;
     const findSpan = mk("span", "sw-find-label");
     findSpan.textContent = "find device";
+    // ids or mesh coordinates (array/find.ts)
     this.findInput = doc.createElement("input");
     this.findInput.type = "search";
-    this.findInput.placeholder = "12, 12-15, 3,7,9";
+    this.findInput.placeholder = "12, 12-15, x=1,y=*";
     this.findInput.autocomplete = "off";
     this.findInput.spellcheck = false;
     this.findInput.size = 14;
     this.findInput.dataset.key = "find";
     this.findInput.title =
-      "Highlight devices by id: 1234, a range 12-15, or a list 3,7,9. Esc clears.";
+      "Highlight devices by id: 1234, a range 12-15, a list 3,7,9; or by mesh coordinate: x=3, y=*, x=1,y=2, x=0-1. Esc clears.";
     this.findMsg = mk("span", "sw-find-msg");
     this.findMsg.id = `sw-find-msg-${++findCount}`;
     this.findMsg.setAttribute("aria-live", "polite");

@@ -189,3 +189,17 @@ def test_a_function_view_that_did_not_compile_says_so() -> None:
     f.send = sent.append  # type: ignore[method-assign]
     f._on_custom_msg(f, {"type": "picture_request"}, [])
     assert sent[0]["ok"] is False and sent[0]["error"].startswith("no picture: nothing compiled")
+
+
+def test_to_png_inside_a_running_event_loop(tmp_path: pathlib.Path) -> None:
+    """A Jupyter kernel runs an event loop in the thread that runs the cell: to_png still works."""
+    import asyncio
+
+    v = ShardView(jnp.arange(8.0))
+
+    async def cell() -> tuple[int, int]:
+        size: tuple[int, int] = v.to_png(tmp_path / "in_loop.png", width=300, scale=1)
+        return size
+
+    w, _h = asyncio.run(cell())
+    assert w == 300 and (tmp_path / "in_loop.png").read_bytes()[:8] == png.PNG_MAGIC

@@ -42,6 +42,17 @@ def test_update_benchmark_smoke() -> None:
     )
     assert ratios, f"no ratio line:\n{out}"
     assert all(float(g) > 0 for g in ratios.groups()), ratios.group(0)
+    # our share of the wait for the grid: to grid = JAX's device_put + ours
+    ours = re.search(
+        r"^ours\s+8 devices: to grid (\d+\.\d+) ms = JAX device_put (\d+\.\d+) ms "
+        r"\+ ours (-?\d+\.\d+) ms \((-?\d+)%; no target\)",
+        out,
+        re.M,
+    )
+    assert ours, f"no 'ours' line:\n{out}"
+    grid, put, mine, _share = ours.groups()
+    assert float(grid) > 0 and float(put) > 0
+    assert abs(float(grid) - float(put) - float(mine)) < 0.11, ours.group(0)
 
 
 @pytest.mark.slow

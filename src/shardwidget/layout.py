@@ -64,8 +64,11 @@ class MeshInfo:
     """A mesh as plain data: axis names, sizes and types, device ids in mesh order."""
 
     axis_names: tuple[str, ...]
+    """The mesh axis names, in mesh order."""
     axis_sizes: tuple[int, ...]
+    """Devices along each axis."""
     axis_types: tuple[str, ...]
+    """"auto" or "explicit" (or "manual") per axis."""
     device_ids: tuple[int, ...]  # mesh order, row-major
 
     @property

@@ -72,7 +72,7 @@ def test_check_mode_fails_on_a_stale_file(tmp_path: pathlib.Path, monkeypatch) -
 
 def test_there_are_docs_with_examples() -> None:
     names = {p.name for p in DOCS}
-    assert {"api.md", "hosts.md"} <= names
+    assert {"api.md", "hosts.md", "teaching.md"} <= names
     assert any(FENCE.search(p.read_text(encoding="utf-8")) for p in DOCS)
 
 
@@ -113,3 +113,23 @@ def test_a_name_exported_later_gets_a_section(monkeypatch: pytest.MonkeyPatch) -
     text = _docs.render()
     assert "## Other names" in text and "### `newly_exported()`" in text
     assert _docs.undocumented() == []
+
+
+def test_course_page_script_builds_the_course(tmp_path: pathlib.Path) -> None:
+    """examples/course_page.py (docs/teaching.md): an index that links and frames every step's
+    saved page, each self-contained, with the step's code; the user's array never moves."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("course_page", ROOT / "examples/course_page.py")
+    assert spec is not None and spec.loader is not None
+    course = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(course)
+    index, *steps = course.build(tmp_path / "course")
+    assert [p.name for p in steps] == [f"step-{i}.html" for i in range(1, len(course.STEPS) + 1)]
+    text = index.read_text(encoding="utf-8")
+    for i, (title, _change, _text) in enumerate(course.STEPS, start=1):
+        assert f'<iframe src="step-{i}.html"' in text and title in text
+    assert "P(&#x27;x&#x27;, None)" in text  # step 3's code, escaped into the page
+    assert "mesh = jax.make_mesh((4, 2)" in text  # step 4 makes its own mesh
+    for page in [index, *steps]:
+        assert not re.search(r"""(src|href)=["']https?:""", page.read_text(encoding="utf-8"))

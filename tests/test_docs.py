@@ -133,3 +133,17 @@ def test_course_page_script_builds_the_course(tmp_path: pathlib.Path) -> None:
     assert "mesh = jax.make_mesh((4, 2)" in text  # step 4 makes its own mesh
     for page in [index, *steps]:
         assert not re.search(r"""(src|href)=["']https?:""", page.read_text(encoding="utf-8"))
+
+
+def test_slots_attributes_are_fields(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Slotted:
+        """A class with slots.
+
+        Attributes:
+            told: said here.
+        """
+
+        __slots__ = ("told", "untold")
+
+    rows = {name: doc for kind, name, _t, doc in _docs.members(Slotted, set()) if kind == "field"}
+    assert rows == {"told": "(see above)", "untold": ""}

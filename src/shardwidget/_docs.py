@@ -22,6 +22,7 @@ import pathlib
 import re
 import sys
 import textwrap
+import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -225,6 +226,9 @@ def _member(cls: type, name: str, value: Any) -> Iterator[Member]:
         yield "method", name, _signature(value.__func__), _own_doc(value.__func__)
     elif inspect.isfunction(value):
         yield "method", name, _signature(value, drop_self=True), _own_doc(value)
+    elif isinstance(value, types.MemberDescriptorType):  # a __slots__ attribute
+        doc = _note(cls, name) or ("(see above)" if _mentioned(cls, name) else "")
+        yield "field", name, "", doc
     elif name.isupper():
         yield "constant", name, type(value).__name__, _note(cls, name)
 

@@ -135,15 +135,24 @@ def test_course_page_script_builds_the_course(tmp_path: pathlib.Path) -> None:
         assert not re.search(r"""(src|href)=["']https?:""", page.read_text(encoding="utf-8"))
 
 
-def test_slots_attributes_are_fields(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_slots_attributes_are_fields() -> None:
     class Slotted:
         """A class with slots.
 
         Attributes:
             told: said here.
+            a, b: both said here; c: on the same line,
+                and on the next.
         """
 
-        __slots__ = ("told", "untold")
+        __slots__ = ("a", "b", "c", "told", "untold")
 
+    Slotted.__module__ = "shardwidget.example"  # documented like the package's own
     rows = {name: doc for kind, name, _t, doc in _docs.members(Slotted, set()) if kind == "field"}
-    assert rows == {"told": "(see above)", "untold": ""}
+    assert rows == {
+        "told": "said here.",
+        "a": "both said here",
+        "b": "both said here",
+        "c": "on the same line, and on the next.",
+        "untold": "",
+    }

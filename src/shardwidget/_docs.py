@@ -122,9 +122,9 @@ def _others() -> list[tuple[str, str, list[Any]]]:
 
 # ---------------------------------------------------------------- reading the sources
 @functools.cache
-def _class_notes(cls: type) -> dict[str, str]:
-    """Attribute name -> its docstring (a string right after the assignment), or else its
-    comment on the same line, for the assignments in cls's own body."""
+def _class_notes(cls: type) -> dict[str, tuple[str, bool]]:
+    """Attribute name -> (its docstring (a string right after the assignment), True), or else
+    (its comment on the same line, False), for the assignments in cls's own body."""
     try:
         src = textwrap.dedent(inspect.getsource(cls))
     except (OSError, TypeError):
@@ -132,7 +132,7 @@ def _class_notes(cls: type) -> dict[str, str]:
     lines = src.splitlines()
     body = ast.parse(src).body[0]
     assert isinstance(body, ast.ClassDef)
-    notes: dict[str, str] = {}
+    notes: dict[str, tuple[str, bool]] = {}
     stmts = body.body
     for i, node in enumerate(stmts):
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
@@ -151,12 +151,12 @@ def _class_notes(cls: type) -> dict[str, str]:
             and isinstance(nxt.value, ast.Constant)
             and isinstance(nxt.value.value, str)
         ):
-            notes[name] = inspect.cleandoc(nxt.value.value)
+            notes[name] = (inspect.cleandoc(nxt.value.value), True)
             continue
         line = lines[(node.end_lineno or node.lineno) - 1]
         m = re.search(r"\s#\s*(.+)$", line)
         if m and not m.group(1).startswith(("type:", "noqa")):
-            notes[name] = m.group(1).strip()
+            notes[name] = (m.group(1).strip(), False)
     return notes
 
 
@@ -186,7 +186,7 @@ def _note(cls: type, name: str) -> str:
     that has one."""
     for c in cls.__mro__:
         if _ours(c) and name in _class_notes(c):
-            return _class_notes(c)[name]
+            return _class_notes(c)[name][0]
     return ""
 
 
@@ -194,6 +194,46 @@ def _mentioned(cls: type, name: str) -> bool:
     doc = _own_doc(cls)
     part = doc.split("Attributes", 1)[1] if "Attributes" in doc else doc
     return re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", part) is not None
+
+
+@functools.cache
+def _attributes(cls: type) -> dict[str, str]:
+    """name -> text from the ``Attributes:`` list of cls's docstring: "name: text" entries, one
+    or more per line ("shape, dtype: ..." names several; "a: ...; b: ..." shares a line), with
+    their more-indented continuation lines."""
+    doc = _own_doc(cls)
+    if "Attributes:" not in doc:
+        return {}
+    out: dict[str, str] = {}
+    last: list[str] = []
+    entry = re.compile(r"^(\w+(?:,\s*\w+)*):\s+(.*)$")
+    for line in doc.split("Attributes:", 1)[1].splitlines():
+        for part in re.split(r";\s+(?=[\w, ]+:\s)", line.strip()):
+            m = entry.match(part)
+            if m is None:  # more of the entries before
+                for n in last:
+                    out[n] = f"{out[n]} {part}".strip()
+                continue
+            last = [n.strip() for n in m.group(1).split(",")]
+            for n in last:
+                out[n] = m.group(2)
+    return {n: t.rstrip(";").strip() for n, t in out.items()}
+
+
+def _field_doc(cls: type, name: str) -> str:
+    """A field's documentation: its attribute docstring, else its entry in the class's
+    Attributes list, else its line comment, else "(see above)" when the class docstring names
+    it, else ""."""
+    for c in cls.__mro__:
+        if _ours(c):
+            note = _class_notes(c).get(name)
+            if note is not None and note[1]:
+                return note[0]
+            if name in _attributes(c):
+                return _attributes(c)[name]
+            if note is not None:
+                return note[0]
+    return "(see above)" if _mentioned(cls, name) else ""
 
 
 Member = tuple[str, str, str, str]  # kind, name, signature or type, doc
@@ -206,8 +246,7 @@ def members(cls: type, documented: set[type]) -> Iterator[Member]:
     for name, f in fields.items():
         if not name.startswith("_"):
             seen.add(name)
-            doc = _note(cls, name) or ("(see above)" if _mentioned(cls, name) else "")
-            yield "field", name, _type_text(f.type), doc
+            yield "field", name, _type_text(f.type), _field_doc(cls, name)
     for owner in _owners(cls, documented):
         for name, value in owner.__dict__.items():
             if name.startswith("_") or name in seen:
@@ -227,8 +266,7 @@ def _member(cls: type, name: str, value: Any) -> Iterator[Member]:
     elif inspect.isfunction(value):
         yield "method", name, _signature(value, drop_self=True), _own_doc(value)
     elif isinstance(value, types.MemberDescriptorType):  # a __slots__ attribute
-        doc = _note(cls, name) or ("(see above)" if _mentioned(cls, name) else "")
-        yield "field", name, "", doc
+        yield "field", name, "", _field_doc(cls, name)
     elif name.isupper():
         yield "constant", name, type(value).__name__, _note(cls, name)
 

@@ -152,6 +152,10 @@ describe("the reshard's collectives", () => {
     expect(rows.length).toBe(T.collectives.length);
     expect(T.collectives.length).toBeGreaterThan(0);
     const ids = resharded._layout.devices.ids;
+    // Both cases are here: groups over every device (all-to-all), over some (the permute).
+    const cover = T.collectives.map((c) => new Set(T.group_sets[c.group_set!].flat()).size);
+    expect(cover).toContain(ids.length);
+    expect(Math.min(...cover)).toBeLessThan(ids.length);
     const before = ids.map((id) => cell(el, id).style.background);
     T.collectives.forEach((c, k) => {
       expect(rows[k].textContent).toContain(c.kind);
@@ -164,8 +168,10 @@ describe("the reshard's collectives", () => {
         const firsts = groups.map((g) => colourOf(g[0]));
         expect(new Set(firsts).size).toBe(groups.length);
       }
-      for (const id of ids) expect(cell(el, id).classList.contains("sw-hl")).toBe(lit.has(id));
-      expect(el.querySelector(".sw-mesh")!.classList.contains("sw-dimming")).toBe(true);
+      // Devices outside the groups fade; when every device is in one, the colours say it all.
+      const some = lit.size < ids.length;
+      for (const id of ids) expect(cell(el, id).classList.contains("sw-hl")).toBe(some && lit.has(id));
+      expect(el.querySelector(".sw-mesh")!.classList.contains("sw-dimming")).toBe(some);
       leave(rows[k]);
       expect(ids.map((id) => cell(el, id).style.background)).toEqual(before);
     });

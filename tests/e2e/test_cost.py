@@ -69,12 +69,21 @@ def received_from_jax(old, new, shape, itemsize):
     return out
 
 
-def lit_devices(page, scope):
-    return sorted(
-        page.eval_on_selector_all(
-            f"{scope} .sw-dev.sw-hl", "els => els.map(e => Number(e.dataset.device))"
-        )
-    )
+def colours(page, scope):
+    """Device id -> the background its cell shows under `scope` (a selector or a locator)."""
+    loc = page.locator(scope) if isinstance(scope, str) else scope
+    js = "el => [...el.querySelectorAll('.sw-dev')].map(e => [Number(e.dataset.device), e.style.background])"
+    return dict(loc.evaluate(js))
+
+
+def assert_lit(page, scope, groups, before):
+    """One colour per group, a different one for each; devices in no group as they were."""
+    now = colours(page, scope)
+    for g in groups:
+        assert len({now[d] for d in g}) == 1, (g, now)
+    assert len({now[g[0]] for g in groups}) == len(groups)
+    for d in set(now) - {d for g in groups for d in g}:
+        assert now[d] == before[d]
 
 
 def test_array_view_moved_line_heat_partners_and_groups(page, tmp_path):
@@ -84,10 +93,6 @@ def test_array_view_moved_line_heat_partners_and_groups(page, tmp_path):
     loop = open_view(page, tmp_path, view)
     assert "nothing moves" in page.inner_text(".sw-moved")
     assert page.is_hidden(".sw-xfer")
-    # A layout the page carries but not its transfer: said in words.
-    page.select_option("[data-key=spec-1]", "")
-    page.wait_for_function("document.querySelector('.sw-typeof').textContent.includes('32]')")
-    assert "not saved in this page" in page.inner_text(".sw-moved")
 
     page.select_option("[data-key=spec-1]", "")  # dim 1 replicated: all-gather over y
     settle(page, loop)
@@ -121,17 +126,12 @@ def test_array_view_moved_line_heat_partners_and_groups(page, tmp_path):
     assert colls, "XLA compiles an all-gather for this reshard"
     rows = page.locator(".sw-xfer .sw-tr-coll-row")
     assert rows.count() == len(colls)
+    page.mouse.move(0, 0)
+    page.click("[data-key=heat-off]")
+    before = colours(page, ".sw-main .sw-mesh")
     rows.nth(0).hover()
-    groups = colls[0].groups
-    assert lit_devices(page, ".sw-main .sw-mesh") == sorted({d for g in groups for d in g})
-    colours = page.eval_on_selector_all(
-        ".sw-main .sw-mesh .sw-dev",
-        "els => els.map(e => [Number(e.dataset.device), e.style.background])",
-    )
-    by_id = dict(colours)
-    for g in groups:  # one colour per group
-        assert len({by_id[d] for d in g}) == 1
-    assert len({by_id[g[0]] for g in groups}) == len(groups)
+    assert_lit(page, ".sw-main .sw-mesh", colls[0].groups, before)
+    assert set(colours(page, ".sw-main .sw-mesh").values()) != set(before.values())
     est = view.transfer.estimate(view.hardware)
     assert f"total {fmt_seconds(est.total_s)}" in page.inner_text(".sw-xfer")
     shot(page, "array_collective_hover")
@@ -154,12 +154,17 @@ def test_function_view_estimate_dropdown_and_groups(page, tmp_path):
 
     colls = view.trace.collectives
     assert colls
+    before = colours(page, ".sw-tr-devices")
     page.locator(".sw-tr-coll-row").nth(0).hover()
-    want = sorted({d for g in colls[0].groups for d in g})
-    assert lit_devices(page, ".sw-tr-devices") == want
+    assert_lit(page, ".sw-tr-devices", colls[0].groups, before)
+    assert colls[0].kind in page.inner_text(".sw-tr-devices-caption")
+    meshes = page.locator(".sw-tr-leaf .sw-mesh")
+    assert meshes.count() == 3
+    for i in range(meshes.count()):  # the cards' meshes light the same groups
+        assert_lit(page, meshes.nth(i), colls[0].groups, {})
     shot(page, "function_estimate_hover")
     page.mouse.move(0, 0)
-    assert lit_devices(page, ".sw-tr-devices") == []
+    assert colours(page, ".sw-tr-devices") == before
 
     # The dropdown: the page writes `hardware`; the kernel answers with that preset's estimate.
     page.select_option("section select[data-key=hardware]", "h100")

@@ -13,22 +13,49 @@ function summaryLine(layout: Layout): string {
   const rep = Number.isInteger(layout.replication)
     ? String(layout.replication)
     : layout.replication.toFixed(2);
-  return [
+  const parts = [
     plural(layout.blocks.length, "block"),
     `replication ${rep}`,
     `${formatBytes(layout.bytes_per_device)} per device`,
     `${formatBytes(layout.logical_bytes)} logical`,
-  ].join(" · ");
+  ];
+  if (isEmpty(layout)) parts.push(EMPTY);
+  const partial = partialNote(layout);
+  if (partial) parts.push(partial);
+  return parts.join(" · ");
+}
+
+/** A layout no mesh and spec describe (gspmd.CUSTOM in Python). */
+export const CUSTOM = "custom layout";
+
+/** What the header says of an array with a dimension of size 0 (text.EMPTY in Python). */
+export const EMPTY = "empty array: no elements, the layout only";
+
+/** Whether the array has no elements (a dimension of size 0): its layout is still drawn. */
+export function isEmpty(layout: Layout): boolean {
+  return layout.shape.some((n) => n === 0);
+}
+
+/** An unreduced layout in words (Layout.partial_note in Python); "" for other layouts. */
+export function partialNote(layout: Layout): string {
+  const u = layout.unreduced ?? [];
+  if (u.length === 0) return "";
+  const axes = u.map((a) => `'${a}'`).join(", ");
+  return `unreduced over ${axes}: each device holds a partial value; the array is the sum of the partials over ${axes} (statistics are of each partial)`;
 }
 
 function meshSummary(layout: Layout): string {
   const m = layout.mesh;
   const plat = `${layout.devices.platform}${layout.devices.kind && layout.devices.kind !== layout.devices.platform ? ` (${layout.devices.kind})` : ""}`;
-  if (!m) return `${plural(layout.devices.ids.length, "device")} · ${plat}`;
+  const ids = layout.devices.ids;
+  // No mesh: one device, or a layout no mesh and spec describe (Python: gspmd.CUSTOM).
+  if (!m && ids.length === 1) return `one device: ${layout.devices.platform} ${ids[0]} · ${plat}`;
+  if (!m) return `${CUSTOM} · ${plural(ids.length, "device")} · ${plat}`;
   const axes = m.axis_names
     .map((n, i) => `${n}=${m.axis_sizes[i]}${m.axis_types[i] === "explicit" ? " (explicit)" : ""}`)
     .join(" × ");
-  return `mesh ${axes} · ${plural(m.device_ids.length, "device")} · ${plat}`;
+  const tiles = layout.sharding === "NamedSharding" ? "" : " (its tile assignment)";
+  return `mesh ${axes}${tiles} · ${plural(m.device_ids.length, "device")} · ${plat}`;
 }
 
 /** The statistics hint: "" when stats are ready for this layout. */
@@ -41,6 +68,20 @@ export function statsHint(layout: Layout | null, stats: Stats | null | undefined
 
 /** A parsed find-box query: id ranges [lo, hi] (inclusive); `single` when it is one id. */
 export type DeviceQuery = { ranges: [number, number][]; single: boolean } | { error: string };
+
+/** Examples for the find box made of the layout's own device ids: an id, a range, a list
+ *  ("12", "12-15", "3,7,9" with 4096 devices; "0" alone with one device). */
+export function findExamples(ids: number[]): string[] {
+  const s = [...new Set(ids)].sort((a, b) => a - b);
+  const n = s.length;
+  if (n === 0) return [];
+  if (n === 1) return [String(s[0])];
+  const has = new Set(s);
+  if ([3, 7, 9, 12, 13, 14, 15].every((i) => has.has(i))) return ["12", "12-15", "3,7,9"];
+  if (n === 2) return [String(s[1]), `${s[0]},${s[1]}`];
+  const run = s.length >= 4 && s[3] - s[0] === 3 ? `${s[0]}-${s[3]}` : `${s[0]}-${s[n - 1]}`;
+  return [String(s[Math.min(2, n - 1)]), run, `${s[0]},${s[n - 1]}`];
+}
 
 /**
  * Parse the find box: ids and ranges separated by commas or spaces: "1234", "12-15" (also
@@ -83,6 +124,7 @@ export class Header {
   readonly findInput: HTMLInputElement;
   private findMsg: HTMLElement;
   readonly copy: CopyButton;
+  private right: HTMLElement;
 
   constructor(doc: Document, cb: HeaderCallbacks) {
     const mk = (tag: string, cls: string) => {
@@ -104,15 +146,16 @@ export class Header {
     const findLab = mk("label", "sw-find") as HTMLLabelElement;
     const findSpan = mk("span", "sw-find-label");
     findSpan.textContent = "find device";
+    // ids or mesh coordinates (array/find.ts)
     this.findInput = doc.createElement("input");
     this.findInput.type = "search";
-    this.findInput.placeholder = "12, 12-15, 3,7,9";
+    this.findInput.placeholder = "12, 12-15, x=1,y=*";
     this.findInput.autocomplete = "off";
     this.findInput.spellcheck = false;
     this.findInput.size = 14;
     this.findInput.dataset.key = "find";
     this.findInput.title =
-      "Highlight devices by id: 1234, a range 12-15, or a list 3,7,9. Esc clears.";
+      "Highlight devices by id: 1234, a range 12-15, a list 3,7,9; or by mesh coordinate: x=3, y=*, x=1,y=2, x=0-1. Esc clears.";
     this.findMsg = mk("span", "sw-find-msg");
     this.findMsg.id = `sw-find-msg-${++findCount}`;
     this.findMsg.setAttribute("aria-live", "polite");
@@ -129,6 +172,7 @@ export class Header {
     findLab.append(findSpan, this.findInput);
     this.copy = new CopyButton(doc);
     right.append(this.busyEl, findLab, this.findMsg, this.copy.el);
+    this.right = right;
     top.append(left, right);
     this.summary = mk("div", "sw-summary");
     this.note = mk("div", "sw-note");
@@ -152,6 +196,19 @@ export class Header {
       return;
     }
     this.copy.set(layout.code ?? "");
+    const ex = findExamples(layout.devices.ids);
+    // A mesh coordinate example (x=1,y=*) when the layout has a mesh of more than one device.
+    const m = layout.mesh;
+    const coord =
+      m && m.axis_names.length && layout.devices.ids.length > 1
+        ? `${m.axis_names[0]}=${m.axis_sizes[0] > 1 ? 1 : 0}` + (m.axis_names.length > 1 ? `,${m.axis_names[1]}=*` : "")
+        : "";
+    this.findInput.placeholder = [...ex, ...(coord ? [coord] : [])].join(", ");
+    this.findInput.title =
+      layout.devices.ids.length === 1
+        ? `Highlight device ${ex[0]} (the only device). Esc clears.`
+        : `Highlight devices by id: ${ex[0]}, a range ${ex[1]}${ex[2] ? `, or a list ${ex[2]}` : ""}` +
+          `${coord ? `, or by mesh coordinate ${coord}` : ""}. Esc clears.`;
     this.typeofEl.textContent = layout.typeof;
     this.typeofEl.title = `shape (${layout.shape.join(", ")}), ${layout.dtype}`;
     const badge = (text: string, title: string, cls = "") => {
@@ -178,6 +235,11 @@ export class Header {
     this.note.textContent = layout.note;
     this.note.hidden = !layout.note;
     this.setHint(statsHint(layout, stats));
+  }
+
+  /** Put an action (the "save picture" buttons) beside "copy as code". */
+  addAction(action: HTMLElement): void {
+    this.right.append(action);
   }
 
   setHint(text: string): void {

@@ -83,6 +83,12 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
   /** The last trace with compiled leaves: shown while a newer one failed. */
   private good: Trace | null = null;
   private tablesOf: Trace | null = null;
+  /** The control the user changed last (its data-key), and the state last asked for with it. */
+  private changedKey = "";
+  private asked: { state: TraceState; key: string } | null = null;
+  /** A request the kernel refused (a compile error): the controls keep showing its choice,
+   *  marked, until the next request or a good trace, rather than snapping back. */
+  private failed: { state: TraceState; key: string; error: string } | null = null;
 
   constructor(model: AnyModel<FunctionModel>, el: HTMLElement) {
     super(model, el, "sw-trace", {
@@ -103,7 +109,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     (this.busyEl.firstChild as HTMLElement).setAttribute("aria-hidden", "true");
     this.copyButton = new CopyButton(doc);
     const right = mk(doc, "div", "sw-header-right");
-    right.append(this.busyEl, this.copyButton.el);
+    right.append(this.busyEl, this.copyButton.el, this.picture.el);
     top.append(this.titleEl, right);
     this.metricsEl = mk(doc, "div", "sw-summary sw-tr-metrics");
     this.modeNoteEl = mk(doc, "div", "sw-hint sw-tr-modenote");
@@ -114,7 +120,11 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     this.errorEl.hidden = true;
     header.append(top, this.metricsEl, this.modeNoteEl, this.runNoteEl, this.errorEl);
 
-    this.meshControls = new FunctionMeshControls(doc, (s) => this.request(s));
+    this.meshControls = new FunctionMeshControls(
+      doc,
+      (s) => this.request(s),
+      (by) => this.model.send({ type: "history", step: by }),
+    );
     this.inputs = this.section("Inputs");
     this.outputs = this.section("Outputs");
     this.comm = this.section("Communication");
@@ -141,12 +151,21 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     );
     el.append(this.root);
 
+    // Which control a request comes from (capture: selects' change events do not bubble here).
+    this.root.addEventListener(
+      "change",
+      (e) => (this.changedKey = (e.target as HTMLElement | null)?.dataset?.key ?? ""),
+      true,
+    );
     this.onChange(["_trace"], () => {
-      if (this.trace?.status === "ok") this.lastResultError = "";
+      if (this.trace?.status === "ok") {
+        this.lastResultError = "";
+        this.failed = null;
+      }
       this.schedule();
     });
     this.onChange(
-      ["_trace_stats", "_trace_options", "error", "busy", "_estimate", "hardware", "_hardware_presets", ...STATE_TRAITS],
+      ["_trace_stats", "_trace_options", "error", "busy", "_estimate", "hardware", "_hardware_presets", "_history", ...STATE_TRAITS],
       () => this.schedule(),
     );
     this.flush();
@@ -196,9 +215,10 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     );
   }
 
-  /** What the controls show: the newest state asked for, else the traits. */
+  /** What the controls show: the newest state asked for, else the one that just failed, else
+   *  the traits. */
   controlState(): TraceState {
-    return this.queue.optimistic ?? this.traitState();
+    return this.queue.optimistic ?? this.failed?.state ?? this.traitState();
   }
 
   /** The error banner's text ("" when none). */
@@ -214,7 +234,10 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
 
   // ---- rendering -----------------------------------------------------------------------------
 
-  protected requestsChanged(): void {
+  protected requestsChanged(result: boolean): void {
+    // A refused request with nothing newer asked: keep its choice on show, marked.
+    if (result && this.lastResultError && this.asked && this.queue.optimistic === null)
+      this.failed = { ...this.asked, error: this.lastResultError };
     this.schedule();
   }
 
@@ -234,8 +257,9 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     this.meshControls.el.hidden = false;
     const pending = this.queue.optimistic !== null;
     const state = this.controlState();
-    this.meshControls.update({ state, options, pending });
+    this.meshControls.update({ state, options, pending, history: this.model.get("_history") });
     this.renderLeaves(options, state);
+    this.markFailed();
     const shown = this.shown;
     if (shown !== this.tablesOf) {
       this.tablesOf = shown;
@@ -288,6 +312,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
   private renderHeader(options: TraceOptions | null): void {
     const doc = this.doc;
     const shown = this.shown;
+    this.picture.setAvailable(!!shown && this.model.get("_history") !== undefined);
     const mode = options?.mode ?? shown?.mode ?? (this.model.get("mode") || "jit");
     const fn = mk(doc, "code", "sw-typeof sw-tr-fn", options?.fn_name || "function");
     fn.title = "the function";
@@ -317,7 +342,12 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     if (options) {
       const st = this.traitState();
       const axes = st.axis_names.map((n, i) => `${n}=${st.mesh_shape[i]}`).join(" × ");
-      metrics.push(`mesh ${axes} · ${plural(options.n_devices, "device")} (${options.platform})`);
+      const used = st.mesh_shape.reduce((a, b) => a * b, 1);
+      const devices =
+        used < options.n_devices
+          ? `${used} of ${plural(options.n_devices, "device")}`
+          : plural(options.n_devices, "device");
+      metrics.push(`mesh ${axes} · ${devices} (${options.platform})`);
     }
     this.metricsEl.textContent = metrics.join(" · ");
     this.runNoteEl.textContent = options?.run_disabled ?? "";
@@ -447,10 +477,35 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     this.mem.body.replaceChildren(renderMemory(doc, shown.memory, shown.flops));
   }
 
+  /** Mark the control whose choice failed to compile: red, with the error as its tooltip and a
+   *  short note beside it (the banner above has the whole message). */
+  private markFailed(): void {
+    for (const e of this.root.querySelectorAll<HTMLElement>(".sw-failed")) {
+      e.classList.remove("sw-failed");
+      e.removeAttribute("aria-invalid");
+      e.title = e.dataset.titleBefore ?? "";
+      delete e.dataset.titleBefore;
+    }
+    for (const e of this.root.querySelectorAll(".sw-failed-note")) e.remove();
+    const f = this.failed;
+    if (!f || !f.key || this.queue.optimistic !== null) return;
+    const c = this.root.querySelector<HTMLElement>(`[data-key="${CSS.escape(f.key)}"]`);
+    if (!c) return;
+    c.dataset.titleBefore = c.title;
+    c.classList.add("sw-failed");
+    c.setAttribute("aria-invalid", "true");
+    c.title = `this choice did not compile: ${f.error}`;
+    const note = mk(this.doc, "span", "sw-failed-note", "✗ did not compile");
+    note.title = f.error;
+    c.after(note);
+  }
+
   // ---- requests ------------------------------------------------------------------------------
 
   override request(state: TraceState): void {
     if (this.options?.static) return; // a saved page, or several processes: no re-compile here
+    this.failed = null;
+    this.asked = { state: cloneTraceState(state), key: this.changedKey };
     super.request(state);
   }
 

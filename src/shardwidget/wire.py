@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, cast
 
 import numpy as np
@@ -45,6 +45,8 @@ class LayoutStateWire(TypedDict):
     axis_types: list[str]
     spec: list[SpecEntry]
     memory_kind: str
+    devices: str
+    """"array" (the array's own devices) or "all" (every device of the kernel)."""
 
 
 class Options(TypedDict):
@@ -59,6 +61,11 @@ class Options(TypedDict):
     memory_kinds: list[str]
     original: LayoutStateWire | None
     reshard_disabled: str
+    own_devices: list[int]
+    """The array's own devices (ids, in its own mesh order): what ``devices="array"`` lays
+    out on."""
+    own_factorizations: dict[str, list[list[int]]]
+    """Mesh shapes over the array's own devices, as ``factorizations`` over all."""
     static_states: NotRequired[list[str]]
     """Saved pages only: the state keys the page can answer."""
 
@@ -93,6 +100,16 @@ class BlockWire(TypedDict):
     """The devices holding the block."""
 
 
+class LegendWire(TypedDict):
+    """What the marks of the grid mean and how the array is split and copied, in words
+    (:mod:`shardwidget.legend`)."""
+
+    marks: list[list[str]]
+    """[mark, meaning] for the border, the inner heatmap, the stripes and the labels."""
+    replication: list[str]
+    """"dimension 0 split 2 ways over x", "replicated over y: 4 copies", …"""
+
+
 class LayoutWire(TypedDict):
     """``_layout``: the geometry of the array shown (and of every function-view leaf)."""
 
@@ -116,6 +133,10 @@ class LayoutWire(TypedDict):
     code: str
     """Python that lays an array bound to ``x`` out like this (ArrayView.code); "" for
     function-view leaves."""
+    unreduced: list[str]
+    """The unreduced axes of the spec (Layout.unreduced): each device holds a partial value,
+    the block's value is the sum of its holders' partials over them. [] for other layouts."""
+    legend: LegendWire
 
 
 class Stats(TypedDict):
@@ -133,6 +154,9 @@ class Stats(TypedDict):
     thumbs_dims: list[int]
     vmin: float
     vmax: float
+    partials: list[list[float | None] | None]
+    """Unreduced layouts: each device's partial statistics, parallel to the layout's
+    ``devices.ids`` (rows as ``blocks``); [] for other layouts."""
 
 
 class RequestMsg(TypedDict):
@@ -149,6 +173,39 @@ class ResultMsg(TypedDict):
     type: Literal["result"]
     seq: int
     ok: bool
+    error: str
+
+
+class HistoryMsg(TypedDict):
+    """The undo/redo buttons: step back (-1) or forward (1) through the layouts shown."""
+
+    type: Literal["history"]
+    step: int
+
+
+class HistoryWire(TypedDict):
+    """``_history``: how far undo and redo can go, and where the next step of each leads."""
+
+    undo: int
+    redo: int
+    undo_label: str
+    """The layout undo shows, in a few words ("" when there is none)."""
+    redo_label: str
+
+
+class PictureRequestMsg(TypedDict):
+    """The "save picture" button: ask for the view's picture (``view.to_svg()``)."""
+
+    type: Literal["picture_request"]
+
+
+class PictureMsg(TypedDict):
+    """The answer: the SVG and a file name for it, or why there is none."""
+
+    type: Literal["picture"]
+    ok: bool
+    svg: str
+    name: str
     error: str
 
 
@@ -416,12 +473,15 @@ def _round_rows(rows: Sequence[np.ndarray | None]) -> list[list[float | None] | 
     mag = np.where(fin & (a != 0), np.floor(np.log10(np.abs(np.where(fin & (a != 0), a, 1)))), 0)
     scale = 10.0 ** (6 - mag)
     r = np.where(fin, np.round(a * scale) / scale, 0.0).tolist()
-    it = iter(
-        [
-            [v if ok else None for v, ok in zip(row, oks, strict=True)]
-            for row, oks in zip(r, fin.tolist(), strict=True)
-        ]
-    )
+    if fin.all():  # the common case: no element-wise pass (4096 blocks: ~25k values)
+        it = iter(r)
+    else:
+        it = iter(
+            [
+                [v if ok else None for v, ok in zip(row, oks, strict=True)]
+                for row, oks in zip(r, fin.tolist(), strict=True)
+            ]
+        )
     return [None if row is None else next(it) for row in rows]
 
 
@@ -435,18 +495,24 @@ def options(
     memory_kinds: Sequence[str],
     original: LayoutState | None,
     reshard_disabled: str,
+    own_devices: Sequence[int] | None = None,
+    max_axes: int = mesh_mod.MAX_AXES,
 ) -> Options:
-    """``_options`` of an array view."""
+    """``_options`` of an array view. ``own_devices``: the array's own devices (default: all
+    n_devices), ``max_axes``: mesh axes offered (more when the array's own mesh has more)."""
+    own = list(own_devices) if own_devices is not None else list(range(n_devices))
     return {
         "n_devices": n_devices,
         "platform": platform,
         "ndim": len(shape),
         "shape": list(shape),
         "dtype": dtype,
-        "factorizations": mesh_mod.all_factorizations(n_devices),
+        "factorizations": mesh_mod.all_factorizations(n_devices, max_axes),
         "memory_kinds": list(memory_kinds),
         "original": state_wire(original) if original is not None else None,
         "reshard_disabled": reshard_disabled,
+        "own_devices": own,
+        "own_factorizations": mesh_mod.all_factorizations(len(own), max_axes),
     }
 
 
@@ -508,7 +574,17 @@ def layout(
         "replication": lay.replication,
         "note": note,
         "code": code,
+        "unreduced": list(lay.unreduced),
+        "legend": legend_wire(lay),
     }
+
+
+def legend_wire(lay: Layout) -> LegendWire:
+    """``LayoutWire.legend`` of a layout."""
+    from .legend import legend_of
+
+    lg = legend_of(lay)
+    return {"marks": [list(m) for m in lg.marks], "replication": list(lg.replication)}
 
 
 def pending_stats(key: int) -> Stats:
@@ -526,6 +602,7 @@ def pending_stats(key: int) -> Stats:
         "thumbs_dims": [],
         "vmin": 0.0,
         "vmax": 0.0,
+        "partials": [],
     }
 
 
@@ -535,6 +612,7 @@ def stats(summary: Summary, *, key: int) -> Stats:
     out["status"] = cast(Literal["pending", "ready", "unavailable"], summary.status)
     out["message"] = summary.message
     out["blocks"] = _round_rows(summary.stats)
+    out["partials"] = _round_rows(summary.partials or [])
     # Values: float64 little-endian, complex interleaved (re, im).
     chunks: list[np.ndarray] = []
     offsets: list[int] = []
@@ -617,6 +695,34 @@ def parse_request(content: Any, kind: str = "request") -> tuple[int, dict[str, A
     return seq, st
 
 
+def parse_history(content: Any) -> int | None:
+    """The step (-1 or 1) of a HistoryMsg, or None when the message is something else."""
+    if not isinstance(content, dict) or content.get("type") != "history":
+        return None
+    step = content.get("step")
+    return step if step in (-1, 1) and not isinstance(step, bool) else None
+
+
+def is_picture_request(content: Any) -> bool:
+    """Whether a front-end message asks for the view's picture (PictureRequestMsg)."""
+    return isinstance(content, dict) and content.get("type") == "picture_request"
+
+
+def picture_msg(svg: str, name: str, error: str = "") -> PictureMsg:
+    """The answer to a picture request."""
+    return {"type": "picture", "ok": not error, "svg": svg, "name": name, "error": error}
+
+
+def history(states: Sequence[Any], at: int, label: Callable[[Any], str]) -> HistoryWire:
+    """``_history`` for the layouts ``states`` with ``states[at]`` shown."""
+    return {
+        "undo": max(0, at),
+        "redo": max(0, len(states) - 1 - at),
+        "undo_label": label(states[at - 1]) if at > 0 else "",
+        "redo_label": label(states[at + 1]) if 0 <= at < len(states) - 1 else "",
+    }
+
+
 # ---------------------------------------------------------------------- sizes and saved pages
 def wire_size(*values: Any) -> int:
     """Bytes of JSON plus binary buffers, as ipywidgets would send these trait values."""
@@ -684,9 +790,7 @@ def trace_options(
         "outputs": list(outputs),
         "static_args": list(traced.static_args),
         "original": cast(TraceStateWire, original.to_wire()),
-        "run_disabled": ""
-        if traced.runnable
-        else "not run: some inputs are jax.ShapeDtypeStruct (compiled only)",
+        "run_disabled": traced.run_disabled,
     }
 
 

@@ -9,6 +9,7 @@ import { FakeModel } from "./fake_model";
 import * as gen from "./wire/fixtures.gen";
 import { heatColor, HEAT_ZERO } from "../array/mesh/heat";
 import { ticks, timeline } from "../cost/estimate";
+import { groupColor, groupPaint } from "../cost/groups";
 import { formatBytes, formatSeconds } from "../shared/text";
 
 const cleanups: (() => void)[] = [];
@@ -240,3 +241,18 @@ describe("the time axis", () => {
   });
 });
 
+
+describe("group colours", () => {
+  it("distinct for every group, up to 64 groups", () => {
+    for (const n of [2, 4, 8, 12, 16, 64]) {
+      const cs = Array.from({ length: n }, (_, g) => groupColor(g, n));
+      expect(new Set(cs).size).toBe(n);
+    }
+  });
+
+  it("a permute's device in two pairs keeps its first pair's colour; its title names both", () => {
+    const p = groupPaint([[4, 2], [2, 4]], true);
+    expect(p.colors.get(2)).toBe(p.colors.get(4));
+    expect(p.titles.get(2)).toBe("pair 1 of 2: 4 → 2\npair 2 of 2: 2 → 4");
+  });
+});

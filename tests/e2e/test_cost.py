@@ -136,6 +136,17 @@ def test_array_view_moved_line_heat_partners_and_groups(page, tmp_path):
     assert f"total {fmt_seconds(est.total_s)}" in page.inner_text(".sw-xfer")
     shot(page, "array_collective_hover")
 
+    # The dropdown writes `hardware`; the kernel answers with the reshard's time on that preset.
+    page.select_option(".sw-xfer select[data-key=transfer-hardware]", "a100")
+    view.hardware = page.eval_on_selector(".sw-xfer select", "s => s.value")  # synced
+    page.evaluate("(p) => window.__push(p)", state_of(view))
+    a100 = view.transfer.estimate("a100")
+    page.wait_for_function(
+        "(t) => document.querySelector('.sw-xfer').innerText.includes(t)",
+        arg=f"total {fmt_seconds(a100.total_s)}",
+    )
+    assert "estimating" not in page.inner_text(".sw-xfer")
+
 
 def test_function_view_estimate_dropdown_and_groups(page, tmp_path):
     mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)

@@ -216,3 +216,63 @@ def test_saved_page_shows_the_cost(page, tmp_path):
     page.select_option("[data-key=spec-1]", "")
     page.wait_for_function("document.querySelector('.sw-typeof').textContent.includes('32]')")
     assert "not saved in this page" in page.inner_text(".sw-moved")
+
+
+# ------------------------------------------------------------------ a real kernel in JupyterLab
+CELL = """\
+import jax, jax.numpy as jnp
+jax.config.update("jax_num_cpu_devices", 8)
+from jax.sharding import NamedSharding, PartitionSpec as P
+from shardwidget import ShardView
+x = jax.device_put(jnp.arange(64.0 * 32).reshape(64, 32),
+                   NamedSharding(jax.make_mesh((2, 4), ("x", "y")), P("x", "y")))
+cv = ShardView(x)
+cv"""
+
+
+@pytest.mark.slow
+def test_jupyterlab_relayout_and_hardware_sync(browser, tmp_path):
+    """Through anywidget's real model: a spec change brings the moved line, then (compiled on
+    the kernel's event loop) the collectives; the dropdown sets the kernel's `hardware`."""
+    import nbformat
+    from playwright.sync_api import expect
+
+    from .servers import artifacts_on_failure, jupyter_lab
+    from .test_jupyterlab import ALL_RAN, KERNEL_READY, RUN_ALL, run_cell
+
+    root = tmp_path / "root"
+    root.mkdir()
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_code_cell(CELL, id="cost"))
+    nbformat.write(nb, root / "cost.ipynb")
+    with jupyter_lab(root, tmp_path / "server") as lab:
+        ctx = browser.new_context(viewport={"width": 1300, "height": 1000})
+        page = ctx.new_page()
+        page.set_default_timeout(30_000)
+        with artifacts_on_failure("jupyterlab-cost", page, lab.log):
+            page.goto(lab.url + "lab/tree/cost.ipynb")
+            page.wait_for_function(KERNEL_READY, timeout=60_000, polling=100)
+            page.evaluate(RUN_ALL)
+            page.wait_for_function(ALL_RAN, timeout=120_000, polling=100)
+            view = page.locator(".shardwidget")
+            expect(view).to_have_count(1)
+            expect(view.locator(".sw-moved")).to_contain_text("nothing moves")
+            view.locator("[data-key=spec-1]").select_option("")
+            expect(view.locator(".sw-moved")).to_contain_text("all-gather over y")
+            expect(view.locator(".sw-xfer .sw-tr-coll-row")).to_have_count(1)
+            total = run_cell(page, "print(cv.transfer.total)")
+            assert fmt_bytes(int(total)) in view.locator(".sw-moved").inner_text()
+            view.locator("select[data-key=transfer-hardware]").select_option("h100")
+            want = run_cell(
+                page,
+                "import time\nfor _ in range(100):\n"
+                "    if cv._transfer['estimate']['hardware'] == 'h100': break\n"
+                "    time.sleep(0.05)\n"
+                "from shardwidget.cost.estimate import fmt_seconds\n"
+                "print(cv.hardware, fmt_seconds(cv.transfer.estimate('h100').total_s))",
+            )
+            hw, seconds = want.split(" ", 1)
+            assert hw == "h100", want
+            expect(view.locator(".sw-xfer .sw-est-total")).to_contain_text(f"total {seconds}")
+            shot(page, "jupyterlab_array_cost")
+        ctx.close()

@@ -118,7 +118,11 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
       injectFunctionStyles(el); // the collectives table
       injectCostStyles(el);
       this.transfer = new TransferPanel(doc, {
-        setHeat: (colors) => this.meshPane.setPaint("heat", colors),
+        setHeat: (colors) => {
+          this.meshPane.setPaint("heat", colors);
+          // The device colour key does not describe a heat: the heat's own key does.
+          this.meshPane.el.classList.toggle("sw-heat-on", !!colors);
+        },
         lightGroups: (p) => this.lightGroups(p),
         chooseHardware: (name) => {
           this.model.set("hardware", name);

@@ -53,6 +53,7 @@ const COST_CSS = `
 .shardwidget .sw-xfer-head { display: flex; flex-wrap: wrap; align-items: center; gap: 4px 8px; }
 .shardwidget .sw-xfer-head .sw-pane-title { margin-bottom: 0; }
 .shardwidget .sw-xfer-pairs { margin-top: 0; font-size: 11.5px; min-height: 2.6em; }
+.shardwidget .sw-mesh.sw-heat-on .sw-legend { display: none; }
 .shardwidget .sw-heat-key { display: flex; align-items: center; gap: 4px; font-size: 11px; color: var(--sw-fg2); }
 .shardwidget .sw-heat-what { margin-right: 4px; }
 .shardwidget .sw-heat-zero { width: 12px; height: 10px; border-radius: 1px; display: inline-block; }

@@ -107,7 +107,9 @@ describe("heat on the mesh", () => {
       const hi = ids[values.indexOf(max)];
       if (Math.min(...values) < max) expect(cell(el, lo).style.background).not.toBe(cell(el, hi).style.background);
     }
+    expect(el.querySelector(".sw-mesh")!.classList.contains("sw-heat-on")).toBe(true);
     el.querySelector<HTMLButtonElement>('[data-key="heat-off"]')!.click();
+    expect(el.querySelector(".sw-mesh")!.classList.contains("sw-heat-on")).toBe(false);
     expect(ids.map((id) => cell(el, id).style.background)).toEqual(before);
     expect(el.querySelector(".sw-heat-key")).toBeNull();
   });

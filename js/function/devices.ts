@@ -85,7 +85,8 @@ export class DevicesPicture {
       }
     }
     this.el.classList.toggle("sw-dimming", some);
-    if (!p) this.caption.textContent = HINT;
+    if (!p && c) this.caption.textContent = `${c.kind}: its device groups were not sent (a bounded payload); the row's tooltip has them as XLA wrote them`;
+    else if (!p) this.caption.textContent = HINT;
     else if (c) this.caption.textContent = `${c.kind}${c.axes.length ? ` over ${c.axes.join(", ")}` : ""}: ${groupsLabel(c)}`;
     else this.caption.textContent = plural(p.colors.size, "device");
   }

@@ -156,4 +156,13 @@ describe("hovering a collective lights its device groups", () => {
     leave(bar);
     expect(el.querySelector(".sw-tr-devices-caption")!.textContent).toContain("hover a collective");
   });
+
+  it("a collective whose groups the payload left out says so", async () => {
+    const colls = T.collectives.map((c) => ({ ...c, group_set: -1 }));
+    const { el } = draw({ ...F, _trace: { ...T, collectives: colls } });
+    await settle();
+    enter(el.querySelector(".sw-tr-coll-row")!);
+    expect(el.querySelector(".sw-tr-devices-caption")!.textContent).toContain("not sent");
+    expect(el.querySelector(".sw-tr-devices")!.classList.contains("sw-dimming")).toBe(false);
+  });
 });

@@ -11,11 +11,13 @@ import { heatColor, HEAT_ZERO } from "../array/mesh/heat";
 import { ticks, timeline } from "../cost/estimate";
 import { groupColor, groupPaint } from "../cost/groups";
 import { formatBytes, formatSeconds } from "../shared/text";
+import * as fx from "./fixtures";
+import { mount, unmountAll } from "./testing";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
   cleanups.splice(0).forEach((c) => c());
-  document.body.replaceChildren();
+  unmountAll();
 });
 
 const settle = () => new Promise<void>((r) => setTimeout(r, 0));
@@ -112,6 +114,21 @@ describe("heat on the mesh", () => {
     expect(el.querySelector(".sw-mesh")!.classList.contains("sw-heat-on")).toBe(false);
     expect(ids.map((id) => cell(el, id).style.background)).toEqual(before);
     expect(el.querySelector(".sw-heat-key")).toBeNull();
+  });
+
+  it("stays on the devices when the pane switches to the physical view (TPU coords)", async () => {
+    const f = fx.fxTpuV4();
+    const ids = f.layout.devices.ids;
+    const received = ids.map((_, i) => (i % 3) * 512);
+    const t: TransferWire = { ...T, key: f.layout.key, received, sent: received, pairs: [], collectives: [], group_sets: [], estimate: null };
+    const { el } = mount(f, { _transfer: t, hardware: "tpu-v5p", _hardware_presets: [] });
+    await settle();
+    el.querySelector<HTMLButtonElement>('[data-key="heat-in"]')!.click();
+    const check = () => ids.forEach((id, i) => expect(hexOf(cell(el, id).style.background)).toBe(heatColor(received[i], 1024)));
+    check();
+    el.querySelector<HTMLButtonElement>('[data-key="mesh-view-physical"]')!.click();
+    expect(el.querySelector(".sw-phys")).not.toBeNull();
+    check();
   });
 
   it("a device that moves nothing is grey", () => {

@@ -195,3 +195,16 @@ def test_many_blocks_are_one_raster_with_each_holders_colour(
         cy, cx = int((r0 + r1) / 2 / 64 * h), int((c0 + c1) / 2 / 32 * w)
         want = colour(b.devices[0])
         assert "#" + "".join(f"{int(c):02X}" for c in px[cy, cx]) == want.upper()
+
+
+def test_a_snapshot_holds_no_device_memory(x: Any) -> None:
+    import gc
+
+    v = ShardView(x)
+    v.spec = ["y", None]
+    gc.collect()
+    before = {id(a) for a in jax.live_arrays()}
+    snaps = [v.snapshot(), ShardView(lambda a: a * 2, x).snapshot()]
+    gc.collect()
+    assert {id(a) for a in jax.live_arrays()} <= before
+    assert all(isinstance(s.html, str) and isinstance(s.text, str) for s in snaps)

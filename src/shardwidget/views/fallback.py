@@ -54,11 +54,12 @@ def bundle(view: ShardView) -> dict[str, str]:
     terminal grid a second time where HTML is not shown)."""
     fid = html.escape(view._fallback_id)
     # The widget output just after, when it shows text instead of a view ("Loading widget...",
-    # "Error displaying widget: model not found") or only the widget's script tag (nbconvert's
-    # page with no html-manager): a live view is an element in it.
+    # "Error displaying widget: model not found"), only the widget's script tag (nbconvert's
+    # page with no html-manager) or its text/plain as of the display (a page saved without
+    # widget state): a live view is an element of another kind in it.
     hide_widget_error = (
         f'.jp-OutputArea-child:has([{ATTR}="{fid}"]) + .jp-OutputArea-child'
-        ":not(:has(> .jp-OutputArea-output > :not(script))){display:none}"
+        ":not(:has(> .jp-OutputArea-output > :not(script, pre))){display:none}"
     )
     return {
         "text/html": f'<div class="shardwidget-fallback" {ATTR}="{fid}">'

@@ -117,6 +117,11 @@ def test_unreduced_array_relayout_sums_the_partials_and_leaves_the_original():
     assert v.error == "" and not v.layout.partial and v.layout.replication == 8
     np.testing.assert_allclose(np.asarray(v.array), host.sum(0), rtol=1e-5)
     assert v.summary.partials is None and v.summary.stats[0] is not None
+    assert (
+        v._transfer["status"] == "unavailable" and "partial sums over 'x'" in v._transfer["message"]
+    )
+    with pytest.raises(ValueError, match="all-reduce"):
+        _ = v.transfer
     assert not y.is_deleted() and y.sharding.spec.unreduced == {"x"}
     v.reset()
     assert v.layout.partial

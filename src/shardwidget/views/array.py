@@ -257,6 +257,13 @@ class ArrayView(CostMixin, ShardView):
         is cached per pair of layouts) and ``.estimate(hw)``. Holds no device memory."""
         from ..cost.reshard import Transfer
 
+        axes = spec_mod.unreduced_of(getattr(self._source.sharding, "spec", None))
+        if axes:  # the byte count follows blocks; partials are summed, which it does not model
+            raise PartialSource(
+                f"the original array holds partial sums over {', '.join(map(repr, axes))} "
+                "(unreduced): any other layout first sums them (an all-reduce over those "
+                "axes), which the transfer estimate does not model"
+            )
         if self._transfer_of is None or self._transfer_of[0] != self._key:
             src = self._source
             self._transfer_of = (
@@ -601,6 +608,8 @@ class ArrayView(CostMixin, ShardView):
                 return
             est = t.estimate(self.hardware)
             self._transfer = wire.transfer(t, key=self._key, device_ids=ids, est=est)
+        except PartialSource as e:  # said in words by the transfer itself
+            self._transfer = wire.no_transfer(self._key, "unavailable", str(e))
         except Exception as e:
             msg = f"transfer not computed: {e}"
             self._transfer = wire.no_transfer(self._key, "unavailable", msg)
@@ -665,6 +674,10 @@ def _in_kernel() -> bool:
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None else None
     return getattr(shell, "kernel", None) is not None
+
+
+class PartialSource(ValueError):
+    """The view's original array is unreduced: its transfer to another layout is not modelled."""
 
 
 def _own_mesh(arr: Any) -> tuple[Any | None, dict[str, str] | None]:

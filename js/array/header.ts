@@ -69,6 +69,20 @@ export function statsHint(layout: Layout | null, stats: Stats | null | undefined
 /** A parsed find-box query: id ranges [lo, hi] (inclusive); `single` when it is one id. */
 export type DeviceQuery = { ranges: [number, number][]; single: boolean } | { error: string };
 
+/** Examples for the find box made of the layout's own device ids: an id, a range, a list
+ *  ("12", "12-15", "3,7,9" with 4096 devices; "0" alone with one device). */
+export function findExamples(ids: number[]): string[] {
+  const s = [...new Set(ids)].sort((a, b) => a - b);
+  const n = s.length;
+  if (n === 0) return [];
+  if (n === 1) return [String(s[0])];
+  const has = new Set(s);
+  if ([3, 7, 9, 12, 13, 14, 15].every((i) => has.has(i))) return ["12", "12-15", "3,7,9"];
+  if (n === 2) return [String(s[1]), `${s[0]},${s[1]}`];
+  const run = s.length >= 4 && s[3] - s[0] === 3 ? `${s[0]}-${s[3]}` : `${s[0]}-${s[n - 1]}`;
+  return [String(s[Math.min(2, n - 1)]), run, `${s[0]},${s[n - 1]}`];
+}
+
 /**
  * Parse the find box: ids and ranges separated by commas or spaces: "1234", "12-15" (also
  * "12–15", "12..15"), "3,7,9", "0-3, 8". null for an empty box; { error } for anything else.
@@ -179,6 +193,12 @@ export class Header {
       return;
     }
     this.copy.set(layout.code ?? "");
+    const ex = findExamples(layout.devices.ids);
+    this.findInput.placeholder = ex.join(", ");
+    this.findInput.title =
+      layout.devices.ids.length === 1
+        ? `Highlight device ${ex[0]} (the only device). Esc clears.`
+        : `Highlight devices by id: ${ex[0]}, a range ${ex[1]}${ex[2] ? `, or a list ${ex[2]}` : ""}. Esc clears.`;
     this.typeofEl.textContent = layout.typeof;
     this.typeofEl.title = `shape (${layout.shape.join(", ")}), ${layout.dtype}`;
     const badge = (text: string, title: string, cls = "") => {

@@ -176,6 +176,13 @@ def test_sub_mesh_relayout_onto_all_devices_and_back():
     # a mesh shape only one device set fits picks it: 2 devices -> the array's own
     v.set_layout(mesh_shape=[2], axis_names=["x"], axis_types=["auto"], spec=["x"])
     assert v.devices == "array" and {d.id for d in v.layout.devices} == {2, 3}
+    # the device set alone: a mesh that no longer fits becomes one axis over the new set
+    v.devices = "all"
+    assert (v.mesh_shape, v.spec, v.layout.n_devices) == ([8], [None, None], 8)
+    w = ShardView(a, devices="all")
+    assert w.devices == "all" and w.layout.n_devices == 8 and w.error == ""
+    v.devices = "array"
+    assert v.mesh_shape == [2] and {d.id for d in v.layout.devices} == {2, 3}
     with pytest.raises(ValueError, match="has 8 devices, but the array has 2"):
         v.set_layout(devices="array", mesh_shape=[8], spec=["x"])
     assert v.devices == "array" and v.error == ""  # refused: nothing changed

@@ -396,13 +396,24 @@ class ArrayView(CostMixin, ShardView):
         # A mesh shape that fits only the other device set picks that set, unless the change
         # names one: ShardView(numpy_array).mesh_shape = [2, 4] lays out on all 8 devices,
         # view.mesh_shape = [2] on an array of 2 of the 8 stays on its 2.
-        if "devices" in changes or "mesh_shape" not in changes:
-            return
         try:
             n = math.prod(int(s) for s in d["mesh_shape"])
         except (TypeError, ValueError):
             return  # from_wire says what is wrong with it
         own, every = len(self._own_devices), len(self._devices)
+        if "devices" in changes and "mesh_shape" not in changes:
+            # Another device set alone: a mesh that no longer fits becomes one axis over the
+            # new set, replicated unless a spec is given (the controls keep a shape that fits).
+            want = own if changes["devices"] == "array" else every
+            if n != want and changes["devices"] in state_mod.DEVICE_SETS:
+                d["mesh_shape"] = [want]
+                d["axis_names"] = changes.get("axis_names", ["x"])
+                d["axis_types"] = changes.get("axis_types", list(d["axis_types"])[:1] or ["auto"])
+                if "spec" not in changes:
+                    d["spec"] = [None] * self._ndim
+            return
+        if "devices" in changes or "mesh_shape" not in changes:
+            return
         if n == own != every:
             d["devices"] = "array"
         elif n == every != own:

@@ -103,7 +103,8 @@ def test_unreduced_array_shows_partials_per_device():
     # the view says so: text, static picture, wire
     note = "each device holds a partial value"
     assert note in repr(v) and "unreduced over 'x'" in repr(v)
-    assert note in v._repr_mimebundle_()[0]["text/html"]
+    html = v._repr_mimebundle_()[0]["text/html"]
+    assert note in html and ">Σ 0,4<" in html and "×2" not in html
     assert v._layout["unreduced"] == ["x"] and v._layout["spec_str"] == lay.spec_text
     assert len(v._stats["partials"]) == 8 and all(b is None for b in v._stats["blocks"])
     assert v._options["original"]["spec"] == ["y"]

@@ -455,3 +455,27 @@ def test_make_array_from_callback_and_single_device_arrays():
         v = ShardView(arr)
         assert _layout_map(v.layout) == _index_map(s, (8, 4))
         np.testing.assert_allclose(v.summary.stats[0][:2], [host[:2, :2].min(), host[:2, :2].max()])
+
+
+def test_unreduced_over_two_axes_and_reduced_sets_read_as_jax_writes_them():
+    from jax.sharding import AxisType
+
+    mesh = jax.make_mesh((2, 2, 2), ("x", "y", "z"), axis_types=(AxisType.Explicit,) * 3)
+    host = np.arange(64, dtype=np.float32).reshape(8, 8)
+    x = jax.device_put(host, NamedSharding(mesh, P(("x", "y"), "z")))
+    with jax.set_mesh(mesh):
+        y = jax.lax.reduce_sum(x, [0], out_sharding=P("z", unreduced={"y", "x"}))
+    v = ShardView(y)
+    assert v.layout.unreduced == ("x", "y") and v.layout.typeof == str(jax.typeof(y))
+    assert v.layout.spec_text == "P('z', unreduced={'x', 'y'})"
+    assert v.layout.replication == 1 and len(v.summary.partials) == 8
+    v.spec = [None]
+    np.testing.assert_allclose(np.asarray(v.array), host.sum(0))
+    r = jax.device_put(host, NamedSharding(mesh, P("x", reduced={"y"})))
+    w = ShardView(r)
+    assert w.layout.reduced == ("y",) and not w.layout.partial
+    assert (
+        w.layout.typeof == str(jax.typeof(r))
+        and w.layout.spec_text == "P('x', None, reduced={'y'})"
+    )
+    assert _layout_map(w.layout) == _index_map(NamedSharding(mesh, P("x")), (8, 8))

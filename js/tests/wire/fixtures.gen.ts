@@ -5066,8 +5066,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 51.1,
-  "run_ms": 10.4,
+  "compile_ms": 156.9,
+  "run_ms": 5.8,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -6133,8 +6133,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 44.7,
-  "run_ms": 10.0,
+  "compile_ms": 104.1,
+  "run_ms": 5.0,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7133,8 +7133,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 109.6,
-  "run_ms": 5.2,
+  "compile_ms": 167.2,
+  "run_ms": 25.1,
   "cached": false,
   "ran": true,
   "left_out": {

@@ -187,6 +187,10 @@ def test_sub_mesh_relayout_onto_all_devices_and_back():
     with pytest.raises(ValueError, match="has 8 devices, but the array has 2"):
         v.set_layout(devices="array", mesh_shape=[8], spec=["x"])
     assert v.devices == "array" and v.error == ""  # refused: nothing changed
+    shown = v.layout
+    with pytest.raises(ValueError, match="devices must be one of 'array', 'all'"):
+        v.devices = "some"
+    assert v.devices == "array" and v.layout == shown
 
 
 def test_five_axis_mesh_spec_and_relayout_within_it():

@@ -96,6 +96,8 @@ class Layout:
         unreduced: the mesh axes of an unreduced spec (``P('y', unreduced={'x'})``, made by
             Explicit-mode reductions): each device holds a partial value, and a block's value
             is the sum of its holders' partials over these axes. () for every other array.
+        reduced: the mesh axes of a spec's reduced set (``P('x', reduced={'y'})``): copies JAX
+            marks as already reduced; the blocks are the partitions'. () for every other array.
     """
 
     shape: tuple[int, ...]

@@ -483,3 +483,20 @@ def test_unreduced_over_two_axes_and_reduced_sets_read_as_jax_writes_them():
         and w.layout.spec_text == "P('x', None, reduced={'y'})"
     )
     assert _layout_map(w.layout) == _index_map(NamedSharding(mesh, P("x")), (8, 8))
+
+
+def test_pmap_output_on_half_the_devices_relays_out_within_them_or_onto_all():
+    host = np.arange(16.0, dtype=np.float32).reshape(4, 4)
+    out = jax.pmap(lambda x: x * 2)(host)
+    v = ShardView(out)
+    assert v._options["own_devices"] == [d.id for d in out.sharding.mesh.devices.flat]
+    assert v.mesh_shape == [4] and v.devices == "array"
+    v.spec = [None, "pmap"]
+    assert [d.id for d in v.layout.devices] == v._options["own_devices"]
+    want = NamedSharding(out.sharding.mesh, P(None, out.sharding.mesh.axis_names[0]))
+    assert _layout_map(v.layout) == _index_map(want, (4, 4))
+    v.set_layout(mesh_shape=[2, 2], axis_names=["a", "b"], spec=["a", "b"])
+    assert {d.id for d in v.layout.devices} == set(v._options["own_devices"])
+    v.set_layout(mesh_shape=[8], axis_names=["x"], spec=[None, None])
+    assert v.devices == "all" and v.layout.n_devices == 8
+    np.testing.assert_array_equal(np.asarray(v.array), host * 2)

@@ -138,7 +138,9 @@ def test_function_view_of_an_unreduced_output():
     assert v.error == ""
     out = v.trace.output_leaves[0].layout
     assert out.unreduced == ("x",) and out.typeof == str(jax.typeof(y))
-    assert "{U:x}" in repr(v)
+    assert "{U:x}" in repr(v) and "each device holds a partial value" in repr(v)
+    out_stats = v._trace_stats["outputs"][0]
+    assert len(out_stats["partials"]) == 8 and all(b is None for b in out_stats["blocks"])
 
 
 # ---------------------------------------------------------------------------- sub-meshes

@@ -502,3 +502,15 @@ def test_pmap_output_on_half_the_devices_relays_out_within_them_or_onto_all():
     v.set_layout(mesh_shape=[8], axis_names=["x"], spec=[None, None])
     assert v.devices == "all" and v.layout.n_devices == 8
     np.testing.assert_array_equal(np.asarray(v.array), host * 2)
+
+
+def test_legend_of_an_unreduced_layout_speaks_of_partials_not_copies():
+    from shardwidget.legend import legend_of
+
+    _, _, _, _, y = _unreduced()
+    lg = legend_of(ShardView(y).layout)
+    assert "partial sums over x: 2 partials per block, added up" in lg.replication
+    assert not any("replicated over x" in line for line in lg.replication)
+    assert "no copies: each element on one device" in lg.replication
+    marks = dict(lg.marks)
+    assert "partial sum, not a copy" in marks["stripes"] and marks["labels"].startswith("Σ")

@@ -514,3 +514,23 @@ def test_legend_of_an_unreduced_layout_speaks_of_partials_not_copies():
     assert "no copies: each element on one device" in lg.replication
     marks = dict(lg.marks)
     assert "partial sum, not a copy" in marks["stripes"] and marks["labels"].startswith("Σ")
+
+
+def test_svg_pictures_say_empty_partial_and_custom():
+    from jax._src.lib import xla_client as xc
+    from jax._src.sharding_impls import GSPMDSharding
+
+    from shardwidget.gspmd import CUSTOM
+
+    _, _, _, _, y = _unreduced()
+    pic = ShardView(y).to_svg()
+    assert ">Σ 0,4<" in pic and "each device holds a partial value" in pic
+    mesh = jax.make_mesh((8,), ("x",))
+    e = jax.device_put(np.zeros((0, 8), np.float32), NamedSharding(mesh, P(None, "x")))
+    assert text.EMPTY in ShardView(e).to_svg()
+    op = xc.OpSharding()
+    op.type = xc.OpSharding.Type.MAXIMAL
+    op.tile_assignment_devices = [2]
+    op.tile_assignment_dimensions = [1]
+    g = jax.device_put(np.ones((4, 4), np.float32), GSPMDSharding(tuple(jax.devices()[:4]), op))
+    assert CUSTOM in ShardView(g).to_svg()

@@ -3819,20 +3819,21 @@ export const arrayUnreduced8: ArrayModel = {
     ],
     [
      "inner heatmap",
-     "the block's values (means of pooled cells), on one colour scale for the whole array"
+     "none: no device holds a block's values, only partial sums of them"
     ],
     [
      "stripes",
-     "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+     "a block's holders: one stripe per device holding a partial sum, not a copy"
     ],
     [
      "labels",
-     "the ids of the devices holding the block; rulers give each block's index range"
+     "\u03a3 and the ids of the devices whose partials add up to the block"
     ]
    ],
    "replication": [
     "dimension 0 split 4 ways over y",
-    "replicated over x: 2 copies"
+    "partial sums over x: 2 partials per block, added up",
+    "no copies: each element on one device"
    ]
   }
  },
@@ -5066,8 +5067,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 69.1,
-  "run_ms": 8.6,
+  "compile_ms": 189.9,
+  "run_ms": 15.0,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -6133,8 +6134,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 30.2,
-  "run_ms": 10.3,
+  "compile_ms": 79.8,
+  "run_ms": 3.6,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7133,8 +7134,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 52.7,
-  "run_ms": 10.7,
+  "compile_ms": 215.7,
+  "run_ms": 9.4,
   "cached": false,
   "ran": true,
   "left_out": {

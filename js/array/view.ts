@@ -107,10 +107,12 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
     side.className = "sw-side";
     side.append(this.meshPane.el, this.detailEl);
     main.append(this.arrayPane.el, side);
-    this.root.append(this.header.el, this.controls.el, main);
+    // The error banner goes below the controls: one appearing must not move them.
+    this.root.append(this.header.el, this.controls.el, this.header.errorEl, main);
     if (viewOpts.embedded) {
       this.root.classList.add("sw-embedded");
       this.header.el.hidden = true;
+      this.header.el.append(this.header.errorEl); // hidden with the header, as before
     }
     this.root.addEventListener("keydown", (e) => {
       if (e.key === "Escape" && this.pin) {

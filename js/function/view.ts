@@ -27,6 +27,11 @@ import { JaxprPanel } from "./jaxpr";
 import { formatCount, formatMs, plural } from "../shared/text";
 import { CopyButton } from "../shared/copy";
 import { el as mk } from "../shared/dom";
+import { injectCostStyles } from "../cost/styles";
+import { HardwarePicker } from "../cost/hardware";
+import { hasEstimate, renderEstimate } from "../cost/estimate";
+import { collectivePaint } from "../cost/groups";
+import { DevicesPicture } from "./devices";
 
 const STATE_TRAITS = ["mesh_shape", "axis_names", "axis_types", "in_specs", "out_specs"] as const;
 
@@ -66,6 +71,10 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
   private inputs: Section;
   private outputs: Section;
   private comm: Section;
+  private est: Section;
+  private hwPicker: HardwarePicker;
+  private devices: DevicesPicture;
+  private estKey = "";
   private cons: Section;
   private mem: Section;
   private jaxpr: JaxprPanel;
@@ -87,6 +96,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
       build: (seq, state) => ({ type: "trace_request", seq, state }),
     });
     injectFunctionStyles(el);
+    injectCostStyles(el);
     const doc = this.doc;
 
     const header = mk(doc, "header", "sw-header sw-tr-header");
@@ -114,6 +124,13 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     this.inputs = this.section("Inputs");
     this.outputs = this.section("Outputs");
     this.comm = this.section("Communication");
+    this.est = this.section("Estimated time");
+    this.hwPicker = new HardwarePicker(doc, (name) => {
+      this.model.set("hardware", name);
+      this.model.save_changes();
+    });
+    this.est.note.after(this.hwPicker.el);
+    this.devices = new DevicesPicture(doc);
     this.cons = this.section("Sharding constraints in the function");
     this.mem = this.section("Memory and compute per device");
     this.jaxpr = new JaxprPanel(doc);
@@ -125,6 +142,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
       this.inputs.el,
       this.outputs.el,
       this.comm.el,
+      this.est.el,
       this.cons.el,
       this.mem.el,
       this.jaxpr.el,
@@ -144,8 +162,9 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
       }
       this.schedule();
     });
-    this.onChange(["_trace_stats", "_trace_options", "error", "busy", ...STATE_TRAITS], () =>
-      this.schedule(),
+    this.onChange(
+      ["_trace_stats", "_trace_options", "error", "busy", "_estimate", "hardware", "_hardware_presets", ...STATE_TRAITS],
+      () => this.schedule(),
     );
     this.flush();
   }
@@ -244,6 +263,48 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
       this.tablesOf = shown;
       this.renderTables(shown);
     }
+    this.renderEstimate(shown, options);
+  }
+
+  /** The estimated time of the shown layout on the chosen hardware (the kernel's `_estimate`
+   *  for the shown trace; while a new hardware's estimate is on its way, the last one, said so). */
+  private renderEstimate(shown: Trace | null, options: TraceOptions): void {
+    const doc = this.doc;
+    const est = this.model.get("_estimate");
+    const hardware = this.model.get("hardware") ?? "";
+    const presets = this.model.get("_hardware_presets") ?? [];
+    const compiled = !!shown && (shown.inputs.length > 0 || shown.outputs.length > 0);
+    const mine = hasEstimate(est) && !!shown && est.key === shown.key ? est : null;
+    this.est.el.hidden = !compiled || (!mine && presets.length === 0);
+    this.hwPicker.update(
+      presets,
+      hardware,
+      options.static ? "a saved page: the estimate is for the hardware it was saved with" : "",
+    );
+    const key = JSON.stringify([shown?.key ?? -1, mine ? [mine.hardware, mine.total_s, mine.parts.length] : null, hardware]);
+    if (key === this.estKey) return;
+    this.estKey = key;
+    if (!mine) {
+      this.est.note.textContent = "";
+      this.est.body.replaceChildren(mk(doc, "div", "sw-muted", `estimating for ${hardware}…`));
+      return;
+    }
+    const p = presets.find((h) => h.name === mine.hardware);
+    this.est.note.textContent = `per device on ${p?.label ?? mine.hardware}: roofline and ring model, not a measurement`;
+    const nodes: HTMLElement[] = [];
+    if (mine.hardware !== hardware) nodes.push(mk(doc, "div", "sw-hint", `estimating for ${hardware}…`));
+    nodes.push(renderEstimate(doc, mine, { hoverCollective: (i) => this.lightCollective(i) }));
+    this.est.body.replaceChildren(...nodes);
+  }
+
+  /** Light collective `i`'s device groups on the device picture and on every card's mesh, or
+   *  stop (null). */
+  lightCollective(i: number | null): void {
+    const shown = this.shown;
+    const c = i === null ? undefined : shown?.collectives[i];
+    const p = c ? collectivePaint(c, shown?.group_sets) : null;
+    this.devices.light(p, c);
+    for (const card of [...this.inCards, ...this.outCards]) card.lightGroups(p);
   }
 
   private renderHeader(options: TraceOptions | null): void {
@@ -278,7 +339,12 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     if (options) {
       const st = this.traitState();
       const axes = st.axis_names.map((n, i) => `${n}=${st.mesh_shape[i]}`).join(" × ");
-      metrics.push(`mesh ${axes} · ${plural(options.n_devices, "device")} (${options.platform})`);
+      const used = st.mesh_shape.reduce((a, b) => a * b, 1);
+      const devices =
+        used < options.n_devices
+          ? `${used} of ${plural(options.n_devices, "device")}`
+          : plural(options.n_devices, "device");
+      metrics.push(`mesh ${axes} · ${devices} (${options.platform})`);
     }
     this.metricsEl.textContent = metrics.join(" · ");
     this.runNoteEl.textContent = options?.run_disabled ?? "";
@@ -390,7 +456,15 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
       (shown.collectives.length > 0
         ? `${collectivesSummary(shown.collectives)}: what XLA inserted`
         : "what XLA inserted") + (cut > 0 ? ` (${cut} more not listed)` : "");
-    this.comm.body.replaceChildren(renderCollectives(doc, shown.collectives));
+    const row = mk(doc, "div", "sw-tr-comm");
+    row.append(renderCollectives(doc, shown.collectives, (i) => this.lightCollective(i)));
+    const leaf = [...shown.inputs, ...shown.outputs].find((l) => l.layout.mesh);
+    this.devices.update(
+      shown.collectives.length > 0 ? leaf?.layout ?? null : null,
+      this.options?.n_devices ?? leaf?.layout.devices.ids.length ?? 1,
+    );
+    row.append(this.devices.el);
+    this.comm.body.replaceChildren(row);
     this.cons.el.hidden = shown.constraints.length === 0;
     const consCut = shown.left_out?.constraints ?? 0;
     this.cons.note.textContent =

@@ -277,6 +277,11 @@ export const CSS = `
   border: 1px solid var(--sw-border); border-radius: 6px; padding: 6px 10px 10px; background: var(--sw-bg);
   font-size: 12.5px; outline: none;
 }
+/* A card floated beside its pinned block (view.ts placeDetail), over the side column. */
+.shardwidget .sw-side { position: relative; }
+.shardwidget .sw-detail.sw-detail-float {
+  position: absolute; left: 0; right: 0; z-index: 6; box-shadow: 0 4px 16px rgba(0, 0, 0, 0.18);
+}
 .shardwidget .sw-detail-head { display: flex; align-items: center; justify-content: space-between; }
 .shardwidget .sw-detail-title { font-size: 13px; margin: 0; font-weight: 600; }
 .shardwidget .sw-detail h4 { font-size: 11px; text-transform: uppercase; letter-spacing: 0.05em; color: var(--sw-fg2); margin: 8px 0 3px; font-weight: 600; }

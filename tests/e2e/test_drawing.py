@@ -121,3 +121,22 @@ def test_controls_hold_still_when_messages_appear(page, tmp_path, arr2d):
     controls_bottom = page.eval_on_selector(".sw-controls", "e => e.getBoundingClientRect().bottom")
     assert banner.bounding_box()["y"] >= controls_bottom
     screenshot(page, "controls_with_messages")
+
+
+def test_pinned_card_stays_next_to_its_block(page, tmp_path):
+    """A tall mesh pane (8×1) puts the card's place in the side column far below the top
+    blocks: pinning one floats the card beside it; every pinned block has its card near."""
+    mesh = jax.make_mesh((8, 1), ("x", "y"))
+    x = jnp.arange(2048.0 * 64).reshape(2048, 64)
+    open_view(page, tmp_path, ShardView(jax.device_put(x, NamedSharding(mesh, P("x", None)))))
+    assert page.errors == []
+    for k in range(8):
+        block = page.locator(f'.sw-grid [data-block="{k}"]')
+        block.click()
+        top = block.bounding_box()["y"]
+        card = page.locator(".sw-detail").bounding_box()
+        assert card is not None and abs(card["y"] - top) <= 240, (k, top, card)
+        if k == 0:
+            assert "sw-detail-float" in page.get_attribute(".sw-detail", "class")
+            screenshot(page, "card_next_to_block")
+        page.keyboard.press("Escape")

@@ -331,6 +331,14 @@ export class ArrayPane {
     return this.canvas.canvas ? new Map() : this.dom.blockElements();
   }
 
+  /** The viewport top (px) of block k as drawn, or null when it is not on show. */
+  blockTop(k: number): number | null {
+    const g = this.scene.geom;
+    const p = g?.sel.pos.get(k);
+    if (!g || !p) return null;
+    return this.grid.getBoundingClientRect().top + g.ys[p[0]];
+  }
+
   isCanvas(): boolean {
     return this.canvas.canvas !== null;
   }

@@ -37,3 +37,16 @@ def test_widget_columns_wrap_and_scroll_instead_of_cutting():
     assert box.layout.flex_flow == "row wrap"
     for col in box.children:
         assert col.layout.overflow == "auto" and col.layout.min_width == "0"
+
+
+def test_layout_diff_text_lines_up():
+    """compare() of two array views: the arrows and amounts of every device line line up,
+    whatever the lengths of the boxes."""
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    x = jax.device_put(jnp.arange(16.0 * 128).reshape(16, 128), NamedSharding(mesh, P("x", "y")))
+    a, b = ShardView(x), ShardView(x)
+    b.spec = ["y", None]  # rows of 4 (boxes like [0:4, 0:128]) against [0:8, 0:32]
+    lines = [ln for ln in repr(compare(a, b)).splitlines() if ln.startswith("  device")]
+    assert len(lines) >= 2
+    assert len({ln.index("→") for ln in lines}) == 1, lines
+    assert len({ln.index("receives") for ln in lines}) == 1, lines

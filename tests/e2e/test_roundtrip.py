@@ -38,6 +38,8 @@ CELLS = [
     "fview = ShardView(lambda a: a.sum(axis=0), x)\nfview",
     "frozen = view.snapshot()\nview.spec = [None, None]\nframe = frozen\nframe",
     'view.spec = ["y", None]',
+    "from shardwidget import compare\n"
+    "compare(fview, ShardView(lambda a: a.sum(axis=0), x, in_specs=[[None, 'y']]))",
 ]
 ROOTS: dict[str, pathlib.Path] = {}  # the notebook folder of each server
 SAVED = """() => {
@@ -80,9 +82,11 @@ def _drawn(pic: Any) -> str:
 
 def _check_pictures(page: Page) -> None:
     pics = _pictures(page)
-    expect(pics).to_have_count(2)
-    expect(pics.nth(0)).to_be_visible()
-    expect(pics.nth(1)).to_be_visible()
+    expect(pics).to_have_count(3)  # the array view, the function view, the comparison
+    for i in range(3):
+        expect(pics.nth(i)).to_be_visible()
+    cmp = _drawn(pics.nth(2))
+    assert "comparison" in cmp and "all-reduce" in cmp and cmp.count("<svg") == 4, cmp[:300]
     arr = _drawn(pics.nth(0))
     # the last state (P('y', None), set by cell 6), its axes and ranges, every holder
     assert "P('y', None)" in arr and "dim 0 → · sharded over y" in arr, arr
@@ -113,14 +117,14 @@ def test_saved_notebook_reopens_with_pictures(browser: Any, lab: Server) -> None
         # live: two widgets, their pictures hidden (the frozen snapshot shows)
         live = page.locator(".shardwidget").nth(0)  # the array view (the function view follows)
         expect(live.locator(".sw-grid .sw-block")).to_have_count(4)
-        # the function view's all-reduce (not the array view's re-layout table)
-        expect(page.locator(".sw-tr-coll-row:not(.sw-xfer *)")).to_have_count(1)
-        expect(
-            page.locator(".sw-tr-coll-row[data-kind=all-reduce]:not(.sw-xfer *)")
-        ).to_be_visible()
-        expect(_pictures(page)).to_have_count(2)
-        expect(_pictures(page).nth(0)).to_be_hidden()
-        expect(_pictures(page).nth(1)).to_be_hidden()
+        # the function view's all-reduce (not the array view's re-layout table), and the same
+        # view again in the comparison
+        expect(page.locator(".sw-tr-coll-row:not(.sw-xfer *)")).to_have_count(2)
+        all_reduce = page.locator(".sw-tr-coll-row[data-kind=all-reduce]:not(.sw-xfer *)")
+        expect(all_reduce.first).to_be_visible()
+        expect(_pictures(page)).to_have_count(3)
+        for i in range(3):  # the comparison's picture too: its first view is live
+            expect(_pictures(page).nth(i)).to_be_hidden()
         expect(live).to_be_visible()
         # a change from the widget's controls reaches the saved picture once the kernel is quiet
         live.locator("[data-key=spec-0]").select_option("x")
@@ -138,7 +142,7 @@ def test_saved_notebook_reopens_with_pictures(browser: Any, lab: Server) -> None
         page.reload()
         page.wait_for_function(KERNEL_READY, timeout=60_000, polling=100)
         expect(page.locator(".jupyter-widgets", has_text="model not found")).to_have_count(
-            2, timeout=30_000
+            3, timeout=30_000
         )  # what JupyterLab writes in the widget outputs: hidden by the pictures
         _check_pictures(page)
         SHOTS.mkdir(parents=True, exist_ok=True)
@@ -172,7 +176,7 @@ def test_saved_notebook_reopens_with_pictures(browser: Any, lab: Server) -> None
         trusted = "() => window.jupyterapp.shell.currentWidget.content.widgets[1].model.trusted"
         assert page.evaluate(trusted) is False  # JupyterLab does not trust it: HTML sanitized
         pics = _pictures(page)
-        expect(pics).to_have_count(2)
+        expect(pics).to_have_count(3)
         # sanitized (no <style>, no inline SVG), the pictures still show whole, as images
         arr = _drawn(pics.nth(0))
         assert "P('y', None)" in arr and "0,4 ×2" in arr and "dim 0 → · sharded over y" in arr
@@ -220,7 +224,7 @@ def test_nbconvert_execute_shows_every_view_offline(
     # no flags: --execute stores widget state (the widget outputs want an html-manager); without
     # it the widget outputs are their text/plain as of the display
     assert ("application/vnd.jupyter.widget-state+json" in text) == (not flags)
-    assert len(re.findall(r"<div class=\"shardwidget-fallback\"", text)) == 2
+    assert len(re.findall(r"<div class=\"shardwidget-fallback\"", text)) == 3
     blocked: list[str] = []
 
     def route(r: Any) -> None:
@@ -244,8 +248,8 @@ def test_nbconvert_execute_shows_every_view_offline(
 
 def _check_pictures_static(page: Page) -> None:
     pics = _pictures(page)
-    expect(pics).to_have_count(2)
-    for i in range(2):
+    expect(pics).to_have_count(3)
+    for i in range(3):
         expect(pics.nth(i)).to_be_visible()
     arr = _drawn(pics.nth(0))
     assert "P('y', None)" in arr and "dim 0 → · sharded over y" in arr, arr

@@ -157,7 +157,10 @@ def test_saved_notebook_reopens_with_pictures(browser: Any, lab: Server) -> None
             timeout=60_000,
         )
         page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")
-        page.wait_for_timeout(1500)
+        page.wait_for_function(NO_KERNEL, timeout=30_000, polling=100)
+        expect(page.locator(".jp-Notebook-ExecutionIndicator")).to_have_attribute(
+            "data-status", re.compile("unknown|dead|starting|restarting")
+        )
         _check_pictures(page)
         page.screenshot(path=str(SHOTS / "reopened_no_kernel.png"), full_page=True)
 

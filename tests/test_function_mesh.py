@@ -100,6 +100,10 @@ def test_inputs_on_two_of_eight_devices(ids: list[int]) -> None:
     assert {d.id for d in v.trace.in_shardings[0].device_set} == set(ids)
     with pytest.raises(ValueError, match="own mesh of 2 devices"):
         v.set_layout(mesh_shape=[3], axis_names=["x"])
+    y = jax.device_put(jnp.ones((4, 7)), NamedSharding(mesh, P("x")))
+    w = ShardView(lambda a: a * 2, y)
+    with pytest.raises(ValueError, match=r"pad a to 4×8 first"):  # padding for the sub-mesh
+        w.set_layout(in_specs=[[None, "x"]])
 
 
 def test_constraint_on_a_sub_mesh() -> None:

@@ -198,3 +198,21 @@ def test_inputs_on_a_five_axis_mesh_keep_it() -> None:
     assert v.trace is not None and [c.axes for c in v.trace.collectives] == [("a",)]
     with pytest.raises(ValueError, match="5 distinct non-empty axis names"):
         v.set_layout(axis_names=["a", "a", "c", "d", "e"])
+
+
+def test_an_array_committed_to_one_device_runs_there() -> None:
+    c = jax.device_put(np.arange(8.0, dtype=np.float32), jax.devices()[3])
+    u = jnp.ones(8)  # uncommitted: jax.jit follows the committed one
+
+    def f(a: Any, b: Any) -> Any:
+        return a * b + 1
+
+    v = ShardView(f, c, u)
+    assert v.mesh_shape == [1]
+    check_like_jit(v, f, c, u)
+    assert {d.id for o in v.outputs or [] for d in o.sharding.device_set} == {3}
+    v.set_layout(mesh_shape=[8], in_specs=[P("x"), P()])  # every device: the user's choice
+    assert v.error == "" and v.trace is not None
+    assert len(v.trace.out_shardings[0].device_set) == 8
+    plain = ShardView(f, u, u)  # nothing committed: the view's mesh of every device
+    assert plain.mesh_shape == [8]

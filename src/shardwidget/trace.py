@@ -530,14 +530,21 @@ def leaf_specs(
 
 
 def _own_mesh(leaves: Sequence[Leaf]) -> Any:
-    """The jax Mesh of the first leaf with a NamedSharding over a concrete mesh, else None."""
+    """The jax Mesh of the first leaf with a NamedSharding over a concrete mesh; else, for an
+    array committed to one device (``jax.device_put(x, device)``: jax.jit runs there), a
+    one-axis mesh of that device; else None."""
     import jax
-    from jax.sharding import NamedSharding
+    from jax.sharding import NamedSharding, SingleDeviceSharding
 
     for lf in leaves:
         sh = getattr(lf.value, "sharding", None)
         if isinstance(sh, NamedSharding) and isinstance(sh.mesh, jax.sharding.Mesh):
             return sh.mesh
+    for lf in leaves:
+        sh = getattr(lf.value, "sharding", None)
+        if isinstance(sh, SingleDeviceSharding) and getattr(lf.value, "committed", False):
+            (device,) = sh.device_set
+            return jax.sharding.Mesh(np.array([device]), ("x",))
     return None
 
 

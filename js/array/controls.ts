@@ -1,5 +1,6 @@
 // The layout form: mesh shape, axis names / types, spec per dimension, memory kind, reset.
-import type { AxisType, LayoutState, Options } from "../wire";
+import type { AxisType, DeviceSet, LayoutState, Options } from "../wire";
+import { compressIds } from "./labels";
 import { decodeEntry, encodeEntry, specOptions, specString } from "../shared/spec";
 import {
   axisCountChoices,
@@ -12,13 +13,16 @@ import {
   type Choice,
 } from "../shared/fields";
 import {
+  meshChoices,
   stateKey,
   withAxisName,
+  withDevices,
   withAxisType,
   withMemoryKind,
   withMeshShape,
   withNumAxes,
   withSpecEntry,
+  specRewrite,
 } from "./state";
 
 export interface ControlsCallbacks {
@@ -37,6 +41,9 @@ export interface ControlsInput {
 export class Controls {
   readonly el: HTMLFormElement;
   private inp: ControlsInput | null = null;
+  /** What the last mesh change did to the spec, shown beside the spec while the controls show
+   *  the layout it was for (the next change, or an error that restores the old one, hides it). */
+  private rewrite: { key: string; text: string } | null = null;
 
   constructor(
     private readonly doc: Document,
@@ -59,27 +66,43 @@ export class Controls {
     const { state, options } = inp;
     const doc = this.doc;
     const disabledWhy = options.reshard_disabled;
-    const fsMesh = fieldset(doc, "Mesh");
+    // Every choice here is a target to re-lay the array out onto; the header (and the grid)
+    // show the array's own layout.
+    const fsMesh = fieldset(doc, "Re-lay out onto: mesh");
+    fsMesh.title = "a layout to re-lay the array out onto (the header shows its own layout)";
     const k = state.mesh_shape.length;
+    const choices = meshChoices(options, state.devices);
+    // Devices: the array's own (a sub-mesh stays on them) or all of the kernel's.
+    const devSel = this.select(
+      "devices",
+      "devices",
+      deviceChoices(options),
+      state.devices,
+      (v) => withDevices(state, v as DeviceSet, options),
+    );
     // Number of axes.
     const nAx = this.select(
       "naxes",
       "axes",
-      axisCountChoices(options, k),
+      axisCountChoices(choices, k),
       String(k),
       (v) => withNumAxes(state, Number(v), options),
+      "",
+      true,
     );
     // Shape.
     const shapeSel = this.select(
       "shape",
       "shape",
-      meshShapeChoices(options, state.mesh_shape),
+      meshShapeChoices(choices, state.mesh_shape),
       state.mesh_shape.join(","),
       (v) => withMeshShape(state, v.split(",").map(Number), options),
+      "",
+      true,
     );
     const row0 = doc.createElement("div");
     row0.className = "sw-row";
-    row0.append(nAx, shapeSel);
+    row0.append(devSel, nAx, shapeSel);
     fsMesh.append(row0);
     // Axes: name + type.
     const axes = doc.createElement("div");
@@ -107,11 +130,18 @@ export class Controls {
     fsMesh.append(axes);
 
     // Spec.
-    const fsSpec = fieldset(doc, "PartitionSpec");
+    const fsSpec = fieldset(doc, "with PartitionSpec");
     const specPreview = doc.createElement("code");
     specPreview.className = "sw-spec-preview";
     specPreview.textContent = specString(state.spec);
     fsSpec.append(specPreview);
+    if (this.rewrite && this.rewrite.key === stateKey(state)) {
+      const note = doc.createElement("div");
+      note.className = "sw-spec-note";
+      note.setAttribute("role", "status");
+      note.textContent = `The mesh change rewrote the spec: ${this.rewrite.text}`;
+      fsSpec.append(note);
+    }
     const specBox = doc.createElement("div");
     specBox.className = "sw-spec";
     for (let d = 0; d < options.ndim; d++) {
@@ -135,7 +165,7 @@ export class Controls {
     fsSpec.append(specBox);
 
     // Memory + reset.
-    const fsMem = fieldset(doc, "Memory");
+    const fsMem = fieldset(doc, "in memory");
     const kinds = [...options.memory_kinds];
     if (state.memory_kind && !kinds.includes(state.memory_kind)) kinds.unshift(state.memory_kind);
     fsMem.append(
@@ -186,6 +216,7 @@ export class Controls {
     value: string,
     next: (v: string) => LayoutState,
     ariaLabel = "",
+    rewritesSpec = false,
   ): HTMLElement {
     const saved = this.inp?.options.static_states;
     const known = saved ? new Set(saved) : null;
@@ -199,8 +230,35 @@ export class Controls {
           }
         : c,
     );
-    return selectField(this.doc, key, label, offered, value, (v) => this.emit(next(v)), ariaLabel);
+    const choose = (v: string) => {
+      const n = next(v);
+      const state = this.inp?.state;
+      const text = rewritesSpec && state && this.inp ? specRewrite(state, n, this.inp.options.shape) : "";
+      // Set before the request: the controls re-render with the requested state, note included.
+      this.rewrite = text ? { key: stateKey(n), text } : null;
+      this.emit(n);
+    };
+    return selectField(this.doc, key, label, offered, value, choose, ariaLabel);
   }
 
 }
 
+/** The device sets a layout can be made of: the array's own devices (their ids) and all. */
+export function deviceChoices(options: Options): Choice[] {
+  const own = options.own_devices;
+  const ids = compressIds(own);
+  return [
+    {
+      value: "array",
+      label: `the array's ${own.length === 1 ? "device" : `${own.length} devices`} (${ids})`,
+      disabled: false,
+      title: "a mesh of the array's own devices, in its own order",
+    },
+    {
+      value: "all",
+      label: `all ${options.n_devices} devices`,
+      disabled: false,
+      title: "a mesh of every device of the kernel, in jax.make_mesh order",
+    },
+  ];
+}

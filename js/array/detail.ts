@@ -1,6 +1,16 @@
 // Detail panel for a pinned block or device.
 import type { Layout, Stats } from "../wire";
-import { blockThumb, blockValues, isComplex, thumbCanvas } from "./stats";
+import {
+  blockThumb,
+  blockValues,
+  drawnExtent,
+  heatmapBox,
+  isComplex,
+  meanHides,
+  poolSize,
+  thumbCanvas,
+  thumbRange,
+} from "./stats";
 import { formatBytes, formatComplex, formatHalfOpen, formatNumber } from "../shared/text";
 import { textColorOn } from "../shared/colors";
 import { compressIds } from "./labels";
@@ -24,6 +34,33 @@ function kv(doc: Document, dl: HTMLElement, k: string, v: string | HTMLElement):
   if (typeof v === "string") dd.textContent = v;
   else dd.append(v);
   dl.append(dt, dd);
+}
+
+/** Unreduced layouts: each holder's partial statistics, one row per device (the block's value
+ *  is the sum of these partials over the unreduced axes, held by no device). */
+function partialsTable(doc: Document, layout: Layout, stats: Stats, ids: number[]): HTMLElement[] {
+  const devIndex = new Map(layout.devices.ids.map((id, i) => [id, i]));
+  const cplx = isComplex(layout.dtype);
+  const names = ["min", "max", "mean", "std"].map((n) => (cplx ? `${n} |z|` : n));
+  const tbl = el(doc, "table", "sw-devtable sw-partials");
+  const tbody = el(doc, "tbody");
+  for (const id of ids) {
+    const row = stats.partials[devIndex.get(id) ?? -1] ?? null;
+    const tr = el(doc, "tr");
+    tr.dataset.device = String(id);
+    tr.append(el(doc, "td", "", String(id)));
+    for (let j = 0; j < 4; j++) tr.append(el(doc, "td", "", row ? formatNumber(row[j]) : "–"));
+    tbody.append(tr);
+  }
+  tbl.append(tableHead(doc, ["device", ...names]), tbody);
+  const axes = layout.unreduced.map((a) => `'${a}'`).join(", ");
+  const why = el(
+    doc,
+    "p",
+    "sw-muted",
+    `Each device holds a partial value: this block is the sum of its holders' partials over ${axes}. Statistics of each partial:`,
+  );
+  return [el(doc, "h4", "", "Partial values (unreduced)"), why, tbl];
 }
 
 /** The shape of values table for a block: 2-D / 1-D (squeezing unit dims), else flat. */
@@ -55,7 +92,8 @@ function holdersTable(
     return i !== undefined && layout.devices.process[i] !== layout.devices.local_process;
   });
   const tbl = el(doc, "table", "sw-devtable");
-  const heads = ["device", "replica", "process", "memory", ...(hasCoords ? ["coords"] : []), ...(hasCore ? ["core"] : []), ...(anyRemote ? [""] : [])];
+  // An unreduced layout's holders hold different partials, not replicas.
+  const heads = ["device", layout.unreduced?.length ? "partial" : "replica", "process", "memory", ...(hasCoords ? ["coords"] : []), ...(hasCore ? ["core"] : []), ...(anyRemote ? [""] : [])];
   const thead = tableHead(doc, heads);
   const tbody = el(doc, "tbody");
   const mem = layout.memory_kind || "–";
@@ -162,7 +200,9 @@ export function renderDetail(doc: Document, host: HTMLElement, inp: DetailInput)
     body.append(...holdersTable(doc, layout, b.d, pin.kind === "device" ? pin.device : null, inp.colorOf));
 
     // Statistics.
-    if (stats && stats.status === "ready") {
+    if (stats && stats.status === "ready" && layout.unreduced?.length) {
+      body.append(...partialsTable(doc, layout, stats, b.d));
+    } else if (stats && stats.status === "ready") {
       const st = stats.blocks[blockIdx];
       if (st) {
         const cplx = isComplex(layout.dtype);
@@ -197,18 +237,36 @@ export function renderDetail(doc: Document, host: HTMLElement, inp: DetailInput)
         const cv = thumbCanvas(doc, t);
         if (cv) {
           cv.classList.add("sw-thumb-big");
-          const scale = Math.max(1, Math.floor(Math.min(200 / t.cols, 140 / t.rows)));
-          cv.style.width = `${t.cols * scale}px`;
-          cv.style.height = `${t.rows * scale}px`;
+          // Drawn with the block's aspect (rows down, columns across), not the thumbnail's
+          // pixel counts: a tall block is drawn tall.
+          const [er, ec] = drawnExtent(layout, blockIdx, inp.viewDims);
+          const [w, h] = heatmapBox(er, ec, 200, 140);
+          cv.style.width = `${w}px`;
+          cv.style.height = `${h}px`;
           const fig = el(doc, "figure", "sw-fig");
+          const [pr, pc] = poolSize(layout, blockIdx, t, inp.viewDims);
           const cap = el(
             doc,
             "figcaption",
             "sw-muted",
-            `heatmap ${formatNumber(stats.vmin)} … ${formatNumber(stats.vmax)}`,
+            `heatmap ${formatNumber(stats.vmin)} … ${formatNumber(stats.vmax)}` +
+              (pr * pc > 1 ? ` · each pixel the mean of ${pr}×${pc} values` : ""),
           );
           const bar = el(doc, "span", "sw-rampbar");
           fig.append(cv, cap, bar);
+          const st = stats.blocks[blockIdx];
+          if (pr * pc > 1 && st && meanHides(t, stats.vmin, stats.vmax, st[0], st[1])) {
+            const [lo, hi] = thumbRange(t, stats.vmin, stats.vmax);
+            fig.append(
+              el(
+                doc,
+                "p",
+                "sw-heat-note",
+                `The means hide the data: they span ${formatNumber(lo)} … ${formatNumber(hi)}, ` +
+                  `the block ${formatNumber(st[0])} … ${formatNumber(st[1])} (min … max).`,
+              ),
+            );
+          }
           body.append(fig);
         }
       }

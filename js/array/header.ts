@@ -13,22 +13,49 @@ function summaryLine(layout: Layout): string {
   const rep = Number.isInteger(layout.replication)
     ? String(layout.replication)
     : layout.replication.toFixed(2);
-  return [
+  const parts = [
     plural(layout.blocks.length, "block"),
     `replication ${rep}`,
     `${formatBytes(layout.bytes_per_device)} per device`,
     `${formatBytes(layout.logical_bytes)} logical`,
-  ].join(" · ");
+  ];
+  if (isEmpty(layout)) parts.push(EMPTY);
+  const partial = partialNote(layout);
+  if (partial) parts.push(partial);
+  return parts.join(" · ");
+}
+
+/** A layout no mesh and spec describe (gspmd.CUSTOM in Python). */
+export const CUSTOM = "custom layout";
+
+/** What the header says of an array with a dimension of size 0 (text.EMPTY in Python). */
+export const EMPTY = "empty array: no elements, the layout only";
+
+/** Whether the array has no elements (a dimension of size 0): its layout is still drawn. */
+export function isEmpty(layout: Layout): boolean {
+  return layout.shape.some((n) => n === 0);
+}
+
+/** An unreduced layout in words (Layout.partial_note in Python); "" for other layouts. */
+export function partialNote(layout: Layout): string {
+  const u = layout.unreduced ?? [];
+  if (u.length === 0) return "";
+  const axes = u.map((a) => `'${a}'`).join(", ");
+  return `unreduced over ${axes}: each device holds a partial value; the array is the sum of the partials over ${axes} (statistics are of each partial)`;
 }
 
 function meshSummary(layout: Layout): string {
   const m = layout.mesh;
   const plat = `${layout.devices.platform}${layout.devices.kind && layout.devices.kind !== layout.devices.platform ? ` (${layout.devices.kind})` : ""}`;
-  if (!m) return `${plural(layout.devices.ids.length, "device")} · ${plat}`;
+  const ids = layout.devices.ids;
+  // No mesh: one device, or a layout no mesh and spec describe (Python: gspmd.CUSTOM).
+  if (!m && ids.length === 1) return `one device: ${layout.devices.platform} ${ids[0]} · ${plat}`;
+  if (!m) return `${CUSTOM} · ${plural(ids.length, "device")} · ${plat}`;
   const axes = m.axis_names
     .map((n, i) => `${n}=${m.axis_sizes[i]}${m.axis_types[i] === "explicit" ? " (explicit)" : ""}`)
     .join(" × ");
-  return `mesh ${axes} · ${plural(m.device_ids.length, "device")} · ${plat}`;
+  const tiles = layout.sharding === "NamedSharding" ? "" : " (its tile assignment)";
+  return `mesh ${axes}${tiles} · ${plural(m.device_ids.length, "device")} · ${plat}`;
 }
 
 /** The statistics hint: "" when stats are ready for this layout. */
@@ -41,6 +68,20 @@ export function statsHint(layout: Layout | null, stats: Stats | null | undefined
 
 /** A parsed find-box query: id ranges [lo, hi] (inclusive); `single` when it is one id. */
 export type DeviceQuery = { ranges: [number, number][]; single: boolean } | { error: string };
+
+/** Examples for the find box made of the layout's own device ids: an id, a range, a list
+ *  ("12", "12-15", "3,7,9" with 4096 devices; "0" alone with one device). */
+export function findExamples(ids: number[]): string[] {
+  const s = [...new Set(ids)].sort((a, b) => a - b);
+  const n = s.length;
+  if (n === 0) return [];
+  if (n === 1) return [String(s[0])];
+  const has = new Set(s);
+  if ([3, 7, 9, 12, 13, 14, 15].every((i) => has.has(i))) return ["12", "12-15", "3,7,9"];
+  if (n === 2) return [String(s[1]), `${s[0]},${s[1]}`];
+  const run = s.length >= 4 && s[3] - s[0] === 3 ? `${s[0]}-${s[3]}` : `${s[0]}-${s[n - 1]}`;
+  return [String(s[Math.min(2, n - 1)]), run, `${s[0]},${s[n - 1]}`];
+}
 
 /**
  * Parse the find box: ids and ranges separated by commas or spaces: "1234", "12-15" (also
@@ -152,6 +193,12 @@ export class Header {
       return;
     }
     this.copy.set(layout.code ?? "");
+    const ex = findExamples(layout.devices.ids);
+    this.findInput.placeholder = ex.join(", ");
+    this.findInput.title =
+      layout.devices.ids.length === 1
+        ? `Highlight device ${ex[0]} (the only device). Esc clears.`
+        : `Highlight devices by id: ${ex[0]}, a range ${ex[1]}${ex[2] ? `, or a list ${ex[2]}` : ""}. Esc clears.`;
     this.typeofEl.textContent = layout.typeof;
     this.typeofEl.title = `shape (${layout.shape.join(", ")}), ${layout.dtype}`;
     const badge = (text: string, title: string, cls = "") => {

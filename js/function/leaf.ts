@@ -12,6 +12,7 @@ import type {
   TraceState,
 } from "../wire";
 import { ArrayView, type ArrayViewModel } from "../array/view";
+import type { GroupPaint } from "../cost/groups";
 import { LocalModel } from "../shared/local_model";
 import { statsHint } from "../array/header";
 import { formatBytes } from "../shared/text";
@@ -32,6 +33,7 @@ export class LeafModel extends LocalModel<ArrayViewModel> {
       axis_types: [],
       spec: [],
       memory_kind: "",
+      devices: "all",
       error: "",
       busy: false,
       ...init,
@@ -56,6 +58,8 @@ function leafOptions(t: TraceOptions, leaf: LeafInfo): Options {
     memory_kinds: t.memory_kinds,
     original: null,
     reshard_disabled: "the function view's controls set this layout",
+    own_devices: [],
+    own_factorizations: {},
   };
 }
 
@@ -81,6 +85,7 @@ export function unavailableStats(key: number, message: string): Stats {
     thumbs_dims: [],
     vmin: 0,
     vmax: 0,
+    partials: [],
   };
 }
 
@@ -145,6 +150,11 @@ export class LeafCard {
     this.renderHead(inp);
     this.renderControls(inp);
     this.renderGrid(inp);
+  }
+
+  /** Light a collective's device groups on this card's mesh, or stop (null). */
+  lightGroups(p: GroupPaint | null): void {
+    this.view?.lightGroups(p);
   }
 
   private renderHead(inp: LeafCardInput): void {

@@ -813,33 +813,19 @@ class Traced:
         n = len(self.devices)
         if own is not None and math.prod(state.mesh_shape) == own.devices.size:
             n = int(own.devices.size)
+        # The inputs' own mesh keeps every axis it has (the controls build at most MAX_AXES).
         k = len(state.mesh_shape)
-        if (
-            own is not None
-            and state.mesh_shape == tuple(own.devices.shape)
-            and k > mesh_mod.MAX_AXES
-        ):
-            # The inputs' own mesh keeps every axis it has (the controls build at most
-            # MAX_AXES); its names and types are checked as for any mesh.
-            names, types = list(state.axis_names), list(state.axis_types)
-            bad = [a for a in names if not isinstance(a, str) or not a]
-            if len(names) != k or len(types) != k or bad or len(set(names)) != k:
-                raise ValueError(
-                    f"the mesh has {k} axes: give {k} distinct non-empty axis names and {k} axis "
-                    f"types; got names {names}, types {types}"
-                )
-            if any(t not in mesh_mod.AXIS_TYPES for t in types):
-                raise ValueError(f"axis types must be one of {mesh_mod.AXIS_TYPES}; got {types}")
-            return
+        own_shape = own is not None and state.mesh_shape == tuple(own.devices.shape)
+        most = max(mesh_mod.MAX_AXES, k) if own_shape else mesh_mod.MAX_AXES
         try:
-            mesh_mod.validate_mesh(state.mesh_shape, state.axis_names, state.axis_types, n)
+            mesh_mod.validate_mesh(state.mesh_shape, state.axis_names, state.axis_types, n, most)
         except ValueError as e:
-            k = int(own.devices.size) if own is not None else n
-            if k == n or "devices, but the kernel has" not in str(e):
+            size = int(own.devices.size) if own is not None else n
+            if size == n or "devices, but the kernel has" not in str(e):
                 raise
-            fits = ", ".join(map(str, mesh_mod.factorizations(k, len(state.mesh_shape))[:6]))
+            fits = ", ".join(map(str, mesh_mod.factorizations(size, k)[:6]))
             raise ValueError(
-                f"{e}; or on the inputs' own mesh of {k} devices: {fits or 'none'}"
+                f"{e}; or on the inputs' own mesh of {size} devices: {fits or 'none'}"
             ) from None
 
     def find_own_mesh(self) -> None:

@@ -50,6 +50,14 @@ def test_shuffled_device_order_is_kept(seed: int) -> None:
     check_like_jit(v, f, x)
     assert list(v.trace.in_shardings[0].mesh.devices.flat) == list(devices)  # type: ignore[union-attr]
     assert [c.kind for c in v.trace.collectives]  # the sum over y and the matmul communicate
+    # collectives are named by the mesh axes in the shuffled order too
+    w = ShardView(lambda a: (a * 2).sum(1), x)
+    assert w.trace is not None
+    assert [(c.kind, c.axes, c.group_size) for c in w.trace.collectives] == [
+        ("all-reduce", ("y",), 2)
+    ]
+    groups = {frozenset(g) for g in w.trace.collectives[0].groups}
+    assert groups == {frozenset(int(d.id) for d in row) for row in mesh.devices}
     # A changed mesh shape is the user's own: jax.make_mesh's order; back to 4x2: the own again.
     v.set_layout(mesh_shape=[2, 4])
     default = jax.make_mesh((2, 4), ("x", "y"), axis_types=AUTO2)

@@ -3,6 +3,7 @@ shuffled device order and sub-meshes of some devices, outputs where jax.jit(f) p
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import jax
@@ -224,3 +225,28 @@ def test_an_array_committed_to_one_device_runs_there() -> None:
     assert len(v.trace.out_shardings[0].device_set) == 8
     plain = ShardView(f, u, u)  # nothing committed: the view's mesh of every device
     assert plain.mesh_shape == [8]
+
+
+@pytest.mark.parametrize("where", ["make_mesh", "shuffled", "sub-mesh"])
+def test_a_function_calling_shard_map_on_its_own_mesh(where: str) -> None:
+    """jax.jit(shard_map(..., mesh=m)) of numpy inputs: JAX runs it on m; so does the view."""
+    if where == "sub-mesh":
+        m = jax.make_mesh((2,), ("y",), devices=jax.devices()[4:6], axis_types=(AxisType.Auto,))
+        spec = P(None, "y")
+    else:
+        devs = jax.devices()
+        if where == "shuffled":
+            devs = list(np.random.RandomState(11).permutation(np.array(devs)))
+        m = jax.make_mesh((4, 2), ("x", "y"), devices=devs, axis_types=AUTO2)
+        spec = P("x", "y")
+
+    @jax.jit
+    @partial(jax.shard_map, mesh=m, in_specs=spec, out_specs=spec)
+    def fwd(a: Any) -> Any:
+        return lax.psum(a, "y") + lax.axis_index("y")
+
+    a = np.arange(64, dtype=np.float32).reshape(8, 8)
+    v = ShardView(fwd, a)
+    assert v.mesh_shape == list(m.devices.shape)
+    check_like_jit(v, fwd, a)
+    assert [(c.kind, c.axes) for c in v.trace.collectives] == [("all-reduce", ("y",))]  # type: ignore[union-attr]

@@ -422,6 +422,19 @@ def _constant_outputs(jaxpr: Any, core: Any) -> list[bool]:
     return out
 
 
+def _walk_shard_map_meshes(jaxpr: Any, out: list[Any]) -> None:
+    """The concrete meshes of the shard_maps in jaxpr (and the jaxprs inside it), in order."""
+    import jax
+    from jax._src import core
+
+    for eqn in jaxpr.eqns:
+        mesh = eqn.params.get("mesh") if eqn.primitive.name == "shard_map" else None
+        if isinstance(mesh, jax.sharding.Mesh):
+            out.append(mesh)
+        for sub in core.jaxprs_in_params(eqn.params):
+            _walk_shard_map_meshes(sub, out)
+
+
 def _memory(compiled: Any) -> dict[str, int]:
     try:
         m = compiled.memory_analysis()
@@ -848,8 +861,9 @@ class Traced:
     def find_own_mesh(self) -> None:
         """No input has a mesh: take the mesh of f's first sharding constraint with a concrete
         mesh (``with_sharding_constraint(x, NamedSharding(mesh, ...))``: a sub-mesh, another
-        device order, the axis names f uses), so the view compiles f where ``jax.jit(f)``
-        does. Traces f once; errors are left to the compile."""
+        device order, the axis names f uses), else of the first shard_map f calls, so the
+        view compiles f where ``jax.jit(f)`` does. Traces f once; errors are left to the
+        compile."""
         import jax
         from jax.sharding import NamedSharding
 
@@ -866,6 +880,15 @@ class Traced:
             mesh = getattr(c.sharding, "mesh", None)
             if isinstance(c.sharding, NamedSharding) and isinstance(mesh, jax.sharding.Mesh):
                 self.own_mesh = mesh  # (an AbstractMesh, from a bare PartitionSpec: no devices)
+                return
+        # A shard_map on a mesh of its own (a named pmap's too): JAX runs it only inside that
+        # same mesh. An unnamed pmap's axis has JAX's internal name: that one is left to the
+        # error, which says which mesh to give (pmap.mesh_clash_hint).
+        meshes: list[Any] = []
+        _walk_shard_map_meshes(closed.jaxpr, meshes)
+        for mesh in meshes:
+            if "_internal_pmap_axis_name" not in mesh.axis_names:
+                self.own_mesh = mesh
                 return
 
     def _structs(self, state: TraceState, mesh: Any) -> list[Any]:

@@ -250,3 +250,23 @@ def test_a_function_calling_shard_map_on_its_own_mesh(where: str) -> None:
     assert v.mesh_shape == list(m.devices.shape)
     check_like_jit(v, fwd, a)
     assert [(c.kind, c.axes) for c in v.trace.collectives] == [("all-reduce", ("y",))]  # type: ignore[union-attr]
+
+
+def test_shape_dtype_structs_on_a_shuffled_sub_mesh_compile_there() -> None:
+    devs = [jax.devices()[7], jax.devices()[1], jax.devices()[4], jax.devices()[0]]
+    m = jax.make_mesh((2, 2), ("x", "y"), devices=devs, axis_types=AUTO2)
+    s = jax.ShapeDtypeStruct((8, 8), jnp.float32, sharding=NamedSharding(m, P("x", "y")))
+
+    def f(a: Any) -> Any:
+        return a.sum(1)
+
+    v = ShardView(f, s)
+    assert v.trace is not None and not v.trace.ran and v.mesh_shape == [2, 2]
+    c = jax.jit(f).lower(s).compile()
+    for got, want, shape in (
+        (v.trace.in_shardings[0], c.input_shardings[0][0], (8, 8)),
+        (v.trace.out_shardings[0], c.output_shardings, (8,)),
+    ):
+        assert got.devices_indices_map(shape) == want.devices_indices_map(shape)
+    assert [c_.kind for c_ in v.trace.collectives] == ["all-reduce"]
+    assert "all-reduce" in c.as_text()

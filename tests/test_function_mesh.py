@@ -3,6 +3,7 @@ shuffled device order and sub-meshes of some devices, outputs where jax.jit(f) p
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import jax
@@ -50,6 +51,14 @@ def test_shuffled_device_order_is_kept(seed: int) -> None:
     check_like_jit(v, f, x)
     assert list(v.trace.in_shardings[0].mesh.devices.flat) == list(devices)  # type: ignore[union-attr]
     assert [c.kind for c in v.trace.collectives]  # the sum over y and the matmul communicate
+    # collectives are named by the mesh axes in the shuffled order too
+    w = ShardView(lambda a: (a * 2).sum(1), x)
+    assert w.trace is not None
+    assert [(c.kind, c.axes, c.group_size) for c in w.trace.collectives] == [
+        ("all-reduce", ("y",), 2)
+    ]
+    groups = {frozenset(g) for g in w.trace.collectives[0].groups}
+    assert groups == {frozenset(int(d.id) for d in row) for row in mesh.devices}
     # A changed mesh shape is the user's own: jax.make_mesh's order; back to 4x2: the own again.
     v.set_layout(mesh_shape=[2, 4])
     default = jax.make_mesh((2, 4), ("x", "y"), axis_types=AUTO2)
@@ -100,6 +109,10 @@ def test_inputs_on_two_of_eight_devices(ids: list[int]) -> None:
     assert {d.id for d in v.trace.in_shardings[0].device_set} == set(ids)
     with pytest.raises(ValueError, match="own mesh of 2 devices"):
         v.set_layout(mesh_shape=[3], axis_names=["x"])
+    y = jax.device_put(jnp.ones((4, 7)), NamedSharding(mesh, P("x")))
+    w = ShardView(lambda a: a * 2, y)
+    with pytest.raises(ValueError, match=r"pad a to 4×8 first"):  # padding for the sub-mesh
+        w.set_layout(in_specs=[[None, "x"]])
 
 
 def test_constraint_on_a_sub_mesh() -> None:
@@ -192,5 +205,68 @@ def test_inputs_on_a_five_axis_mesh_keep_it() -> None:
     np.testing.assert_allclose(np.asarray(got), np.asarray(want))
     assert index_map(got) == index_map(want)
     assert v.trace is not None and [c.axes for c in v.trace.collectives] == [("a",)]
-    with pytest.raises(ValueError, match="5 distinct non-empty axis names"):
+    with pytest.raises(ValueError, match="axis name 'a' is used twice"):
         v.set_layout(axis_names=["a", "a", "c", "d", "e"])
+
+
+def test_an_array_committed_to_one_device_runs_there() -> None:
+    c = jax.device_put(np.arange(8.0, dtype=np.float32), jax.devices()[3])
+    u = jnp.ones(8)  # uncommitted: jax.jit follows the committed one
+
+    def f(a: Any, b: Any) -> Any:
+        return a * b + 1
+
+    v = ShardView(f, c, u)
+    assert v.mesh_shape == [1]
+    check_like_jit(v, f, c, u)
+    assert {d.id for o in v.outputs or [] for d in o.sharding.device_set} == {3}
+    v.set_layout(mesh_shape=[8], in_specs=[P("x"), P()])  # every device: the user's choice
+    assert v.error == "" and v.trace is not None
+    assert len(v.trace.out_shardings[0].device_set) == 8
+    plain = ShardView(f, u, u)  # nothing committed: the view's mesh of every device
+    assert plain.mesh_shape == [8]
+
+
+@pytest.mark.parametrize("where", ["make_mesh", "shuffled", "sub-mesh"])
+def test_a_function_calling_shard_map_on_its_own_mesh(where: str) -> None:
+    """jax.jit(shard_map(..., mesh=m)) of numpy inputs: JAX runs it on m; so does the view."""
+    if where == "sub-mesh":
+        m = jax.make_mesh((2,), ("y",), devices=jax.devices()[4:6], axis_types=(AxisType.Auto,))
+        spec = P(None, "y")
+    else:
+        devs = jax.devices()
+        if where == "shuffled":
+            devs = list(np.random.RandomState(11).permutation(np.array(devs)))
+        m = jax.make_mesh((4, 2), ("x", "y"), devices=devs, axis_types=AUTO2)
+        spec = P("x", "y")
+
+    @jax.jit
+    @partial(jax.shard_map, mesh=m, in_specs=spec, out_specs=spec)
+    def fwd(a: Any) -> Any:
+        return lax.psum(a, "y") + lax.axis_index("y")
+
+    a = np.arange(64, dtype=np.float32).reshape(8, 8)
+    v = ShardView(fwd, a)
+    assert v.mesh_shape == list(m.devices.shape)
+    check_like_jit(v, fwd, a)
+    assert [(c.kind, c.axes) for c in v.trace.collectives] == [("all-reduce", ("y",))]  # type: ignore[union-attr]
+
+
+def test_shape_dtype_structs_on_a_shuffled_sub_mesh_compile_there() -> None:
+    devs = [jax.devices()[7], jax.devices()[1], jax.devices()[4], jax.devices()[0]]
+    m = jax.make_mesh((2, 2), ("x", "y"), devices=devs, axis_types=AUTO2)
+    s = jax.ShapeDtypeStruct((8, 8), jnp.float32, sharding=NamedSharding(m, P("x", "y")))
+
+    def f(a: Any) -> Any:
+        return a.sum(1)
+
+    v = ShardView(f, s)
+    assert v.trace is not None and not v.trace.ran and v.mesh_shape == [2, 2]
+    c = jax.jit(f).lower(s).compile()
+    for got, want, shape in (
+        (v.trace.in_shardings[0], c.input_shardings[0][0], (8, 8)),
+        (v.trace.out_shardings[0], c.output_shardings, (8,)),
+    ):
+        assert got.devices_indices_map(shape) == want.devices_indices_map(shape)
+    assert [c_.kind for c_ in v.trace.collectives] == ["all-reduce"]
+    assert "all-reduce" in c.as_text()

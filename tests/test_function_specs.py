@@ -201,3 +201,26 @@ def test_none_specs_are_jits_unspecified(mesh: Any) -> None:
     v.set_layout(in_specs=None, out_specs=None)  # back to the inputs' own, XLA's outputs
     assert v.in_specs == [[None, "x"], [None]] and v.out_specs == [None, None]
     same_outputs(v, jax.jit(f)(xs, Y))
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [{"mesh_shape": [2, 4], "axis_names": ["x", "y"]}, {"axis_names": ["i"]}, {"mesh_shape": [8]}],
+)
+def test_shard_map_mesh_without_specs_runs_as_jax_shard_map(mesh: Any, kw: dict[str, Any]) -> None:
+    """The view's choice of in/out specs, given to jax.shard_map itself, computes the same."""
+    xs = jax.device_put(X, NamedSharding(mesh, P("x")))
+
+    def f(a: Any) -> Any:
+        return jnp.exp(a) - 1
+
+    v = ShardView(f, xs, mode="shard_map", **kw)
+    assert v.error == "" and v.trace is not None
+    names = tuple(v.axis_names)
+    m = jax.make_mesh(tuple(v.mesh_shape), names, axis_types=(AxisType.Auto,) * len(names))
+    ins = P(*[tuple(e) if isinstance(e, list) else e for e in v.in_specs[0]])
+    outs = P(*[tuple(e) if isinstance(e, list) else e for e in v.out_specs[0]])
+    want = jax.jit(jax.shard_map(f, mesh=m, in_specs=ins, out_specs=outs))(xs)
+    same_outputs(v, want)
+    if kw.get("axis_names") == ["i"]:  # the input's own spec names 'x', not on this mesh
+        assert v.in_specs == [[None, None]]

@@ -404,7 +404,12 @@ def test_a_function_calling_pmap_says_how_to_view_it() -> None:
     def step(x: Any) -> Any:
         return inner(x) + 1
 
-    v = ShardView(step, X8)
+    # The view starts on the mesh of the shard_map inside (pmap's): it runs as step(X8) does.
+    auto = ShardView(step, X8)
+    assert auto.error == "" and auto.mesh_shape == [8] and auto.axis_names == ["i"]
+    np.testing.assert_allclose(np.asarray(auto.outputs[0]), np.asarray(step(X8)))
+    # Another mesh: JAX refuses it, and the message says which mesh to give the view.
+    v = ShardView(step, X8, mesh_shape=[2, 4], axis_names=["a", "b"])
     assert v.trace is None
     assert "should match the mesh passed to shard_map" in v.error  # JAX's own words, then ours
     assert "mesh_shape=[8], axis_names=['i'], axis_types=['auto']" in v.error

@@ -422,6 +422,19 @@ def _constant_outputs(jaxpr: Any, core: Any) -> list[bool]:
     return out
 
 
+def _walk_shard_map_meshes(jaxpr: Any, out: list[Any]) -> None:
+    """The concrete meshes of the shard_maps in jaxpr (and the jaxprs inside it), in order."""
+    import jax
+    from jax._src import core
+
+    for eqn in jaxpr.eqns:
+        mesh = eqn.params.get("mesh") if eqn.primitive.name == "shard_map" else None
+        if isinstance(mesh, jax.sharding.Mesh):
+            out.append(mesh)
+        for sub in core.jaxprs_in_params(eqn.params):
+            _walk_shard_map_meshes(sub, out)
+
+
 def _memory(compiled: Any) -> dict[str, int]:
     try:
         m = compiled.memory_analysis()
@@ -547,14 +560,21 @@ def leaf_specs(
 
 
 def _own_mesh(leaves: Sequence[Leaf]) -> Any:
-    """The jax Mesh of the first leaf with a NamedSharding over a concrete mesh, else None."""
+    """The jax Mesh of the first leaf with a NamedSharding over a concrete mesh; else, for an
+    array committed to one device (``jax.device_put(x, device)``: jax.jit runs there), a
+    one-axis mesh of that device; else None."""
     import jax
-    from jax.sharding import NamedSharding
+    from jax.sharding import NamedSharding, SingleDeviceSharding
 
     for lf in leaves:
         sh = getattr(lf.value, "sharding", None)
         if isinstance(sh, NamedSharding) and isinstance(sh.mesh, jax.sharding.Mesh):
             return sh.mesh
+    for lf in leaves:
+        sh = getattr(lf.value, "sharding", None)
+        if isinstance(sh, SingleDeviceSharding) and getattr(lf.value, "committed", False):
+            (device,) = sh.device_set
+            return jax.sharding.Mesh(np.array([device]), ("x",))
     return None
 
 
@@ -823,40 +843,27 @@ class Traced:
         n = len(self.devices)
         if own is not None and math.prod(state.mesh_shape) == own.devices.size:
             n = int(own.devices.size)
+        # The inputs' own mesh keeps every axis it has (the controls build at most MAX_AXES).
         k = len(state.mesh_shape)
-        if (
-            own is not None
-            and state.mesh_shape == tuple(own.devices.shape)
-            and k > mesh_mod.MAX_AXES
-        ):
-            # The inputs' own mesh keeps every axis it has (the controls build at most
-            # MAX_AXES); its names and types are checked as for any mesh.
-            names, types = list(state.axis_names), list(state.axis_types)
-            bad = [a for a in names if not isinstance(a, str) or not a]
-            if len(names) != k or len(types) != k or bad or len(set(names)) != k:
-                raise ValueError(
-                    f"the mesh has {k} axes: give {k} distinct non-empty axis names and {k} axis "
-                    f"types; got names {names}, types {types}"
-                )
-            if any(t not in mesh_mod.AXIS_TYPES for t in types):
-                raise ValueError(f"axis types must be one of {mesh_mod.AXIS_TYPES}; got {types}")
-            return
+        own_shape = own is not None and state.mesh_shape == tuple(own.devices.shape)
+        most = max(mesh_mod.MAX_AXES, k) if own_shape else mesh_mod.MAX_AXES
         try:
-            mesh_mod.validate_mesh(state.mesh_shape, state.axis_names, state.axis_types, n)
+            mesh_mod.validate_mesh(state.mesh_shape, state.axis_names, state.axis_types, n, most)
         except ValueError as e:
-            k = int(own.devices.size) if own is not None else n
-            if k == n or "devices, but the kernel has" not in str(e):
+            size = int(own.devices.size) if own is not None else n
+            if size == n or "devices, but the kernel has" not in str(e):
                 raise
-            fits = ", ".join(map(str, mesh_mod.factorizations(k, len(state.mesh_shape))[:6]))
+            fits = ", ".join(map(str, mesh_mod.factorizations(size, k)[:6]))
             raise ValueError(
-                f"{e}; or on the inputs' own mesh of {k} devices: {fits or 'none'}"
+                f"{e}; or on the inputs' own mesh of {size} devices: {fits or 'none'}"
             ) from None
 
     def find_own_mesh(self) -> None:
         """No input has a mesh: take the mesh of f's first sharding constraint with a concrete
         mesh (``with_sharding_constraint(x, NamedSharding(mesh, ...))``: a sub-mesh, another
-        device order, the axis names f uses), so the view compiles f where ``jax.jit(f)``
-        does. Traces f once; errors are left to the compile."""
+        device order, the axis names f uses), else of the first shard_map f calls, so the
+        view compiles f where ``jax.jit(f)`` does. Traces f once; errors are left to the
+        compile."""
         import jax
         from jax.sharding import NamedSharding
 
@@ -873,6 +880,15 @@ class Traced:
             mesh = getattr(c.sharding, "mesh", None)
             if isinstance(c.sharding, NamedSharding) and isinstance(mesh, jax.sharding.Mesh):
                 self.own_mesh = mesh  # (an AbstractMesh, from a bare PartitionSpec: no devices)
+                return
+        # A shard_map on a mesh of its own (a named pmap's too): JAX runs it only inside that
+        # same mesh. An unnamed pmap's axis has JAX's internal name: that one is left to the
+        # error, which says which mesh to give (pmap.mesh_clash_hint).
+        meshes: list[Any] = []
+        _walk_shard_map_meshes(closed.jaxpr, meshes)
+        for mesh in meshes:
+            if "_internal_pmap_axis_name" not in mesh.axis_names:
+                self.own_mesh = mesh
                 return
 
     def _structs(self, state: TraceState, mesh: Any) -> list[Any]:

@@ -319,7 +319,7 @@ class FunctionView(CostMixin, ShardView):
         from ..help import indivisible_hint, pad_for
         from ..state import LayoutState, validate
 
-        n = len(self._devices)
+        n = len(self._traced.mesh_devices(st))  # a sub-mesh: its own devices
         axes = dict(zip(st.axis_names, st.mesh_shape, strict=False))
         hints = []
         try:

@@ -5,6 +5,7 @@ import type { AnyModel, RenderProps } from "@anywidget/types";
 import type { ArrayModel, FunctionModel } from "./wire";
 import { ArrayView } from "./array/view";
 import { FunctionView } from "./function/view";
+import { hideFallback, type FallbackTraits } from "./shared/fallback";
 
 /** anywidget hands over an untyped model: its `_kind` says which traits it carries. */
 function render({ model, el }: Pick<RenderProps, "model" | "el">): () => void {
@@ -12,7 +13,12 @@ function render({ model, el }: Pick<RenderProps, "model" | "el">): () => void {
     model.get("_kind") === "function"
       ? new FunctionView(model as AnyModel<FunctionModel>, el)
       : new ArrayView(model as AnyModel<ArrayModel>, el);
-  return () => view.dispose();
+  // A live view: the kernel's static picture beside it is hidden while it is shown.
+  const show = hideFallback(el.ownerDocument, (model as AnyModel<FallbackTraits>).get("_fallback_id"));
+  return () => {
+    show();
+    view.dispose();
+  };
 }
 
 export default { render };

@@ -50,6 +50,16 @@ def _plain(cell: Any) -> str:
     raise AssertionError(f"cell {cell.get('id')!r} has no result; outputs: {cell.outputs}")
 
 
+def _snapshot(cell: Any) -> tuple[str, str]:
+    """(text/plain, text/html) of a cell whose result is a view.snapshot(): a picture, no widget."""
+    results = [o for o in cell.outputs if o.output_type == "execute_result"]
+    assert results, f"cell {cell.get('id')!r} has no result"
+    data = results[-1].data
+    assert WIDGET_MIME not in data, f"cell {cell.get('id')!r} shows a live widget, not a snapshot"
+    assert 'class="shardwidget-snapshot"' in data["text/html"]
+    return str(data["text/plain"]), str(data["text/html"])
+
+
 def _src(cell: Any) -> str:
     return "".join(cell.source)
 
@@ -173,9 +183,15 @@ def test_arrays_notebook_shows_the_story(kernel_env: None) -> None:
     assert "_internal_pmap_axis_name" in _plain(out["view-pmap"])
     assert "float32[2@x,4,8@y]" in _plain(out["view-3d"])
 
-    assert "P('y', 'x')" in _plain(out["view-respec"])
-    assert "re-laid out" in _plain(out["view-respec"])
-    assert "float32[4,8@d]" in _plain(out["view-setlayout"])
+    # Each step shows its own layout (a snapshot), not the view's last one (P(None, 'd')).
+    text, pic = _snapshot(out["snap-respec"])
+    assert "P('y', 'x')" in text and "re-laid out" in text
+    assert "P(&#x27;y&#x27;, &#x27;x&#x27;)" in pic and "dim 0 → · sharded over y" in pic
+    assert pic.count('<g class="block">') == 8
+    text, pic = _snapshot(out["snap-setlayout"])
+    assert "float32[4,8@d]" in text and "mesh d=8" in pic
+    live = [o for o in out["view-python"].outputs if o.output_type == "execute_result"]
+    assert WIDGET_MIME in live[0].data  # the live view stays, above the steps
     shown = _stream(out["sharding"])
     assert re.search(r"shown:.*spec=P\(None, 'd'\)", shown), shown
     assert re.search(r"original:.*spec=P\('x', 'y'\)", shown), "the user's array was changed"
@@ -192,9 +208,13 @@ def test_functions_notebook_shows_the_story(kernel_env: None) -> None:
 
     assert "collectives: []" in _stream(out["view-elementwise"])
     assert "none (every device computes its part alone)" in _plain(out["view-elementwise"])
-    sum_out = _stream(out["view-sum"])
+    sum_out = _stream(out["snap-sum"])
     assert "same as JAX: True" in sum_out and "all-reduce over ('x',)" in sum_out
-    assert "collectives now: []" in _stream(out["respec"])
+    # section 2 shows the all-reduce it talks about, though the next cell removes it
+    text, pic = _snapshot(out["snap-sum"])
+    assert "all-reduce" in text and "all-reduce" in pic and "over x" in pic
+    assert "collectives now: []" in _stream(out["view-respec"])
+    assert "all-reduce" not in _plain(out["view-respec"])
     assert "[('all-reduce', ('y',))]" in _stream(out["view-matmul"])
     con = _stream(out["view-constraint"])
     assert "pinned: with_sharding_constraint P(None, 'x')" in con
@@ -205,9 +225,11 @@ def test_functions_notebook_shows_the_story(kernel_env: None) -> None:
     assert "out_specs=P():    [496.]" in psum
     assert "out_specs=P('x'): [496. 496. 496. 496. 496. 496. 496. 496.]" in psum
     assert "reduce-scatter" in _stream(out["view-scatter"])
-    exp = _stream(out["view-explicit"])
+    exp = _stream(out["snap-explicit-error"])
     assert "error: ShardingTypeError: Contracting dimensions are sharded" in exp
-    assert "after the fix: float32[8@x,4] | error: ''" in exp
+    _, pic = _snapshot(out["snap-explicit-error"])  # section 7's error, visible
+    assert 'role="alert"' in pic and "ShardingTypeError: Contracting dimensions" in pic
+    assert "after the fix: float32[8@x,4] | error: ''" in _stream(out["view-explicit"])
     three = _stream(out["three"])
     assert "outputs agree: True" in three
     assert three.count("all-reduce over x") == 3

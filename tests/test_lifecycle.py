@@ -463,3 +463,18 @@ def test_float_seq_from_json_is_answered(arr):
     assert sent.msgs[-1]["ok"] and v.spec == ["y", None]
     request(v, 1_700_000_000_000, spec=[None, None])
     assert sent.msgs[-1]["ok"] and v.spec == [None, None]
+
+
+def test_save_html_returns_one_report_for_both_views(arr, tmp_path):
+    from shardwidget import ExportReport
+
+    reports = [
+        ShardView(arr).save_html(tmp_path / "a.html"),
+        ShardView(lambda a: a * 2, arr).save_html(tmp_path / "f.html"),
+    ]
+    for r, name in zip(reports, ["a.html", "f.html"], strict=True):
+        assert type(r) is ExportReport  # before: FunctionView.save_html returned a Path
+        assert r.path == str(tmp_path / name)
+        assert r.bytes == (tmp_path / name).stat().st_size > 0
+        assert r.variants == 1 and r.skipped == 0 and not r.truncated
+        assert str(r).startswith(f"{tmp_path / name}: ")

@@ -20,6 +20,7 @@ import {
   withMeshShape,
   withNumAxes,
   withSpecEntry,
+  specRewrite,
 } from "./state";
 
 export interface ControlsCallbacks {
@@ -42,6 +43,9 @@ export interface ControlsInput {
 export class Controls {
   readonly el: HTMLFormElement;
   private inp: ControlsInput | null = null;
+  /** What the last mesh change did to the spec, shown beside the spec while the controls show
+   *  the layout it was for (the next change, or an error that restores the old one, hides it). */
+  private rewrite: { key: string; text: string } | null = null;
 
   constructor(
     private readonly doc: Document,
@@ -73,6 +77,8 @@ export class Controls {
       axisCountChoices(options, k),
       String(k),
       (v) => withNumAxes(state, Number(v), options),
+      "",
+      true,
     );
     // Shape.
     const shapeSel = this.select(
@@ -81,6 +87,8 @@ export class Controls {
       meshShapeChoices(options, state.mesh_shape),
       state.mesh_shape.join(","),
       (v) => withMeshShape(state, v.split(",").map(Number), options),
+      "",
+      true,
     );
     const row0 = doc.createElement("div");
     row0.className = "sw-row";
@@ -117,6 +125,13 @@ export class Controls {
     specPreview.className = "sw-spec-preview";
     specPreview.textContent = specString(state.spec);
     fsSpec.append(specPreview);
+    if (this.rewrite && this.rewrite.key === stateKey(state)) {
+      const note = doc.createElement("div");
+      note.className = "sw-spec-note";
+      note.setAttribute("role", "status");
+      note.textContent = `The mesh change rewrote the spec: ${this.rewrite.text}`;
+      fsSpec.append(note);
+    }
     const specBox = doc.createElement("div");
     specBox.className = "sw-spec";
     for (let d = 0; d < options.ndim; d++) {
@@ -196,6 +211,7 @@ export class Controls {
     value: string,
     next: (v: string) => LayoutState,
     ariaLabel = "",
+    rewritesSpec = false,
   ): HTMLElement {
     const saved = this.inp?.options.static_states;
     const known = saved ? new Set(saved) : null;
@@ -209,7 +225,15 @@ export class Controls {
           }
         : c,
     );
-    return selectField(this.doc, key, label, offered, value, (v) => this.emit(next(v)), ariaLabel);
+    const choose = (v: string) => {
+      const n = next(v);
+      const state = this.inp?.state;
+      const text = rewritesSpec && state && this.inp ? specRewrite(state, n, this.inp.options.shape) : "";
+      // Set before the request: the controls re-render with the requested state, note included.
+      this.rewrite = text ? { key: stateKey(n), text } : null;
+      this.emit(n);
+    };
+    return selectField(this.doc, key, label, offered, value, choose, ariaLabel);
   }
 
 }

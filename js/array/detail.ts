@@ -1,6 +1,16 @@
 // Detail panel for a pinned block or device.
 import type { Layout, Stats } from "../wire";
-import { blockThumb, blockValues, isComplex, thumbCanvas } from "./stats";
+import {
+  blockThumb,
+  blockValues,
+  drawnExtent,
+  heatmapBox,
+  isComplex,
+  meanHides,
+  poolSize,
+  thumbCanvas,
+  thumbRange,
+} from "./stats";
 import { formatBytes, formatComplex, formatHalfOpen, formatNumber } from "../shared/text";
 import { textColorOn } from "../shared/colors";
 import { compressIds } from "./labels";
@@ -197,18 +207,36 @@ export function renderDetail(doc: Document, host: HTMLElement, inp: DetailInput)
         const cv = thumbCanvas(doc, t);
         if (cv) {
           cv.classList.add("sw-thumb-big");
-          const scale = Math.max(1, Math.floor(Math.min(200 / t.cols, 140 / t.rows)));
-          cv.style.width = `${t.cols * scale}px`;
-          cv.style.height = `${t.rows * scale}px`;
+          // Drawn with the block's aspect (rows down, columns across), not the thumbnail's
+          // pixel counts: a tall block is drawn tall.
+          const [er, ec] = drawnExtent(layout, blockIdx, inp.viewDims);
+          const [w, h] = heatmapBox(er, ec, 200, 140);
+          cv.style.width = `${w}px`;
+          cv.style.height = `${h}px`;
           const fig = el(doc, "figure", "sw-fig");
+          const [pr, pc] = poolSize(layout, blockIdx, t, inp.viewDims);
           const cap = el(
             doc,
             "figcaption",
             "sw-muted",
-            `heatmap ${formatNumber(stats.vmin)} … ${formatNumber(stats.vmax)}`,
+            `heatmap ${formatNumber(stats.vmin)} … ${formatNumber(stats.vmax)}` +
+              (pr * pc > 1 ? ` · each pixel the mean of ${pr}×${pc} values` : ""),
           );
           const bar = el(doc, "span", "sw-rampbar");
           fig.append(cv, cap, bar);
+          const st = stats.blocks[blockIdx];
+          if (pr * pc > 1 && st && meanHides(t, stats.vmin, stats.vmax, st[0], st[1])) {
+            const [lo, hi] = thumbRange(t, stats.vmin, stats.vmax);
+            fig.append(
+              el(
+                doc,
+                "p",
+                "sw-heat-note",
+                `The means hide the data: they span ${formatNumber(lo)} … ${formatNumber(hi)}, ` +
+                  `the block ${formatNumber(st[0])} … ${formatNumber(st[1])} (min … max).`,
+              ),
+            );
+          }
           body.append(fig);
         }
       }

@@ -1,6 +1,7 @@
 // Header: what the array is, how it is laid out; busy / error / statistics status.
 import type { Layout, Stats } from "../wire";
 import { CopyButton } from "../shared/copy";
+import { coordExample } from "./find";
 import { formatBytes, plural } from "../shared/text";
 
 let findCount = 0;
@@ -41,6 +42,20 @@ export function statsHint(layout: Layout | null, stats: Stats | null | undefined
 
 /** A parsed find-box query: id ranges [lo, hi] (inclusive); `single` when it is one id. */
 export type DeviceQuery = { ranges: [number, number][]; single: boolean } | { error: string };
+
+/** Examples for the find box made of the layout's own device ids: an id, a range, a list
+ *  ("12", "12-15", "3,7,9" with 4096 devices; "0" alone with one device). */
+export function findExamples(ids: number[]): string[] {
+  const s = [...new Set(ids)].sort((a, b) => a - b);
+  const n = s.length;
+  if (n === 0) return [];
+  if (n === 1) return [String(s[0])];
+  const has = new Set(s);
+  if ([3, 7, 9, 12, 13, 14, 15].every((i) => has.has(i))) return ["12", "12-15", "3,7,9"];
+  if (n === 2) return [String(s[1]), `${s[0]},${s[1]}`];
+  const run = s.length >= 4 && s[3] - s[0] === 3 ? `${s[0]}-${s[3]}` : `${s[0]}-${s[n - 1]}`;
+  return [String(s[Math.min(2, n - 1)]), run, `${s[0]},${s[n - 1]}`];
+}
 
 /**
  * Parse the find box: ids and ranges separated by commas or spaces: "1234", "12-15" (also
@@ -108,13 +123,13 @@ export class Header {
     // ids or mesh coordinates (array/find.ts)
     this.findInput = doc.createElement("input");
     this.findInput.type = "search";
-    this.findInput.placeholder = "12, 12-15, x=1,y=*";
+    this.findInput.placeholder = "12, 12-15, 3,7,9";
     this.findInput.autocomplete = "off";
     this.findInput.spellcheck = false;
     this.findInput.size = 14;
     this.findInput.dataset.key = "find";
     this.findInput.title =
-      "Highlight devices by id: 1234, a range 12-15, a list 3,7,9; or by mesh coordinate: x=3, y=*, x=1,y=2, x=0-1. Esc clears.";
+      "Highlight devices by id: 1234, a range 12-15, or a list 3,7,9. Esc clears.";
     this.findMsg = mk("span", "sw-find-msg");
     this.findMsg.id = `sw-find-msg-${++findCount}`;
     this.findMsg.setAttribute("aria-live", "polite");
@@ -155,6 +170,15 @@ export class Header {
       return;
     }
     this.copy.set(layout.code ?? "");
+    const ex = findExamples(layout.devices.ids);
+    const coord = coordExample(layout.mesh);
+    this.findInput.placeholder = [...ex.slice(0, coord ? 2 : 3), ...(coord ? [coord] : [])].join(", ");
+    this.findInput.title =
+      layout.devices.ids.length === 1
+        ? `Highlight device ${ex[0]} (the only device). Esc clears.`
+        : `Highlight devices by id: ${ex[0]}, a range ${ex[1]}${ex[2] ? `, or a list ${ex[2]}` : ""}` +
+          (coord ? `; or by mesh coordinate: ${coord} (axis=position, * for any, a range 0-1)` : "") +
+          ". Esc clears.";
     this.typeofEl.textContent = layout.typeof;
     this.typeofEl.title = `shape (${layout.shape.join(", ")}), ${layout.dtype}`;
     const badge = (text: string, title: string, cls = "") => {

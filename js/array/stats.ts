@@ -112,3 +112,54 @@ export function thumbCanvas(doc: Document, t: Thumb): HTMLCanvasElement | null {
   c.className = "sw-thumb";
   return c;
 }
+
+/** The block's extent (elements) along the drawn rows and columns: [rows, cols]. */
+export function drawnExtent(layout: Layout, b: number, viewDims: number[]): [number, number] {
+  const i = layout.blocks[b]?.i ?? [];
+  const len = (d: number) => (d >= 0 && i[d] ? i[d][1] - i[d][0] : 1);
+  if (viewDims.length >= 2) return [len(viewDims[0]), len(viewDims[1])];
+  if (viewDims.length === 1) return [1, len(viewDims[0])];
+  return [1, 1];
+}
+
+/** Elements pooled into one thumbnail pixel, [rows, cols] (each pixel is their mean). */
+export function poolSize(layout: Layout, b: number, t: Thumb, viewDims: number[]): [number, number] {
+  const [r, c] = drawnExtent(layout, b, viewDims);
+  return [Math.max(1, Math.ceil(r / t.rows)), Math.max(1, Math.ceil(c / t.cols))];
+}
+
+/** Display size (px) of a `rows` × `cols` element block's heatmap in a `maxW` × `maxH` box: the
+ *  block's own aspect (a tall 2048×1024 block is drawn tall, whatever the thumbnail's pixel
+ *  count), each side at least `minPx`. */
+export function heatmapBox(rows: number, cols: number, maxW: number, maxH: number, minPx = 8): [number, number] {
+  const a = rows / Math.max(1, cols);
+  let w = maxW;
+  let h = maxW * a;
+  if (h > maxH) {
+    h = maxH;
+    w = maxH / a;
+  }
+  return [Math.max(minPx, Math.round(w)), Math.max(minPx, Math.round(h))];
+}
+
+/** The value range [lo, hi] of a thumbnail's pooled means (its bytes scaled back by vmin, vmax). */
+export function thumbRange(t: Thumb, vmin: number, vmax: number): [number, number] {
+  let lo = 255;
+  let hi = 0;
+  for (const v of t.data) {
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
+  }
+  const span = vmax - vmin;
+  return [vmin + (lo / 255) * span, vmin + (hi / 255) * span];
+}
+
+/** Whether pooled means hide a block's data: they cover under half of its min…max range (a
+ *  spike, a checkerboard, noise averaged away). */
+export function meanHides(t: Thumb, vmin: number, vmax: number, bmin: number, bmax: number): boolean {
+  const spread = bmax - bmin;
+  if (!(spread > 0) || !Number.isFinite(spread)) return false;
+  const [lo, hi] = thumbRange(t, vmin, vmax);
+  return hi - lo < 0.5 * spread;
+}
+

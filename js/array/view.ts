@@ -12,16 +12,22 @@ import { highlights, matchFind, samePin, type FindMatch, type Pointing } from ".
 import { Controls } from "./controls";
 import { detailSection, renderDetail, type Pin } from "./detail";
 import { BaseView, published } from "../shared/view";
-import { layoutRequests } from "./state";
+import { layoutRequests, stateKey } from "./state";
 import { blocksByDevice, effectiveViewDims, sliderDims } from "./blocks";
 import { colorScheme, type ColorScheme } from "../shared/colors";
 import { statsFor } from "./stats";
 import { mark, measure } from "../shared/dom";
+import { TransferPanel, transferFor } from "./transfer";
+import { injectFunctionStyles } from "../function/styles";
+import { injectCostStyles } from "../cost/styles";
+import type { GroupPaint } from "../cost/groups";
 
-type Dirty = "grid" | "mesh" | "header" | "controls" | "detail" | "status";
+type Dirty = "grid" | "mesh" | "header" | "controls" | "detail" | "status" | "transfer";
 
 /** The tallest grid of a view embedded in a function view (px). */
 const EMBEDDED_GRID_HEIGHT = 240;
+
+export const NO_SAVED_TRANSFER = "what this layout moves was not saved in this page (it has no kernel)";
 
 const STATE_TRAITS = ["mesh_shape", "axis_names", "axis_types", "spec", "memory_kind"] as const;
 
@@ -42,6 +48,10 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
   private meshPane: MeshPane;
   private detailEl: HTMLElement;
   private legend: LegendPanel;
+  /** What the re-layout moves (null in an embedded view: the function view shows its cost). */
+  private transfer: TransferPanel | null = null;
+  /** Devices of a lit collective's groups (hovering a collective), or null. */
+  private groupLit: Set<number> | null = null;
   private dirty = new Set<Dirty>();
   private slice: number[] = [];
   private sliceShapeKey = "";
@@ -98,9 +108,24 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
       hoverDevice: (id) => {
         this.hoverDevice = id;
         this.applyHighlight();
+        const p = this.transfer?.hoverDevice(id);
+        if (p) this.meshPane.setPartners(p.to, p.from);
       },
       clickDevice: (id) => this.togglePin({ kind: "device", device: id }),
+      tooltipExtra: (id) => this.transfer?.tooltip(id) ?? "",
     });
+    if (!viewOpts.embedded) {
+      injectFunctionStyles(el); // the collectives table
+      injectCostStyles(el);
+      this.transfer = new TransferPanel(doc, {
+        setHeat: (colors) => this.meshPane.setPaint("heat", colors),
+        lightGroups: (p) => this.lightGroups(p),
+        chooseHardware: (name) => {
+          this.model.set("hardware", name);
+          this.model.save_changes();
+        },
+      });
+    }
     this.detailEl = detailSection(doc, (id) => {
       if (id === this.hoverDevice) return;
       this.hoverDevice = id;
@@ -110,11 +135,17 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
     main.className = "sw-main";
     const side = doc.createElement("div");
     side.className = "sw-side";
-    side.append(this.meshPane.el, this.detailEl);
+    side.append(this.meshPane.el);
+    if (this.transfer) side.append(this.transfer.side);
+    side.append(this.detailEl);
     main.append(this.arrayPane.el, side);
     this.legend = new LegendPanel(doc);
     this.header.addAction(this.picture.el);
-    this.root.append(this.header.el, this.controls.el, main, this.legend.el);
+    this.root.append(this.header.el);
+    if (this.transfer) this.root.append(this.transfer.line);
+    this.root.append(this.controls.el, main);
+    if (this.transfer) this.root.append(this.transfer.section);
+    this.root.append(this.legend.el);
     if (viewOpts.embedded) {
       this.root.classList.add("sw-embedded");
       this.header.el.hidden = true;
@@ -128,7 +159,10 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
     });
     el.append(this.root);
 
-    this.onChange(["_layout"], () => this.invalidate("grid", "mesh", "header", "detail", "controls"));
+    this.onChange(["_layout"], () =>
+      this.invalidate("grid", "mesh", "header", "detail", "controls", "transfer"),
+    );
+    this.onChange(["_transfer", "hardware", "_hardware_presets"], () => this.invalidate("transfer"));
     this.onChange(["_stats"], () => this.invalidate("grid", "header", "detail"));
     this.onChange(["error", "busy"], () => this.invalidate("status"));
     this.onChange(["view_dims"], () => this.invalidate("grid", "detail"));
@@ -143,7 +177,7 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
       });
       this.ro.observe(this.root);
     }
-    this.invalidate("grid", "mesh", "header", "controls", "detail", "status");
+    this.invalidate("grid", "mesh", "header", "controls", "detail", "status", "transfer");
     this.flush();
   }
 
@@ -270,6 +304,7 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
       measure("shardwidget:render", "shardwidget:render-start");
     }
     if (d.has("detail")) this.renderDetail();
+    if (d.has("transfer")) this.renderTransfer();
     if (d.has("header") && !this.viewOpts.embedded) this.legend.update(layout, this.stats);
     measure("shardwidget:flush", "shardwidget:flush-start");
   }
@@ -334,11 +369,61 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
     });
   }
 
+  private renderTransfer(): void {
+    if (!this.transfer) return;
+    const layout = this.layout;
+    const raw = this.model.get("_transfer");
+    const saved = !!this.options?.static_states;
+    let t = transferFor(raw, layout);
+    // A saved page carries the transfer of the layout it was saved with only.
+    if (!t && saved && layout && raw && typeof raw.status === "string") {
+      const orig = this.options?.original;
+      const none = layout.source === "original" || (!!orig && stateKey(orig) === stateKey(this.traitState()));
+      t = {
+        ...raw,
+        key: layout.key,
+        status: none ? "none" : "unavailable",
+        message: none ? "" : NO_SAVED_TRANSFER,
+        line: none ? "the original layout: nothing moves" : "",
+        received: [],
+        sent: [],
+        pairs: [],
+        collectives: [],
+        group_sets: [],
+        estimate: null,
+      };
+    }
+    this.transfer.update(t, layout, this.model.get("_hardware_presets") ?? [], this.model.get("hardware") ?? "", saved);
+  }
+
+  /** Light a collective's device groups on the mesh (one colour per group; every other device
+   *  faded), or stop (null). */
+  lightGroups(p: GroupPaint | null): void {
+    this.meshPane.setPaint("groups", p ? p.colors : null);
+    this.groupLit = p ? new Set(p.colors.keys()) : null;
+    this.applyHighlight();
+  }
+
+  /** The transfer panel (tests); null in an embedded view. */
+  get transferPanel(): TransferPanel | null {
+    return this.transfer;
+  }
+
+  /** The mesh pane (tests and hosts). */
+  get mesh(): MeshPane {
+    return this.meshPane;
+  }
+
   private applyHighlight(): void {
     const layout = this.layout;
     if (!layout) return;
     const h = highlights(layout, this.pointing, this.byDevice);
     this.arrayPane.setHighlight(h.blocks.related, h.blocks.found, h.blocks.pinned, h.dim);
+    if (this.groupLit) {
+      // A lit collective: its devices stand out, every other one fades.
+      this.meshPane.setHighlight(this.groupLit, h.devices.found, h.devices.pinned, true);
+      return;
+    }
     this.meshPane.setHighlight(h.devices.related, h.devices.found, h.devices.pinned, h.dim);
   }
 

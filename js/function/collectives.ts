@@ -59,8 +59,13 @@ function table(doc: Document, cls: string, caption: string, heads: string[]): {
 }
 
 /** The collectives table (or the empty state, which matters: it says the layout needs no
- *  communication at all). */
-export function renderCollectives(doc: Document, cs: Collective[]): HTMLElement {
+ *  communication at all). `hover`: a row is pointed at (its index) or left (null), so that the
+ *  caller can light its device groups. */
+export function renderCollectives(
+  doc: Document,
+  cs: Collective[],
+  hover?: (index: number | null) => void,
+): HTMLElement {
   const wrap = el(doc, "div", "sw-tr-collectives");
   if (cs.length === 0) {
     const p = el(doc, "p", "sw-tr-empty-coll", NO_COLLECTIVES);
@@ -76,9 +81,16 @@ export function renderCollectives(doc: Document, cs: Collective[]): HTMLElement 
     "groups",
     "caused by",
   ]);
-  for (const c of cs) {
+  cs.forEach((c, i) => {
     const tr = el(doc, "tr", "sw-tr-coll-row");
     tr.dataset.kind = c.kind;
+    tr.dataset.index = String(i);
+    if (hover) {
+      tr.addEventListener("mouseenter", () => hover(i));
+      tr.addEventListener("focus", () => hover(i));
+      tr.addEventListener("mouseleave", () => hover(null));
+      tr.addEventListener("blur", () => hover(null));
+    }
     tr.tabIndex = 0;
     const what = KIND_INFO[c.kind] ?? "";
     tr.title = [`${c.kind}: ${what}`, c.groups_text ? `groups: ${c.groups_text}` : ""]
@@ -98,7 +110,7 @@ export function renderCollectives(doc: Document, cs: Collective[]): HTMLElement 
       el(doc, "td", "sw-tr-mono sw-tr-cause", causeLabel(c)),
     );
     body.append(tr);
-  }
+  });
   const sc = el(doc, "div", "sw-tr-scroll");
   sc.append(t);
   wrap.append(sc);

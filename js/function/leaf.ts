@@ -12,6 +12,7 @@ import type {
   TraceState,
 } from "../wire";
 import { ArrayView, type ArrayViewModel } from "../array/view";
+import type { GroupPaint } from "../cost/groups";
 import { LocalModel } from "../shared/local_model";
 import { statsHint } from "../array/header";
 import { formatBytes } from "../shared/text";
@@ -145,6 +146,11 @@ export class LeafCard {
     this.renderHead(inp);
     this.renderControls(inp);
     this.renderGrid(inp);
+  }
+
+  /** Light a collective's device groups on this card's mesh, or stop (null). */
+  lightGroups(p: GroupPaint | null): void {
+    this.view?.lightGroups(p);
   }
 
   private renderHead(inp: LeafCardInput): void {

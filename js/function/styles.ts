@@ -8,6 +8,8 @@ const FUNCTION_CSS = `
 .shardwidget .shardwidget.sw-embedded { padding: 0; background: transparent; }
 .shardwidget.sw-trace .sw-tr-title { gap: 6px 8px; }
 .shardwidget .sw-tr-fn { font-size: 15px; }
+.shardwidget select.sw-failed { outline: 2px solid var(--sw-error-fg); outline-offset: 1px; background: var(--sw-error-bg); }
+.shardwidget .sw-failed-note { font-size: 11px; color: var(--sw-error-fg); white-space: nowrap; margin-left: 4px; }
 .shardwidget .sw-tr-metrics { font-variant-numeric: tabular-nums; }
 .shardwidget .sw-tr-modenote { margin-top: 2px; }
 .shardwidget .sw-tr-error { margin-bottom: 4px; }

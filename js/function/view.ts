@@ -27,6 +27,11 @@ import { JaxprPanel } from "./jaxpr";
 import { formatCount, formatMs, plural } from "../shared/text";
 import { CopyButton } from "../shared/copy";
 import { el as mk } from "../shared/dom";
+import { injectCostStyles } from "../cost/styles";
+import { HardwarePicker } from "../cost/hardware";
+import { hasEstimate, renderEstimate } from "../cost/estimate";
+import { collectivePaint } from "../cost/groups";
+import { DevicesPicture } from "./devices";
 
 const STATE_TRAITS = ["mesh_shape", "axis_names", "axis_types", "in_specs", "out_specs"] as const;
 
@@ -66,6 +71,10 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
   private inputs: Section;
   private outputs: Section;
   private comm: Section;
+  private est: Section;
+  private hwPicker: HardwarePicker;
+  private devices: DevicesPicture;
+  private estKey = "";
   private cons: Section;
   private mem: Section;
   private jaxpr: JaxprPanel;
@@ -74,6 +83,12 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
   /** The last trace with compiled leaves: shown while a newer one failed. */
   private good: Trace | null = null;
   private tablesOf: Trace | null = null;
+  /** The control the user changed last (its data-key), and the state last asked for with it. */
+  private changedKey = "";
+  private asked: { state: TraceState; key: string } | null = null;
+  /** A request the kernel refused (a compile error): the controls keep showing its choice,
+   *  marked, until the next request or a good trace, rather than snapping back. */
+  private failed: { state: TraceState; key: string; error: string } | null = null;
 
   constructor(model: AnyModel<FunctionModel>, el: HTMLElement) {
     super(model, el, "sw-trace", {
@@ -81,6 +96,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
       build: (seq, state) => ({ type: "trace_request", seq, state }),
     });
     injectFunctionStyles(el);
+    injectCostStyles(el);
     const doc = this.doc;
 
     const header = mk(doc, "header", "sw-header sw-tr-header");
@@ -112,6 +128,13 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     this.inputs = this.section("Inputs");
     this.outputs = this.section("Outputs");
     this.comm = this.section("Communication");
+    this.est = this.section("Estimated time");
+    this.hwPicker = new HardwarePicker(doc, (name) => {
+      this.model.set("hardware", name);
+      this.model.save_changes();
+    });
+    this.est.note.after(this.hwPicker.el);
+    this.devices = new DevicesPicture(doc);
     this.cons = this.section("Sharding constraints in the function");
     this.mem = this.section("Memory and compute per device");
     this.jaxpr = new JaxprPanel(doc);
@@ -121,18 +144,29 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
       this.inputs.el,
       this.outputs.el,
       this.comm.el,
+      this.est.el,
       this.cons.el,
       this.mem.el,
       this.jaxpr.el,
     );
     el.append(this.root);
 
+    // Which control a request comes from (capture: selects' change events do not bubble here).
+    this.root.addEventListener(
+      "change",
+      (e) => (this.changedKey = (e.target as HTMLElement | null)?.dataset?.key ?? ""),
+      true,
+    );
     this.onChange(["_trace"], () => {
-      if (this.trace?.status === "ok") this.lastResultError = "";
+      if (this.trace?.status === "ok") {
+        this.lastResultError = "";
+        this.failed = null;
+      }
       this.schedule();
     });
-    this.onChange(["_trace_stats", "_trace_options", "error", "busy", "_history", ...STATE_TRAITS], () =>
-      this.schedule(),
+    this.onChange(
+      ["_trace_stats", "_trace_options", "error", "busy", "_estimate", "hardware", "_hardware_presets", "_history", ...STATE_TRAITS],
+      () => this.schedule(),
     );
     this.flush();
   }
@@ -181,9 +215,10 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     );
   }
 
-  /** What the controls show: the newest state asked for, else the traits. */
+  /** What the controls show: the newest state asked for, else the one that just failed, else
+   *  the traits. */
   controlState(): TraceState {
-    return this.queue.optimistic ?? this.traitState();
+    return this.queue.optimistic ?? this.failed?.state ?? this.traitState();
   }
 
   /** The error banner's text ("" when none). */
@@ -199,7 +234,10 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
 
   // ---- rendering -----------------------------------------------------------------------------
 
-  protected requestsChanged(): void {
+  protected requestsChanged(result: boolean): void {
+    // A refused request with nothing newer asked: keep its choice on show, marked.
+    if (result && this.lastResultError && this.asked && this.queue.optimistic === null)
+      this.failed = { ...this.asked, error: this.lastResultError };
     this.schedule();
   }
 
@@ -221,11 +259,54 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     const state = this.controlState();
     this.meshControls.update({ state, options, pending, history: this.model.get("_history") });
     this.renderLeaves(options, state);
+    this.markFailed();
     const shown = this.shown;
     if (shown !== this.tablesOf) {
       this.tablesOf = shown;
       this.renderTables(shown);
     }
+    this.renderEstimate(shown, options);
+  }
+
+  /** The estimated time of the shown layout on the chosen hardware (the kernel's `_estimate`
+   *  for the shown trace; while a new hardware's estimate is on its way, the last one, said so). */
+  private renderEstimate(shown: Trace | null, options: TraceOptions): void {
+    const doc = this.doc;
+    const est = this.model.get("_estimate");
+    const hardware = this.model.get("hardware") ?? "";
+    const presets = this.model.get("_hardware_presets") ?? [];
+    const compiled = !!shown && (shown.inputs.length > 0 || shown.outputs.length > 0);
+    const mine = hasEstimate(est) && !!shown && est.key === shown.key ? est : null;
+    this.est.el.hidden = !compiled || (!mine && presets.length === 0);
+    this.hwPicker.update(
+      presets,
+      hardware,
+      options.static ? "a saved page: the estimate is for the hardware it was saved with" : "",
+    );
+    const key = JSON.stringify([shown?.key ?? -1, mine ? [mine.hardware, mine.total_s, mine.parts.length] : null, hardware]);
+    if (key === this.estKey) return;
+    this.estKey = key;
+    if (!mine) {
+      this.est.note.textContent = "";
+      this.est.body.replaceChildren(mk(doc, "div", "sw-muted", `estimating for ${hardware}…`));
+      return;
+    }
+    const p = presets.find((h) => h.name === mine.hardware);
+    this.est.note.textContent = `per device on ${p?.label ?? mine.hardware}: roofline and ring model, not a measurement`;
+    const nodes: HTMLElement[] = [];
+    if (mine.hardware !== hardware) nodes.push(mk(doc, "div", "sw-hint", `estimating for ${hardware}…`));
+    nodes.push(renderEstimate(doc, mine, { hoverCollective: (i) => this.lightCollective(i) }));
+    this.est.body.replaceChildren(...nodes);
+  }
+
+  /** Light collective `i`'s device groups on the device picture and on every card's mesh, or
+   *  stop (null). */
+  lightCollective(i: number | null): void {
+    const shown = this.shown;
+    const c = i === null ? undefined : shown?.collectives[i];
+    const p = c ? collectivePaint(c, shown?.group_sets) : null;
+    this.devices.light(p, c);
+    for (const card of [...this.inCards, ...this.outCards]) card.lightGroups(p);
   }
 
   private renderHeader(options: TraceOptions | null): void {
@@ -373,7 +454,15 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
       (shown.collectives.length > 0
         ? `${collectivesSummary(shown.collectives)}: what XLA inserted`
         : "what XLA inserted") + (cut > 0 ? ` (${cut} more not listed)` : "");
-    this.comm.body.replaceChildren(renderCollectives(doc, shown.collectives));
+    const row = mk(doc, "div", "sw-tr-comm");
+    row.append(renderCollectives(doc, shown.collectives, (i) => this.lightCollective(i)));
+    const leaf = [...shown.inputs, ...shown.outputs].find((l) => l.layout.mesh);
+    this.devices.update(
+      shown.collectives.length > 0 ? leaf?.layout ?? null : null,
+      this.options?.n_devices ?? leaf?.layout.devices.ids.length ?? 1,
+    );
+    row.append(this.devices.el);
+    this.comm.body.replaceChildren(row);
     this.cons.el.hidden = shown.constraints.length === 0;
     const consCut = shown.left_out?.constraints ?? 0;
     this.cons.note.textContent =
@@ -383,10 +472,35 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     this.mem.body.replaceChildren(renderMemory(doc, shown.memory, shown.flops));
   }
 
+  /** Mark the control whose choice failed to compile: red, with the error as its tooltip and a
+   *  short note beside it (the banner above has the whole message). */
+  private markFailed(): void {
+    for (const e of this.root.querySelectorAll<HTMLElement>(".sw-failed")) {
+      e.classList.remove("sw-failed");
+      e.removeAttribute("aria-invalid");
+      e.title = e.dataset.titleBefore ?? "";
+      delete e.dataset.titleBefore;
+    }
+    for (const e of this.root.querySelectorAll(".sw-failed-note")) e.remove();
+    const f = this.failed;
+    if (!f || !f.key || this.queue.optimistic !== null) return;
+    const c = this.root.querySelector<HTMLElement>(`[data-key="${CSS.escape(f.key)}"]`);
+    if (!c) return;
+    c.dataset.titleBefore = c.title;
+    c.classList.add("sw-failed");
+    c.setAttribute("aria-invalid", "true");
+    c.title = `this choice did not compile: ${f.error}`;
+    const note = mk(this.doc, "span", "sw-failed-note", "✗ did not compile");
+    note.title = f.error;
+    c.after(note);
+  }
+
   // ---- requests ------------------------------------------------------------------------------
 
   override request(state: TraceState): void {
     if (this.options?.static) return; // a saved page, or several processes: no re-compile here
+    this.failed = null;
+    this.asked = { state: cloneTraceState(state), key: this.changedKey };
     super.request(state);
   }
 

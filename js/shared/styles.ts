@@ -132,7 +132,7 @@ export const CSS = `
 .shardwidget .sw-axis-title { position: absolute; font-size: 11px; color: var(--sw-fg2); white-space: nowrap; overflow: hidden; }
 .shardwidget .sw-axis-title-col { top: 0; height: 16px; text-align: left; }
 .shardwidget .sw-axis-title-row {
-  left: 0; width: 16px; writing-mode: vertical-rl; transform: rotate(180deg); text-align: right;
+  left: 0; width: 16px; writing-mode: vertical-rl; text-align: left;
 }
 .shardwidget .sw-tick {
   position: absolute; font-family: var(--sw-mono); font-size: 11px; color: var(--sw-fg2);
@@ -152,6 +152,9 @@ export const CSS = `
 /* A block with a thumbnail: a border of the device colour around its part of the atlas image. */
 .shardwidget .sw-block.sw-t {
   border-style: solid; background-image: var(--sw-atlas); background-repeat: no-repeat; image-rendering: pixelated;
+  /* a white ring between the device colour and the heatmap: the ramp's greens and yellows must
+     not run into green and yellow device borders */
+  box-shadow: inset 0 0 0 1px #ffffff;
 }
 .shardwidget .sw-block:hover, .shardwidget .sw-block.sw-hl { outline: 2px solid var(--sw-fg); outline-offset: -2px; }
 .shardwidget .sw-block.sw-pinned { outline: 3px solid var(--sw-fg); outline-offset: -3px; }
@@ -167,8 +170,16 @@ export const CSS = `
 .shardwidget .sw-grid.sw-dimming::after { opacity: 0.7; }
 .shardwidget .sw-thumb {
   position: absolute; image-rendering: pixelated; image-rendering: crisp-edges; border-radius: 1px;
-  background-repeat: no-repeat;
+  background-repeat: no-repeat; box-shadow: 0 0 0 1px #ffffff;
 }
+.shardwidget .sw-spec-note { font-size: 11.5px; color: var(--sw-warn-fg); margin: 2px 0 4px; max-width: 480px; }
+.shardwidget .sw-heat-legend {
+  display: flex; align-items: center; flex-wrap: wrap; gap: 2px 6px; margin: 6px 0 0 4px;
+  font-size: 11px; color: var(--sw-fg2);
+}
+.shardwidget .sw-heat-legend .sw-rampbar { width: 96px; }
+.shardwidget .sw-heat-legend .sw-num { font-family: var(--sw-mono); }
+.shardwidget .sw-heat-note { margin: 2px 0 0; font-size: 11px; color: var(--sw-warn-fg); max-width: 260px; }
 .shardwidget .sw-label {
   position: relative; font-family: var(--sw-mono); font-size: 12px; line-height: 14px; white-space: nowrap;
   pointer-events: none; font-weight: 600;
@@ -191,7 +202,7 @@ export const CSS = `
 .shardwidget .sw-mesh-body { display: flex; flex-direction: column; gap: 4px; }
 .shardwidget .sw-mesh-axis { font-size: 11px; color: var(--sw-fg2); font-family: var(--sw-mono); }
 .shardwidget .sw-mesh-inner { display: flex; align-items: flex-start; gap: 2px; }
-.shardwidget .sw-mesh-axis-row { writing-mode: vertical-rl; transform: rotate(180deg); width: 16px; text-align: right; }
+.shardwidget .sw-mesh-axis-row { writing-mode: vertical-rl; width: 16px; text-align: left; }
 .shardwidget .sw-mesh-grid { display: grid; }
 .shardwidget .sw-mesh-list { display: flex; flex-wrap: wrap; gap: 4px; }
 .shardwidget .sw-mesh-multiples { display: flex; flex-wrap: wrap; gap: 8px 10px; }
@@ -204,6 +215,11 @@ export const CSS = `
      the layout of a grid of 4096 cells */
   position: relative; z-index: 0;
 }
+.shardwidget .sw-dev-sq { flex: none; display: inline-block; line-height: 1; }
+.shardwidget .sw-mesh-folds { display: flex; align-items: flex-start; }
+.shardwidget .sw-mesh-bands { display: flex; flex-direction: column; }
+.shardwidget .sw-mesh-strip { flex: none; }
+.shardwidget .sw-mesh-fold-title { font-family: var(--sw-mono); font-size: 9px; line-height: 11px; height: 11px; color: var(--sw-fg2); white-space: nowrap; overflow: visible; }
 .shardwidget .sw-dev:hover, .shardwidget .sw-dev.sw-hl { box-shadow: 0 0 0 2px var(--sw-fg); position: relative; z-index: 2; }
 .shardwidget .sw-dev.sw-pinned { box-shadow: 0 0 0 3px var(--sw-fg); position: relative; z-index: 2; }
 .shardwidget .sw-dev.sw-found { box-shadow: 0 0 0 3px #e4002b; position: relative; z-index: 3; }

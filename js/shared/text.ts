@@ -83,3 +83,13 @@ export function product(xs: number[]): number {
 export function plural(n: number, word: string, pluralWord = word + "s"): string {
   return `${n} ${n === 1 ? word : pluralWord}`;
 }
+
+/** Seconds in the unit that reads best, 3 significant digits (Python's cost.estimate.fmt_seconds):
+ *  "0 s", "38.1 ns", "12.3 µs", "4.56 ms", "1.2 s". */
+export function formatSeconds(s: number): string {
+  if (!Number.isFinite(s)) return String(s);
+  if (s === 0) return "0 s";
+  const units: [string, number][] = [["s", 1], ["ms", 1e-3], ["µs", 1e-6]];
+  for (const [unit, f] of units) if (s >= f) return `${Number((s / f).toPrecision(3))} ${unit}`;
+  return `${Number((s / 1e-9).toPrecision(3))} ns`;
+}

@@ -236,7 +236,7 @@ describe("function view: requests", () => {
     expect(el.querySelector<HTMLElement>(".sw-tr-error")!.hidden).toBe(true);
   });
 
-  it("a failed request shows the error and keeps the grids; the controls go back", async () => {
+  it("a failed request shows the error and keeps the grids; the failed choice stays, marked", async () => {
     const { el, model } = mountTrace(tfx.fxTraceLayerJit());
     const gridsBefore = el.querySelectorAll(".sw-tr-leaf .sw-array").length;
     expect(gridsBefore).toBe(4);
@@ -251,8 +251,25 @@ describe("function view: requests", () => {
     expect(banner.textContent).toContain("ShardingTypeError: out_sharding");
     expect(banner.textContent).toContain("last layout that compiled");
     expect(el.querySelectorAll(".sw-tr-leaf .sw-array").length).toBe(gridsBefore);
-    expect(el.querySelector<HTMLSelectElement>('select[data-key="type-1"]')!.value).toBe("auto");
+    // The choice that failed stays visible, marked, with the error (issue 13 item 9).
+    const failed = el.querySelector<HTMLSelectElement>('select[data-key="type-1"]')!;
+    expect(failed.value).toBe("explicit");
+    expect(failed.classList.contains("sw-failed")).toBe(true);
+    expect(failed.getAttribute("aria-invalid")).toBe("true");
+    expect(failed.title).toContain("ShardingTypeError: out_sharding");
+    expect(failed.nextElementSibling!.textContent).toContain("did not compile");
+    expect(el.querySelectorAll(".sw-failed").length).toBe(1);
     expect(el.querySelector(".sw-tr-mesh")!.classList.contains("sw-pending")).toBe(false);
+    // The next choice clears the mark; its success leaves nothing marked.
+    choose(el, "type-1", "auto");
+    await flush();
+    expect(el.querySelectorAll(".sw-failed, .sw-failed-note").length).toBe(0);
+    const again = model.sent.at(-1) as TraceRequestMsg;
+    expect(again.state.axis_types).toEqual(["auto", "auto"]);
+    model.emitCustom({ type: "result", seq: again.seq, ok: true, error: "" });
+    await flush();
+    expect(el.querySelectorAll(".sw-failed").length).toBe(0);
+    expect(el.querySelector<HTMLSelectElement>('select[data-key="type-1"]')!.value).toBe("auto");
   });
 
   it("an error trace with no leaves keeps the last good grids", async () => {

@@ -28,6 +28,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -335,8 +336,27 @@ def _result_shape(kind: str, op: str, shape_text: str) -> tuple[HloShape, int]:
     return shapes[0], sum(s.nbytes for s in shapes)
 
 
+def where(path: str, line: int | str) -> str:
+    """A source location for a reader: "cell [N], line L" for code run from a notebook cell (the
+    kernel names each cell's code with a file of its own, e.g. ipykernel's
+    ``/tmp/ipykernel_123/3194285871.py``, and IPython maps that file to the cell's execution
+    count, as its tracebacks do), else "file.py:L"."""
+    ipython = sys.modules.get("IPython")  # only a running IPython can know; never imported here
+    shell = ipython.get_ipython() if ipython is not None else None
+    name = getattr(getattr(shell, "compile", None), "format_code_name", None)
+    try:
+        label = name(path) if name is not None else None
+    except Exception:  # another shell's compiler: fall back to the file name
+        label = None
+    if label and label[0] == "Cell":
+        m = re.fullmatch(r"In\[(\d+)\]", str(label[1]))
+        if m:
+            return f"cell [{m.group(1)}], line {line}"
+    return f"{path.rsplit('/', 1)[-1]}:{line}"
+
+
 def stack_frames(hlo_text: str) -> dict[int, str]:
-    """``stack_frame_id`` -> "file.py:line" from the module's frame tables.
+    """``stack_frame_id`` -> where (see :func:`where`) from the module's frame tables.
 
     Newer XLA writes source locations once, in tables at the top of the module text
     (``FileNames``, ``FunctionNames``, ``FileLocations``, ``StackFrames``), and each
@@ -363,7 +383,7 @@ def stack_frames(hlo_text: str) -> dict[int, str]:
         f = re.search(r"file_name_id=(\d+)", v)
         ln = re.search(r"\bline=(\d+)", v)
         if f and ln and int(f.group(1)) in files:
-            locs[k] = f"{files[int(f.group(1))].rsplit('/', 1)[-1]}:{ln.group(1)}"
+            locs[k] = where(files[int(f.group(1))], ln.group(1))
     out: dict[int, str] = {}
     for k, v in tables.get("StackFrames", {}).items():
         loc = re.search(r"file_location_id=(\d+)", v)
@@ -394,7 +414,7 @@ def collectives(
         meta_op = re.search(r'op_name="([^"]*)"', line)
         src_f = re.search(r'source_file="([^"]*)"', line)
         src_l = re.search(r"source_line=(\d+)", line)
-        source = f"{src_f.group(1).rsplit('/', 1)[-1]}:{src_l.group(1)}" if src_f and src_l else ""
+        source = where(src_f.group(1), src_l.group(1)) if src_f and src_l else ""
         frame = re.search(r"stack_frame_id=(\d+)", line)
         if not source and frame:
             if frames is None:

@@ -110,7 +110,7 @@ def test_display_bundle_carries_a_static_snapshot(view):
     assert "application/vnd.jupyter.widget-view+json" in data
     html = data["text/html"]
     assert "<script" not in html
-    assert html.count("<rect") == 8
+    assert html.count('<g class="block">') == 8
     assert "float32[64@x,32@y]" in html
 
 

@@ -43,15 +43,18 @@ interface Raster {
 }
 
 /** Device-pixel spans [start, end) of the cells between CSS-px `offsets`, within `limit`: a
- *  1 px gap after cells of 6 px or more. */
-function pixelSpans(offsets: number[], dpr: number, limit: number): [Int32Array, Int32Array] {
+ *  1 px gap after cells of 6 px or more. Every span is at least one pixel and inside [0, limit):
+ *  cells thinner than a pixel (4096 rows in 900 px) share pixels rather than run off the end. */
+export function pixelSpans(offsets: number[], dpr: number, limit: number): [Int32Array, Int32Array] {
   const n = offsets.length - 1;
   const a = new Int32Array(n);
   const b = new Int32Array(n);
+  const last = Math.max(0, limit - 1);
   for (let i = 0; i < n; i++) {
     const size = offsets[i + 1] - offsets[i];
-    a[i] = Math.min(limit, Math.round(offsets[i] * dpr));
-    b[i] = Math.max(a[i] + 1, Math.min(limit, Math.round((offsets[i + 1] - (size >= 6 ? 1 : 0)) * dpr)));
+    a[i] = Math.min(last, Math.round(offsets[i] * dpr));
+    const end = Math.round((offsets[i + 1] - (size >= 6 ? 1 : 0)) * dpr);
+    b[i] = Math.min(Math.max(limit, 1), Math.max(a[i] + 1, end));
   }
   return [a, b];
 }
@@ -220,15 +223,24 @@ export class CanvasLayer {
     }
     const ramp = this.ramp;
     const frame = Math.max(1, Math.round(2 * dpr));
+    // A white ring between the device colour and the heatmap (as the DOM blocks' inset ring):
+    // the ramp's greens and yellows must not run into green and yellow device colours.
+    const ring = Math.max(1, Math.round(dpr));
+    const white = this.pixel("#ffffff")!;
     for (const [k, t] of this.scene.thumbs) {
       const p = g.sel.pos.get(k);
       if (!p) continue;
       const [r, c] = p;
-      const x0 = bx0[c] + frame;
-      const y0 = by0[r] + frame;
-      const tw = bx1[c] - frame - x0;
-      const th = by1[r] - frame - y0;
-      if (tw <= 0 || th <= 0) continue;
+      const fx0 = bx0[c] + frame;
+      const fy0 = by0[r] + frame;
+      const fx1 = Math.min(pw, bx1[c] - frame);
+      const fy1 = Math.min(ph, by1[r] - frame);
+      if (fx1 - fx0 <= 2 * ring + 1 || fy1 - fy0 <= 2 * ring + 1) continue;
+      for (let y = fy0; y < fy1; y++) px.fill(white, y * pw + fx0, y * pw + fx1);
+      const x0 = fx0 + ring;
+      const y0 = fy0 + ring;
+      const tw = fx1 - ring - x0;
+      const th = fy1 - ring - y0;
       const cols = new Int32Array(tw);
       for (let x = 0; x < tw; x++) cols[x] = Math.min(t.cols - 1, Math.floor((x * t.cols) / tw));
       for (let y = 0; y < th && y0 + y < ph; y++) {

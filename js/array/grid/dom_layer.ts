@@ -11,6 +11,7 @@ import {
   axisTicks,
   axisTicksVertical,
   dimTitle,
+  dimTitleFitting,
   gridGap,
   LABEL_FONT,
   SMALL_FONT,
@@ -81,8 +82,9 @@ export class DomLayer {
     const out: string[] = [];
     if (sel.colDim >= 0) {
       out.push(
-        `<div class="sw-axis-title sw-axis-title-col" style="left:${geom.gutterLeft}px;width:${geom.width}px">` +
-          `${esc(dimTitle(layout, sel.colDim))} →</div>`,
+        `<div class="sw-axis-title sw-axis-title-col" style="left:${geom.gutterLeft}px;width:${geom.width}px"` +
+          ` title="${esc(dimTitle(layout, sel.colDim))}">` +
+          `${esc(dimTitleFitting(layout, sel.colDim, geom.width))} →</div>`,
       );
       for (const tk of axisTicks(sel.colRanges, geom.xs)) {
         const cls = tk.full ? "sw-tick sw-tick-col" : "sw-tick sw-tick-col sw-tick-start";
@@ -94,8 +96,9 @@ export class DomLayer {
     }
     if (sel.rowDim >= 0) {
       out.push(
-        `<div class="sw-axis-title sw-axis-title-row" style="top:${geom.gutterTop}px;height:${geom.height}px">` +
-          `${esc(dimTitle(layout, sel.rowDim))} →</div>`,
+        `<div class="sw-axis-title sw-axis-title-row" style="top:${geom.gutterTop}px;height:${geom.height}px"` +
+          ` title="${esc(dimTitle(layout, sel.rowDim))}">` +
+          `${esc(dimTitleFitting(layout, sel.rowDim, geom.height))} →</div>`,
       );
       for (const tk of axisTicksVertical(sel.rowRanges, geom.ys)) {
         const cls = tk.full ? "sw-tick sw-tick-row" : "sw-tick sw-tick-row sw-tick-start";

@@ -160,6 +160,21 @@ export function dimTitle(layout: Layout, d: number): string {
   return `dim ${d} (${layout.shape[d]})${by}`;
 }
 
+/** The axis title that fits `room` px along the axis (arrow included), from the full
+ *  "dim 0 (8) · sharded over x" down to "dim 0": a rotated title in a short 3-D slice is never
+ *  cut mid-word ("sharded ove"). The full text goes in the tooltip. */
+export function dimTitleFitting(layout: Layout, d: number, room: number): string {
+  const axes = entryAxes(layout.spec[d]);
+  const over = axes.join("+");
+  const full = dimTitle(layout, d);
+  const cands = axes.length
+    ? [full, `dim ${d} · over ${over}`, `dim ${d} · ${over}`, `dim ${d}`]
+    : [full, `dim ${d} · not sharded`, `dim ${d}`];
+  // Titles are 11 px in the UI font: ~0.6 em a character is a safe upper bound.
+  for (const c of cands) if (textWidth(`${c} →`, 11) <= room) return c;
+  return `${d}`;
+}
+
 const replicatedFrame = (n: number): number => (n > 1 ? 7 : 4);
 
 /** The frame (px) of the block's colour around the thumbnail of a DOM block of `w`×`h` px held

@@ -8,7 +8,8 @@
 // it draws); the keyboard is keyboard.ts, the dimension and slice controls view_bar.ts.
 import type { Layout, Stats } from "../../wire";
 import { locate, selectGrid } from "../blocks";
-import { blockThumb } from "../stats";
+import { blockThumb, poolSize } from "../stats";
+import { formatNumber } from "../../shared/text";
 import { blockTooltip } from "../labels";
 import { mark, measure } from "../../shared/dom";
 import { CanvasLayer, CANVAS_THUMB_MIN } from "./canvas_layer";
@@ -57,6 +58,8 @@ export class ArrayPane {
   private gridBox = "";
   /** The block last under the mouse on the canvas (-2: none yet). */
   private lastHit = -2;
+  /** The heatmap's colour bar (hidden while no thumbnail is drawn). */
+  private legend: HTMLElement;
 
   constructor(
     doc: Document,
@@ -85,7 +88,10 @@ export class ArrayPane {
     this.live.setAttribute("aria-atomic", "true");
     this.wrap.append(this.axes, this.grid);
     this.host.append(this.wrap);
-    this.el.append(this.bar.el, this.host, this.live);
+    this.legend = doc.createElement("div");
+    this.legend.className = "sw-heat-legend";
+    this.legend.hidden = true;
+    this.el.append(this.bar.el, this.host, this.legend, this.live);
     this.dom = new DomLayer(doc, this.scene, this.grid);
     this.canvas = new CanvasLayer(doc, this.scene, this.el);
     this.listen();
@@ -171,7 +177,8 @@ export class ArrayPane {
     const { layout, stats, viewDims, slice } = inp;
     const scene = this.scene;
     scene.colorOf = inp.colorOf ?? ((id) => this.cb.colorOf(id));
-    if (this.host.parentNode !== this.el) this.el.replaceChildren(this.bar.el, this.host, this.live);
+    if (this.host.parentNode !== this.el)
+      this.el.replaceChildren(this.bar.el, this.host, this.legend, this.live);
     scene.layout = layout;
     this.bar.update(layout, viewDims, slice);
     const sel = selectGrid(layout, viewDims, slice);
@@ -199,6 +206,7 @@ export class ArrayPane {
       }
     }
 
+    this.updateLegend(layout, stats, viewDims);
     const axesHtml = this.dom.axesMarkup(layout, geom);
     if (axesHtml !== this.axesHtml) {
       this.axes.innerHTML = axesHtml;
@@ -253,6 +261,39 @@ export class ArrayPane {
     this.applyHighlight();
     this.showCursor();
     measure("shardwidget:grid", "shardwidget:grid-start");
+  }
+
+  /** The heatmap's colour bar under the grid (shown while thumbnails are): the value range,
+   *  and that each pixel is a pooled mean. */
+  private updateLegend(layout: Layout, stats: Stats | null, viewDims: number[]): void {
+    const first = this.scene.thumbs.entries().next();
+    if (first.done || !stats) {
+      this.legend.hidden = true;
+      this.legend.replaceChildren();
+      return;
+    }
+    const [k, t] = first.value;
+    const [pr, pc] = poolSize(layout, k, t, viewDims);
+    const doc = this.legend.ownerDocument;
+    const span = (cls: string, text: string) => {
+      const e = doc.createElement("span");
+      e.className = cls;
+      e.textContent = text;
+      return e;
+    };
+    const pooled = pr * pc > 1;
+    this.legend.replaceChildren(
+      span("sw-heat-title", "heatmap"),
+      span("sw-num", formatNumber(stats.vmin)),
+      span("sw-rampbar", ""),
+      span("sw-num", formatNumber(stats.vmax)),
+      span("sw-heat-pool", pooled ? `· each pixel the mean of ${pr}×${pc} values` : "· every value"),
+    );
+    this.legend.title = pooled
+      ? "Thumbnails are pooled means: a spike or a fine pattern inside a pixel's patch is averaged " +
+        "away. Pin a block to compare its pixels with its min and max."
+      : "Each thumbnail pixel is one element of the block.";
+    this.legend.hidden = false;
   }
 
   /** Draw what the geometry does not need: the thumbnails' pixels. Runs once after each

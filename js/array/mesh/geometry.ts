@@ -24,6 +24,81 @@ export function meshCellSize(sizes: number[], width: number): number {
   return clamp(Math.floor((w - sizes[1] * 10) / (sizes[3] * sizes[1])) - 2, 4, 28);
 }
 
+/** The tallest (px) the device cells of the mesh pane get: about the grid's own box, so that a
+ *  long mesh axis (256×1, 4096×1) folds instead of making the widget thousands of px tall. */
+export const MESH_MAX_HEIGHT = 440;
+
+/** How a rows × cols mesh is drawn in the room it has: cells of `cell` px with `gap` between;
+ *  the rows folded into `strips` side by side (`perStrip` rows each), or the columns folded into
+ *  `bands` one above the other (`perBand` columns each). 1 strip and 1 band: not folded. */
+export interface MeshFit {
+  cell: number;
+  gap: number;
+  strips: number;
+  perStrip: number;
+  bands: number;
+  perBand: number;
+  /** Space (px) between strips or between bands. */
+  foldGap: number;
+}
+
+/** The caption line (px) above a band of cells `h` px tall: none over bands thinner than it. */
+export function bandCaption(h: number): number {
+  return h >= 11 ? 11 : 0;
+}
+
+/** The biggest cells (3 to 40 px) for a rows × cols mesh in `width` × `maxHeight` px: unfolded
+ *  when it fits, else the long axis folded. Past the smallest cells it folds to fit the width
+ *  and lets the height grow. */
+export function meshFit(rows: number, cols: number, width: number, maxHeight = MESH_MAX_HEIGHT): MeshFit {
+  const w = Math.max(120, width - 36);
+  const fit = (cell: number, strips: number, bands: number): MeshFit => {
+    const gap = cell >= 10 ? 2 : 1;
+    return {
+      cell,
+      gap,
+      strips,
+      perStrip: Math.ceil(rows / strips),
+      bands,
+      perBand: Math.ceil(cols / bands),
+      foldGap: clamp(cell, 3, 10),
+    };
+  };
+  for (let cell = 40; cell >= 3; cell--) {
+    const gap = cell >= 10 ? 2 : 1;
+    const step = cell + gap;
+    const fg = clamp(cell, 3, 10);
+    if (cols * step <= w && rows * step <= maxHeight) return fit(cell, 1, 1);
+    const perStrip = Math.floor(maxHeight / step);
+    if (cols * step <= w && perStrip >= 1) {
+      const strips = Math.ceil(rows / perStrip);
+      if (strips * (cols * step + fg) - fg <= w) return fit(cell, strips, 1);
+    }
+    const perBand = Math.floor(w / step);
+    if (rows * step <= maxHeight && perBand >= 1) {
+      const bands = Math.ceil(cols / perBand);
+      if (bands * (rows * step + bandCaption(rows * step) + fg) - fg <= maxHeight) return fit(cell, 1, bands);
+    }
+  }
+  // Too many devices for the box even at 3 px: fold to the width, let the height grow.
+  const step = 4;
+  if (cols * step <= w) return fit(3, Math.max(1, Math.floor((w + 3) / (cols * step + 3))), 1);
+  return fit(3, 1, Math.ceil(cols / Math.floor(w / step)));
+}
+
+/** Cell size (px) for a 1-axis mesh of `n` devices wrapped in rows of `width` px, at most
+ *  `maxHeight` px tall (down to 3 px cells). */
+export function listCellSize(n: number, width: number, maxHeight = MESH_MAX_HEIGHT): number {
+  const w = Math.max(120, width - 36);
+  let cell = meshCellSize([n], width);
+  for (; cell > 3; cell--) {
+    const step = cell + (cell >= 10 ? 2 : 1);
+    const perRow = Math.max(1, Math.min(n, Math.floor(w / step)));
+    if (Math.ceil(n / perRow) * step <= maxHeight) break;
+  }
+  return cell;
+}
+
 export interface PhysicalPlace {
   id: number;
   /** Column (x − min x) and row (y − min y) of the chip in its panel. */
@@ -170,6 +245,18 @@ export function chipCells(chip: number, perChip: number, maxId: number): { cols:
 
 // ---- the pane ----------------------------------------------------------------------------------
 
+/** The font size (px) of condensed cell labels. */
+const CONDENSED_PX = 9;
+
+/** The horizontal scale (0.6 to 1) at which `text` in a 9 px face fits a `w`×`h` px cell, or
+ *  null when it does not fit even at 0.6 (or the cell is under 10 px tall). */
+export function condensedScale(text: string, w: number, h: number): number | null {
+  if (h < 10 || w < 8) return null;
+  const need = textWidth(text, CONDENSED_PX);
+  const k = Math.min(1, (w - 1) / need);
+  return k >= 0.6 ? Math.floor(k * 100) / 100 : null;
+}
+
 /** One device cell as HTML (cells are parsed a grid at a time: 4096 of them in one go). */
 export function cellHtml(
 id: number,
@@ -184,9 +271,15 @@ extra = "",
   let text = "";
   const s = Math.min(w, h);
   const fs = s >= 22 && textWidth(String(id), 12) <= w - 4 ? 12 : 10;
+  const squeeze = condensedScale(String(id), w, h);
   if (label && h >= 12 && w >= 8 && textWidth(String(id), fs) <= w - 2) {
     text = String(id);
     style += `;color:${textColorOn(color)};font-size:${fs}px`;
+  } else if (label && squeeze !== null) {
+    // Narrow cells (16×16 devices in a 300 px pane): the id in a condensed 9 px face, as the
+    // grid's canvas labels 3-digit ids in 14 px blocks, rather than no label past device 9.
+    text = `<span class="sw-dev-sq" style="transform:scaleX(${squeeze})">${id}</span>`;
+    style += `;color:${textColorOn(color)};font-size:${CONDENSED_PX}px`;
   }
   const a11y = focusable ? ` tabindex="0" role="button" aria-label="device ${id}"` : "";
   // The tooltip (id, coords, block) is written when the pointer enters the cell.

@@ -1,7 +1,8 @@
 // The devices by mesh axes: one grid for 1 or 2 axes, small multiples (a grid per panel) for 3
 // or 4; or, with no mesh, the device list. Built as HTML strings (4096 cells parse in one go).
 import type { Layout } from "../../wire";
-import { cellHtml, meshCellSize } from "./geometry";
+import { textWidth } from "../../shared/text";
+import { bandCaption, cellHtml, listCellSize, meshCellSize, meshFit, MESH_MAX_HEIGHT } from "./geometry";
 
 /** Draws one pane's worth of device cells into `title` and `body`. */
 export class MeshAxesDrawing {
@@ -32,7 +33,8 @@ export class MeshAxesDrawing {
     body.append(row);
   }
 
-  /** By mesh axes: rows and columns are the last two axes, panels the ones before. */
+  /** By mesh axes: rows and columns are the last two axes, panels the ones before. A long axis
+   *  folds (meshFit) so that the pane keeps about the grid's height at any mesh shape. */
   private buildMesh(layout: Layout, title: HTMLElement, body: HTMLElement, width: number): void {
     const doc = this.doc;
     const mesh = layout.mesh!;
@@ -40,66 +42,55 @@ export class MeshAxesDrawing {
     const names = mesh.axis_names;
     title.textContent = `Mesh ${names.map((n, i) => `${n}=${sizes[i]}`).join(" × ")}`;
     title.title = `mesh axes (${mesh.axis_types.join(", ")}); devices in mesh order`;
-    const s = meshCellSize(sizes, width);
-    const gap = s >= 10 ? 2 : 1;
     const ids = mesh.device_ids;
     const k = sizes.length;
     const focusable = ids.length <= 64;
-    const grid2 = (
+    /** Cells of mesh rows [r0, r1) × columns [c0, c1) of the rows × cols grid at `offset`. */
+    const cells = (
       offset: number,
-      rows: number,
       cols: number,
-      rowName: string,
-      colName: string,
-      labels: boolean,
+      [r0, r1]: [number, number],
+      [c0, c1]: [number, number],
+      s: number,
+      gap: number,
     ) => {
-      const box = doc.createElement("div");
-      box.className = "sw-mesh-grid-box";
-      if (labels) {
-        const top = doc.createElement("div");
-        top.className = "sw-mesh-axis sw-mesh-axis-col";
-        top.textContent = `${colName}=${cols} →`;
-        top.style.marginLeft = rowName ? "18px" : "0";
-        box.append(top);
-      }
-      const inner = doc.createElement("div");
-      inner.className = "sw-mesh-inner";
-      if (labels && rowName) {
-        const left = doc.createElement("div");
-        left.className = "sw-mesh-axis sw-mesh-axis-row";
-        left.textContent = `${rowName}=${rows} →`;
-        inner.append(left);
-      }
       const g = doc.createElement("div");
       g.className = "sw-mesh-grid";
-      g.style.gridTemplateColumns = `repeat(${cols}, ${s}px)`;
+      g.style.gridTemplateColumns = `repeat(${c1 - c0}, ${s}px)`;
       g.style.gap = `${gap}px`;
       const html: string[] = [];
-      for (let r = 0; r < rows; r++)
-        for (let c = 0; c < cols; c++) {
+      for (let r = r0; r < r1; r++)
+        for (let c = c0; c < c1; c++) {
           const id = ids[offset + r * cols + c];
           if (id !== undefined) html.push(this.cellHtml(id, s, s, focusable));
         }
       g.innerHTML = html.join("");
-      inner.append(g);
-      box.append(inner);
+      return g;
+    };
+    const grid2 = (offset: number, rows: number, cols: number, s: number) => {
+      const box = doc.createElement("div");
+      box.className = "sw-mesh-grid-box";
+      box.append(cells(offset, cols, [0, rows], [0, cols], s, s >= 10 ? 2 : 1));
       return box;
     };
     if (k === 1) {
       const n = sizes[0];
+      const s = listCellSize(n, width);
+      const gap = s >= 10 ? 2 : 1;
       const perRow = Math.max(1, Math.min(n, Math.floor(Math.max(120, width - 36) / (s + gap))));
-      body.append(grid2(0, Math.ceil(n / perRow), perRow, "", names[0], false));
+      body.append(grid2(0, Math.ceil(n / perRow), perRow, s));
       const lab = doc.createElement("div");
       lab.className = "sw-mesh-axis sw-mesh-axis-col";
-      lab.textContent = `${names[0]}=${n} →`;
+      lab.textContent = `${names[0]}=${n} →${perRow < n ? ` (wrapped, ${perRow} a line)` : ""}`;
       body.prepend(lab);
     } else if (k === 2) {
-      body.append(grid2(0, sizes[0], sizes[1], names[0], names[1], true));
+      body.append(this.folded(sizes[0], sizes[1], names[0], names[1], width, cells));
     } else {
       const outer = k === 3 ? [sizes[0]] : [sizes[0], sizes[1]];
       const inner = k === 3 ? [sizes[1], sizes[2]] : [sizes[2], sizes[3]];
       const innerNames = k === 3 ? [names[1], names[2]] : [names[2], names[3]];
       const per = inner[0] * inner[1];
+      const s = panelCellSize(sizes, outer, inner, width);
       const note = doc.createElement("div");
       note.className = "sw-mesh-axis";
       note.textContent =
@@ -120,11 +111,111 @@ export class MeshAxesDrawing {
           k === 3
             ? `${names[0]}=${p}`
             : `${names[0]}=${Math.floor(p / sizes[1])}, ${names[1]}=${p % sizes[1]}`;
-        panel.append(cap, grid2(p * per, inner[0], inner[1], "", "", false));
+        panel.append(cap, grid2(p * per, inner[0], inner[1], s));
         multiples.append(panel);
       }
       if (k === 4) multiples.classList.add("sw-mesh-multiples-grid");
       body.append(multiples);
     }
   }
+
+  /** A rows × cols grid of the devices, a long axis folded (meshFit): rows into strips side by
+   *  side, or columns into bands one above the other, each captioned with the range it holds. */
+  private folded(
+    rows: number,
+    cols: number,
+    rowName: string,
+    colName: string,
+    width: number,
+    cells: (
+      offset: number,
+      cols: number,
+      r: [number, number],
+      c: [number, number],
+      s: number,
+      gap: number,
+    ) => HTMLElement,
+  ): HTMLElement {
+    const doc = this.doc;
+    const f = meshFit(rows, cols, width);
+    const box = doc.createElement("div");
+    box.className = "sw-mesh-grid-box";
+    const top = doc.createElement("div");
+    top.className = "sw-mesh-axis sw-mesh-axis-col";
+    const inner = doc.createElement("div");
+    inner.className = "sw-mesh-inner";
+    if (f.strips > 1) {
+      // Folded rows: the row axis is named on the top line (a vertical label would outgrow
+      // the strips).
+      top.textContent = `${rowName}=${rows} ↓ in ${f.strips} strips of ${f.perStrip} · ${colName}=${cols} →`;
+    } else {
+      top.textContent = `${colName}=${cols} →${f.bands > 1 ? ` in ${f.bands} bands of ${f.perBand}` : ""}`;
+      top.style.marginLeft = "18px";
+      const left = doc.createElement("div");
+      left.className = "sw-mesh-axis sw-mesh-axis-row";
+      left.textContent = `${rowName}=${rows} →`;
+      inner.append(left);
+    }
+    const caption = (text: string, tip: string) => {
+      const t = doc.createElement("div");
+      t.className = "sw-mesh-fold-title";
+      t.textContent = text;
+      t.title = tip;
+      return t;
+    };
+    if (f.strips > 1) {
+      const folds = doc.createElement("div");
+      folds.className = "sw-mesh-folds";
+      folds.style.gap = `${f.foldGap}px`;
+      // Strips thinner than their caption (4096×1: 3 px strips) caption every k-th one.
+      const stripW = cols * (f.cell + f.gap) - f.gap;
+      const every = Math.ceil((textWidth(String(rows), 9) + 2) / (stripW + f.foldGap));
+      for (let r0 = 0, i = 0; r0 < rows; r0 += f.perStrip, i++) {
+        const r1 = Math.min(rows, r0 + f.perStrip);
+        const strip = doc.createElement("div");
+        strip.className = "sw-mesh-strip";
+        strip.style.width = `${stripW}px`;
+        strip.append(
+          caption(i % every === 0 ? String(r0) : "", `${rowName} ${r0}–${r1 - 1}`),
+          cells(0, cols, [r0, r1], [0, cols], f.cell, f.gap),
+        );
+        folds.append(strip);
+      }
+      inner.append(folds);
+    } else if (f.bands > 1) {
+      const bands = doc.createElement("div");
+      bands.className = "sw-mesh-bands";
+      bands.style.gap = `${f.foldGap}px`;
+      for (let c0 = 0; c0 < cols; c0 += f.perBand) {
+        const c1 = Math.min(cols, c0 + f.perBand);
+        const band = doc.createElement("div");
+        band.className = "sw-mesh-band";
+        band.title = `${colName} ${c0}–${c1 - 1}`;
+        if (bandCaption(rows * (f.cell + f.gap)) > 0) band.append(caption(band.title, ""));
+        band.append(cells(0, cols, [0, rows], [c0, c1], f.cell, f.gap));
+        bands.append(band);
+      }
+      inner.append(bands);
+    } else {
+      inner.append(cells(0, cols, [0, rows], [0, cols], f.cell, f.gap));
+    }
+    box.append(top, inner);
+    return box;
+  }
+}
+
+/** Cell size for small multiples (3 or 4 mesh axes): the width's cell size, smaller (down to
+ *  3 px) until the panels keep to MESH_MAX_HEIGHT. */
+function panelCellSize(sizes: number[], outer: number[], inner: number[], width: number): number {
+  const w = Math.max(120, width - 36);
+  const nPanels = outer.reduce((a, b) => a * b, 1);
+  let s = meshCellSize(sizes, width);
+  for (; s > 3; s--) {
+    const step = s + (s >= 10 ? 2 : 1);
+    const across =
+      outer.length === 2 ? outer[1] : Math.max(1, Math.floor((w + 10) / (inner[1] * step + 10)));
+    const height = Math.ceil(nPanels / across) * (inner[0] * step + 18);
+    if (height <= MESH_MAX_HEIGHT) break;
+  }
+  return s;
 }

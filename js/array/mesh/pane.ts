@@ -10,11 +10,14 @@ import { hasCoords, physicalLayout } from "./geometry";
 import { ColorKey } from "./legend";
 import { MeshAxesDrawing } from "./mesh_axes";
 import { drawPhysical } from "./physical";
+import { CellPaint } from "./heat";
 
 export interface MeshCallbacks {
   colorOf(id: number): string;
   hoverDevice(id: number | null): void;
   clickDevice(id: number): void;
+  /** More words for a device's tooltip (what it sends and receives), or "". */
+  tooltipExtra?(id: number): string;
 }
 
 export type MeshMode = "mesh" | "physical";
@@ -33,6 +36,10 @@ export class MeshPane {
   private byDevice = new Map<number, number[]>();
   private byDeviceKey = -1;
   private colorKey: ColorKey;
+  /** Layers over the device colours: a re-layout's heat, a collective's groups. */
+  private paint = new CellPaint();
+  /** Cells marked as a hovered device's partners (it sends to / receives from them). */
+  private partners = new Set<number>();
   private axes: MeshAxesDrawing;
   private hl: { related: Set<number>; found: Set<number>; pinned: Set<number>; dim: boolean } = {
     related: new Set(),
@@ -140,6 +147,8 @@ export class MeshPane {
     const legend = this.colorKey.build(layout, this.scheme);
     if (legend) nodes.push(legend);
     this.el.replaceChildren(...nodes);
+    this.paint.apply(this.cells, true);
+    this.partners.clear();
     this.setHighlight(this.hl.related, this.hl.found, this.hl.pinned, this.hl.dim);
   }
 
@@ -187,7 +196,8 @@ export class MeshPane {
       const ranges = b.i.map((r) => formatHalfOpen(r)).join(" × ") || "(scalar)";
       parts.push(`block ${ks[0]} ${ranges}${b.d.length > 1 ? ` (×${b.d.length} replicated)` : ""}`);
     }
-    return parts.join(" · ");
+    const extra = this.cb.tooltipExtra?.(id);
+    return parts.join(" · ") + (extra ? `\n${extra}` : "");
   }
 
   /** Register the device cells under `root` (after their HTML was parsed). */
@@ -222,6 +232,40 @@ export class MeshPane {
     this.marked = marked;
     // The colour key marks the colours of the found devices.
     if (prev.found !== found || this.colorKey.unmarked) this.colorKey.mark(found);
+  }
+
+  /** Paint a layer over the device colours ("heat", "groups"; later ones on top), or lift it
+   *  (null). */
+  setPaint(layer: string, colors: Map<number, string> | null): void {
+    if (!colors && !this.paint.has(layer)) return;
+    this.paint.set(layer, colors);
+    this.paint.apply(this.cells, false);
+  }
+
+  /** The colour a device shows now (a layer's, else its device colour). */
+  shownColor(id: number): string {
+    return this.paint.colorOf(id) ?? this.cb.colorOf(id);
+  }
+
+  /** Mark the devices a hovered device sends to (`to`) and receives from (`from`); both empty
+   *  to clear. */
+  setPartners(to: Set<number>, from: Set<number>): void {
+    for (const id of this.partners) {
+      const c = this.cells.get(id);
+      c?.classList.remove("sw-sendto", "sw-recvfrom");
+    }
+    this.partners.clear();
+    for (const [ids, cls] of [
+      [to, "sw-sendto"],
+      [from, "sw-recvfrom"],
+    ] as const) {
+      for (const id of ids) {
+        const c = this.cells.get(id);
+        if (!c) continue;
+        c.classList.add(cls);
+        this.partners.add(id);
+      }
+    }
   }
 
   cellElements(): Map<number, HTMLElement> {

@@ -358,14 +358,10 @@ class ArrayView(CostMixin, ShardView):
 
         return save_array_view(self, path, variants=variants, budget=budget)
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        """The widget, plus a static picture (text/html) for viewers without a widget manager."""
-        bundle = super()._repr_mimebundle_(**kwargs)
-        if bundle is None:
-            return None
-        data, meta = bundle
-        data["text/html"] = snapshot.render(self.layout, tuple(self.view_dims))
-        return data, meta
+    def _static_html(self) -> str:
+        return snapshot.render(
+            self.layout, tuple(self.view_dims), stats=self._stats or None, error=self.error
+        )
 
     def __repr__(self) -> str:
         return text.render(

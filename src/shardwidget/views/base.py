@@ -20,6 +20,7 @@ import difflib
 import functools
 import os
 import pathlib
+import uuid
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -31,6 +32,7 @@ from .. import wire
 
 if TYPE_CHECKING:
     from ..export import ExportReport
+    from ..snapshot import Snapshot
 
 STATIC = pathlib.Path(__file__).parents[1] / "static"
 
@@ -127,6 +129,9 @@ class ShardView(anywidget.AnyWidget):
 
     HISTORY_LIMIT: ClassVar[int] = 50
     """The most layouts a view remembers (the oldest are forgotten first)."""
+    _fallback_id = traitlets.Unicode("").tag(sync=True)
+    """str: the display id of the picture shown beside the widget (views/fallback.py), which the
+    live widget hides. Python → JS."""
 
     def __new__(cls, obj: Any = None, /, *args: Any, **kwargs: Any) -> Any:
         """Pick the subclass: a callable first argument makes a FunctionView, anything else an
@@ -180,8 +185,11 @@ class ShardView(anywidget.AnyWidget):
         self._states: list[Any] = []  # the layouts shown, oldest first (undo / redo)
         self._at = -1  # the index in _states of the layout shown
         self._stepping = False  # True while undo/redo shows a remembered layout
+        self._fallback_shown = False  # whether a picture output of this view was displayed
         super().__init__(**kwargs)
+        self._fallback_id = f"shardwidget-{uuid.uuid4().hex}"
         self.on_msg(self._on_custom_msg)
+        self.observe(self._on_shown_change, names=[k for k in self.SYNCED if k not in _QUIET])
 
     # ---------------------------------------------------------------- public protocol
     def synced_state(self) -> dict[str, Any]:
@@ -272,6 +280,38 @@ class ShardView(anywidget.AnyWidget):
             return f"mesh {mesh} · {ins} → {outs or 'auto'}"
         kind = "" if st.memory_kind == "device" else f" · {st.memory_kind}"
         return f"mesh {mesh} · {to_text(st.spec)}{kind}"
+
+    def snapshot(self) -> Snapshot:
+        """This view frozen now, to display: the static picture (HTML + SVG, hover a block for its
+        details; the error, when one is shown) and the terminal text. Later changes to the view
+        do not reach it: use it where a notebook must read right top to bottom."""
+        from ..snapshot import Snapshot
+
+        return Snapshot(self._static_html(), repr(self))
+
+    def _static_html(self) -> str:
+        """The view's current state as HTML without script (snapshot, the notebook picture)."""
+        raise NotImplementedError
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """The widget. In a kernel, a picture of the view's last state is displayed just before
+        it, for the notebook read without the kernel (views/fallback.py); elsewhere the picture
+        rides in the widget's bundle as text/html, for viewers without a widget manager."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:
+            return None
+        data, meta = bundle
+        from . import fallback
+
+        if not fallback.emit(self):
+            data["text/html"] = self._static_html()
+        return data, meta
+
+    def _on_shown_change(self, _change: Any) -> None:
+        if self._fallback_shown:
+            from . import fallback
+
+            fallback.mark_stale(self)
 
     # ---------------------------------------------------------------- subclass hooks
     def _from_wire(self, d: dict[str, Any]) -> Any:
@@ -451,6 +491,8 @@ class ShardView(anywidget.AnyWidget):
 
 
 SUPERSEDED = "superseded by a newer request"
+_QUIET = ("busy", "_hardware_presets")
+"""Synced traits whose change leaves the picture as it is."""
 _HOLDERS = ("_source", "_array", "_first", "_original", "_tiles", "_traced", "_result", "_mesh")
 """Attributes of a view that may hold the user's arrays or copies (dropped by _abandon)."""
 

@@ -240,14 +240,15 @@ class FunctionView(CostMixin, ShardView):
             self._result,
         )
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        """The widget, plus the terminal text as text/html for viewers without widgets."""
-        bundle = super()._repr_mimebundle_(**kwargs)
-        if bundle is None:
-            return None
-        data, meta = bundle
-        data["text/html"] = f"<pre>{html.escape(repr(self))}</pre>"
-        return data, meta
+    def _static_html(self) -> str:
+        err = (
+            '<div class="shardwidget-error" role="alert" style="color:#b00020">'
+            f"⚠ {html.escape(self.error)}</div>"
+            if self.error
+            else ""
+        )
+        pre = '<pre style="font-family:monospace;white-space:pre;font-size:12px">'
+        return f'<div class="shardwidget-snapshot">{err}{pre}{html.escape(repr(self))}</pre></div>'
 
     # ---------------------------------------------------------------- the change path
     def _adjust(self, d: dict[str, Any], changes: dict[str, Any]) -> None:

@@ -1,0 +1,55 @@
+// Issue 13 item 8: a mesh change that rewrites the spec says what changed and why, beside it.
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { mount, unmountAll } from "./testing";
+import * as fx from "./fixtures";
+import { specRewrite, withMeshShape, withNumAxes } from "../array/state";
+
+afterEach(() => {
+  unmountAll();
+  vi.useRealTimers();
+});
+
+describe("spec rewrites on a mesh change", () => {
+  it("names the dropped axis and the reason", () => {
+    const f = fx.namedFixture({ shape: [8, 12], meshShape: [2, 4], spec: ["x", "y"] });
+    // 8 devices as 8×1: x=8 divides 8, y=1 divides 12: nothing dropped.
+    expect(specRewrite(f.state, withMeshShape(f.state, [8, 1], f.options), [8, 12])).toBe("");
+    // 1×8: y=8 does not divide 12.
+    const n = withMeshShape(f.state, [1, 8], f.options);
+    expect(n.spec).toEqual(["x", null]);
+    expect(specRewrite(f.state, n, [8, 12])).toBe(
+      "P('x', 'y') → P('x', None): dim 1 drops 'y' (y=8 does not divide 12)",
+    );
+    // One axis: 'y' is gone.
+    const one = withNumAxes(f.state, 1, f.options);
+    expect(specRewrite(f.state, one, [8, 12])).toMatch(/dim 1 drops 'y' \('y' is no longer a mesh axis\)/);
+  });
+
+  it("shows the note beside the spec after the change, and hides it on the next change", async () => {
+    vi.useFakeTimers();
+    const f = fx.namedFixture({ shape: [8, 12], meshShape: [2, 4], spec: ["x", "y"] });
+    const { el, model } = mount(f);
+    const shape = el.querySelector<HTMLSelectElement>("[data-key=shape]")!;
+    shape.value = "1,8";
+    shape.dispatchEvent(new Event("change", { bubbles: true }));
+    await vi.advanceTimersByTimeAsync(0);
+    const note = () => el.querySelector<HTMLElement>(".sw-controls .sw-spec-note");
+    expect(note()?.textContent).toContain("dim 1 drops 'y' (y=8 does not divide 12)");
+    // It sits in the PartitionSpec fieldset, next to the spec preview.
+    expect(note()!.previousElementSibling!.classList.contains("sw-spec-preview")).toBe(true);
+    // The kernel answers with the new layout: still shown.
+    vi.advanceTimersByTime(100);
+    const sent = model.sent.at(-1);
+    expect(sent.state.spec).toEqual(["x", null]);
+    model.set("mesh_shape", [1, 8]);
+    model.set("spec", ["x", null]);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(note()).not.toBeNull();
+    // The next change (a spec entry) hides it.
+    const s0 = el.querySelector<HTMLSelectElement>("[data-key=spec-0]")!;
+    s0.value = "";
+    s0.dispatchEvent(new Event("change", { bubbles: true }));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(note()).toBeNull();
+  });
+});

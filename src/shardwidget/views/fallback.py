@@ -1,0 +1,131 @@
+"""The picture beside each displayed view, for notebooks read without the kernel that made them.
+
+A widget output needs its live model: a notebook reopened in JupyterLab or Notebook 7 (a new
+kernel, or none) shows "Error displaying widget: model not found", and ``nbconvert --execute``
+stores widget state, so its page prefers the widget (require.js and the html-manager from CDNs:
+blank offline). So in a kernel a view displays as two outputs:
+
+1. a static picture of its last state (:mod:`shardwidget.snapshot`, text/html only) under a
+   display id of its own (the view's ``_fallback_id``), displayed while IPython formats the
+   view, so it comes just before
+2. the widget (the cell's result, as before: its mimebundle with the terminal text).
+
+The live widget hides (1) while it is shown (js/shared/fallback.ts). Without a live model, (1)
+carries a style rule that hides the widget output's "Loading widget..." / "model not found" text
+just after it, so only the picture is seen; where no widget manager runs at all (nbconvert
+offline, GitHub, nbviewer) the picture shows as any HTML output does.
+
+Keeping (1) current is lazy, never on the update path (a picture of 4096 blocks takes a while): a
+change marks the view stale; stale pictures are redrawn after the cell that changed them
+(IPython's ``post_run_cell``, so ``nbconvert --execute`` saves the last state), or, for changes
+from the widget's controls, once the kernel has been quiet for ``QUIET_S`` seconds.
+"""
+
+from __future__ import annotations
+
+import html
+import weakref
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .base import ShardView
+
+QUIET_S = 1.0
+"""Seconds without a change before the pictures of changes from the controls are redrawn."""
+
+ATTR = "data-shardwidget-fallback"
+
+_stale: weakref.WeakSet[ShardView] = weakref.WeakSet()
+_timer: Any = None
+_hooked = False
+
+
+def in_kernel() -> bool:
+    """Whether this runs in an IPython kernel (a front end that keeps display outputs)."""
+    import sys
+
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return getattr(shell, "kernel", None) is not None
+
+
+def bundle(view: ShardView) -> dict[str, str]:
+    """The display data of the picture output: text/html only (a text/plain would print the
+    terminal grid a second time where HTML is not shown)."""
+    fid = html.escape(view._fallback_id)
+    # The widget output just after, when it shows text instead of a view ("Loading widget...",
+    # "Error displaying widget: model not found"): a live view is an element in it.
+    hide_widget_error = (
+        f'.jp-OutputArea-child:has([{ATTR}="{fid}"])'
+        " + .jp-OutputArea-child:not(:has(> .jp-OutputArea-output > *)){display:none}"
+    )
+    return {
+        "text/html": f'<div class="shardwidget-fallback" {ATTR}="{fid}">'
+        f"<style>{hide_widget_error}</style>"
+        '<div style="color:#777;font:11px system-ui,sans-serif">picture of the view\'s last '
+        "state (run the notebook for the live view)</div>"
+        f"{view._static_html()}</div>"
+    }
+
+
+def emit(view: ShardView) -> bool:
+    """In a kernel, display view's picture (under its display id) and say True: the widget's
+    own output follows it. False elsewhere (nothing displayed)."""
+    if not in_kernel():
+        return False
+    _ipython_display("display")(bundle(view), raw=True, display_id=view._fallback_id)
+    view._fallback_shown = True
+    _hook()
+    return True
+
+
+def mark_stale(view: ShardView) -> None:
+    """A shown view changed: redraw its picture after the cell, or once the kernel is quiet."""
+    global _timer
+    _stale.add(view)
+    try:
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return  # no loop: the cell's post_run_cell redraws it
+    if _timer is not None:
+        _timer.cancel()
+    _timer = loop.call_later(QUIET_S, refresh_stale)
+
+
+def refresh_stale(*_: Any) -> None:
+    """Redraw every stale picture now (update_display by its display id)."""
+    global _timer
+    if _timer is not None:
+        _timer.cancel()
+        _timer = None
+    views = list(_stale)
+    _stale.clear()
+    if not views:
+        return
+    update_display = _ipython_display("update_display")
+    for v in views:
+        try:
+            update_display(bundle(v), raw=True, display_id=v._fallback_id)
+        except Exception:  # a picture must never break the kernel's cell
+            continue
+
+
+def _ipython_display(name: str) -> Any:
+    """IPython.display's function (untyped there), looked up when called."""
+    import IPython.display
+
+    return getattr(IPython.display, name)
+
+
+def _hook() -> None:
+    global _hooked
+    if _hooked:
+        return
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is not None:
+        shell.events.register("post_run_cell", refresh_stale)
+        _hooked = True

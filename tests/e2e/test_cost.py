@@ -1,0 +1,202 @@
+"""The cost parts in Chromium, driven by real views (issue 12): the array view's "moved" line,
+heat and reshard collectives after a spec change; the function view's estimated time, its
+hardware dropdown, and hovering a collective lighting its device groups; a saved page."""
+
+import os
+import pathlib
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import AxisType, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from shardwidget import ShardView
+from shardwidget.cost.estimate import fmt_seconds
+from shardwidget.text import fmt_bytes
+
+from .harness import STATIC, Loop, page_html, state_of
+
+pytestmark = pytest.mark.e2e
+
+# Screenshots for people to look at (not compared): SHARDWIDGET_SHOTS=dir keeps them there.
+SHOTS = os.environ.get("SHARDWIDGET_SHOTS", "")
+
+
+def shot(page, name):
+    if SHOTS:
+        pathlib.Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(pathlib.Path(SHOTS) / f"{name}.png"), full_page=True)
+
+
+def js_bytes(n):
+    """Bytes as the renderer writes them (formatBytes: "3 KiB" where Python writes "3.0 KiB")."""
+    return fmt_bytes(n).replace(".0 ", " ")
+
+
+def open_view(page, tmp_path, view):
+    assert STATIC.exists(), "the JS bundle is missing: npm run build"
+    f = tmp_path / "view.html"
+    f.write_text(page_html(view))
+    page.goto(f.as_uri())
+    page.wait_for_function("window.__ready === true", timeout=15000)
+    return Loop(view, page)
+
+
+def settle(page, loop):
+    """Wait for the page's request and answer it as the kernel would."""
+    for _ in range(200):
+        page.wait_for_timeout(20)
+        if loop.pump():
+            page.wait_for_timeout(50)
+            return
+    raise AssertionError("the page sent no request")
+
+
+def received_from_jax(old, new, shape, itemsize):
+    """Bytes each device must receive: the elements of its new block it did not hold before,
+    from devices_indices_map alone."""
+    old_map = old.devices_indices_map(shape)
+    new_map = new.devices_indices_map(shape)
+    out = {}
+    for d, idx in new_map.items():
+        want = np.zeros(shape, bool)
+        want[idx] = True
+        had = np.zeros(shape, bool)
+        had[old_map[d]] = True
+        out[d.id] = int((want & ~had).sum()) * itemsize
+    return out
+
+
+def lit_devices(page, scope):
+    return sorted(
+        page.eval_on_selector_all(
+            f"{scope} .sw-dev.sw-hl", "els => els.map(e => Number(e.dataset.device))"
+        )
+    )
+
+
+def test_array_view_moved_line_heat_partners_and_groups(page, tmp_path):
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    x = jax.device_put(jnp.arange(64.0 * 32).reshape(64, 32), NamedSharding(mesh, P("x", "y")))
+    view = ShardView(x)
+    loop = open_view(page, tmp_path, view)
+    assert "nothing moves" in page.inner_text(".sw-moved")
+    assert page.is_hidden(".sw-xfer")
+    # A layout the page carries but not its transfer: said in words.
+    page.select_option("[data-key=spec-1]", "")
+    page.wait_for_function("document.querySelector('.sw-typeof').textContent.includes('32]')")
+    assert "not saved in this page" in page.inner_text(".sw-moved")
+
+    page.select_option("[data-key=spec-1]", "")  # dim 1 replicated: all-gather over y
+    settle(page, loop)
+    assert view.spec == ["x", None] or tuple(view.spec) == ("x", None)
+    want = received_from_jax(x.sharding, NamedSharding(mesh, P("x", None)), x.shape, 4)
+    assert view.transfer.received == want
+    total = sum(want.values())
+    assert view.transfer.total == total
+    line = page.inner_text(".sw-moved")
+    assert fmt_bytes(total) in line, line
+    assert "all-gather" in line
+    assert page.errors == []
+
+    # Heat: bytes in, with its key up to the most any device receives.
+    page.click("[data-key=heat-in]")
+    assert js_bytes(max(want.values())) in page.inner_text(".sw-heat-key")
+    # Hover device 0: whom it receives from, with bytes, and those devices outlined.
+    page.hover(".sw-mesh .sw-dev[data-device='0']")
+    text = page.inner_text(".sw-xfer-pairs")
+    assert f"receives {js_bytes(want[0])}" in text, text
+    senders = sorted({s for s, r, _ in view.transfer.pairs if r == 0})
+    assert senders
+    got = page.eval_on_selector_all(
+        ".sw-mesh .sw-dev.sw-recvfrom", "els => els.map(e => Number(e.dataset.device))"
+    )
+    assert sorted(got) == senders
+    shot(page, "array_heat_hover")
+
+    # The reshard's collectives: hovering one lights its device groups.
+    colls = view.transfer.collectives
+    assert colls, "XLA compiles an all-gather for this reshard"
+    rows = page.locator(".sw-xfer .sw-tr-coll-row")
+    assert rows.count() == len(colls)
+    rows.nth(0).hover()
+    groups = colls[0].groups
+    assert lit_devices(page, ".sw-main .sw-mesh") == sorted({d for g in groups for d in g})
+    colours = page.eval_on_selector_all(
+        ".sw-main .sw-mesh .sw-dev",
+        "els => els.map(e => [Number(e.dataset.device), e.style.background])",
+    )
+    by_id = dict(colours)
+    for g in groups:  # one colour per group
+        assert len({by_id[d] for d in g}) == 1
+    assert len({by_id[g[0]] for g in groups}) == len(groups)
+    est = view.transfer.estimate(view.hardware)
+    assert f"total {fmt_seconds(est.total_s)}" in page.inner_text(".sw-xfer")
+    shot(page, "array_collective_hover")
+
+
+def test_function_view_estimate_dropdown_and_groups(page, tmp_path):
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    a = jax.device_put(jnp.ones((16, 32)), NamedSharding(mesh, P("x", "y")))
+    b = jax.device_put(jnp.ones((32, 8)), NamedSharding(mesh, P("y", None)))
+    view = ShardView(lambda a, b: a @ b, a, b)  # contracts over a sharded J: a reduction over y
+    assert view.trace is not None, view.error
+    loop = open_view(page, tmp_path, view)
+    est = view.trace.estimate(view.hardware)
+    sec = page.locator("section", has=page.locator(".sw-est"))
+    assert "Estimated time" in sec.inner_text()
+    bars = page.locator(".sw-est .sw-est-row:not(.sw-est-axisrow)")
+    assert bars.count() == len(est.parts())
+    assert f"total {fmt_seconds(est.total_s)}" in sec.inner_text()
+    assert view._estimate["fits_text"] in sec.inner_text()
+
+    colls = view.trace.collectives
+    assert colls
+    page.locator(".sw-tr-coll-row").nth(0).hover()
+    want = sorted({d for g in colls[0].groups for d in g})
+    assert lit_devices(page, ".sw-tr-devices") == want
+    shot(page, "function_estimate_hover")
+    page.mouse.move(0, 0)
+    assert lit_devices(page, ".sw-tr-devices") == []
+
+    # The dropdown: the page writes `hardware`; the kernel answers with that preset's estimate.
+    page.select_option("section select[data-key=hardware]", "h100")
+    chosen = page.eval_on_selector("section select[data-key=hardware]", "s => s.value")
+    view.hardware = chosen  # what the widget manager syncs
+    page.evaluate("(p) => window.__push(p)", state_of(view))
+    page.wait_for_timeout(50)
+    h100 = view.trace.estimate("h100")
+    assert view._estimate["hardware"] == "h100"
+    assert f"total {fmt_seconds(h100.total_s)}" in sec.inner_text()
+    assert "estimating" not in sec.inner_text()
+    assert page.errors == []
+    del loop
+
+
+def test_saved_page_shows_the_cost(page, tmp_path):
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    x = jax.device_put(jnp.arange(64.0 * 32).reshape(64, 32), NamedSharding(mesh, P("x", "y")))
+    view = ShardView(x)
+    view.spec = ["y", "x"]
+    assert view._transfer["status"] == "ready"
+    path = tmp_path / "saved.html"
+    view.save_html(path, variants=[{"spec": ["x", "y"]}, {"spec": ["x", None]}])
+    page.goto(path.as_uri())
+    page.wait_for_function("window.__ready === true", timeout=15000)
+    assert fmt_bytes(view.transfer.total) in page.inner_text(".sw-moved")
+    assert page.locator(".sw-xfer .sw-est").count() == 1
+    # No kernel to estimate another preset: the dropdown says so.
+    assert page.is_disabled(".sw-xfer select")
+    assert page.errors == []
+    shot(page, "saved_array")
+    # Back to the original (a layout the page carries): nothing moves, in words.
+    page.click("text=Reset")
+    page.wait_for_function("document.querySelector('.sw-typeof').textContent.includes('64@x')")
+    assert "nothing moves" in page.inner_text(".sw-moved")
+    assert page.is_hidden(".sw-xfer")
+    # A layout the page carries but not its transfer: said in words.
+    page.select_option("[data-key=spec-1]", "")
+    page.wait_for_function("document.querySelector('.sw-typeof').textContent.includes('32]')")
+    assert "not saved in this page" in page.inner_text(".sw-moved")

@@ -1,0 +1,158 @@
+"""view.snapshot() and the static picture (snapshot.render): geometry checked against JAX's own
+devices_indices_map, values against numpy, frozen against later changes; the notebook picture
+beside a displayed view is redrawn lazily (never on the update path)."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from shardwidget import ShardView, snapshot
+from shardwidget.views import fallback
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+@pytest.fixture
+def x() -> Any:
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    return jax.device_put(jnp.arange(64.0 * 32).reshape(64, 32), NamedSharding(mesh, P("x", "y")))
+
+
+def _svg(html: str) -> ET.Element:
+    m = re.search(r"<svg .*</svg>", html, re.S)
+    assert m, html[:500]
+    return ET.fromstring(m.group(0))
+
+
+def _blocks_of(html: str) -> dict[tuple[tuple[int, int], ...], set[int]]:
+    """index ranges -> holders, read back from each block's hover title."""
+    out = {}
+    for g in _svg(html).iter(f"{SVG}g"):
+        title = g.find(f"{SVG}title")
+        assert title is not None and title.text
+        first = title.text.splitlines()[0]
+        rng = tuple((int(a), int(b)) for a, b in re.findall(r"\[(\d+):(\d+)\)", first))
+        devs = {int(d) for d in first.split(" on device")[1].lstrip("s ").split(", ")}
+        out[rng] = devs
+    return out
+
+
+def _jax_blocks(arr: Any) -> dict[tuple[tuple[int, int], ...], set[int]]:
+    out: dict[tuple[tuple[int, int], ...], set[int]] = {}
+    for d, idx in arr.sharding.devices_indices_map(arr.shape).items():
+        key = tuple(s.indices(n)[:2] for s, n in zip(idx, arr.shape, strict=True))
+        out.setdefault(key, set()).add(d.id)
+    return out
+
+
+def test_snapshot_draws_the_layout_jax_made(x: Any) -> None:
+    v = ShardView(x)
+    s = v.snapshot()
+    assert _blocks_of(s.html) == _jax_blocks(x)
+    # axes (the mesh axes each dimension is split over) and the index where blocks start
+    texts = [t.text for t in _svg(s.html).iter(f"{SVG}text")]
+    assert "dim 1 → · sharded over y" in texts and "dim 0 → · sharded over x" in texts
+    assert {"0", "8", "16", "24", "32", "64"} <= set(texts)
+    assert {str(i) for i in range(8)} <= set(texts)  # every holder written on its block
+    # statistics in the hover text, against numpy
+    host = np.asarray(x)
+    title = next(t.text for t in _svg(s.html).iter(f"{SVG}title") if t.text.startswith("[0:32)"))
+    blk = host[0:32, 0:8]
+    assert f"min {blk.min():.4g} · max {blk.max():.4g} · mean {blk.mean():.4g}" in title
+    # heatmap thumbnails as images, and their scale
+    assert len(list(_svg(s.html).iter(f"{SVG}image"))) == 8 + 1
+    lo, hi = v._stats["vmin"], v._stats["vmax"]  # the range of the pooled means
+    assert host.min() <= lo < hi <= host.max()
+    assert "heatmap (pooled means)" in texts and {f"{lo:.4g}", f"{hi:.4g}"} <= set(texts)
+    assert s.text == repr(v) and repr(s) == s.text
+    assert s._repr_mimebundle_() == {"text/plain": s.text, "text/html": s.html}
+
+
+def test_snapshot_is_frozen(x: Any) -> None:
+    v = ShardView(x)
+    before = v.snapshot()
+    html, text = before.html, before.text
+    v.spec = ["y", None]
+    after = v.snapshot()
+    assert (before.html, before.text) == (html, text)  # unaffected by the change
+    assert _blocks_of(after.html) == _jax_blocks(v.array) != _jax_blocks(x)
+    assert "P(&#x27;y&#x27;, None)" in after.html and "P(&#x27;y&#x27;, None)" not in html
+    assert not hasattr(before, "__dict__")  # strings only: no view, no arrays kept
+
+
+def test_snapshot_shows_the_error_the_view_shows(x: Any) -> None:
+    v = ShardView(x)
+    v._on_custom_msg(v, {"type": "request", "seq": 1, "state": {"spec": ["z", None]}}, [])
+    assert v.error
+    s = v.snapshot()
+    assert 'role="alert"' in s.html and v.error.split("'")[0] in s.html
+    assert _blocks_of(s.html) == _jax_blocks(x)  # and the last good layout
+
+
+def test_function_view_snapshot_names_its_collectives(x: Any) -> None:
+    f = ShardView(lambda a: a.sum(axis=0), x)
+    s = f.snapshot()
+    assert "all-reduce" in s.html and "over x" in s.html
+    f.in_specs = [[None, "y"]]
+    assert "all-reduce" not in repr(f) and "all-reduce" in s.html  # frozen
+
+
+def test_tall_arrays_keep_their_aspect() -> None:
+    mesh = jax.make_mesh((8,), ("x",))
+    t = jax.device_put(jnp.ones((2048, 1024)), NamedSharding(mesh, P("x")))
+    svg = _svg(ShardView(t).snapshot().html)
+    rects = [r for r in svg.iter(f"{SVG}rect") if r.get("stroke") == "#fff"]
+    w = max(float(r.get("x", 0)) + float(r.get("width", 0)) for r in rects) - min(
+        float(r.get("x", 0)) for r in rects
+    )
+    h = max(float(r.get("y", 0)) + float(r.get("height", 0)) for r in rects) - min(
+        float(r.get("y", 0)) for r in rects
+    )
+    assert h / w == pytest.approx(2.0, rel=0.02)
+
+
+def test_png_is_a_png() -> None:
+    import base64
+    import zlib
+
+    uri = snapshot.png_data_uri(np.zeros((2, 3, 3), np.uint8) + 7)
+    raw = base64.b64decode(uri.split(",", 1)[1])
+    assert raw[:8] == b"\x89PNG\r\n\x1a\n"
+    assert int.from_bytes(raw[16:20], "big") == 3 and int.from_bytes(raw[20:24], "big") == 2
+    idat = raw[raw.index(b"IDAT") + 4 : raw.index(b"IEND") - 8]
+    assert zlib.decompress(idat) == (b"\x00" + b"\x07" * 9) * 2
+
+
+def test_picture_output_is_redrawn_lazily(x: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import IPython.display
+
+    sent: list[tuple[str, str]] = []
+    monkeypatch.setattr(
+        IPython.display,
+        "update_display",
+        lambda data, raw, display_id: sent.append((display_id, data["text/html"])),
+    )
+    v = ShardView(x)
+    v._fallback_shown = True  # as after display in a kernel
+    drawn = []
+    static = v._static_html
+    monkeypatch.setattr(v, "_static_html", lambda: drawn.append(1) or static())
+    v.spec = ["y", None]
+    v.spec = [None, "x"]
+    assert drawn == [] and sent == []  # nothing drawn on the update path
+    fallback.refresh_stale()  # after the cell (post_run_cell), or once the kernel is quiet
+    assert len(drawn) == 1 and [s[0] for s in sent] == [v._fallback_id]
+    html = sent[0][1]
+    assert f'data-shardwidget-fallback="{v._fallback_id}"' in html and "<style>" in html
+    assert _blocks_of(html) == _jax_blocks(v.array)
+    fallback.refresh_stale()
+    assert len(sent) == 1  # nothing stale: nothing sent

@@ -180,7 +180,10 @@ def test_arrays_notebook_shows_the_story(kernel_env: None) -> None:
     assert "replication 4" in _plain(out["view-explicit"])
     assert "int32[4@X,8@Y]" in _plain(out["view-broadcast"])
     assert "memory=pinned_host" in _plain(out["view-pinned"])
-    assert "_internal_pmap_axis_name" in _plain(out["view-pmap"])
+    pmap_view = _plain(out["view-pmap"])
+    assert "float32[8@pmap,5]" in pmap_view and "spec P('pmap', None)" in pmap_view
+    assert "_internal_pmap_axis_name" not in pmap_view  # named in words, not JAX's internal name
+    assert "one device: cpu 0" in _plain(out["view-single"])
     assert "float32[2@x,4,8@y]" in _plain(out["view-3d"])
 
     # Each step shows its own layout (a snapshot), not the view's last one (P(None, 'd')).

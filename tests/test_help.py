@@ -103,7 +103,7 @@ def test_a_refused_indivisible_layout_says_how_to_pad_and_padding_works() -> Non
     [
         ({"spec": ["q", None]}, "not in the mesh"),
         ({"spec": ["x", "x"]}, "used by dimensions 0 and 1"),
-        ({"spec": ["x", None], "memory_kind": "nope"}, "does not divide"),
+        ({"mesh_shape": [8], "spec": ["x", None], "memory_kind": "nope"}, "does not divide"),
     ],
 )
 def test_no_padding_hint_where_padding_would_not_help(changes: dict[str, Any], why: str) -> None:

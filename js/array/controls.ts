@@ -1,6 +1,7 @@
 // The layout form: mesh shape, axis names / types, spec per dimension, memory kind, reset.
-import type { AxisType, HistoryWire, LayoutState, Options } from "../wire";
+import type { AxisType, DeviceSet, HistoryWire, LayoutState, Options } from "../wire";
 import { historyButtons } from "../shared/history";
+import { compressIds } from "./labels";
 import { decodeEntry, encodeEntry, specOptions, specString } from "../shared/spec";
 import {
   axisCountChoices,
@@ -13,8 +14,10 @@ import {
   type Choice,
 } from "../shared/fields";
 import {
+  meshChoices,
   stateKey,
   withAxisName,
+  withDevices,
   withAxisType,
   withMemoryKind,
   withMeshShape,
@@ -68,13 +71,25 @@ export class Controls {
     const { state, options } = inp;
     const doc = this.doc;
     const disabledWhy = options.reshard_disabled;
-    const fsMesh = fieldset(doc, "Mesh");
+    // Every choice here is a target to re-lay the array out onto; the header (and the grid)
+    // show the array's own layout.
+    const fsMesh = fieldset(doc, "Re-lay out onto: mesh");
+    fsMesh.title = "a layout to re-lay the array out onto (the header shows its own layout)";
     const k = state.mesh_shape.length;
+    const choices = meshChoices(options, state.devices);
+    // Devices: the array's own (a sub-mesh stays on them) or all of the kernel's.
+    const devSel = this.select(
+      "devices",
+      "devices",
+      deviceChoices(options),
+      state.devices,
+      (v) => withDevices(state, v as DeviceSet, options),
+    );
     // Number of axes.
     const nAx = this.select(
       "naxes",
       "axes",
-      axisCountChoices(options, k),
+      axisCountChoices(choices, k),
       String(k),
       (v) => withNumAxes(state, Number(v), options),
       "",
@@ -84,7 +99,7 @@ export class Controls {
     const shapeSel = this.select(
       "shape",
       "shape",
-      meshShapeChoices(options, state.mesh_shape),
+      meshShapeChoices(choices, state.mesh_shape),
       state.mesh_shape.join(","),
       (v) => withMeshShape(state, v.split(",").map(Number), options),
       "",
@@ -92,7 +107,7 @@ export class Controls {
     );
     const row0 = doc.createElement("div");
     row0.className = "sw-row";
-    row0.append(nAx, shapeSel);
+    row0.append(devSel, nAx, shapeSel);
     fsMesh.append(row0);
     // Axes: name + type.
     const axes = doc.createElement("div");
@@ -120,7 +135,7 @@ export class Controls {
     fsMesh.append(axes);
 
     // Spec.
-    const fsSpec = fieldset(doc, "PartitionSpec");
+    const fsSpec = fieldset(doc, "with PartitionSpec");
     const specPreview = doc.createElement("code");
     specPreview.className = "sw-spec-preview";
     specPreview.textContent = specString(state.spec);
@@ -155,7 +170,7 @@ export class Controls {
     fsSpec.append(specBox);
 
     // Memory + reset.
-    const fsMem = fieldset(doc, "Memory");
+    const fsMem = fieldset(doc, "in memory");
     const kinds = [...options.memory_kinds];
     if (state.memory_kind && !kinds.includes(state.memory_kind)) kinds.unshift(state.memory_kind);
     fsMem.append(
@@ -238,3 +253,22 @@ export class Controls {
 
 }
 
+/** The device sets a layout can be made of: the array's own devices (their ids) and all. */
+export function deviceChoices(options: Options): Choice[] {
+  const own = options.own_devices;
+  const ids = compressIds(own);
+  return [
+    {
+      value: "array",
+      label: `the array's ${own.length === 1 ? "device" : `${own.length} devices`} (${ids})`,
+      disabled: false,
+      title: "a mesh of the array's own devices, in its own order",
+    },
+    {
+      value: "all",
+      label: `all ${options.n_devices} devices`,
+      disabled: false,
+      title: "a mesh of every device of the kernel, in jax.make_mesh order",
+    },
+  ];
+}

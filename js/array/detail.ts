@@ -36,6 +36,33 @@ function kv(doc: Document, dl: HTMLElement, k: string, v: string | HTMLElement):
   dl.append(dt, dd);
 }
 
+/** Unreduced layouts: each holder's partial statistics, one row per device (the block's value
+ *  is the sum of these partials over the unreduced axes, held by no device). */
+function partialsTable(doc: Document, layout: Layout, stats: Stats, ids: number[]): HTMLElement[] {
+  const devIndex = new Map(layout.devices.ids.map((id, i) => [id, i]));
+  const cplx = isComplex(layout.dtype);
+  const names = ["min", "max", "mean", "std"].map((n) => (cplx ? `${n} |z|` : n));
+  const tbl = el(doc, "table", "sw-devtable sw-partials");
+  const tbody = el(doc, "tbody");
+  for (const id of ids) {
+    const row = stats.partials[devIndex.get(id) ?? -1] ?? null;
+    const tr = el(doc, "tr");
+    tr.dataset.device = String(id);
+    tr.append(el(doc, "td", "", String(id)));
+    for (let j = 0; j < 4; j++) tr.append(el(doc, "td", "", row ? formatNumber(row[j]) : "–"));
+    tbody.append(tr);
+  }
+  tbl.append(tableHead(doc, ["device", ...names]), tbody);
+  const axes = layout.unreduced.map((a) => `'${a}'`).join(", ");
+  const why = el(
+    doc,
+    "p",
+    "sw-muted",
+    `Each device holds a partial value: this block is the sum of its holders' partials over ${axes}. Statistics of each partial:`,
+  );
+  return [el(doc, "h4", "", "Partial values (unreduced)"), why, tbl];
+}
+
 /** The shape of values table for a block: 2-D / 1-D (squeezing unit dims), else flat. */
 function tableShape(sizes: number[]): [number, number] {
   const nz = sizes.filter((s) => s !== 1);
@@ -65,7 +92,8 @@ function holdersTable(
     return i !== undefined && layout.devices.process[i] !== layout.devices.local_process;
   });
   const tbl = el(doc, "table", "sw-devtable");
-  const heads = ["device", "replica", "process", "memory", ...(hasCoords ? ["coords"] : []), ...(hasCore ? ["core"] : []), ...(anyRemote ? [""] : [])];
+  // An unreduced layout's holders hold different partials, not replicas.
+  const heads = ["device", layout.unreduced?.length ? "partial" : "replica", "process", "memory", ...(hasCoords ? ["coords"] : []), ...(hasCore ? ["core"] : []), ...(anyRemote ? [""] : [])];
   const thead = tableHead(doc, heads);
   const tbody = el(doc, "tbody");
   const mem = layout.memory_kind || "–";
@@ -172,7 +200,9 @@ export function renderDetail(doc: Document, host: HTMLElement, inp: DetailInput)
     body.append(...holdersTable(doc, layout, b.d, pin.kind === "device" ? pin.device : null, inp.colorOf));
 
     // Statistics.
-    if (stats && stats.status === "ready") {
+    if (stats && stats.status === "ready" && layout.unreduced?.length) {
+      body.append(...partialsTable(doc, layout, stats, b.d));
+    } else if (stats && stats.status === "ready") {
       const st = stats.blocks[blockIdx];
       if (st) {
         const cplx = isComplex(layout.dtype);

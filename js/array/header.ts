@@ -14,22 +14,49 @@ function summaryLine(layout: Layout): string {
   const rep = Number.isInteger(layout.replication)
     ? String(layout.replication)
     : layout.replication.toFixed(2);
-  return [
+  const parts = [
     plural(layout.blocks.length, "block"),
     `replication ${rep}`,
     `${formatBytes(layout.bytes_per_device)} per device`,
     `${formatBytes(layout.logical_bytes)} logical`,
-  ].join(" · ");
+  ];
+  if (isEmpty(layout)) parts.push(EMPTY);
+  const partial = partialNote(layout);
+  if (partial) parts.push(partial);
+  return parts.join(" · ");
+}
+
+/** A layout no mesh and spec describe (gspmd.CUSTOM in Python). */
+export const CUSTOM = "custom layout";
+
+/** What the header says of an array with a dimension of size 0 (text.EMPTY in Python). */
+export const EMPTY = "empty array: no elements, the layout only";
+
+/** Whether the array has no elements (a dimension of size 0): its layout is still drawn. */
+export function isEmpty(layout: Layout): boolean {
+  return layout.shape.some((n) => n === 0);
+}
+
+/** An unreduced layout in words (Layout.partial_note in Python); "" for other layouts. */
+export function partialNote(layout: Layout): string {
+  const u = layout.unreduced ?? [];
+  if (u.length === 0) return "";
+  const axes = u.map((a) => `'${a}'`).join(", ");
+  return `unreduced over ${axes}: each device holds a partial value; the array is the sum of the partials over ${axes} (statistics are of each partial)`;
 }
 
 function meshSummary(layout: Layout): string {
   const m = layout.mesh;
   const plat = `${layout.devices.platform}${layout.devices.kind && layout.devices.kind !== layout.devices.platform ? ` (${layout.devices.kind})` : ""}`;
-  if (!m) return `${plural(layout.devices.ids.length, "device")} · ${plat}`;
+  const ids = layout.devices.ids;
+  // No mesh: one device, or a layout no mesh and spec describe (Python: gspmd.CUSTOM).
+  if (!m && ids.length === 1) return `one device: ${layout.devices.platform} ${ids[0]} · ${plat}`;
+  if (!m) return `${CUSTOM} · ${plural(ids.length, "device")} · ${plat}`;
   const axes = m.axis_names
     .map((n, i) => `${n}=${m.axis_sizes[i]}${m.axis_types[i] === "explicit" ? " (explicit)" : ""}`)
     .join(" × ");
-  return `mesh ${axes} · ${plural(m.device_ids.length, "device")} · ${plat}`;
+  const tiles = layout.sharding === "NamedSharding" ? "" : " (its tile assignment)";
+  return `mesh ${axes}${tiles} · ${plural(m.device_ids.length, "device")} · ${plat}`;
 }
 
 /** The statistics hint: "" when stats are ready for this layout. */

@@ -1,5 +1,5 @@
 // LayoutState transitions used by the controls. Pure functions.
-import type { AxisType, LayoutState, Options, RequestMsg, SpecEntry } from "../wire";
+import type { AxisType, DeviceSet, LayoutState, Options, RequestMsg, SpecEntry } from "../wire";
 import type { QueueOptions } from "../shared/requests";
 import {
   axesToEntry,
@@ -17,7 +17,18 @@ export function cloneState(s: LayoutState): LayoutState {
     axis_types: [...s.axis_types],
     spec: s.spec.map((e) => (Array.isArray(e) ? [...e] : e)),
     memory_kind: s.memory_kind,
+    devices: s.devices,
   };
+}
+
+/** The mesh shapes the controls offer for a state's device set (the array's own, or all). */
+export function meshChoices(
+  options: Options,
+  devices: DeviceSet,
+): { factorizations: Record<string, number[][]>; n_devices: number } {
+  return devices === "array"
+    ? { factorizations: options.own_factorizations, n_devices: options.own_devices.length }
+    : { factorizations: options.factorizations, n_devices: options.n_devices };
 }
 
 /** How an array view's requests are made (for its RequestQueue). */
@@ -34,19 +45,47 @@ export function stateKey(s: LayoutState): string {
     axis_types: s.axis_types,
     spec: s.spec,
     memory_kind: s.memory_kind,
+    devices: s.devices,
   });
 }
 
 /** Change the number of mesh axes: first factorization with k axes, default names, axis types
  *  kept by position, spec entries kept for still-existing axes. */
 export function withNumAxes(s: LayoutState, k: number, options: Options): LayoutState {
-  const facts = options.factorizations[String(k)] ?? [];
+  const facts = meshChoices(options, s.devices).factorizations[String(k)] ?? [];
   if (facts.length === 0 || k === s.mesh_shape.length) return cloneState(s);
   const mesh_shape = [...facts[0]];
-  const axis_names = DEFAULT_AXIS_NAMES.slice(0, k);
+  const axis_names = axisNames(k);
   const axis_types: AxisType[] = axis_names.map((_, i) => s.axis_types[i] ?? "auto");
   const spec = sanitizeSpec(s.spec, axis_names, mesh_shape, options.shape);
-  return { mesh_shape, axis_names, axis_types, spec, memory_kind: s.memory_kind };
+  return { mesh_shape, axis_names, axis_types, spec, memory_kind: s.memory_kind, devices: s.devices };
+}
+
+/** The names new mesh axes get (mesh.default_axis_names in Python). */
+function axisNames(k: number): string[] {
+  return k <= DEFAULT_AXIS_NAMES.length
+    ? DEFAULT_AXIS_NAMES.slice(0, k)
+    : Array.from({ length: k }, (_, i) => `a${i}`);
+}
+
+/** Lay out onto another device set: the mesh shape is kept when it has as many devices, else
+ *  the first shape with as many axes over the new set (one axis when none has). */
+export function withDevices(s: LayoutState, devices: DeviceSet, options: Options): LayoutState {
+  if (devices === s.devices) return cloneState(s);
+  const { factorizations, n_devices } = meshChoices(options, devices);
+  const n = cloneState(s);
+  n.devices = devices;
+  if (n.mesh_shape.reduce((a, b) => a * b, 1) === n_devices) return n;
+  const same = factorizations[String(n.mesh_shape.length)] ?? [];
+  if (same.length > 0) {
+    n.mesh_shape = [...same[same.length - 1]];
+  } else {
+    n.mesh_shape = [n_devices];
+    n.axis_names = axisNames(1);
+    n.axis_types = [s.axis_types[0] ?? "auto"];
+  }
+  n.spec = sanitizeSpec(n.spec, n.axis_names, n.mesh_shape, options.shape);
+  return n;
 }
 
 export function withMeshShape(s: LayoutState, meshShape: number[], options: Options): LayoutState {

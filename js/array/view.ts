@@ -29,7 +29,7 @@ const EMBEDDED_GRID_HEIGHT = 240;
 
 export const NO_SAVED_TRANSFER = "what this layout moves was not saved in this page (it has no kernel)";
 
-const STATE_TRAITS = ["mesh_shape", "axis_names", "axis_types", "spec", "memory_kind"] as const;
+const STATE_TRAITS = ["mesh_shape", "axis_names", "axis_types", "spec", "memory_kind", "devices"] as const;
 
 /** What the array view reads: its traits, where the host of an embedded view may have no
  *  statistics to give (null). */
@@ -203,6 +203,7 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
       axis_types: [...(m.get("axis_types") ?? [])],
       spec: [...(m.get("spec") ?? [])],
       memory_kind: m.get("memory_kind") ?? "",
+      devices: m.get("devices") ?? "all",
     };
   }
 

@@ -33,6 +33,7 @@ export class LeafModel extends LocalModel<ArrayViewModel> {
       axis_types: [],
       spec: [],
       memory_kind: "",
+      devices: "all",
       error: "",
       busy: false,
       ...init,
@@ -57,6 +58,8 @@ function leafOptions(t: TraceOptions, leaf: LeafInfo): Options {
     memory_kinds: t.memory_kinds,
     original: null,
     reshard_disabled: "the function view's controls set this layout",
+    own_devices: [],
+    own_factorizations: {},
   };
 }
 
@@ -82,6 +85,7 @@ export function unavailableStats(key: number, message: string): Stats {
     thumbs_dims: [],
     vmin: 0,
     vmax: 0,
+    partials: [],
   };
 }
 

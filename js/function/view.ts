@@ -342,7 +342,12 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     if (options) {
       const st = this.traitState();
       const axes = st.axis_names.map((n, i) => `${n}=${st.mesh_shape[i]}`).join(" × ");
-      metrics.push(`mesh ${axes} · ${plural(options.n_devices, "device")} (${options.platform})`);
+      const used = st.mesh_shape.reduce((a, b) => a * b, 1);
+      const devices =
+        used < options.n_devices
+          ? `${used} of ${plural(options.n_devices, "device")}`
+          : plural(options.n_devices, "device");
+      metrics.push(`mesh ${axes} · ${devices} (${options.platform})`);
     }
     this.metricsEl.textContent = metrics.join(" · ");
     this.runNoteEl.textContent = options?.run_disabled ?? "";

@@ -15,7 +15,9 @@ type MeshChoiceOptions = { factorizations: Record<string, number[][]>; n_devices
 /** The number-of-axes select (1–4): a count with no factorization of the devices is refused,
  *  unless it is the current one. */
 export function axisCountChoices(options: MeshChoiceOptions, current: number): Choice[] {
-  return [1, 2, 3, 4].map((n) => {
+  // 1–4, and more where the device set's own mesh has more axes (an array's 5-axis mesh).
+  const most = Math.max(4, current, ...Object.keys(options.factorizations).map(Number));
+  return Array.from({ length: most }, (_, i) => i + 1).map((n) => {
     const facts = options.factorizations[String(n)] ?? [];
     return {
       value: String(n),

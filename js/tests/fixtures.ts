@@ -166,6 +166,7 @@ export function namedFixture(o: NamedOpts): Fixture {
     logical_bytes: prod(o.shape) * itemsize,
     replication: n / blocks.length,
     note: "",
+    unreduced: [],
     code: `x = jax.device_put(x, NamedSharding(mesh, ${specString(spec)}))`,
   };
   const viewDims = o.viewDims ?? (o.shape.length >= 2 ? [0, 1] : o.shape.length === 1 ? [0] : []);
@@ -183,8 +184,11 @@ export function namedFixture(o: NamedOpts): Fixture {
       axis_types: [...types],
       spec: [...spec],
       memory_kind: o.memoryKind ?? "device",
+      devices: "array",
     },
     reshard_disabled: procs > 1 ? "the array spans several processes" : "",
+    own_devices: [...ids],
+    own_factorizations: factorizations(n),
   };
   const state: LayoutState = {
     mesh_shape: [...o.meshShape],
@@ -192,6 +196,7 @@ export function namedFixture(o: NamedOpts): Fixture {
     axis_types: [...types],
     spec: [...spec],
     memory_kind: o.memoryKind ?? "device",
+    devices: "array",
   };
   const stats = makeStats(layout, o.stats ?? "ready", viewDims, o.thumbMax ?? 16);
   return { layout, stats, options, state, view_dims: viewDims };
@@ -217,6 +222,7 @@ export function makeStats(
     thumbs_dims: viewDims,
     vmin: 0,
     vmax: 0,
+    partials: [],
   };
   if (status !== "ready") return empty;
   const cplx = layout.dtype.startsWith("complex");
@@ -307,6 +313,7 @@ export function makeStats(
     thumb_offsets: thumbOffsets,
     vmin,
     vmax,
+    partials: [],
   };
 }
 
@@ -318,6 +325,7 @@ export function traitsOf(f: Fixture): Record<string, unknown> {
     axis_types: f.state.axis_types,
     spec: f.state.spec,
     memory_kind: f.state.memory_kind,
+    devices: f.state.devices,
     view_dims: f.view_dims,
     error: "",
     busy: false,

@@ -145,6 +145,7 @@ export function valueStats(layout: Layout, value: (idx: number[]) => number, thu
     thumbs_dims: vd,
     vmin,
     vmax,
+    partials: [],
   };
 }
 

@@ -117,8 +117,15 @@ describe("function view: rendering", () => {
     expect(m).toContain("ran in 0.4 ms");
     expect(m).toContain("64 FLOP per device");
     expect(m).toContain("1 collective · 64 B sent per device");
-    expect(m).toContain("mesh x=2 × y=4");
+    expect(m).toContain("mesh x=2 × y=4 · 8 devices");
     expect(formatCount(2.4e6, "FLOP")).toBe("2.4 MFLOP");
+  });
+
+  it("header: a mesh of some of the devices says how many of them", () => {
+    const f = tfx.fxTraceSum();
+    const { el } = mountTrace(f, { mesh_shape: [2], axis_names: ["x"], axis_types: ["auto"] });
+    const m = el.querySelector(".sw-tr-metrics")!.textContent!;
+    expect(m).toContain("mesh x=2 · 2 of 8 devices");
   });
 
   it("busy shows the indicator", async () => {

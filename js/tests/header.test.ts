@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { matchDevices, parseDeviceQuery } from "../array/header";
+import { CUSTOM, EMPTY, isEmpty, matchDevices, parseDeviceQuery } from "../array/header";
 import { flush, mount, unmountAll } from "./testing";
 import * as fx from "./fixtures";
 
@@ -132,5 +132,41 @@ describe("busy indicator", () => {
     model.set("busy", false);
     await flush();
     expect(busy.hidden).toBe(true);
+  });
+});
+
+describe("empty arrays", () => {
+  it("say so in the summary line, and only then", () => {
+    const f = fx.fx8();
+    expect(isEmpty(f.layout)).toBe(false);
+    const empty = { ...f.layout, shape: [0, ...f.layout.shape.slice(1)] };
+    expect(isEmpty(empty)).toBe(true);
+  });
+  it("the header names an empty array", async () => {
+    const f = fx.fx8();
+    f.layout = { ...f.layout, shape: [0, ...f.layout.shape.slice(1)] };
+    const { el } = mount(f);
+    await flush();
+    expect(el.querySelector(".sw-summary")!.textContent).toContain(EMPTY);
+  });
+});
+
+describe("the array's own layout in the header", () => {
+  it("one device by its id; several devices with no mesh as a custom layout", async () => {
+    const one = mount(fx.fxSingle()).el;
+    await flush();
+    expect(one.querySelector(".sw-summary")!.textContent).toContain("one device: cpu 0");
+    const f = fx.fx8();
+    f.layout = { ...f.layout, sharding: "GSPMDSharding", mesh: null, spec_str: "" };
+    const custom = mount(f).el;
+    await flush();
+    expect(custom.querySelector(".sw-summary")!.textContent).toContain(`${CUSTOM} · 8 devices`);
+  });
+  it("a GSPMD layout's mesh is its tile assignment", async () => {
+    const f = fx.fx8();
+    f.layout = { ...f.layout, sharding: "GSPMDSharding" };
+    const el = mount(f).el;
+    await flush();
+    expect(el.querySelector(".sw-summary")!.textContent).toContain("(its tile assignment)");
   });
 });

@@ -88,6 +88,28 @@ describe("interaction", () => {
     expect(el.querySelector<HTMLButtonElement>('[data-key="reset"]')!.disabled).toBe(true);
   });
 
+  it("the devices choice offers the array's own devices and all; choosing asks for that set", async () => {
+    vi.useFakeTimers();
+    const f = fx.fx8();
+    // an array on 2 of the 8 devices (a sub-mesh): its own set, its own mesh shapes
+    f.options = { ...f.options, own_devices: [2, 3], own_factorizations: { "1": [[2]], "2": [[1, 2], [2, 1]] } };
+    f.state = { ...f.state, mesh_shape: [2], axis_names: ["x"], axis_types: ["auto"], spec: ["x", null], devices: "array" };
+    const { model, el } = mount(f);
+    const sel = el.querySelector<HTMLSelectElement>('select[data-key="devices"]')!;
+    expect([...sel.options].map((o) => o.textContent)).toEqual(["the array's 2 devices (2,3)", "all 8 devices"]);
+    expect(sel.value).toBe("array");
+    const shapes = [...el.querySelector<HTMLSelectElement>('select[data-key="shape"]')!.options].map((o) => o.value);
+    expect(shapes).toEqual(["2"]);
+    expect(el.querySelector("legend")!.textContent).toBe("Re-lay out onto: mesh");
+    sel.value = "all";
+    sel.dispatchEvent(new Event("change"));
+    await vi.advanceTimersByTimeAsync(50);
+    expect(model.sent.length).toBe(1);
+    expect(model.sent[0].state.devices).toBe("all");
+    expect(model.sent[0].state.mesh_shape).toEqual([8]);
+    vi.useRealTimers();
+  });
+
   it("controls show the pending state, then snap back after a failed result", async () => {
     vi.useFakeTimers();
     const { model, el } = mount(fx.fx8());

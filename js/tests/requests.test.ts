@@ -8,6 +8,7 @@ const st = (n: number): LayoutState => ({
   axis_names: ["x"],
   axis_types: ["auto"],
   spec: [null],
+  devices: "all",
   memory_kind: "device",
 });
 

@@ -10,6 +10,8 @@ import type { HistoryWire } from "./messages";
 
 export type AxisType = "auto" | "explicit";
 export type SpecEntry = null | string | string[];
+/** What a layout's mesh is made of: the array's own devices, or every device of the kernel. */
+export type DeviceSet = "array" | "all";
 
 export interface LayoutState {
   mesh_shape: number[];
@@ -17,6 +19,7 @@ export interface LayoutState {
   axis_types: AxisType[];
   spec: SpecEntry[];
   memory_kind: string;
+  devices: DeviceSet;
 }
 
 export interface Options {
@@ -32,6 +35,10 @@ export interface Options {
   original: LayoutState | null;
   /** Why the array cannot be re-laid-out ("" when it can), e.g. "PRNG keys" never blocks, multi-process does. */
   reshard_disabled: string;
+  /** The array's own devices (ids, in its own mesh order): what devices = "array" lays out on. */
+  own_devices: number[];
+  /** Mesh shapes over the array's own devices, as `factorizations` over all. */
+  own_factorizations: Record<string, number[][]>;
   /** Static pages only (view.save_html): stateKey() of every layout the page carries. */
   static_states?: string[];
 }
@@ -101,6 +108,9 @@ export interface Layout {
   /** Python that lays an array bound to `x` out like this (ArrayView.code); "" for
    *  function-view leaves. */
   code: string;
+  /** The unreduced axes of the spec (P('y', unreduced={'x'})): each device holds a partial
+   *  value; a block's value is the sum of its holders' partials over these axes. [] otherwise. */
+  unreduced: string[];
   /** Optional: saved pages from before the legend have none. */
   legend?: LegendWire;
 }
@@ -126,6 +136,9 @@ export interface Stats {
   thumbs_dims: number[];
   vmin: number;
   vmax: number;
+  /** Unreduced layouts: each device's partial statistics (rows as `blocks`), parallel to
+   *  Layout.devices.ids; `blocks` are then null. [] for other layouts. */
+  partials: (number[] | null)[];
 }
 
 /** The array view's synced traits (Python: shardwidget's ArrayView), as anywidget's model holds
@@ -136,6 +149,8 @@ export interface ArrayModel {
   axis_types: AxisType[];
   spec: SpecEntry[];
   memory_kind: string;
+  /** The devices a layout's mesh is made of ("array" or "all"). Both directions. */
+  devices: DeviceSet;
   /** The array dimensions drawn as rows / columns (0, 1 or 2 entries). */
   view_dims: number[];
   /** "" or the message of the last rejected request. */

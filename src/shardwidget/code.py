@@ -111,7 +111,16 @@ def array_code(lay: Layout, var: str = "x") -> str:
         lay.mesh, [int(d.id) for d in jax.devices()], make_mesh_ids(lay.mesh)
     )
     sharding = f"NamedSharding(mesh, {spec_mod.to_text(lay.spec)}, memory_kind={kind})"
-    return "\n".join([*_header(needs_np), "", *lines, f"{var} = jax.device_put({var}, {sharding})"])
+    summed = (
+        [
+            f"# {var}'s partials summed over {', '.join(map(repr, lay.unreduced))}: device_put "
+            "makes no unreduced arrays"
+        ]
+        if lay.unreduced
+        else []
+    )
+    put = f"{var} = jax.device_put({var}, {sharding})"
+    return "\n".join([*_header(needs_np), "", *lines, *summed, put])
 
 
 def render_tree(tree: Any, leaf: Callable[[Slot], str]) -> str:

@@ -190,7 +190,7 @@ def _spec_of(sharding: Any) -> str:
 
     if isinstance(sharding, NamedSharding):
         ndim = len(sharding.spec)
-        return spec_mod.to_text(spec_mod.normalize(tuple(sharding.spec), ndim))
+        return spec_mod.to_text(spec_mod.normalize(sharding.spec.partitions, ndim))
     return type(sharding).__name__
 
 

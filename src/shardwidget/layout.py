@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from . import gspmd
 from . import mesh as mesh_mod
 from . import spec as spec_mod
 
@@ -82,11 +83,16 @@ class Layout:
         shape, dtype, itemsize: of the global array.
         sharding_type: the sharding's class name ("NamedSharding", "SingleDeviceSharding", …).
         memory_kind: where the shards live ("device", "pinned_host", …).
-        mesh: the mesh of a NamedSharding, else None.
+        mesh: the mesh of a NamedSharding, or of a GSPMD layout's tile assignment (in its device
+            order) where one describes it (:mod:`.gspmd`), else None (one device, or a
+            custom layout).
         spec: the normalized PartitionSpec (a tuple of axis tuples), None without a mesh.
         blocks: the distinct pieces of the array, each with the devices that hold it.
         devices: every device of the sharding, in the sharding's order.
         device_block: device id -> the number of the block it holds.
+        unreduced: the mesh axes of an unreduced spec (``P('y', unreduced={'x'})``, made by
+            Explicit-mode reductions): each device holds a partial value, and a block's value
+            is the sum of its holders' partials over these axes. () for every other array.
     """
 
     shape: tuple[int, ...]
@@ -99,6 +105,23 @@ class Layout:
     blocks: tuple[Block, ...]
     devices: tuple[DeviceInfo, ...]  # the sharding's device order
     device_block: dict[int, int] = field(repr=False)  # device id -> block number
+    unreduced: tuple[str, ...] = ()  # sorted; the holders of a block hold partial sums
+
+    @property
+    def partial(self) -> bool:
+        """Whether each device holds a partial value still to be summed over ``unreduced``."""
+        return bool(self.unreduced)
+
+    @property
+    def partial_note(self) -> str:
+        """The unreduced layout in words ("" for every other layout)."""
+        if not self.unreduced:
+            return ""
+        axes = ", ".join(repr(a) for a in self.unreduced)
+        return (
+            f"unreduced over {axes}: each device holds a partial value; the array is the sum "
+            f"of the partials over {axes} (statistics are of each partial)"
+        )
 
     @property
     def n_devices(self) -> int:
@@ -121,9 +144,23 @@ class Layout:
         return int(np.prod(self.shape, dtype=np.int64)) * self.itemsize
 
     @property
+    def size(self) -> int:
+        """Elements of the whole array (0 for an empty one, e.g. shape (0, 8))."""
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def empty(self) -> bool:
+        """Whether the array has no elements: its layout is still drawn, its blocks hold none."""
+        return self.size == 0
+
+    @property
     def replication(self) -> int:
-        """How many devices hold each element."""
-        return self.n_devices // max(1, len(self.blocks))
+        """How many devices hold each element (for an unreduced layout: each partial, as the
+        holders of a block along the unreduced axes hold different partials)."""
+        partials = 1
+        if self.mesh is not None:
+            partials = int(np.prod([self.mesh.axes[a] for a in self.unreduced], dtype=np.int64))
+        return self.n_devices // max(1, len(self.blocks) * partials)
 
     @property
     def processes(self) -> tuple[int, ...]:
@@ -142,12 +179,21 @@ class Layout:
                 dims.append(f"{n}@{axes[0]}")
             else:
                 dims.append(f"{n}@({','.join(axes)})")
-        return f"{self.dtype}[{','.join(dims)}]"
+        tail = "{U:" + ",".join(self.unreduced) + "}" if self.unreduced else ""
+        return f"{self.dtype}[{','.join(dims)}]{tail}"
+
+    @property
+    def custom(self) -> bool:
+        """Several devices and no mesh and spec that describe the layout ("custom layout")."""
+        return self.mesh is None and self.n_devices > 1
 
     @property
     def spec_text(self) -> str:
-        """The spec as written in Python, "P('x', None)"; "" without a mesh."""
-        return spec_mod.to_text(self.spec) if self.spec is not None else ""
+        """The spec as written in Python, "P('x', None)", "P('y', unreduced={'x'})"; "" without
+        a mesh."""
+        if self.spec is None:
+            return ""
+        return spec_mod.to_text(self.spec, self.unreduced)
 
 
 def _device_info(d: Any) -> DeviceInfo:
@@ -164,7 +210,13 @@ def _device_info(d: Any) -> DeviceInfo:
 
 
 def _dtype_name(dtype: Any) -> str:
-    return str(np.dtype(dtype)) if not _is_extended(dtype) else str(dtype)
+    import jax
+
+    if _is_extended(dtype):
+        return str(dtype)
+    if np.dtype(dtype) == jax.dtypes.float0:  # numpy prints it as a structured void dtype
+        return "float0"
+    return str(np.dtype(dtype))
 
 
 def _is_extended(dtype: Any) -> bool:
@@ -222,11 +274,18 @@ def layout_of_sharding(sharding: Any, shape: tuple[int, ...], dtype: Any) -> Lay
     """Layout of an array with this sharding, shape and dtype (cached)."""
     from jax.sharding import NamedSharding
 
-    blocks, device_block = _geometry(sharding, shape)
     mesh = spec = None
+    unreduced: tuple[str, ...] = ()
+    geometry = sharding
     if isinstance(sharding, NamedSharding):
         mesh = mesh_info(sharding.mesh)
-        spec = spec_mod.normalize(tuple(sharding.spec), len(shape))
+        spec = spec_mod.normalize(sharding.spec.partitions, len(shape))
+        unreduced = spec_mod.unreduced_of(sharding.spec)
+        geometry = spec_mod.partitions_only(sharding)
+    elif (named := gspmd.named_equivalent(sharding, shape)) is not None:
+        mesh = mesh_info(named.mesh)
+        spec = spec_mod.normalize(named.spec.partitions, len(shape))
+    blocks, device_block = _geometry(geometry, shape)
     devices = tuple(_device_info(d) for d in sharding._device_assignment)
     return Layout(
         shape=shape,
@@ -239,6 +298,7 @@ def layout_of_sharding(sharding: Any, shape: tuple[int, ...], dtype: Any) -> Lay
         blocks=blocks,
         devices=devices,
         device_block=device_block,
+        unreduced=unreduced,
     )
 
 

@@ -57,15 +57,18 @@ def replication_lines(lay: Layout) -> tuple[str, ...]:
         if split:
             ways = math.prod(sizes[a] for a in split)
             lines.append(f"dimension {dim} split {ways} ways over {' × '.join(split)}")
-    copies = [a for a in lay.mesh.axis_names if a not in used and sizes[a] > 1]
+    partial = [a for a in lay.unreduced if sizes.get(a, 1) > 1]
+    copies = [a for a in lay.mesh.axis_names if a not in used and a not in partial and sizes[a] > 1]
     for a in copies:
         lines.append(f"replicated over {a}: {sizes[a]} copies")
+    for a in partial:  # not copies: each holder has a part of the value
+        lines.append(f"unreduced over {a}: {sizes[a]} partial values, the array is their sum")
     for a in lay.mesh.axis_names:
         if sizes[a] == 1:
             lines.append(f"{a} has size 1: not split")
     if len(copies) > 1:
-        lines.append(f"each element on {lay.replication} devices")
-    if not copies:
+        lines.append(f"each element on {math.prod(sizes[a] for a in copies)} devices")
+    if not copies and not partial:
         lines.append("no copies: each element on one device")
     return tuple(lines)
 

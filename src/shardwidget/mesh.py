@@ -48,12 +48,19 @@ def _fmt_shape(shape: Sequence[int]) -> str:
 
 
 def validate_mesh(
-    shape: Sequence[int], names: Sequence[str], types: Sequence[str], n_devices: int
+    shape: Sequence[int],
+    names: Sequence[str],
+    types: Sequence[str],
+    n_devices: int,
+    max_axes: int = MAX_AXES,
+    where: str = "the kernel",
 ) -> None:
-    """Raise ValueError with a precise message when the mesh cannot be built on n_devices."""
+    """Raise ValueError with a precise message when the mesh cannot be built on n_devices
+    (with at most max_axes axes: more for an array whose own mesh has more); ``where`` names
+    the device set in the message ("the kernel", "the array")."""
     shape = list(shape)
-    if not 1 <= len(shape) <= MAX_AXES:
-        raise ValueError(f"a mesh has 1 to {MAX_AXES} axes; got {len(shape)} ({_fmt_shape(shape)})")
+    if not 1 <= len(shape) <= max_axes:
+        raise ValueError(f"a mesh has 1 to {max_axes} axes; got {len(shape)} ({_fmt_shape(shape)})")
     if any(not isinstance(s, int) or isinstance(s, bool) or s < 1 for s in shape):
         raise ValueError(f"mesh sizes must be positive integers; got {_fmt_shape(shape)}")
     size = 1
@@ -62,7 +69,7 @@ def validate_mesh(
     if size != n_devices:
         valid = ", ".join(_fmt_shape(f) for f in factorizations(n_devices, len(shape))[:12])
         raise ValueError(
-            f"mesh shape {_fmt_shape(shape)} has {size} devices, but the kernel has {n_devices} "
+            f"mesh shape {_fmt_shape(shape)} has {size} devices, but {where} has {n_devices} "
             f"devices; shapes with {len(shape)} axes that fit: {valid}"
         )
     if len(names) != len(shape):
@@ -99,7 +106,7 @@ def build_mesh(
     from jax.sharding import AxisType
 
     devs = list(devices) if devices is not None else jax.devices()
-    validate_mesh(shape, names, types, len(devs))
+    validate_mesh(shape, names, types, len(devs), max(MAX_AXES, len(shape)))
     axis_types = tuple(AxisType.Explicit if t == "explicit" else AxisType.Auto for t in types)
     return jax.make_mesh(tuple(shape), tuple(names), axis_types=axis_types, devices=devs)
 

@@ -195,6 +195,9 @@ class PmapTraced(trace_mod.Traced):
             (),
         )
 
+    def find_own_mesh(self) -> None:
+        """pmap has its own mesh (:meth:`mesh`): nothing to look for in f."""
+
     def mesh(self, state: trace_mod.TraceState) -> Any:
         """pmap's own mesh (the only one :meth:`validate` lets through)."""
         return self.pmap.mesh

@@ -24,8 +24,9 @@ from typing import Any
 import numpy as np
 
 from .colors import color_scheme, text_color_on
+from .gspmd import CUSTOM
 from .layout import Block, Layout
-from .text import devices_label, fmt_bytes
+from .text import EMPTY, devices_label, fmt_bytes
 
 VIRIDIS = (
     (68, 1, 84),
@@ -174,10 +175,11 @@ def svg(
     heat = stats is not None and stats.get("status") == "ready" and bool(stats.get("thumbs"))
     parts: list[str] = []
     for i, b in shown:
-        y0, y1 = b.index[r] if r is not None else (0, 1)
-        x0, x1 = b.index[c] if c is not None else (0, 1)
-        x, w = LEFT + x0 / cn * width, (x1 - x0) / cn * width
-        y, h = TOP + y0 / rn * height, (y1 - y0) / rn * height
+        # A dimension of size 0 (an empty array) has one block position: drawn whole.
+        y0, y1 = b.index[r] if r is not None and rn else (0, 1)
+        x0, x1 = b.index[c] if c is not None and cn else (0, 1)
+        x, w = LEFT + x0 / max(1, cn) * width, (x1 - x0) / max(1, cn) * width
+        y, h = TOP + y0 / max(1, rn) * height, (y1 - y0) / max(1, rn) * height
         color = color_of(b.devices[0])
         row = rows[i] if i < len(rows) else None
         title = (
@@ -259,7 +261,7 @@ def _colour_bar(stats: Mapping[str, Any] | None, y: float, width: int) -> str:
 def _headline(lay: Layout) -> str:
     return (
         f"{lay.typeof} · {lay.sharding_type}"
-        + (f" · {lay.spec_text}" if lay.spec_text else "")
+        + (f" · {lay.spec_text}" if lay.spec_text else f" · {CUSTOM}" if lay.custom else "")
         + f" · {lay.memory_kind}"
     )
 
@@ -291,6 +293,8 @@ def render(
         f"{len(lay.blocks)} blocks of {lay.shard_shape} on {lay.n_devices} devices · replication "
         f"{lay.replication} · {fmt_bytes(lay.bytes_per_device)} per device"
         + (f" · first block along dims {other}" if other else "")
+        + (f" · {EMPTY}" if lay.empty else "")
+        + (f" · {lay.partial_note}" if lay.partial else "")
     )
     err = (
         '<div class="shardwidget-error" role="alert" style="color:#b00020;margin:2px 0">'

@@ -77,8 +77,31 @@ def to_partition_spec(spec: NormSpec) -> Any:
     )
 
 
-def to_text(spec: NormSpec) -> str:
-    """P('x', None, ('y', 'z')), with trailing replicated dimensions kept (they are informative)."""
+def unreduced_of(pspec: Any) -> tuple[str, ...]:
+    """The unreduced axes of a jax PartitionSpec, sorted (() when it has none)."""
+    return tuple(sorted(str(a) for a in getattr(pspec, "unreduced", ()) or ()))
+
+
+def partitions_only(sharding: Any) -> Any:
+    """A NamedSharding with its spec's unreduced / reduced sets dropped: the same blocks on the
+    same devices. JAX's ``devices_indices_map`` (and so ``addressable_shards``, ``np.asarray``
+    and ``device_put``) raises NotImplementedError for an unreduced spec; the geometry of the
+    partitions is what each device's partial value covers."""
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    pspec = sharding.spec
+    if not (getattr(pspec, "unreduced", None) or getattr(pspec, "reduced", None)):
+        return sharding
+    return NamedSharding(
+        sharding.mesh,
+        PartitionSpec(*pspec.partitions),  # type: ignore[no-untyped-call]
+        memory_kind=sharding.memory_kind,
+    )
+
+
+def to_text(spec: NormSpec, unreduced: Sequence[str] = ()) -> str:
+    """P('x', None, ('y', 'z')), with trailing replicated dimensions kept (they are informative);
+    an unreduced set as JAX prints it: P('y', unreduced={'x'})."""
     parts = []
     for axes in spec:
         if not axes:
@@ -87,6 +110,8 @@ def to_text(spec: NormSpec) -> str:
             parts.append(repr(axes[0]))
         else:
             parts.append("(" + ", ".join(map(repr, axes)) + ")")
+    if unreduced:
+        parts.append("unreduced={" + ", ".join(map(repr, unreduced)) + "}")
     return "P(" + ", ".join(parts) + ")"
 
 

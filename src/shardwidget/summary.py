@@ -42,6 +42,10 @@ class Summary:
     per block min, max, mean, std, NaN count, Inf count (float64[6]); ``values``, a block's
     values when it has at most MAX_VALUES elements; ``thumbs``, a pooled-mean heatmap of the
     block over ``thumb_dims`` (float64[rows, cols]). Entries are None where a block has none.
+    ``partials``: for an unreduced layout (``Layout.partial``), the statistics of each device's
+    partial value, in the order of ``Layout.devices`` (None: not on this process); the blocks'
+    own ``stats`` are then None (no device holds a block's value, only its partials). None for
+    every other layout.
     """
 
     status: str  # "ready" | "unavailable"
@@ -50,6 +54,7 @@ class Summary:
     values: list[np.ndarray | None]  # per block: flat values (native dtype) or None
     thumbs: list[np.ndarray | None]  # per block: float64[rows, cols] or None
     thumb_dims: tuple[int, ...]
+    partials: list[np.ndarray | None] | None = None
 
     @staticmethod
     def unavailable(n_blocks: int, why: str) -> Summary:
@@ -189,13 +194,13 @@ def _rows(out: Any, sharding: Any) -> dict[int, np.ndarray]:
     from jax.sharding import NamedSharding
 
     if out.is_fully_addressable:
-        host = np.asarray(out)
+        host = np.array(out)  # a copy: rows of a view would keep `out` alive on CPU
         if isinstance(sharding, NamedSharding):
             ids = [int(d.id) for d in sharding.mesh.devices.flat]
         else:
             ids = [int(next(iter(sharding.device_set)).id)]
         return {d: host[i] for i, d in enumerate(ids)}
-    return {int(s.device.id): np.asarray(s.data)[0] for s in out.addressable_shards}
+    return {int(s.device.id): np.array(s.data)[0] for s in out.addressable_shards}
 
 
 def _device_rows(
@@ -225,7 +230,9 @@ def _host_block(x: np.ndarray, plan: Plan) -> tuple[np.ndarray, np.ndarray, np.n
     """What _block_fn computes for one block, in numpy: the plain statistics, or the NaN/Inf-aware
     ones when the block has non-finite values."""
     y = (np.abs(x) if np.iscomplexobj(x) else x).astype(np.float32, copy=False)
-    vals = x.reshape(-1) if plan.values else np.zeros(0, x.dtype)
+    # A copy: on CPU x is the shard's own buffer, and a view of it kept in the Summary would
+    # keep the device array alive after the run (jax.live_arrays() counts it).
+    vals = x.reshape(-1).copy() if plan.values else np.zeros(0, x.dtype)
     th, tw = plan.thumb_shape
     thumb = _thumbnail(y, plan, np) if th * tw else np.zeros(0, np.float32)
     with np.errstate(invalid="ignore", over="ignore"):  # NaN/Inf propagate, as on devices
@@ -286,7 +293,9 @@ def summarize(arr: Any, layout: Layout, plan: Plan, *, prefer_host: bool = False
         return Summary.unavailable(n, "the array has no elements")
     sharding = arr.sharding
     if not isinstance(sharding, NamedSharding | SingleDeviceSharding):
-        return Summary.unavailable(n, f"statistics are not computed for {type(sharding).__name__}")
+        return _other_sharding(arr, layout, plan)
+    if layout.partial:  # JAX has no shards of an unreduced array: the per-device pass only
+        return _partials(arr, layout, plan)
     if prefer_host and in_host_memory(arr):
         stat_rows, val_rows, thumb_rows = _host_rows(arr, plan, None)
     else:
@@ -298,6 +307,17 @@ def summarize(arr: Any, layout: Layout, plan: Plan, *, prefer_host: bool = False
             # implemented on the CPU backend", from about 4096 devices, for any jit). There the
             # shards already live in host memory: reduce each one with numpy, within a budget.
             stat_rows, val_rows, thumb_rows = _host_rows(arr, plan, e)
+    return _assemble(layout, plan, stat_rows, val_rows, thumb_rows)
+
+
+def _assemble(
+    layout: Layout,
+    plan: Plan,
+    stat_rows: dict[int, np.ndarray],
+    val_rows: dict[int, np.ndarray],
+    thumb_rows: dict[int, np.ndarray],
+) -> Summary:
+    """The Summary of per-device rows, one per block (its first holder on this process)."""
     stats: list[np.ndarray | None] = []
     values: list[np.ndarray | None] = []
     thumbs: list[np.ndarray | None] = []
@@ -319,6 +339,38 @@ def summarize(arr: Any, layout: Layout, plan: Plan, *, prefer_host: bool = False
             else None
         )
     return Summary("ready", "", stats, values, thumbs, plan.thumb_dims)
+
+
+def _other_sharding(arr: Any, layout: Layout, plan: Plan) -> Summary:
+    """Statistics of an array with another sharding (GSPMDSharding, HloSharding-based): through
+    the NamedSharding with the same blocks on the same devices when one exists (.gspmd; the
+    compiled per-device pass over it), else each distinct shard on the host, within a budget."""
+    from .gspmd import as_named
+
+    same = as_named(arr)  # the same buffers, as the equivalent NamedSharding
+    if same is not None:
+        return summarize(same, layout, plan)
+    try:
+        stat_rows, val_rows, thumb_rows = _host_rows(
+            arr, plan, ValueError("the shards are too large to copy to the host")
+        )
+    except ValueError as e:
+        why = f"statistics of a {type(arr.sharding).__name__} custom layout: {e}"
+        return Summary.unavailable(len(layout.blocks), why)
+    return _assemble(layout, plan, stat_rows, val_rows, thumb_rows)
+
+
+def _partials(arr: Any, layout: Layout, plan: Plan) -> Summary:
+    """Statistics of each device's partial value of an unreduced array (shard_map over its own
+    spec, unreduced set included, hands each device its partial)."""
+    plan = dataclasses.replace(plan, thumb_shape=(0, 0), pool=(1, 1), values=False)
+    stat_rows, _, _ = _device_rows(arr, plan)
+    partials: list[np.ndarray | None] = []
+    for dev in layout.devices:
+        row = stat_rows.get(dev.id)
+        partials.append(None if row is None else row.astype(np.float64))
+    n = len(layout.blocks)
+    return Summary("ready", "", [None] * n, [None] * n, [None] * n, (), partials)
 
 
 class LeafStats:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any
 
+from .gspmd import CUSTOM
 from .layout import Block, Layout
 
 if TYPE_CHECKING:
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
 MAX_WIDTH = 100
 MAX_TABLES = 4
 MAX_LIST = 24
+EMPTY = "empty array: no elements, the layout only"
+"""What every rendering says of an array with a dimension of size 0."""
 
 
 def fmt_bytes(n: float) -> str:
@@ -73,7 +76,13 @@ def _header(lay: Layout, source: str, note: str) -> list[str]:
                 lay.mesh.axis_names, lay.mesh.axis_sizes, lay.mesh.axis_types, strict=True
             )
         )
-        lines.append(f"mesh({axes})  spec {lay.spec_text}")
+        tiles = " (its tile assignment)" if lay.sharding_type != "NamedSharding" else ""
+        lines.append(f"mesh({axes}){tiles}  spec {lay.spec_text}")
+    elif lay.custom:
+        lines.append(f"{CUSTOM}: no mesh and spec describe it; its blocks are below")
+    elif lay.devices:
+        d = lay.devices[0]
+        lines.append(f"one device: {d.platform} {d.id}")
     procs = lay.processes
     lines.append(
         f"{len(lay.blocks)} block{'s' if len(lay.blocks) != 1 else ''} of shape "
@@ -84,6 +93,10 @@ def _header(lay: Layout, source: str, note: str) -> list[str]:
         f" · {fmt_bytes(lay.logical_bytes)} logical"
         + ("" if source == "original" else " · re-laid out")
     )
+    if lay.empty:
+        lines.append(EMPTY)
+    if lay.partial:
+        lines.append(lay.partial_note)
     if note:
         lines.append(note)
     return lines

@@ -357,6 +357,54 @@ def _walk_constraints(jaxpr: Any, out: list[Constraint]) -> None:
             _walk_constraints(sub, out)
 
 
+UNUSED_NOTE = "not used by the function: XLA drops it (no copy on the devices); shown as laid out"
+CONSTANT_NOTE = "a constant: the function returns it without computing it from its inputs"
+
+
+def _notes(jaxpr: Any, dropped: Sequence[bool], leaves: Sequence[Leaf]) -> dict[str, list[str]]:
+    """{"in": [...], "out": [...]}: a line per input XLA dropped (unused, or float0) and per
+    output that is a constant (a literal or a closed-over value in the traced jaxpr)."""
+    from jax._src import core
+
+    from .layout import _dtype_name
+
+    ins = []
+    for gone, lf in zip(dropped, leaves, strict=True):
+        if not gone:
+            ins.append("")
+        elif _dtype_name(lf.dtype) == "float0":
+            ins.append("float0: a zero tangent with no data; XLA takes no buffer for it")
+        else:
+            ins.append(UNUSED_NOTE)
+    outs = [CONSTANT_NOTE if c else "" for c in _constant_outputs(jaxpr, core)]
+    return {"in": ins if any(ins) else [], "out": outs if any(outs) else []}
+
+
+def _constant_outputs(jaxpr: Any, core: Any) -> list[bool]:
+    """Per output of jaxpr: whether it is a literal or a closed-over value, looking through the
+    shard_map / jit equation that produces it (the body's own output)."""
+    invars = set(jaxpr.invars)
+    made = {id(o): (eqn, i) for eqn in jaxpr.eqns for i, o in enumerate(eqn.outvars)}
+    out = []
+    for v in jaxpr.outvars:
+        if isinstance(v, core.Literal):
+            out.append(True)
+        elif v in invars:
+            out.append(False)
+        elif id(v) not in made:  # a constvar
+            out.append(True)
+        else:
+            eqn, i = made[id(v)]
+            inner = (
+                eqn.params.get("jaxpr")
+                if eqn.primitive.name in ("shard_map", "pjit", "jit")
+                else None
+            )
+            inner = getattr(inner, "jaxpr", inner)
+            out.append(bool(inner is not None and _constant_outputs(inner, core)[i]))
+    return out
+
+
 def _memory(compiled: Any) -> dict[str, int]:
     try:
         m = compiled.memory_analysis()
@@ -398,6 +446,122 @@ def _flops(compiled: Any) -> float | None:
     return float(c["flops"])
 
 
+def is_spec(v: Any) -> bool:
+    """A single spec as JAX reads one in a pytree of specs: a PartitionSpec, or None."""
+    from jax.sharding import PartitionSpec
+
+    return v is None or isinstance(v, PartitionSpec)
+
+
+def _spec_like(v: Any) -> bool:
+    """A spec in any form the view takes: None, a PartitionSpec, or a list of entries."""
+    if is_spec(v):
+        return True
+    return isinstance(v, list | tuple) and all(
+        e is None
+        or isinstance(e, str)
+        or (isinstance(e, list | tuple) and all(isinstance(a, str) for a in e))
+        for e in v
+    )
+
+
+class _Each:
+    """The spec of every leaf under one prefix leaf (a box tree_map leaves alone)."""
+
+    def __init__(self, specs: list[Any]) -> None:
+        self.specs = specs
+
+
+def leaf_specs(
+    value: Any,
+    full: Any,
+    as_prefix: Callable[[Any], Any],
+    keep: Sequence[int],
+    what: str,
+    of: str,
+) -> list[Any]:
+    """value as one spec per kept leaf of the pytree ``full`` (``keep``: the positions of the
+    leaves that take a spec among all of full's leaves), read as JAX reads specs:
+
+    - a PartitionSpec: that spec for every leaf;
+    - a list with one spec-like entry per kept leaf: as it is (the view's own form);
+    - a tuple (or a list that is not one per leaf): a pytree prefix of full (after
+      ``as_prefix``), each spec or None broadcast over the leaves below it.
+
+    Raises ValueError in JAX's words when it is none of these."""
+    import jax
+
+    if is_spec(value) and value is not None:
+        return [value] * len(keep)
+    if not isinstance(value, list | tuple):
+        raise ValueError(
+            f"{what} must be a PartitionSpec, a tuple (a pytree prefix of {of}) or a list with "
+            f"one spec per array leaf; got {type(value).__name__}"
+        )
+    one_each = len(value) == len(keep) and all(_spec_like(v) for v in value)
+    if one_each and (isinstance(value, list) or not keep):
+        return list(value)
+    try:
+        boxed = jax.tree.map(
+            lambda s, sub: _Each([s] * len(jax.tree_util.tree_leaves(sub))),
+            as_prefix(value),
+            full,
+            is_leaf=is_spec,
+        )
+    except (ValueError, TypeError) as e:
+        if one_each:
+            return list(value)
+        if all(_spec_like(v) for v in value):  # a flat list of specs: the count is what is off
+            leaves = "array inputs" if what == "in_specs" else "outputs"
+            raise ValueError(
+                f"{what} has {len(value)} entries; the function has {len(keep)} {leaves} (or "
+                f"give a single spec, or a tuple that is a pytree prefix of {of})"
+            ) from None
+        raise ValueError(
+            f"{what} {value!r} is neither one spec per array leaf ({len(keep)}) nor a pytree "
+            f"prefix of {of}: {str(e).strip()}"
+        ) from None
+    every = [
+        s
+        for box in jax.tree_util.tree_leaves(boxed, is_leaf=lambda v: isinstance(v, _Each))
+        for s in box.specs
+    ]
+    return [every[i] for i in keep]
+
+
+def _own_mesh(leaves: Sequence[Leaf]) -> Any:
+    """The jax Mesh of the first leaf with a NamedSharding over a concrete mesh, else None."""
+    import jax
+    from jax.sharding import NamedSharding
+
+    for lf in leaves:
+        sh = getattr(lf.value, "sharding", None)
+        if isinstance(sh, NamedSharding) and isinstance(sh.mesh, jax.sharding.Mesh):
+            return sh.mesh
+    return None
+
+
+SUB_BYTE = ("int4", "uint4", "int2", "uint2", "float4_e2m1fn")
+"""Dtypes of fewer than 8 bits: XLA compiles for them a packed layout that the arrays
+``jax.device_put`` makes do not have, so a compiled executable refuses them as arguments."""
+
+
+def _run_disabled(leaves: Sequence[Leaf], devices: Sequence[Any]) -> str:
+    """Why the compiled function cannot run on these leaves ("" when it can)."""
+    if not all(lf.concrete for lf in leaves):
+        return "not run: some inputs are jax.ShapeDtypeStruct (compiled only)"
+    small = sorted({str(lf.dtype) for lf in leaves if str(lf.dtype) in SUB_BYTE})
+    if small:
+        kinds = " and ".join(small)
+        platform = devices[0].platform if devices else "this backend"
+        return (
+            f"not run: {kinds} inputs compile, but the compiled executable takes {kinds} arrays "
+            f"only in a packed layout that device_put does not make on {platform}; shown: the "
+            "compiled layout, without per-shard data"
+        )
+    return ""
+
+
 def _local_shape(
     shape: Sequence[int], spec: spec_mod.NormSpec, sizes: dict[str, int]
 ) -> tuple[int, ...]:
@@ -427,12 +591,19 @@ class Traced:
         leaves_p, self._treedef = jax.tree_util.tree_flatten_with_path((tuple(args), dict(kwargs)))
         names = _param_names(getattr(f, "__wrapped__", f), len(args))
         self._all = [v for _, v in leaves_p]
+        for p, v in leaves_p:  # inside jit/vmap/grad: nothing concrete to compile or show
+            if isinstance(v, jax.core.Tracer):
+                raise TypeError(
+                    f"ShardView got a tracer for {_path_text(p, names)} ({type(v).__name__}, "
+                    f"{getattr(v, 'aval', '?')}): it compiles and runs f on concrete arrays, so "
+                    "make the view outside jit/vmap/grad, with the arrays f is called with"
+                )
         self._dyn_pos = [i for i, v in enumerate(self._all) if is_array_leaf(v)]
         self.leaves = [
             Leaf(
                 _path_text(leaves_p[i][0], names),
                 tuple(int(d) for d in self._all[i].shape),
-                jax.dtypes.canonicalize_dtype(self._all[i].dtype),
+                jax.dtypes.canonicalize_dtype(self._all[i].dtype, allow_extended_dtype=True),
                 self._all[i],
             )
             for i in self._dyn_pos
@@ -440,10 +611,48 @@ class Traced:
         self.static_args = [
             f"{_path_text(p, names)}={v!r}"[:80] for p, v in leaves_p if not is_array_leaf(v)
         ]
-        self.runnable = all(lf.concrete for lf in self.leaves)
+        self.own_mesh: Any = _own_mesh(self.leaves)
+        """The mesh of the first input with a NamedSharding (None when none has one): its
+        devices, in its order, are the view's mesh while the mesh shape stays its shape, so
+        outputs land where ``jax.jit(f)(*args)`` puts them (a sub-mesh of some devices too).
+        Found in f's sharding constraints when no input has one (see :meth:`find_own_mesh`)."""
+        self.find_own_mesh()
+        self.run_disabled = _run_disabled(self.leaves, self.devices)
+        """Why the compiled function is not run ("" when it is): ShapeDtypeStruct inputs, or
+        sub-byte inputs (int4, uint4) that this backend's executables take only packed."""
+        self.runnable = not self.run_disabled
         self._cache: OrderedDict[TraceState, TraceResult] = OrderedDict()
         self._out_info: dict[Any, tuple[list[tuple[int, ...]], list[Any], list[str]]] = {}
         self._out_tree: dict[Any, Any] = {}
+
+    # -- specs as JAX reads them: a single spec, a pytree prefix, one per leaf
+    def in_leaf_specs(self, value: Any) -> list[Any]:
+        """in_specs as given to the view, one spec per input array leaf (see
+        :func:`leaf_specs`): a single PartitionSpec applies to every leaf; a tuple is a pytree
+        prefix of the positional arguments (as ``jax.shard_map`` / ``jax.jit`` read it;
+        keyword arguments' leaves are replicated); a list of one spec per array leaf is the
+        view's own form."""
+        import jax
+
+        args, kwargs = jax.tree_util.tree_unflatten(self._treedef, self._all)
+        full = (tuple(args), dict(kwargs))
+
+        def prefix(v: Any) -> Any:
+            return (tuple(v), {k: None for k in kwargs})
+
+        return leaf_specs(value, full, prefix, self._dyn_pos, "in_specs", "the arguments")
+
+    def out_leaf_specs(self, value: Any, state: TraceState) -> list[Any]:
+        """out_specs as given to the view, one per output leaf (see :meth:`in_leaf_specs`; a
+        prefix is of f's output pytree). Traces f (ValueError for errors in f)."""
+        import jax
+
+        self.output_info(state)
+        tree = self._out_tree[None if self.mode == "jit" else (state.mesh_key, state.in_specs)]
+        full = jax.tree_util.tree_unflatten(tree, [0] * tree.num_leaves)
+        return leaf_specs(
+            value, full, lambda v: v, list(range(tree.num_leaves)), "out_specs", "the outputs"
+        )
 
     # -- the function with array leaves as its only arguments
     def _call(self, *dyn: Any) -> Any:
@@ -565,10 +774,89 @@ class Traced:
         ]
 
     def mesh(self, state: TraceState) -> Any:
-        """The jax Mesh of state over the kernel's devices."""
+        """The jax Mesh of state: the inputs' own mesh devices in their order while the mesh
+        shape is that mesh's (names and types as state says); else ``jax.make_mesh`` over the
+        own mesh's devices when the sizes multiply to their count, else over every device."""
+        from jax.sharding import AxisType, Mesh
+
+        own = self.own_mesh
+        if own is not None and tuple(own.devices.shape) == state.mesh_shape:
+            self.validate_mesh(state)
+            types = tuple(
+                AxisType.Explicit if t == "explicit" else AxisType.Auto for t in state.axis_types
+            )
+            return Mesh(own.devices, state.axis_names, axis_types=types)
         return mesh_mod.build_mesh(
-            state.mesh_shape, state.axis_names, state.axis_types, self.devices
+            state.mesh_shape, state.axis_names, state.axis_types, self.mesh_devices(state)
         )
+
+    def mesh_devices(self, state: TraceState) -> list[Any]:
+        """The devices a mesh of state's shape is built on: a sub-mesh's own devices when the
+        sizes multiply to their count (it stays on them), else every device (in
+        ``jax.make_mesh``'s order)."""
+        own = self.own_mesh
+        if own is not None and math.prod(state.mesh_shape) == own.devices.size < len(self.devices):
+            return list(own.devices.flat)
+        return self.devices
+
+    def validate_mesh(self, state: TraceState) -> None:
+        """ValueError when state's mesh cannot be built: on the own mesh's devices, or on every
+        device (the message names the device count the shape misses)."""
+        own = self.own_mesh
+        n = len(self.devices)
+        if own is not None and math.prod(state.mesh_shape) == own.devices.size:
+            n = int(own.devices.size)
+        k = len(state.mesh_shape)
+        if (
+            own is not None
+            and state.mesh_shape == tuple(own.devices.shape)
+            and k > mesh_mod.MAX_AXES
+        ):
+            # The inputs' own mesh keeps every axis it has (the controls build at most
+            # MAX_AXES); its names and types are checked as for any mesh.
+            names, types = list(state.axis_names), list(state.axis_types)
+            bad = [a for a in names if not isinstance(a, str) or not a]
+            if len(names) != k or len(types) != k or bad or len(set(names)) != k:
+                raise ValueError(
+                    f"the mesh has {k} axes: give {k} distinct non-empty axis names and {k} axis "
+                    f"types; got names {names}, types {types}"
+                )
+            if any(t not in mesh_mod.AXIS_TYPES for t in types):
+                raise ValueError(f"axis types must be one of {mesh_mod.AXIS_TYPES}; got {types}")
+            return
+        try:
+            mesh_mod.validate_mesh(state.mesh_shape, state.axis_names, state.axis_types, n)
+        except ValueError as e:
+            k = int(own.devices.size) if own is not None else n
+            if k == n or "devices, but the kernel has" not in str(e):
+                raise
+            fits = ", ".join(map(str, mesh_mod.factorizations(k, len(state.mesh_shape))[:6]))
+            raise ValueError(
+                f"{e}; or on the inputs' own mesh of {k} devices: {fits or 'none'}"
+            ) from None
+
+    def find_own_mesh(self) -> None:
+        """No input has a mesh: take the mesh of f's first sharding constraint with a concrete
+        mesh (``with_sharding_constraint(x, NamedSharding(mesh, ...))``: a sub-mesh, another
+        device order, the axis names f uses), so the view compiles f where ``jax.jit(f)``
+        does. Traces f once; errors are left to the compile."""
+        import jax
+        from jax.sharding import NamedSharding
+
+        if self.own_mesh is not None or not self.leaves:
+            return
+        structs = [jax.ShapeDtypeStruct(lf.shape, lf.dtype) for lf in self.leaves]  # type: ignore[no-untyped-call]
+        try:
+            closed = jax.make_jaxpr(self._call)(*structs)
+        except Exception:
+            return
+        found: list[Constraint] = []
+        _walk_constraints(closed.jaxpr, found)
+        for c in found:
+            mesh = getattr(c.sharding, "mesh", None)
+            if isinstance(c.sharding, NamedSharding) and isinstance(mesh, jax.sharding.Mesh):
+                self.own_mesh = mesh  # (an AbstractMesh, from a bare PartitionSpec: no devices)
+                return
 
     def _structs(self, state: TraceState, mesh: Any) -> list[Any]:
         import jax
@@ -592,8 +880,7 @@ class Traced:
     def validate(self, state: TraceState) -> None:
         """Cheap checks (no tracing or compiling): the mesh, every input spec against its leaf,
         and out_specs for shard_map. Raises ValueError naming the leaf."""
-        n = len(self.devices)
-        mesh_mod.validate_mesh(state.mesh_shape, state.axis_names, state.axis_types, n)
+        self.validate_mesh(state)
         if len(state.in_specs) != len(self.leaves):
             raise ValueError(
                 f"in_specs has {len(state.in_specs)} entries; the function has "
@@ -626,11 +913,9 @@ class Traced:
     def _check_spec(
         what: str, shape: tuple[int, ...], spec: spec_mod.NormSpec, state: TraceState
     ) -> None:
-        st = state_mod.LayoutState(
-            state.mesh_shape, state.axis_names, state.axis_types, spec, "device"
-        )
-        try:
-            state_mod.validate(st, shape, math.prod(state.mesh_shape), ["device"])
+        axes = dict(zip(state.axis_names, state.mesh_shape, strict=True))
+        try:  # the mesh itself is checked by validate_mesh (an own mesh may have more axes)
+            spec_mod.validate(spec, shape, axes)
         except ValueError as e:
             raise ValueError(f"{what}: {e}") from None
 
@@ -694,10 +979,15 @@ class Traced:
         compile_ms = (time.perf_counter() - t0) * 1e3
         constraints: list[Constraint] = []
         _walk_constraints(traced.jaxpr.jaxpr, constraints)
-        c_in = list(jax.tree_util.tree_leaves(compiled.input_shardings[0]))
+        # An input f does not use is dropped by XLA (its sharding reads None): it keeps the
+        # sharding asked for, and a note says so.
+        kept = jax.tree_util.tree_leaves(compiled.input_shardings[0], is_leaf=lambda v: v is None)
+        c_in = [k if k is not None else asked for k, asked in zip(kept, in_sh, strict=True)]
         c_out = list(jax.tree_util.tree_leaves(compiled.output_shardings))
+        notes = _notes(traced.jaxpr.jaxpr, [k is None for k in kept], self.leaves)
         txt = compiled.as_text()
-        da = [d.id for d in (c_in[0]._device_assignment if c_in else mesh.devices.flat)]
+        used = [k for k in kept if k is not None]
+        da = [d.id for d in (used[0]._device_assignment if used else mesh.devices.flat)]
         coords = {int(d.id): tuple(int(v) for v in idx) for idx, d in np.ndenumerate(mesh.devices)}
         colls = hlo.collectives(txt, da, coords, mesh.axis_names, tuple(mesh.devices.shape))
         sizes = dict(zip(state.axis_names, state.mesh_shape, strict=True))
@@ -734,6 +1024,7 @@ class Traced:
             out_paths=self.out_paths(state),
             compile_ms=compile_ms,
             jaxpr=jaxpr_text(traced.jaxpr),
+            notes=notes,
         )
 
     def run(self, res: TraceResult) -> tuple[list[Any], list[Any]] | None:
@@ -766,7 +1057,10 @@ class Traced:
             res.run_error = clean_error(e)
             return None
         res.run_ms = (time.perf_counter() - t0) * 1e3
-        res.out_layouts = [layout_of(o) for o in outs]
+        res.out_layouts = [  # a float0 output comes back as numpy: its sharding's layout
+            layout_of(o) if isinstance(o, jax.Array) else lf.layout
+            for o, lf in zip(outs, res.output_leaves, strict=True)
+        ]
         res.ran = True
         res.rerun = self._rerun
         return placed, outs
@@ -780,23 +1074,22 @@ class Traced:
 
 
 def default_state(traced: Traced, n_devices: int) -> TraceState:
-    """The mesh of the first input with a NamedSharding over all devices (else one axis 'x'),
+    """The inputs' own mesh (:attr:`Traced.own_mesh`; else one axis 'x' over every device),
     each input's own spec on it (else replicated); out_specs empty (see :func:`complete`)."""
-    from jax.sharding import NamedSharding
+    from jax.sharding import NamedSharding, PartitionSpec
 
     mesh_st: state_mod.LayoutState | None = None
-    for lf in traced.leaves:
-        sh = getattr(lf.value, "sharding", None)
-        if isinstance(sh, NamedSharding) and sh.mesh.size == n_devices:
-            mesh_st = state_mod.state_of_sharding(sh, len(lf.shape))
-            break
+    own_mesh = traced.own_mesh
+    if own_mesh is not None:
+        mesh_st = state_mod.state_of_sharding(NamedSharding(own_mesh, PartitionSpec()), 0)  # type: ignore[no-untyped-call]
     if mesh_st is None:
         mesh_st = state_mod.default_state(0, n_devices, "device")
     specs = []
     for lf in traced.leaves:
         sh = getattr(lf.value, "sharding", None)
         own = state_mod.state_of_sharding(sh, len(lf.shape)) if sh is not None else None
-        if own is not None and own.mesh_key == mesh_st.mesh_key:
+        same = own is not None and getattr(sh, "mesh", None) == own_mesh
+        if own is not None and same and own.mesh_key == mesh_st.mesh_key:
             specs.append(own.spec)
         else:
             specs.append(((),) * len(lf.shape))

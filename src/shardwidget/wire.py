@@ -45,6 +45,8 @@ class LayoutStateWire(TypedDict):
     axis_types: list[str]
     spec: list[SpecEntry]
     memory_kind: str
+    devices: str
+    """"array" (the array's own devices) or "all" (every device of the kernel)."""
 
 
 class Options(TypedDict):
@@ -59,6 +61,11 @@ class Options(TypedDict):
     memory_kinds: list[str]
     original: LayoutStateWire | None
     reshard_disabled: str
+    own_devices: list[int]
+    """The array's own devices (ids, in its own mesh order): what ``devices="array"`` lays
+    out on."""
+    own_factorizations: dict[str, list[list[int]]]
+    """Mesh shapes over the array's own devices, as ``factorizations`` over all."""
     static_states: NotRequired[list[str]]
     """Saved pages only: the state keys the page can answer."""
 
@@ -126,6 +133,9 @@ class LayoutWire(TypedDict):
     code: str
     """Python that lays an array bound to ``x`` out like this (ArrayView.code); "" for
     function-view leaves."""
+    unreduced: list[str]
+    """The unreduced axes of the spec (Layout.unreduced): each device holds a partial value,
+    the block's value is the sum of its holders' partials over them. [] for other layouts."""
     legend: LegendWire
 
 
@@ -144,6 +154,9 @@ class Stats(TypedDict):
     thumbs_dims: list[int]
     vmin: float
     vmax: float
+    partials: list[list[float | None] | None]
+    """Unreduced layouts: each device's partial statistics, parallel to the layout's
+    ``devices.ids`` (rows as ``blocks``); [] for other layouts."""
 
 
 class RequestMsg(TypedDict):
@@ -479,18 +492,24 @@ def options(
     memory_kinds: Sequence[str],
     original: LayoutState | None,
     reshard_disabled: str,
+    own_devices: Sequence[int] | None = None,
+    max_axes: int = mesh_mod.MAX_AXES,
 ) -> Options:
-    """``_options`` of an array view."""
+    """``_options`` of an array view. ``own_devices``: the array's own devices (default: all
+    n_devices), ``max_axes``: mesh axes offered (more when the array's own mesh has more)."""
+    own = list(own_devices) if own_devices is not None else list(range(n_devices))
     return {
         "n_devices": n_devices,
         "platform": platform,
         "ndim": len(shape),
         "shape": list(shape),
         "dtype": dtype,
-        "factorizations": mesh_mod.all_factorizations(n_devices),
+        "factorizations": mesh_mod.all_factorizations(n_devices, max_axes),
         "memory_kinds": list(memory_kinds),
         "original": state_wire(original) if original is not None else None,
         "reshard_disabled": reshard_disabled,
+        "own_devices": own,
+        "own_factorizations": mesh_mod.all_factorizations(len(own), max_axes),
     }
 
 
@@ -552,6 +571,7 @@ def layout(
         "replication": lay.replication,
         "note": note,
         "code": code,
+        "unreduced": list(lay.unreduced),
         "legend": legend_wire(lay),
     }
 
@@ -579,6 +599,7 @@ def pending_stats(key: int) -> Stats:
         "thumbs_dims": [],
         "vmin": 0.0,
         "vmax": 0.0,
+        "partials": [],
     }
 
 
@@ -588,6 +609,7 @@ def stats(summary: Summary, *, key: int) -> Stats:
     out["status"] = cast(Literal["pending", "ready", "unavailable"], summary.status)
     out["message"] = summary.message
     out["blocks"] = _round_rows(summary.stats)
+    out["partials"] = _round_rows(summary.partials or [])
     # Values: float64 little-endian, complex interleaved (re, im).
     chunks: list[np.ndarray] = []
     offsets: list[int] = []
@@ -765,9 +787,7 @@ def trace_options(
         "outputs": list(outputs),
         "static_args": list(traced.static_args),
         "original": cast(TraceStateWire, original.to_wire()),
-        "run_disabled": ""
-        if traced.runnable
-        else "not run: some inputs are jax.ShapeDtypeStruct (compiled only)",
+        "run_disabled": traced.run_disabled,
     }
 
 

@@ -80,6 +80,28 @@ describe("real array payloads from Python", () => {
   });
 });
 
+describe("an unreduced array from Python (partial sums)", () => {
+  it("says so in the header and shows each holder's partial statistics", async () => {
+    const state = gen.arrayUnreduced8;
+    expect(state._layout.unreduced).toEqual(["x"]);
+    expect(state._layout.typeof).toBe("float32[64@y]{U:x}");
+    const el = draw(state);
+    await settle();
+    expect(el.querySelector(".sw-summary")!.textContent).toContain("unreduced over 'x': each device holds a partial value");
+    expect(el.textContent).toContain("P('y', unreduced={'x'})");
+    el.querySelector<HTMLElement>(".sw-grid .sw-block[data-block='1']")!.click();
+    const rows = [...el.querySelectorAll<HTMLTableRowElement>(".sw-detail .sw-partials tbody tr")];
+    const blk = state._layout.blocks[1];
+    expect(rows.map((r) => Number(r.dataset.device))).toEqual(blk.d);
+    // each row: that device's own partial (its min), as Python computed it
+    const ids = state._layout.devices.ids;
+    for (const r of rows) {
+      const want = state._stats.partials[ids.indexOf(Number(r.dataset.device))]![0];
+      expect(Number(r.cells[1].textContent!.replace(/[^0-9.e+-]/g, ""))).toBeCloseTo(want, 0);
+    }
+  });
+});
+
 describe("real function payloads from Python", () => {
   for (const [name, state] of [
     ["function8", gen.function8],

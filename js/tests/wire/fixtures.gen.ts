@@ -22,6 +22,7 @@ export const array8: ArrayModel = {
   "y"
  ],
  "memory_kind": "device",
+ "devices": "array",
  "view_dims": [
   0,
   1
@@ -258,9 +259,219 @@ export const array8: ArrayModel = {
     "x",
     "y"
    ],
-   "memory_kind": "device"
+   "memory_kind": "device",
+   "devices": "array"
   },
-  "reshard_disabled": ""
+  "reshard_disabled": "",
+  "own_devices": [
+   0,
+   1,
+   2,
+   3,
+   4,
+   5,
+   6,
+   7
+  ],
+  "own_factorizations": {
+   "1": [
+    [
+     8
+    ]
+   ],
+   "2": [
+    [
+     1,
+     8
+    ],
+    [
+     2,
+     4
+    ],
+    [
+     4,
+     2
+    ],
+    [
+     8,
+     1
+    ]
+   ],
+   "3": [
+    [
+     1,
+     1,
+     8
+    ],
+    [
+     1,
+     2,
+     4
+    ],
+    [
+     1,
+     4,
+     2
+    ],
+    [
+     1,
+     8,
+     1
+    ],
+    [
+     2,
+     1,
+     4
+    ],
+    [
+     2,
+     2,
+     2
+    ],
+    [
+     2,
+     4,
+     1
+    ],
+    [
+     4,
+     1,
+     2
+    ],
+    [
+     4,
+     2,
+     1
+    ],
+    [
+     8,
+     1,
+     1
+    ]
+   ],
+   "4": [
+    [
+     1,
+     1,
+     1,
+     8
+    ],
+    [
+     1,
+     1,
+     2,
+     4
+    ],
+    [
+     1,
+     1,
+     4,
+     2
+    ],
+    [
+     1,
+     1,
+     8,
+     1
+    ],
+    [
+     1,
+     2,
+     1,
+     4
+    ],
+    [
+     1,
+     2,
+     2,
+     2
+    ],
+    [
+     1,
+     2,
+     4,
+     1
+    ],
+    [
+     1,
+     4,
+     1,
+     2
+    ],
+    [
+     1,
+     4,
+     2,
+     1
+    ],
+    [
+     1,
+     8,
+     1,
+     1
+    ],
+    [
+     2,
+     1,
+     1,
+     4
+    ],
+    [
+     2,
+     1,
+     2,
+     2
+    ],
+    [
+     2,
+     1,
+     4,
+     1
+    ],
+    [
+     2,
+     2,
+     1,
+     2
+    ],
+    [
+     2,
+     2,
+     2,
+     1
+    ],
+    [
+     2,
+     4,
+     1,
+     1
+    ],
+    [
+     4,
+     1,
+     1,
+     2
+    ],
+    [
+     4,
+     1,
+     2,
+     1
+    ],
+    [
+     4,
+     2,
+     1,
+     1
+    ],
+    [
+     8,
+     1,
+     1,
+     1
+    ]
+   ]
+  }
  },
  "_layout": {
   "key": 1,
@@ -457,6 +668,7 @@ export const array8: ArrayModel = {
   "replication": 1,
   "note": "",
   "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nx = jax.device_put(x, NamedSharding(mesh, P('x', 'y'), memory_kind='device'))",
+  "unreduced": [],
   "legend": {
    "marks": [
     [
@@ -614,7 +826,8 @@ export const array8: ArrayModel = {
    1
   ],
   "vmin": 32.0,
-  "vmax": 4063.0
+  "vmax": 4063.0,
+  "partials": []
  },
  "hardware": "tpu-v5p",
  "_hardware_presets": [
@@ -707,6 +920,7 @@ export const arrayValues8: ArrayModel = {
   null
  ],
  "memory_kind": "device",
+ "devices": "array",
  "view_dims": [
   0,
   1
@@ -943,9 +1157,219 @@ export const arrayValues8: ArrayModel = {
     "y",
     null
    ],
-   "memory_kind": "device"
+   "memory_kind": "device",
+   "devices": "array"
   },
-  "reshard_disabled": ""
+  "reshard_disabled": "",
+  "own_devices": [
+   0,
+   1,
+   2,
+   3,
+   4,
+   5,
+   6,
+   7
+  ],
+  "own_factorizations": {
+   "1": [
+    [
+     8
+    ]
+   ],
+   "2": [
+    [
+     1,
+     8
+    ],
+    [
+     2,
+     4
+    ],
+    [
+     4,
+     2
+    ],
+    [
+     8,
+     1
+    ]
+   ],
+   "3": [
+    [
+     1,
+     1,
+     8
+    ],
+    [
+     1,
+     2,
+     4
+    ],
+    [
+     1,
+     4,
+     2
+    ],
+    [
+     1,
+     8,
+     1
+    ],
+    [
+     2,
+     1,
+     4
+    ],
+    [
+     2,
+     2,
+     2
+    ],
+    [
+     2,
+     4,
+     1
+    ],
+    [
+     4,
+     1,
+     2
+    ],
+    [
+     4,
+     2,
+     1
+    ],
+    [
+     8,
+     1,
+     1
+    ]
+   ],
+   "4": [
+    [
+     1,
+     1,
+     1,
+     8
+    ],
+    [
+     1,
+     1,
+     2,
+     4
+    ],
+    [
+     1,
+     1,
+     4,
+     2
+    ],
+    [
+     1,
+     1,
+     8,
+     1
+    ],
+    [
+     1,
+     2,
+     1,
+     4
+    ],
+    [
+     1,
+     2,
+     2,
+     2
+    ],
+    [
+     1,
+     2,
+     4,
+     1
+    ],
+    [
+     1,
+     4,
+     1,
+     2
+    ],
+    [
+     1,
+     4,
+     2,
+     1
+    ],
+    [
+     1,
+     8,
+     1,
+     1
+    ],
+    [
+     2,
+     1,
+     1,
+     4
+    ],
+    [
+     2,
+     1,
+     2,
+     2
+    ],
+    [
+     2,
+     1,
+     4,
+     1
+    ],
+    [
+     2,
+     2,
+     1,
+     2
+    ],
+    [
+     2,
+     2,
+     2,
+     1
+    ],
+    [
+     2,
+     4,
+     1,
+     1
+    ],
+    [
+     4,
+     1,
+     1,
+     2
+    ],
+    [
+     4,
+     1,
+     2,
+     1
+    ],
+    [
+     4,
+     2,
+     1,
+     1
+    ],
+    [
+     8,
+     1,
+     1,
+     1
+    ]
+   ]
+  }
  },
  "_layout": {
   "key": 1,
@@ -1086,6 +1510,7 @@ export const arrayValues8: ArrayModel = {
   "replication": 2,
   "note": "",
   "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nx = jax.device_put(x, NamedSharding(mesh, P('y', None), memory_kind='device'))",
+  "unreduced": [],
   "legend": {
    "marks": [
     [
@@ -1186,7 +1611,8 @@ export const arrayValues8: ArrayModel = {
    1
   ],
   "vmin": 0.0,
-  "vmax": 63.0
+  "vmax": 63.0,
+  "partials": []
  },
  "hardware": "tpu-v5p",
  "_hardware_presets": [
@@ -1279,6 +1705,7 @@ export const arrayResharded8: ArrayModel = {
   "y"
  ],
  "memory_kind": "device",
+ "devices": "array",
  "view_dims": [
   0,
   1
@@ -1515,9 +1942,219 @@ export const arrayResharded8: ArrayModel = {
     "y",
     null
    ],
-   "memory_kind": "device"
+   "memory_kind": "device",
+   "devices": "array"
   },
-  "reshard_disabled": ""
+  "reshard_disabled": "",
+  "own_devices": [
+   0,
+   1,
+   2,
+   3,
+   4,
+   5,
+   6,
+   7
+  ],
+  "own_factorizations": {
+   "1": [
+    [
+     8
+    ]
+   ],
+   "2": [
+    [
+     1,
+     8
+    ],
+    [
+     2,
+     4
+    ],
+    [
+     4,
+     2
+    ],
+    [
+     8,
+     1
+    ]
+   ],
+   "3": [
+    [
+     1,
+     1,
+     8
+    ],
+    [
+     1,
+     2,
+     4
+    ],
+    [
+     1,
+     4,
+     2
+    ],
+    [
+     1,
+     8,
+     1
+    ],
+    [
+     2,
+     1,
+     4
+    ],
+    [
+     2,
+     2,
+     2
+    ],
+    [
+     2,
+     4,
+     1
+    ],
+    [
+     4,
+     1,
+     2
+    ],
+    [
+     4,
+     2,
+     1
+    ],
+    [
+     8,
+     1,
+     1
+    ]
+   ],
+   "4": [
+    [
+     1,
+     1,
+     1,
+     8
+    ],
+    [
+     1,
+     1,
+     2,
+     4
+    ],
+    [
+     1,
+     1,
+     4,
+     2
+    ],
+    [
+     1,
+     1,
+     8,
+     1
+    ],
+    [
+     1,
+     2,
+     1,
+     4
+    ],
+    [
+     1,
+     2,
+     2,
+     2
+    ],
+    [
+     1,
+     2,
+     4,
+     1
+    ],
+    [
+     1,
+     4,
+     1,
+     2
+    ],
+    [
+     1,
+     4,
+     2,
+     1
+    ],
+    [
+     1,
+     8,
+     1,
+     1
+    ],
+    [
+     2,
+     1,
+     1,
+     4
+    ],
+    [
+     2,
+     1,
+     2,
+     2
+    ],
+    [
+     2,
+     1,
+     4,
+     1
+    ],
+    [
+     2,
+     2,
+     1,
+     2
+    ],
+    [
+     2,
+     2,
+     2,
+     1
+    ],
+    [
+     2,
+     4,
+     1,
+     1
+    ],
+    [
+     4,
+     1,
+     1,
+     2
+    ],
+    [
+     4,
+     1,
+     2,
+     1
+    ],
+    [
+     4,
+     2,
+     1,
+     1
+    ],
+    [
+     8,
+     1,
+     1,
+     1
+    ]
+   ]
+  }
  },
  "_layout": {
   "key": 2,
@@ -1714,6 +2351,7 @@ export const arrayResharded8: ArrayModel = {
   "replication": 1,
   "note": "",
   "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nx = jax.device_put(x, NamedSharding(mesh, P('x', 'y'), memory_kind='device'))",
+  "unreduced": [],
   "legend": {
    "marks": [
     [
@@ -1871,7 +2509,8 @@ export const arrayResharded8: ArrayModel = {
    1
   ],
   "vmin": 0.0,
-  "vmax": 63.0
+  "vmax": 63.0,
+  "partials": []
  },
  "hardware": "tpu-v5p",
  "_hardware_presets": [
@@ -2143,7 +2782,7 @@ export const arrayResharded8: ArrayModel = {
 
 export const arrayScalar8: ArrayModel = {
  "mesh_shape": [
-  8
+  1
  ],
  "axis_names": [
   "x"
@@ -2153,6 +2792,7 @@ export const arrayScalar8: ArrayModel = {
  ],
  "spec": [],
  "memory_kind": "device",
+ "devices": "array",
  "view_dims": [],
  "error": "",
  "busy": false,
@@ -2366,8 +3006,52 @@ export const arrayScalar8: ArrayModel = {
    "pinned_host",
    "unpinned_host"
   ],
-  "original": null,
-  "reshard_disabled": ""
+  "original": {
+   "mesh_shape": [
+    1
+   ],
+   "axis_names": [
+    "x"
+   ],
+   "axis_types": [
+    "auto"
+   ],
+   "spec": [],
+   "memory_kind": "device",
+   "devices": "array"
+  },
+  "reshard_disabled": "",
+  "own_devices": [
+   0
+  ],
+  "own_factorizations": {
+   "1": [
+    [
+     1
+    ]
+   ],
+   "2": [
+    [
+     1,
+     1
+    ]
+   ],
+   "3": [
+    [
+     1,
+     1,
+     1
+    ]
+   ],
+   "4": [
+    [
+     1,
+     1,
+     1,
+     1
+    ]
+   ]
+  }
  },
  "_layout": {
   "key": 1,
@@ -2407,6 +3091,7 @@ export const arrayScalar8: ArrayModel = {
   "replication": 1,
   "note": "",
   "code": "import jax\n\ndevice = jax.devices()[0]\nx = jax.device_put(x, jax.sharding.SingleDeviceSharding(device, memory_kind='device'))",
+  "unreduced": [],
   "legend": {
    "marks": [
     [
@@ -2461,7 +3146,807 @@ export const arrayScalar8: ArrayModel = {
   ],
   "thumbs_dims": [],
   "vmin": 0.0,
-  "vmax": 0.0
+  "vmax": 0.0,
+  "partials": []
+ },
+ "hardware": "tpu-v5p",
+ "_hardware_presets": [
+  {
+   "name": "tpu-v4",
+   "label": "TPU v4",
+   "peak_flops": 275000000000000.0,
+   "hbm_bytes": 34359738368.0,
+   "hbm_bandwidth": 1200000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433"
+  },
+  {
+   "name": "tpu-v5e",
+   "label": "TPU v5e",
+   "peak_flops": 197000000000000.0,
+   "hbm_bytes": 16000000000.0,
+   "hbm_bandwidth": 819000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23)"
+  },
+  {
+   "name": "tpu-v5p",
+   "label": "TPU v5p",
+   "peak_flops": 459000000000000.0,
+   "hbm_bytes": 95000000000.0,
+   "hbm_bandwidth": 2765000000000.0,
+   "ici_bandwidth": 200000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23)"
+  },
+  {
+   "name": "tpu-v6e",
+   "label": "TPU v6e",
+   "peak_flops": 918000000000000.0,
+   "hbm_bytes": 32000000000.0,
+   "hbm_bandwidth": 1638000000000.0,
+   "ici_bandwidth": 200000000000.0,
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23)"
+  },
+  {
+   "name": "h100",
+   "label": "H100 SXM",
+   "peak_flops": 989000000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 3350000000000.0,
+   "ici_bandwidth": 450000000000.0,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23)"
+  },
+  {
+   "name": "a100",
+   "label": "A100 80GB SXM",
+   "peak_flops": 312000000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 2039000000000.0,
+   "ici_bandwidth": 300000000000.0,
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23)"
+  }
+ ],
+ "_transfer": {
+  "key": 1,
+  "status": "none",
+  "message": "",
+  "line": "the original layout: nothing moves",
+  "total": 0,
+  "received": [],
+  "sent": [],
+  "pairs": [],
+  "pairs_left_out": 0,
+  "collectives": [],
+  "group_sets": [],
+  "estimate": null
+ }
+};
+
+export const arrayUnreduced8: ArrayModel = {
+ "mesh_shape": [
+  2,
+  4
+ ],
+ "axis_names": [
+  "x",
+  "y"
+ ],
+ "axis_types": [
+  "explicit",
+  "explicit"
+ ],
+ "spec": [
+  "y"
+ ],
+ "memory_kind": "device",
+ "devices": "array",
+ "view_dims": [
+  0
+ ],
+ "error": "",
+ "busy": false,
+ "_options": {
+  "n_devices": 8,
+  "platform": "cpu",
+  "ndim": 1,
+  "shape": [
+   64
+  ],
+  "dtype": "float32",
+  "factorizations": {
+   "1": [
+    [
+     8
+    ]
+   ],
+   "2": [
+    [
+     1,
+     8
+    ],
+    [
+     2,
+     4
+    ],
+    [
+     4,
+     2
+    ],
+    [
+     8,
+     1
+    ]
+   ],
+   "3": [
+    [
+     1,
+     1,
+     8
+    ],
+    [
+     1,
+     2,
+     4
+    ],
+    [
+     1,
+     4,
+     2
+    ],
+    [
+     1,
+     8,
+     1
+    ],
+    [
+     2,
+     1,
+     4
+    ],
+    [
+     2,
+     2,
+     2
+    ],
+    [
+     2,
+     4,
+     1
+    ],
+    [
+     4,
+     1,
+     2
+    ],
+    [
+     4,
+     2,
+     1
+    ],
+    [
+     8,
+     1,
+     1
+    ]
+   ],
+   "4": [
+    [
+     1,
+     1,
+     1,
+     8
+    ],
+    [
+     1,
+     1,
+     2,
+     4
+    ],
+    [
+     1,
+     1,
+     4,
+     2
+    ],
+    [
+     1,
+     1,
+     8,
+     1
+    ],
+    [
+     1,
+     2,
+     1,
+     4
+    ],
+    [
+     1,
+     2,
+     2,
+     2
+    ],
+    [
+     1,
+     2,
+     4,
+     1
+    ],
+    [
+     1,
+     4,
+     1,
+     2
+    ],
+    [
+     1,
+     4,
+     2,
+     1
+    ],
+    [
+     1,
+     8,
+     1,
+     1
+    ],
+    [
+     2,
+     1,
+     1,
+     4
+    ],
+    [
+     2,
+     1,
+     2,
+     2
+    ],
+    [
+     2,
+     1,
+     4,
+     1
+    ],
+    [
+     2,
+     2,
+     1,
+     2
+    ],
+    [
+     2,
+     2,
+     2,
+     1
+    ],
+    [
+     2,
+     4,
+     1,
+     1
+    ],
+    [
+     4,
+     1,
+     1,
+     2
+    ],
+    [
+     4,
+     1,
+     2,
+     1
+    ],
+    [
+     4,
+     2,
+     1,
+     1
+    ],
+    [
+     8,
+     1,
+     1,
+     1
+    ]
+   ]
+  },
+  "memory_kinds": [
+   "device",
+   "pinned_host",
+   "unpinned_host"
+  ],
+  "original": {
+   "mesh_shape": [
+    2,
+    4
+   ],
+   "axis_names": [
+    "x",
+    "y"
+   ],
+   "axis_types": [
+    "explicit",
+    "explicit"
+   ],
+   "spec": [
+    "y"
+   ],
+   "memory_kind": "device",
+   "devices": "array"
+  },
+  "reshard_disabled": "",
+  "own_devices": [
+   0,
+   1,
+   2,
+   3,
+   4,
+   5,
+   6,
+   7
+  ],
+  "own_factorizations": {
+   "1": [
+    [
+     8
+    ]
+   ],
+   "2": [
+    [
+     1,
+     8
+    ],
+    [
+     2,
+     4
+    ],
+    [
+     4,
+     2
+    ],
+    [
+     8,
+     1
+    ]
+   ],
+   "3": [
+    [
+     1,
+     1,
+     8
+    ],
+    [
+     1,
+     2,
+     4
+    ],
+    [
+     1,
+     4,
+     2
+    ],
+    [
+     1,
+     8,
+     1
+    ],
+    [
+     2,
+     1,
+     4
+    ],
+    [
+     2,
+     2,
+     2
+    ],
+    [
+     2,
+     4,
+     1
+    ],
+    [
+     4,
+     1,
+     2
+    ],
+    [
+     4,
+     2,
+     1
+    ],
+    [
+     8,
+     1,
+     1
+    ]
+   ],
+   "4": [
+    [
+     1,
+     1,
+     1,
+     8
+    ],
+    [
+     1,
+     1,
+     2,
+     4
+    ],
+    [
+     1,
+     1,
+     4,
+     2
+    ],
+    [
+     1,
+     1,
+     8,
+     1
+    ],
+    [
+     1,
+     2,
+     1,
+     4
+    ],
+    [
+     1,
+     2,
+     2,
+     2
+    ],
+    [
+     1,
+     2,
+     4,
+     1
+    ],
+    [
+     1,
+     4,
+     1,
+     2
+    ],
+    [
+     1,
+     4,
+     2,
+     1
+    ],
+    [
+     1,
+     8,
+     1,
+     1
+    ],
+    [
+     2,
+     1,
+     1,
+     4
+    ],
+    [
+     2,
+     1,
+     2,
+     2
+    ],
+    [
+     2,
+     1,
+     4,
+     1
+    ],
+    [
+     2,
+     2,
+     1,
+     2
+    ],
+    [
+     2,
+     2,
+     2,
+     1
+    ],
+    [
+     2,
+     4,
+     1,
+     1
+    ],
+    [
+     4,
+     1,
+     1,
+     2
+    ],
+    [
+     4,
+     1,
+     2,
+     1
+    ],
+    [
+     4,
+     2,
+     1,
+     1
+    ],
+    [
+     8,
+     1,
+     1,
+     1
+    ]
+   ]
+  }
+ },
+ "_layout": {
+  "key": 1,
+  "shape": [
+   64
+  ],
+  "dtype": "float32",
+  "itemsize": 4,
+  "typeof": "float32[64@y]{U:x}",
+  "sharding": "NamedSharding",
+  "source": "original",
+  "mesh": {
+   "axis_names": [
+    "x",
+    "y"
+   ],
+   "axis_sizes": [
+    2,
+    4
+   ],
+   "axis_types": [
+    "explicit",
+    "explicit"
+   ],
+   "device_ids": [
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7
+   ]
+  },
+  "spec": [
+   "y"
+  ],
+  "spec_str": "P('y', unreduced={'x'})",
+  "memory_kind": "device",
+  "devices": {
+   "ids": [
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7
+   ],
+   "process": [
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0
+   ],
+   "platform": "cpu",
+   "kind": "cpu",
+   "coords": null,
+   "core_on_chip": null,
+   "local_process": 0
+  },
+  "blocks": [
+   {
+    "i": [
+     [
+      0,
+      16
+     ]
+    ],
+    "d": [
+     0,
+     4
+    ]
+   },
+   {
+    "i": [
+     [
+      16,
+      32
+     ]
+    ],
+    "d": [
+     1,
+     5
+    ]
+   },
+   {
+    "i": [
+     [
+      32,
+      48
+     ]
+    ],
+    "d": [
+     2,
+     6
+    ]
+   },
+   {
+    "i": [
+     [
+      48,
+      64
+     ]
+    ],
+    "d": [
+     3,
+     7
+    ]
+   }
+  ],
+  "bytes_per_device": 64,
+  "logical_bytes": 256,
+  "replication": 1,
+  "note": "",
+  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Explicit, AxisType.Explicit))\n# x's partials summed over 'x': device_put makes no unreduced arrays\nx = jax.device_put(x, NamedSharding(mesh, P('y'), memory_kind='device'))",
+  "unreduced": [
+   "x"
+  ],
+  "legend": {
+   "marks": [
+    [
+     "border",
+     "the colour of the device that holds the block (each device has its own colour)"
+    ],
+    [
+     "inner heatmap",
+     "the block's values (means of pooled cells), on one colour scale for the whole array"
+    ],
+    [
+     "stripes",
+     "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+    ],
+    [
+     "labels",
+     "the ids of the devices holding the block; rulers give each block's index range"
+    ]
+   ],
+   "replication": [
+    "dimension 0 split 4 ways over y",
+    "unreduced over x: 2 partial values, the array is their sum"
+   ]
+  }
+ },
+ "_stats": {
+  "key": 1,
+  "status": "ready",
+  "message": "",
+  "blocks": [
+   null,
+   null,
+   null,
+   null
+  ],
+  "values": null,
+  "values_offsets": [
+   -1,
+   -1,
+   -1,
+   -1
+  ],
+  "thumbs": null,
+  "thumb_shapes": [
+   [
+    0,
+    0
+   ],
+   [
+    0,
+    0
+   ],
+   [
+    0,
+    0
+   ],
+   [
+    0,
+    0
+   ]
+  ],
+  "thumb_offsets": [
+   -1,
+   -1,
+   -1,
+   -1
+  ],
+  "thumbs_dims": [],
+  "vmin": 0.0,
+  "vmax": 0.0,
+  "partials": [
+   [
+    31744.0,
+    32224.0,
+    31989.33,
+    150.8495,
+    1.0,
+    0.0
+   ],
+   [
+    32256.0,
+    32736.0,
+    32496.0,
+    147.5127,
+    0.0,
+    0.0
+   ],
+   [
+    32768.0,
+    33248.0,
+    33008.0,
+    147.5127,
+    0.0,
+    0.0
+   ],
+   [
+    33280.0,
+    33760.0,
+    33520.0,
+    147.5127,
+    0.0,
+    0.0
+   ],
+   [
+    97280.0,
+    97760.0,
+    97520.0,
+    147.5127,
+    0.0,
+    0.0
+   ],
+   [
+    97792.0,
+    98272.0,
+    98032.0,
+    147.5127,
+    0.0,
+    0.0
+   ],
+   [
+    98304.0,
+    98784.0,
+    98544.0,
+    147.5127,
+    0.0,
+    0.0
+   ],
+   [
+    98816.0,
+    99296.0,
+    99056.0,
+    147.5127,
+    0.0,
+    0.0
+   ]
+  ]
  },
  "hardware": "tpu-v5p",
  "_hardware_presets": [
@@ -3054,6 +4539,7 @@ export const function8: FunctionModel = {
      "replication": 1,
      "note": "",
      "code": "",
+     "unreduced": [],
      "legend": {
       "marks": [
        [
@@ -3234,6 +4720,7 @@ export const function8: FunctionModel = {
      "replication": 2,
      "note": "",
      "code": "",
+     "unreduced": [],
      "legend": {
       "marks": [
        [
@@ -3387,6 +4874,7 @@ export const function8: FunctionModel = {
      "replication": 4,
      "note": "",
      "code": "",
+     "unreduced": [],
      "legend": {
       "marks": [
        [
@@ -3503,6 +4991,7 @@ export const function8: FunctionModel = {
      "replication": 8,
      "note": "",
      "code": "",
+     "unreduced": [],
      "legend": {
       "marks": [
        [
@@ -3548,7 +5037,7 @@ export const function8: FunctionModel = {
     "group_size": 4,
     "n_groups": 2,
     "op_name": "jit(matmul)/dot_general",
-    "source": "wire_fixtures.py:60",
+    "source": "wire_fixtures.py:69",
     "groups_text": "[2,4]<=[8]",
     "group_set": 0
    },
@@ -3563,7 +5052,7 @@ export const function8: FunctionModel = {
     "group_size": 2,
     "n_groups": 4,
     "op_name": "jit(matmul)/reduce_sum",
-    "source": "wire_fixtures.py:60",
+    "source": "wire_fixtures.py:69",
     "groups_text": "mesh['axis_0'=2,'axis_1'=1,'axis_2'=4] {'axis_0'}",
     "group_set": 1
    }
@@ -3577,8 +5066,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 121.8,
-  "run_ms": 4.8,
+  "compile_ms": 196.7,
+  "run_ms": 8.5,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -3675,7 +5164,8 @@ export const function8: FunctionModel = {
      1
     ],
     "vmin": 8.0,
-    "vmax": 8.0
+    "vmax": 8.0,
+    "partials": []
    },
    {
     "key": 1,
@@ -3707,7 +5197,8 @@ export const function8: FunctionModel = {
     ],
     "thumbs_dims": [],
     "vmin": 0.0,
-    "vmax": 0.0
+    "vmax": 0.0,
+    "partials": []
    }
   ],
   "inputs": [
@@ -3842,7 +5333,8 @@ export const function8: FunctionModel = {
      1
     ],
     "vmin": 1.0,
-    "vmax": 1.0
+    "vmax": 1.0,
+    "partials": []
    },
    {
     "key": 1,
@@ -3919,7 +5411,8 @@ export const function8: FunctionModel = {
      1
     ],
     "vmin": 1.0,
-    "vmax": 1.0
+    "vmax": 1.0,
+    "partials": []
    }
   ]
  },
@@ -4440,6 +5933,7 @@ export const functionShardMap8: FunctionModel = {
      "replication": 4,
      "note": "",
      "code": "",
+     "unreduced": [],
      "legend": {
       "marks": [
        [
@@ -4579,6 +6073,7 @@ export const functionShardMap8: FunctionModel = {
      "replication": 8,
      "note": "",
      "code": "",
+     "unreduced": [],
      "legend": {
       "marks": [
        [
@@ -4624,7 +6119,7 @@ export const functionShardMap8: FunctionModel = {
     "group_size": 2,
     "n_groups": 4,
     "op_name": "jit(psum_rows)/shard_map/psum_invariant",
-    "source": "wire_fixtures.py:65",
+    "source": "wire_fixtures.py:74",
     "groups_text": "{{0,4},{1,5},{2,6},{3,7}}",
     "group_set": 0
    }
@@ -4638,8 +6133,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 102.0,
-  "run_ms": 17.8,
+  "compile_ms": 88.4,
+  "run_ms": 15.0,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -4708,7 +6203,8 @@ export const functionShardMap8: FunctionModel = {
      1
     ],
     "vmin": 2.0,
-    "vmax": 2.0
+    "vmax": 2.0,
+    "partials": []
    }
   ],
   "inputs": [
@@ -4759,7 +6255,8 @@ export const functionShardMap8: FunctionModel = {
      1
     ],
     "vmin": 1.0,
-    "vmax": 1.0
+    "vmax": 1.0,
+    "partials": []
    }
   ]
  },
@@ -5343,6 +6840,7 @@ export const functionPmap8: FunctionModel = {
      "replication": 1,
      "note": "",
      "code": "",
+     "unreduced": [],
      "legend": {
       "marks": [
        [
@@ -5577,6 +7075,7 @@ export const functionPmap8: FunctionModel = {
      "replication": 1,
      "note": "",
      "code": "",
+     "unreduced": [],
      "legend": {
       "marks": [
        [
@@ -5620,7 +7119,7 @@ export const functionPmap8: FunctionModel = {
     "group_size": 8,
     "n_groups": 1,
     "op_name": "jit(pmap(<lambda>))/jit(_fun)/shard_map/psum",
-    "source": "wire_fixtures.py:71",
+    "source": "wire_fixtures.py:80",
     "groups_text": "{{0,1,2,3,4,5,6,7}}",
     "group_set": 0
    }
@@ -5634,8 +7133,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 95.2,
-  "run_ms": 1.8,
+  "compile_ms": 222.6,
+  "run_ms": 10.7,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -5796,7 +7295,8 @@ export const functionPmap8: FunctionModel = {
      1
     ],
     "vmin": 0.0,
-    "vmax": 4216.0
+    "vmax": 4216.0,
+    "partials": []
    }
   ],
   "inputs": [
@@ -5931,7 +7431,8 @@ export const functionPmap8: FunctionModel = {
      1
     ],
     "vmin": 0.0,
-    "vmax": 31.0
+    "vmax": 31.0,
+    "partials": []
    }
   ]
  },
@@ -6046,6 +7547,7 @@ export const array32: ArrayModel = {
   "y"
  ],
  "memory_kind": "device",
+ "devices": "array",
  "view_dims": [
   0,
   1
@@ -6561,9 +8063,522 @@ export const array32: ArrayModel = {
     "x",
     "y"
    ],
-   "memory_kind": "device"
+   "memory_kind": "device",
+   "devices": "array"
   },
-  "reshard_disabled": ""
+  "reshard_disabled": "",
+  "own_devices": [
+   0,
+   1,
+   2,
+   3,
+   4,
+   5,
+   6,
+   7,
+   8,
+   9,
+   10,
+   11,
+   12,
+   13,
+   14,
+   15,
+   16,
+   17,
+   18,
+   19,
+   20,
+   21,
+   22,
+   23,
+   24,
+   25,
+   26,
+   27,
+   28,
+   29,
+   30,
+   31
+  ],
+  "own_factorizations": {
+   "1": [
+    [
+     32
+    ]
+   ],
+   "2": [
+    [
+     1,
+     32
+    ],
+    [
+     2,
+     16
+    ],
+    [
+     4,
+     8
+    ],
+    [
+     8,
+     4
+    ],
+    [
+     16,
+     2
+    ],
+    [
+     32,
+     1
+    ]
+   ],
+   "3": [
+    [
+     1,
+     1,
+     32
+    ],
+    [
+     1,
+     2,
+     16
+    ],
+    [
+     1,
+     4,
+     8
+    ],
+    [
+     1,
+     8,
+     4
+    ],
+    [
+     1,
+     16,
+     2
+    ],
+    [
+     1,
+     32,
+     1
+    ],
+    [
+     2,
+     1,
+     16
+    ],
+    [
+     2,
+     2,
+     8
+    ],
+    [
+     2,
+     4,
+     4
+    ],
+    [
+     2,
+     8,
+     2
+    ],
+    [
+     2,
+     16,
+     1
+    ],
+    [
+     4,
+     1,
+     8
+    ],
+    [
+     4,
+     2,
+     4
+    ],
+    [
+     4,
+     4,
+     2
+    ],
+    [
+     4,
+     8,
+     1
+    ],
+    [
+     8,
+     1,
+     4
+    ],
+    [
+     8,
+     2,
+     2
+    ],
+    [
+     8,
+     4,
+     1
+    ],
+    [
+     16,
+     1,
+     2
+    ],
+    [
+     16,
+     2,
+     1
+    ],
+    [
+     32,
+     1,
+     1
+    ]
+   ],
+   "4": [
+    [
+     1,
+     1,
+     1,
+     32
+    ],
+    [
+     1,
+     1,
+     2,
+     16
+    ],
+    [
+     1,
+     1,
+     4,
+     8
+    ],
+    [
+     1,
+     1,
+     8,
+     4
+    ],
+    [
+     1,
+     1,
+     16,
+     2
+    ],
+    [
+     1,
+     1,
+     32,
+     1
+    ],
+    [
+     1,
+     2,
+     1,
+     16
+    ],
+    [
+     1,
+     2,
+     2,
+     8
+    ],
+    [
+     1,
+     2,
+     4,
+     4
+    ],
+    [
+     1,
+     2,
+     8,
+     2
+    ],
+    [
+     1,
+     2,
+     16,
+     1
+    ],
+    [
+     1,
+     4,
+     1,
+     8
+    ],
+    [
+     1,
+     4,
+     2,
+     4
+    ],
+    [
+     1,
+     4,
+     4,
+     2
+    ],
+    [
+     1,
+     4,
+     8,
+     1
+    ],
+    [
+     1,
+     8,
+     1,
+     4
+    ],
+    [
+     1,
+     8,
+     2,
+     2
+    ],
+    [
+     1,
+     8,
+     4,
+     1
+    ],
+    [
+     1,
+     16,
+     1,
+     2
+    ],
+    [
+     1,
+     16,
+     2,
+     1
+    ],
+    [
+     1,
+     32,
+     1,
+     1
+    ],
+    [
+     2,
+     1,
+     1,
+     16
+    ],
+    [
+     2,
+     1,
+     2,
+     8
+    ],
+    [
+     2,
+     1,
+     4,
+     4
+    ],
+    [
+     2,
+     1,
+     8,
+     2
+    ],
+    [
+     2,
+     1,
+     16,
+     1
+    ],
+    [
+     2,
+     2,
+     1,
+     8
+    ],
+    [
+     2,
+     2,
+     2,
+     4
+    ],
+    [
+     2,
+     2,
+     4,
+     2
+    ],
+    [
+     2,
+     2,
+     8,
+     1
+    ],
+    [
+     2,
+     4,
+     1,
+     4
+    ],
+    [
+     2,
+     4,
+     2,
+     2
+    ],
+    [
+     2,
+     4,
+     4,
+     1
+    ],
+    [
+     2,
+     8,
+     1,
+     2
+    ],
+    [
+     2,
+     8,
+     2,
+     1
+    ],
+    [
+     2,
+     16,
+     1,
+     1
+    ],
+    [
+     4,
+     1,
+     1,
+     8
+    ],
+    [
+     4,
+     1,
+     2,
+     4
+    ],
+    [
+     4,
+     1,
+     4,
+     2
+    ],
+    [
+     4,
+     1,
+     8,
+     1
+    ],
+    [
+     4,
+     2,
+     1,
+     4
+    ],
+    [
+     4,
+     2,
+     2,
+     2
+    ],
+    [
+     4,
+     2,
+     4,
+     1
+    ],
+    [
+     4,
+     4,
+     1,
+     2
+    ],
+    [
+     4,
+     4,
+     2,
+     1
+    ],
+    [
+     4,
+     8,
+     1,
+     1
+    ],
+    [
+     8,
+     1,
+     1,
+     4
+    ],
+    [
+     8,
+     1,
+     2,
+     2
+    ],
+    [
+     8,
+     1,
+     4,
+     1
+    ],
+    [
+     8,
+     2,
+     1,
+     2
+    ],
+    [
+     8,
+     2,
+     2,
+     1
+    ],
+    [
+     8,
+     4,
+     1,
+     1
+    ],
+    [
+     16,
+     1,
+     1,
+     2
+    ],
+    [
+     16,
+     1,
+     2,
+     1
+    ],
+    [
+     16,
+     2,
+     1,
+     1
+    ],
+    [
+     32,
+     1,
+     1,
+     1
+    ]
+   ]
+  }
  },
  "_layout": {
   "key": 1,
@@ -7192,6 +9207,7 @@ export const array32: ArrayModel = {
   "replication": 1,
   "note": "",
   "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((4, 8), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nx = jax.device_put(x, NamedSharding(mesh, P('x', 'y'), memory_kind='device'))",
+  "unreduced": [],
   "legend": {
    "marks": [
     [
@@ -7685,7 +9701,8 @@ export const array32: ArrayModel = {
    1
   ],
   "vmin": 0.0,
-  "vmax": 4095.0
+  "vmax": 4095.0,
+  "partials": []
  },
  "hardware": "tpu-v5p",
  "_hardware_presets": [

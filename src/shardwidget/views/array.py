@@ -18,12 +18,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import traitlets
 
-from .. import snapshot, text, wire
+from .. import gspmd, snapshot, text, wire
+from .. import mesh as mesh_mod
 from .. import spec as spec_mod
 from .. import state as state_mod
 from .. import tiles as tiles_mod
 from ..code import array_code
 from ..layout import Layout, layout_of, layout_of_sharding
+from ..pmap import INTERNAL_AXIS, LABEL, relabel
 from ..state import LayoutState
 from ..summary import Summary, plan_for, summarize
 from . import rerun
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
     from ..export import ExportReport
 
 _UNSET = object()
-LAYOUT_TRAITS = ("mesh_shape", "axis_names", "axis_types", "spec", "memory_kind")
+LAYOUT_TRAITS = ("mesh_shape", "axis_names", "axis_types", "spec", "memory_kind", "devices")
 INIT_KWARGS = (*LAYOUT_TRAITS, "view_dims", "stats")
 MAX_SPEC_SCAN = 200_000  # spec combinations every_spec looks at, at most
 
@@ -117,6 +119,10 @@ class ArrayView(CostMixin, ShardView):
     memory_kind = traitlets.Unicode("device").tag(sync=True)
     """str, default: the array's own ("device", "pinned_host", …): memory kind of the shown
     array. Both directions."""
+    devices = traitlets.Unicode("array").tag(sync=True)
+    """str, default "array": the devices a layout's mesh is made of: "array", the array's own
+    devices (a sub-mesh stays on them; its own mesh order), or "all", every device of the
+    kernel (``jax.make_mesh`` order). Both directions."""
     view_dims = traitlets.List(traitlets.Int()).tag(sync=True)
     """list[int], default: the sharded dimensions first: the array dimensions drawn as rows and
     columns (one for a 1-d array, none for a scalar). Both directions."""
@@ -146,10 +152,30 @@ class ArrayView(CostMixin, ShardView):
         self._devices = list(jax.devices())
         self._memory_kinds = [m.kind for m in jax.local_devices()[0].addressable_memories()]
         self._ndim = source.ndim
-        self._original = state_mod.state_of_sharding(source.sharding, source.ndim)
-        # the original's own mesh, kept for layouts on the same mesh (see _mesh_for)
-        self._mesh: Any = getattr(source.sharding, "mesh", None)
+        # The array's own layout in the controls' terms, and its own mesh (kept for layouts on
+        # it, see _mesh_for): a NamedSharding's, a GSPMD tile assignment's (.gspmd), a mesh of
+        # one device; pmap's internal axis named in words. None for a custom layout.
+        self._mesh, relabel = _own_mesh(source)
+        if relabel and not note:
+            self._note = (
+                f"a jax.pmap output: one slice per device along the mapped dimension; pmap's "
+                f"unnamed mesh axis is shown as {LABEL!r}"
+            )
+        self._own_devices = (
+            list(self._mesh.devices.flat)
+            if self._mesh is not None
+            else list(source.sharding._device_assignment)
+        )
+        shape = tuple(int(d) for d in source.shape)
+        self._original: LayoutState | None = (
+            state_mod.own_state(source.sharding, shape, self._mesh, relabel)
+            if self._mesh is not None
+            else None
+        )
         self._mesh_key = self._original.mesh_key if self._original is not None else None
+        self._max_axes = max(
+            mesh_mod.MAX_AXES, len(self._original.mesh_shape) if self._original else 0
+        )
         # What is shown, without holding a copy: the source (the user's own array), or the
         # sharding of a re-laid-out copy, which is released once its statistics are out and
         # re-made on demand (view.array); a weak reference finds it while someone holds it.
@@ -174,10 +200,10 @@ class ArrayView(CostMixin, ShardView):
             memory_kinds=self._memory_kinds,
             original=self._original,
             reshard_disabled=disabled,
+            own_devices=[int(d.id) for d in self._own_devices],
+            max_axes=self._max_axes,
         )
-        self._first = self._original or state_mod.default_state(
-            source.ndim, len(self._devices), str(source.sharding.memory_kind or "device")
-        )
+        self._first = self._original or state_mod.own_state(source.sharding, shape, None)
         self._set_traits(self._first.to_wire())
         self.view_dims = _default_view_dims(source.ndim, layout_of(source).spec)
         self._quiet = False
@@ -212,8 +238,10 @@ class ArrayView(CostMixin, ShardView):
     def layout(self) -> Layout:
         """Geometry of :attr:`array` as plain data: ``.blocks`` with ``.index``, ``.shape``,
         ``.devices``; ``.mesh``, ``.spec``, ``.devices``, byte counts."""
-        return layout_of_sharding(
-            self._sharding, tuple(int(d) for d in self._source.shape), self._source.dtype
+        return relabel(
+            layout_of_sharding(
+                self._sharding, tuple(int(d) for d in self._source.shape), self._source.dtype
+            )
         )
 
     @property
@@ -282,7 +310,7 @@ class ArrayView(CostMixin, ShardView):
         if bad:
             raise ValueError(f"unknown key {bad[0]!r}; use {', '.join(LAYOUT_TRAITS)}")
         st: LayoutState = self._candidate(changes)
-        state_mod.validate(st, self._source.shape, len(self._devices), self._memory_kinds)
+        self._validate(st, self._source.shape)
         return st
 
     def every_spec(self, limit: int | None = None) -> list[LayoutState]:
@@ -319,6 +347,7 @@ class ArrayView(CostMixin, ShardView):
                 base.axis_types,
                 tuple(combo),
                 base.memory_kind,
+                base.devices,
             )
 
     def variant(self, st: LayoutState, key: int) -> wire.Variant:
@@ -326,7 +355,7 @@ class ArrayView(CostMixin, ShardView):
         without changing the view (what a saved page stores to answer its controls)."""
         self._check(st)
         arr = self._compute(st)
-        lay = layout_of(arr)
+        lay = relabel(layout_of(arr))
         return wire.variant(
             st,
             wire.layout(
@@ -375,14 +404,42 @@ class ArrayView(CostMixin, ShardView):
     def _from_wire(self, d: dict[str, Any]) -> LayoutState:
         return LayoutState.from_wire(d, self._ndim)
 
+    def _adjust(self, d: dict[str, Any], changes: dict[str, Any]) -> None:
+        # A mesh shape that fits only the other device set picks that set, unless the change
+        # names one: ShardView(numpy_array).mesh_shape = [2, 4] lays out on all 8 devices,
+        # view.mesh_shape = [2] on an array of 2 of the 8 stays on its 2.
+        if "devices" in changes or "mesh_shape" not in changes:
+            return
+        try:
+            n = math.prod(int(s) for s in d["mesh_shape"])
+        except (TypeError, ValueError):
+            return  # from_wire says what is wrong with it
+        own, every = len(self._own_devices), len(self._devices)
+        if n == own != every:
+            d["devices"] = "array"
+        elif n == every != own:
+            d["devices"] = "all"
+
     def _check(self, st: LayoutState) -> None:
         if self._options.get("reshard_disabled"):
             raise ValueError(self._options["reshard_disabled"])
         try:
-            state_mod.validate(st, self._source.shape, len(self._devices), self._memory_kinds)
+            self._validate(st, self._source.shape)
         except ValueError as e:
             raise ValueError(self._with_pad_hint(str(e), st)) from None
         self._check_source()
+
+    def _validate(self, st: LayoutState, shape: Any) -> None:
+        """state.validate against the devices st lays out on (the array's own, or all)."""
+        own = st.devices == "array"
+        state_mod.validate(
+            st,
+            shape,
+            len(self._own_devices) if own else len(self._devices),
+            self._memory_kinds,
+            self._max_axes,
+            "the array" if own and len(self._own_devices) != len(self._devices) else "the kernel",
+        )
 
     def _with_pad_hint(self, msg: str, st: LayoutState) -> str:
         """msg, ending with the padding that makes st fit, when padding is all st lacks (the
@@ -394,7 +451,7 @@ class ArrayView(CostMixin, ShardView):
         axes = dict(zip(st.axis_names, st.mesh_shape, strict=False))
         try:
             padded = [n + a for n, (_, a) in zip(shape, pad_for(shape, st.spec, axes), strict=True)]
-            state_mod.validate(st, padded, len(self._devices), self._memory_kinds)
+            self._validate(st, padded)
         except (ValueError, KeyError):
             return msg  # padding would not make it fit: the message says what is wrong
         hint = indivisible_hint(shape, st.spec, axes)
@@ -422,13 +479,15 @@ class ArrayView(CostMixin, ShardView):
 
     def _mesh_for(self, st: LayoutState) -> Any:
         """The mesh of a layout, whatever came before (deterministic device assignment): the
-        original array's own mesh (its device order) for its mesh shape, names and types, else
-        ``jax.make_mesh`` over ``jax.devices()``, as ``shardwidget.mesh.build_mesh`` makes it."""
-        if st.mesh_key == self._mesh_key and self._mesh is not None:
+        original array's own mesh (its device order) for its mesh shape, names and types, when
+        that mesh is on st's devices; else ``jax.make_mesh`` over st's devices (the array's
+        own, in their own order, or ``jax.devices()``), as ``mesh.build_mesh`` makes it."""
+        own = st.devices == "array"
+        same_devices = own or (self._mesh is not None and self._mesh.size == len(self._devices))
+        if st.mesh_key == self._mesh_key and self._mesh is not None and same_devices:
             return self._mesh
-        from ..mesh import build_mesh
-
-        return build_mesh(st.mesh_shape, st.axis_names, st.axis_types, self._devices)
+        devices = self._own_devices if own else self._devices
+        return mesh_mod.build_mesh(st.mesh_shape, st.axis_names, st.axis_types, devices)
 
     def _relayout(self, sharding: Any, what: str) -> Any:
         """The source laid out with sharding, after the memory guard (ValueError in words, with
@@ -441,7 +500,11 @@ class ArrayView(CostMixin, ShardView):
         if sharding != self._source.sharding:
             per_device = layout_of_sharding(sharding, shape, self._source.dtype).bytes_per_device
             memory.check_fits({d: per_device for d in sharding.addressable_devices}, what)
-        out = jax.device_put(self._source, sharding)
+        src = _movable(self._source)
+        try:
+            out = jax.device_put(src, sharding)
+        except AssertionError:  # JAX's reshard of a custom layout to another device order
+            out = jax.device_put(np.asarray(src), sharding)
         out.block_until_ready()
         return out
 
@@ -457,7 +520,7 @@ class ArrayView(CostMixin, ShardView):
         self._array_ref = None if self._is_source else weakref.ref(arr)
         self._shown = st
         self._key += 1
-        lay = layout_of(arr)
+        lay = relabel(layout_of(arr))
         self._held = arr  # released below: the view keeps no copy between updates
         try:
             self._publish_layout(st, arr, lay)
@@ -506,9 +569,17 @@ class ArrayView(CostMixin, ShardView):
     def _tiles_for(self, lay: Layout, compute: bool = True) -> tiles_mod.Tiles | None:
         """The source's tile partials when they serve this layout (computed once per view: the
         source's data never changes; with compute=False only if that already happened)."""
+        if lay.partial:  # each device's partial, not the array's values: no tiles serve it
+            return None
         if self._tiles is _UNSET and compute:
             n = len(self._devices)
-            self._tiles = tiles_mod.tile_summary(self._source, n, wire.values_budget(n))
+            # An unreduced source holds partials: its tiles would not be the array's values.
+            src_partial = bool(spec_mod.unreduced_of(getattr(self._source.sharding, "spec", None)))
+            self._tiles = (
+                None
+                if src_partial
+                else tiles_mod.tile_summary(self._source, n, wire.values_budget(n))
+            )
         t = self._tiles
         return t if isinstance(t, tiles_mod.Tiles) and t.aligned(lay) else None
 
@@ -610,6 +681,54 @@ def _in_kernel() -> bool:
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None else None
     return getattr(shell, "kernel", None) is not None
+
+
+def _own_mesh(arr: Any) -> tuple[Any | None, dict[str, str] | None]:
+    """(the mesh of arr's own layout, axis renames) for the controls: a NamedSharding's mesh
+    (pmap's internal axis renamed to LABEL, a mesh of the same devices), a GSPMD tile
+    assignment's mesh, a one-device mesh for one device; (None, None) for a custom layout."""
+    import jax
+    from jax.sharding import NamedSharding
+
+    sh = arr.sharding
+    if isinstance(sh, NamedSharding):
+        mesh = sh.mesh
+        if INTERNAL_AXIS not in mesh.axis_names:
+            return mesh, None
+        names = tuple(LABEL if a == INTERNAL_AXIS else a for a in mesh.axis_names)
+        renamed = jax.sharding.Mesh(mesh.devices, names, axis_types=mesh.axis_types)
+        return renamed, {INTERNAL_AXIS: LABEL}
+    named = gspmd.named_equivalent(sh, tuple(int(d) for d in arr.shape))
+    if named is not None:
+        return named.mesh, None
+    devs = list(sh._device_assignment)
+    if len(devs) == 1:
+        return jax.sharding.Mesh(np.array(devs, dtype=object), ("x",)), None
+    return None, None
+
+
+def _movable(arr: Any) -> Any:
+    """arr in a form jax.device_put moves to any sharding: unreduced partials summed, a GSPMD
+    layout as its equivalent NamedSharding (the same buffers)."""
+    from jax.sharding import NamedSharding
+
+    if isinstance(arr.sharding, NamedSharding):
+        return _summed(arr)
+    named = gspmd.as_named(arr)
+    return named if named is not None else arr
+
+
+def _summed(arr: Any) -> Any:
+    """arr itself, or for an unreduced array (partial sums on each device) the array it stands
+    for: the partials summed over the unreduced axes, laid out as its partitions. device_put
+    cannot move an unreduced array (JAX has no shard indices for it); a jit with that output
+    sharding makes XLA sum them (an all-reduce over the unreduced axes)."""
+    import jax
+
+    sharding = arr.sharding
+    if not spec_mod.unreduced_of(getattr(sharding, "spec", None)):
+        return arr
+    return jax.jit(lambda a: a, out_shardings=spec_mod.partitions_only(sharding))(arr)
 
 
 def _source_of(arr: Any, original: Any) -> str:

@@ -479,6 +479,8 @@ class ShardView(anywidget.AnyWidget):
             return
         st, self._proposed = self._proposed, None
         if st is None or st == self._shown:  # a later notice of one held change: done
+            if st is not None:  # another spelling of what is shown: the traits in normal form
+                self._set_traits(st.to_wire())
             return
         try:
             self._change(st)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import traitlets
 
 from .. import pmap as pmap_mod
+from .. import spec as spec_mod
 from .. import text, wire
 from .. import trace as trace_mod
 from ..layout import _dtype_name, layout_of
@@ -68,8 +69,9 @@ class FunctionView(CostMixin, ShardView):
     """str, default "jit": "jit" or "shard_map" ("pmap" for a jax.pmap'd function), fixed when
     the view is made (read-only; make another view for the other mode). Python → JS."""
     mesh_shape = traitlets.List(traitlets.Int()).tag(sync=True)
-    """list[int], default: the mesh of the first input with a NamedSharding over every device
-    (else one axis of every device): the mesh every input is laid out on. Both directions."""
+    """list[int], default: the mesh of the first input with a NamedSharding (any devices, its
+    order kept; else of f's first sharding constraint; else one axis of every device): the mesh
+    every input is laid out on. Both directions."""
     axis_names = traitlets.List(traitlets.Unicode()).tag(sync=True)
     """list[str], default: that mesh's (else ["x"]): one name per mesh axis. Both directions."""
     axis_types = traitlets.List(traitlets.Unicode()).tag(sync=True)
@@ -77,10 +79,13 @@ class FunctionView(CostMixin, ShardView):
     Both directions."""
     in_specs = traitlets.List(traitlets.Any()).tag(sync=True)
     """list, default: each input's own spec on that mesh (else replicated): one spec per input
-    array leaf (entries as ArrayView.spec). Both directions."""
+    array leaf (entries as ArrayView.spec). From Python also a single PartitionSpec (every
+    leaf) or a tuple that is a pytree prefix of the arguments, as jax.shard_map reads it. Both
+    directions."""
     out_specs = traitlets.List(traitlets.Any()).tag(sync=True)
     """list, default: None per output in jit mode (XLA chooses); in shard_map mode the spec of
-    the first input of the same rank: one spec per output leaf. Both directions."""
+    the first input of the same rank: one spec per output leaf (from Python also a single
+    PartitionSpec or a pytree prefix of the outputs). Both directions."""
     _trace_options: Any = traitlets.Dict().tag(sync=True)  # a wire TypedDict
     """wire.TraceOptions: the function's leaves and the mesh choices. Python → JS."""
     _trace: Any = traitlets.Dict().tag(sync=True)  # a wire TypedDict
@@ -250,8 +255,36 @@ class FunctionView(CostMixin, ShardView):
         pre = '<pre style="font-family:monospace;white-space:pre;font-size:12px">'
         return f'<div class="shardwidget-snapshot">{err}{pre}{html.escape(repr(self))}</pre></div>'
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        """As ShardView's; ``in_specs`` / ``out_specs`` also take a single PartitionSpec (every
+        leaf, as JAX reads one), which the list traits cannot hold: it goes to set_layout."""
+        if (
+            name in ("in_specs", "out_specs")
+            and value is not None
+            and trace_mod.is_spec(value)
+            and not getattr(self, "_quiet", True)
+        ):
+            self.set_layout(**{name: value})
+            return
+        super().__setattr__(name, value)
+
     # ---------------------------------------------------------------- the change path
     def _adjust(self, d: dict[str, Any], changes: dict[str, Any]) -> None:
+        # Specs as JAX reads them (a single spec, a pytree prefix) become one per leaf.
+        # None (as jax.jit's unspecified shardings): each input's own spec where it has one on
+        # the view's mesh, and the outputs' defaults (XLA chooses; shard_map: see complete).
+        if "in_specs" in changes and changes["in_specs"] is None:
+            own = trace_mod.default_state(self._traced, len(self._devices))
+            d["in_specs"] = [
+                spec_mod.to_wire(s) if own.mesh_key[1] == tuple(d["axis_names"]) else None
+                for s in own.in_specs
+            ]
+        elif "in_specs" in changes:
+            d["in_specs"] = self._traced.in_leaf_specs(changes["in_specs"])
+        if "out_specs" in changes and changes["out_specs"] is None:
+            d["out_specs"] = []
+        elif "out_specs" in changes and changes["out_specs"] not in ([], ()):
+            d["out_specs"] = self._out_leaf_specs(d, changes["out_specs"])
         # A mesh change alone drops the axes the new mesh no longer has from every spec.
         keep = set(d["axis_names"])
         if "in_specs" not in changes:
@@ -261,6 +294,19 @@ class FunctionView(CostMixin, ShardView):
         for k in ("in_specs", "out_specs"):  # anything else: from_wire names it (ValueError)
             if isinstance(d[k], list | tuple):
                 d[k] = list(d[k])
+
+    def _out_leaf_specs(self, d: dict[str, Any], value: Any) -> list[Any]:
+        """out_specs as given, one per output leaf (:meth:`Traced.out_leaf_specs`); as given
+        when f does not trace for the state (the compile then says why)."""
+        try:
+            ins = trace_mod.TraceState.from_wire({**d, "out_specs": []}, self._ndims(), [])
+            self._traced.output_info(ins)
+        except ValueError:  # malformed, or f fails to trace here: the check / compile says so
+            return [value] if trace_mod.is_spec(value) else list(value)
+        return self._traced.out_leaf_specs(value, ins)
+
+    def _ndims(self) -> list[int]:
+        return [len(lf.shape) for lf in self._traced.leaves]
 
     def _from_wire(self, d: dict[str, Any]) -> trace_mod.TraceState:
         ndims = [len(lf.shape) for lf in self._traced.leaves]
@@ -316,7 +362,22 @@ class FunctionView(CostMixin, ShardView):
         try:
             return self._traced.result(st, run=False, checked=True)
         except ValueError as e:
-            raise ValueError(self._with_help(str(e), st)) from None
+            msg = self._with_help(str(e), st)
+            if self.mode == "shard_map" and not st.out_specs:
+                msg = self._default_out_note(msg, st)
+            raise ValueError(msg) from None
+
+    def _default_out_note(self, msg: str, st: trace_mod.TraceState) -> str:
+        """msg, then: out_specs were not given, which ones the view tried (jax.shard_map
+        itself requires them), and how to give them."""
+        try:
+            tried = trace_mod.complete(self._traced, st).out_specs
+        except ValueError:
+            return msg
+        specs = ", ".join(spec_mod.to_text(s or ()) for s in tried)
+        note = f"(out_specs not given: tried [{specs}]; jax.shard_map requires out_specs)"
+        room = wire.MAX_MESSAGE - len(note) - 1
+        return (msg if len(msg) <= room else msg[: room - 1] + "…") + " " + note
 
     def _with_help(self, msg: str, st: trace_mod.TraceState) -> str:
         """msg, ending with what fixes a ShardingTypeError under Explicit axes: the axis
@@ -371,6 +432,13 @@ class FunctionView(CostMixin, ShardView):
             outputs=self._out_leaves,
         )
         opts["mode"] = self.mode  # "pmap" for a pmap'd function (traced as jit of it)
+        own = self._traced.own_mesh
+        if own is not None and own.devices.size < len(self._devices):  # a sub-mesh: offer both
+            from ..mesh import all_factorizations
+
+            mine = all_factorizations(int(own.devices.size))
+            both = opts["factorizations"]
+            opts["factorizations"] = {k: mine.get(k, []) + v for k, v in both.items()}
         if isinstance(self._traced, pmap_mod.PmapTraced):
             opts["static"] = pmap_mod.FIXED
         if _several_processes():
@@ -473,6 +541,10 @@ class FunctionView(CostMixin, ShardView):
                     summaries.append(Summary.unavailable(len(leaf.layout.blocks), why))
                     continue
                 arr = side[i]
+                why = _no_stats(arr)
+                if why:
+                    summaries.append(Summary.unavailable(len(leaf.layout.blocks), why))
+                    continue
                 lay = layout_of(arr)
                 if not self._with_stats:
                     summ = Summary.unavailable(len(lay.blocks), "statistics are off")
@@ -510,6 +582,20 @@ def _several_processes() -> bool:
     import jax
 
     return int(jax.process_count()) > 1
+
+
+def _no_stats(arr: Any) -> str:
+    """Why a leaf of a run has no value statistics ("" when it has): float0 (no data, and
+    not a jax.Array) and PRNG keys (their data is opaque key bits)."""
+    import jax
+
+    from ..layout import _is_extended
+
+    if not isinstance(arr, jax.Array):
+        return f"no data: {_dtype_name(getattr(arr, 'dtype', 'float0'))} (not a jax.Array)"
+    if _is_extended(arr.dtype):
+        return f"PRNG keys ({arr.dtype}): no value statistics; the layout is shown"
+    return ""
 
 
 def _drop_axes(spec: Any, keep: set[str]) -> Any:

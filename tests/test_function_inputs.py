@@ -1,0 +1,231 @@
+"""Function views of odd inputs (issue 10, items 3 and 9): PRNG keys, arguments f does not use,
+constant and None results, float0, int4, tracers. Each checked against calling jax.jit itself."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from shardwidget import ShardView
+from shardwidget.trace import CONSTANT_NOTE, UNUSED_NOTE
+
+
+@pytest.fixture(scope="module")
+def mesh() -> Any:
+    return jax.make_mesh((8,), ("x",))
+
+
+@pytest.fixture(scope="module")
+def x(mesh: Any) -> Any:
+    return jax.device_put(jnp.arange(64.0).reshape(8, 8), NamedSharding(mesh, P("x")))
+
+
+def leaves(tree: Any) -> list[Any]:
+    return jax.tree_util.tree_leaves(tree)
+
+
+def same_shardings(got: list[Any], want: list[Any], shapes: list[Any]) -> None:
+    """Each pair places the same indices on the same devices (specs may differ in trailing
+    Nones, which NamedSharding's == tells apart)."""
+    assert len(got) == len(want) == len(shapes)
+    for g, w, shape in zip(got, want, shapes, strict=True):
+        assert g.devices_indices_map(tuple(shape)) == w.devices_indices_map(tuple(shape))
+
+
+def same_placement(a: Any, b: Any) -> None:
+    """a and b: the same shape, values and devices_indices_map."""
+    assert a.shape == b.shape
+    assert a.sharding.devices_indices_map(a.shape) == b.sharding.devices_indices_map(b.shape)
+
+
+# ------------------------------------------------------------------ item 3: PRNG keys
+def test_prng_key_argument_is_viewed_like_any_array() -> None:
+    def f(k: Any) -> Any:
+        return jax.random.normal(k, (8,))
+
+    key = jax.random.key(0)
+    v = ShardView(f, key)
+    assert v.error == ""
+    assert v.trace is not None and v.trace.ran
+    (inp,) = v.trace.input_leaves
+    assert inp.shape == () and str(inp.dtype) == "key<fry>"
+    assert v._trace_options["inputs"][0]["dtype"] == "key<fry>"
+    want = jax.jit(f)(key)
+    (got,) = v.outputs or []
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    stats = v._trace_stats
+    assert stats["inputs"][0]["status"] == "unavailable"  # keys: layout only, no value stats
+    assert "PRNG key" in stats["inputs"][0]["message"]
+    assert stats["outputs"][0]["status"] == "ready"
+
+
+def test_sharded_key_array_in_and_out_match_jit(mesh: Any) -> None:
+    keys = jax.device_put(jax.random.split(jax.random.key(1), 8), NamedSharding(mesh, P("x")))
+
+    def f(ks: Any) -> Any:
+        u = jax.vmap(lambda k: jax.random.uniform(k, (4,)))(ks)
+        return u, jax.vmap(lambda k: jax.random.split(k, 2))(ks)
+
+    v = ShardView(f, keys)
+    assert v.error == "" and v.trace is not None
+    assert v.in_specs == [["x"]]
+    c = jax.jit(f).lower(keys).compile()
+    assert v.trace.out_shardings == leaves(c.output_shardings)
+    wants = leaves(jax.jit(f)(keys))
+    gots = v.outputs or []
+    for got, want in zip(gots, wants, strict=True):
+        same_placement(got, want)
+    np.testing.assert_array_equal(np.asarray(gots[0]), np.asarray(wants[0]))
+    np.testing.assert_array_equal(jax.random.key_data(gots[1]), jax.random.key_data(wants[1]))
+    assert [lf.dtype for lf in v.trace.output_leaves][1] == gots[1].dtype
+    assert "PRNG key" in v._trace_stats["outputs"][1]["message"]
+
+
+# ------------------------------------------------------------------ item 9: odd inputs
+def test_unused_argument_is_dropped_by_xla_and_said(x: Any) -> None:
+    def f(a: Any, b: Any) -> Any:
+        return a * 2
+
+    y = jnp.ones((8, 4))
+    v = ShardView(f, x, y)
+    assert v.error == "" and v.trace is not None and v.trace.ran
+    c = jax.jit(f, in_shardings=(x.sharding, None)).lower(x, y).compile()
+    assert c.input_shardings[0][1] is None  # what XLA does with it
+    assert v.trace.out_shardings == leaves(c.output_shardings)
+    assert v.trace.notes["in"] == ["", UNUSED_NOTE]
+    assert v._trace["inputs"][1]["note"] == UNUSED_NOTE
+    (got,) = v.outputs or []
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(jax.jit(f)(x, y)))
+    same_placement(got, jax.jit(f)(x, y))
+    v.set_layout(in_specs=[["x", None], ["x", None]])  # re-laying out the unused one works too
+    assert v.error == "" and v.trace.in_shardings[1].spec == P("x", None)
+
+
+@pytest.mark.parametrize(
+    ("f", "n_out"),
+    [(lambda a: 3.0, 1), (lambda a: None, 0), (lambda a: (a + 1, jnp.float32(2)), 2)],
+    ids=["constant", "none", "array-and-constant"],
+)
+def test_constant_and_none_results(x: Any, f: Any, n_out: int) -> None:
+    v = ShardView(f, x)
+    assert v.error == "" and v.trace is not None and v.trace.ran
+    # The view compiles under jax.set_mesh (for Explicit axes): a constant lands replicated on
+    # the mesh there, as it does for the user's own jax.jit(f) under that mesh.
+    with jax.set_mesh(x.sharding.mesh):
+        c = jax.jit(f).lower(x).compile()
+        wants = leaves(jax.jit(f)(x))
+    assert v.trace.out_shardings == leaves(c.output_shardings)
+    assert len(v.trace.output_leaves) == n_out
+    gots = v.outputs or []
+    assert len(gots) == n_out
+    for got, want in zip(gots, wants, strict=True):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+        same_placement(got, want)
+    if n_out:
+        assert v.trace.notes["out"][-1] == CONSTANT_NOTE
+    assert v.trace.notes["out"][:-1] == [""] * (n_out - 1) or n_out <= 1
+
+
+def test_float0_argument(x: Any) -> None:
+    def f(a: Any, t: Any) -> Any:
+        return a * 2
+
+    t = np.zeros((8,), jax.dtypes.float0)
+    v = ShardView(f, x, t)
+    assert v.error == "" and v.trace is not None and v.trace.ran
+    assert v._trace_options["inputs"][1]["dtype"] == "float0"
+    assert "float0" in v.trace.notes["in"][1]
+    (got,) = v.outputs or []
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(jax.jit(f)(x, t)))
+    assert v._trace_stats["inputs"][1]["status"] == "unavailable"
+
+
+@pytest.mark.parametrize("dtype", [jnp.int4, jnp.uint4])
+def test_int4_compiles_and_says_it_is_not_run(mesh: Any, dtype: Any) -> None:
+    a = jax.device_put(jnp.ones((8, 8), dtype), NamedSharding(mesh, P("x")))
+
+    def f(v: Any) -> Any:
+        return (v + 1).astype(jnp.int8).sum(0)
+
+    v = ShardView(f, a)
+    assert v.trace is not None and not v.trace.ran
+    c = jax.jit(f).lower(a).compile()
+    same_shardings(v.trace.in_shardings, leaves(c.input_shardings[0]), [(8, 8)])
+    same_shardings(v.trace.out_shardings, leaves(c.output_shardings), [(8,)])
+    assert [k.kind for k in v.trace.collectives] == ["all-reduce"]
+    assert "all-reduce" in c.as_text()
+    why = v._trace_options["run_disabled"]
+    assert why.startswith("not run: " + jnp.dtype(dtype).name) and "compiled layout" in why
+    assert v._trace_stats["outputs"][0]["message"] == why
+    with pytest.raises(Exception, match="layouts"):  # what running the executable would do
+        c(a)
+
+
+def test_tracers_are_refused_in_words(x: Any) -> None:
+    def g(a: Any) -> Any:
+        ShardView(lambda b: b * 2, a)
+        return a
+
+    with pytest.raises(TypeError, match=r"tracer .* outside jit/vmap/grad"):
+        jax.jit(g)(x)
+    with pytest.raises(TypeError, match="tracer"):
+        jax.vmap(g)(x)
+
+
+def test_constants_through_shard_map_and_nested_jit(x: Any, mesh: Any) -> None:
+    def body(a: Any) -> Any:
+        return jnp.float32(3), a * 2
+
+    v = ShardView(body, x, mode="shard_map", in_specs=P("x"), out_specs=(P(), P("x")))
+    want = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=(P(), P("x"))))(x)
+    assert v.trace is not None and v.trace.notes["out"] == [CONSTANT_NOTE, ""]
+    for got, w in zip(v.outputs or [], want, strict=True):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(w))
+        same_placement(got, w)
+    nested = jax.jit(lambda a: (a * 2, 4.0))
+    v2 = ShardView(nested, x)
+    assert v2.trace is not None and v2.trace.notes["out"] == ["", CONSTANT_NOTE]
+    v3 = ShardView(lambda a: a, x)  # an input passed through is not a constant
+    assert v3.trace is not None and v3.trace.notes == {"in": [], "out": []}
+
+
+def test_unused_argument_in_shard_map_mode(x: Any, mesh: Any) -> None:
+    def body(a: Any, b: Any) -> Any:
+        return a * 2
+
+    v = ShardView(body, x, x, mode="shard_map", in_specs=P("x"), out_specs=P("x"))
+    assert v.trace is not None and v.trace.notes["in"] == ["", UNUSED_NOTE]
+    want = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P("x")))(x, x)
+    (got,) = v.outputs or []
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    same_placement(got, want)
+
+
+def test_odd_input_views_hold_no_device_memory_between_updates(mesh: Any) -> None:
+    import gc
+
+    from shardwidget import memory
+
+    def live() -> int:
+        gc.collect()
+        return sum(memory.buffers(jax.live_arrays()).values())
+
+    keys = jax.device_put(jax.random.split(jax.random.key(2), 8), NamedSharding(mesh, P("x")))
+    sub = jax.make_mesh((2,), ("x",), devices=jax.devices()[2:4])
+    a = jax.device_put(jnp.ones((8, 8)), NamedSharding(sub, P("x")))
+    before = live()
+    views = [
+        ShardView(lambda k: jax.vmap(lambda k1: jax.random.normal(k1, (4,)))(k), keys),
+        ShardView(lambda p, q: p * 2, a, a),
+    ]
+    assert all(v.error == "" for v in views)
+    assert live() == before
+    views[0].set_layout(in_specs=[[None]])
+    views[1].set_layout(in_specs=[[None, "x"], [None, None]])
+    assert live() == before

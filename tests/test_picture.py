@@ -203,3 +203,17 @@ def test_to_png_inside_a_running_event_loop(tmp_path: pathlib.Path) -> None:
 
     w, _h = asyncio.run(cell())
     assert w == 300 and (tmp_path / "in_loop.png").read_bytes()[:8] == png.PNG_MAGIC
+
+
+def test_narrow_pictures_wrap_their_words() -> None:
+    """At 480 px the legend and header lines wrap instead of running past the edge (estimated
+    with a sans-serif character of 0.56 em, the width the wrapping assumes)."""
+    a = _put(jnp.ones((16, 8)), (2, 4), ("x", "y"), P("x", None))
+    root = ET.fromstring(ShardView(a).to_svg(width=480))
+    width = int(root.get("width", 0))
+    for t in root.iter(f"{NS}text"):
+        if "mono" in (t.get("font-family") or "") or t.get("transform"):
+            continue
+        size, x = float(t.get("font-size", 12)), float(t.get("x", 0))
+        n = len("".join(t.itertext()))
+        assert x + n * size * 0.56 <= width, "".join(t.itertext())

@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import html
 import math
+import textwrap
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -62,6 +63,11 @@ def ramp(t: float) -> tuple[int, int, int]:
         _round(a[1] + (b[1] - a[1]) * f),
         _round(a[2] + (b[2] - a[2]) * f),
     )
+
+
+def _wrap(text: str, width_px: float, size: float = 11.5) -> list[str]:
+    """text in lines of at most width_px (a sans-serif character is about 0.56 em wide)."""
+    return textwrap.wrap(text, max(12, int(width_px / (size * 0.56)))) or [""]
 
 
 def _round(v: float) -> int:
@@ -150,7 +156,7 @@ def array_svg(
     ids = [*(lay.mesh.device_ids if lay.mesh else ()), *(d.id for d in lay.devices)]
     color_of = color_scheme(n_devices, ids)
     svg = Svg()
-    y = header(svg, lay, 12, 20)
+    y = header(svg, lay, 12, 20, width)
     mesh_w = min(260, width // 3)
     grid_w = width - mesh_w - 40
     heat = heat_range(summary)
@@ -161,7 +167,7 @@ def array_svg(
     return svg.done(width, y + 8, f"{lay.typeof} {lay.spec_text} {lay.memory_kind}".strip())
 
 
-def header(svg: Svg, lay: Layout, x: float, y: float) -> float:
+def header(svg: Svg, lay: Layout, x: float, y: float, width: float = 760) -> float:
     """The type, spec and memory kind, then the mesh and sizes; returns the y below."""
     head = f"{lay.typeof}  {lay.spec_text}  {lay.memory_kind}".replace("  ", " · ").strip()
     svg.text(x, y, head, size=14, mono=True, weight="bold")
@@ -176,14 +182,13 @@ def header(svg: Svg, lay: Layout, x: float, y: float) -> float:
     else:
         mesh_text = f"{lay.sharding_type} · "
     nb = len(lay.blocks)
-    svg.text(
-        x,
-        y + 18,
+    line = (
         f"{mesh_text}{lay.n_devices} devices · {nb} block{'s' if nb != 1 else ''} · "
-        f"replication {lay.replication} · {fmt_bytes(lay.bytes_per_device)} per device",
-        fill=FG2,
+        f"replication {lay.replication} · {fmt_bytes(lay.bytes_per_device)} per device"
     )
-    return y + 26
+    for i, part in enumerate(_wrap(line, width - 2 * x, 12)):
+        svg.text(x, y + 18 + 16 * i, part, fill=FG2)
+    return y + 26 + 16 * (len(_wrap(line, width - 2 * x, 12)) - 1)
 
 
 def heat_range(summary: Summary | None) -> tuple[float, float] | None:
@@ -396,13 +401,15 @@ def legend(
     svg.text(x0, y0 + 10, "Legend", size=12, weight="bold", fill=FG2)
     y = y0 + 28
     for line in lg.replication:
-        svg.text(x0 + 8, y, f"• {line}", size=11.5)
-        y += 16
+        for i, part in enumerate(_wrap(line, width - 24)):
+            svg.text(x0 + (8 if i == 0 else 18), y, f"• {part}" if i == 0 else part, size=11.5)
+            y += 16
     y += 4
     for mark, meaning in lg.marks:
         svg.text(x0 + 8, y, mark, size=11.5, weight="bold")
-        svg.text(x0 + 120, y, meaning, size=11.5, fill=FG2)
-        y += 16
+        for part in _wrap(meaning, width - 120):
+            svg.text(x0 + 120, y, part, size=11.5, fill=FG2)
+            y += 16
     gid = "sw-ramp"
     stops = "".join(f'<stop offset="{i / 8:.3f}" stop-color="rgb{VIRIDIS[i]}"/>' for i in range(9))
     svg.defs.append(f'<linearGradient id="{gid}">{stops}</linearGradient>')
@@ -460,15 +467,17 @@ def function_svg(
         h = 18 + grid(svg, lay, None, (), x, y + 18, col_w, 200, color_of, None)
         row_h = max(row_h, h)
     y += row_h + 24
-    y = _collectives(svg, res, 12, y)
+    y = _collectives(svg, res, 12, y, width - 24)
     if res.memory:
         mem = " · ".join(f"{k} {fmt_bytes(v)}" for k, v in res.memory.items() if v)
-        svg.text(12, y + 14, f"Memory per device: {mem}", size=11.5, fill=FG2)
-        y += 22
+        for part in _wrap(f"Memory per device: {mem}", width - 24):
+            svg.text(12, y + 14, part, size=11.5, fill=FG2)
+            y += 16
+        y += 6
     return svg.done(width, y + 8, f"{name} compiled on mesh {axes}")
 
 
-def _collectives(svg: Svg, res: TraceResult, x: float, y: float) -> float:
+def _collectives(svg: Svg, res: TraceResult, x: float, y: float, width: float) -> float:
     svg.text(x, y + 10, "Communication", size=12, weight="bold", fill=FG2)
     y += 28
     if not res.collectives:
@@ -476,15 +485,14 @@ def _collectives(svg: Svg, res: TraceResult, x: float, y: float) -> float:
         return y + 10
     for c in res.collectives[:24]:
         over = f"over {' × '.join(c.axes)}" if c.axes else "over device groups"
-        svg.text(
-            x + 8,
-            y,
+        line = (
             f"• {c.kind} {over} · {fmt_bytes(c.bytes)} per device · {c.n_groups} group"
             f"{'s' if c.n_groups != 1 else ''} of {c.group_size} · result {c.dtype}"
-            f"[{','.join(map(str, c.shape))}]",
-            size=11.5,
+            f"[{','.join(map(str, c.shape))}]"
         )
-        y += 16
+        for i, part in enumerate(_wrap(line, width - 8)):
+            svg.text(x + (8 if i == 0 else 18), y, part, size=11.5)
+            y += 16
     if len(res.collectives) > 24:
         svg.text(x + 8, y, f"… and {len(res.collectives) - 24} more", size=11.5, fill=FG3)
         y += 16

@@ -42,6 +42,17 @@ def test_update_benchmark_smoke() -> None:
     )
     assert ratios, f"no ratio line:\n{out}"
     assert all(float(g) > 0 for g in ratios.groups()), ratios.group(0)
+    # our share of the wait for the grid: to grid = JAX's device_put + ours
+    ours = re.search(
+        r"^ours\s+8 devices: to grid (\d+\.\d+) ms = JAX device_put (\d+\.\d+) ms "
+        r"\+ ours (\d+\.\d+) ms \((\d+)%; no target\); bare device_put (\d+\.\d+) ms",
+        out,
+        re.M,
+    )
+    assert ours, f"no 'ours' line:\n{out}"
+    grid, put, mine, share, bare = (float(g) for g in ours.groups())
+    assert grid > 0 and put > 0 and bare > 0 and 0 < mine < grid
+    assert abs(grid - put - mine) < 0.11 and abs(100 * mine / grid - share) <= 1, ours.group(0)
 
 
 @pytest.mark.slow

@@ -183,13 +183,51 @@ def test_host_path_agrees_with_the_compiled_one(monkeypatch, shape, spec, view_d
     arr = put(x, (2, 4), ("x", "y"), spec)
     lay, want = summarize(arr, view_dims)
 
+    tries: list[int] = []
+
     def refuse(*_a, **_k):
+        tries.append(1)
         raise RuntimeError("INVALID_ARGUMENT: Multiprocess computations aren't implemented")
 
+    monkeypatch.setattr(S, "_REFUSED", {})  # this test's refusals stay in this test
     monkeypatch.setattr(S, "_compiled", refuse)
     _, got = summarize(arr, view_dims)
     assert_same_summary(got, want, lay, x)
+    # refused once on this many devices: the next summary goes to the host at once
+    _, again = summarize(arr, view_dims)
+    assert len(tries) == 1
+    assert_same_summary(again, want, lay, x)
     # too much data to copy out: the original error, which the widget shows in words
     monkeypatch.setattr(S, "HOST_FALLBACK_BYTES", 16)
     with pytest.raises(RuntimeError, match="Multiprocess"):
         summarize(arr, view_dims)
+
+
+@pytest.mark.parametrize(
+    ("shard", "dims", "thumb", "pool"),
+    [
+        ((64, 64), (0, 1), (11, 11), (6, 6)),  # edge-padded windows (4096 devices)
+        ((64, 48), (0, 1), (8, 8), (8, 6)),  # exact windows
+        ((5, 7, 9), (2, 0), (5, 2), (2, 3)),  # 3-D, transposed, other dim averaged, padded
+        ((1, 30), (0, 1), (1, 4), (1, 8)),  # one row, padded columns
+        ((40,), (0,), (1, 7), (1, 6)),  # 1-D
+    ],
+)
+def test_host_thumbnails_equal_padded_pooling(shard, dims, thumb, pool):
+    """The host pools a stack of blocks without copying them into a padded array: the same
+    pixels as numpy's edge padding then window means, and as the compiled (jnp) path."""
+    ys = np.random.default_rng(0).standard_normal((6, *shard)).astype(np.float32)
+    plan = S.Plan(dims, thumb, pool, values=False)
+    got = S._thumbnails(ys, plan, np)
+    for b in range(ys.shape[0]):
+        other = tuple(d for d in range(len(shard)) if d not in dims)
+        img = ys[b].mean(axis=other) if other else ys[b]
+        img = img.T if len(dims) == 2 and dims[0] > dims[1] else img
+        img = img if img.ndim == 2 else img[None, :]
+        (th, tw), (fh, fw) = thumb, pool
+        img = np.pad(img, ((0, th * fh - img.shape[0]), (0, tw * fw - img.shape[1])), "edge")
+        want = img.reshape(th, fh, tw, fw).mean(axis=(1, 3)).reshape(-1)
+        np.testing.assert_allclose(got[b], want, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(
+            np.asarray(S._thumbnail(jnp.asarray(ys[b]), plan, jnp)), want, rtol=1e-5, atol=1e-6
+        )

@@ -1,7 +1,7 @@
 // The layout form: mesh shape, axis names / types, spec per dimension, memory kind, reset.
 import type { AxisType, DeviceSet, HistoryWire, LayoutState, Options } from "../wire";
-import { historyButtons } from "../shared/history";
 import { compressIds } from "./labels";
+import { historyButtons } from "../shared/history";
 import { decodeEntry, encodeEntry, specOptions, specString } from "../shared/spec";
 import {
   axisCountChoices,

@@ -63,17 +63,6 @@ export function devicesAt(mesh: MeshInfo, q: { axes: Map<string, [number, number
   return out;
 }
 
-/** An example coordinate query for the find box's placeholder: "x=1,y=*" ("" without a mesh of
- *  several devices). */
-export function coordExample(mesh: MeshInfo | null): string {
-  if (!mesh || mesh.device_ids.length < 2) return "";
-  const k = mesh.axis_sizes.findIndex((s) => s > 1);
-  if (k < 0) return "";
-  const first = `${mesh.axis_names[k]}=${mesh.axis_sizes[k] - 1}`;
-  const other = mesh.axis_names.find((_, i) => i !== k);
-  return other === undefined ? first : `${first},${other}=*`;
-}
-
 /** "x=1, y=2": where a device sits in the mesh ("" when it is not in it). */
 export function coordText(mesh: MeshInfo | null, id: number): string {
   if (!mesh) return "";

@@ -1,7 +1,6 @@
 // Header: what the array is, how it is laid out; busy / error / statistics status.
 import type { Layout, Stats } from "../wire";
 import { CopyButton } from "../shared/copy";
-import { coordExample } from "./find";
 import { formatBytes, plural } from "../shared/text";
 
 let findCount = 0;
@@ -150,13 +149,13 @@ export class Header {
     // ids or mesh coordinates (array/find.ts)
     this.findInput = doc.createElement("input");
     this.findInput.type = "search";
-    this.findInput.placeholder = "12, 12-15, 3,7,9";
+    this.findInput.placeholder = "12, 12-15, x=1,y=*";
     this.findInput.autocomplete = "off";
     this.findInput.spellcheck = false;
     this.findInput.size = 14;
     this.findInput.dataset.key = "find";
     this.findInput.title =
-      "Highlight devices by id: 1234, a range 12-15, or a list 3,7,9. Esc clears.";
+      "Highlight devices by id: 1234, a range 12-15, a list 3,7,9; or by mesh coordinate: x=3, y=*, x=1,y=2, x=0-1. Esc clears.";
     this.findMsg = mk("span", "sw-find-msg");
     this.findMsg.id = `sw-find-msg-${++findCount}`;
     this.findMsg.setAttribute("aria-live", "polite");
@@ -198,14 +197,18 @@ export class Header {
     }
     this.copy.set(layout.code ?? "");
     const ex = findExamples(layout.devices.ids);
-    const coord = coordExample(layout.mesh);
-    this.findInput.placeholder = [...ex.slice(0, coord ? 2 : 3), ...(coord ? [coord] : [])].join(", ");
+    // A mesh coordinate example (x=1,y=*) when the layout has a mesh of more than one device.
+    const m = layout.mesh;
+    const coord =
+      m && m.axis_names.length && layout.devices.ids.length > 1
+        ? `${m.axis_names[0]}=${m.axis_sizes[0] > 1 ? 1 : 0}` + (m.axis_names.length > 1 ? `,${m.axis_names[1]}=*` : "")
+        : "";
+    this.findInput.placeholder = [...ex, ...(coord ? [coord] : [])].join(", ");
     this.findInput.title =
       layout.devices.ids.length === 1
         ? `Highlight device ${ex[0]} (the only device). Esc clears.`
         : `Highlight devices by id: ${ex[0]}, a range ${ex[1]}${ex[2] ? `, or a list ${ex[2]}` : ""}` +
-          (coord ? `; or by mesh coordinate: ${coord} (axis=position, * for any, a range 0-1)` : "") +
-          ". Esc clears.";
+          `${coord ? `, or by mesh coordinate ${coord}` : ""}. Esc clears.`;
     this.typeofEl.textContent = layout.typeof;
     this.typeofEl.title = `shape (${layout.shape.join(", ")}), ${layout.dtype}`;
     const badge = (text: string, title: string, cls = "") => {

@@ -47,11 +47,11 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
   private arrayPane: ArrayPane;
   private meshPane: MeshPane;
   private detailEl: HTMLElement;
-  private legend: LegendPanel;
   /** What the re-layout moves (null in an embedded view: the function view shows its cost). */
   private transfer: TransferPanel | null = null;
   /** Devices of a lit collective's groups (hovering a collective), or null. */
   private groupLit: Set<number> | null = null;
+  private legend: LegendPanel;
   private dirty = new Set<Dirty>();
   private slice: number[] = [];
   private sliceShapeKey = "";
@@ -143,9 +143,8 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
     this.header.addAction(this.picture.el);
     this.root.append(this.header.el);
     if (this.transfer) this.root.append(this.transfer.line);
-    this.root.append(this.controls.el, main);
+    this.root.append(this.controls.el, main, this.legend.el);
     if (this.transfer) this.root.append(this.transfer.section);
-    this.root.append(this.legend.el);
     if (viewOpts.embedded) {
       this.root.classList.add("sw-embedded");
       this.header.el.hidden = true;

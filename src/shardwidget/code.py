@@ -13,6 +13,7 @@ sub-set of devices) as an explicit device array.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -72,17 +73,25 @@ def mesh_lines(
 def make_mesh_ids(mesh: MeshInfo) -> list[int] | None:
     """The device ids, in mesh order, of ``jax.make_mesh`` for this mesh's shape over every
     device (None where make_mesh cannot make it, e.g. a mesh over some of the devices)."""
+    ids = _make_mesh_ids(mesh.axis_sizes, mesh.axis_names)
+    return list(ids) if ids is not None else None
+
+
+@functools.lru_cache(maxsize=32)
+def _make_mesh_ids(sizes: tuple[int, ...], names: tuple[str, ...]) -> tuple[int, ...] | None:
+    """make_mesh_ids, once per mesh shape and names: the devices never change in a process, and
+    make_mesh takes ~9 ms at 4096 devices, on the path of every layout change (view.code)."""
     import math
 
     import jax
 
-    if math.prod(mesh.axis_sizes) != len(jax.devices()):
+    if math.prod(sizes) != len(jax.devices()):
         return None
     try:
-        m = jax.make_mesh(mesh.axis_sizes, mesh.axis_names)
+        m = jax.make_mesh(sizes, names)
     except Exception:  # make_mesh refuses some shapes on some topologies: say it by devices
         return None
-    return [int(d.id) for d in m.devices.flat]
+    return tuple(int(d.id) for d in m.devices.flat)
 
 
 def _header(needs_np: bool) -> list[str]:

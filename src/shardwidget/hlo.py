@@ -72,7 +72,9 @@ class HloShape:
     """One array shape of an HLO instruction: dtype and dimensions."""
 
     dtype: str
+    """HLO element type: "f32", "bf16", "s32", "pred", …."""
     dims: tuple[int, ...]
+    """The dimensions."""
 
     @property
     def nbytes(self) -> int:
@@ -91,15 +93,21 @@ class Collective:
     shape: tuple[int, ...]
     """Result shape on one device (the first array of a tuple result)."""
     dtype: str
+    """HLO element type of the result ("f32", …)."""
     bytes: int
     """Bytes one device sends (see the module docstring)."""
     group_size: int
+    """Devices per group."""
     n_groups: int
+    """How many groups run it side by side."""
     groups: tuple[tuple[int, ...], ...] = field(repr=False)
     """Groups of device ids (collective-permute: (source, target) pairs that move data)."""
     groups_text: str = field(repr=False, default="")
+    """The groups as the HLO writes them (replica_groups or source_target_pairs)."""
     op_name: str = field(repr=False, default="")
+    """The JAX operation it came from (the HLO metadata's op_name), "" when none."""
     source: str = field(repr=False, default="")
+    """The user's line it came from ("file.py:12"), "" when the HLO does not say."""
     partial: bool = field(repr=False, default=False)
     """True when a group covers only part of an axis (e.g. pairs along x)."""
     name: str = field(repr=False, default="")

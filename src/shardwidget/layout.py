@@ -65,8 +65,11 @@ class MeshInfo:
     """A mesh as plain data: axis names, sizes and types, device ids in mesh order."""
 
     axis_names: tuple[str, ...]
+    """The mesh axis names, in mesh order."""
     axis_sizes: tuple[int, ...]
+    """Devices along each axis."""
     axis_types: tuple[str, ...]
+    """"auto" or "explicit" (or "manual") per axis."""
     device_ids: tuple[int, ...]  # mesh order, row-major
 
     @property
@@ -196,7 +199,10 @@ class Layout:
         return spec_mod.to_text(self.spec, self.unreduced)
 
 
+@lru_cache(maxsize=1 << 16)
 def _device_info(d: Any) -> DeviceInfo:
+    """DeviceInfo of a jax device (cached: a process's devices never change, and every new
+    layout of thousands of devices asks for all of them)."""
     coords = getattr(d, "coords", None)
     core = getattr(d, "core_on_chip", None)
     return DeviceInfo(
@@ -262,8 +268,10 @@ def _geometry(sharding: Any, shape: tuple[int, ...]) -> tuple[tuple[Block, ...],
     groups: dict[Index, list[int]] = {}
     for dev, idx in sharding.devices_indices_map(shape).items():
         groups.setdefault(_norm_index(idx, shape), []).append(int(dev.id))
-    # Row-major order of block starts: the order a person reads the array in.
-    ordered = sorted(groups.items(), key=lambda kv: tuple(a for a, _ in kv[0]))
+    # Row-major order of block starts: the order a person reads the array in. Blocks that
+    # start together end together (equal shard shapes), so the index tuples themselves sort
+    # the same way, without a key function (4096 blocks: a fifth of the time).
+    ordered = sorted(groups.items(), key=lambda kv: kv[0])
     blocks = tuple(Block(index=k, devices=tuple(v)) for k, v in ordered)
     device_block = {d: b for b, blk in enumerate(blocks) for d in blk.devices}
     return blocks, device_block

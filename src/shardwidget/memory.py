@@ -63,8 +63,10 @@ def check_fits(need: Mapping[Any, int], what: str) -> None:
     here = jax.process_index()
     devices = [d for d in need if getattr(d, "process_index", here) == here]  # this process's
     per_device, host = free_memory(devices)
-    shared = 0
-    for d in devices:
+    # Devices that do not report their own memory share the host's. When none reports (CPU,
+    # thousands of simulated devices on the path of every layout change), one sum does.
+    shared = 0 if per_device else sum(int(need[d]) for d in devices)
+    for d in devices if per_device else ():
         n = int(need[d])
         free = per_device.get(int(d.id))
         if free is None:

@@ -40,6 +40,7 @@ class Leaf:
     """An array argument of the function: where it sits in the arguments, shape and dtype."""
 
     path: str
+    """Where it sits in the arguments, as the user would write it ("a", "params['w']")."""
     shape: tuple[int, ...]
     dtype: Any
     value: Any
@@ -124,11 +125,17 @@ class Constraint:
     """An intermediate the user pinned with with_sharding_constraint or reshard."""
 
     kind: str
+    """"with_sharding_constraint" or "reshard"."""
     shape: tuple[int, ...]
+    """The global shape of the pinned value."""
     dtype: str
+    """Its dtype, as text."""
     sharding: Any
+    """The sharding asked for (as the jaxpr carries it)."""
     spec_text: str
+    """That sharding's spec as Python text, "P('x', None)" (else the sharding's repr)."""
     source: str
+    """Where the user's code asked for it ("file.py:12"), "" when JAX does not say."""
 
 
 @dataclass(frozen=True)
@@ -137,10 +144,12 @@ class LeafResult:
     the executable's sharding, the shape one device sees, and its geometry."""
 
     path: str
+    """The leaf's name: an input as the user wrote it, an output "out", "out[0]", …."""
     shape: tuple[int, ...]
     dtype: Any
     sharding: Any
     local_shape: tuple[int, ...]
+    """The shape one device holds (in shard_map mode, what the body sees or returns)."""
     layout: Layout
     """Blocks and devices of the leaf: of the computed array when the function ran, else
     of the sharding."""
@@ -161,14 +170,20 @@ class TraceResult:
     out_shardings: list[Any]
     """One per flattened output leaf: the executable's own."""
     in_shapes: list[tuple[int, ...]]
+    """Global shape of each flattened input array leaf."""
     in_dtypes: list[Any]
+    """Dtype of each flattened input array leaf."""
     out_shapes: list[tuple[int, ...]]
+    """Global shape of each flattened output leaf."""
     out_dtypes: list[Any]
+    """Dtype of each flattened output leaf."""
     local_shapes: dict[str, list[tuple[int, ...]]]
     """{"in": [...], "out": [...]}: the shape one device sees for every input and output leaf
     (in shard_map mode, the shapes the body is traced with and returns)."""
     collectives: list[hlo.Collective]
+    """The collectives of the compiled HLO, with the mesh axes they run over."""
     constraints: list[Constraint]
+    """The intermediates pinned with with_sharding_constraint or reshard, in program order."""
     memory: dict[str, int]
     """Per device, bytes: argument, output, alias, temp, generated_code, peak (= argument +
     output - alias + temp). Empty when XLA gives no analysis."""
@@ -182,7 +197,9 @@ class TraceResult:
     out_paths: list[str] = field(default_factory=list)
     """Names of the output leaves: "out" for a single array, else "out[0]", "out['loss']"…"""
     compile_ms: float = 0.0
+    """Milliseconds the trace, lowering and compile took (0 when it came from the cache)."""
     run_ms: float = 0.0
+    """Milliseconds the run took (0 when it did not run)."""
     run_error: str = ""
     """Why running the compiled function failed ("" when it ran or was not run)."""
     ran: bool = False

@@ -5066,8 +5066,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 196.7,
-  "run_ms": 8.5,
+  "compile_ms": 203.4,
+  "run_ms": 30.2,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -6133,8 +6133,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 88.4,
-  "run_ms": 15.0,
+  "compile_ms": 67.7,
+  "run_ms": 1.2,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7133,8 +7133,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 222.6,
-  "run_ms": 10.7,
+  "compile_ms": 137.2,
+  "run_ms": 9.6,
   "cached": false,
   "ran": true,
   "left_out": {

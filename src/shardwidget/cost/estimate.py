@@ -83,7 +83,9 @@ class CollectiveTime:
 
     collective: hlo.Collective
     seconds: float
+    """Its estimated time on the preset, by the ring model."""
     formula: str
+    """The arithmetic behind ``seconds``, in words and numbers."""
 
     @property
     def kind(self) -> str:
@@ -103,20 +105,29 @@ class Estimate:
 
     hardware: Hardware
     compute_s: float
+    """FLOPs / peak_flops."""
     memory_s: float
+    """Bytes accessed / hbm_bandwidth."""
     collectives: list[CollectiveTime]
+    """Each collective with its time."""
     total_s: float
+    """max(compute, memory) + the collectives (and a point-to-point transfer)."""
     bound: str
     """"compute", "memory" or "communication" ("" when every part is 0)."""
     fits: bool | None
     """peak bytes per device <= hbm_bytes; None when XLA gave no memory analysis."""
     peak_bytes: int | None
+    """Peak bytes per device from XLA's memory analysis; None when it gave none."""
     flops: float
+    """FLOPs per device (XLA's cost analysis)."""
     bytes_accessed: float
+    """Bytes per device read and written (XLA's cost analysis)."""
     transfer_s: float = 0.0
     """A re-layout XLA compiled no collective for: the largest bytes one device receives / B."""
     transfer_formula: str = field(default="", repr=False)
+    """The arithmetic behind ``transfer_s`` ("" without one)."""
     overlap: str = field(default=OVERLAP, repr=False)
+    """The assumption about what overlaps, in words."""
 
     @property
     def communication_s(self) -> float:

@@ -57,6 +57,8 @@ class Hardware:
     """One device of a target machine. Units in the module docstring; all numbers > 0."""
 
     name: str
+    """The preset's name ("tpu-v5e", "h100", …), as ``hardware`` traits and
+    ``estimate(...)`` take it."""
     peak_flops: float
     """FLOP/s, dense bf16."""
     hbm_bytes: float
@@ -66,6 +68,7 @@ class Hardware:
     ici_bandwidth: float
     """Bytes/s one device sends over one mesh axis in a collective."""
     label: str = ""
+    """The name the dropdown shows ("" shows ``name``)."""
     source: str = ""
     """Where the numbers come from (URLs), or how they were measured."""
 

@@ -123,15 +123,15 @@ class ShardView(anywidget.AnyWidget):
     not). Python → JS."""
     busy = traitlets.Bool(False).tag(sync=True)
     """bool, default False: True while the kernel computes a requested layout. Python → JS."""
+    _fallback_id = traitlets.Unicode("").tag(sync=True)
+    """str: the display id of the picture shown beside the widget (views/fallback.py), which the
+    live widget hides. Python → JS."""
     _history: Any = traitlets.Dict().tag(sync=True)  # a wire TypedDict
     """wire.HistoryWire: how many steps :meth:`undo` and :meth:`redo` can take, and to what.
     Python → JS (the undo/redo buttons send a ``history`` message)."""
 
     HISTORY_LIMIT: ClassVar[int] = 50
     """The most layouts a view remembers (the oldest are forgotten first)."""
-    _fallback_id = traitlets.Unicode("").tag(sync=True)
-    """str: the display id of the picture shown beside the widget (views/fallback.py), which the
-    live widget hides. Python → JS."""
 
     def __new__(cls, obj: Any = None, /, *args: Any, **kwargs: Any) -> Any:
         """Pick the subclass: a callable first argument makes a FunctionView, anything else an
@@ -182,10 +182,10 @@ class ShardView(anywidget.AnyWidget):
         self._shown: Any = None  # the state in the traits now (of what is published)
         self._failed = ""  # why the state in the traits did not compute ("" when it did)
         self._busy_depth = 0  # requests being handled (re-entrant handling nests them)
+        self._fallback_shown = False  # whether a picture output of this view was displayed
         self._states: list[Any] = []  # the layouts shown, oldest first (undo / redo)
         self._at = -1  # the index in _states of the layout shown
         self._stepping = False  # True while undo/redo shows a remembered layout
-        self._fallback_shown = False  # whether a picture output of this view was displayed
         super().__init__(**kwargs)
         self._fallback_id = f"shardwidget-{uuid.uuid4().hex}"
         self.on_msg(self._on_custom_msg)
@@ -199,6 +199,38 @@ class ShardView(anywidget.AnyWidget):
     def save_html(self, path: str | pathlib.Path) -> ExportReport:
         """Write one self-contained HTML file (no network, no kernel) showing this view."""
         raise NotImplementedError
+
+    def snapshot(self) -> Snapshot:
+        """This view frozen now, to display: the static picture (HTML + SVG, hover a block for its
+        details; the error, when one is shown) and the terminal text. Later changes to the view
+        do not reach it: use it where a notebook must read right top to bottom."""
+        from ..snapshot import Snapshot
+
+        return Snapshot(self._static_html(), repr(self))
+
+    def _static_html(self) -> str:
+        """The view's current state as HTML without script (snapshot, the notebook picture)."""
+        raise NotImplementedError
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """The widget. In a kernel, a picture of the view's last state is displayed just before
+        it, for the notebook read without the kernel (views/fallback.py); elsewhere the picture
+        rides in the widget's bundle as text/html, for viewers without a widget manager."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:
+            return None
+        data, meta = bundle
+        from . import fallback
+
+        if not fallback.emit(self):
+            data["text/html"] = self._static_html()
+        return data, meta
+
+    def _on_shown_change(self, _change: Any) -> None:
+        if self._fallback_shown:
+            from . import fallback
+
+            fallback.mark_stale(self)
 
     def to_svg(self, width: int = 760) -> str:
         """The view as a standalone SVG (no browser needed), drawn like the live view: for
@@ -280,38 +312,6 @@ class ShardView(anywidget.AnyWidget):
             return f"mesh {mesh} · {ins} → {outs or 'auto'}"
         kind = "" if st.memory_kind == "device" else f" · {st.memory_kind}"
         return f"mesh {mesh} · {to_text(st.spec)}{kind}"
-
-    def snapshot(self) -> Snapshot:
-        """This view frozen now, to display: the static picture (HTML + SVG, hover a block for its
-        details; the error, when one is shown) and the terminal text. Later changes to the view
-        do not reach it: use it where a notebook must read right top to bottom."""
-        from ..snapshot import Snapshot
-
-        return Snapshot(self._static_html(), repr(self))
-
-    def _static_html(self) -> str:
-        """The view's current state as HTML without script (snapshot, the notebook picture)."""
-        raise NotImplementedError
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        """The widget. In a kernel, a picture of the view's last state is displayed just before
-        it, for the notebook read without the kernel (views/fallback.py); elsewhere the picture
-        rides in the widget's bundle as text/html, for viewers without a widget manager."""
-        bundle = super()._repr_mimebundle_(**kwargs)
-        if bundle is None:
-            return None
-        data, meta = bundle
-        from . import fallback
-
-        if not fallback.emit(self):
-            data["text/html"] = self._static_html()
-        return data, meta
-
-    def _on_shown_change(self, _change: Any) -> None:
-        if self._fallback_shown:
-            from . import fallback
-
-            fallback.mark_stale(self)
 
     # ---------------------------------------------------------------- subclass hooks
     def _from_wire(self, d: dict[str, Any]) -> Any:

@@ -217,3 +217,17 @@ def test_narrow_pictures_wrap_their_words() -> None:
         size, x = float(t.get("font-size", 12)), float(t.get("x", 0))
         n = len("".join(t.itertext()))
         assert x + n * size * 0.56 <= width, "".join(t.itertext())
+
+
+def test_labels_shrink_before_they_shorten_and_rulers_skip_rather_than_overlap() -> None:
+    from shardwidget.picture import _every, _fit_label
+
+    assert _fit_label((0,), 40, 30) == ("0", 11.0)  # room: the full size
+    label, size = _fit_label((100,), 22, 20)  # 256 devices on a 760 px picture
+    assert label == "100" and 6 <= size < 11
+    label, size = _fit_label(tuple(range(0, 32, 2)), 22, 20)
+    assert label == "×16" and size >= 6  # the ids cannot fit even at 6 px: the count
+    assert _fit_label((5,), 3, 3) == ("", 0)  # nothing fits: no label
+    # 16 ranges of 25 px, each label needing 55 px: every 3rd, none overlapping
+    step = _every(55, 25, 16)
+    assert step == 3 and all((k * step) * 25 + 55 <= (k + 1) * step * 25 + 1 for k in range(5))

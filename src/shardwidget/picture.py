@@ -29,7 +29,7 @@ from .layout import Layout, layout_of_sharding
 from .legend import legend_of
 from .png import encode_rgb
 from .summary import Summary
-from .text import devices_label, fmt_bytes
+from .text import devices_label, fmt_bytes, id_ranges
 
 if TYPE_CHECKING:
     from .trace import TraceResult
@@ -235,7 +235,10 @@ def grid(
     shown = [(k, b) for k, b in enumerate(lay.blocks) if all(b.index[d] == first[d] for d in other)]
     rn = max(1, lay.shape[r]) if r is not None else 1
     cn = max(1, lay.shape[c]) if c is not None else 1
-    left, top = (58 if r is not None else 0), 30
+    cols = sorted({b.index[c] for _, b in shown}) if c is not None else []
+    rows = sorted({b.index[r] for _, b in shown}) if r is not None else []
+    row_chars = max((len(f"{a}:{z}") for a, z in rows), default=0)
+    left, top = (round(24 + 6.1 * row_chars) if r is not None else 0), 30
     gw = width - left
     gh = min(max_h, max(48.0, gw * rn / cn)) if r is not None else 56.0
     gx, gy = x0 + left, y0 + top
@@ -243,24 +246,22 @@ def grid(
         svg.text(gx, y0 + 10, _axis_title(lay, c) + " →", size=11, fill=FG2)
     if r is not None:
         svg.text(x0 + 4, gy, _axis_title(lay, r) + " →", size=11, fill=FG2, down=True)
-    cols = sorted({b.index[c] for _, b in shown}) if c is not None else [(0, 1)]
-    rows = sorted({b.index[r] for _, b in shown}) if r is not None else [(0, 1)]
-    for a, z in cols if c is not None else ():
-        w = (z - a) / cn * gw
-        if w >= 7 * len(f"{a}:{z}") or len(cols) <= 16:
-            size = 10 if w >= 7 * len(f"{a}:{z}") else 7
+    # Ruler labels: every k-th range, so that no two overlap.
+    for k, (a, z) in enumerate(cols):
+        text, w = f"{a}:{z}", (z - a) / cn * gw
+        if k % _every(6.1 * len(text) + 6, w, len(cols)) == 0:
             svg.text(
                 gx + (a + z) / 2 / cn * gw,
                 gy - 5,
-                f"{a}:{z}",
-                size=size,
+                text,
+                size=10,
                 anchor="middle",
                 mono=True,
                 fill=FG2,
             )
-    for a, z in rows if r is not None else ():
+    for k, (a, z) in enumerate(rows):
         h = (z - a) / rn * gh
-        if h >= 11:
+        if k % _every(13, h, len(rows)) == 0:
             svg.text(
                 gx - 4,
                 gy + (a + z) / 2 / rn * gh + 4,
@@ -287,6 +288,11 @@ def grid(
         fill=FG3,
     )
     return top + gh + 16
+
+
+def _every(need: float, have: float, n: int) -> int:
+    """Label every k-th of n equal slots of ``have`` px when a label needs ``need`` px."""
+    return max(1, min(n, math.ceil(need / max(have, 1e-9))))
 
 
 def _thumb(summary: Summary | None, k: int) -> np.ndarray | None:
@@ -332,13 +338,20 @@ def _block(
             f'style="image-rendering:pixelated" xlink:href="data:image/png;base64,{data}"/>'
         )
     k = len(devices)
-    chars = max(1, int((w - 6) // 7))
-    label = devices_label(devices, chars) if h >= 14 else ""
+    label, size = _fit_label(devices, w - 4, h)
     if label:
-        lw = 7 * len(label) + 6
-        svg.rect(x + w / 2 - lw / 2, y + h / 2 - 8, lw, 16, "#ffffff", ' rx="3" fill-opacity="0.9"')
+        lw, lh = 0.62 * size * len(label) + 4, size + 4
+        svg.rect(
+            x + w / 2 - lw / 2, y + h / 2 - lh / 2, lw, lh, "#ffffff", ' rx="2" fill-opacity="0.85"'
+        )
         svg.text(
-            x + w / 2, y + h / 2 + 4, label, size=11, anchor="middle", mono=True, weight="bold"
+            x + w / 2,
+            y + h / 2 + size * 0.36,
+            label,
+            size=round(size, 1),
+            anchor="middle",
+            mono=True,
+            weight="bold",
         )
     if k > MAX_STRIPES and w >= 30 and h >= 34:
         svg.text(
@@ -352,6 +365,18 @@ def _block(
             weight="bold",
         )
     svg.parts.append("</g>")
+
+
+def _fit_label(devices: tuple[int, ...], w: float, h: float) -> tuple[str, float]:
+    """The holders' label and a font size (6 to 11 px) that fit w × h: the whole id list in a
+    smaller font before a shortened one ("0-7,16-23 (16)", "×16"); "" when nothing fits."""
+    full = id_ranges(devices)
+    size = min(11.0, (w - 4) / (0.62 * len(full)), h - 4)
+    if size >= 6:
+        return full, size
+    label = devices_label(devices, max(1, int((w - 4) // (0.62 * 6))))
+    size = min(11.0, (w - 4) / (0.62 * max(1, len(label))), h - 4)
+    return (label, size) if size >= 6 and label != "…" else ("", 0)
 
 
 def mesh(

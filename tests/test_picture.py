@@ -161,6 +161,11 @@ def test_function_svg_draws_leaves_and_collectives() -> None:
     for c in res.collectives:
         assert any(t.startswith(f"• {c.kind} over {' × '.join(c.axes)}") for t in texts), c
     assert "Communication" in texts
+    # each leaf's layout in words, and what the marks mean
+    words = " ".join(texts)
+    assert "dimension 0 split 2 ways over x · dimension 1 split 4 ways over y · no copies" in words
+    for mark in ("Legend", "border", "stripes", "labels"):
+        assert mark in texts
 
 
 def test_the_buttons_request_gets_the_svg_and_no_device_memory_stays() -> None:

@@ -26,7 +26,7 @@ import numpy as np
 
 from .colors import color_scheme, text_color_on
 from .layout import Layout, layout_of_sharding
-from .legend import legend_of
+from .legend import MARKS, legend_of
 from .png import encode_rgb
 from .summary import Summary
 from .text import devices_label, fmt_bytes, id_ranges
@@ -429,12 +429,7 @@ def legend(
         for i, part in enumerate(_wrap(line, width - 24)):
             svg.text(x0 + (8 if i == 0 else 18), y, f"• {part}" if i == 0 else part, size=11.5)
             y += 16
-    y += 4
-    for mark, meaning in lg.marks:
-        svg.text(x0 + 8, y, mark, size=11.5, weight="bold")
-        for part in _wrap(meaning, width - 120):
-            svg.text(x0 + 120, y, part, size=11.5, fill=FG2)
-            y += 16
+    y = _marks(svg, lg.marks, x0, y + 4, width)
     gid = "sw-ramp"
     stops = "".join(f'<stop offset="{i / 8:.3f}" stop-color="rgb{VIRIDIS[i]}"/>' for i in range(9))
     svg.defs.append(f'<linearGradient id="{gid}">{stops}</linearGradient>')
@@ -449,6 +444,23 @@ def legend(
     svg.rect(bx, y, 160, 11, f"url(#{gid})", ' rx="2"')
     svg.text(bx + 166, y + 9, hi, size=11, mono=True, fill=FG2)
     return y + 18
+
+
+def _marks(svg: Svg, items: Sequence[tuple[str, str]], x0: float, y: float, width: float) -> float:
+    """What each mark means, one per line (wrapped); returns the y below."""
+    for mark, meaning in items:
+        svg.text(x0 + 8, y, mark, size=11.5, weight="bold")
+        for part in _wrap(meaning, width - 120):
+            svg.text(x0 + 120, y, part, size=11.5, fill=FG2)
+            y += 16
+    return y
+
+
+def marks(svg: Svg, x0: float, y0: float, width: float) -> float:
+    """The function picture's legend: what the marks mean (its grids carry no heatmap)."""
+    svg.text(x0, y0 + 10, "Legend", size=12, weight="bold", fill=FG2)
+    items = [(m, t) for m, t in MARKS if m != "inner heatmap"]
+    return _marks(svg, items, x0, y0 + 28, width)
 
 
 # ------------------------------------------------------------------------------ function views
@@ -489,7 +501,11 @@ def function_svg(
         svg.text(
             x, y + 12, f"{label}: {lay.typeof} {lay.spec_text}", size=12, mono=True, weight="bold"
         )
-        h = 18 + grid(svg, lay, None, (), x, y + 18, col_w, 200, color_of, None)
+        words = _wrap(" · ".join(legend_of(lay).replication), col_w, 10.5)
+        for j, part in enumerate(words):
+            svg.text(x, y + 27 + 13 * j, part, size=10.5, fill=FG2)
+        top = 22 + 13 * len(words)
+        h = top + grid(svg, lay, None, (), x, y + top, col_w, 200, color_of, None)
         row_h = max(row_h, h)
     y += row_h + 24
     y = _collectives(svg, res, 12, y, width - 24)
@@ -499,6 +515,7 @@ def function_svg(
             svg.text(12, y + 14, part, size=11.5, fill=FG2)
             y += 16
         y += 6
+    y = marks(svg, 12, y + 8, width - 24)
     return svg.done(width, y + 8, f"{name} compiled on mesh {axes}")
 
 

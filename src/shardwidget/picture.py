@@ -246,10 +246,17 @@ def grid(
         svg.text(gx, y0 + 10, _axis_title(lay, c) + " →", size=11, fill=FG2)
     if r is not None:
         svg.text(x0 + 4, gy, _axis_title(lay, r) + " →", size=11, fill=FG2, down=True)
-    # Ruler labels: every k-th range, so that no two overlap.
+    # Ruler labels: every k-th range (one k for the ruler, from its longest label and its
+    # narrowest range), so that no two overlap.
+    col_step = _every(
+        6.1 * max((len(f"{a}:{z}") for a, z in cols), default=0) + 6,
+        min(((z - a) / cn * gw for a, z in cols), default=1.0),
+        len(cols),
+    )
+    row_step = _every(13, min(((z - a) / rn * gh for a, z in rows), default=1.0), len(rows))
     for k, (a, z) in enumerate(cols):
-        text, w = f"{a}:{z}", (z - a) / cn * gw
-        if k % _every(6.1 * len(text) + 6, w, len(cols)) == 0:
+        text = f"{a}:{z}"
+        if k % col_step == 0:
             svg.text(
                 gx + (a + z) / 2 / cn * gw,
                 gy - 5,
@@ -260,8 +267,7 @@ def grid(
                 fill=FG2,
             )
     for k, (a, z) in enumerate(rows):
-        h = (z - a) / rn * gh
-        if k % _every(13, h, len(rows)) == 0:
+        if k % row_step == 0:
             svg.text(
                 gx - 4,
                 gy + (a + z) / 2 / rn * gh + 4,
@@ -391,7 +397,8 @@ def mesh(
         title = f"Devices ({len(ids)})"
     cols = sizes[-1] if sizes else 1
     rows = max(1, math.prod(sizes[:-1]))
-    cell = max(6.0, min(36.0, (width - 24) / cols, 360 / rows))
+    cell = max(1.0, min(36.0, (width - 24) / cols, 360 / rows))
+    gap = 2.0 if cell >= 10 else cell / 6  # small cells: a hairline between them
     svg.text(x0, y0 + 10, title, size=12, weight="bold", fill=FG2)
     top, left = 30, 18
     if names:
@@ -403,11 +410,11 @@ def mesh(
     for i, d in enumerate(ids):
         cx, cy = x0 + left + (i % cols) * cell, y0 + top + (i // cols) * cell
         col = color_of(d) if d in holding else "#eeeeee"
-        svg.rect(cx, cy, cell - 2, cell - 2, col, ' rx="2"')
+        svg.rect(cx, cy, cell - gap, cell - gap, col, ' rx="2"' if cell >= 10 else "")
         if cell >= 14:
             svg.text(
-                cx + (cell - 2) / 2,
-                cy + (cell - 2) / 2 + 4,
+                cx + (cell - gap) / 2,
+                cy + (cell - gap) / 2 + 4,
                 str(d),
                 size=min(11, cell / 2.6),
                 anchor="middle",

@@ -34,8 +34,11 @@ from .text import devices_label, fmt_bytes, id_ranges
 if TYPE_CHECKING:
     from .trace import TraceResult
 
-MONO = "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace"
-SANS = "system-ui, -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif"
+# Named fonts first: cairosvg takes the first family it knows, where a browser would take
+# system-ui; DejaVu is on Debian, Menlo / Helvetica on macOS, Consolas / Arial on Windows.
+MONO = "DejaVu Sans Mono, Menlo, Consolas, monospace"
+SANS = "DejaVu Sans, Helvetica, Arial, sans-serif"
+MAX_HEAT_PIXELS = 1 << 16  # of one block's heatmap image, after the upscale below
 FG, FG2, FG3 = "#1f2328", "#57606a", "#8c959f"
 MAX_STRIPES = 8  # as the live grid: beyond, a ×N badge
 VIRIDIS = (  # the live renderer's ramp (js/shared/colors.ts), 9 points, linearly interpolated
@@ -337,7 +340,16 @@ def _block(
         q = (thumb - lo) * (255.0 / (hi - lo)) if hi > lo else np.full(thumb.shape, 128.0)
         q = np.where(np.isfinite(q), q, 0.0)
         px = _LUT[np.clip(np.rint(q), 0, 255).astype(np.uint8)]
+        # Each value as a square of pixels: converters that smooth images (cairosvg ignores
+        # image-rendering) then blur only the squares' edges, not the whole heatmap.
+        rows, cols = px.shape[:2]
+        rep = int(min(16, (w - 2 * inset) / cols, (h - 2 * inset) / rows))
+        rep = max(1, min(rep, math.isqrt(MAX_HEAT_PIXELS // max(1, rows * cols))))
+        if rep > 1:
+            px = np.repeat(np.repeat(px, rep, axis=0), rep, axis=1)
         data = base64.b64encode(encode_rgb(px)).decode("ascii")
+        # a white ring keeps the heatmap's colours apart from the holder's colour around it
+        svg.rect(x + inset - 1, y + inset - 1, w - 2 * inset + 2, h - 2 * inset + 2, "#ffffff")
         svg.parts.append(
             f'<image x="{x + inset:.1f}" y="{y + inset:.1f}" width="{w - 2 * inset:.1f}" '
             f'height="{h - 2 * inset:.1f}" preserveAspectRatio="none" '

@@ -118,7 +118,11 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
       injectFunctionStyles(el); // the collectives table
       injectCostStyles(el);
       this.transfer = new TransferPanel(doc, {
-        setHeat: (colors) => this.meshPane.setPaint("heat", colors),
+        setHeat: (colors) => {
+          this.meshPane.setPaint("heat", colors);
+          // The device colour key does not describe a heat: the heat's own key does.
+          this.meshPane.el.classList.toggle("sw-heat-on", !!colors);
+        },
         lightGroups: (p) => this.lightGroups(p),
         chooseHardware: (name) => {
           this.model.set("hardware", name);
@@ -420,8 +424,10 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
     const h = highlights(layout, this.pointing, this.byDevice);
     this.arrayPane.setHighlight(h.blocks.related, h.blocks.found, h.blocks.pinned, h.dim);
     if (this.groupLit) {
-      // A lit collective: its devices stand out, every other one fades.
-      this.meshPane.setHighlight(this.groupLit, h.devices.found, h.devices.pinned, true);
+      // A lit collective: its devices stand out, every other one fades (when every device is
+      // in a group, the colours say it all: nothing to fade, and 4096 outlines cost a frame).
+      const all = this.groupLit.size >= layout.devices.ids.length;
+      this.meshPane.setHighlight(all ? new Set() : this.groupLit, h.devices.found, h.devices.pinned, !all);
       return;
     }
     this.meshPane.setHighlight(h.devices.related, h.devices.found, h.devices.pinned, h.dim);

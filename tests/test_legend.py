@@ -125,6 +125,8 @@ def test_unreduced_axes_are_partial_values_not_copies() -> None:
         "dimension 0 split 4 ways over y",
         "unreduced over x: 2 partial values, the array is their sum",
     )
+    stripes = dict(legend_of(layout_of(y)).marks)["stripes"]
+    assert "partial value" in stripes and stripes != dict(MARKS)["stripes"]
     # devices_indices_map refuses unreduced shardings: the partitions are those of P('y')
     _, holders = _jax_counts(jax.device_put(jnp.zeros(8), NamedSharding(mesh, P("y"))))
     assert holders == 2  # two devices over x hold each block: partial values, not copies

@@ -40,9 +40,20 @@ class Legend:
     replication: tuple[str, ...]
 
 
+PARTIAL_STRIPES = (
+    "stripes",
+    "a block held by several devices: one stripe per holder, each holding a partial value "
+    "(unreduced axes) or a copy",
+)
+"""The stripes' meaning for an unreduced layout, whose holders hold partial values."""
+
+
 def legend_of(lay: Layout) -> Legend:
     """The legend of ``lay``."""
-    return Legend(MARKS, replication_lines(lay))
+    marks = MARKS
+    if lay.unreduced:
+        marks = tuple(PARTIAL_STRIPES if m == "stripes" else (m, t) for m, t in MARKS)
+    return Legend(marks, replication_lines(lay))
 
 
 def replication_lines(lay: Layout) -> tuple[str, ...]:

@@ -238,3 +238,9 @@ def test_labels_shrink_before_they_shorten_and_rulers_skip_rather_than_overlap()
     # 16 ranges of 25 px, each label needing 55 px: every 3rd, none overlapping
     step = _every(55, 25, 16)
     assert step == 3 and all((k * step) * 25 + 55 <= (k + 1) * step * 25 + 1 for k in range(5))
+
+
+def test_a_single_device_array_has_a_plain_header() -> None:
+    texts = _texts(ET.fromstring(ShardView(np.arange(4.0)).to_svg()))
+    assert texts[0] == "float32[4] · device"
+    assert texts[1].startswith("SingleDeviceSharding · 1 device · 1 block · replication 1")

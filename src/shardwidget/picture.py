@@ -172,7 +172,7 @@ def array_svg(
 
 def header(svg: Svg, lay: Layout, x: float, y: float, width: float = 760) -> float:
     """The type, spec and memory kind, then the mesh and sizes; returns the y below."""
-    head = f"{lay.typeof}  {lay.spec_text}  {lay.memory_kind}".replace("  ", " · ").strip()
+    head = " · ".join(p for p in (lay.typeof, lay.spec_text, lay.memory_kind) if p)
     svg.text(x, y, head, size=14, mono=True, weight="bold")
     if lay.mesh is not None:
         axes = " × ".join(
@@ -186,7 +186,8 @@ def header(svg: Svg, lay: Layout, x: float, y: float, width: float = 760) -> flo
         mesh_text = f"{lay.sharding_type} · "
     nb = len(lay.blocks)
     line = (
-        f"{mesh_text}{lay.n_devices} devices · {nb} block{'s' if nb != 1 else ''} · "
+        f"{mesh_text}{lay.n_devices} device{'s' if lay.n_devices != 1 else ''} · "
+        f"{nb} block{'s' if nb != 1 else ''} · "
         f"replication {lay.replication} · {fmt_bytes(lay.bytes_per_device)} per device"
     )
     for i, part in enumerate(_wrap(line, width - 2 * x, 12)):

@@ -123,10 +123,11 @@ def test_unreduced_axes_are_partial_values_not_copies() -> None:
     lines = legend_of(layout_of(y)).replication
     assert lines == (
         "dimension 0 split 4 ways over y",
-        "unreduced over x: 2 partial values, the array is their sum",
+        "partial sums over x: 2 partials per block, added up",
+        "no copies: each element on one device",
     )
     stripes = dict(legend_of(layout_of(y)).marks)["stripes"]
-    assert "partial value" in stripes and stripes != dict(MARKS)["stripes"]
+    assert "partial sum" in stripes and stripes != dict(MARKS)["stripes"]
     # devices_indices_map refuses unreduced shardings: the partitions are those of P('y')
     _, holders = _jax_counts(jax.device_put(jnp.zeros(8), NamedSharding(mesh, P("y"))))
-    assert holders == 2  # two devices over x hold each block: partial values, not copies
+    assert holders == 2  # two devices over x hold each block: partial sums, not copies

@@ -116,7 +116,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     this.errorEl = mk(doc, "div", "sw-error sw-tr-error");
     this.errorEl.setAttribute("role", "alert");
     this.errorEl.hidden = true;
-    header.append(top, this.metricsEl, this.modeNoteEl, this.runNoteEl, this.errorEl);
+    header.append(top, this.metricsEl, this.modeNoteEl, this.runNoteEl);
 
     this.meshControls = new FunctionMeshControls(
       doc,
@@ -143,6 +143,8 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     this.root.append(
       header,
       this.meshControls.el,
+      // Below the controls: an error appearing must not move them under the pointer.
+      this.errorEl,
       this.inputs.el,
       this.outputs.el,
       this.comm.el,

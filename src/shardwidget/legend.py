@@ -25,6 +25,13 @@ MARKS: tuple[tuple[str, str], ...] = (
 )
 """What each mark of the grid means: (mark, meaning), in the order the legend lists them."""
 
+PARTIAL_MARKS: dict[str, str] = {
+    "inner heatmap": "none: no device holds a block's values, only partial sums of them",
+    "stripes": "a block's holders: one stripe per device holding a partial sum, not a copy",
+    "labels": "Σ and the ids of the devices whose partials add up to the block",
+}
+"""The marks that mean something else for an unreduced layout (partial sums)."""
+
 
 @dataclass(frozen=True)
 class Legend:
@@ -40,19 +47,9 @@ class Legend:
     replication: tuple[str, ...]
 
 
-PARTIAL_STRIPES = (
-    "stripes",
-    "a block held by several devices: one stripe per holder, each holding a partial value "
-    "(unreduced axes) or a copy",
-)
-"""The stripes' meaning for an unreduced layout, whose holders hold partial values."""
-
-
 def legend_of(lay: Layout) -> Legend:
     """The legend of ``lay``."""
-    marks = MARKS
-    if lay.unreduced:
-        marks = tuple(PARTIAL_STRIPES if m == "stripes" else (m, t) for m, t in MARKS)
+    marks = tuple((m, PARTIAL_MARKS.get(m, t)) for m, t in MARKS) if lay.partial else MARKS
     return Legend(marks, replication_lines(lay))
 
 
@@ -61,25 +58,24 @@ def replication_lines(lay: Layout) -> tuple[str, ...]:
     if lay.mesh is None or lay.spec is None:
         return _without_mesh(lay)
     sizes = lay.mesh.axes
-    used = {a for axes in lay.spec for a in axes}
+    used = {a for axes in lay.spec for a in axes} | set(lay.unreduced)
     lines = []
     for dim, axes in enumerate(lay.spec):
         split = [a for a in axes if sizes[a] > 1]
         if split:
             ways = math.prod(sizes[a] for a in split)
             lines.append(f"dimension {dim} split {ways} ways over {' × '.join(split)}")
-    partial = [a for a in lay.unreduced if sizes.get(a, 1) > 1]
-    copies = [a for a in lay.mesh.axis_names if a not in used and a not in partial and sizes[a] > 1]
+    for a in lay.unreduced:
+        lines.append(f"partial sums over {a}: {sizes[a]} partials per block, added up")
+    copies = [a for a in lay.mesh.axis_names if a not in used and sizes[a] > 1]
     for a in copies:
         lines.append(f"replicated over {a}: {sizes[a]} copies")
-    for a in partial:  # not copies: each holder has a part of the value
-        lines.append(f"unreduced over {a}: {sizes[a]} partial values, the array is their sum")
     for a in lay.mesh.axis_names:
         if sizes[a] == 1:
             lines.append(f"{a} has size 1: not split")
     if len(copies) > 1:
-        lines.append(f"each element on {math.prod(sizes[a] for a in copies)} devices")
-    if not copies and not partial:
+        lines.append(f"each element on {lay.replication} devices")
+    if not copies:
         lines.append("no copies: each element on one device")
     return tuple(lines)
 

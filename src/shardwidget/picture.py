@@ -25,11 +25,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .colors import color_scheme, text_color_on
+from .gspmd import CUSTOM
 from .layout import Layout, layout_of_sharding
 from .legend import MARKS, legend_of
 from .png import encode_rgb
 from .summary import Summary
-from .text import devices_label, fmt_bytes, id_ranges
+from .text import EMPTY, devices_label, fmt_bytes, id_ranges
 
 if TYPE_CHECKING:
     from .trace import TraceResult
@@ -183,16 +184,20 @@ def header(svg: Svg, lay: Layout, x: float, y: float, width: float = 760) -> flo
         )
         mesh_text = f"mesh {axes} · "
     else:
-        mesh_text = f"{lay.sharding_type} · "
+        mesh_text = f"{lay.sharding_type}{f' ({CUSTOM})' if lay.custom else ''} · "
     nb = len(lay.blocks)
     line = (
         f"{mesh_text}{lay.n_devices} device{'s' if lay.n_devices != 1 else ''} · "
         f"{nb} block{'s' if nb != 1 else ''} · "
         f"replication {lay.replication} · {fmt_bytes(lay.bytes_per_device)} per device"
     )
-    for i, part in enumerate(_wrap(line, width - 2 * x, 12)):
+    lines = _wrap(line, width - 2 * x, 12)
+    partial = lay.partial_note.split("; ") if lay.partial else []  # a line each: they are long
+    notes = [n for n in (EMPTY if lay.empty else "", *partial) if n]
+    lines += [part for n in notes for part in _wrap(n, width - 2 * x, 12)]
+    for i, part in enumerate(lines):  # the notes say what the grid alone does not
         svg.text(x, y + 18 + 16 * i, part, fill=FG2)
-    return y + 26 + 16 * (len(_wrap(line, width - 2 * x, 12)) - 1)
+    return y + 26 + 16 * (len(lines) - 1)
 
 
 def heat_range(summary: Summary | None) -> tuple[float, float] | None:
@@ -357,7 +362,7 @@ def _block(
             f'style="image-rendering:pixelated" xlink:href="data:image/png;base64,{data}"/>'
         )
     k = len(devices)
-    label, size = _fit_label(devices, w - 4, h)
+    label, size = _fit_label(devices, w - 4, h, "Σ " if lay.partial else "")
     if label:
         lw, lh = 0.62 * size * len(label) + 4, size + 4
         svg.rect(
@@ -386,14 +391,17 @@ def _block(
     svg.parts.append("</g>")
 
 
-def _fit_label(devices: tuple[int, ...], w: float, h: float) -> tuple[str, float]:
+def _fit_label(devices: tuple[int, ...], w: float, h: float, prefix: str = "") -> tuple[str, float]:
     """The holders' label and a font size (6 to 11 px) that fit w × h: the whole id list in a
-    smaller font before a shortened one ("0-7,16-23 (16)", "×16"); "" when nothing fits."""
-    full = id_ranges(devices)
+    smaller font before a shortened one ("0-7,16-23 (16)", "×16"); "" when nothing fits.
+    ``prefix``: "Σ " for the holders of an unreduced block's partial sums."""
+    full = prefix + id_ranges(devices)
     size = min(11.0, (w - 4) / (0.62 * len(full)), h - 4)
     if size >= 6:
         return full, size
-    label = devices_label(devices, max(1, int((w - 4) // (0.62 * 6))))
+    room = max(1, int((w - 4) // (0.62 * 6)) - len(prefix))
+    label = devices_label(devices, room)
+    label = prefix + label if label != "…" else label
     size = min(11.0, (w - 4) / (0.62 * max(1, len(label))), h - 4)
     return (label, size) if size >= 6 and label != "…" else ("", 0)
 

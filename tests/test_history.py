@@ -166,3 +166,17 @@ def test_function_view_undo_restores_its_specs(x: Any) -> None:
     f.redo()
     assert f.in_specs == [["y", None]]
     assert "→" in f._history["undo_label"]
+
+
+def test_history_keeps_the_newest_layouts(x: Any) -> None:
+    v = ShardView(x)
+    v.HISTORY_LIMIT = 3  # type: ignore[misc]
+    for spec in (["y", None], [None, "y"], [None, None], ["x", None]):
+        v.spec = spec
+    assert [s.spec for s in v.history] == [((), ("y",)), ((), ()), (("x",), ())]
+    assert v.history_index == 2 and v._history["undo"] == 2
+    v.undo()
+    v.undo()
+    with pytest.raises(ValueError, match="nothing to undo"):
+        v.undo()  # the oldest were forgotten
+    assert v.spec == [None, "y"]

@@ -111,3 +111,23 @@ def test_the_legend_is_on_the_wire() -> None:
         "dimension 1 split 4 ways over y",
         "no copies: each element on one device",
     ]
+
+
+def test_unreduced_axes_are_partial_values_not_copies() -> None:
+    """P('y', unreduced={'x'}) (a reduce left unreduced): the holders over x hold partial sums."""
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
+    x = jax.device_put(jnp.arange(64.0).reshape(8, 8), NamedSharding(mesh, P("x", "y")))
+    with jax.set_mesh(mesh):
+        y = jax.lax.reduce_sum(x, [0], out_sharding=P("y", unreduced={"x"}))
+    assert y.sharding.spec.unreduced == {"x"}
+    lines = legend_of(layout_of(y)).replication
+    assert lines == (
+        "dimension 0 split 4 ways over y",
+        "partial sums over x: 2 partials per block, added up",
+        "no copies: each element on one device",
+    )
+    stripes = dict(legend_of(layout_of(y)).marks)["stripes"]
+    assert "partial sum" in stripes and stripes != dict(MARKS)["stripes"]
+    # devices_indices_map refuses unreduced shardings: the partitions are those of P('y')
+    _, holders = _jax_counts(jax.device_put(jnp.zeros(8), NamedSharding(mesh, P("y"))))
+    assert holders == 2  # two devices over x hold each block: partial sums, not copies

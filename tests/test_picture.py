@@ -107,7 +107,9 @@ def test_heatmaps_are_the_blocks_data_on_the_renderers_ramp() -> None:
     host = np.asarray(a)
     b = v.layout.blocks[0]
     block = host[b.slices]
-    assert px.shape[:2] == block.shape  # 4×2 values: one pixel each
+    rep = px.shape[0] // block.shape[0]  # each value a square of rep × rep pixels
+    assert rep >= 1 and px.shape[:2] == (block.shape[0] * rep, block.shape[1] * rep)
+    px = px[::rep, ::rep]
     lo, hi = 0.0, 63.0  # the whole array's range
     for (r, c), val in np.ndenumerate(block):  # quantized to 256 levels, as on the wire
         assert tuple(px[r, c]) == ramp(round((val - lo) * 255 / (hi - lo)) / 255)
@@ -161,6 +163,11 @@ def test_function_svg_draws_leaves_and_collectives() -> None:
     for c in res.collectives:
         assert any(t.startswith(f"• {c.kind} over {' × '.join(c.axes)}") for t in texts), c
     assert "Communication" in texts
+    # each leaf's layout in words, and what the marks mean
+    words = " ".join(texts)
+    assert "dimension 0 split 2 ways over x · dimension 1 split 4 ways over y · no copies" in words
+    for mark in ("Legend", "border", "stripes", "labels"):
+        assert mark in texts
 
 
 def test_the_buttons_request_gets_the_svg_and_no_device_memory_stays() -> None:
@@ -207,3 +214,37 @@ def test_to_png_inside_a_running_event_loop(tmp_path: pathlib.Path) -> None:
     with ThreadPoolExecutor(1) as pool:
         w, _h = pool.submit(asyncio.run, cell()).result()
     assert w == 300 and (tmp_path / "in_loop.png").read_bytes()[:8] == png.PNG_MAGIC
+
+
+def test_narrow_pictures_wrap_their_words() -> None:
+    """At 480 px the legend and header lines wrap instead of running past the edge (estimated
+    with a sans-serif character of 0.56 em, the width the wrapping assumes)."""
+    a = _put(jnp.ones((16, 8)), (2, 4), ("x", "y"), P("x", None))
+    root = ET.fromstring(ShardView(a).to_svg(width=480))
+    width = int(root.get("width", 0))
+    for t in root.iter(f"{NS}text"):
+        if "mono" in (t.get("font-family") or "") or t.get("transform"):
+            continue
+        size, x = float(t.get("font-size", 12)), float(t.get("x", 0))
+        n = len("".join(t.itertext()))
+        assert x + n * size * 0.56 <= width, "".join(t.itertext())
+
+
+def test_labels_shrink_before_they_shorten_and_rulers_skip_rather_than_overlap() -> None:
+    from shardwidget.picture import _every, _fit_label
+
+    assert _fit_label((0,), 40, 30) == ("0", 11.0)  # room: the full size
+    label, size = _fit_label((100,), 22, 20)  # 256 devices on a 760 px picture
+    assert label == "100" and 6 <= size < 11
+    label, size = _fit_label(tuple(range(0, 32, 2)), 22, 20)
+    assert label == "×16" and size >= 6  # the ids cannot fit even at 6 px: the count
+    assert _fit_label((5,), 3, 3) == ("", 0)  # nothing fits: no label
+    # 16 ranges of 25 px, each label needing 55 px: every 3rd, none overlapping
+    step = _every(55, 25, 16)
+    assert step == 3 and all((k * step) * 25 + 55 <= (k + 1) * step * 25 + 1 for k in range(5))
+
+
+def test_a_single_device_array_has_a_plain_header() -> None:
+    texts = _texts(ET.fromstring(ShardView(np.arange(4.0)).to_svg()))
+    assert texts[0] == "float32[4] · device"
+    assert texts[1].startswith("SingleDeviceSharding · 1 device · 1 block · replication 1")

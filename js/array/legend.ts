@@ -1,8 +1,7 @@
 // The legend under the grid: what the border, the inner heatmap, the stripes and the labels
-// mean, the heatmap's range on its colour ramp, and how the array is split and copied in words
-// (Layout.legend, written by Python's shardwidget.legend).
+// mean, the heatmap's range in words (its colour bar is the grid's: grid/pane.ts), and how the
+// array is split and copied (Layout.legend, written by Python's shardwidget.legend).
 import type { Layout, Stats } from "../wire";
-import { ramp } from "../shared/colors";
 import { el } from "../shared/dom";
 import { formatNumber } from "../shared/text";
 
@@ -13,15 +12,6 @@ export function heatRange(stats: Stats | null): { text: string; ready: boolean }
   if (!Number.isFinite(stats.vmin) || !Number.isFinite(stats.vmax))
     return { text: "no finite values", ready: false };
   return { text: `${formatNumber(stats.vmin)} → ${formatNumber(stats.vmax)}`, ready: true };
-}
-
-/** CSS gradient of the heatmap ramp (the one the thumbnails are drawn with). */
-export function rampGradient(steps = 9): string {
-  const stops = Array.from({ length: steps }, (_, i) => {
-    const [r, g, b] = ramp(i / (steps - 1));
-    return `rgb(${r},${g},${b}) ${((i / (steps - 1)) * 100).toFixed(0)}%`;
-  });
-  return `linear-gradient(90deg, ${stops.join(", ")})`;
 }
 
 export class LegendPanel {
@@ -49,7 +39,7 @@ export class LegendPanel {
     for (const [mark, meaning] of lg.marks) {
       const dt = el(doc, "dt", "", mark);
       const dd = el(doc, "dd", "", meaning);
-      if (mark === "inner heatmap") dd.append(this.colorBar(stats));
+      if (mark === "inner heatmap") dd.append(this.rangeText(stats));
       marks.append(dt, dd);
     }
     const rep = el(doc, "ul", "sw-key-rep");
@@ -58,20 +48,12 @@ export class LegendPanel {
     this.body.replaceChildren(rep, marks);
   }
 
-  /** The ramp with the array's range at its ends (shown while values are pending too). */
-  private colorBar(stats: Stats | null): HTMLElement {
-    const doc = this.doc;
+  /** The heatmap's range in words, always (the colour bar under the grid draws it while the
+   *  thumbnails are shown; here it is said while values are pending or unavailable too). */
+  private rangeText(stats: Stats | null): HTMLElement {
     const r = heatRange(stats);
-    const wrap = el(doc, "span", "sw-key-bar");
-    const bar = el(doc, "span", "sw-key-ramp");
-    bar.style.background = rampGradient();
-    bar.setAttribute("aria-hidden", "true");
-    const lo = el(doc, "span", "sw-key-lo", r.ready ? formatNumber(stats!.vmin) : "");
-    const hi = el(doc, "span", "sw-key-hi", r.ready ? formatNumber(stats!.vmax) : "");
-    wrap.append(lo, bar, hi);
-    wrap.title = `heatmap range: ${r.text}`;
-    wrap.dataset.range = r.text;
-    if (!r.ready) wrap.append(el(doc, "span", "sw-muted", ` (${r.text})`));
-    return wrap;
+    const e = el(this.doc, "span", "sw-key-bar", r.ready ? ` range ${r.text} (the bar under the grid)` : ` (${r.text})`);
+    e.dataset.range = r.text;
+    return e;
   }
 }

@@ -274,8 +274,7 @@ export const CSS = `
 .shardwidget .sw-key-marks { display: grid; grid-template-columns: max-content 1fr; gap: 1px 8px; margin: 0; max-width: 52em; }
 .shardwidget .sw-key-marks dt { font-weight: 600; }
 .shardwidget .sw-key-marks dd { margin: 0; }
-.shardwidget .sw-key-bar { display: inline-flex; align-items: center; gap: 4px; margin-left: 6px; font-family: var(--sw-mono); font-size: 10.5px; vertical-align: middle; }
-.shardwidget .sw-key-ramp { display: inline-block; width: 96px; height: 9px; border-radius: 2px; }
+.shardwidget .sw-key-bar { color: var(--sw-fg3); }
 .shardwidget .sw-legend { margin-top: 8px; font-size: 11.5px; color: var(--sw-fg2); }
 .shardwidget .sw-legend > summary { cursor: pointer; font-weight: 600; font-size: 12px; width: max-content; }
 .shardwidget .sw-legend-text { margin: 3px 0 5px; max-width: 44em; }

@@ -69,7 +69,8 @@ describe("find by mesh coordinate", () => {
     document.body.append(el);
     views.push(new ArrayView(model as never, el));
     const input = el.querySelector<HTMLInputElement>(".sw-find input")!;
-    expect(input.placeholder).toContain("x=1,y=*");
+    expect(input.placeholder).toBe("2, 0-3, 0,7, x=1,y=*");
+    expect(input.title).toContain("or by mesh coordinate x=1,y=*");
     input.value = "y=2";
     input.dispatchEvent(new Event("input"));
     const lit = [...el.querySelectorAll<HTMLElement>(".sw-mesh .sw-dev.sw-found")].map((e) => Number(e.dataset.device));

@@ -4,6 +4,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { flush, mount, unmountAll } from "./testing";
 import * as fx from "./fixtures";
 import { answerFrom, createModel } from "../static/page";
+import { FakeModel } from "./fake_model";
+import { FunctionView } from "../function/view";
+import * as tfx from "./function_fixtures";
 
 afterEach(() => unmountAll());
 
@@ -54,5 +57,18 @@ describe("save picture", () => {
         r();
       }, 5),
     );
+  });
+
+  it("function view: the buttons sit in its header and ask the kernel too", async () => {
+    const model = new FakeModel({ ...tfx.traceTraitsOf(tfx.fxTraceLayerJit()), ...HISTORY });
+    const el = document.createElement("div");
+    document.body.append(el);
+    const view = new FunctionView(model as never, el);
+    await flush();
+    const pic = el.querySelector<HTMLElement>(".sw-header-right .sw-picture")!;
+    expect(pic.hidden).toBe(false);
+    pic.querySelector<HTMLButtonElement>('[data-key="save-svg"]')!.click();
+    expect(model.sent).toEqual([{ type: "picture_request" }]);
+    view.dispose();
   });
 });

@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import html
 import math
+import textwrap
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -26,16 +27,19 @@ import numpy as np
 from .colors import color_scheme, text_color_on
 from .gspmd import CUSTOM
 from .layout import Layout, layout_of_sharding
-from .legend import legend_of
+from .legend import MARKS, legend_of
 from .png import encode_rgb
 from .summary import Summary
-from .text import EMPTY, devices_label, fmt_bytes
+from .text import EMPTY, devices_label, fmt_bytes, id_ranges
 
 if TYPE_CHECKING:
     from .trace import TraceResult
 
-MONO = "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace"
-SANS = "system-ui, -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif"
+# Named fonts first: cairosvg takes the first family it knows, where a browser would take
+# system-ui; DejaVu is on Debian, Menlo / Helvetica on macOS, Consolas / Arial on Windows.
+MONO = "DejaVu Sans Mono, Menlo, Consolas, monospace"
+SANS = "DejaVu Sans, Helvetica, Arial, sans-serif"
+MAX_HEAT_PIXELS = 1 << 16  # of one block's heatmap image, after the upscale below
 FG, FG2, FG3 = "#1f2328", "#57606a", "#8c959f"
 MAX_STRIPES = 8  # as the live grid: beyond, a ×N badge
 VIRIDIS = (  # the live renderer's ramp (js/shared/colors.ts), 9 points, linearly interpolated
@@ -63,6 +67,11 @@ def ramp(t: float) -> tuple[int, int, int]:
         _round(a[1] + (b[1] - a[1]) * f),
         _round(a[2] + (b[2] - a[2]) * f),
     )
+
+
+def _wrap(text: str, width_px: float, size: float = 11.5) -> list[str]:
+    """text in lines of at most width_px (a sans-serif character is about 0.56 em wide)."""
+    return textwrap.wrap(text, max(12, int(width_px / (size * 0.56)))) or [""]
 
 
 def _round(v: float) -> int:
@@ -151,7 +160,7 @@ def array_svg(
     ids = [*(lay.mesh.device_ids if lay.mesh else ()), *(d.id for d in lay.devices)]
     color_of = color_scheme(n_devices, ids)
     svg = Svg()
-    y = header(svg, lay, 12, 20)
+    y = header(svg, lay, 12, 20, width)
     mesh_w = min(260, width // 3)
     grid_w = width - mesh_w - 40
     heat = heat_range(summary)
@@ -162,9 +171,9 @@ def array_svg(
     return svg.done(width, y + 8, f"{lay.typeof} {lay.spec_text} {lay.memory_kind}".strip())
 
 
-def header(svg: Svg, lay: Layout, x: float, y: float) -> float:
+def header(svg: Svg, lay: Layout, x: float, y: float, width: float = 760) -> float:
     """The type, spec and memory kind, then the mesh and sizes; returns the y below."""
-    head = f"{lay.typeof}  {lay.spec_text}  {lay.memory_kind}".replace("  ", " · ").strip()
+    head = " · ".join(p for p in (lay.typeof, lay.spec_text, lay.memory_kind) if p)
     svg.text(x, y, head, size=14, mono=True, weight="bold")
     if lay.mesh is not None:
         axes = " × ".join(
@@ -177,18 +186,18 @@ def header(svg: Svg, lay: Layout, x: float, y: float) -> float:
     else:
         mesh_text = f"{lay.sharding_type}{f' ({CUSTOM})' if lay.custom else ''} · "
     nb = len(lay.blocks)
-    svg.text(
-        x,
-        y + 18,
-        f"{mesh_text}{lay.n_devices} devices · {nb} block{'s' if nb != 1 else ''} · "
-        f"replication {lay.replication} · {fmt_bytes(lay.bytes_per_device)} per device",
-        fill=FG2,
+    line = (
+        f"{mesh_text}{lay.n_devices} device{'s' if lay.n_devices != 1 else ''} · "
+        f"{nb} block{'s' if nb != 1 else ''} · "
+        f"replication {lay.replication} · {fmt_bytes(lay.bytes_per_device)} per device"
     )
+    lines = _wrap(line, width - 2 * x, 12)
     partial = lay.partial_note.split("; ") if lay.partial else []  # a line each: they are long
     notes = [n for n in (EMPTY if lay.empty else "", *partial) if n]
-    for i, note in enumerate(notes):  # what the grid alone does not say
-        svg.text(x, y + 36 + 18 * i, note, fill=FG2)
-    return y + 26 + 18 * len(notes)
+    lines += [part for n in notes for part in _wrap(n, width - 2 * x, 12)]
+    for i, part in enumerate(lines):  # the notes say what the grid alone does not
+        svg.text(x, y + 18 + 16 * i, part, fill=FG2)
+    return y + 26 + 16 * (len(lines) - 1)
 
 
 def heat_range(summary: Summary | None) -> tuple[float, float] | None:
@@ -235,7 +244,10 @@ def grid(
     shown = [(k, b) for k, b in enumerate(lay.blocks) if all(b.index[d] == first[d] for d in other)]
     rn = max(1, lay.shape[r]) if r is not None else 1
     cn = max(1, lay.shape[c]) if c is not None else 1
-    left, top = (58 if r is not None else 0), 30
+    cols = sorted({b.index[c] for _, b in shown}) if c is not None else []
+    rows = sorted({b.index[r] for _, b in shown}) if r is not None else []
+    row_chars = max((len(f"{a}:{z}") for a, z in rows), default=0)
+    left, top = (round(24 + 6.1 * row_chars) if r is not None else 0), 30
     gw = width - left
     gh = min(max_h, max(48.0, gw * rn / cn)) if r is not None else 56.0
     gx, gy = x0 + left, y0 + top
@@ -243,24 +255,28 @@ def grid(
         svg.text(gx, y0 + 10, _axis_title(lay, c) + " →", size=11, fill=FG2)
     if r is not None:
         svg.text(x0 + 4, gy, _axis_title(lay, r) + " →", size=11, fill=FG2, down=True)
-    cols = sorted({b.index[c] for _, b in shown}) if c is not None else [(0, 1)]
-    rows = sorted({b.index[r] for _, b in shown}) if r is not None else [(0, 1)]
-    for a, z in cols if c is not None else ():
-        w = (z - a) / cn * gw
-        if w >= 7 * len(f"{a}:{z}") or len(cols) <= 16:
-            size = 10 if w >= 7 * len(f"{a}:{z}") else 7
+    # Ruler labels: every k-th range (one k for the ruler, from its longest label and its
+    # narrowest range), so that no two overlap.
+    col_step = _every(
+        6.1 * max((len(f"{a}:{z}") for a, z in cols), default=0) + 6,
+        min(((z - a) / cn * gw for a, z in cols), default=1.0),
+        len(cols),
+    )
+    row_step = _every(13, min(((z - a) / rn * gh for a, z in rows), default=1.0), len(rows))
+    for k, (a, z) in enumerate(cols):
+        text = f"{a}:{z}"
+        if k % col_step == 0:
             svg.text(
                 gx + (a + z) / 2 / cn * gw,
                 gy - 5,
-                f"{a}:{z}",
-                size=size,
+                text,
+                size=10,
                 anchor="middle",
                 mono=True,
                 fill=FG2,
             )
-    for a, z in rows if r is not None else ():
-        h = (z - a) / rn * gh
-        if h >= 11:
+    for k, (a, z) in enumerate(rows):
+        if k % row_step == 0:
             svg.text(
                 gx - 4,
                 gy + (a + z) / 2 / rn * gh + 4,
@@ -287,6 +303,11 @@ def grid(
         fill=FG3,
     )
     return top + gh + 16
+
+
+def _every(need: float, have: float, n: int) -> int:
+    """Label every k-th of n equal slots of ``have`` px when a label needs ``need`` px."""
+    return max(1, min(n, math.ceil(need / max(have, 1e-9))))
 
 
 def _thumb(summary: Summary | None, k: int) -> np.ndarray | None:
@@ -325,22 +346,36 @@ def _block(
         q = (thumb - lo) * (255.0 / (hi - lo)) if hi > lo else np.full(thumb.shape, 128.0)
         q = np.where(np.isfinite(q), q, 0.0)
         px = _LUT[np.clip(np.rint(q), 0, 255).astype(np.uint8)]
+        # Each value as a square of pixels: converters that smooth images (cairosvg ignores
+        # image-rendering) then blur only the squares' edges, not the whole heatmap.
+        rows, cols = px.shape[:2]
+        rep = int(min(16, (w - 2 * inset) / cols, (h - 2 * inset) / rows))
+        rep = max(1, min(rep, math.isqrt(MAX_HEAT_PIXELS // max(1, rows * cols))))
+        if rep > 1:
+            px = np.repeat(np.repeat(px, rep, axis=0), rep, axis=1)
         data = base64.b64encode(encode_rgb(px)).decode("ascii")
+        # a white ring keeps the heatmap's colours apart from the holder's colour around it
+        svg.rect(x + inset - 1, y + inset - 1, w - 2 * inset + 2, h - 2 * inset + 2, "#ffffff")
         svg.parts.append(
             f'<image x="{x + inset:.1f}" y="{y + inset:.1f}" width="{w - 2 * inset:.1f}" '
             f'height="{h - 2 * inset:.1f}" preserveAspectRatio="none" '
             f'style="image-rendering:pixelated" xlink:href="data:image/png;base64,{data}"/>'
         )
     k = len(devices)
-    chars = max(1, int((w - 6) // 7))
-    label = devices_label(devices, chars - (2 if lay.partial else 0)) if h >= 14 else ""
-    if label and lay.partial:
-        label = f"Σ {label}"  # unreduced: the holders' partials add up to the block
+    label, size = _fit_label(devices, w - 4, h, "Σ " if lay.partial else "")
     if label:
-        lw = 7 * len(label) + 6
-        svg.rect(x + w / 2 - lw / 2, y + h / 2 - 8, lw, 16, "#ffffff", ' rx="3" fill-opacity="0.9"')
+        lw, lh = 0.62 * size * len(label) + 4, size + 4
+        svg.rect(
+            x + w / 2 - lw / 2, y + h / 2 - lh / 2, lw, lh, "#ffffff", ' rx="2" fill-opacity="0.85"'
+        )
         svg.text(
-            x + w / 2, y + h / 2 + 4, label, size=11, anchor="middle", mono=True, weight="bold"
+            x + w / 2,
+            y + h / 2 + size * 0.36,
+            label,
+            size=round(size, 1),
+            anchor="middle",
+            mono=True,
+            weight="bold",
         )
     if k > MAX_STRIPES and w >= 30 and h >= 34:
         svg.text(
@@ -356,6 +391,21 @@ def _block(
     svg.parts.append("</g>")
 
 
+def _fit_label(devices: tuple[int, ...], w: float, h: float, prefix: str = "") -> tuple[str, float]:
+    """The holders' label and a font size (6 to 11 px) that fit w × h: the whole id list in a
+    smaller font before a shortened one ("0-7,16-23 (16)", "×16"); "" when nothing fits.
+    ``prefix``: "Σ " for the holders of an unreduced block's partial sums."""
+    full = prefix + id_ranges(devices)
+    size = min(11.0, (w - 4) / (0.62 * len(full)), h - 4)
+    if size >= 6:
+        return full, size
+    room = max(1, int((w - 4) // (0.62 * 6)) - len(prefix))
+    label = devices_label(devices, room)
+    label = prefix + label if label != "…" else label
+    size = min(11.0, (w - 4) / (0.62 * max(1, len(label))), h - 4)
+    return (label, size) if size >= 6 and label != "…" else ("", 0)
+
+
 def mesh(
     svg: Svg, lay: Layout, x0: float, y0: float, width: float, color_of: Callable[[int], str]
 ) -> float:
@@ -368,7 +418,8 @@ def mesh(
         title = f"Devices ({len(ids)})"
     cols = sizes[-1] if sizes else 1
     rows = max(1, math.prod(sizes[:-1]))
-    cell = max(6.0, min(36.0, (width - 24) / cols, 360 / rows))
+    cell = max(1.0, min(36.0, (width - 24) / cols, 360 / rows))
+    gap = 2.0 if cell >= 10 else cell / 6  # small cells: a hairline between them
     svg.text(x0, y0 + 10, title, size=12, weight="bold", fill=FG2)
     top, left = 30, 18
     if names:
@@ -380,11 +431,11 @@ def mesh(
     for i, d in enumerate(ids):
         cx, cy = x0 + left + (i % cols) * cell, y0 + top + (i // cols) * cell
         col = color_of(d) if d in holding else "#eeeeee"
-        svg.rect(cx, cy, cell - 2, cell - 2, col, ' rx="2"')
+        svg.rect(cx, cy, cell - gap, cell - gap, col, ' rx="2"' if cell >= 10 else "")
         if cell >= 14:
             svg.text(
-                cx + (cell - 2) / 2,
-                cy + (cell - 2) / 2 + 4,
+                cx + (cell - gap) / 2,
+                cy + (cell - gap) / 2 + 4,
                 str(d),
                 size=min(11, cell / 2.6),
                 anchor="middle",
@@ -403,13 +454,10 @@ def legend(
     svg.text(x0, y0 + 10, "Legend", size=12, weight="bold", fill=FG2)
     y = y0 + 28
     for line in lg.replication:
-        svg.text(x0 + 8, y, f"• {line}", size=11.5)
-        y += 16
-    y += 4
-    for mark, meaning in lg.marks:
-        svg.text(x0 + 8, y, mark, size=11.5, weight="bold")
-        svg.text(x0 + 120, y, meaning, size=11.5, fill=FG2)
-        y += 16
+        for i, part in enumerate(_wrap(line, width - 24)):
+            svg.text(x0 + (8 if i == 0 else 18), y, f"• {part}" if i == 0 else part, size=11.5)
+            y += 16
+    y = _marks(svg, lg.marks, x0, y + 4, width)
     gid = "sw-ramp"
     stops = "".join(f'<stop offset="{i / 8:.3f}" stop-color="rgb{VIRIDIS[i]}"/>' for i in range(9))
     svg.defs.append(f'<linearGradient id="{gid}">{stops}</linearGradient>')
@@ -424,6 +472,23 @@ def legend(
     svg.rect(bx, y, 160, 11, f"url(#{gid})", ' rx="2"')
     svg.text(bx + 166, y + 9, hi, size=11, mono=True, fill=FG2)
     return y + 18
+
+
+def _marks(svg: Svg, items: Sequence[tuple[str, str]], x0: float, y: float, width: float) -> float:
+    """What each mark means, one per line (wrapped); returns the y below."""
+    for mark, meaning in items:
+        svg.text(x0 + 8, y, mark, size=11.5, weight="bold")
+        for part in _wrap(meaning, width - 120):
+            svg.text(x0 + 120, y, part, size=11.5, fill=FG2)
+            y += 16
+    return y
+
+
+def marks(svg: Svg, x0: float, y0: float, width: float) -> float:
+    """The function picture's legend: what the marks mean (its grids carry no heatmap)."""
+    svg.text(x0, y0 + 10, "Legend", size=12, weight="bold", fill=FG2)
+    items = [(m, t) for m, t in MARKS if m != "inner heatmap"]
+    return _marks(svg, items, x0, y0 + 28, width)
 
 
 # ------------------------------------------------------------------------------ function views
@@ -464,18 +529,25 @@ def function_svg(
         svg.text(
             x, y + 12, f"{label}: {lay.typeof} {lay.spec_text}", size=12, mono=True, weight="bold"
         )
-        h = 18 + grid(svg, lay, None, (), x, y + 18, col_w, 200, color_of, None)
+        words = _wrap(" · ".join(legend_of(lay).replication), col_w, 10.5)
+        for j, part in enumerate(words):
+            svg.text(x, y + 27 + 13 * j, part, size=10.5, fill=FG2)
+        top = 22 + 13 * len(words)
+        h = top + grid(svg, lay, None, (), x, y + top, col_w, 200, color_of, None)
         row_h = max(row_h, h)
     y += row_h + 24
-    y = _collectives(svg, res, 12, y)
+    y = _collectives(svg, res, 12, y, width - 24)
     if res.memory:
         mem = " · ".join(f"{k} {fmt_bytes(v)}" for k, v in res.memory.items() if v)
-        svg.text(12, y + 14, f"Memory per device: {mem}", size=11.5, fill=FG2)
-        y += 22
+        for part in _wrap(f"Memory per device: {mem}", width - 24):
+            svg.text(12, y + 14, part, size=11.5, fill=FG2)
+            y += 16
+        y += 6
+    y = marks(svg, 12, y + 8, width - 24)
     return svg.done(width, y + 8, f"{name} compiled on mesh {axes}")
 
 
-def _collectives(svg: Svg, res: TraceResult, x: float, y: float) -> float:
+def _collectives(svg: Svg, res: TraceResult, x: float, y: float, width: float) -> float:
     svg.text(x, y + 10, "Communication", size=12, weight="bold", fill=FG2)
     y += 28
     if not res.collectives:
@@ -483,15 +555,14 @@ def _collectives(svg: Svg, res: TraceResult, x: float, y: float) -> float:
         return y + 10
     for c in res.collectives[:24]:
         over = f"over {' × '.join(c.axes)}" if c.axes else "over device groups"
-        svg.text(
-            x + 8,
-            y,
+        line = (
             f"• {c.kind} {over} · {fmt_bytes(c.bytes)} per device · {c.n_groups} group"
             f"{'s' if c.n_groups != 1 else ''} of {c.group_size} · result {c.dtype}"
-            f"[{','.join(map(str, c.shape))}]",
-            size=11.5,
+            f"[{','.join(map(str, c.shape))}]"
         )
-        y += 16
+        for i, part in enumerate(_wrap(line, width - 8)):
+            svg.text(x + (8 if i == 0 else 18), y, part, size=11.5)
+            y += 16
     if len(res.collectives) > 24:
         svg.text(x + 8, y, f"… and {len(res.collectives) - 24} more", size=11.5, fill=FG3)
         y += 16

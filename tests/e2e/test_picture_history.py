@@ -86,3 +86,25 @@ def test_undo_redo_buttons_step_the_view(page: Any, view: Any, tmp_path: pathlib
         "document.querySelector('.sw-typeof').textContent === 'float32[64@x,32]'"
     )
     assert page.errors == []
+
+
+def test_find_by_mesh_coordinate(page: Any, view: Any, tmp_path: pathlib.Path) -> None:
+    """x=1 lights the devices JAX puts at x=1 (mesh.devices[1, :]) and their blocks."""
+    _open(page, view, tmp_path)
+    page.fill(".sw-find input", "x=1")
+    mesh = view.array.sharding.mesh
+    want = sorted(int(d.id) for d in mesh.devices[1, :])
+    page.wait_for_function("document.querySelectorAll('.sw-mesh .sw-dev.sw-found').length === 4")
+    lit = page.eval_on_selector_all(
+        ".sw-mesh .sw-dev.sw-found", "els => els.map(e => Number(e.dataset.device))"
+    )
+    assert sorted(lit) == want
+    assert page.locator(".sw-find-msg").text_content() == "4 devices · 4 blocks"
+    page.fill(".sw-find input", "x=1,y=2")
+    page.wait_for_function(
+        "document.querySelector('.sw-find-msg').textContent.startsWith('device ')"
+    )
+    assert page.locator(".sw-find-msg").text_content() == (
+        f"device {int(mesh.devices[1, 2].id)} at x=1, y=2 · 1 block"
+    )
+    assert page.errors == []

@@ -129,6 +129,14 @@ def test_course_page_script_builds_the_course(tmp_path: pathlib.Path) -> None:
     text = index.read_text(encoding="utf-8")
     for i, (title, _change, _text) in enumerate(course.STEPS, start=1):
         assert f'<iframe src="step-{i}.html"' in text and title in text
+    # one frozen picture per step (view.snapshot()), each of its own layout
+    pictures = re.findall(r'<figure><div class="shardwidget-snapshot".*?</figure>', text, re.S)
+    assert len(pictures) == len(course.STEPS)
+    heads = [re.search(r"<b[^>]*>(.*?)</b>", pic).group(1) for pic in pictures]
+    assert heads[0].startswith("float32[8@x,8@y]") and heads[1].startswith("float32[8@y,8@x]")
+    assert heads[2].startswith("float32[8@x,8]")
+    rects = [pic.count("<rect") for pic in pictures]
+    assert rects[2] < rects[0]  # step 3: 2 blocks, step 1: 8
     assert "P(&#x27;x&#x27;, None)" in text  # step 3's code, escaped into the page
     assert "mesh = jax.make_mesh((4, 2)" in text  # step 4 makes its own mesh
     for page in [index, *steps]:

@@ -59,6 +59,7 @@ def sections() -> list[tuple[str, str, list[Any]]]:
     from .hlo import Collective, HloShape
     from .layout import Block, DeviceInfo, MeshInfo
     from .layout_diff import BlockMove, DeviceChange, LayoutDiff
+    from .snapshot import Snapshot
     from .summary import Summary
     from .trace import Constraint, Leaf, LeafResult
 
@@ -96,7 +97,12 @@ def sections() -> list[tuple[str, str, list[Any]]]:
             "`compare(...)`: function views side by side, or two array layouts as a diff.",
             [compare, Comparison, LayoutDiff, BlockMove, DeviceChange],
         ),
-        ("Pages", "`view.save_html(...)`: one self-contained page.", [ExportReport]),
+        (
+            "Pictures and pages",
+            "`view.snapshot()`: the view frozen now, to display; `view.save_html(...)`: one "
+            "self-contained page whose controls work without a kernel.",
+            [Snapshot, ExportReport],
+        ),
         ("Help", "Layouts that fit a shape.", [suggest_layouts, Suggestion]),
         *_others(),
     ]

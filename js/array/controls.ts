@@ -1,6 +1,7 @@
 // The layout form: mesh shape, axis names / types, spec per dimension, memory kind, reset.
-import type { AxisType, DeviceSet, LayoutState, Options } from "../wire";
+import type { AxisType, DeviceSet, HistoryWire, LayoutState, Options } from "../wire";
 import { compressIds } from "./labels";
+import { historyButtons } from "../shared/history";
 import { decodeEntry, encodeEntry, specOptions, specString } from "../shared/spec";
 import {
   axisCountChoices,
@@ -28,6 +29,8 @@ import {
 export interface ControlsCallbacks {
   /** The user asked for a new layout. */
   request(state: LayoutState): void;
+  /** Undo (-1) or redo (1): the kernel steps through the layouts shown. */
+  step(by: -1 | 1): void;
 }
 
 export interface ControlsInput {
@@ -36,6 +39,8 @@ export interface ControlsInput {
   options: Options;
   /** True while a request is pending or in flight. */
   pending: boolean;
+  /** Undo / redo; absent on a saved page. */
+  history?: HistoryWire | null;
 }
 
 export class Controls {
@@ -177,16 +182,21 @@ export class Controls {
         (v) => withMemoryKind(state, v),
       ),
     );
-    fsMem.append(
-      ...resetAndStatus(
-        doc,
-        options.original,
-        "the original layout cannot be expressed with these controls",
-        (s) => this.emit(s),
-        inp.pending,
-        "div",
-      ),
+    const [reset, status] = resetAndStatus(
+      doc,
+      options.original,
+      "the original layout cannot be expressed with these controls",
+      (s) => this.emit(s),
+      inp.pending,
+      "div",
     );
+    const undo = historyButtons(doc, inp.history, (by) => this.cb.step(by));
+    if (undo.length) {
+      const row = doc.createElement("div");
+      row.className = "sw-history-row";
+      row.append(reset, ...undo);
+      fsMem.append(row, status);
+    } else fsMem.append(reset, status);
 
     const all = doc.createElement("fieldset");
     all.className = "sw-controls-all";

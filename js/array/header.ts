@@ -124,6 +124,7 @@ export class Header {
   readonly findInput: HTMLInputElement;
   private findMsg: HTMLElement;
   readonly copy: CopyButton;
+  private right: HTMLElement;
 
   constructor(doc: Document, cb: HeaderCallbacks) {
     const mk = (tag: string, cls: string) => {
@@ -145,15 +146,16 @@ export class Header {
     const findLab = mk("label", "sw-find") as HTMLLabelElement;
     const findSpan = mk("span", "sw-find-label");
     findSpan.textContent = "find device";
+    // ids or mesh coordinates (array/find.ts)
     this.findInput = doc.createElement("input");
     this.findInput.type = "search";
-    this.findInput.placeholder = "12, 12-15, 3,7,9";
+    this.findInput.placeholder = "12, 12-15, x=1,y=*";
     this.findInput.autocomplete = "off";
     this.findInput.spellcheck = false;
     this.findInput.size = 14;
     this.findInput.dataset.key = "find";
     this.findInput.title =
-      "Highlight devices by id: 1234, a range 12-15, or a list 3,7,9. Esc clears.";
+      "Highlight devices by id: 1234, a range 12-15, a list 3,7,9; or by mesh coordinate: x=3, y=*, x=1,y=2, x=0-1. Esc clears.";
     this.findMsg = mk("span", "sw-find-msg");
     this.findMsg.id = `sw-find-msg-${++findCount}`;
     this.findMsg.setAttribute("aria-live", "polite");
@@ -170,6 +172,7 @@ export class Header {
     findLab.append(findSpan, this.findInput);
     this.copy = new CopyButton(doc);
     right.append(this.busyEl, findLab, this.findMsg, this.copy.el);
+    this.right = right;
     top.append(left, right);
     this.summary = mk("div", "sw-summary");
     this.note = mk("div", "sw-note");
@@ -194,11 +197,18 @@ export class Header {
     }
     this.copy.set(layout.code ?? "");
     const ex = findExamples(layout.devices.ids);
-    this.findInput.placeholder = ex.join(", ");
+    // A mesh coordinate example (x=1,y=*) when the layout has a mesh of more than one device.
+    const m = layout.mesh;
+    const coord =
+      m && m.axis_names.length && layout.devices.ids.length > 1
+        ? `${m.axis_names[0]}=${m.axis_sizes[0] > 1 ? 1 : 0}` + (m.axis_names.length > 1 ? `,${m.axis_names[1]}=*` : "")
+        : "";
+    this.findInput.placeholder = [...ex, ...(coord ? [coord] : [])].join(", ");
     this.findInput.title =
       layout.devices.ids.length === 1
         ? `Highlight device ${ex[0]} (the only device). Esc clears.`
-        : `Highlight devices by id: ${ex[0]}, a range ${ex[1]}${ex[2] ? `, or a list ${ex[2]}` : ""}. Esc clears.`;
+        : `Highlight devices by id: ${ex[0]}, a range ${ex[1]}${ex[2] ? `, or a list ${ex[2]}` : ""}` +
+          `${coord ? `, or by mesh coordinate ${coord}` : ""}. Esc clears.`;
     this.typeofEl.textContent = layout.typeof;
     this.typeofEl.title = `shape (${layout.shape.join(", ")}), ${layout.dtype}`;
     const badge = (text: string, title: string, cls = "") => {
@@ -225,6 +235,11 @@ export class Header {
     this.note.textContent = layout.note;
     this.note.hidden = !layout.note;
     this.setHint(statsHint(layout, stats));
+  }
+
+  /** Put an action (the "save picture" buttons) beside "copy as code". */
+  addAction(action: HTMLElement): void {
+    this.right.append(action);
   }
 
   setHint(text: string): void {

@@ -4,6 +4,7 @@
 import type { Layout } from "../wire";
 import type { Pin } from "./detail";
 import { matchDevices, parseDeviceQuery } from "./header";
+import { coordText, devicesAt, isCoordQuery, parseCoordQuery } from "./find";
 
 /** What the find box matched: the devices, the blocks they hold, and what to say about it. */
 export interface FindMatch {
@@ -13,18 +14,41 @@ export interface FindMatch {
   invalid: boolean;
 }
 
-/** The find box's text ("1234", "12-15", "3,7,9", or a mix) against a layout. */
+/** The blocks the devices hold, and "N devices · M blocks". */
+function blocksOf(ids: number[], byDevice: Map<number, number[]>): [Set<number>, string] {
+  const foundBlocks = new Set<number>();
+  for (const id of ids) for (const k of byDevice.get(id) ?? []) foundBlocks.add(k);
+  const nb = foundBlocks.size;
+  const devs = ids.length === 1 ? `device ${ids[0]}` : `${ids.length} devices`;
+  return [foundBlocks, nb === 0 ? `${devs}: holds nothing` : `${devs} · ${nb} ${nb === 1 ? "block" : "blocks"}`];
+}
+
+const noMatch = (message: string, invalid: boolean): FindMatch => ({
+  found: new Set(),
+  foundBlocks: new Set(),
+  message,
+  invalid,
+});
+
+/** The find box by mesh coordinate: "x=3", "y=*", "x=1,y=2". */
+function matchCoords(text: string, layout: Layout | null, byDevice: Map<number, number[]>): FindMatch {
+  const q = parseCoordQuery(text, layout?.mesh ?? null);
+  if ("error" in q) return noMatch(q.error, true);
+  const ids = devicesAt(layout!.mesh!, q);
+  const [foundBlocks, said] = blocksOf(ids, byDevice);
+  const where = ids.length === 1 ? ` at ${coordText(layout!.mesh, ids[0])}` : "";
+  return { found: new Set(ids), foundBlocks, message: said.replace(/^(device \d+)/, `$1${where}`), invalid: false };
+}
+
+/** The find box's text against a layout: device ids ("1234", "12-15", "3,7,9", or a mix) or
+ *  mesh coordinates ("x=3", "y=*", "x=1,y=2"). */
 export function matchFind(
   text: string,
   layout: Layout | null,
   byDevice: Map<number, number[]>,
 ): FindMatch {
-  const none = (message: string, invalid: boolean): FindMatch => ({
-    found: new Set(),
-    foundBlocks: new Set(),
-    message,
-    invalid,
-  });
+  if (isCoordQuery(text)) return matchCoords(text, layout, byDevice);
+  const none = noMatch;
   const q = parseDeviceQuery(text);
   if (q === null) return none("", false);
   if ("error" in q) return none(q.error, true);
@@ -32,13 +56,11 @@ export function matchFind(
   const ids = matchDevices(q.ranges, known);
   if (ids.length === 0) return none(q.single ? `no device ${q.ranges[0][0]}` : "no such devices", true);
   const found = new Set(ids);
-  const foundBlocks = new Set<number>();
-  for (const id of ids) for (const k of byDevice.get(id) ?? []) foundBlocks.add(k);
-  const nb = foundBlocks.size;
-  const devs = ids.length === 1 ? `device ${ids[0]}` : `${ids.length} devices`;
+  const [foundBlocks, said] = blocksOf(ids, byDevice);
+  const at = ids.length === 1 ? coordText(layout?.mesh ?? null, ids[0]) : "";
   const missing = q.ranges.filter(([lo, hi]) => lo === hi && !found.has(lo)).map((r) => r[0]);
   const message =
-    (nb === 0 ? `${devs}: holds nothing` : `${devs} · ${nb} ${nb === 1 ? "block" : "blocks"}`) +
+    (at ? said.replace(/^(device \d+)/, `$1 at ${at}`) : said) +
     (missing.length
       ? ` · no device ${missing.slice(0, 3).join(", ")}${missing.length > 3 ? ", …" : ""}`
       : "");

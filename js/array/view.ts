@@ -7,6 +7,7 @@ import { ArrayPane } from "./grid/pane";
 import { MAX_GRID_WIDTH } from "./grid/geometry";
 import { MeshPane } from "./mesh/pane";
 import { Header } from "./header";
+import { LegendPanel } from "./legend";
 import { highlights, matchFind, samePin, type FindMatch, type Pointing } from "./selection";
 import { Controls } from "./controls";
 import { detailSection, renderDetail, type Pin } from "./detail";
@@ -50,6 +51,7 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
   private transfer: TransferPanel | null = null;
   /** Devices of a lit collective's groups (hovering a collective), or null. */
   private groupLit: Set<number> | null = null;
+  private legend: LegendPanel;
   private dirty = new Set<Dirty>();
   private slice: number[] = [];
   private sliceShapeKey = "";
@@ -80,7 +82,10 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
     super(model, el, "", layoutRequests);
     const doc = this.doc;
     this.header = new Header(doc, { find: (t) => this.setFind(t) });
-    this.controls = new Controls(doc, { request: (s) => this.request(s) });
+    this.controls = new Controls(doc, {
+      request: (s) => this.request(s),
+      step: (by) => this.model.send({ type: "history", step: by }),
+    });
     const colorOf = (id: number) => this.colorOf(id);
     this.arrayPane = new ArrayPane(doc, {
       colorOf,
@@ -134,13 +139,16 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
     if (this.transfer) side.append(this.transfer.side);
     side.append(this.detailEl);
     main.append(this.arrayPane.el, side);
+    this.legend = new LegendPanel(doc);
+    this.header.addAction(this.picture.el);
     this.root.append(this.header.el);
     if (this.transfer) this.root.append(this.transfer.line);
-    this.root.append(this.controls.el, main);
+    this.root.append(this.controls.el, main, this.legend.el);
     if (this.transfer) this.root.append(this.transfer.section);
     if (viewOpts.embedded) {
       this.root.classList.add("sw-embedded");
       this.header.el.hidden = true;
+      this.legend.el.hidden = true; // the function view is one of several: no legend each
     }
     this.root.addEventListener("keydown", (e) => {
       if (e.key === "Escape" && this.pin) {
@@ -159,6 +167,7 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
     this.onChange(["view_dims"], () => this.invalidate("grid", "detail"));
     this.onChange(["_options"], () => this.invalidate("controls", "mesh", "grid"));
     this.onChange(STATE_TRAITS, () => this.invalidate("controls"));
+    this.onChange(["_history"], () => this.invalidate("controls", "header"));
 
     if (typeof ResizeObserver !== "undefined") {
       this.ro = new ResizeObserver(() => {
@@ -273,6 +282,7 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
     mark("shardwidget:chrome-start");
     if (d.has("header") || d.has("status")) {
       this.header.update(layout, this.model.get("_stats"));
+      this.picture.setAvailable(!!layout && this.model.get("_history") !== undefined);
       this.header.setBusy(!!this.model.get("busy"));
       const err = this.model.get("error") || this.lastResultError;
       this.header.setError(err);
@@ -295,6 +305,7 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
     }
     if (d.has("detail")) this.renderDetail();
     if (d.has("transfer")) this.renderTransfer();
+    if (d.has("header") && !this.viewOpts.embedded) this.legend.update(layout, this.stats);
     measure("shardwidget:flush", "shardwidget:flush-start");
   }
 
@@ -336,6 +347,7 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
       state: optimistic ?? this.traitState(),
       options,
       pending: optimistic !== null,
+      history: this.model.get("_history"),
     });
   }
 

@@ -2,7 +2,8 @@
 // names and types, reset) and the per-leaf spec selectors. Same validity rules as the array
 // view's controls: only valid choices are offered, and a refused choice says why in its option
 // text.
-import type { AxisType, SpecEntry, TraceOptions, TraceState } from "../wire";
+import type { AxisType, HistoryWire, SpecEntry, TraceOptions, TraceState } from "../wire";
+import { historyButtons } from "../shared/history";
 import { decodeEntry, encodeEntry } from "../shared/spec";
 import {
   axisCountChoices,
@@ -68,6 +69,8 @@ export interface MeshControlsInput {
   state: TraceState;
   options: TraceOptions;
   pending: boolean;
+  /** Undo / redo; absent on a saved page. */
+  history?: HistoryWire | null;
 }
 
 /** Mesh shape, axis names and types, reset; shared by every input of the function. */
@@ -77,6 +80,7 @@ export class FunctionMeshControls {
   constructor(
     private readonly doc: Document,
     private readonly request: (s: TraceState) => void,
+    private readonly step: (by: -1 | 1) => void = () => {},
   ) {
     this.el = doc.createElement("form");
     this.el.className = "sw-controls sw-tr-mesh";
@@ -119,6 +123,7 @@ export class FunctionMeshControls {
     state.axis_names.forEach((_n, i) => row.append(this.axisField(state, i)));
     row.append(
       ...resetAndStatus(doc, options.original, "", (s) => this.request(s), inp.pending, "span"),
+      ...historyButtons(doc, inp.history, this.step),
     );
     fs.append(row);
     // A saved page has no kernel: the controls show the layout but cannot change it.

@@ -109,7 +109,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     (this.busyEl.firstChild as HTMLElement).setAttribute("aria-hidden", "true");
     this.copyButton = new CopyButton(doc);
     const right = mk(doc, "div", "sw-header-right");
-    right.append(this.busyEl, this.copyButton.el);
+    right.append(this.busyEl, this.copyButton.el, this.picture.el);
     top.append(this.titleEl, right);
     this.metricsEl = mk(doc, "div", "sw-summary sw-tr-metrics");
     this.modeNoteEl = mk(doc, "div", "sw-hint sw-tr-modenote");
@@ -120,7 +120,11 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     this.errorEl.hidden = true;
     header.append(top, this.metricsEl, this.modeNoteEl, this.runNoteEl, this.errorEl);
 
-    this.meshControls = new FunctionMeshControls(doc, (s) => this.request(s));
+    this.meshControls = new FunctionMeshControls(
+      doc,
+      (s) => this.request(s),
+      (by) => this.model.send({ type: "history", step: by }),
+    );
     this.inputs = this.section("Inputs");
     this.outputs = this.section("Outputs");
     this.comm = this.section("Communication");
@@ -161,7 +165,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
       this.schedule();
     });
     this.onChange(
-      ["_trace_stats", "_trace_options", "error", "busy", "_estimate", "hardware", "_hardware_presets", ...STATE_TRAITS],
+      ["_trace_stats", "_trace_options", "error", "busy", "_estimate", "hardware", "_hardware_presets", "_history", ...STATE_TRAITS],
       () => this.schedule(),
     );
     this.flush();
@@ -253,7 +257,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     this.meshControls.el.hidden = false;
     const pending = this.queue.optimistic !== null;
     const state = this.controlState();
-    this.meshControls.update({ state, options, pending });
+    this.meshControls.update({ state, options, pending, history: this.model.get("_history") });
     this.renderLeaves(options, state);
     this.markFailed();
     const shown = this.shown;
@@ -308,6 +312,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
   private renderHeader(options: TraceOptions | null): void {
     const doc = this.doc;
     const shown = this.shown;
+    this.picture.setAvailable(!!shown && this.model.get("_history") !== undefined);
     const mode = options?.mode ?? shown?.mode ?? (this.model.get("mode") || "jit");
     const fn = mk(doc, "code", "sw-typeof sw-tr-fn", options?.fn_name || "function");
     fn.title = "the function";

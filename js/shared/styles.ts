@@ -96,6 +96,11 @@ export const CSS = `
 .shardwidget select:disabled, .shardwidget input:disabled, .shardwidget .sw-button:disabled { cursor: not-allowed; opacity: 0.7; }
 .shardwidget .sw-button { padding: 2px 12px; cursor: pointer; }
 .shardwidget .sw-button:hover:not(:disabled) { border-color: var(--sw-accent); color: var(--sw-accent); }
+.shardwidget .sw-picture { display: inline-flex; gap: 3px; align-items: center; font-size: 11.5px; color: var(--sw-fg2); }
+.shardwidget .sw-picture .sw-picture-btn { padding: 1px 6px; font-size: 11px; }
+.shardwidget .sw-picture-status:not(:empty) { margin-left: 4px; }
+.shardwidget .sw-history-row { display: flex; gap: 4px; flex-wrap: wrap; align-items: center; }
+.shardwidget .sw-history { padding: 2px 8px; }
 .shardwidget .sw-spec-preview { font-family: var(--sw-mono); font-size: 12px; color: var(--sw-fg); }
 .shardwidget .sw-ctl-status { font-size: 11.5px; color: var(--sw-accent); min-height: 1em; }
 .shardwidget .sw-field-msg { font-size: 11.5px; color: var(--sw-error-fg); }
@@ -255,6 +260,15 @@ export const CSS = `
 .shardwidget .sw-chip-bare.sw-chip-empty { background: var(--sw-bg2); }
 .shardwidget .sw-chipcell > .sw-dev { border-radius: 1px; }
 /* colour key (more than 16 devices) */
+.shardwidget .sw-key { margin-top: 6px; font-size: 11.5px; color: var(--sw-fg2); }
+.shardwidget .sw-key > summary { cursor: pointer; font-weight: 600; font-size: 12px; width: max-content; }
+.shardwidget .sw-key-body { display: flex; flex-wrap: wrap; gap: 4px 24px; margin-top: 3px; }
+.shardwidget .sw-key-rep { margin: 0; padding-left: 16px; min-width: 16em; }
+.shardwidget .sw-key-marks { display: grid; grid-template-columns: max-content 1fr; gap: 1px 8px; margin: 0; max-width: 52em; }
+.shardwidget .sw-key-marks dt { font-weight: 600; }
+.shardwidget .sw-key-marks dd { margin: 0; }
+.shardwidget .sw-key-bar { display: inline-flex; align-items: center; gap: 4px; margin-left: 6px; font-family: var(--sw-mono); font-size: 10.5px; vertical-align: middle; }
+.shardwidget .sw-key-ramp { display: inline-block; width: 96px; height: 9px; border-radius: 2px; }
 .shardwidget .sw-legend { margin-top: 8px; font-size: 11.5px; color: var(--sw-fg2); }
 .shardwidget .sw-legend > summary { cursor: pointer; font-weight: 600; font-size: 12px; width: max-content; }
 .shardwidget .sw-legend-text { margin: 3px 0 5px; max-width: 44em; }

@@ -8,6 +8,7 @@ import type { ResultMsg } from "../wire";
 import { RequestQueue, type QueueOptions } from "./requests";
 import { injectStyles, ROOT_CLASS } from "./styles";
 import { el as mk } from "./dom";
+import { isPicture, PictureButtons } from "./picture";
 
 /** A custom message from the kernel that answers a request. */
 function isResult(msg: unknown): msg is ResultMsg {
@@ -34,6 +35,8 @@ export abstract class BaseView<M extends ViewTraits, S, Req> {
   /** The error of the last result that answered one of this view's requests ("" when it passed). */
   protected lastResultError = "";
   protected disposed = false;
+  /** "save picture": SVG / PNG of view.to_svg(), shown where a kernel answers. */
+  readonly picture: PictureButtons;
   private scheduled = false;
   private unsub: (() => void)[] = [];
 
@@ -48,6 +51,7 @@ export abstract class BaseView<M extends ViewTraits, S, Req> {
     this.root = mk(this.doc, "div", `${ROOT_CLASS} ${rootClass}`.trim());
     this.queue = new RequestQueue<S, Req>((msg) => this.model.send(msg), queue);
     this.queue.onChange = () => this.requestsChanged(false);
+    this.picture = new PictureButtons(this.doc, (msg) => this.model.send(msg));
     this.on("msg:custom", (msg) => this.onCustom(msg));
   }
 
@@ -88,6 +92,10 @@ export abstract class BaseView<M extends ViewTraits, S, Req> {
   }
 
   private onCustom(msg: unknown): void {
+    if (isPicture(msg)) {
+      void this.picture.receive(msg);
+      return;
+    }
     if (!isResult(msg) || !this.queue.handleResult(msg)) return;
     this.lastResultError = msg.ok ? "" : msg.error || "";
     this.requestsChanged(true);
@@ -100,6 +108,7 @@ export abstract class BaseView<M extends ViewTraits, S, Req> {
 
   dispose(): void {
     this.disposed = true;
+    this.picture.dispose();
     this.queue.dispose();
     for (const u of this.unsub) u();
     this.unsub = [];

@@ -77,6 +77,7 @@ export function createModel(state: PageState, send: Send): PageModel {
  *  an error in words; either way the result arrives on the next task, as from a kernel. */
 export function answerFrom(answers: Record<string, unknown>): Send {
   return (msg, model) => {
+    if (msg.type !== "request" && msg.type !== "trace_request") return; // no kernel to ask
     setTimeout(() => {
       const raw = msg.type === "request" ? answers[stateKey(msg.state)] : undefined;
       if (raw) {

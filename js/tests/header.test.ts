@@ -111,7 +111,7 @@ describe("find box: highlighting", () => {
     model.set("_stats", g.stats);
     await new Promise((r) => setTimeout(r, 0));
     expect(found(el, ".sw-grid .sw-block", "block")).toEqual(["1"]);
-    expect(el.querySelector(".sw-find-msg")!.textContent).toBe("device 5 · 1 block");
+    expect(el.querySelector(".sw-find-msg")!.textContent).toBe("device 5 at x=1, y=1 · 1 block");
   });
 });
 

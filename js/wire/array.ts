@@ -6,6 +6,7 @@
 // Messages (requests and their results): messages.ts.
 
 import type { HardwareWire, TransferWire } from "./cost";
+import type { HistoryWire } from "./messages";
 
 export type AxisType = "auto" | "explicit";
 export type SpecEntry = null | string | string[];
@@ -70,6 +71,15 @@ export interface Block {
   d: number[];
 }
 
+/** What the marks of the grid mean and how the array is split and copied, in words
+ *  (Python: shardwidget.legend). */
+export interface LegendWire {
+  /** [mark, meaning] for the border, the inner heatmap, the stripes and the labels. */
+  marks: string[][];
+  /** "dimension 0 split 2 ways over x", "replicated over y: 4 copies", … */
+  replication: string[];
+}
+
 export interface Layout {
   /** Changes whenever the shown array changes; _stats.key refers to it. */
   key: number;
@@ -101,6 +111,8 @@ export interface Layout {
   /** The unreduced axes of the spec (P('y', unreduced={'x'})): each device holds a partial
    *  value; a block's value is the sum of its holders' partials over these axes. [] otherwise. */
   unreduced: string[];
+  /** Optional: saved pages from before the legend have none. */
+  legend?: LegendWire;
 }
 
 export interface Stats {
@@ -152,6 +164,8 @@ export interface ArrayModel {
    *  absent in function-view leaves and older saved pages. */
   hardware?: string;
   _hardware_presets?: HardwareWire[];
+  /** Undo / redo (Python → JS). Absent in saved pages: they have no kernel to step. */
+  _history?: HistoryWire;
   /** What moving the original layout to the shown one moves (key === _layout.key). */
   _transfer?: TransferWire;
 }

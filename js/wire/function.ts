@@ -8,6 +8,7 @@
 //
 // Messages (TraceRequestMsg and its ResultMsg): messages.ts.
 import type { AxisType, Layout, SpecEntry, Stats } from "./array";
+import type { HistoryWire } from "./messages";
 import type { EstimateWire, HardwareWire } from "./cost";
 
 /** "pmap": a jax.pmap'd function, on pmap's own mesh and layout (fixed: options.static). */
@@ -186,6 +187,8 @@ export interface FunctionModel {
    *  absent in older saved pages. */
   hardware?: string;
   _hardware_presets?: HardwareWire[];
+  /** Undo / redo (Python → JS). Absent in saved pages: they have no kernel to step. */
+  _history?: HistoryWire;
   /** The estimate of the compiled layout on `hardware` (key === _trace.key). */
   _estimate?: EstimateWire;
 }

@@ -26,5 +26,35 @@ export interface TraceRequestMsg {
   state: TraceState;
 }
 
+/** The undo / redo buttons: step back (-1) or forward (1) through the layouts shown. The
+ *  kernel answers by setting the traits (and `error` when it cannot). */
+export interface HistoryMsg {
+  type: "history";
+  step: -1 | 1;
+}
+
+/** `_history`: how far undo and redo can go, and where the next step of each leads. */
+export interface HistoryWire {
+  undo: number;
+  redo: number;
+  /** The layout undo shows, in a few words ("" when there is none). */
+  undo_label: string;
+  redo_label: string;
+}
+
+/** The "save picture" buttons ask for the view's picture (view.to_svg()). */
+export interface PictureRequestMsg {
+  type: "picture_request";
+}
+
+/** The kernel's answer to a PictureRequestMsg: the SVG and a file name (no extension). */
+export interface PictureMsg {
+  type: "picture";
+  ok: boolean;
+  svg: string;
+  name: string;
+  error: string;
+}
+
 /** Any request the front end sends. */
 export type AnyRequestMsg = RequestMsg | TraceRequestMsg;

@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, cast
 
 import numpy as np
@@ -100,6 +100,16 @@ class BlockWire(TypedDict):
     """The devices holding the block."""
 
 
+class LegendWire(TypedDict):
+    """What the marks of the grid mean and how the array is split and copied, in words
+    (:mod:`shardwidget.legend`)."""
+
+    marks: list[list[str]]
+    """[mark, meaning] for the border, the inner heatmap, the stripes and the labels."""
+    replication: list[str]
+    """"dimension 0 split 2 ways over x", "replicated over y: 4 copies", …"""
+
+
 class LayoutWire(TypedDict):
     """``_layout``: the geometry of the array shown (and of every function-view leaf)."""
 
@@ -126,6 +136,7 @@ class LayoutWire(TypedDict):
     unreduced: list[str]
     """The unreduced axes of the spec (Layout.unreduced): each device holds a partial value,
     the block's value is the sum of its holders' partials over them. [] for other layouts."""
+    legend: LegendWire
 
 
 class Stats(TypedDict):
@@ -162,6 +173,39 @@ class ResultMsg(TypedDict):
     type: Literal["result"]
     seq: int
     ok: bool
+    error: str
+
+
+class HistoryMsg(TypedDict):
+    """The undo/redo buttons: step back (-1) or forward (1) through the layouts shown."""
+
+    type: Literal["history"]
+    step: int
+
+
+class HistoryWire(TypedDict):
+    """``_history``: how far undo and redo can go, and where the next step of each leads."""
+
+    undo: int
+    redo: int
+    undo_label: str
+    """The layout undo shows, in a few words ("" when there is none)."""
+    redo_label: str
+
+
+class PictureRequestMsg(TypedDict):
+    """The "save picture" button: ask for the view's picture (``view.to_svg()``)."""
+
+    type: Literal["picture_request"]
+
+
+class PictureMsg(TypedDict):
+    """The answer: the SVG and a file name for it, or why there is none."""
+
+    type: Literal["picture"]
+    ok: bool
+    svg: str
+    name: str
     error: str
 
 
@@ -531,7 +575,16 @@ def layout(
         "note": note,
         "code": code,
         "unreduced": list(lay.unreduced),
+        "legend": legend_wire(lay),
     }
+
+
+def legend_wire(lay: Layout) -> LegendWire:
+    """``LayoutWire.legend`` of a layout."""
+    from .legend import legend_of
+
+    lg = legend_of(lay)
+    return {"marks": [list(m) for m in lg.marks], "replication": list(lg.replication)}
 
 
 def pending_stats(key: int) -> Stats:
@@ -640,6 +693,34 @@ def parse_request(content: Any, kind: str = "request") -> tuple[int, dict[str, A
     if not isinstance(seq, int) or isinstance(seq, bool) or not isinstance(st, dict):
         return None
     return seq, st
+
+
+def parse_history(content: Any) -> int | None:
+    """The step (-1 or 1) of a HistoryMsg, or None when the message is something else."""
+    if not isinstance(content, dict) or content.get("type") != "history":
+        return None
+    step = content.get("step")
+    return step if step in (-1, 1) and not isinstance(step, bool) else None
+
+
+def is_picture_request(content: Any) -> bool:
+    """Whether a front-end message asks for the view's picture (PictureRequestMsg)."""
+    return isinstance(content, dict) and content.get("type") == "picture_request"
+
+
+def picture_msg(svg: str, name: str, error: str = "") -> PictureMsg:
+    """The answer to a picture request."""
+    return {"type": "picture", "ok": not error, "svg": svg, "name": name, "error": error}
+
+
+def history(states: Sequence[Any], at: int, label: Callable[[Any], str]) -> HistoryWire:
+    """``_history`` for the layouts ``states`` with ``states[at]`` shown."""
+    return {
+        "undo": max(0, at),
+        "redo": max(0, len(states) - 1 - at),
+        "undo_label": label(states[at - 1]) if at > 0 else "",
+        "redo_label": label(states[at + 1]) if 0 <= at < len(states) - 1 else "",
+    }
 
 
 # ---------------------------------------------------------------------- sizes and saved pages

@@ -668,7 +668,32 @@ export const array8: ArrayModel = {
   "replication": 1,
   "note": "",
   "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nx = jax.device_put(x, NamedSharding(mesh, P('x', 'y'), memory_kind='device'))",
-  "unreduced": []
+  "unreduced": [],
+  "legend": {
+   "marks": [
+    [
+     "border",
+     "the colour of the device that holds the block (each device has its own colour)"
+    ],
+    [
+     "inner heatmap",
+     "the block's values (means of pooled cells), on one colour scale for the whole array"
+    ],
+    [
+     "stripes",
+     "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+    ],
+    [
+     "labels",
+     "the ids of the devices holding the block; rulers give each block's index range"
+    ]
+   ],
+   "replication": [
+    "dimension 0 split 2 ways over x",
+    "dimension 1 split 4 ways over y",
+    "no copies: each element on one device"
+   ]
+  }
  },
  "_stats": {
   "key": 1,
@@ -1485,7 +1510,31 @@ export const arrayValues8: ArrayModel = {
   "replication": 2,
   "note": "",
   "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nx = jax.device_put(x, NamedSharding(mesh, P('y', None), memory_kind='device'))",
-  "unreduced": []
+  "unreduced": [],
+  "legend": {
+   "marks": [
+    [
+     "border",
+     "the colour of the device that holds the block (each device has its own colour)"
+    ],
+    [
+     "inner heatmap",
+     "the block's values (means of pooled cells), on one colour scale for the whole array"
+    ],
+    [
+     "stripes",
+     "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+    ],
+    [
+     "labels",
+     "the ids of the devices holding the block; rulers give each block's index range"
+    ]
+   ],
+   "replication": [
+    "dimension 0 split 4 ways over y",
+    "replicated over x: 2 copies"
+   ]
+  }
  },
  "_stats": {
   "key": 1,
@@ -2302,7 +2351,32 @@ export const arrayResharded8: ArrayModel = {
   "replication": 1,
   "note": "",
   "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nx = jax.device_put(x, NamedSharding(mesh, P('x', 'y'), memory_kind='device'))",
-  "unreduced": []
+  "unreduced": [],
+  "legend": {
+   "marks": [
+    [
+     "border",
+     "the colour of the device that holds the block (each device has its own colour)"
+    ],
+    [
+     "inner heatmap",
+     "the block's values (means of pooled cells), on one colour scale for the whole array"
+    ],
+    [
+     "stripes",
+     "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+    ],
+    [
+     "labels",
+     "the ids of the devices holding the block; rulers give each block's index range"
+    ]
+   ],
+   "replication": [
+    "dimension 0 split 2 ways over x",
+    "dimension 1 split 4 ways over y",
+    "no copies: each element on one device"
+   ]
+  }
  },
  "_stats": {
   "key": 2,
@@ -3017,7 +3091,30 @@ export const arrayScalar8: ArrayModel = {
   "replication": 1,
   "note": "",
   "code": "import jax\n\ndevice = jax.devices()[0]\nx = jax.device_put(x, jax.sharding.SingleDeviceSharding(device, memory_kind='device'))",
-  "unreduced": []
+  "unreduced": [],
+  "legend": {
+   "marks": [
+    [
+     "border",
+     "the colour of the device that holds the block (each device has its own colour)"
+    ],
+    [
+     "inner heatmap",
+     "the block's values (means of pooled cells), on one colour scale for the whole array"
+    ],
+    [
+     "stripes",
+     "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+    ],
+    [
+     "labels",
+     "the ids of the devices holding the block; rulers give each block's index range"
+    ]
+   ],
+   "replication": [
+    "on one device: not split, no copies"
+   ]
+  }
  },
  "_stats": {
   "key": 1,
@@ -3713,7 +3810,31 @@ export const arrayUnreduced8: ArrayModel = {
   "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Explicit, AxisType.Explicit))\n# x's partials summed over 'x': device_put makes no unreduced arrays\nx = jax.device_put(x, NamedSharding(mesh, P('y'), memory_kind='device'))",
   "unreduced": [
    "x"
-  ]
+  ],
+  "legend": {
+   "marks": [
+    [
+     "border",
+     "the colour of the device that holds the block (each device has its own colour)"
+    ],
+    [
+     "inner heatmap",
+     "the block's values (means of pooled cells), on one colour scale for the whole array"
+    ],
+    [
+     "stripes",
+     "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+    ],
+    [
+     "labels",
+     "the ids of the devices holding the block; rulers give each block's index range"
+    ]
+   ],
+   "replication": [
+    "dimension 0 split 4 ways over y",
+    "replicated over x: 2 copies"
+   ]
+  }
  },
  "_stats": {
   "key": 1,
@@ -4418,7 +4539,32 @@ export const function8: FunctionModel = {
      "replication": 1,
      "note": "",
      "code": "",
-     "unreduced": []
+     "unreduced": [],
+     "legend": {
+      "marks": [
+       [
+        "border",
+        "the colour of the device that holds the block (each device has its own colour)"
+       ],
+       [
+        "inner heatmap",
+        "the block's values (means of pooled cells), on one colour scale for the whole array"
+       ],
+       [
+        "stripes",
+        "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+       ],
+       [
+        "labels",
+        "the ids of the devices holding the block; rulers give each block's index range"
+       ]
+      ],
+      "replication": [
+       "dimension 0 split 2 ways over x",
+       "dimension 1 split 4 ways over y",
+       "no copies: each element on one device"
+      ]
+     }
     },
     "note": ""
    },
@@ -4574,7 +4720,31 @@ export const function8: FunctionModel = {
      "replication": 2,
      "note": "",
      "code": "",
-     "unreduced": []
+     "unreduced": [],
+     "legend": {
+      "marks": [
+       [
+        "border",
+        "the colour of the device that holds the block (each device has its own colour)"
+       ],
+       [
+        "inner heatmap",
+        "the block's values (means of pooled cells), on one colour scale for the whole array"
+       ],
+       [
+        "stripes",
+        "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+       ],
+       [
+        "labels",
+        "the ids of the devices holding the block; rulers give each block's index range"
+       ]
+      ],
+      "replication": [
+       "dimension 0 split 4 ways over y",
+       "replicated over x: 2 copies"
+      ]
+     }
     },
     "note": ""
    }
@@ -4704,7 +4874,31 @@ export const function8: FunctionModel = {
      "replication": 4,
      "note": "",
      "code": "",
-     "unreduced": []
+     "unreduced": [],
+     "legend": {
+      "marks": [
+       [
+        "border",
+        "the colour of the device that holds the block (each device has its own colour)"
+       ],
+       [
+        "inner heatmap",
+        "the block's values (means of pooled cells), on one colour scale for the whole array"
+       ],
+       [
+        "stripes",
+        "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+       ],
+       [
+        "labels",
+        "the ids of the devices holding the block; rulers give each block's index range"
+       ]
+      ],
+      "replication": [
+       "dimension 0 split 2 ways over x",
+       "replicated over y: 4 copies"
+      ]
+     }
     },
     "note": ""
    },
@@ -4797,7 +4991,32 @@ export const function8: FunctionModel = {
      "replication": 8,
      "note": "",
      "code": "",
-     "unreduced": []
+     "unreduced": [],
+     "legend": {
+      "marks": [
+       [
+        "border",
+        "the colour of the device that holds the block (each device has its own colour)"
+       ],
+       [
+        "inner heatmap",
+        "the block's values (means of pooled cells), on one colour scale for the whole array"
+       ],
+       [
+        "stripes",
+        "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+       ],
+       [
+        "labels",
+        "the ids of the devices holding the block; rulers give each block's index range"
+       ]
+      ],
+      "replication": [
+       "replicated over x: 2 copies",
+       "replicated over y: 4 copies",
+       "each element on 8 devices"
+      ]
+     }
     },
     "note": ""
    }
@@ -4847,8 +5066,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 98.3,
-  "run_ms": 20.1,
+  "compile_ms": 69.1,
+  "run_ms": 8.6,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -5714,7 +5933,31 @@ export const functionShardMap8: FunctionModel = {
      "replication": 4,
      "note": "",
      "code": "",
-     "unreduced": []
+     "unreduced": [],
+     "legend": {
+      "marks": [
+       [
+        "border",
+        "the colour of the device that holds the block (each device has its own colour)"
+       ],
+       [
+        "inner heatmap",
+        "the block's values (means of pooled cells), on one colour scale for the whole array"
+       ],
+       [
+        "stripes",
+        "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+       ],
+       [
+        "labels",
+        "the ids of the devices holding the block; rulers give each block's index range"
+       ]
+      ],
+      "replication": [
+       "dimension 0 split 2 ways over x",
+       "replicated over y: 4 copies"
+      ]
+     }
     },
     "note": ""
    }
@@ -5830,7 +6073,32 @@ export const functionShardMap8: FunctionModel = {
      "replication": 8,
      "note": "",
      "code": "",
-     "unreduced": []
+     "unreduced": [],
+     "legend": {
+      "marks": [
+       [
+        "border",
+        "the colour of the device that holds the block (each device has its own colour)"
+       ],
+       [
+        "inner heatmap",
+        "the block's values (means of pooled cells), on one colour scale for the whole array"
+       ],
+       [
+        "stripes",
+        "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+       ],
+       [
+        "labels",
+        "the ids of the devices holding the block; rulers give each block's index range"
+       ]
+      ],
+      "replication": [
+       "replicated over x: 2 copies",
+       "replicated over y: 4 copies",
+       "each element on 8 devices"
+      ]
+     }
     },
     "note": ""
    }
@@ -5865,8 +6133,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 58.2,
-  "run_ms": 22.4,
+  "compile_ms": 30.2,
+  "run_ms": 10.3,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -6572,7 +6840,31 @@ export const functionPmap8: FunctionModel = {
      "replication": 1,
      "note": "",
      "code": "",
-     "unreduced": []
+     "unreduced": [],
+     "legend": {
+      "marks": [
+       [
+        "border",
+        "the colour of the device that holds the block (each device has its own colour)"
+       ],
+       [
+        "inner heatmap",
+        "the block's values (means of pooled cells), on one colour scale for the whole array"
+       ],
+       [
+        "stripes",
+        "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+       ],
+       [
+        "labels",
+        "the ids of the devices holding the block; rulers give each block's index range"
+       ]
+      ],
+      "replication": [
+       "dimension 0 split 8 ways over i",
+       "no copies: each element on one device"
+      ]
+     }
     },
     "note": "pmap: dimension 0 mapped over 8 devices (axis 'i'), one slice per device; the body sees shape (4,)"
    }
@@ -6783,7 +7075,31 @@ export const functionPmap8: FunctionModel = {
      "replication": 1,
      "note": "",
      "code": "",
-     "unreduced": []
+     "unreduced": [],
+     "legend": {
+      "marks": [
+       [
+        "border",
+        "the colour of the device that holds the block (each device has its own colour)"
+       ],
+       [
+        "inner heatmap",
+        "the block's values (means of pooled cells), on one colour scale for the whole array"
+       ],
+       [
+        "stripes",
+        "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+       ],
+       [
+        "labels",
+        "the ids of the devices holding the block; rulers give each block's index range"
+       ]
+      ],
+      "replication": [
+       "dimension 0 split 8 ways over i",
+       "no copies: each element on one device"
+      ]
+     }
     },
     "note": "pmap: dimension 0 stacks the 8 devices' results (axis 'i'), one per device; each body returns (4,)"
    }
@@ -6817,8 +7133,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 229.3,
-  "run_ms": 4.1,
+  "compile_ms": 52.7,
+  "run_ms": 10.7,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -8891,7 +9207,32 @@ export const array32: ArrayModel = {
   "replication": 1,
   "note": "",
   "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((4, 8), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nx = jax.device_put(x, NamedSharding(mesh, P('x', 'y'), memory_kind='device'))",
-  "unreduced": []
+  "unreduced": [],
+  "legend": {
+   "marks": [
+    [
+     "border",
+     "the colour of the device that holds the block (each device has its own colour)"
+    ],
+    [
+     "inner heatmap",
+     "the block's values (means of pooled cells), on one colour scale for the whole array"
+    ],
+    [
+     "stripes",
+     "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+    ],
+    [
+     "labels",
+     "the ids of the devices holding the block; rulers give each block's index range"
+    ]
+   ],
+   "replication": [
+    "dimension 0 split 4 ways over x",
+    "dimension 1 split 8 ways over y",
+    "no copies: each element on one device"
+   ]
+  }
  },
  "_stats": {
   "key": 1,

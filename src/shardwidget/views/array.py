@@ -273,6 +273,25 @@ class ArrayView(CostMixin, ShardView):
         memory_kind=...))``. What the widget's "copy" button copies."""
         return array_code(self.layout)
 
+    def to_svg(self, width: int = 760) -> str:
+        """The view as a standalone SVG (no browser needed), drawn like the live view: header,
+        the grid over ``view_dims`` with its rulers (index ranges, which axes shard which
+        dimension), holders' colours with stripes for copies, heatmaps, device ids, the mesh,
+        and the legend with the heatmap's colour bar. Holds no device memory afterwards."""
+        from ..picture import array_svg
+
+        summ = self.summary if self._with_stats else None
+        return array_svg(
+            self.layout, summ, tuple(self.view_dims), width=width, n_devices=len(self._devices)
+        )
+
+    def _picture_name(self) -> str:
+        import re
+
+        lay = self.layout
+        spec = re.sub(r"[^A-Za-z0-9_]+", "_", lay.spec_text).strip("_")
+        return f"shardwidget_{lay.dtype}_{'x'.join(map(str, lay.shape))}_{spec}".rstrip("_")
+
     @property
     def layout_state(self) -> LayoutState:
         """The layout in the controls now (mesh, axis names and types, spec, memory kind)."""
@@ -508,6 +527,7 @@ class ArrayView(CostMixin, ShardView):
             self._publish_layout(st, arr, lay)
         finally:
             self._held = None
+        self._remember(st)
 
     def _publish_layout(self, st: LayoutState, arr: Any, lay: Layout) -> None:
         # Never delay the geometry for device work: only tiles already computed make it quick,

@@ -129,6 +129,12 @@ class ShardView(anywidget.AnyWidget):
     _fallback_id = traitlets.Unicode("").tag(sync=True)
     """str: the display id of the picture shown beside the widget (views/fallback.py), which the
     live widget hides. Python → JS."""
+    _history: Any = traitlets.Dict().tag(sync=True)  # a wire TypedDict
+    """wire.HistoryWire: how many steps :meth:`undo` and :meth:`redo` can take, and to what.
+    Python → JS (the undo/redo buttons send a ``history`` message)."""
+
+    HISTORY_LIMIT: ClassVar[int] = 50
+    """The most layouts a view remembers (the oldest are forgotten first)."""
 
     def __new__(cls, obj: Any = None, /, *args: Any, **kwargs: Any) -> Any:
         """Pick the subclass: a callable first argument makes a FunctionView, anything else an
@@ -180,6 +186,9 @@ class ShardView(anywidget.AnyWidget):
         self._failed = ""  # why the state in the traits did not compute ("" when it did)
         self._busy_depth = 0  # requests being handled (re-entrant handling nests them)
         self._fallback_shown = False  # whether a picture output of this view was displayed
+        self._states: list[Any] = []  # the layouts shown, oldest first (undo / redo)
+        self._at = -1  # the index in _states of the layout shown
+        self._stepping = False  # True while undo/redo shows a remembered layout
         super().__init__(**kwargs)
         self._fallback_id = f"shardwidget-{uuid.uuid4().hex}"
         self.on_msg(self._on_custom_msg)
@@ -245,6 +254,87 @@ class ShardView(anywidget.AnyWidget):
             from . import fallback
 
             fallback.mark_stale(self)
+
+    def to_svg(self, width: int = 760) -> str:
+        """The view as a standalone SVG (no browser needed), drawn like the live view: for
+        slides and papers. ``width`` in pixels; the height follows from the content."""
+        raise NotImplementedError
+
+    def to_png(self, path: str | pathlib.Path, width: int = 760, scale: float = 2.0) -> Any:
+        """Write :meth:`to_svg` as a PNG at ``scale`` times its size; returns (width, height)
+        in pixels. Converts with ``cairosvg`` when it is installed, else with headless Chromium
+        through Playwright (``SHARDWIDGET_CHROMIUM`` or ``chromium`` on PATH); RuntimeError
+        naming what to install when neither is available (see :mod:`shardwidget.png`)."""
+        from ..png import svg_to_png
+
+        return svg_to_png(self.to_svg(width), path, scale)
+
+    def _picture_name(self) -> str:
+        """The file name the "save picture" button offers (without extension)."""
+        return "shardwidget"
+
+    def _send_picture(self) -> None:
+        """Answer the "save picture" button with :meth:`to_svg` (or why it failed)."""
+        try:
+            self.send(wire.picture_msg(self.to_svg(), self._picture_name()))
+        except Exception as e:  # the boundary: said in the widget, never raised
+            self.send(wire.picture_msg("", "", wire.cap_message(f"no picture: {e}")))
+
+    def undo(self) -> None:
+        """Show the layout shown before the current one (the controls follow); ValueError when
+        there is none, or when it cannot be shown any more (nothing changes then). Reset and
+        every change, from Python or the controls, is a step."""
+        self._step(-1)
+
+    def redo(self) -> None:
+        """Show again the layout that :meth:`undo` stepped back from; ValueError when there is
+        none (a new change after an undo forgets the layouts undone)."""
+        self._step(1)
+
+    @property
+    def history(self) -> list[Any]:
+        """The layouts shown, oldest first (``LayoutState`` / ``TraceState``); the one shown now
+        is ``history[history_index]``."""
+        return list(self._states)
+
+    @property
+    def history_index(self) -> int:
+        """The index in :attr:`history` of the layout shown (-1 before the first)."""
+        return self._at
+
+    def _step(self, by: int) -> None:
+        to = self._at + by
+        if not 0 <= to < len(self._states):
+            raise ValueError(f"nothing to {'undo' if by < 0 else 'redo'}")
+        self._stepping = True
+        try:
+            self._change(self._states[to])
+        finally:
+            self._stepping = False
+        self._at = to
+        self._history = wire.history(self._states, self._at, self._state_label)
+
+    def _remember(self, st: Any) -> None:
+        """Note that st is shown now (called by each subclass's ``_publish``): a new step unless
+        undo/redo is showing a remembered one; the layouts undone are forgotten."""
+        if self._stepping or (0 <= self._at < len(self._states) and self._states[self._at] == st):
+            return
+        self._states = [*self._states[: self._at + 1], st][-self.HISTORY_LIMIT :]
+        self._at = len(self._states) - 1
+        self._history = wire.history(self._states, self._at, self._state_label)
+
+    def _state_label(self, st: Any) -> str:
+        """A state in a few words, for the undo/redo buttons' tooltips: the mesh, the specs
+        (``in_specs -> out_specs`` for a function) and a memory kind other than "device"."""
+        from ..spec import to_text
+
+        mesh = " × ".join(f"{n}={s}" for n, s in zip(st.axis_names, st.mesh_shape, strict=False))
+        if hasattr(st, "in_specs"):
+            ins = ", ".join(to_text(s) for s in st.in_specs)
+            outs = ", ".join("auto" if s is None else to_text(s) for s in st.out_specs)
+            return f"mesh {mesh} · {ins} → {outs or 'auto'}"
+        kind = "" if st.memory_kind == "device" else f" · {st.memory_kind}"
+        return f"mesh {mesh} · {to_text(st.spec)}{kind}"
 
     # ---------------------------------------------------------------- subclass hooks
     def _from_wire(self, d: dict[str, Any]) -> Any:
@@ -345,6 +435,13 @@ class ShardView(anywidget.AnyWidget):
         A request older than the newest one handled (within SEQ_WINDOW) is answered as
         superseded; one that a newer request overtook while it computed (re-entrant handling)
         is not published. Every request gets its result message, an interrupt included."""
+        if wire.is_picture_request(content):
+            self._send_picture()
+            return
+        step = wire.parse_history(content)
+        if step is not None:
+            self._on_history(step)
+            return
         req = wire.parse_request(content, self.REQUEST_TYPE)
         if req is None:
             return
@@ -365,6 +462,20 @@ class ShardView(anywidget.AnyWidget):
         except Exception as e:  # the boundary: a bad request is shown, never raised into the kernel
             self.error = wire.cap_message(str(e) or type(e).__name__)
             self.send(wire.result_msg(seq, self.error))
+        finally:
+            self._busy_depth -= 1
+            if self._busy_depth == 0:
+                self.busy = False
+
+    def _on_history(self, step: int) -> None:
+        """The undo/redo buttons: step through the history; a failure is shown in ``error``,
+        never raised into the kernel."""
+        self._busy_depth += 1
+        self.busy = True
+        try:
+            self._step(step)
+        except Exception as e:  # the boundary, as for requests
+            self.error = wire.cap_message(str(e) or type(e).__name__)
         finally:
             self._busy_depth -= 1
             if self._busy_depth == 0:

@@ -207,6 +207,23 @@ class FunctionView(CostMixin, ShardView):
             out=self._traced.out_template(st),
         )
 
+    def to_svg(self, width: int = 760) -> str:
+        """The compiled function as a standalone SVG (no browser needed): every input and
+        output leaf's layout, the collectives XLA inserted and memory per device. ValueError
+        when no layout compiled yet."""
+        from ..picture import function_svg
+
+        if self._result is None:
+            raise ValueError(f"nothing compiled to draw: {self.error or 'no layout yet'}")
+        return function_svg(
+            self._result, name=self.fn_name, width=width, n_devices=len(self._devices)
+        )
+
+    def _picture_name(self) -> str:
+        import re
+
+        return "shardwidget_" + (re.sub(r"[^A-Za-z0-9_]+", "_", self.fn_name).strip("_") or "f")
+
     def reset(self) -> None:
         """Back to the layout the view was made with."""
         self.set_layout(**self._original.to_wire())
@@ -462,6 +479,7 @@ class FunctionView(CostMixin, ShardView):
         )
         self._send_stats(arrays)
         self._publish_estimate()
+        self._remember(res.state)
 
     # ---------------------------------------------------------------- cost (issue 12)
     def _publish_estimate(self) -> None:

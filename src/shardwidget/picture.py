@@ -1,0 +1,491 @@
+"""Pictures for slides and papers: ``view.to_svg()`` (a standalone SVG, no browser) and
+``view.to_png(path)``, drawn like the live view.
+
+An array view's picture: the header (type, spec, memory kind, mesh), the grid of blocks over two
+array dimensions with its rulers (each block's index range, which dimension is sharded over
+which axes), each block in its holder's colour (stripes for copies) around its heatmap, with
+the holders' ids; the mesh of devices; and the legend (:mod:`shardwidget.legend`) with the
+heatmap's colour bar. A function view's: every input and output leaf's layout, the collectives
+XLA inserted, and memory per device.
+
+Device colours come from :mod:`shardwidget.colors` (the live renderer's rule) and the heatmap
+ramp is the renderer's viridis, so a picture matches the widget. Other dimensions of an N-d array
+show their first block position, as the static snapshot (:mod:`shardwidget.snapshot`) does.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .colors import color_scheme, text_color_on
+from .layout import Layout, layout_of_sharding
+from .legend import legend_of
+from .png import encode_rgb
+from .summary import Summary
+from .text import devices_label, fmt_bytes
+
+if TYPE_CHECKING:
+    from .trace import TraceResult
+
+MONO = "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace"
+SANS = "system-ui, -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif"
+FG, FG2, FG3 = "#1f2328", "#57606a", "#8c959f"
+MAX_STRIPES = 8  # as the live grid: beyond, a ×N badge
+VIRIDIS = (  # the live renderer's ramp (js/shared/colors.ts), 9 points, linearly interpolated
+    (68, 1, 84),
+    (71, 44, 122),
+    (59, 81, 139),
+    (44, 113, 142),
+    (33, 144, 141),
+    (39, 173, 129),
+    (92, 200, 99),
+    (170, 220, 50),
+    (253, 231, 37),
+)
+
+
+def ramp(t: float) -> tuple[int, int, int]:
+    """The heatmap colour at t in [0, 1] (JS ``ramp``)."""
+    t = 0.0 if not math.isfinite(t) else min(1.0, max(0.0, t))
+    x = t * (len(VIRIDIS) - 1)
+    i = min(len(VIRIDIS) - 2, math.floor(x))
+    f = x - i
+    a, b = VIRIDIS[i], VIRIDIS[i + 1]
+    return (
+        _round(a[0] + (b[0] - a[0]) * f),
+        _round(a[1] + (b[1] - a[1]) * f),
+        _round(a[2] + (b[2] - a[2]) * f),
+    )
+
+
+def _round(v: float) -> int:
+    return math.floor(v + 0.5)  # JS Math.round
+
+
+_LUT = np.array([ramp(v / 255) for v in range(256)], dtype=np.uint8)
+
+
+class Svg:
+    """An SVG being drawn: elements and shared definitions (stripe patterns, gradients)."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.defs: list[str] = []
+        self._patterns: dict[tuple[str, ...], str] = {}
+
+    def text(
+        self,
+        x: float,
+        y: float,
+        s: str,
+        size: float = 12,
+        anchor: str = "start",
+        fill: str = FG,
+        mono: bool = False,
+        weight: str = "normal",
+        down: bool = False,
+    ) -> None:
+        """Text at (x, y); ``down``: turned to read downwards (a vertical axis's title)."""
+        tr = f' transform="rotate(90 {x:.1f} {y:.1f})"' if down else ""
+        self.parts.append(
+            f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" '
+            f'font-family="{MONO if mono else SANS}" font-weight="{weight}" fill="{fill}"{tr}>'
+            f"{html.escape(s)}</text>"
+        )
+
+    def rect(self, x: float, y: float, w: float, h: float, fill: str, extra: str = "") -> None:
+        self.parts.append(
+            f'<rect x="{x:.1f}" y="{y:.1f}" width="{max(0.0, w):.1f}" height="{max(0.0, h):.1f}" '
+            f'fill="{fill}"{extra}/>'
+        )
+
+    def stripes(self, colors: Sequence[str]) -> str:
+        """A fill of diagonal stripes, one per colour (the live grid's copies)."""
+        key = tuple(colors)
+        if key not in self._patterns:
+            pid = f"sw-stripes-{len(self._patterns)}"
+            k, band = len(colors), 6
+            rects = "".join(
+                f'<rect x="{i * band}" y="0" width="{band}" height="{k * band}" fill="{c}"/>'
+                for i, c in enumerate(colors)
+            )
+            self.defs.append(
+                f'<pattern id="{pid}" patternUnits="userSpaceOnUse" width="{k * band}" '
+                f'height="{k * band}" patternTransform="rotate(45)">{rects}</pattern>'
+            )
+            self._patterns[key] = f"url(#{pid})"
+        return self._patterns[key]
+
+    def done(self, width: float, height: float, label: str) -> str:
+        defs = f"<defs>{''.join(self.defs)}</defs>" if self.defs else ""
+        return (
+            f'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" '
+            f'width="{math.ceil(width)}" height="{math.ceil(height)}" '
+            f'viewBox="0 0 {math.ceil(width)} {math.ceil(height)}" role="img" '
+            f'aria-label="{html.escape(label)}"><title>{html.escape(label)}</title>'
+            f'<rect width="100%" height="100%" fill="#ffffff"/>{defs}{"".join(self.parts)}</svg>'
+        )
+
+
+# ------------------------------------------------------------------------------ array views
+def array_svg(
+    lay: Layout,
+    summary: Summary | None = None,
+    view_dims: Sequence[int] = (),
+    *,
+    width: int = 760,
+    n_devices: int | None = None,
+) -> str:
+    """The picture of an array view: header, grid with rulers, mesh, legend (see the module)."""
+    if n_devices is None:
+        import jax
+
+        n_devices = jax.device_count()
+    ids = [*(lay.mesh.device_ids if lay.mesh else ()), *(d.id for d in lay.devices)]
+    color_of = color_scheme(n_devices, ids)
+    svg = Svg()
+    y = header(svg, lay, 12, 20)
+    mesh_w = min(260, width // 3)
+    grid_w = width - mesh_w - 40
+    heat = heat_range(summary)
+    gh = grid(svg, lay, summary, view_dims, 12, y + 8, grid_w, 420, color_of, heat)
+    mh = mesh(svg, lay, width - mesh_w - 8, y + 8, mesh_w, color_of)
+    y += 8 + max(gh, mh) + 16
+    y = legend(svg, lay, heat, 12, y, width - 24)
+    return svg.done(width, y + 8, f"{lay.typeof} {lay.spec_text} {lay.memory_kind}".strip())
+
+
+def header(svg: Svg, lay: Layout, x: float, y: float) -> float:
+    """The type, spec and memory kind, then the mesh and sizes; returns the y below."""
+    head = f"{lay.typeof}  {lay.spec_text}  {lay.memory_kind}".replace("  ", " · ").strip()
+    svg.text(x, y, head, size=14, mono=True, weight="bold")
+    if lay.mesh is not None:
+        axes = " × ".join(
+            f"{n}={s}" + (" (explicit)" if t == "explicit" else "")
+            for n, s, t in zip(
+                lay.mesh.axis_names, lay.mesh.axis_sizes, lay.mesh.axis_types, strict=False
+            )
+        )
+        mesh_text = f"mesh {axes} · "
+    else:
+        mesh_text = f"{lay.sharding_type} · "
+    nb = len(lay.blocks)
+    svg.text(
+        x,
+        y + 18,
+        f"{mesh_text}{lay.n_devices} devices · {nb} block{'s' if nb != 1 else ''} · "
+        f"replication {lay.replication} · {fmt_bytes(lay.bytes_per_device)} per device",
+        fill=FG2,
+    )
+    return y + 26
+
+
+def heat_range(summary: Summary | None) -> tuple[float, float] | None:
+    """The heatmap's scale: the finite min and max over every block's thumbnail (the wire's
+    vmin/vmax), or None without thumbnails."""
+    if summary is None:
+        return None
+    present = [t for t in summary.thumbs if t is not None and t.size]
+    flat = np.concatenate([t.reshape(-1) for t in present]) if present else np.zeros(0)
+    fin = flat[np.isfinite(flat)]
+    return (float(fin.min()), float(fin.max())) if fin.size else None
+
+
+def _dims(lay: Layout, view_dims: Sequence[int]) -> tuple[int | None, int | None]:
+    nd = len(lay.shape)
+    dims = tuple(view_dims) if len(view_dims) == min(nd, 2) else ()
+    if not dims:
+        dims = (0, 1) if nd >= 2 else (0,) if nd else ()
+    return (dims[0] if len(dims) == 2 else None), (dims[-1] if dims else None)
+
+
+def _axis_title(lay: Layout, d: int) -> str:
+    axes = lay.spec[d] if lay.spec is not None and d < len(lay.spec) else ()
+    how = f"sharded over {' × '.join(axes)}" if axes else "not sharded"
+    return f"dim {d} ({lay.shape[d]}) · {how}"
+
+
+def grid(
+    svg: Svg,
+    lay: Layout,
+    summary: Summary | None,
+    view_dims: Sequence[int],
+    x0: float,
+    y0: float,
+    width: float,
+    max_h: float,
+    color_of: Callable[[int], str],
+    heat: tuple[float, float] | None,
+) -> float:
+    """The blocks over two dimensions with their rulers; returns the height drawn."""
+    r, c = _dims(lay, view_dims)
+    other = [d for d in range(len(lay.shape)) if d not in (r, c)]
+    first = {d: min(b.index[d] for b in lay.blocks) for d in other} if lay.blocks else {}
+    shown = [(k, b) for k, b in enumerate(lay.blocks) if all(b.index[d] == first[d] for d in other)]
+    rn = max(1, lay.shape[r]) if r is not None else 1
+    cn = max(1, lay.shape[c]) if c is not None else 1
+    left, top = (58 if r is not None else 0), 30
+    gw = width - left
+    gh = min(max_h, max(48.0, gw * rn / cn)) if r is not None else 56.0
+    gx, gy = x0 + left, y0 + top
+    if c is not None:
+        svg.text(gx, y0 + 10, _axis_title(lay, c) + " →", size=11, fill=FG2)
+    if r is not None:
+        svg.text(x0 + 4, gy, _axis_title(lay, r) + " →", size=11, fill=FG2, down=True)
+    cols = sorted({b.index[c] for _, b in shown}) if c is not None else [(0, 1)]
+    rows = sorted({b.index[r] for _, b in shown}) if r is not None else [(0, 1)]
+    for a, z in cols if c is not None else ():
+        w = (z - a) / cn * gw
+        if w >= 7 * len(f"{a}:{z}") or len(cols) <= 16:
+            size = 10 if w >= 7 * len(f"{a}:{z}") else 7
+            svg.text(
+                gx + (a + z) / 2 / cn * gw,
+                gy - 5,
+                f"{a}:{z}",
+                size=size,
+                anchor="middle",
+                mono=True,
+                fill=FG2,
+            )
+    for a, z in rows if r is not None else ():
+        h = (z - a) / rn * gh
+        if h >= 11:
+            svg.text(
+                gx - 4,
+                gy + (a + z) / 2 / rn * gh + 4,
+                f"{a}:{z}",
+                size=10,
+                anchor="end",
+                mono=True,
+                fill=FG2,
+            )
+    for k, b in shown:
+        y1, y2 = b.index[r] if r is not None else (0, 1)
+        x1, x2 = b.index[c] if c is not None else (0, 1)
+        bx, bw = gx + x1 / cn * gw, (x2 - x1) / cn * gw
+        by, bh = gy + y1 / rn * gh, (y2 - y1) / rn * gh
+        _block(svg, lay, b.devices, bx, by, bw, bh, color_of, _thumb(summary, k), heat)
+    if not other:
+        return top + gh
+    at = ", ".join(f"dim {d} at {first[d][0]}:{first[d][1]}" for d in other)
+    svg.text(
+        gx,
+        gy + gh + 13,
+        f"showing the first block along the other dimensions ({at})",
+        size=10,
+        fill=FG3,
+    )
+    return top + gh + 16
+
+
+def _thumb(summary: Summary | None, k: int) -> np.ndarray | None:
+    if summary is None or k >= len(summary.thumbs):
+        return None
+    t = summary.thumbs[k]
+    if t is None or not t.size:
+        return None
+    return t.reshape(1, -1) if t.ndim == 1 else t
+
+
+def _block(
+    svg: Svg,
+    lay: Layout,
+    devices: tuple[int, ...],
+    x: float,
+    y: float,
+    w: float,
+    h: float,
+    color_of: Callable[[int], str],
+    thumb: np.ndarray | None,
+    heat: tuple[float, float] | None,
+) -> None:
+    """One block: its holder's colour (stripes for copies), its heatmap inside, its holders."""
+    colors = [color_of(d) for d in devices[:MAX_STRIPES]]
+    fill = colors[0] if len(colors) == 1 else svg.stripes(colors)
+    rng = ", ".join(f"[{a}:{b})" for a, b in lay.blocks[lay.device_block[devices[0]]].index)
+    svg.parts.append(
+        f"<g><title>{html.escape(rng)} on device{'s' if len(devices) > 1 else ''} "
+        f"{html.escape(', '.join(map(str, devices)))}</title>"
+    )
+    svg.rect(x, y, w, h, fill, ' stroke="#ffffff" stroke-width="1"')
+    inset = min(6.0, w / 6, h / 6) if len(devices) == 1 else min(8.0, w / 5, h / 5)
+    if thumb is not None and heat is not None and w > 2 * inset + 2 and h > 2 * inset + 2:
+        lo, hi = heat
+        q = (thumb - lo) * (255.0 / (hi - lo)) if hi > lo else np.full(thumb.shape, 128.0)
+        q = np.where(np.isfinite(q), q, 0.0)
+        px = _LUT[np.clip(np.rint(q), 0, 255).astype(np.uint8)]
+        data = base64.b64encode(encode_rgb(px)).decode("ascii")
+        svg.parts.append(
+            f'<image x="{x + inset:.1f}" y="{y + inset:.1f}" width="{w - 2 * inset:.1f}" '
+            f'height="{h - 2 * inset:.1f}" preserveAspectRatio="none" '
+            f'style="image-rendering:pixelated" xlink:href="data:image/png;base64,{data}"/>'
+        )
+    k = len(devices)
+    chars = max(1, int((w - 6) // 7))
+    label = devices_label(devices, chars) if h >= 14 else ""
+    if label:
+        lw = 7 * len(label) + 6
+        svg.rect(x + w / 2 - lw / 2, y + h / 2 - 8, lw, 16, "#ffffff", ' rx="3" fill-opacity="0.9"')
+        svg.text(
+            x + w / 2, y + h / 2 + 4, label, size=11, anchor="middle", mono=True, weight="bold"
+        )
+    if k > MAX_STRIPES and w >= 30 and h >= 34:
+        svg.text(
+            x + w - 4,
+            y + h - 5,
+            f"×{k}",
+            size=10,
+            anchor="end",
+            mono=True,
+            fill=text_color_on(colors[0]),
+            weight="bold",
+        )
+    svg.parts.append("</g>")
+
+
+def mesh(
+    svg: Svg, lay: Layout, x0: float, y0: float, width: float, color_of: Callable[[int], str]
+) -> float:
+    """The devices in mesh order (rows: every axis but the last), each in its colour."""
+    if lay.mesh is not None:
+        names, sizes, ids = lay.mesh.axis_names, lay.mesh.axis_sizes, lay.mesh.device_ids
+        title = "Mesh " + " × ".join(f"{n}={s}" for n, s in zip(names, sizes, strict=False))
+    else:
+        names, sizes, ids = (), (len(lay.devices),), tuple(d.id for d in lay.devices)
+        title = f"Devices ({len(ids)})"
+    cols = sizes[-1] if sizes else 1
+    rows = max(1, math.prod(sizes[:-1]))
+    cell = max(6.0, min(36.0, (width - 24) / cols, 360 / rows))
+    svg.text(x0, y0 + 10, title, size=12, weight="bold", fill=FG2)
+    top, left = 30, 18
+    if names:
+        svg.text(x0 + left, y0 + top - 5, f"{names[-1]}={sizes[-1]} →", size=10, fill=FG2)
+        if len(names) > 1:
+            lab = " × ".join(f"{n}={s}" for n, s in zip(names[:-1], sizes[:-1], strict=False))
+            svg.text(x0 + 4, y0 + top, lab + " →", size=10, fill=FG2, down=True)
+    holding = set(lay.device_block)
+    for i, d in enumerate(ids):
+        cx, cy = x0 + left + (i % cols) * cell, y0 + top + (i // cols) * cell
+        col = color_of(d) if d in holding else "#eeeeee"
+        svg.rect(cx, cy, cell - 2, cell - 2, col, ' rx="2"')
+        if cell >= 14:
+            svg.text(
+                cx + (cell - 2) / 2,
+                cy + (cell - 2) / 2 + 4,
+                str(d),
+                size=min(11, cell / 2.6),
+                anchor="middle",
+                mono=True,
+                fill=text_color_on(col),
+                weight="bold",
+            )
+    return top + rows * cell
+
+
+def legend(
+    svg: Svg, lay: Layout, heat: tuple[float, float] | None, x0: float, y0: float, width: float
+) -> float:
+    """The legend: replication in words, what each mark means, the heatmap's colour bar."""
+    lg = legend_of(lay)
+    svg.text(x0, y0 + 10, "Legend", size=12, weight="bold", fill=FG2)
+    y = y0 + 28
+    for line in lg.replication:
+        svg.text(x0 + 8, y, f"• {line}", size=11.5)
+        y += 16
+    y += 4
+    for mark, meaning in lg.marks:
+        svg.text(x0 + 8, y, mark, size=11.5, weight="bold")
+        svg.text(x0 + 120, y, meaning, size=11.5, fill=FG2)
+        y += 16
+    gid = "sw-ramp"
+    stops = "".join(f'<stop offset="{i / 8:.3f}" stop-color="rgb{VIRIDIS[i]}"/>' for i in range(9))
+    svg.defs.append(f'<linearGradient id="{gid}">{stops}</linearGradient>')
+    y += 4
+    svg.text(x0 + 8, y + 9, "heatmap", size=11.5, weight="bold")
+    if heat is None:
+        svg.text(x0 + 120, y + 9, "no values (statistics unavailable)", size=11.5, fill=FG3)
+        return y + 18
+    lo, hi = (f"{v:.6g}" for v in heat)
+    svg.text(x0 + 120, y + 9, lo, size=11, mono=True, fill=FG2)
+    bx = x0 + 120 + 7 * len(lo) + 6
+    svg.rect(bx, y, 160, 11, f"url(#{gid})", ' rx="2"')
+    svg.text(bx + 166, y + 9, hi, size=11, mono=True, fill=FG2)
+    return y + 18
+
+
+# ------------------------------------------------------------------------------ function views
+def function_svg(
+    res: TraceResult, *, name: str = "f", width: int = 760, n_devices: int | None = None
+) -> str:
+    """The picture of a function view: each input and output leaf's layout, the collectives XLA
+    inserted, memory per device."""
+    if n_devices is None:
+        import jax
+
+        n_devices = jax.device_count()
+    svg = Svg()
+    st = res.state
+    axes = " × ".join(f"{n}={s}" for n, s in zip(st.axis_names, st.mesh_shape, strict=False))
+    svg.text(12, 20, f"{name} · {res.mode} · mesh {axes}", size=14, mono=True, weight="bold")
+    y = 34.0
+    leaves = [
+        (f"in {p}", layout_of_sharding(s, tuple(shape), dt))
+        for p, s, shape, dt in zip(
+            res.in_paths, res.in_shardings, res.in_shapes, res.in_dtypes, strict=False
+        )
+    ] + [
+        (f"out {p}", layout_of_sharding(s, tuple(shape), dt))
+        for p, s, shape, dt in zip(
+            res.out_paths, res.out_shardings, res.out_shapes, res.out_dtypes, strict=False
+        )
+    ]
+    col_w = (width - 36) / 2
+    row_h = 0.0
+    for i, (label, lay) in enumerate(leaves):
+        x = 12 + (i % 2) * (col_w + 12)
+        if i % 2 == 0 and i:
+            y += row_h + 14
+            row_h = 0
+        ids = [*(lay.mesh.device_ids if lay.mesh else ()), *(d.id for d in lay.devices)]
+        color_of = color_scheme(n_devices, ids)
+        svg.text(
+            x, y + 12, f"{label}: {lay.typeof} {lay.spec_text}", size=12, mono=True, weight="bold"
+        )
+        h = 18 + grid(svg, lay, None, (), x, y + 18, col_w, 200, color_of, None)
+        row_h = max(row_h, h)
+    y += row_h + 24
+    y = _collectives(svg, res, 12, y)
+    if res.memory:
+        mem = " · ".join(f"{k} {fmt_bytes(v)}" for k, v in res.memory.items() if v)
+        svg.text(12, y + 14, f"Memory per device: {mem}", size=11.5, fill=FG2)
+        y += 22
+    return svg.done(width, y + 8, f"{name} compiled on mesh {axes}")
+
+
+def _collectives(svg: Svg, res: TraceResult, x: float, y: float) -> float:
+    svg.text(x, y + 10, "Communication", size=12, weight="bold", fill=FG2)
+    y += 28
+    if not res.collectives:
+        svg.text(x + 8, y, "no collectives: every device computes on its own shards", size=11.5)
+        return y + 10
+    for c in res.collectives[:24]:
+        over = f"over {' × '.join(c.axes)}" if c.axes else "over device groups"
+        svg.text(
+            x + 8,
+            y,
+            f"• {c.kind} {over} · {fmt_bytes(c.bytes)} per device · {c.n_groups} group"
+            f"{'s' if c.n_groups != 1 else ''} of {c.group_size} · result {c.dtype}"
+            f"[{','.join(map(str, c.shape))}]",
+            size=11.5,
+        )
+        y += 16
+    if len(res.collectives) > 24:
+        svg.text(x + 8, y, f"… and {len(res.collectives) - 24} more", size=11.5, fill=FG3)
+        y += 16
+    return y

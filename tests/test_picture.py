@@ -1,0 +1,205 @@
+"""Pictures (issue 14, item 2): view.to_svg() and view.to_png(path). The SVG parses as XML, names
+every holder, and its rulers and block titles give the index ranges JAX's devices_indices_map
+gives; heatmaps are the block's data; the PNG has the PNG magic and the SVG's size × scale."""
+
+from __future__ import annotations
+
+import base64
+import pathlib
+import re
+import xml.etree.ElementTree as ET
+import zlib
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import AxisType, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from shardwidget import ShardView, png
+from shardwidget.picture import VIRIDIS, ramp
+from shardwidget.text import id_ranges
+
+NS = "{http://www.w3.org/2000/svg}"
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def _put(data: Any, mesh_shape: tuple[int, ...], names: tuple[str, ...], spec: P) -> Any:
+    mesh = jax.make_mesh(mesh_shape, names, axis_types=(AxisType.Auto,) * len(names))
+    return jax.device_put(data, NamedSharding(mesh, spec))
+
+
+def _texts(root: ET.Element) -> list[str]:
+    return ["".join(t.itertext()) for t in root.iter(f"{NS}text")]
+
+
+def _jax_ranges(a: Any) -> dict[int, str]:
+    """Device id -> "[a:b), [c:d)" from JAX itself."""
+    out = {}
+    for d, idx in a.sharding.devices_indices_map(a.shape).items():
+        rng = [s.indices(n)[:2] for s, n in zip(idx, a.shape, strict=True)]
+        out[d.id] = ", ".join(f"[{lo}:{hi})" for lo, hi in rng)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("mesh_shape", "names", "spec"),
+    [((2, 4), ("x", "y"), P("x", "y")), ((2, 4), ("x", "y"), P("y")), ((8,), ("x",), P())],
+)
+def test_array_svg_parses_names_every_holder_and_jax_ranges(
+    mesh_shape: Any, names: Any, spec: P
+) -> None:
+    a = _put(jnp.arange(32.0 * 16).reshape(32, 16), mesh_shape, names, spec)
+    v = ShardView(a)
+    root = ET.fromstring(v.to_svg())
+    assert root.tag == f"{NS}svg" and int(root.get("width", 0)) == 760
+    texts = _texts(root)
+    # every block: a group whose title gives its range and holders, as JAX has them
+    jr = _jax_ranges(a)
+    titles = [g.findtext(f"{NS}title") or "" for g in root.iter(f"{NS}g")]
+    holders = {}
+    for t in titles:
+        m = re.fullmatch(r"(.*) on devices? ([\d, ]+)", t)
+        assert m, t
+        for d in map(int, m.group(2).split(", ")):
+            holders[d] = m.group(1)
+    assert holders == jr
+    # every block's holders written on it, every device in the mesh
+    for b in v.layout.blocks:
+        assert id_ranges(b.devices) in texts
+    for d in range(8):
+        assert str(d) in texts
+    # rulers: every distinct range along the drawn dimensions
+    for dim in (0, 1):
+        for lo, hi in {b.index[dim] for b in v.layout.blocks}:
+            assert f"{lo}:{hi}" in texts
+    assert any(t.startswith("dim 0 (32) · ") for t in texts)
+    # the legend, in words
+    for line in ("Legend", "border", "inner heatmap", "stripes", "labels"):
+        assert line in texts
+    for line in v._layout["legend"]["replication"]:
+        assert f"• {line}" in texts
+
+
+def _decode(data: bytes) -> np.ndarray:
+    w, h = png.png_size(data)
+    i, raw = 8, b""
+    while i < len(data):
+        n = int.from_bytes(data[i : i + 4], "big")
+        if data[i + 4 : i + 8] == b"IDAT":
+            raw += data[i + 8 : i + 8 + n]
+        i += 12 + n
+    rows = np.frombuffer(zlib.decompress(raw), np.uint8).reshape(h, 1 + 3 * w)
+    assert (rows[:, 0] == 0).all()  # no filter
+    return rows[:, 1:].reshape(h, w, 3)
+
+
+def test_heatmaps_are_the_blocks_data_on_the_renderers_ramp() -> None:
+    a = _put(jnp.arange(8.0 * 8).reshape(8, 8), (2, 4), ("x", "y"), P("x", "y"))
+    v = ShardView(a)
+    root = ET.fromstring(v.to_svg())
+    images = list(root.iter(f"{NS}image"))
+    assert len(images) == 8
+    href = images[0].get("{http://www.w3.org/1999/xlink}href", "")
+    px = _decode(base64.b64decode(href.split(",", 1)[1]))
+    host = np.asarray(a)
+    b = v.layout.blocks[0]
+    block = host[b.slices]
+    assert px.shape[:2] == block.shape  # 4×2 values: one pixel each
+    lo, hi = 0.0, 63.0  # the whole array's range
+    for (r, c), val in np.ndenumerate(block):  # quantized to 256 levels, as on the wire
+        assert tuple(px[r, c]) == ramp(round((val - lo) * 255 / (hi - lo)) / 255)
+
+
+def test_viridis_is_the_renderers() -> None:
+    ts = (ROOT / "js" / "shared" / "colors.ts").read_text()
+    body = ts.split("const VIRIDIS")[1].split("];")[0]
+    pts = [tuple(map(int, m)) for m in re.findall(r"\[(\d+), (\d+), (\d+)\]", body)]
+    assert tuple(pts) == VIRIDIS
+
+
+def test_to_png_magic_and_size(tmp_path: pathlib.Path) -> None:
+    a = _put(jnp.ones((16, 16)), (2, 4), ("x", "y"), P("x", "y"))
+    v = ShardView(a)
+    svg = v.to_svg(width=500)
+    h = int(ET.fromstring(svg).get("height", 0))
+    out = tmp_path / "x.png"
+    size = v.to_png(out, width=500, scale=2)
+    data = out.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert size == png.png_size(data) == (1000, 2 * h)
+
+
+def test_to_png_without_a_converter_says_what_to_install(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def missing(name: str) -> Any:
+        def convert(_svg: str, _scale: float) -> bytes:
+            raise ImportError(f"{name} is not importable")
+
+        return convert
+
+    monkeypatch.setattr(png, "_cairosvg", missing("cairosvg"))
+    monkeypatch.setattr(png, "_chromium", missing("playwright"))
+    v = ShardView(jnp.ones(4))
+    with pytest.raises(RuntimeError, match=r"pip install cairosvg.*to_svg"):
+        v.to_png(tmp_path / "x.png")
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_function_svg_draws_leaves_and_collectives() -> None:
+    a = _put(jnp.ones((16, 8)), (2, 4), ("x", "y"), P("x", "y"))
+    f = ShardView(lambda a: a.sum(axis=1), a)
+    res = f.trace
+    assert res is not None and res.collectives
+    root = ET.fromstring(f.to_svg())
+    texts = _texts(root)
+    assert any(t.startswith("in a: float32[16@x,8@y]") for t in texts)
+    assert any(t.startswith("out out: ") for t in texts)
+    for c in res.collectives:
+        assert any(t.startswith(f"• {c.kind} over {' × '.join(c.axes)}") for t in texts), c
+    assert "Communication" in texts
+
+
+def test_the_buttons_request_gets_the_svg_and_no_device_memory_stays() -> None:
+    a = _put(jnp.arange(64.0).reshape(8, 8), (2, 4), ("x", "y"), P("x", "y"))
+    v = ShardView(a)
+    v.spec = ["y", None]
+    sent: list[Any] = []
+    v.send = sent.append  # type: ignore[method-assign]
+    before = {id(x) for x in jax.live_arrays()}
+    v._on_custom_msg(v, {"type": "picture_request"}, [])
+    assert [x for x in jax.live_arrays() if id(x) not in before] == []
+    (msg,) = sent
+    assert msg["type"] == "picture" and msg["ok"] and msg["error"] == ""
+    assert msg["name"] == "shardwidget_float32_8x8_P_y_None"
+    assert ET.fromstring(msg["svg"]).tag == f"{NS}svg"
+
+
+def test_a_function_view_that_did_not_compile_says_so() -> None:
+    a = _put(jnp.ones((16, 8)), (2, 4), ("x", "y"), P("x", "y"))
+
+    def bad(a: Any) -> Any:
+        raise ValueError("boom")
+
+    f = ShardView(bad, a)
+    sent: list[Any] = []
+    f.send = sent.append  # type: ignore[method-assign]
+    f._on_custom_msg(f, {"type": "picture_request"}, [])
+    assert sent[0]["ok"] is False and sent[0]["error"].startswith("no picture: nothing compiled")
+
+
+def test_to_png_inside_a_running_event_loop(tmp_path: pathlib.Path) -> None:
+    """A Jupyter kernel runs an event loop in the thread that runs the cell: to_png still works."""
+    import asyncio
+
+    v = ShardView(jnp.arange(8.0))
+
+    async def cell() -> tuple[int, int]:
+        size: tuple[int, int] = v.to_png(tmp_path / "in_loop.png", width=300, scale=1)
+        return size
+
+    w, _h = asyncio.run(cell())
+    assert w == 300 and (tmp_path / "in_loop.png").read_bytes()[:8] == png.PNG_MAGIC

@@ -103,7 +103,8 @@ def test_unreduced_array_shows_partials_per_device():
     # the view says so: text, static picture, wire
     note = "each device holds a partial value"
     assert note in repr(v) and "unreduced over 'x'" in repr(v)
-    assert note in v._repr_mimebundle_()[0]["text/html"]
+    html = v._repr_mimebundle_()[0]["text/html"]
+    assert note in html and ">Σ 0,4<" in html and "×2" not in html
     assert v._layout["unreduced"] == ["x"] and v._layout["spec_str"] == lay.spec_text
     assert len(v._stats["partials"]) == 8 and all(b is None for b in v._stats["blocks"])
     assert v._options["original"]["spec"] == ["y"]
@@ -117,6 +118,11 @@ def test_unreduced_array_relayout_sums_the_partials_and_leaves_the_original():
     assert v.error == "" and not v.layout.partial and v.layout.replication == 8
     np.testing.assert_allclose(np.asarray(v.array), host.sum(0), rtol=1e-5)
     assert v.summary.partials is None and v.summary.stats[0] is not None
+    assert (
+        v._transfer["status"] == "unavailable" and "partial sums over 'x'" in v._transfer["message"]
+    )
+    with pytest.raises(ValueError, match="all-reduce"):
+        _ = v.transfer
     assert not y.is_deleted() and y.sharding.spec.unreduced == {"x"}
     v.reset()
     assert v.layout.partial
@@ -132,7 +138,9 @@ def test_function_view_of_an_unreduced_output():
     assert v.error == ""
     out = v.trace.output_leaves[0].layout
     assert out.unreduced == ("x",) and out.typeof == str(jax.typeof(y))
-    assert "{U:x}" in repr(v)
+    assert "{U:x}" in repr(v) and "each device holds a partial value" in repr(v)
+    out_stats = v._trace_stats["outputs"][0]
+    assert len(out_stats["partials"]) == 8 and all(b is None for b in out_stats["blocks"])
 
 
 # ---------------------------------------------------------------------------- sub-meshes
@@ -171,9 +179,20 @@ def test_sub_mesh_relayout_onto_all_devices_and_back():
     # a mesh shape only one device set fits picks it: 2 devices -> the array's own
     v.set_layout(mesh_shape=[2], axis_names=["x"], axis_types=["auto"], spec=["x"])
     assert v.devices == "array" and {d.id for d in v.layout.devices} == {2, 3}
+    # the device set alone: a mesh that no longer fits becomes one axis over the new set
+    v.devices = "all"
+    assert (v.mesh_shape, v.spec, v.layout.n_devices) == ([8], [None, None], 8)
+    w = ShardView(a, devices="all")
+    assert w.devices == "all" and w.layout.n_devices == 8 and w.error == ""
+    v.devices = "array"
+    assert v.mesh_shape == [2] and {d.id for d in v.layout.devices} == {2, 3}
     with pytest.raises(ValueError, match="has 8 devices, but the array has 2"):
         v.set_layout(devices="array", mesh_shape=[8], spec=["x"])
     assert v.devices == "array" and v.error == ""  # refused: nothing changed
+    shown = v.layout
+    with pytest.raises(ValueError, match="devices must be one of 'array', 'all'"):
+        v.devices = "some"
+    assert v.devices == "array" and v.layout == shown
 
 
 def test_five_axis_mesh_spec_and_relayout_within_it():
@@ -442,3 +461,76 @@ def test_make_array_from_callback_and_single_device_arrays():
         v = ShardView(arr)
         assert _layout_map(v.layout) == _index_map(s, (8, 4))
         np.testing.assert_allclose(v.summary.stats[0][:2], [host[:2, :2].min(), host[:2, :2].max()])
+
+
+def test_unreduced_over_two_axes_and_reduced_sets_read_as_jax_writes_them():
+    from jax.sharding import AxisType
+
+    mesh = jax.make_mesh((2, 2, 2), ("x", "y", "z"), axis_types=(AxisType.Explicit,) * 3)
+    host = np.arange(64, dtype=np.float32).reshape(8, 8)
+    x = jax.device_put(host, NamedSharding(mesh, P(("x", "y"), "z")))
+    with jax.set_mesh(mesh):
+        y = jax.lax.reduce_sum(x, [0], out_sharding=P("z", unreduced={"y", "x"}))
+    v = ShardView(y)
+    assert v.layout.unreduced == ("x", "y") and v.layout.typeof == str(jax.typeof(y))
+    assert v.layout.spec_text == "P('z', unreduced={'x', 'y'})"
+    assert v.layout.replication == 1 and len(v.summary.partials) == 8
+    v.spec = [None]
+    np.testing.assert_allclose(np.asarray(v.array), host.sum(0))
+    r = jax.device_put(host, NamedSharding(mesh, P("x", reduced={"y"})))
+    w = ShardView(r)
+    assert w.layout.reduced == ("y",) and not w.layout.partial
+    assert (
+        w.layout.typeof == str(jax.typeof(r))
+        and w.layout.spec_text == "P('x', None, reduced={'y'})"
+    )
+    assert _layout_map(w.layout) == _index_map(NamedSharding(mesh, P("x")), (8, 8))
+
+
+def test_pmap_output_on_half_the_devices_relays_out_within_them_or_onto_all():
+    host = np.arange(16.0, dtype=np.float32).reshape(4, 4)
+    out = jax.pmap(lambda x: x * 2)(host)
+    v = ShardView(out)
+    assert v._options["own_devices"] == [d.id for d in out.sharding.mesh.devices.flat]
+    assert v.mesh_shape == [4] and v.devices == "array"
+    v.spec = [None, "pmap"]
+    assert [d.id for d in v.layout.devices] == v._options["own_devices"]
+    want = NamedSharding(out.sharding.mesh, P(None, out.sharding.mesh.axis_names[0]))
+    assert _layout_map(v.layout) == _index_map(want, (4, 4))
+    v.set_layout(mesh_shape=[2, 2], axis_names=["a", "b"], spec=["a", "b"])
+    assert {d.id for d in v.layout.devices} == set(v._options["own_devices"])
+    v.set_layout(mesh_shape=[8], axis_names=["x"], spec=[None, None])
+    assert v.devices == "all" and v.layout.n_devices == 8
+    np.testing.assert_array_equal(np.asarray(v.array), host * 2)
+
+
+def test_legend_of_an_unreduced_layout_speaks_of_partials_not_copies():
+    from shardwidget.legend import legend_of
+
+    _, _, _, _, y = _unreduced()
+    lg = legend_of(ShardView(y).layout)
+    assert "partial sums over x: 2 partials per block, added up" in lg.replication
+    assert not any("replicated over x" in line for line in lg.replication)
+    assert "no copies: each element on one device" in lg.replication
+    marks = dict(lg.marks)
+    assert "partial sum, not a copy" in marks["stripes"] and marks["labels"].startswith("Σ")
+
+
+def test_svg_pictures_say_empty_partial_and_custom():
+    from jax._src.lib import xla_client as xc
+    from jax._src.sharding_impls import GSPMDSharding
+
+    from shardwidget.gspmd import CUSTOM
+
+    _, _, _, _, y = _unreduced()
+    pic = ShardView(y).to_svg()
+    assert ">Σ 0,4<" in pic and "each device holds a partial value" in pic
+    mesh = jax.make_mesh((8,), ("x",))
+    e = jax.device_put(np.zeros((0, 8), np.float32), NamedSharding(mesh, P(None, "x")))
+    assert text.EMPTY in ShardView(e).to_svg()
+    op = xc.OpSharding()
+    op.type = xc.OpSharding.Type.MAXIMAL
+    op.tile_assignment_devices = [2]
+    op.tile_assignment_dimensions = [1]
+    g = jax.device_put(np.ones((4, 4), np.float32), GSPMDSharding(tuple(jax.devices()[:4]), op))
+    assert CUSTOM in ShardView(g).to_svg()

@@ -201,5 +201,9 @@ def test_to_png_inside_a_running_event_loop(tmp_path: pathlib.Path) -> None:
         size: tuple[int, int] = v.to_png(tmp_path / "in_loop.png", width=300, scale=1)
         return size
 
-    w, _h = asyncio.run(cell())
+    # In a thread of its own: the e2e tests' Playwright may have left a loop running in this one.
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        w, _h = pool.submit(asyncio.run, cell()).result()
     assert w == 300 and (tmp_path / "in_loop.png").read_bytes()[:8] == png.PNG_MAGIC

@@ -7,7 +7,7 @@ import {
   heatmapBox,
   isComplex,
   meanHides,
-  poolSize,
+  poolText,
   thumbCanvas,
   thumbRange,
 } from "./stats";
@@ -244,18 +244,18 @@ export function renderDetail(doc: Document, host: HTMLElement, inp: DetailInput)
           cv.style.width = `${w}px`;
           cv.style.height = `${h}px`;
           const fig = el(doc, "figure", "sw-fig");
-          const [pr, pc] = poolSize(layout, blockIdx, t, inp.viewDims);
+          const pool = poolText(layout, blockIdx, t, inp.viewDims);
           const cap = el(
             doc,
             "figcaption",
             "sw-muted",
             `heatmap ${formatNumber(stats.vmin)} … ${formatNumber(stats.vmax)}` +
-              (pr * pc > 1 ? ` · each pixel the mean of ${pr}×${pc} values` : ""),
+              (pool ? ` · each pixel ${pool}` : ""),
           );
           const bar = el(doc, "span", "sw-rampbar");
           fig.append(cv, cap, bar);
           const st = stats.blocks[blockIdx];
-          if (pr * pc > 1 && st && meanHides(t, stats.vmin, stats.vmax, st[0], st[1])) {
+          if (pool && st && meanHides(t, stats.vmin, stats.vmax, st[0], st[1])) {
             const [lo, hi] = thumbRange(t, stats.vmin, stats.vmax);
             fig.append(
               el(

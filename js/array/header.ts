@@ -119,7 +119,9 @@ export class Header {
   private summary: HTMLElement;
   private note: HTMLElement;
   private busyEl: HTMLElement;
-  private errorEl: HTMLElement;
+  /** The error banner: placed by the view below the controls (an error appearing must not move
+   *  the controls under the pointer). */
+  readonly errorEl: HTMLElement;
   private hintEl: HTMLElement;
   readonly findInput: HTMLInputElement;
   private findMsg: HTMLElement;
@@ -181,7 +183,7 @@ export class Header {
     this.errorEl.hidden = true;
     this.hintEl = mk("div", "sw-hint");
     this.hintEl.hidden = true;
-    this.el.append(top, this.summary, this.note, this.errorEl, this.hintEl);
+    this.el.append(top, this.summary, this.note, this.hintEl);
   }
 
   update(layout: Layout | null, stats: Stats | null | undefined): void {

@@ -7,7 +7,7 @@ import {
   DEFAULT_AXIS_NAMES,
   entryAxes,
   sanitizeSpec,
-  specString,
+  specRewriteText,
 } from "../shared/spec";
 
 export function cloneState(s: LayoutState): LayoutState {
@@ -129,24 +129,5 @@ export function withMemoryKind(s: LayoutState, kind: string): LayoutState {
  *  a dimension when the new mesh no longer has it or its size no longer divides the dimension,
  *  e.g. "P('x', 'y') → P(None, 'y'): dim 0 drops 'x' (x=3 does not divide 8)". */
 export function specRewrite(before: LayoutState, after: LayoutState, shape: number[]): string {
-  const size = new Map(after.axis_names.map((n, i) => [n, after.mesh_shape[i] ?? 1]));
-  const reasons: string[] = [];
-  for (let d = 0; d < shape.length; d++) {
-    const was = entryAxes(before.spec[d] ?? null);
-    const now = new Set(entryAxes(after.spec[d] ?? null));
-    const dropped = was.filter((a) => !now.has(a));
-    if (dropped.length === 0) continue;
-    const why = dropped.map((a) => {
-      if (!size.has(a)) return `'${a}' is no longer a mesh axis`;
-      const parts = [...now, a].reduce((acc, x) => acc * (size.get(x) ?? 1), 1);
-      if (shape[d] % parts !== 0)
-        return now.size
-          ? `${[...now, a].map((x) => `${x}=${size.get(x)}`).join("·")} = ${parts} does not divide ${shape[d]}`
-          : `${a}=${size.get(a)} does not divide ${shape[d]}`;
-      return `'${a}' is used by an earlier dimension`;
-    });
-    reasons.push(`dim ${d} drops ${dropped.map((a) => `'${a}'`).join(", ")} (${why.join("; ")})`);
-  }
-  if (reasons.length === 0) return "";
-  return `${specString(before.spec)} → ${specString(after.spec)}: ${reasons.join("; ")}`;
+  return specRewriteText(before.spec, after.spec, after.axis_names, after.mesh_shape, shape);
 }

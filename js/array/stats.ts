@@ -128,6 +128,19 @@ export function poolSize(layout: Layout, b: number, t: Thumb, viewDims: number[]
   return [Math.max(1, Math.ceil(r / t.rows)), Math.max(1, Math.ceil(c / t.cols))];
 }
 
+/** What one thumbnail pixel of block `b` is, in words: "every value", or "the mean of 128×32
+ *  values" (and of the dims not drawn: "… × 4 along dim 0"). null when the pixel is one value. */
+export function poolText(layout: Layout, b: number, t: Thumb, viewDims: number[]): string | null {
+  const [pr, pc] = poolSize(layout, b, t, viewDims);
+  const i = layout.blocks[b]?.i ?? [];
+  const others = i
+    .map((r, d) => [d, r[1] - r[0]] as const)
+    .filter(([d, n]) => !viewDims.includes(d) && n > 1);
+  if (pr * pc === 1 && others.length === 0) return null;
+  const along = others.map(([d, n]) => ` × ${n} along dim ${d}`).join("");
+  return `the mean of ${pr}×${pc} values${along}`;
+}
+
 /** Display size (px) of a `rows` × `cols` element block's heatmap in a `maxW` × `maxH` box: the
  *  block's own aspect (a tall 2048×1024 block is drawn tall, whatever the thumbnail's pixel
  *  count), each side at least `minPx`. */

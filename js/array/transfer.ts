@@ -147,7 +147,11 @@ export class TransferPanel {
     for (const [m, text, tip] of [
       ["off", "device", "each device its own colour (as in the grid)"],
       ["in", "bytes in", "bytes each device receives in the re-layout"],
-      ["out", "bytes out", "bytes each device sends in the re-layout"],
+      [
+        "out",
+        "bytes out",
+        "bytes each device sends in the re-layout (each piece comes from one holder of the old block it lies in, dealt round-robin among that block's holders)",
+      ],
     ] as const) {
       const b = el(this.doc, "button", "sw-seg-btn", text);
       b.type = "button";

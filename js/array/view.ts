@@ -26,6 +26,9 @@ type Dirty = "grid" | "mesh" | "header" | "controls" | "detail" | "status" | "tr
 
 /** The tallest grid of a view embedded in a function view (px). */
 const EMBEDDED_GRID_HEIGHT = 240;
+/** How far (px) below the pinned block its card may sit in the side column before it floats
+ *  beside the block instead. */
+const DETAIL_NEAR_PX = 240;
 
 export const NO_SAVED_TRANSFER = "what this layout moves was not saved in this page (it has no kernel)";
 
@@ -118,7 +121,11 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
       injectFunctionStyles(el); // the collectives table
       injectCostStyles(el);
       this.transfer = new TransferPanel(doc, {
-        setHeat: (colors) => this.meshPane.setPaint("heat", colors),
+        setHeat: (colors) => {
+          this.meshPane.setPaint("heat", colors);
+          // The device colour key does not describe a heat: the heat's own key does.
+          this.meshPane.el.classList.toggle("sw-heat-on", !!colors);
+        },
         lightGroups: (p) => this.lightGroups(p),
         chooseHardware: (name) => {
           this.model.set("hardware", name);
@@ -143,11 +150,13 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
     this.header.addAction(this.picture.el);
     this.root.append(this.header.el);
     if (this.transfer) this.root.append(this.transfer.line);
-    this.root.append(this.controls.el, main, this.legend.el);
+    // The error banner goes below the controls: one appearing must not move them.
+    this.root.append(this.controls.el, this.header.errorEl, main, this.legend.el);
     if (this.transfer) this.root.append(this.transfer.section);
     if (viewOpts.embedded) {
       this.root.classList.add("sw-embedded");
       this.header.el.hidden = true;
+      this.header.el.append(this.header.errorEl); // hidden with the header, as before
       this.legend.el.hidden = true; // the function view is one of several: no legend each
     }
     this.root.addEventListener("keydown", (e) => {
@@ -367,6 +376,29 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
       colorOf: (id) => this.colorOf(id),
       close: () => this.setPin(null),
     });
+    this.placeDetail();
+  }
+
+  /** Keep a pinned block's card next to the block: where the card's place in the side column
+   *  (below the mesh pane and colour key) is far below the block, it floats beside the block,
+   *  over the side column, instead (without moving anything else). */
+  private placeDetail(): void {
+    const card = this.detailEl;
+    card.classList.remove("sw-detail-float");
+    card.style.top = "";
+    const pin = this.pin;
+    if (!pin || pin.kind !== "block") return;
+    const at = this.arrayPane.blockTop(pin.block);
+    const side = card.parentElement;
+    if (at === null || !side) return;
+    const sideTop = side.getBoundingClientRect().top;
+    const natural = card.getBoundingClientRect().top;
+    if (natural - at <= DETAIL_NEAR_PX) return;
+    card.classList.add("sw-detail-float");
+    // Within the widget: never past the bottom of the grid and side column.
+    const bottom = (side.parentElement ?? side).getBoundingClientRect().bottom;
+    const room = bottom - sideTop - card.getBoundingClientRect().height;
+    card.style.top = `${Math.max(0, Math.round(Math.min(at - sideTop, room)))}px`;
   }
 
   private renderTransfer(): void {
@@ -420,8 +452,10 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
     const h = highlights(layout, this.pointing, this.byDevice);
     this.arrayPane.setHighlight(h.blocks.related, h.blocks.found, h.blocks.pinned, h.dim);
     if (this.groupLit) {
-      // A lit collective: its devices stand out, every other one fades.
-      this.meshPane.setHighlight(this.groupLit, h.devices.found, h.devices.pinned, true);
+      // A lit collective: its devices stand out, every other one fades (when every device is
+      // in a group, the colours say it all: nothing to fade, and 4096 outlines cost a frame).
+      const all = this.groupLit.size >= layout.devices.ids.length;
+      this.meshPane.setHighlight(all ? new Set() : this.groupLit, h.devices.found, h.devices.pinned, !all);
       return;
     }
     this.meshPane.setHighlight(h.devices.related, h.devices.found, h.devices.pinned, h.dim);

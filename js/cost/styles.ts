@@ -28,7 +28,7 @@ const COST_CSS = `
 .shardwidget .sw-est-tick::before { content: ""; position: absolute; top: -4px; left: 50%; height: 3px; border-left: 1px solid var(--sw-border1); }
 .shardwidget .sw-est-tick:first-child::before { left: 0; }
 .shardwidget .sw-est-total { font-size: 12.5px; }
-.shardwidget .sw-est-fits { font-size: 12.5px; color: #1a7f37; }
+.shardwidget .sw-est-fits { font-size: 12.5px; color: var(--jp-success-color1, #1a7f37); }
 .shardwidget .sw-est-fits.sw-est-nofit { color: var(--sw-error-fg); font-weight: 600; }
 .shardwidget .sw-est-overlap { margin-top: 0; }
 .shardwidget .sw-est-compact .sw-est-chart { grid-template-columns: minmax(80px, max-content) minmax(100px, 1fr) 5em; }
@@ -53,6 +53,7 @@ const COST_CSS = `
 .shardwidget .sw-xfer-head { display: flex; flex-wrap: wrap; align-items: center; gap: 4px 8px; }
 .shardwidget .sw-xfer-head .sw-pane-title { margin-bottom: 0; }
 .shardwidget .sw-xfer-pairs { margin-top: 0; font-size: 11.5px; min-height: 2.6em; }
+.shardwidget .sw-mesh.sw-heat-on .sw-legend { display: none; }
 .shardwidget .sw-heat-key { display: flex; align-items: center; gap: 4px; font-size: 11px; color: var(--sw-fg2); }
 .shardwidget .sw-heat-what { margin-right: 4px; }
 .shardwidget .sw-heat-zero { width: 12px; height: 10px; border-radius: 1px; display: inline-block; }

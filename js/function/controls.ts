@@ -16,6 +16,7 @@ import {
 } from "../shared/fields";
 import {
   leafSpecOptions,
+  traceSpecRewrites,
   withTraceAxisName,
   withTraceAxisType,
   withTraceMeshShape,
@@ -73,9 +74,17 @@ export interface MeshControlsInput {
   history?: HistoryWire | null;
 }
 
+/** A state's canonical text (field order fixed), to tell whether the controls show it. */
+function stateKeyOf(s: TraceState): string {
+  return JSON.stringify([s.mesh_shape, s.axis_names, s.axis_types, s.in_specs, s.out_specs]);
+}
+
 /** Mesh shape, axis names and types, reset; shared by every input of the function. */
 export class FunctionMeshControls {
   readonly el: HTMLElement;
+  /** What the last mesh change did to the leaves' specs, shown under the mesh while the
+   *  controls show the state it was for (the next change or a refusal hides it). */
+  private rewrite: { key: string; lines: string[] } | null = null;
 
   constructor(
     private readonly doc: Document,
@@ -86,6 +95,14 @@ export class FunctionMeshControls {
     this.el.className = "sw-controls sw-tr-mesh";
     this.el.setAttribute("aria-label", "mesh controls");
     this.el.addEventListener("submit", (e) => e.preventDefault());
+  }
+
+  /** Ask for a new mesh, noting first what it does to the specs (shown once the controls show
+   *  the new state). */
+  private meshChange(before: TraceState, after: TraceState, options: TraceOptions): void {
+    const lines = traceSpecRewrites(before, after, options);
+    this.rewrite = lines.length ? { key: stateKeyOf(after), lines } : null;
+    this.request(after);
   }
 
   update(inp: MeshControlsInput): void {
@@ -107,7 +124,7 @@ export class FunctionMeshControls {
         "axes",
         axisCountChoices(options, k),
         String(k),
-        (v) => this.request(withTraceNumAxes(state, Number(v), options)),
+        (v) => this.meshChange(state, withTraceNumAxes(state, Number(v), options), options),
       ),
     );
     row.append(
@@ -117,7 +134,7 @@ export class FunctionMeshControls {
         "shape",
         meshShapeChoices(options, state.mesh_shape),
         state.mesh_shape.join(","),
-        (v) => this.request(withTraceMeshShape(state, v.split(",").map(Number), options)),
+        (v) => this.meshChange(state, withTraceMeshShape(state, v.split(",").map(Number), options), options),
       ),
     );
     state.axis_names.forEach((_n, i) => row.append(this.axisField(state, i)));
@@ -126,6 +143,13 @@ export class FunctionMeshControls {
       ...historyButtons(doc, inp.history, this.step),
     );
     fs.append(row);
+    if (this.rewrite && this.rewrite.key === stateKeyOf(state)) {
+      const note = doc.createElement("div");
+      note.className = "sw-spec-note";
+      note.setAttribute("role", "status");
+      note.textContent = `The mesh change rewrote specs: ${this.rewrite.lines.join("; ")}`;
+      row.append(note); // a line of its own under the controls (min-width 100% in a wrapping row)
+    }
     // A saved page has no kernel: the controls show the layout but cannot change it.
     const why = options.static ?? "";
     fs.disabled = !!why;

@@ -73,17 +73,20 @@ export class DevicesPicture {
       }
     }
     this.lit.clear();
+    // Every device in a group: the colours say it all (no outlines, nothing to fade).
+    const some = !!p && p.colors.size < this.cells.size;
     if (p) {
       for (const [id] of p.colors) {
         const cell = this.cells.get(id);
         if (!cell) continue;
-        cell.classList.add("sw-hl");
+        if (some) cell.classList.add("sw-hl");
         cell.title = `device ${id}\n${p.titles.get(id) ?? ""}`;
         this.lit.add(id);
       }
     }
-    this.el.classList.toggle("sw-dimming", !!p);
-    if (!p) this.caption.textContent = HINT;
+    this.el.classList.toggle("sw-dimming", some);
+    if (!p && c) this.caption.textContent = `${c.kind}: its device groups were not sent (a bounded payload); the row's tooltip has them as XLA wrote them`;
+    else if (!p) this.caption.textContent = HINT;
     else if (c) this.caption.textContent = `${c.kind}${c.axes.length ? ` over ${c.axes.join(", ")}` : ""}: ${groupsLabel(c)}`;
     else this.caption.textContent = plural(p.colors.size, "device");
   }

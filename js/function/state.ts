@@ -13,6 +13,7 @@ import {
   entryAxes,
   sanitizeSpec,
   specOptions,
+  specRewriteText,
   type SpecOption,
 } from "../shared/spec";
 
@@ -178,3 +179,24 @@ export function normalizeTraceState(
     out_specs: outSpecs,
   };
 }
+
+/** What a mesh change did to the leaves' specs, one line per leaf it changed ("x: P('x', 'y') →
+ *  P(None, 'y'): dim 0 drops 'x' (x=3 does not divide 8)"). shard_map outputs are not checked
+ *  against a size (any axis fits them), so only a vanished axis rewrites them. */
+export function traceSpecRewrites(before: TraceState, after: TraceState, options: TraceOptions): string[] {
+  const out: string[] = [];
+  const one = (name: string, b: SpecEntry[] | null | undefined, a: SpecEntry[] | null | undefined, shape: number[]) => {
+    if (!b || !a) return;
+    const t = specRewriteText(b, a, after.axis_names, after.mesh_shape, shape);
+    if (t) out.push(`${name}: ${t}`);
+  };
+  options.inputs.forEach((leaf, i) => one(leaf.path, before.in_specs[i], after.in_specs[i], leaf.shape));
+  const shapes = outCheckShapes(options, after.out_specs.length);
+  after.out_specs.forEach((o, i) => {
+    const b = before.out_specs[i];
+    const shape = shapes[i].length ? shapes[i] : (o ?? []).map(() => 0);
+    one(options.outputs[i]?.path ?? `output ${i}`, b, o, shape);
+  });
+  return out;
+}
+

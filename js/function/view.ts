@@ -28,8 +28,7 @@ import { formatCount, formatMs, plural } from "../shared/text";
 import { CopyButton } from "../shared/copy";
 import { el as mk } from "../shared/dom";
 import { injectCostStyles } from "../cost/styles";
-import { HardwarePicker } from "../cost/hardware";
-import { hasEstimate, renderEstimate } from "../cost/estimate";
+import { EstimateSection } from "./estimate";
 import { collectivePaint } from "../cost/groups";
 import { DevicesPicture } from "./devices";
 
@@ -72,9 +71,8 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
   private outputs: Section;
   private comm: Section;
   private est: Section;
-  private hwPicker: HardwarePicker;
+  private estimate: EstimateSection;
   private devices: DevicesPicture;
-  private estKey = "";
   private cons: Section;
   private mem: Section;
   private jaxpr: JaxprPanel;
@@ -118,7 +116,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     this.errorEl = mk(doc, "div", "sw-error sw-tr-error");
     this.errorEl.setAttribute("role", "alert");
     this.errorEl.hidden = true;
-    header.append(top, this.metricsEl, this.modeNoteEl, this.runNoteEl, this.errorEl);
+    header.append(top, this.metricsEl, this.modeNoteEl, this.runNoteEl);
 
     this.meshControls = new FunctionMeshControls(
       doc,
@@ -129,11 +127,15 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     this.outputs = this.section("Outputs");
     this.comm = this.section("Communication");
     this.est = this.section("Estimated time");
-    this.hwPicker = new HardwarePicker(doc, (name) => {
-      this.model.set("hardware", name);
-      this.model.save_changes();
-    });
-    this.est.note.after(this.hwPicker.el);
+    this.estimate = new EstimateSection(
+      doc,
+      this.est,
+      (name) => {
+        this.model.set("hardware", name);
+        this.model.save_changes();
+      },
+      (i) => this.lightCollective(i),
+    );
     this.devices = new DevicesPicture(doc);
     this.cons = this.section("Sharding constraints in the function");
     this.mem = this.section("Memory and compute per device");
@@ -141,6 +143,8 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     this.root.append(
       header,
       this.meshControls.el,
+      // Below the controls: an error appearing must not move them under the pointer.
+      this.errorEl,
       this.inputs.el,
       this.outputs.el,
       this.comm.el,
@@ -265,38 +269,13 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
       this.tablesOf = shown;
       this.renderTables(shown);
     }
-    this.renderEstimate(shown, options);
-  }
-
-  /** The estimated time of the shown layout on the chosen hardware (the kernel's `_estimate`
-   *  for the shown trace; while a new hardware's estimate is on its way, the last one, said so). */
-  private renderEstimate(shown: Trace | null, options: TraceOptions): void {
-    const doc = this.doc;
-    const est = this.model.get("_estimate");
-    const hardware = this.model.get("hardware") ?? "";
-    const presets = this.model.get("_hardware_presets") ?? [];
-    const compiled = !!shown && (shown.inputs.length > 0 || shown.outputs.length > 0);
-    const mine = hasEstimate(est) && !!shown && est.key === shown.key ? est : null;
-    this.est.el.hidden = !compiled || (!mine && presets.length === 0);
-    this.hwPicker.update(
-      presets,
-      hardware,
-      options.static ? "a saved page: the estimate is for the hardware it was saved with" : "",
-    );
-    const key = JSON.stringify([shown?.key ?? -1, mine ? [mine.hardware, mine.total_s, mine.parts.length] : null, hardware]);
-    if (key === this.estKey) return;
-    this.estKey = key;
-    if (!mine) {
-      this.est.note.textContent = "";
-      this.est.body.replaceChildren(mk(doc, "div", "sw-muted", `estimating for ${hardware}…`));
-      return;
-    }
-    const p = presets.find((h) => h.name === mine.hardware);
-    this.est.note.textContent = `per device on ${p?.label ?? mine.hardware}: roofline and ring model, not a measurement`;
-    const nodes: HTMLElement[] = [];
-    if (mine.hardware !== hardware) nodes.push(mk(doc, "div", "sw-hint", `estimating for ${hardware}…`));
-    nodes.push(renderEstimate(doc, mine, { hoverCollective: (i) => this.lightCollective(i) }));
-    this.est.body.replaceChildren(...nodes);
+    this.estimate.update({
+      shown,
+      estimate: this.model.get("_estimate"),
+      hardware: this.model.get("hardware") ?? "",
+      presets: this.model.get("_hardware_presets") ?? [],
+      disabled: options.static ? "a saved page: the estimate is for the hardware it was saved with" : "",
+    });
   }
 
   /** Light collective `i`'s device groups on the device picture and on every card's mesh, or

@@ -143,3 +143,36 @@ export function axisNameProblem(names: string[], i: number, name: string): strin
   if (names.some((n, j) => j !== i && n === name)) return `"${name}" is already used`;
   return "";
 }
+
+/** What a mesh change did to one spec, in words ("" when nothing): which axes each dimension
+ *  dropped and why (the axis is gone, its size no longer divides the dimension, or an earlier
+ *  dimension took it), e.g. "P('x', 'y') → P(None, 'y'): dim 0 drops 'x' (x=3 does not divide 8)". */
+export function specRewriteText(
+  before: SpecEntry[],
+  after: SpecEntry[],
+  axisNames: string[],
+  meshShape: number[],
+  shape: number[],
+): string {
+  const size = new Map(axisNames.map((n, i) => [n, meshShape[i] ?? 1]));
+  const reasons: string[] = [];
+  for (let d = 0; d < shape.length; d++) {
+    const was = entryAxes(before[d] ?? null);
+    const now = new Set(entryAxes(after[d] ?? null));
+    const dropped = was.filter((a) => !now.has(a));
+    if (dropped.length === 0) continue;
+    const why = dropped.map((a) => {
+      if (!size.has(a)) return `'${a}' is no longer a mesh axis`;
+      const parts = [...now, a].reduce((acc, x) => acc * (size.get(x) ?? 1), 1);
+      if (shape[d] % parts !== 0)
+        return now.size
+          ? `${[...now, a].map((x) => `${x}=${size.get(x)}`).join("·")} = ${parts} does not divide ${shape[d]}`
+          : `${a}=${size.get(a)} does not divide ${shape[d]}`;
+      return `'${a}' is used by an earlier dimension`;
+    });
+    reasons.push(`dim ${d} drops ${dropped.map((a) => `'${a}'`).join(", ")} (${why.join("; ")})`);
+  }
+  if (reasons.length === 0) return "";
+  return `${specString(before)} → ${specString(after)}: ${reasons.join("; ")}`;
+}
+

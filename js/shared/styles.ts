@@ -103,7 +103,14 @@ export const CSS = `
 .shardwidget .sw-history { padding: 2px 8px; }
 .shardwidget .sw-spec-preview { font-family: var(--sw-mono); font-size: 12px; color: var(--sw-fg); }
 .shardwidget .sw-ctl-status { font-size: 11.5px; color: var(--sw-accent); min-height: 1em; }
-.shardwidget .sw-field-msg { font-size: 11.5px; color: var(--sw-error-fg); }
+/* A field's message floats under its row, over what follows, as a browser's own validation
+   bubble does: it appearing or going must not move the controls. */
+.shardwidget .sw-axis-row, .shardwidget .sw-tr-axis { position: relative; }
+.shardwidget .sw-field-msg {
+  position: absolute; left: 0; top: 100%; z-index: 5; margin-top: 1px; padding: 2px 6px; border-radius: 3px;
+  font-size: 11.5px; color: var(--sw-error-fg); background: var(--sw-error-bg); border: 1px solid var(--sw-error-fg);
+  white-space: nowrap; pointer-events: none;
+}
 .shardwidget .sw-field-msg:empty { display: none; }
 .shardwidget .sw-pending select, .shardwidget .sw-pending input { border-style: dashed; }
 .shardwidget .sw-disabled-note { font-size: 12px; color: var(--sw-warn-fg); margin-bottom: 6px; }
@@ -172,7 +179,7 @@ export const CSS = `
   position: absolute; image-rendering: pixelated; image-rendering: crisp-edges; border-radius: 1px;
   background-repeat: no-repeat; box-shadow: 0 0 0 1px #ffffff;
 }
-.shardwidget .sw-spec-note { font-size: 11.5px; color: var(--sw-warn-fg); margin: 2px 0 4px; max-width: 480px; }
+.shardwidget .sw-spec-note { font-size: 11.5px; color: var(--sw-warn-fg); margin: 2px 0 4px; width: 0; min-width: 100%; }
 .shardwidget .sw-heat-legend {
   display: flex; align-items: center; flex-wrap: wrap; gap: 2px 6px; margin: 6px 0 0 4px;
   font-size: 11px; color: var(--sw-fg2);
@@ -284,6 +291,11 @@ export const CSS = `
   border: 1px solid var(--sw-border); border-radius: 6px; padding: 6px 10px 10px; background: var(--sw-bg);
   font-size: 12.5px; outline: none;
 }
+/* A card floated beside its pinned block (view.ts placeDetail), over the side column. */
+.shardwidget .sw-side { position: relative; }
+.shardwidget .sw-detail.sw-detail-float {
+  position: absolute; left: 0; right: 0; z-index: 6; box-shadow: 0 4px 16px rgba(0, 0, 0, 0.18);
+}
 .shardwidget .sw-detail-head { display: flex; align-items: center; justify-content: space-between; }
 .shardwidget .sw-detail-title { font-size: 13px; margin: 0; font-weight: 600; }
 .shardwidget .sw-detail h4 { font-size: 11px; text-transform: uppercase; letter-spacing: 0.05em; color: var(--sw-fg2); margin: 8px 0 3px; font-weight: 600; }
@@ -293,7 +305,7 @@ export const CSS = `
 }
 .shardwidget .sw-close:hover { background: var(--sw-bg2); color: var(--sw-fg); }
 .shardwidget .sw-kv { display: grid; grid-template-columns: max-content 1fr; gap: 1px 10px; margin: 4px 0 0; }
-.shardwidget .sw-kv dt { color: var(--sw-fg2); }
+.shardwidget .sw-kv dt { color: var(--sw-fg2); white-space: nowrap; }
 .shardwidget .sw-kv dd { margin: 0; font-family: var(--sw-mono); font-size: 12px; overflow-wrap: anywhere; }
 .shardwidget .sw-stats { grid-template-columns: repeat(2, max-content 1fr); }
 .shardwidget .sw-scroll { max-width: 100%; max-height: 220px; overflow: auto; }

@@ -9,12 +9,15 @@ import { FakeModel } from "./fake_model";
 import * as gen from "./wire/fixtures.gen";
 import { heatColor, HEAT_ZERO } from "../array/mesh/heat";
 import { ticks, timeline } from "../cost/estimate";
+import { groupColor, groupPaint } from "../cost/groups";
 import { formatBytes, formatSeconds } from "../shared/text";
+import * as fx from "./fixtures";
+import { mount, unmountAll } from "./testing";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
   cleanups.splice(0).forEach((c) => c());
-  document.body.replaceChildren();
+  unmountAll();
 });
 
 const settle = () => new Promise<void>((r) => setTimeout(r, 0));
@@ -106,9 +109,26 @@ describe("heat on the mesh", () => {
       const hi = ids[values.indexOf(max)];
       if (Math.min(...values) < max) expect(cell(el, lo).style.background).not.toBe(cell(el, hi).style.background);
     }
+    expect(el.querySelector(".sw-mesh")!.classList.contains("sw-heat-on")).toBe(true);
     el.querySelector<HTMLButtonElement>('[data-key="heat-off"]')!.click();
+    expect(el.querySelector(".sw-mesh")!.classList.contains("sw-heat-on")).toBe(false);
     expect(ids.map((id) => cell(el, id).style.background)).toEqual(before);
     expect(el.querySelector(".sw-heat-key")).toBeNull();
+  });
+
+  it("stays on the devices when the pane switches to the physical view (TPU coords)", async () => {
+    const f = fx.fxTpuV4();
+    const ids = f.layout.devices.ids;
+    const received = ids.map((_, i) => (i % 3) * 512);
+    const t: TransferWire = { ...T, key: f.layout.key, received, sent: received, pairs: [], collectives: [], group_sets: [], estimate: null };
+    const { el } = mount(f, { _transfer: t, hardware: "tpu-v5p", _hardware_presets: [] });
+    await settle();
+    el.querySelector<HTMLButtonElement>('[data-key="heat-in"]')!.click();
+    const check = () => ids.forEach((id, i) => expect(hexOf(cell(el, id).style.background)).toBe(heatColor(received[i], 1024)));
+    check();
+    el.querySelector<HTMLButtonElement>('[data-key="mesh-view-physical"]')!.click();
+    expect(el.querySelector(".sw-phys")).not.toBeNull();
+    check();
   });
 
   it("a device that moves nothing is grey", () => {
@@ -152,6 +172,10 @@ describe("the reshard's collectives", () => {
     expect(rows.length).toBe(T.collectives.length);
     expect(T.collectives.length).toBeGreaterThan(0);
     const ids = resharded._layout.devices.ids;
+    // Both cases are here: groups over every device (all-to-all), over some (the permute).
+    const cover = T.collectives.map((c) => new Set(T.group_sets[c.group_set!].flat()).size);
+    expect(cover).toContain(ids.length);
+    expect(Math.min(...cover)).toBeLessThan(ids.length);
     const before = ids.map((id) => cell(el, id).style.background);
     T.collectives.forEach((c, k) => {
       expect(rows[k].textContent).toContain(c.kind);
@@ -164,8 +188,10 @@ describe("the reshard's collectives", () => {
         const firsts = groups.map((g) => colourOf(g[0]));
         expect(new Set(firsts).size).toBe(groups.length);
       }
-      for (const id of ids) expect(cell(el, id).classList.contains("sw-hl")).toBe(lit.has(id));
-      expect(el.querySelector(".sw-mesh")!.classList.contains("sw-dimming")).toBe(true);
+      // Devices outside the groups fade; when every device is in one, the colours say it all.
+      const some = lit.size < ids.length;
+      for (const id of ids) expect(cell(el, id).classList.contains("sw-hl")).toBe(some && lit.has(id));
+      expect(el.querySelector(".sw-mesh")!.classList.contains("sw-dimming")).toBe(some);
       leave(rows[k]);
       expect(ids.map((id) => cell(el, id).style.background)).toEqual(before);
     });
@@ -234,3 +260,18 @@ describe("the time axis", () => {
   });
 });
 
+
+describe("group colours", () => {
+  it("distinct for every group, up to 64 groups", () => {
+    for (const n of [2, 4, 8, 12, 16, 64]) {
+      const cs = Array.from({ length: n }, (_, g) => groupColor(g, n));
+      expect(new Set(cs).size).toBe(n);
+    }
+  });
+
+  it("a permute's device in two pairs keeps its first pair's colour; its title names both", () => {
+    const p = groupPaint([[4, 2], [2, 4]], true);
+    expect(p.colors.get(2)).toBe(p.colors.get(4));
+    expect(p.titles.get(2)).toBe("pair 1 of 2: 4 → 2\npair 2 of 2: 2 → 4");
+  });
+});

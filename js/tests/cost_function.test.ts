@@ -126,8 +126,11 @@ describe("hovering a collective lights its device groups", () => {
       const colour = (id: number) => pictureCell(el, id).style.background;
       for (const g of groups) for (const id of g) expect(colour(id)).toBe(colour(g[0]));
       expect(new Set(groups.map((g) => colour(g[0]))).size).toBe(groups.length);
-      for (const id of ids) expect(pictureCell(el, id).classList.contains("sw-hl")).toBe(groups.flat().includes(id));
-      expect(el.querySelector(".sw-tr-devices")!.classList.contains("sw-dimming")).toBe(true);
+      const some = new Set(groups.flat()).size < ids.length;
+      for (const id of ids)
+        expect(pictureCell(el, id).classList.contains("sw-hl")).toBe(some && groups.flat().includes(id));
+      expect(el.querySelector(".sw-tr-devices")!.classList.contains("sw-dimming")).toBe(some);
+      expect(pictureCell(el, groups[0][0]).title).toContain(`group 1 of ${groups.length}`);
       expect(el.querySelector(".sw-tr-devices-caption")!.textContent).toContain(c.kind);
       // The leaf cards' meshes light the same groups in the same colours.
       const card = el.querySelector<HTMLElement>(".sw-tr-leaf .sw-mesh")!;
@@ -146,9 +149,20 @@ describe("hovering a collective lights its device groups", () => {
     const bar = el.querySelector<HTMLElement>('.sw-est-row[data-collective="0"]')!;
     enter(bar);
     const groups = sets[T.collectives[0].group_set!];
-    const lit = [...el.querySelectorAll<HTMLElement>(".sw-tr-devices .sw-dev.sw-hl")].map((c) => Number(c.dataset.device));
-    expect(lit.sort((a, b) => a - b)).toEqual(groups.flat().sort((a, b) => a - b));
+    const colour = (id: number) => pictureCell(el, id).style.background;
+    for (const g of groups) for (const id of g) expect(colour(id)).toBe(colour(g[0]));
+    expect(new Set(groups.map((g) => colour(g[0]))).size).toBe(groups.length);
+    expect(el.querySelector(".sw-tr-devices-caption")!.textContent).toContain(T.collectives[0].kind);
     leave(bar);
-    expect(el.querySelectorAll(".sw-tr-devices .sw-dev.sw-hl").length).toBe(0);
+    expect(el.querySelector(".sw-tr-devices-caption")!.textContent).toContain("hover a collective");
+  });
+
+  it("a collective whose groups the payload left out says so", async () => {
+    const colls = T.collectives.map((c) => ({ ...c, group_set: -1 }));
+    const { el } = draw({ ...F, _trace: { ...T, collectives: colls } });
+    await settle();
+    enter(el.querySelector(".sw-tr-coll-row")!);
+    expect(el.querySelector(".sw-tr-devices-caption")!.textContent).toContain("not sent");
+    expect(el.querySelector(".sw-tr-devices")!.classList.contains("sw-dimming")).toBe(false);
   });
 });

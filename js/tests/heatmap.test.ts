@@ -25,6 +25,11 @@ describe("heatmap in the grid", () => {
     expect(legend.title).toMatch(/pooled means/);
   });
 
+  it("says a 3-D view's pixels also average the dims not drawn", () => {
+    const { el } = mount(fx.fx3d()); // blocks [0:3) × [0:8) × [0:4), drawing dims 1 and 2
+    expect(el.querySelector(".sw-heat-legend")!.textContent).toContain("mean of 1×1 values × 3 along dim 0");
+  });
+
   it("has no colour bar while statistics are pending", () => {
     const { el } = mount(fx.fx4096());
     expect(el.querySelector<HTMLElement>(".sw-heat-legend")!.hidden).toBe(true);

@@ -153,3 +153,24 @@ describe("mesh pane labels at 256 devices", () => {
     expect(condensedScale("4095", 8, 12)).toBeNull();
   });
 });
+
+describe("meshes of 3 and 4 axes keep to the box too", () => {
+  it("shrinks the small multiples' cells until the panels fit the height", () => {
+    for (const meshShape of [
+      [16, 4, 4],
+      [4, 4, 4, 4],
+      [64, 2, 2],
+    ]) {
+      const { el } = mount(fx.namedFixture({ shape: [256, 256], meshShape, spec: ["x", "y"] }));
+      const panels = [...el.querySelectorAll<HTMLElement>(".sw-mesh .sw-mesh-panel")];
+      expect(panels.length).toBe(meshShape.length === 3 ? meshShape[0] : meshShape[0] * meshShape[1]);
+      const cell = px(cellsOf(el)[0].style.height);
+      const step = cell + (cell >= 10 ? 2 : 1);
+      const inner = meshShape.slice(-2);
+      // Panels per row: as the drawing lays them out (k = 4: one row per first-axis index).
+      const across = meshShape.length === 4 ? meshShape[1] : Math.max(1, Math.floor((300 - 36 + 10) / (inner[1] * step + 10)));
+      const height = Math.ceil(panels.length / across) * (inner[0] * step + 18);
+      expect(height, meshShape.join("×")).toBeLessThanOrEqual(MESH_MAX_HEIGHT);
+    }
+  });
+});

@@ -3,6 +3,9 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { mount, unmountAll } from "./testing";
 import * as fx from "./fixtures";
 import { specRewrite, withMeshShape, withNumAxes } from "../array/state";
+import { FakeModel } from "./fake_model";
+import { FunctionView } from "../function/view";
+import * as tfx from "./function_fixtures";
 
 afterEach(() => {
   unmountAll();
@@ -51,5 +54,22 @@ describe("spec rewrites on a mesh change", () => {
     s0.dispatchEvent(new Event("change", { bubbles: true }));
     await vi.advanceTimersByTimeAsync(0);
     expect(note()).toBeNull();
+  });
+});
+
+describe("spec rewrites in the function view", () => {
+  it("a mesh change names each leaf whose spec it rewrote, under the mesh", async () => {
+    const f = tfx.fxTraceSum(); // x (8, 64) with in_specs P('x', 'y') on a 2×4 mesh
+    const model = new FakeModel(tfx.traceTraitsOf(f));
+    const el = document.createElement("div");
+    document.body.append(el);
+    const view = new FunctionView(model, el);
+    const axes = el.querySelector<HTMLSelectElement>('select[data-key="naxes"]')!;
+    axes.value = "1";
+    axes.dispatchEvent(new Event("change"));
+    await new Promise((r) => setTimeout(r, 0));
+    const note = el.querySelector<HTMLElement>(".sw-tr-mesh .sw-spec-note");
+    expect(note?.textContent).toContain("x: P('x', 'y') → P('x', None): dim 1 drops 'y' ('y' is no longer a mesh axis)");
+    view.dispose();
   });
 });

@@ -96,6 +96,8 @@ class Layout:
         unreduced: the mesh axes of an unreduced spec (``P('y', unreduced={'x'})``, made by
             Explicit-mode reductions): each device holds a partial value, and a block's value
             is the sum of its holders' partials over these axes. () for every other array.
+        reduced: the mesh axes of a spec's reduced set (``P('x', reduced={'y'})``): copies JAX
+            marks as already reduced; the blocks are the partitions'. () for every other array.
     """
 
     shape: tuple[int, ...]
@@ -108,7 +110,8 @@ class Layout:
     blocks: tuple[Block, ...]
     devices: tuple[DeviceInfo, ...]  # the sharding's device order
     device_block: dict[int, int] = field(repr=False)  # device id -> block number
-    unreduced: tuple[str, ...] = ()  # sorted; the holders of a block hold partial sums
+    unreduced: tuple[str, ...] = ()  # mesh order; the holders of a block hold partial sums
+    reduced: tuple[str, ...] = ()  # mesh order; a spec's reduced set (replicas, marked reduced)
 
     @property
     def partial(self) -> bool:
@@ -182,7 +185,12 @@ class Layout:
                 dims.append(f"{n}@{axes[0]}")
             else:
                 dims.append(f"{n}@({','.join(axes)})")
-        tail = "{U:" + ",".join(self.unreduced) + "}" if self.unreduced else ""
+        marks = [
+            f"{k}:{axes[0] if len(axes) == 1 else '(' + ','.join(axes) + ')'}"
+            for k, axes in (("U", self.unreduced), ("R", self.reduced))
+            if axes
+        ]
+        tail = "{" + ", ".join(marks) + "}" if marks else ""  # as jax.typeof writes them
         return f"{self.dtype}[{','.join(dims)}]{tail}"
 
     @property
@@ -196,7 +204,7 @@ class Layout:
         a mesh."""
         if self.spec is None:
             return ""
-        return spec_mod.to_text(self.spec, self.unreduced)
+        return spec_mod.to_text(self.spec, self.unreduced, self.reduced)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -355,11 +363,13 @@ def layout_of_sharding(sharding: Any, shape: tuple[int, ...], dtype: Any) -> Lay
 
     mesh = spec = None
     unreduced: tuple[str, ...] = ()
+    reduced: tuple[str, ...] = ()
     geometry = sharding
     if isinstance(sharding, NamedSharding):
         mesh = mesh_info(sharding.mesh)
         spec = spec_mod.normalize(sharding.spec.partitions, len(shape))
-        unreduced = spec_mod.unreduced_of(sharding.spec)
+        unreduced = spec_mod.unreduced_of(sharding.spec, mesh.axis_names)
+        reduced = spec_mod.reduced_of(sharding.spec, mesh.axis_names)
         geometry = spec_mod.partitions_only(sharding)
     elif (named := gspmd.named_equivalent(sharding, shape)) is not None:
         mesh = mesh_info(named.mesh)
@@ -378,6 +388,7 @@ def layout_of_sharding(sharding: Any, shape: tuple[int, ...], dtype: Any) -> Lay
         devices=devices,
         device_block=device_block,
         unreduced=unreduced,
+        reduced=reduced,
     )
 
 

@@ -126,13 +126,16 @@ class LayoutDiff:
             f"{len(self.moved_devices)} of {len(self.devices)} devices hold another block; "
             f"{fmt_bytes(total)} to receive in all",
         ]
-        for c in self.devices:
-            if not c.moved and c.bytes_before == c.bytes_after:
-                continue
+        shown = [c for c in self.devices if c.moved or c.bytes_before != c.bytes_after]
+        # Boxes padded to the widest of their column: the arrows and amounts line up.
+        wb = max((len(_box(c.before)) for c in shown), default=0)
+        wa = max((len(_box(c.after)) for c in shown), default=0)
+        wd = max((len(str(c.device)) for c in shown), default=0)
+        for c in shown:
             delta = c.bytes_after - c.bytes_before
             sign = "+" if delta > 0 else ""
             lines.append(
-                f"  device {c.device:>4}: {_box(c.before)} → {_box(c.after)}  "
+                f"  device {c.device:>{wd}}: {_box(c.before):<{wb}} → {_box(c.after):<{wa}}  "
                 f"receives {fmt_bytes(c.bytes_in)}"
                 + (f", holds {sign}{fmt_bytes(delta)}" if delta else "")
             )

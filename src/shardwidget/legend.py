@@ -25,6 +25,13 @@ MARKS: tuple[tuple[str, str], ...] = (
 )
 """What each mark of the grid means: (mark, meaning), in the order the legend lists them."""
 
+PARTIAL_MARKS: dict[str, str] = {
+    "inner heatmap": "none: no device holds a block's values, only partial sums of them",
+    "stripes": "a block's holders: one stripe per device holding a partial sum, not a copy",
+    "labels": "Σ and the ids of the devices whose partials add up to the block",
+}
+"""The marks that mean something else for an unreduced layout (partial sums)."""
+
 
 @dataclass(frozen=True)
 class Legend:
@@ -42,7 +49,8 @@ class Legend:
 
 def legend_of(lay: Layout) -> Legend:
     """The legend of ``lay``."""
-    return Legend(MARKS, replication_lines(lay))
+    marks = tuple((m, PARTIAL_MARKS.get(m, t)) for m, t in MARKS) if lay.partial else MARKS
+    return Legend(marks, replication_lines(lay))
 
 
 def replication_lines(lay: Layout) -> tuple[str, ...]:
@@ -50,13 +58,15 @@ def replication_lines(lay: Layout) -> tuple[str, ...]:
     if lay.mesh is None or lay.spec is None:
         return _without_mesh(lay)
     sizes = lay.mesh.axes
-    used = {a for axes in lay.spec for a in axes}
+    used = {a for axes in lay.spec for a in axes} | set(lay.unreduced)
     lines = []
     for dim, axes in enumerate(lay.spec):
         split = [a for a in axes if sizes[a] > 1]
         if split:
             ways = math.prod(sizes[a] for a in split)
             lines.append(f"dimension {dim} split {ways} ways over {' × '.join(split)}")
+    for a in lay.unreduced:
+        lines.append(f"partial sums over {a}: {sizes[a]} partials per block, added up")
     copies = [a for a in lay.mesh.axis_names if a not in used and sizes[a] > 1]
     for a in copies:
         lines.append(f"replicated over {a}: {sizes[a]} copies")

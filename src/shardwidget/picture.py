@@ -24,11 +24,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .colors import color_scheme, text_color_on
+from .gspmd import CUSTOM
 from .layout import Layout, layout_of_sharding
 from .legend import legend_of
 from .png import encode_rgb
 from .summary import Summary
-from .text import devices_label, fmt_bytes
+from .text import EMPTY, devices_label, fmt_bytes
 
 if TYPE_CHECKING:
     from .trace import TraceResult
@@ -174,7 +175,7 @@ def header(svg: Svg, lay: Layout, x: float, y: float) -> float:
         )
         mesh_text = f"mesh {axes} · "
     else:
-        mesh_text = f"{lay.sharding_type} · "
+        mesh_text = f"{lay.sharding_type}{f' ({CUSTOM})' if lay.custom else ''} · "
     nb = len(lay.blocks)
     svg.text(
         x,
@@ -183,7 +184,11 @@ def header(svg: Svg, lay: Layout, x: float, y: float) -> float:
         f"replication {lay.replication} · {fmt_bytes(lay.bytes_per_device)} per device",
         fill=FG2,
     )
-    return y + 26
+    partial = lay.partial_note.split("; ") if lay.partial else []  # a line each: they are long
+    notes = [n for n in (EMPTY if lay.empty else "", *partial) if n]
+    for i, note in enumerate(notes):  # what the grid alone does not say
+        svg.text(x, y + 36 + 18 * i, note, fill=FG2)
+    return y + 26 + 18 * len(notes)
 
 
 def heat_range(summary: Summary | None) -> tuple[float, float] | None:
@@ -328,7 +333,9 @@ def _block(
         )
     k = len(devices)
     chars = max(1, int((w - 6) // 7))
-    label = devices_label(devices, chars) if h >= 14 else ""
+    label = devices_label(devices, chars - (2 if lay.partial else 0)) if h >= 14 else ""
+    if label and lay.partial:
+        label = f"Σ {label}"  # unreduced: the holders' partials add up to the block
     if label:
         lw = 7 * len(label) + 6
         svg.rect(x + w / 2 - lw / 2, y + h / 2 - 8, lw, 16, "#ffffff", ' rx="3" fill-opacity="0.9"')

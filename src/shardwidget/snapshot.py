@@ -200,7 +200,9 @@ def svg(
         chars = max(1, int(w // 7))
         k = len(b.devices)
         label = devices_label(b.devices, chars - (len(f" ×{k}") if k > 1 else 0)) if h >= 12 else ""
-        if label and k > 1 and not label.startswith("×") and "(" not in label:
+        if label and lay.partial:
+            label = f"Σ {label}"  # unreduced: the holders hold partials of a sum, not copies
+        elif label and k > 1 and not label.startswith("×") and "(" not in label:
             label += f" ×{k}"  # replicated: say how many hold it
         if label:
             lw = min(w - 2, 7 * len(label) + 6)

@@ -77,9 +77,20 @@ def to_partition_spec(spec: NormSpec) -> Any:
     )
 
 
-def unreduced_of(pspec: Any) -> tuple[str, ...]:
-    """The unreduced axes of a jax PartitionSpec, sorted (() when it has none)."""
-    return tuple(sorted(str(a) for a in getattr(pspec, "unreduced", ()) or ()))
+def unreduced_of(pspec: Any, order: Sequence[str] = ()) -> tuple[str, ...]:
+    """The unreduced axes of a jax PartitionSpec, in ``order`` (the mesh's axis order, as
+    jax.typeof writes them) then sorted (() when it has none)."""
+    return _ordered(getattr(pspec, "unreduced", ()) or (), order)
+
+
+def reduced_of(pspec: Any, order: Sequence[str] = ()) -> tuple[str, ...]:
+    """The reduced axes of a jax PartitionSpec (``P('x', reduced={'y'})``), as unreduced_of."""
+    return _ordered(getattr(pspec, "reduced", ()) or (), order)
+
+
+def _ordered(axes: Any, order: Sequence[str]) -> tuple[str, ...]:
+    names = {str(a) for a in axes}
+    return tuple(a for a in order if a in names) + tuple(sorted(names - set(order)))
 
 
 def partitions_only(sharding: Any) -> Any:
@@ -99,7 +110,7 @@ def partitions_only(sharding: Any) -> Any:
     )
 
 
-def to_text(spec: NormSpec, unreduced: Sequence[str] = ()) -> str:
+def to_text(spec: NormSpec, unreduced: Sequence[str] = (), reduced: Sequence[str] = ()) -> str:
     """P('x', None, ('y', 'z')), with trailing replicated dimensions kept (they are informative);
     an unreduced set as JAX prints it: P('y', unreduced={'x'})."""
     parts = []
@@ -111,7 +122,9 @@ def to_text(spec: NormSpec, unreduced: Sequence[str] = ()) -> str:
         else:
             parts.append("(" + ", ".join(map(repr, axes)) + ")")
     if unreduced:
-        parts.append("unreduced={" + ", ".join(map(repr, unreduced)) + "}")
+        parts.append("unreduced={" + ", ".join(map(repr, sorted(unreduced))) + "}")
+    if reduced:
+        parts.append("reduced={" + ", ".join(map(repr, sorted(reduced))) + "}")
     return "P(" + ", ".join(parts) + ")"
 
 

@@ -75,6 +75,13 @@ def _thumb_dims(ndim: int, view_dims: tuple[int, ...]) -> tuple[int, ...]:
     return (0, 1)
 
 
+def thumb_rows(per_block: int, h: int, w: int) -> int:
+    """How many thumbnail rows to aim for with ``per_block`` pixels for an h × w block: the
+    block's own aspect (a tall 2048×1024 block gets a tall 32×16 thumbnail, not 16×32), at most
+    MAX_THUMB_SIDE."""
+    return max(1, min(MAX_THUMB_SIDE, math.isqrt(per_block * max(1, h) // max(1, w))))
+
+
 def plan_for(
     layout: Layout, view_dims: tuple[int, ...], pixel_budget: int, values_budget: int
 ) -> Plan:
@@ -90,8 +97,7 @@ def plan_for(
     h = shard[dims[0]] if len(dims) == 2 else 1
     w = shard[dims[-1]]
     per_block = max(1, pixel_budget // n_blocks)
-    side = max(1, min(MAX_THUMB_SIDE, math.isqrt(per_block)))
-    th = min(h, side)
+    th = min(h, thumb_rows(per_block, h, w))
     tw = min(w, MAX_THUMB_SIDE, max(1, per_block // max(1, th)))
     th = min(th, max(1, per_block // tw))
     fh, fw = math.ceil(h / th), math.ceil(w / tw)

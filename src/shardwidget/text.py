@@ -184,6 +184,8 @@ def render_trace(
             lines.append(f"    {lf.path:<12} {lf.layout.typeof:<28} local {lf.local_shape}")
             if i < len(notes) and notes[i]:  # a pmap'd function's layout, in words
                 lines.append(f"      {notes[i]}")
+            if lf.layout.partial:  # an unreduced output: partial sums on each device
+                lines.append(f"      {lf.layout.partial_note}")
     for k in res.constraints:
         lines.append(f"  constraint: {k.kind} {k.spec_text} on {k.dtype}{list(k.shape)}")
     if res.collectives:

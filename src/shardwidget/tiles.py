@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from .layout import Layout, layout_of_sharding
-from .summary import MAX_THUMB_SIDE, Summary
+from .summary import MAX_THUMB_SIDE, Summary, thumb_rows
 
 MAX_TILES = 1 << 17
 MAX_TILES_PER_DIM = 256
@@ -254,7 +254,9 @@ def _thumbs(
     bc = nb[dims[-1]]
     tr, tc = img.shape[-2] // br, img.shape[-1] // bc  # tiles per block along rows / columns
     per_block = max(1, pixel_budget // max(1, len(layout.blocks)))
-    side = max(1, min(MAX_THUMB_SIDE, math.isqrt(per_block)))
+    shard = layout.shard_shape
+    h = shard[dims[0]] if len(dims) == 2 else 1
+    side = thumb_rows(per_block, h, shard[dims[-1]])
     th = max(d for d in range(1, min(tr, side) + 1) if tr % d == 0)
     tw_cap = min(tc, MAX_THUMB_SIDE, max(1, per_block // th))
     tw = max(d for d in range(1, tw_cap + 1) if tc % d == 0)

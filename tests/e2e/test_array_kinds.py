@@ -80,3 +80,19 @@ def test_partials_empty_gspmd_and_pmap_are_drawn(page, tmp_path):
     text = page.inner_text("body")
     assert "_internal_pmap_axis_name" not in text and "8@pmap" in text
     assert not page.errors
+
+
+def test_saved_page_answers_the_devices_choice(page, tmp_path):
+    mesh = jax.make_mesh((2,), ("x",), devices=jax.devices()[2:4])
+    view = ShardView(
+        jax.device_put(np.arange(16.0, dtype=np.float32).reshape(4, 4), NamedSharding(mesh, P("x")))
+    )
+    path = tmp_path / "sub.html"
+    view.save_html(path, variants=[{"devices": "all"}])
+    page.goto(path.as_uri())
+    page.wait_for_selector(".sw-grid .sw-block")
+    assert page.eval_on_selector_all(".sw-mesh .sw-dev", "d => d.length") == 2
+    _select(page, "devices", "all")
+    page.wait_for_function("document.querySelectorAll('.sw-mesh .sw-dev').length === 8")
+    assert page.input_value('select[data-key="devices"]') == "all"
+    assert not page.errors

@@ -69,12 +69,21 @@ def received_from_jax(old, new, shape, itemsize):
     return out
 
 
-def lit_devices(page, scope):
-    return sorted(
-        page.eval_on_selector_all(
-            f"{scope} .sw-dev.sw-hl", "els => els.map(e => Number(e.dataset.device))"
-        )
-    )
+def colours(page, scope):
+    """Device id -> the background its cell shows under `scope` (a selector or a locator)."""
+    loc = page.locator(scope) if isinstance(scope, str) else scope
+    js = "el => [...el.querySelectorAll('.sw-dev')].map(e => [Number(e.dataset.device), e.style.background])"
+    return dict(loc.evaluate(js))
+
+
+def assert_lit(page, scope, groups, before):
+    """One colour per group, a different one for each; devices in no group as they were."""
+    now = colours(page, scope)
+    for g in groups:
+        assert len({now[d] for d in g}) == 1, (g, now)
+    assert len({now[g[0]] for g in groups}) == len(groups)
+    for d in set(now) - {d for g in groups for d in g}:
+        assert now[d] == before[d]
 
 
 def test_array_view_moved_line_heat_partners_and_groups(page, tmp_path):
@@ -84,10 +93,6 @@ def test_array_view_moved_line_heat_partners_and_groups(page, tmp_path):
     loop = open_view(page, tmp_path, view)
     assert "nothing moves" in page.inner_text(".sw-moved")
     assert page.is_hidden(".sw-xfer")
-    # A layout the page carries but not its transfer: said in words.
-    page.select_option("[data-key=spec-1]", "")
-    page.wait_for_function("document.querySelector('.sw-typeof').textContent.includes('32]')")
-    assert "not saved in this page" in page.inner_text(".sw-moved")
 
     page.select_option("[data-key=spec-1]", "")  # dim 1 replicated: all-gather over y
     settle(page, loop)
@@ -121,20 +126,26 @@ def test_array_view_moved_line_heat_partners_and_groups(page, tmp_path):
     assert colls, "XLA compiles an all-gather for this reshard"
     rows = page.locator(".sw-xfer .sw-tr-coll-row")
     assert rows.count() == len(colls)
+    page.mouse.move(0, 0)
+    page.click("[data-key=heat-off]")
+    before = colours(page, ".sw-main .sw-mesh")
     rows.nth(0).hover()
-    groups = colls[0].groups
-    assert lit_devices(page, ".sw-main .sw-mesh") == sorted({d for g in groups for d in g})
-    colours = page.eval_on_selector_all(
-        ".sw-main .sw-mesh .sw-dev",
-        "els => els.map(e => [Number(e.dataset.device), e.style.background])",
-    )
-    by_id = dict(colours)
-    for g in groups:  # one colour per group
-        assert len({by_id[d] for d in g}) == 1
-    assert len({by_id[g[0]] for g in groups}) == len(groups)
+    assert_lit(page, ".sw-main .sw-mesh", colls[0].groups, before)
+    assert set(colours(page, ".sw-main .sw-mesh").values()) != set(before.values())
     est = view.transfer.estimate(view.hardware)
     assert f"total {fmt_seconds(est.total_s)}" in page.inner_text(".sw-xfer")
     shot(page, "array_collective_hover")
+
+    # The dropdown writes `hardware`; the kernel answers with the reshard's time on that preset.
+    page.select_option(".sw-xfer select[data-key=transfer-hardware]", "a100")
+    view.hardware = page.eval_on_selector(".sw-xfer select", "s => s.value")  # synced
+    page.evaluate("(p) => window.__push(p)", state_of(view))
+    a100 = view.transfer.estimate("a100")
+    page.wait_for_function(
+        "(t) => document.querySelector('.sw-xfer').innerText.includes(t)",
+        arg=f"total {fmt_seconds(a100.total_s)}",
+    )
+    assert "estimating" not in page.inner_text(".sw-xfer")
 
 
 def test_function_view_estimate_dropdown_and_groups(page, tmp_path):
@@ -154,12 +165,17 @@ def test_function_view_estimate_dropdown_and_groups(page, tmp_path):
 
     colls = view.trace.collectives
     assert colls
+    before = colours(page, ".sw-tr-devices")
     page.locator(".sw-tr-coll-row").nth(0).hover()
-    want = sorted({d for g in colls[0].groups for d in g})
-    assert lit_devices(page, ".sw-tr-devices") == want
+    assert_lit(page, ".sw-tr-devices", colls[0].groups, before)
+    assert colls[0].kind in page.inner_text(".sw-tr-devices-caption")
+    meshes = page.locator(".sw-tr-leaf .sw-mesh")
+    assert meshes.count() == 3
+    for i in range(meshes.count()):  # the cards' meshes light the same groups
+        assert_lit(page, meshes.nth(i), colls[0].groups, {})
     shot(page, "function_estimate_hover")
     page.mouse.move(0, 0)
-    assert lit_devices(page, ".sw-tr-devices") == []
+    assert colours(page, ".sw-tr-devices") == before
 
     # The dropdown: the page writes `hardware`; the kernel answers with that preset's estimate.
     page.select_option("section select[data-key=hardware]", "h100")
@@ -200,3 +216,63 @@ def test_saved_page_shows_the_cost(page, tmp_path):
     page.select_option("[data-key=spec-1]", "")
     page.wait_for_function("document.querySelector('.sw-typeof').textContent.includes('32]')")
     assert "not saved in this page" in page.inner_text(".sw-moved")
+
+
+# ------------------------------------------------------------------ a real kernel in JupyterLab
+CELL = """\
+import jax, jax.numpy as jnp
+jax.config.update("jax_num_cpu_devices", 8)
+from jax.sharding import NamedSharding, PartitionSpec as P
+from shardwidget import ShardView
+x = jax.device_put(jnp.arange(64.0 * 32).reshape(64, 32),
+                   NamedSharding(jax.make_mesh((2, 4), ("x", "y")), P("x", "y")))
+cv = ShardView(x)
+cv"""
+
+
+@pytest.mark.slow
+def test_jupyterlab_relayout_and_hardware_sync(browser, tmp_path):
+    """Through anywidget's real model: a spec change brings the moved line, then (compiled on
+    the kernel's event loop) the collectives; the dropdown sets the kernel's `hardware`."""
+    import nbformat
+    from playwright.sync_api import expect
+
+    from .servers import artifacts_on_failure, jupyter_lab
+    from .test_jupyterlab import ALL_RAN, KERNEL_READY, RUN_ALL, run_cell
+
+    root = tmp_path / "root"
+    root.mkdir()
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_code_cell(CELL, id="cost"))
+    nbformat.write(nb, root / "cost.ipynb")
+    with jupyter_lab(root, tmp_path / "server") as lab:
+        ctx = browser.new_context(viewport={"width": 1300, "height": 1000})
+        page = ctx.new_page()
+        page.set_default_timeout(30_000)
+        with artifacts_on_failure("jupyterlab-cost", page, lab.log):
+            page.goto(lab.url + "lab/tree/cost.ipynb")
+            page.wait_for_function(KERNEL_READY, timeout=60_000, polling=100)
+            page.evaluate(RUN_ALL)
+            page.wait_for_function(ALL_RAN, timeout=120_000, polling=100)
+            view = page.locator(".shardwidget")
+            expect(view).to_have_count(1)
+            expect(view.locator(".sw-moved")).to_contain_text("nothing moves")
+            view.locator("[data-key=spec-1]").select_option("")
+            expect(view.locator(".sw-moved")).to_contain_text("all-gather over y")
+            expect(view.locator(".sw-xfer .sw-tr-coll-row")).to_have_count(1)
+            total = run_cell(page, "print(cv.transfer.total)")
+            assert fmt_bytes(int(total)) in view.locator(".sw-moved").inner_text()
+            view.locator("select[data-key=transfer-hardware]").select_option("h100")
+            want = run_cell(
+                page,
+                "import time\nfor _ in range(100):\n"
+                "    if cv._transfer['estimate']['hardware'] == 'h100': break\n"
+                "    time.sleep(0.05)\n"
+                "from shardwidget.cost.estimate import fmt_seconds\n"
+                "print(cv.hardware, fmt_seconds(cv.transfer.estimate('h100').total_s))",
+            )
+            hw, seconds = want.split(" ", 1)
+            assert hw == "h100", want
+            expect(view.locator(".sw-xfer .sw-est-total")).to_contain_text(f"total {seconds}")
+            shot(page, "jupyterlab_array_cost")
+        ctx.close()

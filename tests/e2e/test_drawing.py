@@ -65,6 +65,11 @@ def test_heatmap_colour_bar_ring_and_tall_card(page, tmp_path, tall_blocks):
     assert box is not None and box["height"] > 1.8 * box["width"], box
     # sin(x/37) pooled over 128-row patches averages to ~0: the card says the mean hides it.
     assert "The means hide the data" in page.locator(".sw-detail").inner_text()
+    # The card's keys never wrap ("memory kind", "shard shape" on one line each).
+    heights = page.eval_on_selector_all(
+        ".sw-detail dt", "els => els.map(e => e.getBoundingClientRect().height)"
+    )
+    assert heights and max(heights) < 1.6 * min(heights), heights
     screenshot(page, "heatmap_tall_card")
 
 
@@ -91,3 +96,47 @@ def test_axis_titles_are_never_cut(page, tmp_path):
         "sharded over x", ""
     )
     screenshot(page, "axis_titles_3d")
+
+
+_POSITIONS = """() => [...document.querySelectorAll('.sw-controls select, .sw-controls input')]
+  .map(e => { const r = e.getBoundingClientRect(); return [e.dataset.key, r.top, r.left]; })"""
+
+
+def test_controls_hold_still_when_messages_appear(page, tmp_path, arr2d):
+    """A field's message and the kernel's error banner appear without moving any control."""
+    view = ShardView(arr2d)
+    open_view(page, tmp_path, view)
+    before = page.evaluate(_POSITIONS)
+    page.fill('[data-key="name-0"]', "1x")
+    page.press('[data-key="name-0"]', "Enter")
+    assert "not starting with a digit" in page.inner_text(".sw-controls .sw-field-msg")
+    assert page.evaluate(_POSITIONS) == before
+    # The kernel refuses a layout: the banner shows below the controls, which stay put.
+    page.evaluate(
+        "() => window.__push({error: 'dimension 0 has size 64, which q does not divide'})"
+    )
+    banner = page.locator(".sw-error")
+    assert banner.is_visible()
+    assert page.evaluate(_POSITIONS) == before
+    controls_bottom = page.eval_on_selector(".sw-controls", "e => e.getBoundingClientRect().bottom")
+    assert banner.bounding_box()["y"] >= controls_bottom
+    screenshot(page, "controls_with_messages")
+
+
+def test_pinned_card_stays_next_to_its_block(page, tmp_path):
+    """A tall mesh pane (8×1) puts the card's place in the side column far below the top
+    blocks: pinning one floats the card beside it; every pinned block has its card near."""
+    mesh = jax.make_mesh((8, 1), ("x", "y"))
+    x = jnp.arange(2048.0 * 64).reshape(2048, 64)
+    open_view(page, tmp_path, ShardView(jax.device_put(x, NamedSharding(mesh, P("x", None)))))
+    assert page.errors == []
+    for k in range(8):
+        block = page.locator(f'.sw-grid [data-block="{k}"]')
+        block.click()
+        top = block.bounding_box()["y"]
+        card = page.locator(".sw-detail").bounding_box()
+        assert card is not None and abs(card["y"] - top) <= 240, (k, top, card)
+        if k == 0:
+            assert "sw-detail-float" in page.get_attribute(".sw-detail", "class")
+            screenshot(page, "card_next_to_block")
+        page.keyboard.press("Escape")

@@ -125,6 +125,7 @@ export class DomLayer {
     this.index.clear();
     const pack = this.scene.thumbs.size ? packThumbs(this.scene.thumbs) : null;
     const gap = gridGap(geom);
+    const partial = (layout.unreduced?.length ?? 0) > 0;
     let child = 0;
     for (let r = 0; r < sel.rowRanges.length; r++) {
       const h = ys[r + 1] - ys[r];
@@ -170,7 +171,9 @@ export class DomLayer {
         }
         html.push(`<div class="${cls}" data-block="${k}" style="${style}">`, inner);
         const badge = n > 8;
-        const cands = replicated ? deviceLabelCandidates(b.d, badge) : [String(b.d[0] ?? "–")];
+        const holders = replicated ? deviceLabelCandidates(b.d, badge) : [String(b.d[0] ?? "–")];
+        // Unreduced: the holders hold partials of a sum, not copies ("Σ 0,4").
+        const cands = partial ? [...holders.map((t) => `Σ ${t}`), ...holders] : holders;
         let labelText = fitLabel(cands, w - 8, LABEL_FONT, h - 2);
         let small = false;
         if (!labelText) {

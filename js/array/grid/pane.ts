@@ -8,7 +8,7 @@
 // it draws); the keyboard is keyboard.ts, the dimension and slice controls view_bar.ts.
 import type { Layout, Stats } from "../../wire";
 import { locate, selectGrid } from "../blocks";
-import { blockThumb, poolSize } from "../stats";
+import { blockThumb, poolText } from "../stats";
 import { formatNumber } from "../../shared/text";
 import { blockTooltip } from "../labels";
 import { mark, measure } from "../../shared/dom";
@@ -273,7 +273,7 @@ export class ArrayPane {
       return;
     }
     const [k, t] = first.value;
-    const [pr, pc] = poolSize(layout, k, t, viewDims);
+    const pool = poolText(layout, k, t, viewDims);
     const doc = this.legend.ownerDocument;
     const span = (cls: string, text: string) => {
       const e = doc.createElement("span");
@@ -281,13 +281,13 @@ export class ArrayPane {
       e.textContent = text;
       return e;
     };
-    const pooled = pr * pc > 1;
+    const pooled = pool !== null;
     this.legend.replaceChildren(
       span("sw-heat-title", "heatmap"),
       span("sw-num", formatNumber(stats.vmin)),
       span("sw-rampbar", ""),
       span("sw-num", formatNumber(stats.vmax)),
-      span("sw-heat-pool", pooled ? `· each pixel the mean of ${pr}×${pc} values` : "· every value"),
+      span("sw-heat-pool", pooled ? `· each pixel ${pool}` : "· every value"),
     );
     this.legend.title = pooled
       ? "Thumbnails are pooled means: a spike or a fine pattern inside a pixel's patch is averaged " +
@@ -329,6 +329,14 @@ export class ArrayPane {
   /** Visible block elements (DOM mode). */
   blockElements(): Map<number, HTMLElement> {
     return this.canvas.canvas ? new Map() : this.dom.blockElements();
+  }
+
+  /** The viewport top (px) of block k as drawn, or null when it is not on show. */
+  blockTop(k: number): number | null {
+    const g = this.scene.geom;
+    const p = g?.sel.pos.get(k);
+    if (!g || !p) return null;
+    return this.grid.getBoundingClientRect().top + g.ys[p[0]];
   }
 
   isCanvas(): boolean {

@@ -89,6 +89,8 @@ describe("an unreduced array from Python (partial sums)", () => {
     await settle();
     expect(el.querySelector(".sw-summary")!.textContent).toContain("unreduced over 'x': each device holds a partial value");
     expect(el.textContent).toContain("P('y', unreduced={'x'})");
+    // the grid marks each block as a sum of its holders' partials
+    expect(el.querySelector(".sw-grid .sw-block[data-block='1'] .sw-label")!.textContent).toMatch(/^Σ /);
     el.querySelector<HTMLElement>(".sw-grid .sw-block[data-block='1']")!.click();
     const rows = [...el.querySelectorAll<HTMLTableRowElement>(".sw-detail .sw-partials tbody tr")];
     const blk = state._layout.blocks[1];

@@ -776,57 +776,57 @@ export const array8: ArrayModel = {
    -1,
    -1
   ],
-  "thumbs": b64("AAAAAAAAAAABAQEBAQEBAQgICAgIAggJCQkJCQkJCQkQEBAQEBERERERERERERERGBgYGBkZGRkZGRkZGRkZGSAgISEhISEhISEhISEhISEoKSkpKSkpKSkpKSkpKSkpMTExMTExMTExMTExMTExMjk5OTk5OTk5OTk5OTk6OjpBQUFBQUFBQUFBQUFCQkJCSUlJSUlJSUlJSUpKSkpKSlFRUVFRUVFRUVJSUlJSUlJZWVlZWVlZWlpaWlpaWlpaYWFhYWFhYmJiYmJiYmJiYmlpaWlqampqampqampqampxcXFycnJycnJycnJycnJyeXp6enp6enp6enp6enp6egEBAQEBAQEBAgICAgICAgIJCQkJCQkJCgoKCgoKCgoKERERERESEhISEhISEhISEhkZGRkaGhoaGhoaGhoaGhohISIiIiIiIiIiIiIiIiIiKSoqKioqKioqKioqKioqKjIyMjIyMjIyMjIyMjIyMjM6Ojo6Ojo6Ojo6Ojo6Ozs7QkJCQkJCQkJCQkJCQ0NDQ0pKSkpKSkpKSkpLS0tLS0tSUlJSUlJSUlJTU1NTU1NTWlpaWlpaWltbW1tbW1tbW2JiYmJiYmNjY2NjY2NjY2Nqampqa2tra2tra2tra2trcnJzc3Nzc3Nzc3Nzc3Nzc3p7e3t7e3t7e3t7e3t7e3sCAgICAgICAgMDAwMDAwMDCgoKCgoKCwsLCwsLCwsLCxISEhISExMTExMTExMTExMaGhobGxsbGxsbGxsbGxsbIiIjIyMjIyMjIyMjIyMjIysrKysrKysrKysrKysrKyszMzMzMzMzMzMzMzMzMzM0Ozs7Ozs7Ozs7Ozs7Ozw8PENDQ0NDQ0NDQ0NDQ0RERERLS0tLS0tLS0tLTExMTExMU1NTU1NTU1NUVFRUVFRUVFtbW1tbW1tcXFxcXFxcXFxjY2NjY2RkZGRkZGRkZGRka2tra2xsbGxsbGxsbGxsbHNzdHR0dHR0dHR0dHR0dHR7fHx8fHx8fHx8fHx8fHx8AwMDAwMDAwMEBAQEBAQEBAsLCwsLCwwMDAwMDAwMDAwTExMTExQUFBQUFBQUFBQUGxsbHBwcHBwcHBwcHBwcHCMjJCQkJCQkJCQkJCQkJCQsLCwsLCwsLCwsLCwsLCwsNDQ0NDQ0NDQ0NDQ0NDQ1NTw8PDw8PDw8PDw8PDw9PT1EREREREREREREREVFRUVFTExMTExMTExMTE1NTU1NTVRUVFRUVFRUVVVVVVVVVVVcXFxcXFxcXV1dXV1dXV1dZGRkZGRlZWVlZWVlZWVlZWxsbGxtbW1tbW1tbW1tbW10dHV1dXV1dXV1dXV1dXV1fH19fX19fX19fX19fX19fYKCgoKCgoKCgoKCgoKCgoOKioqKioqKioqKioqKiouLkpKSkpKSkpKSkpKSk5OTk5qampqampqampqam5ubm5uioqKioqKioqKjo6Ojo6Ojqqqqqqqqqqqrq6urq6urq7KysrKysrOzs7Ozs7Ozs7O6urq6uru7u7u7u7u7u7u7wsLCw8PDw8PDw8PDw8PDw8rKy8vLy8vLy8vLy8vLy8vT09PT09PT09PT09PT09PT29vb29vb29vb29vb29vc3OPj4+Pj4+Pj4+Pj4+Pk5OTr6+vr6+vr6+vr6+zs7Ozs8/Pz8/Pz8/Pz8/T09PT09Pv7+/v7+/v7/Pz8/Pz8/PyDg4ODg4ODg4ODg4ODg4OEi4uLi4uLi4uLi4uLi4uMjJOTk5OTk5OTk5OTk5SUlJSbm5ubm5ubm5ubm5ycnJyco6Ojo6Ojo6OjpKSkpKSkpKurq6urq6urrKysrKysrKyzs7Ozs7O0tLS0tLS0tLS0u7u7u7y8vLy8vLy8vLy8vMPDw8TExMTExMTExMTExMTLzMzMzMzMzMzMzMzMzMzM1NTU1NTU1NTU1NTU1NTU1Nzc3Nzc3Nzc3Nzc3Nzc3d3k5OTk5OTk5OTk5OTk5eXl7Ozs7Ozs7Ozs7Ozt7e3t7fT09PT09PT09PT19fX19fX8/Pz8/Pz8/P39/f39/f39hISEhISEhISEhISEhISEhYyMjIyMjIyMjIyMjIyMjY2UlJSUlJSUlJSUlJSVlZWVnJycnJycnJycnJ2dnZ2dnaSkpKSkpKSkpKWlpaWlpaWsrKysrKysra2tra2tra2ttLS0tLS0tbW1tbW1tbW1tby8vLy9vb29vb29vb29vb3ExMTFxcXFxcXFxcXFxcXFzM3Nzc3Nzc3Nzc3Nzc3NzdXV1dXV1dXV1dXV1dXV1dbd3d3d3d3d3d3d3d3d3d7e5eXl5eXl5eXl5eXl5ubm5u3t7e3t7e3t7e3t7u7u7u719fX19fX19fX29vb29vb2/f39/f39/f3+/v7+/v7+/oWFhYWFhYWFhYWFhYWFhYaNjY2NjY2NjY2NjY2Njo6OlZWVlZWVlZWVlZWVlpaWlp2dnZ2dnZ2dnZ2enp6enp6lpaWlpaWlpaWmpqampqamra2tra2tra6urq6urq6urrW1tbW1tba2tra2tra2tra9vb29vr6+vr6+vr6+vr6+xcXFxsbGxsbGxsbGxsbGxs3Ozs7Ozs7Ozs7Ozs7Ozs7W1tbW1tbW1tbW1tbW1tbX3t7e3t7e3t7e3t7e3t7f3+bm5ubm5ubm5ubm5ufn5+fu7u7u7u7u7u7u7u/v7+/v9vb29vb29vb29/f39/f39/7+/v7+/v7+//////////8="),
+  "thumbs": b64("AAAAAAAAAAAAAQEBAQEBAQQEBAQEBAQEBAUFBQUFBQUICAgICAgICAgJCQkJCQkJDAwMDAwADAwMDQ0NDQ0NDRAQEBAQEBAQEBEREREREREUFBQUFBQUFBQUFRUVFRUVGBgYGBgYGBgYGBkZGRkZGRwcHBwcHBwcHBwdHR0dHR0gICAgICAgICAgISEhISEhJCQkJCQkJCQkJCQlJSUlJSgoKCgoKCgoKCgoKSkpKSksLCwsLCwsLCwsLC0tLS0tMDAwMDAwMDAwMDAxMTExMTQ0NDQ0NDQ0NDQ0NDU1NTU4ODg4ODg4ODg4ODg5OTk5PDw8PDw8PDw8PDw8PT09PUBAQEBAQEBAQEBAQEFBQUFERERERERERERERERERUVFSEhISEhISEhISEhISElJSUxMTExMTExMTExMTExNTU1QUFBQUFBQUFBQUFBQUVFRVFRUVFRUVFRUVFRUVFVVVVhYWFhYWFhYWFhYWFhYWVlcXFxcXFxcXFxcXFxcXF1dYGBgYGBgYGBgYGBgYGBhYWRkZGRkZGRkZGRkZGRkZWVoaGhoaGhoaGhoaGhoaGhpbGxsbGxsbGxsbGxsbGxsbXBwcHBwcHBwcHBwcHBwcHF0dHR0dHR0dHR0dHR0dHR1eHh4eHh4eHh4eHh4eHh4eHx8fHx8fHx8fHx8fHx8fHwBAQEBAQEBAQECAgICAgICBQUFBQUFBQUFBgYGBgYGBgkJCQkJCQkJCQoKCgoKCgoNDQ0NDQ0NDQ0ODg4ODg4OERERERERERERERISEhISEhUVFRUVFRUVFRUWFhYWFhYZGRkZGRkZGRkZGhoaGhoaHR0dHR0dHR0dHR4eHh4eHiEhISEhISEhISEiIiIiIiIlJSUlJSUlJSUlJSYmJiYmKSkpKSkpKSkpKSkqKioqKi0tLS0tLS0tLS0tLi4uLi4xMTExMTExMTExMTIyMjIyNTU1NTU1NTU1NTU1NjY2Njk5OTk5OTk5OTk5OTo6Ojo9PT09PT09PT09PT0+Pj4+QUFBQUFBQUFBQUFBQkJCQkVFRUVFRUVFRUVFRUVGRkZJSUlJSUlJSUlJSUlJSkpKTU1NTU1NTU1NTU1NTU5OTlFRUVFRUVFRUVFRUVFSUlJVVVVVVVVVVVVVVVVVVVZWWVlZWVlZWVlZWVlZWVlaWl1dXV1dXV1dXV1dXV1dXl5hYWFhYWFhYWFhYWFhYWJiZWVlZWVlZWVlZWVlZWVmZmlpaWlpaWlpaWlpaWlpaWptbW1tbW1tbW1tbW1tbW1ucXFxcXFxcXFxcXFxcXFxcnV1dXV1dXV1dXV1dXV1dXZ5eXl5eXl5eXl5eXl5eXl5fX19fX19fX19fX19fX19fQICAgICAgICAgMDAwMDAwMGBgYGBgYGBgYHBwcHBwcHCgoKCgoKCgoKCwsLCwsLCw4ODg4ODg4ODg8PDw8PDw8SEhISEhISEhISExMTExMTFhYWFhYWFhYWFhcXFxcXFxoaGhoaGhoaGhobGxsbGxseHh4eHh4eHh4eHx8fHx8fIiIiIiIiIiIiIiIjIyMjIyYmJiYmJiYmJiYmJycnJycqKioqKioqKioqKisrKysrLi4uLi4uLi4uLi4vLy8vLzIyMjIyMjIyMjIyMzMzMzM2NjY2NjY2NjY2NjY3Nzc3Ojo6Ojo6Ojo6Ojo6Ozs7Oz4+Pj4+Pj4+Pj4+Pj8/Pz9CQkJCQkJCQkJCQkJDQ0NDRkZGRkZGRkZGRkZGRkdHR0pKSkpKSkpKSkpKSkpLS0tOTk5OTk5OTk5OTk5OT09PUlJSUlJSUlJSUlJSUlNTU1ZWVlZWVlZWVlZWVlZWV1daWlpaWlpaWlpaWlpaWltbXl5eXl5eXl5eXl5eXl5fX2JiYmJiYmJiYmJiYmJiY2NmZmZmZmZmZmZmZmZmZmZnampqampqampqampqampqa25ubm5ubm5ubm5ubm5ubm9ycnJycnJycnJycnJycnJzdnZ2dnZ2dnZ2dnZ2dnZ2d3p6enp6enp6enp6enp6enp+fn5+fn5+fn5+fn5+fn5+AwMDAwMDAwMDBAQEBAQEBAcHBwcHBwcHBwgICAgICAgLCwsLCwsLCwsMDAwMDAwMDw8PDw8PDw8PEBAQEBAQEBMTExMTExMTExMUFBQUFBQXFxcXFxcXFxcXGBgYGBgYGxsbGxsbGxsbGxwcHBwcHB8fHx8fHx8fHx8gICAgICAjIyMjIyMjIyMjIyQkJCQkJycnJycnJycnJycoKCgoKCsrKysrKysrKysrLCwsLCwvLy8vLy8vLy8vLzAwMDAwMzMzMzMzMzMzMzMzNDQ0NDc3Nzc3Nzc3Nzc3Nzg4ODg7Ozs7Ozs7Ozs7Ozs8PDw8Pz8/Pz8/Pz8/Pz8/QEBAQENDQ0NDQ0NDQ0NDQ0RERERHR0dHR0dHR0dHR0dHSEhIS0tLS0tLS0tLS0tLS0xMTE9PT09PT09PT09PT09QUFBTU1NTU1NTU1NTU1NTVFRUV1dXV1dXV1dXV1dXV1dYWFtbW1tbW1tbW1tbW1tbXFxfX19fX19fX19fX19fX2BgY2NjY2NjY2NjY2NjY2NkZGdnZ2dnZ2dnZ2dnZ2dnZ2hra2tra2tra2tra2tra2tsb29vb29vb29vb29vb29vcHNzc3Nzc3Nzc3Nzc3Nzc3R3d3d3d3d3d3d3d3d3d3d3e3t7e3t7e3t7e3t7e3t7e39/f39/f39/f39/f39/f3+AgICAgICAgICAgICAgICAhISEhISEhISEhISEhISEhIiIiIiIiIiIiIiIiIiIiIiLjIyMjIyMjIyMjIyMjIyMj5CQkJCQkJCQkJCQkJCQkJOUlJSUlJSUlJSUlJSUlJSXmJiYmJiYmJiYmJiYmJiYm5ucnJycnJycnJycnJycnJ+foKCgoKCgoKCgoKCgoKCjo6SkpKSkpKSkpKSkpKSkp6eoqKioqKioqKioqKioqKurq6ysrKysrKysrKysrKyvr6+wsLCwsLCwsLCwsLCws7OztLS0tLS0tLS0tLS0tLe3t7i4uLi4uLi4uLi4uLi7u7u7vLy8vLy8vLy8vLy8v7+/v8DAwMDAwMDAwMDAwMPDw8PExMTExMTExMTExMTHx8fHyMjIyMjIyMjIyMjIy8vLy8zMzMzMzMzMzMzMzM/Pz8/P0NDQ0NDQ0NDQ0NDT09PT09TU1NTU1NTU1NTU19fX19fY2NjY2NjY2NjY2Nvb29vb3Nzc3Nzc3Nzc3Nzf39/f39/g4ODg4ODg4ODg4+Pj4+Pj5OTk5OTk5OTk5Ofn5+fn5+jo6Ojo6Ojo6Ojr6+vr6+vs7Ozs7Ozs7Ozs7+/v7+/v7/Dw8PDw8PDw8PPz8/Pz8/P09PT09PT09PT39/f39/f3+Pj4+Pj4+Pj4+/v7+/v7+/z8/Pz8/Pz8/IGBgYGBgYGBgYGBgYGBgYGFhYWFhYWFhYWFhYWFhYWFiImJiYmJiYmJiYmJiYmJiYyNjY2NjY2NjY2NjY2NjY2QkZGRkZGRkZGRkZGRkZGRlJWVlZWVlZWVlZWVlZWVlZiZmZmZmZmZmZmZmZmZmZmcnJ2dnZ2dnZ2dnZ2dnZ2doKChoaGhoaGhoaGhoaGhoaSkpaWlpaWlpaWlpaWlpaWoqKmpqampqampqampqamprKysra2tra2tra2tra2trbCwsLGxsbGxsbGxsbGxsbG0tLS1tbW1tbW1tbW1tbW1uLi4ubm5ubm5ubm5ubm5uby8vLy9vb29vb29vb29vb3AwMDAwcHBwcHBwcHBwcHBxMTExMXFxcXFxcXFxcXFxcjIyMjJycnJycnJycnJycnMzMzMzM3Nzc3Nzc3Nzc3N0NDQ0NDR0dHR0dHR0dHR0dTU1NTU1dXV1dXV1dXV1dXY2NjY2NnZ2dnZ2dnZ2dnZ3Nzc3Nzd3d3d3d3d3d3d3eDg4ODg4OHh4eHh4eHh4eHk5OTk5OTl5eXl5eXl5eXl6Ojo6Ojo6enp6enp6enp6ezs7Ozs7O3t7e3t7e3t7e3w8PDw8PDw8fHx8fHx8fHx9PT09PT09PX19fX19fX19fj4+Pj4+Pj5+fn5+fn5+fn8/Pz8/Pz8/f39/f39/f39goKCgoKCgoKCgoKCgoKCgoaGhoaGhoaGhoaGhoaGhoaJioqKioqKioqKioqKioqKjY6Ojo6Ojo6Ojo6Ojo6OjpGSkpKSkpKSkpKSkpKSkpKVlpaWlpaWlpaWlpaWlpaWmZmampqampqampqampqamp2dnp6enp6enp6enp6enp6hoaKioqKioqKioqKioqKipaWmpqampqampqampqampqmpqqqqqqqqqqqqqqqqqqqtra2urq6urq6urq6urq6usbGxsrKysrKysrKysrKysrW1tba2tra2tra2tra2tra5ubm6urq6urq6urq6urq6vb29vb6+vr6+vr6+vr6+vsHBwcHCwsLCwsLCwsLCwsLFxcXFxsbGxsbGxsbGxsbGycnJycrKysrKysrKysrKys3Nzc3Nzs7Ozs7Ozs7Ozs7R0dHR0dLS0tLS0tLS0tLS1dXV1dXW1tbW1tbW1tbW1tnZ2dnZ2tra2tra2tra2trd3d3d3d3e3t7e3t7e3t7e4eHh4eHh4uLi4uLi4uLi4uXl5eXl5ebm5ubm5ubm5ubp6enp6enq6urq6urq6urq7e3t7e3t7u7u7u7u7u7u7vHx8fHx8fHy8vLy8vLy8vL19fX19fX19vb29vb29vb2+fn5+fn5+fr6+vr6+vr6+v39/f39/f3+/v7+/v7+/v6Dg4ODg4ODg4ODg4ODg4ODh4eHh4eHh4eHh4eHh4eHh4qLi4uLi4uLi4uLi4uLi4uOj4+Pj4+Pj4+Pj4+Pj4+PkpOTk5OTk5OTk5OTk5OTk5aXl5eXl5eXl5eXl5eXl5eampubm5ubm5ubm5ubm5ubnp6fn5+fn5+fn5+fn5+fn6Kio6Ojo6Ojo6Ojo6Ojo6Ompqenp6enp6enp6enp6enqqqqq6urq6urq6urq6urq66urq+vr6+vr6+vr6+vr6+ysrKzs7Ozs7Ozs7Ozs7Oztra2t7e3t7e3t7e3t7e3t7q6uru7u7u7u7u7u7u7u7u+vr6+v7+/v7+/v7+/v7+/wsLCwsPDw8PDw8PDw8PDw8bGxsbHx8fHx8fHx8fHx8fKysrKy8vLy8vLy8vLy8vLzs7Ozs7Pz8/Pz8/Pz8/Pz9LS0tLS09PT09PT09PT09PW1tbW1tfX19fX19fX19fX2tra2trb29vb29vb29vb297e3t7e3t/f39/f39/f39/i4uLi4uLj4+Pj4+Pj4+Pj5ubm5ubm5+fn5+fn5+fn5+rq6urq6uvr6+vr6+vr6+vu7u7u7u7u7+/v7+/v7+/v8vLy8vLy8vPz8/Pz8/Pz8/b29vb29vb39/f39/f39/f6+vr6+vr6+/v7+/v7+/v7/v7+/v7+/v///////////w=="),
   "thumb_shapes": [
    [
-    16,
+    32,
     16
    ],
    [
-    16,
+    32,
     16
    ],
    [
-    16,
+    32,
     16
    ],
    [
-    16,
+    32,
     16
    ],
    [
-    16,
+    32,
     16
    ],
    [
-    16,
+    32,
     16
    ],
    [
-    16,
+    32,
     16
    ],
    [
-    16,
+    32,
     16
    ]
   ],
   "thumb_offsets": [
    0,
-   256,
    512,
-   768,
    1024,
-   1280,
    1536,
-   1792
+   2048,
+   2560,
+   3072,
+   3584
   ],
   "thumbs_dims": [
    0,
    1
   ],
-  "vmin": 32.0,
-  "vmax": 4063.0,
+  "vmin": 0.0,
+  "vmax": 4095.0,
   "partials": []
  },
  "hardware": "tpu-v5p",
@@ -3819,20 +3819,21 @@ export const arrayUnreduced8: ArrayModel = {
     ],
     [
      "inner heatmap",
-     "the block's values (means of pooled cells), on one colour scale for the whole array"
+     "none: no device holds a block's values, only partial sums of them"
     ],
     [
      "stripes",
-     "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+     "a block's holders: one stripe per device holding a partial sum, not a copy"
     ],
     [
      "labels",
-     "the ids of the devices holding the block; rulers give each block's index range"
+     "\u03a3 and the ids of the devices whose partials add up to the block"
     ]
    ],
    "replication": [
     "dimension 0 split 4 ways over y",
-    "replicated over x: 2 copies"
+    "partial sums over x: 2 partials per block, added up",
+    "no copies: each element on one device"
    ]
   }
  },
@@ -5066,8 +5067,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 69.1,
-  "run_ms": 8.6,
+  "compile_ms": 27.9,
+  "run_ms": 2.1,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -6133,8 +6134,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 30.2,
-  "run_ms": 10.3,
+  "compile_ms": 16.8,
+  "run_ms": 1.1,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7133,8 +7134,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 52.7,
-  "run_ms": 10.7,
+  "compile_ms": 28.3,
+  "run_ms": 1.1,
   "cached": false,
   "ran": true,
   "left_out": {

@@ -258,6 +258,13 @@ class ArrayView(CostMixin, ShardView):
         is cached per pair of layouts) and ``.estimate(hw)``. Holds no device memory."""
         from ..cost.reshard import Transfer
 
+        axes = spec_mod.unreduced_of(getattr(self._source.sharding, "spec", None))
+        if axes:  # the byte count follows blocks; partials are summed, which it does not model
+            raise PartialSource(
+                f"the original array holds partial sums over {', '.join(map(repr, axes))} "
+                "(unreduced): any other layout first sums them (an all-reduce over those "
+                "axes), which the transfer estimate does not model"
+            )
         if self._transfer_of is None or self._transfer_of[0] != self._key:
             src = self._source
             self._transfer_of = (
@@ -409,13 +416,24 @@ class ArrayView(CostMixin, ShardView):
         # A mesh shape that fits only the other device set picks that set, unless the change
         # names one: ShardView(numpy_array).mesh_shape = [2, 4] lays out on all 8 devices,
         # view.mesh_shape = [2] on an array of 2 of the 8 stays on its 2.
-        if "devices" in changes or "mesh_shape" not in changes:
-            return
         try:
             n = math.prod(int(s) for s in d["mesh_shape"])
         except (TypeError, ValueError):
             return  # from_wire says what is wrong with it
         own, every = len(self._own_devices), len(self._devices)
+        if "devices" in changes and "mesh_shape" not in changes:
+            # Another device set alone: a mesh that no longer fits becomes one axis over the
+            # new set, replicated unless a spec is given (the controls keep a shape that fits).
+            want = own if changes["devices"] == "array" else every
+            if n != want and changes["devices"] in state_mod.DEVICE_SETS:
+                d["mesh_shape"] = [want]
+                d["axis_names"] = changes.get("axis_names", ["x"])
+                d["axis_types"] = changes.get("axis_types", list(d["axis_types"])[:1] or ["auto"])
+                if "spec" not in changes:
+                    d["spec"] = [None] * self._ndim
+            return
+        if "devices" in changes or "mesh_shape" not in changes:
+            return
         if n == own != every:
             d["devices"] = "array"
         elif n == every != own:
@@ -618,6 +636,8 @@ class ArrayView(CostMixin, ShardView):
                 return
             est = t.estimate(self.hardware)
             self._transfer = wire.transfer(t, key=self._key, device_ids=ids, est=est)
+        except PartialSource as e:  # said in words by the transfer itself
+            self._transfer = wire.no_transfer(self._key, "unavailable", str(e))
         except Exception as e:
             msg = f"transfer not computed: {e}"
             self._transfer = wire.no_transfer(self._key, "unavailable", msg)
@@ -682,6 +702,10 @@ def _in_kernel() -> bool:
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None else None
     return getattr(shell, "kernel", None) is not None
+
+
+class PartialSource(ValueError):
+    """The view's original array is unreduced: its transfer to another layout is not modelled."""
 
 
 def _own_mesh(arr: Any) -> tuple[Any | None, dict[str, str] | None]:

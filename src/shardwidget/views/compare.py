@@ -77,14 +77,20 @@ class Comparison:
         """The table above the views side by side, as one ipywidgets box."""
         import ipywidgets
 
+        # Side by side while each view has room for its tables (560 px), else one under the
+        # other; a column that is still too narrow scrolls rather than cutting its tables.
+        column = ipywidgets.Layout(flex="1 1 560px", min_width="0", overflow="auto")
         return ipywidgets.VBox(
             [
                 ipywidgets.HTML(self._table_html()),
                 ipywidgets.HBox(
                     [
-                        ipywidgets.VBox([ipywidgets.HTML(f"<b>{html.escape(n)}</b>"), v])
+                        ipywidgets.VBox(
+                            [ipywidgets.HTML(f"<b>{html.escape(n)}</b>"), v], layout=column
+                        )
                         for n, v in zip(self.names, self.views, strict=True)
-                    ]
+                    ],
+                    layout=ipywidgets.Layout(flex_flow="row wrap", align_items="flex-start"),
                 ),
             ]
         )
@@ -99,20 +105,28 @@ class Comparison:
         return bundle
 
     def __repr__(self) -> str:
-        out = []
-        for i, r in enumerate(self.rows):
-            est = "  ".join(
-                f"{h}: {c}" for h, c in zip(self.hardware, self._estimate_cells(i), strict=True)
-            )
-            out.append(
-                f"{r['name']:<20} {r['mode']:<9} {r['agreement']:<22} "
-                f"{', '.join(r['collective_kinds']) or 'none':<30} "
-                f"sent {fmt_bytes(r['bytes_sent'])}"
-                f"  peak {fmt_bytes(r['peak']) if r['peak'] is not None else '-'}"
-                + (f"  out {', '.join(r['out_types'])}" if r["out_types"] else "")
-                + (f"  est. {est}" if est else "")
-            )
-        return "\n".join(out)
+        """One aligned row per view under a header: columns as wide as their longest cell, so
+        a long name or type never pushes the next column out of line."""
+        head = ["name", "mode", "outputs", "collectives", "sent", "peak", "output types"]
+        head += [f"est. {h}" for h in self.hardware]
+        rows = [
+            [
+                r["name"],
+                r["mode"],
+                r["agreement"],
+                ", ".join(r["collective_kinds"]) or "none",
+                fmt_bytes(r["bytes_sent"]),
+                fmt_bytes(r["peak"]) if r["peak"] is not None else "-",
+                ", ".join(r["out_types"]) or "-",
+                *self._estimate_cells(i),
+            ]
+            for i, r in enumerate(self.rows)
+        ]
+        widths = [max(len(str(c)) for c in col) for col in zip(head, *rows, strict=True)]
+        return "\n".join(
+            "  ".join(str(c).ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
+            for line in [head, *rows]
+        )
 
 
 def compare(

@@ -63,7 +63,7 @@ def sections() -> list[tuple[str, str, list[Any]]]:
     from .summary import Summary
     from .trace import Constraint, Leaf, LeafResult
 
-    return [
+    secs: list[tuple[str, str, list[Any]]] = [
         (
             "Views",
             "`ShardView(x)` and `ShardView(f, *args)`: the widgets, their traits (synced with "
@@ -104,20 +104,15 @@ def sections() -> list[tuple[str, str, list[Any]]]:
             [Snapshot, ExportReport],
         ),
         ("Help", "Layouts that fit a shape.", [suggest_layouts, Suggestion]),
-        *_others(),
     ]
+    return secs + _others({o.__name__ for _, _, group in secs for o in group})
 
 
-def _others() -> list[tuple[str, str, list[Any]]]:
-    """A section for the public names no section above lists (a name exported later), so the
-    reference covers every name of ``shardwidget.__all__`` whatever the list above says."""
+def _others(listed: set[str]) -> list[tuple[str, str, list[Any]]]:
+    """A section for the public names no section lists (a name exported later), so the
+    reference covers every name of ``shardwidget.__all__`` whatever the sections say."""
     import shardwidget
 
-    listed = {
-        "ShardView", "ArrayView", "FunctionView", "Layout", "LayoutState", "TraceState",
-        "TraceResult", "Transfer", "Estimate", "hardware", "Hardware", "memory_map",
-        "MemoryMap", "compare", "Comparison", "ExportReport", "suggest_layouts",
-    }  # fmt: skip
     rest = [
         getattr(shardwidget, n)
         for n in shardwidget.__all__

@@ -135,8 +135,7 @@ def test_course_page_script_builds_the_course(tmp_path: pathlib.Path) -> None:
     heads = [re.search(r"<b[^>]*>(.*?)</b>", pic).group(1) for pic in pictures]
     assert heads[0].startswith("float32[8@x,8@y]") and heads[1].startswith("float32[8@y,8@x]")
     assert heads[2].startswith("float32[8@x,8]")
-    rects = [pic.count("<rect") for pic in pictures]
-    assert rects[2] < rects[0]  # step 3: 2 blocks, step 1: 8
+    assert [pic.count("<area ") for pic in pictures] == [8, 8, 2, 8]  # a hover area per block
     assert "P(&#x27;x&#x27;, None)" in text  # step 3's code, escaped into the page
     assert "mesh = jax.make_mesh((4, 2)" in text  # step 4 makes its own mesh
     for page in [index, *steps]:

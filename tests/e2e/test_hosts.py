@@ -68,7 +68,7 @@ def test_course_page_works_offline(page: Page, tmp_path: pathlib.Path) -> None:
     page.route("**/*", route)
     page.goto(index.as_uri())
     assert len(steps) == 4
-    expect(page.locator("figure .shardwidget-snapshot svg")).to_have_count(4)  # the pictures
+    expect(page.locator("figure .shardwidget-snapshot img")).to_have_count(4)  # the pictures
     for i, blocks in enumerate([8, 8, 2, 8], start=1):
         page.locator(f"#step-{i} summary").click()  # "Try it": the step's saved page
         frame = page.frame_locator(f"#step-{i} iframe")

@@ -3,11 +3,13 @@
     python examples/course_page.py [OUT_DIR]        # default: course/
 
 Writes OUT_DIR/index.html, the lesson: each step's text, the Python that makes its layout
-(``view.code``) and the step's view, and OUT_DIR/step-N.html, one page per step written by
+(``view.code``) and its picture (``view.snapshot()``: the view frozen at that step, hover a
+block for its ranges and holders), and OUT_DIR/step-N.html, one page per step written by
 ``view.save_html(..., variants="specs")``: self-contained (no kernel, no network), with controls
-that answer every spec of the step's mesh. Open index.html from disk or put the folder on any
-static web server. docs/teaching.md walks through it; tests/test_docs.py runs it, and
-tests/e2e/test_hosts.py opens the page in Chromium with the network cut off.
+that answer every spec of the step's mesh, shown in the lesson under "Try it". Open index.html
+from disk or put the folder on any static web server. docs/teaching.md walks through it;
+tests/test_docs.py runs it, and tests/e2e/test_hosts.py opens the page in Chromium with the
+network cut off.
 """
 
 from __future__ import annotations
@@ -64,10 +66,13 @@ def build(out: pathlib.Path) -> list[pathlib.Path]:
         for i, (title, change, text) in enumerate(STEPS, start=1):
             if change:
                 view.set_layout(**change)
+            picture = view.snapshot().html  # frozen: the later steps do not change it
             page = out / f"step-{i}.html"
             report = view.save_html(page, variants="specs")
             files.append(page)
-            sections.append(_section(i, title, text, view.code, page.name, report.variants))
+            sections.append(
+                _section(i, title, text, view.code, picture, page.name, report.variants)
+            )
     finally:
         view.close()
     index = out / "index.html"
@@ -75,15 +80,21 @@ def build(out: pathlib.Path) -> list[pathlib.Path]:
     return [index, *files]
 
 
-def _section(i: int, title: str, text: str, code: str, page: str, n_layouts: int) -> str:
+def _section(
+    i: int, title: str, text: str, code: str, picture: str, page: str, n_layouts: int
+) -> str:
     return f"""
 <section id="step-{i}">
   <h2>{i}. {html.escape(title)}</h2>
   <p>{html.escape(text)}</p>
   <pre><code>{html.escape(code)}</code></pre>
-  <iframe src="{page}" title="step {i}: {html.escape(title)}" loading="lazy"></iframe>
-  <p class="try"><a href="{page}">Open step {i} on its own</a>: its controls answer
-  {n_layouts} layouts of this mesh without a kernel.</p>
+  <figure>{picture}</figure>
+  <details>
+    <summary>Try it: this step with working controls ({n_layouts} layouts of this mesh, no
+    kernel)</summary>
+    <iframe src="{page}" title="step {i}: {html.escape(title)}"></iframe>
+  </details>
+  <p class="try"><a href="{page}">Open step {i} on its own page</a></p>
 </section>"""
 
 
@@ -97,12 +108,14 @@ def _page(sections: list[str]) -> str:
   body {{ font: 15px/1.5 system-ui, sans-serif; max-width: 980px; margin: 2em auto; }}
   pre {{ background: #f6f8fa; padding: 0.8em; overflow-x: auto; }}
   iframe {{ width: 100%; height: 960px; border: 1px solid #ddd; }}
+  figure {{ margin: 1em 0; }}
 </style>
 </head>
 <body>
 <h1>Sharding a matrix, step by step</h1>
 <p>An 8×8 array on 8 devices, laid out four ways. Each step shows the Python that makes the
-layout and the layout itself; use the controls of a step to try other specs.</p>
+layout and a picture of it (hover a block for its ranges and holders); open "Try it" to change
+the layout yourself.</p>
 {"".join(sections)}
 </body>
 </html>

@@ -129,6 +129,13 @@ def test_course_page_script_builds_the_course(tmp_path: pathlib.Path) -> None:
     text = index.read_text(encoding="utf-8")
     for i, (title, _change, _text) in enumerate(course.STEPS, start=1):
         assert f'<iframe src="step-{i}.html"' in text and title in text
+    # one frozen picture per step (view.snapshot()), each of its own layout
+    pictures = re.findall(r'<figure><div class="shardwidget-snapshot".*?</figure>', text, re.S)
+    assert len(pictures) == len(course.STEPS)
+    heads = [re.search(r"<b[^>]*>(.*?)</b>", pic).group(1) for pic in pictures]
+    assert heads[0].startswith("float32[8@x,8@y]") and heads[1].startswith("float32[8@y,8@x]")
+    assert heads[2].startswith("float32[8@x,8]")
+    assert [pic.count("<area ") for pic in pictures] == [8, 8, 2, 8]  # a hover area per block
     assert "P(&#x27;x&#x27;, None)" in text  # step 3's code, escaped into the page
     assert "mesh = jax.make_mesh((4, 2)" in text  # step 4 makes its own mesh
     for page in [index, *steps]:
@@ -156,3 +163,17 @@ def test_slots_attributes_are_fields() -> None:
         "c": "on the same line, and on the next.",
         "untold": "",
     }
+
+
+def test_cited_tests_exist() -> None:
+    """Every test a doc cites as its evidence (``tests/...py`` or ``tests/...py::name``) exists,
+    so a claim does not outlive the check behind it."""
+    cited = 0
+    for path in DOCS:
+        for m in re.finditer(r"(tests/[\w/]+\.py)(?:::(\w+))?", path.read_text(encoding="utf-8")):
+            file = ROOT / m.group(1)
+            assert file.is_file(), f"{path.name} cites {m.group(0)}, which does not exist"
+            if m.group(2):
+                assert re.search(rf"^def {m.group(2)}\(", file.read_text(), re.M), m.group(0)
+            cited += 1
+    assert cited >= 8

@@ -170,3 +170,33 @@ def test_spec_roundtrip_through_jax():
     s = NamedSharding(mesh, P(("a", "b"), None, "c"))
     norm = spec_mod.normalize(tuple(s.spec), 3)
     assert spec_mod.to_partition_spec(norm) == s.spec
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(layouts())
+def test_named_geometry_equals_devices_indices_map(case):
+    """The NamedSharding fast path (numpy over mesh coordinates) gives exactly the blocks,
+    holders (in replica order) and device map that devices_indices_map gives."""
+    from shardwidget import layout as L
+
+    st_, shape = case
+    mesh = mesh_mod.build_mesh(st_.mesh_shape, st_.axis_names, st_.axis_types)
+    sharding = build_sharding(st_, mesh)
+    fast = L._named_geometry(sharding, shape)
+    assert fast is not None
+    assert fast == L._generic_geometry(sharding, shape)
+
+
+def test_named_geometry_in_another_device_order_and_0d():
+    from shardwidget import layout as L
+
+    devs = np.array(jax.devices())[[3, 1, 7, 5, 0, 2, 6, 4]].reshape(2, 4)
+    mesh = jax.sharding.Mesh(devs, ("x", "y"))
+    for spec, shape in [
+        (P("y", "x"), (8, 6)),
+        (P(("y", "x")), (16,)),
+        (P(), ()),
+        (P(None, "x"), (3, 4)),
+    ]:
+        sharding = jax.sharding.NamedSharding(mesh, spec)
+        assert L._named_geometry(sharding, shape) == L._generic_geometry(sharding, shape)

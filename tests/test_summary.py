@@ -231,3 +231,21 @@ def test_host_thumbnails_equal_padded_pooling(shard, dims, thumb, pool):
         np.testing.assert_allclose(
             np.asarray(S._thumbnail(jnp.asarray(ys[b]), plan, jnp)), want, rtol=1e-5, atol=1e-6
         )
+
+
+def test_only_xla_s_fixed_refusal_is_remembered(monkeypatch):
+    """Another failure of the per-device pass (a passing one) is served by the host path this
+    time, and the compiled pass is tried again next time."""
+    arr = put(np.ones((16, 8), np.float32), (2, 4), ("x", "y"), ("x", "y"))
+    tries: list[int] = []
+
+    def fail(*_a, **_k):
+        tries.append(1)
+        raise RuntimeError("RESOURCE_EXHAUSTED: out of memory")
+
+    monkeypatch.setattr(S, "_REFUSED", {})
+    monkeypatch.setattr(S, "_compiled", fail)
+    for _ in range(2):
+        _, got = summarize(arr)
+        assert got.status == "ready"
+    assert len(tries) == 2 and S._REFUSED == {}

@@ -59,10 +59,11 @@ def sections() -> list[tuple[str, str, list[Any]]]:
     from .hlo import Collective, HloShape
     from .layout import Block, DeviceInfo, MeshInfo
     from .layout_diff import BlockMove, DeviceChange, LayoutDiff
+    from .snapshot import Snapshot
     from .summary import Summary
     from .trace import Constraint, Leaf, LeafResult
 
-    return [
+    secs: list[tuple[str, str, list[Any]]] = [
         (
             "Views",
             "`ShardView(x)` and `ShardView(f, *args)`: the widgets, their traits (synced with "
@@ -96,22 +97,22 @@ def sections() -> list[tuple[str, str, list[Any]]]:
             "`compare(...)`: function views side by side, or two array layouts as a diff.",
             [compare, Comparison, LayoutDiff, BlockMove, DeviceChange],
         ),
-        ("Pages", "`view.save_html(...)`: one self-contained page.", [ExportReport]),
+        (
+            "Pictures and pages",
+            "`view.snapshot()`: the view frozen now, to display; `view.save_html(...)`: one "
+            "self-contained page whose controls work without a kernel.",
+            [Snapshot, ExportReport],
+        ),
         ("Help", "Layouts that fit a shape.", [suggest_layouts, Suggestion]),
-        *_others(),
     ]
+    return secs + _others({o.__name__ for _, _, group in secs for o in group})
 
 
-def _others() -> list[tuple[str, str, list[Any]]]:
-    """A section for the public names no section above lists (a name exported later), so the
-    reference covers every name of ``shardwidget.__all__`` whatever the list above says."""
+def _others(listed: set[str]) -> list[tuple[str, str, list[Any]]]:
+    """A section for the public names no section lists (a name exported later), so the
+    reference covers every name of ``shardwidget.__all__`` whatever the sections say."""
     import shardwidget
 
-    listed = {
-        "ShardView", "ArrayView", "FunctionView", "Layout", "LayoutState", "TraceState",
-        "TraceResult", "Transfer", "Estimate", "hardware", "Hardware", "memory_map",
-        "MemoryMap", "compare", "Comparison", "ExportReport", "suggest_layouts",
-    }  # fmt: skip
     rest = [
         getattr(shardwidget, n)
         for n in shardwidget.__all__

@@ -68,7 +68,9 @@ def test_course_page_works_offline(page: Page, tmp_path: pathlib.Path) -> None:
     page.route("**/*", route)
     page.goto(index.as_uri())
     assert len(steps) == 4
+    expect(page.locator("figure .shardwidget-snapshot img")).to_have_count(4)  # the pictures
     for i, blocks in enumerate([8, 8, 2, 8], start=1):
+        page.locator(f"#step-{i} summary").click()  # "Try it": the step's saved page
         frame = page.frame_locator(f"#step-{i} iframe")
         expect(frame.locator(".shardwidget .sw-grid .sw-block")).to_have_count(blocks)
     # step 2's frame answers its controls from the page: P('y', 'x') -> P('y', None)
@@ -78,9 +80,12 @@ def test_course_page_works_offline(page: Page, tmp_path: pathlib.Path) -> None:
     expect(frame.locator(".shardwidget .sw-grid .sw-block")).to_have_count(4)
     if SHOTS.parent.is_dir():
         SHOTS.mkdir(exist_ok=True)
+        page.locator("#step-3 figure").scroll_into_view_if_needed()
+        page.wait_for_timeout(300)  # the first paint after scrolling, for the screenshot
+        page.screenshot(path=str(SHOTS / "course_page.png"), full_page=False)
         page.locator("#step-3 iframe").scroll_into_view_if_needed()
         frame = page.frame_locator("#step-3 iframe")
         expect(frame.locator(".shardwidget .sw-grid .sw-block")).to_have_count(2)
-        page.wait_for_timeout(300)  # the frame's first paint after scrolling, for the picture
-        page.screenshot(path=str(SHOTS / "course_page.png"), full_page=False)
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(SHOTS / "course_page_try.png"), full_page=False)
     assert outside == []

@@ -103,6 +103,7 @@ class ArrayView(CostMixin, ShardView):
         "_transfer",
     )
     FRONT_END_TRAITS: ClassVar[tuple[str, ...]] = ("view_dims", "hardware")
+    PLAIN_TRAITS: ClassVar[tuple[str, ...]] = ("_layout",)  # wire.LayoutWire: JSON types only
 
     mesh_shape = traitlets.List(traitlets.Int()).tag(sync=True)
     """list[int], default: the array's own mesh (else one axis of every device): the mesh

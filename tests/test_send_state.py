@@ -1,0 +1,70 @@
+"""ShardView.send_state: the message is ipywidgets' own, byte for byte, though it does not search
+PLAIN_TRAITS (the array view's geometry) for binary buffers; and those traits hold none."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from shardwidget import ShardView
+
+
+class Capture:
+    """A stand-in comm that keeps what the widget sends."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[Any, list[bytes]]] = []
+
+    def send(self, data: Any = None, metadata: Any = None, buffers: Any = None) -> None:
+        self.sent.append((data, [bytes(b) for b in buffers or []]))
+
+
+def _messages(view: Any, send_state: Any) -> tuple[Any, list[bytes]]:
+    cap = Capture()
+    real, view.comm.send = view.comm.send, cap.send
+    try:
+        send_state(view)
+    finally:
+        view.comm.send = real
+    (msg,) = cap.sent
+    return msg
+
+
+def _no_bytes(v: Any, path: str = "") -> None:
+    assert not isinstance(v, bytes | bytearray | memoryview), path
+    if isinstance(v, dict):
+        for k, x in v.items():
+            _no_bytes(x, f"{path}.{k}")
+    elif isinstance(v, list | tuple):
+        for i, x in enumerate(v):
+            _no_bytes(x, f"{path}[{i}]")
+
+
+def test_array_view_message_equals_ipywidgets() -> None:
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    x = jax.device_put(
+        jnp.asarray(np.random.default_rng(0).standard_normal((64, 32)), jnp.float32),
+        NamedSharding(mesh, P("x", "y")),
+    )
+    view = ShardView(x)
+    try:
+        assert view.PLAIN_TRAITS == ("_layout",)
+        fview = ShardView(lambda a: a * 2, x)
+        for v in [view, fview]:
+            ours, ours_buffers = _messages(v, type(v).send_state)
+            theirs, their_buffers = _messages(v, ipywidgets.Widget.send_state)
+            assert ours == theirs
+            assert ours_buffers == their_buffers
+        fview.close()
+        data, buffers = _messages(view, type(view).send_state)
+        assert buffers  # the statistics' thumbnails went as binary buffers
+        assert "_layout" in data["state"] and data["buffer_paths"]
+        _no_bytes(view._layout, "_layout")  # what PLAIN_TRAITS promises
+    finally:
+        view.close()

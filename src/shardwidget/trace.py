@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import pathlib
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -681,6 +682,20 @@ class Traced:
         args, kwargs = jax.tree_util.tree_unflatten(self._treedef, vals)
         return self.f(*args, **kwargs)
 
+    def _user_error(self, e: BaseException) -> str:
+        """JAX's message about f, naming the user's function where JAX names the internal
+        wrapper (its name and this file's line, e.g. "function f at .../trace.py:688")."""
+        import re
+
+        from jax._src.api_util import fun_sourceinfo
+
+        try:
+            where = fun_sourceinfo(self.f)
+        except Exception:  # a callable JAX cannot describe
+            where = self.fn_name
+        msg = clean_error(e).replace("'_call_flat'", repr(self.fn_name))
+        return re.sub(r"\S+ at \S*?" + re.escape(pathlib.Path(__file__).name) + r":\d+", where, msg)
+
     def _under_name(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """fn under the user's function name, so HLO op names and JAX's messages read
         jit(layer)/… rather than an internal name."""
@@ -728,9 +743,7 @@ class Traced:
                         )
                         outs = jax.eval_shape(probe, *structs)
             except Exception as e:  # a shape or sharding error in f, found while tracing
-                raise ValueError(
-                    clean_error(e).replace("'_call_flat'", repr(self.fn_name))
-                ) from None
+                raise ValueError(self._user_error(e)) from None
             flat = jax.tree_util.tree_flatten_with_path(outs)[0]
             self._out_tree[key] = jax.tree_util.tree_structure(outs)  # for view.code
             hit = (
@@ -962,8 +975,7 @@ class Traced:
         try:
             res = self._compile(state)
         except Exception as e:  # trace / lowering / compile errors from JAX and XLA
-            msg = clean_error(e).replace("'_call_flat'", repr(self.fn_name))
-            raise ValueError(msg) from None
+            raise ValueError(self._user_error(e)) from None
         self._cache[state] = res
         while len(self._cache) > CACHE_SIZE:
             self._cache.popitem(last=False)

@@ -546,3 +546,43 @@ def test_int4_function_compiles_without_running() -> None:
     v = ShardView(lambda b: b.astype(jnp.int32) * 2, a)
     assert v.error == "" and v.trace is not None
     assert v.trace.out_shapes == [(8, 2)]
+
+
+@pytest.mark.parametrize("mesh", ["reversed", "explicit", "x8", "x8-reversed"])
+def test_input_on_another_mesh(mesh: str) -> None:
+    """An input on another mesh than the first input's: the same blocks on the same devices
+    where a spec on the view's mesh gives them (as jax.jit(f) runs it), else its own spec on
+    the view's mesh when the axes agree (jax.jit(f) refuses), else replicated; a note says
+    which."""
+    devs = jax.devices()
+    meshes = _meshes()
+    meshes["reversed"] = jax.sharding.Mesh(
+        np.array(devs)[::-1].reshape(4, 2), ("x", "y"), axis_types=(AUTO, AUTO)
+    )
+    meshes["x8-reversed"] = jax.sharding.Mesh(np.array(devs)[::-1], ("x",), axis_types=(AUTO,))
+    a = put(ar(8, 8), "xy", P("x", "y"))
+    b = jax.device_put(ar(8, 8), NamedSharding(meshes[mesh], P("x")))
+    f = jax.jit(lambda u, w: u + w)
+    try:
+        jf = f.lower(a, b).compile()
+    except ValueError:
+        jf = None  # JAX itself refuses inputs on these meshes
+    v = ShardView(lambda u, w: u + w, a, b)
+    assert v.error == "", v.error
+    in_sh = v.trace.in_shardings
+    assert in_sh[0].mesh == a.sharding.mesh  # the first input's mesh is the view's
+    note = v.trace.notes["in"][1]
+    assert note and note in repr(v)
+    if mesh == "x8":  # P('x') over 8 devices in order: P(('x', 'y')) on the 4x2 mesh
+        assert jf is not None and "same blocks on the same devices" in note
+        assert _index_map(in_sh[1], (8, 8)) == _index_map(b.sharding, (8, 8))
+        hlo = jf.as_text()
+        assert sorted(COLL.findall(hlo)) == sorted(k.kind for k in v.trace.collectives)
+    elif mesh in ("reversed", "explicit"):
+        assert jf is None and "refuses" in note
+        want = NamedSharding(in_sh[0].mesh, P("x", None))
+        assert _index_map(in_sh[1], (8, 8)) == _index_map(want, (8, 8))
+    else:  # 8 devices in reverse order: no spec on the 4x2 mesh gives those blocks
+        assert "replicated" in note
+        assert in_sh[1].is_fully_replicated
+    np.testing.assert_allclose(np.asarray(v.outputs[0]), 2 * ar(8, 8), rtol=1e-6)

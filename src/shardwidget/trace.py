@@ -377,18 +377,115 @@ def _walk_constraints(jaxpr: Any, out: list[Constraint]) -> None:
 
 UNUSED_NOTE = "not used by the function: XLA drops it (no copy on the devices); shown as laid out"
 CONSTANT_NOTE = "a constant: the function returns it without computing it from its inputs"
+OTHER_MESH_NOTE = "on another mesh than the first input's ({what}): {how}"
 
 
-def _notes(jaxpr: Any, dropped: Sequence[bool], leaves: Sequence[Leaf]) -> dict[str, list[str]]:
-    """{"in": [...], "out": [...]}: a line per input XLA dropped (unused, or float0) and per
-    output that is a constant (a literal or a closed-over value in the traced jaxpr)."""
+def _same_blocks_spec(sharding: Any, shape: tuple[int, ...], own: Any) -> tuple[Any, ...] | None:
+    """PartitionSpec entries on the mesh own that put the same blocks on the same devices as
+    sharding (checked with devices_indices_map), or None when no spec does."""
+    import itertools
+
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    def key(sh: Any) -> dict[int, tuple[tuple[int, int], ...]]:
+        return {
+            d.id: tuple(sl.indices(n)[:2] for sl, n in zip(idx, shape, strict=True))
+            for d, idx in sh.devices_indices_map(shape).items()
+        }
+
+    try:
+        want = key(sharding)
+        splits = [
+            n // s if s else 1 for n, s in zip(shape, sharding.shard_shape(shape), strict=True)
+        ]
+    except Exception:
+        return None
+    sizes = dict(own.shape)
+    names = list(own.axis_names)
+
+    def per_dim(d: int, free: list[str]) -> Any:
+        if d == len(shape):
+            yield ()
+            return
+        for r in range(len(free) + 1):
+            for combo in itertools.permutations(free, r):
+                if math.prod(sizes[a] for a in combo) != splits[d]:
+                    continue
+                rest = [a for a in free if a not in combo]
+                for tail in per_dim(d + 1, rest):
+                    yield (combo, *tail)
+
+    for n, cand in enumerate(per_dim(0, names)):
+        if n > 200:
+            break
+        entries = tuple(None if not c else c[0] if len(c) == 1 else c for c in cand)
+        sh = NamedSharding(own, PartitionSpec(*entries))  # type: ignore[no-untyped-call]
+        if key(sh) == want:
+            return entries
+    return None
+
+
+def other_mesh(value: Any, own: Any) -> tuple[tuple[Any, ...] | None, str] | None:
+    """For an input whose NamedSharding is over a concrete mesh other than own: (its spec's
+    entries on own, or None for replicated; a line in words). None for every other input.
+    The same blocks on the same devices where a spec on own gives them (jax.jit(f) accepts
+    that), else its own spec where own has the same axes (another device order or axis
+    types: jax.jit(f) refuses it), else replicated."""
+    import jax
+    from jax.sharding import NamedSharding
+
+    sh = getattr(value, "sharding", None)
+    mesh = getattr(sh, "mesh", None)
+    if (
+        own is None
+        or not isinstance(sh, NamedSharding)
+        or not isinstance(mesh, jax.sharding.Mesh)
+        or mesh == own
+    ):
+        return None
+    ids = [d.id for d in mesh.devices.flat]
+    if mesh.shape_tuple != own.shape_tuple:
+        what = f"axes {dict(mesh.shape)}"
+    elif ids != [d.id for d in own.devices.flat]:
+        what = f"devices {ids}"
+    else:
+        what = "axis types " + ", ".join(str(t).split(".")[-1] for t in mesh.axis_types)
+    shape = tuple(int(n) for n in value.shape)
+    same = _same_blocks_spec(sh, shape, own)
+    if same is not None:
+        spec_txt = ", ".join(repr(e) for e in same)
+        how = f"the same blocks on the same devices are P({spec_txt}) on the view's mesh"
+        auto = jax.sharding.AxisType.Auto
+        if any(t != auto for t in (*mesh.axis_types, *own.axis_types)):
+            how += " (jax.jit(f) refuses inputs on different meshes with Explicit axes)"
+        return same, OTHER_MESH_NOTE.format(what=what, how=how)
+    if mesh.shape_tuple == own.shape_tuple:
+        return tuple(sh.spec.partitions), OTHER_MESH_NOTE.format(
+            what=what,
+            how=(
+                "jax.jit(f) refuses inputs on different meshes; "
+                "shown with its spec on the view's mesh"
+            ),
+        )
+    return None, OTHER_MESH_NOTE.format(what=what, how="shown replicated on the view's mesh")
+
+
+def _notes(
+    jaxpr: Any, dropped: Sequence[bool], leaves: Sequence[Leaf], other_mesh: Sequence[str] = ()
+) -> dict[str, list[str]]:
+    """{"in": [...], "out": [...]}: a line per input XLA dropped (unused, or float0), per input
+    on another mesh than the view's (``other_mesh``) and per output that is a constant (a
+    literal or a closed-over value in the traced jaxpr)."""
     from jax._src import core
 
     from .layout import _dtype_name
 
     ins = []
-    for gone, lf in zip(dropped, leaves, strict=True):
-        if not gone:
+    other = list(other_mesh) or [""] * len(leaves)
+    for gone, lf, elsewhere in zip(dropped, leaves, other, strict=True):
+        if elsewhere:
+            ins.append(elsewhere)
+        elif not gone:
             ins.append("")
         elif _dtype_name(lf.dtype) == "float0":
             ins.append("float0: a zero tangent with no data; XLA takes no buffer for it")
@@ -1013,7 +1110,8 @@ class Traced:
         kept = jax.tree_util.tree_leaves(compiled.input_shardings[0], is_leaf=lambda v: v is None)
         c_in = [k if k is not None else asked for k, asked in zip(kept, in_sh, strict=True)]
         c_out = list(jax.tree_util.tree_leaves(compiled.output_shardings))
-        notes = _notes(traced.jaxpr.jaxpr, [k is None for k in kept], self.leaves)
+        other = [(other_mesh(lf.value, self.own_mesh) or (None, ""))[1] for lf in self.leaves]
+        notes = _notes(traced.jaxpr.jaxpr, [k is None for k in kept], self.leaves, other)
         txt = compiled.as_text()
         used = [k for k in kept if k is not None]
         da = [d.id for d in (used[0]._device_assignment if used else mesh.devices.flat)]
@@ -1117,6 +1215,11 @@ def default_state(traced: Traced, n_devices: int) -> TraceState:
     for lf in traced.leaves:
         sh = getattr(lf.value, "sharding", None)
         own = state_mod.state_of_sharding(sh, len(lf.shape)) if sh is not None else None
+        elsewhere = other_mesh(lf.value, own_mesh)  # on another mesh: see other_mesh
+        if elsewhere is not None:
+            entries = elsewhere[0] or ()
+            specs.append(spec_mod.normalize(tuple(entries), len(lf.shape)))
+            continue
         same = own is not None and getattr(sh, "mesh", None) == own_mesh
         if own is not None and same and own.mesh_key == mesh_st.mesh_key:
             specs.append(own.spec)

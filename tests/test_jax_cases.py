@@ -586,3 +586,43 @@ def test_input_on_another_mesh(mesh: str) -> None:
         assert "replicated" in note
         assert in_sh[1].is_fully_replicated
     np.testing.assert_allclose(np.asarray(v.outputs[0]), 2 * ar(8, 8), rtol=1e-6)
+
+
+@pytest.mark.parametrize("types", [AUTO, AxisType.Explicit])
+def test_non_ascii_axis_names_do_not_abort_the_process(types: Any) -> None:
+    """XLA aborts the process (a failed CUnescape check) compiling any program over a mesh axis
+    named outside ASCII, so the array view computes over the same devices with the axes
+    renamed, and the function view refuses in words. (Run in a subprocess: a regression
+    would kill the test runner.)"""
+    import subprocess
+    import sys
+
+    code = f"""
+import jax, numpy as np
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+from shardwidget import ShardView
+t = AxisType.{types.name}
+m = jax.make_mesh((4, 2), ("l\\u00e9", "z"), axis_types=(t, t))
+a = jax.device_put(np.arange(64, dtype=np.float32).reshape(8, 8), NamedSharding(m, P(*m.axis_names)))
+v = ShardView(a)
+assert v.error == "" and v._stats["status"] == "ready", (v.error, v._stats)
+mins = sorted(float(s[0]) for s in v.summary.stats)
+want = sorted(float(a.addressable_data(i).min()) for i in range(8))
+assert mins == want, (mins, want)
+v.transfer
+v.spec = ["z", "l\\u00e9"]
+assert v.error == "" and v.array.sharding.spec == P("z", "l\\u00e9")
+np.testing.assert_array_equal(np.asarray(v.array), np.asarray(a))
+f = ShardView(lambda x: x * 2, a)
+assert "not plain ASCII" in f.error, f.error
+f.axis_names = ["a", "b"]
+assert f.error == "" and f.outputs is not None
+print("alive")
+"""
+    import os
+
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert r.returncode == 0 and "alive" in r.stdout, r.stderr[-2000:]

@@ -928,7 +928,15 @@ class Traced:
 
     def validate_mesh(self, state: TraceState) -> None:
         """ValueError when state's mesh cannot be built: on the own mesh's devices, or on every
-        device (the message names the device count the shape misses)."""
+        device (the message names the device count the shape misses), or whose axis names
+        XLA cannot read (it aborts the process compiling them: jax.jit(f) would too)."""
+        bad = [a for a in state.axis_names if mesh_mod.xla_unsafe(a)]
+        if bad:
+            raise ValueError(
+                f"axis name {bad[0]!r}: XLA aborts the process compiling a mesh axis name that "
+                "is not plain ASCII (jax.jit(f) would kill the kernel); rename the mesh axes "
+                "(axis_names=[...]) to ASCII names"
+            )
         own = self.own_mesh
         n = len(self.devices)
         if own is not None and math.prod(state.mesh_shape) == own.devices.size:

@@ -626,3 +626,48 @@ print("alive")
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env
     )
     assert r.returncode == 0 and "alive" in r.stdout, r.stderr[-2000:]
+
+
+def test_array_spec_takes_a_partition_spec() -> None:
+    a = put(ar(8, 8), "xy", P())
+    v = ShardView(a)
+    for spec in (P("x"), P(("x", "y"), None), P(None, "y")):
+        v.spec = spec
+        want = NamedSharding(_meshes()["xy"], spec)
+        assert _index_map(v.array.sharding, (8, 8)) == _index_map(want, (8, 8))
+    with pytest.raises(ValueError, match="not in the mesh"):
+        v.spec = P("q")
+    assert v.array.sharding.spec == P(None, "y")  # the last good layout
+
+
+@pytest.mark.parametrize("mode", ["jit", "shard_map"])
+def test_out_specs_as_a_dict_prefix_of_dict_outputs(mode: str) -> None:
+    """jax.jit's out_shardings and jax.shard_map's out_specs take a pytree prefix of the
+    outputs: a dict for a dict of outputs."""
+    mesh = _meshes()["xy"]
+    x = put(ar(8, 8), "xy", P("x", "y"))
+
+    def f(a: Any) -> Any:
+        return {"p": a * 2, "q": (a + 1, a)}
+
+    specs = {"p": P("x"), "q": (P("x", "y"), P(None, "y"))}
+    if mode == "jit":
+        shardings = jax.tree.map(
+            lambda s: NamedSharding(mesh, s), specs, is_leaf=lambda s: isinstance(s, P)
+        )
+        ref = jax.jit(f, out_shardings=shardings)
+        v = ShardView(f, x, out_specs=specs)
+    else:
+        specs = {"p": P("x", "y"), "q": P("x", "y")}  # (vma: no replication to infer)
+        ref = jax.jit(jax.shard_map(f, mesh=mesh, in_specs=P("x", "y"), out_specs=specs))
+        v = ShardView(f, x, mode="shard_map", in_specs=P("x", "y"), out_specs=specs)
+    assert v.error == "", v.error
+    want = jax.tree.leaves(ref(x))
+    for o, w, s in zip(v.outputs, want, v.trace.out_shardings, strict=True):
+        np.testing.assert_allclose(np.asarray(o), np.asarray(w))
+        assert _index_map(s, w.shape) == _index_map(w.sharding, w.shape)
+    if mode == "jit":
+        v.out_specs = {"p": P(None, "x"), "q": P()}
+        assert v.error == "" and v.trace.out_shardings[0].spec == P(None, "x")
+    with pytest.raises(ValueError, match="pytree prefix"):
+        v.out_specs = {"z": P()}

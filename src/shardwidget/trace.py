@@ -600,7 +600,7 @@ def leaf_specs(
 
     - a PartitionSpec: that spec for every leaf;
     - a list with one spec-like entry per kept leaf: as it is (the view's own form);
-    - a tuple (or a list that is not one per leaf): a pytree prefix of full (after
+    - a tuple or dict (or a list that is not one per leaf): a pytree prefix of full (after
       ``as_prefix``), each spec or None broadcast over the leaves below it.
 
     Raises ValueError in JAX's words when it is none of these."""
@@ -608,12 +608,13 @@ def leaf_specs(
 
     if is_spec(value) and value is not None:
         return [value] * len(keep)
-    if not isinstance(value, list | tuple):
+    seq = isinstance(value, list | tuple)
+    if not seq and not isinstance(value, dict):
         raise ValueError(
-            f"{what} must be a PartitionSpec, a tuple (a pytree prefix of {of}) or a list with "
-            f"one spec per array leaf; got {type(value).__name__}"
+            f"{what} must be a PartitionSpec, a tuple or dict (a pytree prefix of {of}) or a "
+            f"list with one spec per array leaf; got {type(value).__name__}"
         )
-    one_each = len(value) == len(keep) and all(_spec_like(v) for v in value)
+    one_each = seq and len(value) == len(keep) and all(_spec_like(v) for v in value)
     if one_each and (isinstance(value, list) or not keep):
         return list(value)
     try:
@@ -626,7 +627,7 @@ def leaf_specs(
     except (ValueError, TypeError) as e:
         if one_each:
             return list(value)
-        if all(_spec_like(v) for v in value):  # a flat list of specs: the count is what is off
+        if seq and all(_spec_like(v) for v in value):  # a flat list of specs: the count is off
             leaves = "array inputs" if what == "in_specs" else "outputs"
             raise ValueError(
                 f"{what} has {len(value)} entries; the function has {len(keep)} {leaves} (or "

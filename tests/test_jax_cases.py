@@ -671,3 +671,26 @@ def test_out_specs_as_a_dict_prefix_of_dict_outputs(mode: str) -> None:
         assert v.error == "" and v.trace.out_shardings[0].spec == P(None, "x")
     with pytest.raises(ValueError, match="pytree prefix"):
         v.out_specs = {"z": P()}
+
+
+def test_pinned_host_input_keeps_its_memory_kind_as_jit_does() -> None:
+    """jax.jit(f)(x) on a pinned_host array takes it (and returns) in pinned_host memory; the
+    view compiles the same, and its snippet runs on that array."""
+    x = put(ar(8, 8), "xy", P("x", "y"), "pinned_host")
+
+    def f(a: Any) -> Any:
+        return a * 2
+
+    c = jax.jit(f).lower(x).compile()
+    v = ShardView(f, x)
+    assert v.error == "", v.error
+    assert [s.memory_kind for s in v.trace.in_shardings] == [c.input_shardings[0][0].memory_kind]
+    assert [s.memory_kind for s in v.trace.out_shardings] == [c.output_shardings.memory_kind]
+    assert v.outputs[0].sharding.memory_kind == jax.jit(f)(x).sharding.memory_kind
+    ns: dict[str, Any] = {"f": f}
+    exec(v.code, ns)
+    with jax.set_mesh(ns["mesh"]):
+        out = ns["f_sharded"](x)
+    np.testing.assert_allclose(np.asarray(out), ar(8, 8) * 2)
+    v.in_specs = [["y", None]]  # a re-layout keeps the memory kind
+    assert v.error == "" and v.trace.in_shardings[0].memory_kind == "pinned_host"

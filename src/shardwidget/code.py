@@ -169,13 +169,18 @@ class FunctionLayout:
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
     out: Any
+    in_memory: Sequence[str | None] = ()
+    """Per input leaf: its memory kind where not "device" (pinned_host), else None."""
 
 
-def _sharding_of(spec: spec_mod.NormSpec | None, mode: str) -> str:
+def _sharding_of(spec: spec_mod.NormSpec | None, mode: str, memory_kind: str | None = None) -> str:
     if spec is None:
         return "None"
     p = spec_mod.to_text(spec)
-    return p if mode == "shard_map" else f"NamedSharding(mesh, {p})"
+    if mode == "shard_map":
+        return p
+    mk = f", memory_kind={memory_kind!r}" if memory_kind not in (None, "device") else ""
+    return f"NamedSharding(mesh, {p}{mk})"
 
 
 def _notes(fl: FunctionLayout, flat: bool) -> list[str]:
@@ -224,7 +229,8 @@ def function_code(fl: FunctionLayout) -> str:
     def spec_of(s: Slot) -> str:  # a static leaf traced here: any sharding (jit: unspecified)
         if s.static:
             return "P()" if fl.mode == "shard_map" else "None"
-        return _sharding_of(fl.in_specs[s.i], fl.mode)
+        mk = fl.in_memory[s.i] if s.i < len(fl.in_memory) else None
+        return _sharding_of(fl.in_specs[s.i], fl.mode, mk)
 
     try:
         if flat:

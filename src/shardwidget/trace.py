@@ -998,9 +998,16 @@ class Traced:
         import jax
         from jax.sharding import NamedSharding
 
+        def kind(lf: Leaf) -> str | None:
+            # jit: an input keeps its own memory kind (pinned_host), as jax.jit(f)(x) runs it
+            mk = getattr(getattr(lf.value, "sharding", None), "memory_kind", None)
+            return mk if self.mode == "jit" and mk not in (None, "device") else None
+
         return [
             jax.ShapeDtypeStruct(  # type: ignore[no-untyped-call]
-                lf.shape, lf.dtype, sharding=NamedSharding(mesh, spec_mod.to_partition_spec(s))
+                lf.shape,
+                lf.dtype,
+                sharding=NamedSharding(mesh, spec_mod.to_partition_spec(s), memory_kind=kind(lf)),
             )
             for lf, s in zip(self.leaves, state.in_specs, strict=True)
         ]

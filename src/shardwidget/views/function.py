@@ -204,6 +204,7 @@ class FunctionView(CostMixin, ShardView):
             args=args,
             kwargs=kwargs,
             out=self._traced.out_template(st),
+            in_memory=[getattr(sh, "memory_kind", None) for sh in res.in_shardings],
         )
 
     def to_svg(self, width: int = 760) -> str:

@@ -477,6 +477,23 @@ def _same(o: Any, e: Any) -> None:
     )
 
 
+def _run_function_code(v: Any, c: Fn, args: tuple[Any, ...]) -> None:
+    """view.code run: it defines <name>_sharded, which called as its last comment says gives
+    the view's outputs (pmap: the snippet says pmap lays out the arguments itself)."""
+    code = v.code
+    assert code
+    if v.mode == "pmap" or "no snippet is written" in code:
+        return
+    ns: dict[str, Any] = {"f": c.f, v.fn_name: c.f, **c.f_kwargs}
+    exec(code, ns)
+    (name,) = [k for k in ns if k.endswith("_sharded")]
+    flat = "(args, kwargs) of the view" in code
+    with jax.set_mesh(ns["mesh"]):
+        out = ns[name](args, c.f_kwargs) if flat else ns[name](*args)
+    for o, w in zip(jax.tree.leaves(out), v.outputs, strict=True):
+        _same(o, w)
+
+
 @pytest.mark.parametrize("name", list(FUNCS))
 def test_function_case(name: str) -> None:
     c = FUNCS[name]
@@ -507,7 +524,7 @@ def test_function_case(name: str) -> None:
     assert isinstance(v.trace.jaxpr, str) and v.trace.jaxpr
     assert "<svg" in v.to_svg() and repr(v) and v._static_html()
     assert v.snapshot() is not None
-    assert v.code
+    _run_function_code(v, c, args)
     if c.coll and hasattr(ref, "lower") and not is_pmap:
         hlo = ref.lower(*ref_args, **c.f_kwargs).compile().as_text()
         assert sorted(COLL.findall(hlo)) == sorted(k.kind for k in v.trace.collectives)

@@ -208,8 +208,6 @@ def _jitted(fl: FunctionLayout, target: str, ins: str, outs: str, flat: bool) ->
     extra = "" if all(s is None for s in fl.out_specs) else f", out_shardings={outs}"
     if static and not flat:
         extra += f", static_argnums={_tuple([str(i) for i in static])}"
-    if kw_static and not flat:
-        extra += f", static_argnames={_tuple([repr(k) for k in kw_static])}"
     return f"jax.jit({target}, in_shardings={ins}{extra})"
 
 
@@ -248,8 +246,19 @@ def function_code(fl: FunctionLayout) -> str:
             f"    return {fn}(*args, **kwargs)",
         ]
         target, call = f"{fn}_flat", f"{fn}_sharded((...), {{...}})  # (args, kwargs) of the view"
+    kw_static = [k for k, v in fl.kwargs.items() if isinstance(v, Slot) and v.static]
+    if kw_static and not flat and fl.mode == "jit":
+        # jax.jit refuses keyword arguments when in_shardings is given, static_argnames too
+        names = ", ".join(kw_static)
+        lines += [
+            f"# {names}: the keyword value(s) given to the view; jax.jit takes no keywords with",
+            "# in_shardings, so the snippet closes over them",
+        ]
+        target = f"functools.partial({fn}, {', '.join(f'{k}={k}' for k in kw_static)})"
+        call = f"{fn}_sharded(...)  # your positional arguments, as given to the view"
     return "\n".join(
         [
+            *(["import functools"] if target.startswith("functools.") else []),
             *_header(needs_np),
             "",
             *lines,

@@ -200,11 +200,11 @@ def _notes(fl: FunctionLayout, flat: bool) -> list[str]:
 
 
 def _jitted(fl: FunctionLayout, target: str, ins: str, outs: str, flat: bool) -> str:
-    """The jax.jit(...) expression (static_argnums / names where f takes them directly)."""
+    """The jax.jit(...) expression (static_argnums where f takes them directly; static
+    keywords are closed over by the caller, see function_code)."""
     if fl.mode == "shard_map":
         return f"jax.jit(jax.shard_map({target}, mesh=mesh, in_specs={ins}, out_specs={outs}))"
     static = [i for i, a in enumerate(fl.args) if isinstance(a, Slot) and a.static]
-    kw_static = [k for k, v in fl.kwargs.items() if isinstance(v, Slot) and v.static]
     extra = "" if all(s is None for s in fl.out_specs) else f", out_shardings={outs}"
     if static and not flat:
         extra += f", static_argnums={_tuple([str(i) for i in static])}"

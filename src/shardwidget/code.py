@@ -169,13 +169,18 @@ class FunctionLayout:
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
     out: Any
+    in_memory: Sequence[str | None] = ()
+    """Per input leaf: its memory kind where not "device" (pinned_host), else None."""
 
 
-def _sharding_of(spec: spec_mod.NormSpec | None, mode: str) -> str:
+def _sharding_of(spec: spec_mod.NormSpec | None, mode: str, memory_kind: str | None = None) -> str:
     if spec is None:
         return "None"
     p = spec_mod.to_text(spec)
-    return p if mode == "shard_map" else f"NamedSharding(mesh, {p})"
+    if mode == "shard_map":
+        return p
+    mk = f", memory_kind={memory_kind!r}" if memory_kind not in (None, "device") else ""
+    return f"NamedSharding(mesh, {p}{mk})"
 
 
 def _notes(fl: FunctionLayout, flat: bool) -> list[str]:
@@ -195,16 +200,14 @@ def _notes(fl: FunctionLayout, flat: bool) -> list[str]:
 
 
 def _jitted(fl: FunctionLayout, target: str, ins: str, outs: str, flat: bool) -> str:
-    """The jax.jit(...) expression (static_argnums / names where f takes them directly)."""
+    """The jax.jit(...) expression (static_argnums where f takes them directly; static
+    keywords are closed over by the caller, see function_code)."""
     if fl.mode == "shard_map":
         return f"jax.jit(jax.shard_map({target}, mesh=mesh, in_specs={ins}, out_specs={outs}))"
     static = [i for i, a in enumerate(fl.args) if isinstance(a, Slot) and a.static]
-    kw_static = [k for k, v in fl.kwargs.items() if isinstance(v, Slot) and v.static]
     extra = "" if all(s is None for s in fl.out_specs) else f", out_shardings={outs}"
     if static and not flat:
         extra += f", static_argnums={_tuple([str(i) for i in static])}"
-    if kw_static and not flat:
-        extra += f", static_argnames={_tuple([repr(k) for k in kw_static])}"
     return f"jax.jit({target}, in_shardings={ins}{extra})"
 
 
@@ -224,7 +227,8 @@ def function_code(fl: FunctionLayout) -> str:
     def spec_of(s: Slot) -> str:  # a static leaf traced here: any sharding (jit: unspecified)
         if s.static:
             return "P()" if fl.mode == "shard_map" else "None"
-        return _sharding_of(fl.in_specs[s.i], fl.mode)
+        mk = fl.in_memory[s.i] if s.i < len(fl.in_memory) else None
+        return _sharding_of(fl.in_specs[s.i], fl.mode, mk)
 
     try:
         if flat:
@@ -242,8 +246,19 @@ def function_code(fl: FunctionLayout) -> str:
             f"    return {fn}(*args, **kwargs)",
         ]
         target, call = f"{fn}_flat", f"{fn}_sharded((...), {{...}})  # (args, kwargs) of the view"
+    kw_static = [k for k, v in fl.kwargs.items() if isinstance(v, Slot) and v.static]
+    if kw_static and not flat and fl.mode == "jit":
+        # jax.jit refuses keyword arguments when in_shardings is given, static_argnames too
+        names = ", ".join(kw_static)
+        lines += [
+            f"# {names}: the keyword value(s) given to the view; jax.jit takes no keywords with",
+            "# in_shardings, so the snippet closes over them",
+        ]
+        target = f"functools.partial({fn}, {', '.join(f'{k}={k}' for k in kw_static)})"
+        call = f"{fn}_sharded(...)  # your positional arguments, as given to the view"
     return "\n".join(
         [
+            *(["import functools"] if target.startswith("functools.") else []),
             *_header(needs_np),
             "",
             *lines,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import jax
@@ -117,3 +117,55 @@ def mesh_axis_types(mesh: jax.sharding.Mesh) -> list[str]:
     for t in mesh.axis_types:
         out.append("explicit" if t.name == "Explicit" else "auto")
     return out
+
+
+def xla_unsafe(name: str) -> bool:
+    """Whether XLA cannot read an axis name back from the compiled module: it aborts the
+    process (a failed ``absl::CUnescape`` check) on non-ASCII names, so ``jax.jit`` of any
+    program over such a mesh kills the kernel (JAX 0.10)."""
+    return not name.isascii() or "\\" in name or '"' in name
+
+
+def xla_safe_sharding(sharding: Any) -> Any:
+    """sharding with its mesh's axes renamed (``_sw0``, ``_sw1``, …) when XLA cannot read one
+    of their names (:func:`xla_unsafe`): the same devices in the same order, the same blocks.
+    Any other sharding is returned as it is."""
+    import jax
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    mesh = getattr(sharding, "mesh", None)
+    if not isinstance(sharding, NamedSharding) or not isinstance(mesh, jax.sharding.Mesh):
+        return sharding
+    if not any(xla_unsafe(str(a)) for a in mesh.axis_names):
+        return sharding
+    ren = {a: f"_sw{i}" for i, a in enumerate(mesh.axis_names)}
+
+    def entry(e: Any) -> Any:
+        if e is None or e is PartitionSpec.UNCONSTRAINED:
+            return e
+        return tuple(ren[a] for a in e) if isinstance(e, tuple) else ren[e]
+
+    spec = sharding.spec
+    new_spec = PartitionSpec(  # type: ignore[no-untyped-call]
+        *(entry(e) for e in spec),
+        unreduced={ren[a] for a in spec.unreduced},
+        reduced={ren[a] for a in spec.reduced},
+    )
+    new_mesh = jax.sharding.Mesh(mesh.devices, tuple(ren.values()), axis_types=mesh.axis_types)
+    return NamedSharding(new_mesh, new_spec, memory_kind=sharding.memory_kind)
+
+
+def xla_safe_array(arr: Any) -> Any:
+    """arr itself, or (a mesh axis name XLA cannot read, see :func:`xla_safe_sharding`) the
+    same device buffers as an array over the renamed mesh: no copy, arr untouched."""
+    import jax
+
+    sh = xla_safe_sharding(arr.sharding)
+    if sh is arr.sharding:
+        return arr
+    try:
+        return jax.make_array_from_single_device_arrays(
+            arr.shape, sh, [s.data for s in arr.addressable_shards]
+        )
+    except Exception:  # (unreduced arrays have no shards to alias)
+        return arr

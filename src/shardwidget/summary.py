@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from . import mesh as mesh_mod
 from .layout import Layout
 
 MAX_VALUES = 64  # a block with at most this many elements sends its values
@@ -349,6 +350,7 @@ def summarize(arr: Any, layout: Layout, plan: Plan, *, prefer_host: bool = False
         return Summary.unavailable(n, "PRNG key arrays: only the layout is shown, not key data")
     if arr.size == 0:
         return Summary.unavailable(n, "the array has no elements")
+    arr = mesh_mod.xla_safe_array(arr)  # (axis names XLA cannot read would abort the process)
     sharding = arr.sharding
     if not isinstance(sharding, NamedSharding | SingleDeviceSharding):
         return _other_sharding(arr, layout, plan)

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from . import mesh as mesh_mod
 from .layout import Layout, layout_of_sharding
 from .summary import MAX_THUMB_SIDE, Summary, thumb_rows
 
@@ -146,6 +147,7 @@ def tile_summary(arr: Any, n_devices: int, values_budget: int) -> Tiles | None:
 
     if not arr.is_fully_addressable or arr.size == 0:
         return None
+    arr = mesh_mod.xla_safe_array(arr)  # (axis names XLA cannot read would abort the process)
     if not isinstance(arr.sharding, NamedSharding | SingleDeviceSharding):
         return None
     if jax.numpy.issubdtype(arr.dtype, jax.dtypes.extended):

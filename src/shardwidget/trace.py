@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import pathlib
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -376,18 +377,115 @@ def _walk_constraints(jaxpr: Any, out: list[Constraint]) -> None:
 
 UNUSED_NOTE = "not used by the function: XLA drops it (no copy on the devices); shown as laid out"
 CONSTANT_NOTE = "a constant: the function returns it without computing it from its inputs"
+OTHER_MESH_NOTE = "on another mesh than the first input's ({what}): {how}"
 
 
-def _notes(jaxpr: Any, dropped: Sequence[bool], leaves: Sequence[Leaf]) -> dict[str, list[str]]:
-    """{"in": [...], "out": [...]}: a line per input XLA dropped (unused, or float0) and per
-    output that is a constant (a literal or a closed-over value in the traced jaxpr)."""
+def _same_blocks_spec(sharding: Any, shape: tuple[int, ...], own: Any) -> tuple[Any, ...] | None:
+    """PartitionSpec entries on the mesh own that put the same blocks on the same devices as
+    sharding (checked with devices_indices_map), or None when no spec does."""
+    import itertools
+
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    def key(sh: Any) -> dict[int, tuple[tuple[int, int], ...]]:
+        return {
+            d.id: tuple(sl.indices(n)[:2] for sl, n in zip(idx, shape, strict=True))
+            for d, idx in sh.devices_indices_map(shape).items()
+        }
+
+    try:
+        want = key(sharding)
+        splits = [
+            n // s if s else 1 for n, s in zip(shape, sharding.shard_shape(shape), strict=True)
+        ]
+    except Exception:
+        return None
+    sizes = dict(own.shape)
+    names = list(own.axis_names)
+
+    def per_dim(d: int, free: list[str]) -> Any:
+        if d == len(shape):
+            yield ()
+            return
+        for r in range(len(free) + 1):
+            for combo in itertools.permutations(free, r):
+                if math.prod(sizes[a] for a in combo) != splits[d]:
+                    continue
+                rest = [a for a in free if a not in combo]
+                for tail in per_dim(d + 1, rest):
+                    yield (combo, *tail)
+
+    for n, cand in enumerate(per_dim(0, names)):
+        if n > 200:
+            break
+        entries = tuple(None if not c else c[0] if len(c) == 1 else c for c in cand)
+        sh = NamedSharding(own, PartitionSpec(*entries))  # type: ignore[no-untyped-call]
+        if key(sh) == want:
+            return entries
+    return None
+
+
+def other_mesh(value: Any, own: Any) -> tuple[tuple[Any, ...] | None, str] | None:
+    """For an input whose NamedSharding is over a concrete mesh other than own: (its spec's
+    entries on own, or None for replicated; a line in words). None for every other input.
+    The same blocks on the same devices where a spec on own gives them (jax.jit(f) accepts
+    that), else its own spec where own has the same axes (another device order or axis
+    types: jax.jit(f) refuses it), else replicated."""
+    import jax
+    from jax.sharding import NamedSharding
+
+    sh = getattr(value, "sharding", None)
+    mesh = getattr(sh, "mesh", None)
+    if (
+        own is None
+        or not isinstance(sh, NamedSharding)
+        or not isinstance(mesh, jax.sharding.Mesh)
+        or mesh == own
+    ):
+        return None
+    ids = [d.id for d in mesh.devices.flat]
+    if mesh.shape_tuple != own.shape_tuple:
+        what = f"axes {dict(mesh.shape)}"
+    elif ids != [d.id for d in own.devices.flat]:
+        what = f"devices {ids}"
+    else:
+        what = "axis types " + ", ".join(str(t).split(".")[-1] for t in mesh.axis_types)
+    shape = tuple(int(n) for n in value.shape)
+    same = _same_blocks_spec(sh, shape, own)
+    if same is not None:
+        spec_txt = ", ".join(repr(e) for e in same)
+        how = f"the same blocks on the same devices are P({spec_txt}) on the view's mesh"
+        auto = jax.sharding.AxisType.Auto
+        if any(t != auto for t in (*mesh.axis_types, *own.axis_types)):
+            how += " (jax.jit(f) refuses inputs on different meshes with Explicit axes)"
+        return same, OTHER_MESH_NOTE.format(what=what, how=how)
+    if mesh.shape_tuple == own.shape_tuple:
+        return tuple(sh.spec.partitions), OTHER_MESH_NOTE.format(
+            what=what,
+            how=(
+                "jax.jit(f) refuses inputs on different meshes; "
+                "shown with its spec on the view's mesh"
+            ),
+        )
+    return None, OTHER_MESH_NOTE.format(what=what, how="shown replicated on the view's mesh")
+
+
+def _notes(
+    jaxpr: Any, dropped: Sequence[bool], leaves: Sequence[Leaf], other_mesh: Sequence[str] = ()
+) -> dict[str, list[str]]:
+    """{"in": [...], "out": [...]}: a line per input XLA dropped (unused, or float0), per input
+    on another mesh than the view's (``other_mesh``) and per output that is a constant (a
+    literal or a closed-over value in the traced jaxpr)."""
     from jax._src import core
 
     from .layout import _dtype_name
 
     ins = []
-    for gone, lf in zip(dropped, leaves, strict=True):
-        if not gone:
+    other = list(other_mesh) or [""] * len(leaves)
+    for gone, lf, elsewhere in zip(dropped, leaves, other, strict=True):
+        if elsewhere:
+            ins.append(elsewhere)
+        elif not gone:
             ins.append("")
         elif _dtype_name(lf.dtype) == "float0":
             ins.append("float0: a zero tangent with no data; XLA takes no buffer for it")
@@ -515,7 +613,7 @@ def leaf_specs(
 
     - a PartitionSpec: that spec for every leaf;
     - a list with one spec-like entry per kept leaf: as it is (the view's own form);
-    - a tuple (or a list that is not one per leaf): a pytree prefix of full (after
+    - a tuple or dict (or a list that is not one per leaf): a pytree prefix of full (after
       ``as_prefix``), each spec or None broadcast over the leaves below it.
 
     Raises ValueError in JAX's words when it is none of these."""
@@ -523,12 +621,13 @@ def leaf_specs(
 
     if is_spec(value) and value is not None:
         return [value] * len(keep)
-    if not isinstance(value, list | tuple):
+    seq = isinstance(value, list | tuple)
+    if not seq and not isinstance(value, dict):
         raise ValueError(
-            f"{what} must be a PartitionSpec, a tuple (a pytree prefix of {of}) or a list with "
-            f"one spec per array leaf; got {type(value).__name__}"
+            f"{what} must be a PartitionSpec, a tuple or dict (a pytree prefix of {of}) or a "
+            f"list with one spec per array leaf; got {type(value).__name__}"
         )
-    one_each = len(value) == len(keep) and all(_spec_like(v) for v in value)
+    one_each = seq and len(value) == len(keep) and all(_spec_like(v) for v in value)
     if one_each and (isinstance(value, list) or not keep):
         return list(value)
     try:
@@ -541,7 +640,7 @@ def leaf_specs(
     except (ValueError, TypeError) as e:
         if one_each:
             return list(value)
-        if all(_spec_like(v) for v in value):  # a flat list of specs: the count is what is off
+        if seq and all(_spec_like(v) for v in value):  # a flat list of specs: the count is off
             leaves = "array inputs" if what == "in_specs" else "outputs"
             raise ValueError(
                 f"{what} has {len(value)} entries; the function has {len(keep)} {leaves} (or "
@@ -701,6 +800,20 @@ class Traced:
         args, kwargs = jax.tree_util.tree_unflatten(self._treedef, vals)
         return self.f(*args, **kwargs)
 
+    def _user_error(self, e: BaseException) -> str:
+        """JAX's message about f, naming the user's function where JAX names the internal
+        wrapper (its name and this file's line, e.g. "function f at .../trace.py:688")."""
+        import re
+
+        from jax._src.api_util import fun_sourceinfo
+
+        try:
+            where = fun_sourceinfo(self.f)
+        except Exception:  # a callable JAX cannot describe
+            where = self.fn_name
+        msg = clean_error(e).replace("'_call_flat'", repr(self.fn_name))
+        return re.sub(r"\S+ at \S*?" + re.escape(pathlib.Path(__file__).name) + r":\d+", where, msg)
+
     def _under_name(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """fn under the user's function name, so HLO op names and JAX's messages read
         jit(layer)/… rather than an internal name."""
@@ -748,9 +861,7 @@ class Traced:
                         )
                         outs = jax.eval_shape(probe, *structs)
             except Exception as e:  # a shape or sharding error in f, found while tracing
-                raise ValueError(
-                    clean_error(e).replace("'_call_flat'", repr(self.fn_name))
-                ) from None
+                raise ValueError(self._user_error(e)) from None
             flat = jax.tree_util.tree_flatten_with_path(outs)[0]
             self._out_tree[key] = jax.tree_util.tree_structure(outs)  # for view.code
             hit = (
@@ -838,7 +949,15 @@ class Traced:
 
     def validate_mesh(self, state: TraceState) -> None:
         """ValueError when state's mesh cannot be built: on the own mesh's devices, or on every
-        device (the message names the device count the shape misses)."""
+        device (the message names the device count the shape misses), or whose axis names
+        XLA cannot read (it aborts the process compiling them: jax.jit(f) would too)."""
+        bad = [a for a in state.axis_names if mesh_mod.xla_unsafe(a)]
+        if bad:
+            raise ValueError(
+                f"axis name {bad[0]!r}: XLA aborts the process compiling a mesh axis name that "
+                "is not plain ASCII (jax.jit(f) would kill the kernel); rename the mesh axes "
+                "(axis_names=[...]) to ASCII names"
+            )
         own = self.own_mesh
         n = len(self.devices)
         if own is not None and math.prod(state.mesh_shape) == own.devices.size:
@@ -895,9 +1014,16 @@ class Traced:
         import jax
         from jax.sharding import NamedSharding
 
+        def kind(lf: Leaf) -> str | None:
+            # jit: an input keeps its own memory kind (pinned_host), as jax.jit(f)(x) runs it
+            mk = getattr(getattr(lf.value, "sharding", None), "memory_kind", None)
+            return mk if self.mode == "jit" and mk not in (None, "device") else None
+
         return [
             jax.ShapeDtypeStruct(  # type: ignore[no-untyped-call]
-                lf.shape, lf.dtype, sharding=NamedSharding(mesh, spec_mod.to_partition_spec(s))
+                lf.shape,
+                lf.dtype,
+                sharding=NamedSharding(mesh, spec_mod.to_partition_spec(s), memory_kind=kind(lf)),
             )
             for lf, s in zip(self.leaves, state.in_specs, strict=True)
         ]
@@ -978,8 +1104,7 @@ class Traced:
         try:
             res = self._compile(state)
         except Exception as e:  # trace / lowering / compile errors from JAX and XLA
-            msg = clean_error(e).replace("'_call_flat'", repr(self.fn_name))
-            raise ValueError(msg) from None
+            raise ValueError(self._user_error(e)) from None
         self._cache[state] = res
         while len(self._cache) > CACHE_SIZE:
             self._cache.popitem(last=False)
@@ -1017,7 +1142,8 @@ class Traced:
         kept = jax.tree_util.tree_leaves(compiled.input_shardings[0], is_leaf=lambda v: v is None)
         c_in = [k if k is not None else asked for k, asked in zip(kept, in_sh, strict=True)]
         c_out = list(jax.tree_util.tree_leaves(compiled.output_shardings))
-        notes = _notes(traced.jaxpr.jaxpr, [k is None for k in kept], self.leaves)
+        other = [(other_mesh(lf.value, self.own_mesh) or (None, ""))[1] for lf in self.leaves]
+        notes = _notes(traced.jaxpr.jaxpr, [k is None for k in kept], self.leaves, other)
         txt = compiled.as_text()
         used = [k for k in kept if k is not None]
         da = [d.id for d in (used[0]._device_assignment if used else mesh.devices.flat)]
@@ -1121,6 +1247,11 @@ def default_state(traced: Traced, n_devices: int) -> TraceState:
     for lf in traced.leaves:
         sh = getattr(lf.value, "sharding", None)
         own = state_mod.state_of_sharding(sh, len(lf.shape)) if sh is not None else None
+        elsewhere = other_mesh(lf.value, own_mesh)  # on another mesh: see other_mesh
+        if elsewhere is not None:
+            entries = elsewhere[0] or ()
+            specs.append(spec_mod.normalize(tuple(entries), len(lf.shape)))
+            continue
         same = own is not None and getattr(sh, "mesh", None) == own_mesh
         if own is not None and same and own.mesh_key == mesh_st.mesh_key:
             specs.append(own.spec)

@@ -71,11 +71,14 @@ def compile_reshard(old: Any, new: Any, shape: tuple[int, ...], dtype: Any) -> C
 def _compile(old: Any, new: Any, shape: tuple[int, ...], dtype: Any) -> Compiled:
     import jax
 
+    from ..mesh import xla_safe_sharding
     from ..trace import _memory  # the same per-device memory numbers as the function view
 
     try:
-        struct = jax.ShapeDtypeStruct(shape, dtype, sharding=old)  # type: ignore[no-untyped-call]
-        compiled = jax.jit(lambda x: x, out_shardings=new).lower(struct).compile()
+        # (axis names XLA cannot read would abort the process: compiled over renamed axes)
+        safe_old, safe_new = xla_safe_sharding(old), xla_safe_sharding(new)
+        struct = jax.ShapeDtypeStruct(shape, dtype, sharding=safe_old)  # type: ignore[no-untyped-call]
+        compiled = jax.jit(lambda x: x, out_shardings=safe_new).lower(struct).compile()
     except Exception as e:  # reported in words: the byte plan does not need the compile
         return Compiled([], None, None, None, f"{type(e).__name__}: {e}".splitlines()[0][:300])
     mesh = getattr(new, "mesh", None) or getattr(old, "mesh", None)

@@ -409,6 +409,16 @@ class ArrayView(CostMixin, ShardView):
         )
 
     # ---------------------------------------------------------------- the change path
+    def __setattr__(self, name: str, value: Any) -> None:
+        """``view.spec = P("x", None)`` as ``view.spec = ["x", None]`` (a PartitionSpec is
+        what JAX users write); every other assignment as for any view."""
+        if name == "spec" and not isinstance(value, list | str | None):
+            from jax.sharding import PartitionSpec
+
+            if isinstance(value, PartitionSpec):
+                value = list(value)
+        super().__setattr__(name, value)
+
     def _from_wire(self, d: dict[str, Any]) -> LayoutState:
         return LayoutState.from_wire(d, self._ndim)
 

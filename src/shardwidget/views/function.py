@@ -204,6 +204,7 @@ class FunctionView(CostMixin, ShardView):
             args=args,
             kwargs=kwargs,
             out=self._traced.out_template(st),
+            in_memory=[getattr(sh, "memory_kind", None) for sh in res.in_shardings],
         )
 
     def to_svg(self, width: int = 760) -> str:
@@ -255,7 +256,7 @@ class FunctionView(CostMixin, ShardView):
         if (
             name in ("in_specs", "out_specs")
             and value is not None
-            and trace_mod.is_spec(value)
+            and (trace_mod.is_spec(value) or isinstance(value, dict))  # (a dict: a prefix)
             and not getattr(self, "_quiet", True)
         ):
             self.set_layout(**{name: value})
@@ -296,7 +297,7 @@ class FunctionView(CostMixin, ShardView):
             ins = trace_mod.TraceState.from_wire({**d, "out_specs": []}, self._ndims(), [])
             self._traced.output_info(ins)
         except ValueError:  # malformed, or f fails to trace here: the check / compile says so
-            return [value] if trace_mod.is_spec(value) else list(value)
+            return [value] if trace_mod.is_spec(value) or isinstance(value, dict) else list(value)
         return self._traced.out_leaf_specs(value, ins)
 
     def _ndims(self) -> list[int]:

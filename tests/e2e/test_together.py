@@ -1,0 +1,35 @@
+"""The parts of a view drawn together, in Chromium: nothing cut off, nothing said twice."""
+
+import jax
+import jax.numpy as jnp
+import pytest
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from shardwidget import ShardView
+
+from .test_render import open_view
+
+pytestmark = pytest.mark.e2e
+
+
+def test_collectives_table_fits_beside_its_mesh(page, tmp_path):
+    # The Communication section puts a mesh pane beside the table; a long op name
+    # (jit(<lambda>)/shard_map/psum_invariant) wraps in its cell instead of being cut off.
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    x = jax.device_put(jnp.ones((16, 8)), NamedSharding(mesh, P("x", None)))
+    view = ShardView(
+        lambda a: jax.lax.psum(a, "x"),
+        x,
+        mode="shard_map",
+        in_specs=[P("x", None)],
+        out_specs=[P("x", None)],
+    )
+    open_view(page, tmp_path, view)
+    cause = page.inner_text(".sw-tr-coll-table .sw-tr-cause")
+    assert "shard_map/psum" in cause.replace("\n", "")
+    widths = page.eval_on_selector(
+        ".sw-tr-collectives .sw-tr-scroll", "e => [e.scrollWidth, e.clientWidth]"
+    )
+    assert widths[0] <= widths[1], widths
+    assert page.errors == []

@@ -62,7 +62,10 @@ function meshSummary(layout: Layout): string {
 export function statsHint(layout: Layout | null, stats: Stats | null | undefined): string {
   if (!layout) return "";
   if (!stats || stats.key !== layout.key || stats.status === "pending") return "statistics pending…";
-  if (stats.status === "unavailable") return stats.message || "statistics unavailable";
+  // An empty array's summary line already says it has no elements: not a second time here.
+  if (stats.status === "unavailable") {
+    return isEmpty(layout) ? "" : stats.message || "statistics unavailable";
+  }
   return "";
 }
 

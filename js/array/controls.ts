@@ -6,6 +6,7 @@ import { decodeEntry, encodeEntry, specOptions, specString } from "../shared/spe
 import {
   axisCountChoices,
   axisNameField,
+  axisTypeChoices,
   meshShapeChoices,
   fieldset,
   rebuildKeepingFocus,
@@ -124,7 +125,7 @@ export class Controls {
       const typeSel = this.select(
         `type-${i}`,
         "",
-        (["auto", "explicit"] as AxisType[]).map((a) => ({ value: a, label: a, disabled: false, title: "" })),
+        axisTypeChoices(),
         state.axis_types[i] ?? "auto",
         (v) => withAxisType(state, i, v as AxisType),
         `type of mesh axis ${i}`,

@@ -209,6 +209,8 @@ export class Header {
         ? `${m.axis_names[0]}=${m.axis_sizes[0] > 1 ? 1 : 0}` + (m.axis_names.length > 1 ? `,${m.axis_names[1]}=*` : "")
         : "";
     this.findInput.placeholder = [...ex, ...(coord ? [coord] : [])].join(", ");
+    // Wide enough for its examples (4096 devices, long axis names), never narrower than the CSS's.
+    this.findInput.style.width = `max(12.5em, ${this.findInput.placeholder.length + 3}ch)`;
     this.findInput.title =
       layout.devices.ids.length === 1
         ? `Highlight device ${ex[0]} (the only device). Esc clears.`

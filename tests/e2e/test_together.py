@@ -33,3 +33,24 @@ def test_collectives_table_fits_beside_its_mesh(page, tmp_path):
     )
     assert widths[0] <= widths[1], widths
     assert page.errors == []
+
+
+def test_find_box_shows_its_whole_example(page, tmp_path):
+    # The placeholder names ids and a mesh coordinate; with long axis names it is longer than
+    # the box's default width, and the box grows to show it whole.
+    mesh = jax.make_mesh((2, 4), ("batch", "model"))
+    x = jax.device_put(jnp.ones((16, 8)), NamedSharding(mesh, P("batch", "model")))
+    open_view(page, tmp_path, ShardView(x))
+    fit = page.eval_on_selector(
+        ".sw-find input",
+        """e => {
+          const cs = getComputedStyle(e);
+          const ctx = document.createElement('canvas').getContext('2d');
+          ctx.font = `${cs.fontSize} ${cs.fontFamily}`;
+          const pad = parseFloat(cs.paddingLeft) + parseFloat(cs.paddingRight);
+          return [e.placeholder, ctx.measureText(e.placeholder).width, e.clientWidth - pad];
+        }""",
+    )
+    assert "batch=1,model=*" in fit[0]
+    assert fit[1] <= fit[2], fit
+    assert page.errors == []

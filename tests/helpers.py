@@ -30,3 +30,12 @@ def request(view: Any, seq: int, **changes: Any) -> None:
     """A front-end request for the view's state with changes, handled as the comm would."""
     msg = {"type": "request", "seq": seq, "state": state_of(view, **changes)}
     view._on_custom_msg(view, msg, [])
+
+
+def svgs_in(html: str) -> list[str]:
+    """The SVG pictures of a static picture's HTML (each an <img> of a data: URI)."""
+    import base64
+    import re
+
+    uris = re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', html)
+    return [base64.b64decode(u).decode() for u in uris]

@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from .helpers import svgs_in
+
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 
@@ -189,8 +191,9 @@ def test_arrays_notebook_shows_the_story(kernel_env: None) -> None:
     # Each step shows its own layout (a snapshot), not the view's last one (P(None, 'd')).
     text, pic = _snapshot(out["snap-respec"])
     assert "P('y', 'x')" in text and "re-laid out" in text
-    assert "P(&#x27;y&#x27;, &#x27;x&#x27;)" in pic and "dim 0 → · sharded over y" in pic
-    assert pic.count('<g class="block">') == 8
+    (svg,) = svgs_in(pic)
+    assert "P(&#x27;y&#x27;, &#x27;x&#x27;)" in pic and "dim 0 → · sharded over y" in svg
+    assert svg.count('<g class="block">') == 8
     text, pic = _snapshot(out["snap-setlayout"])
     assert "float32[4,8@d]" in text and "mesh d=8" in pic
     live = [o for o in out["view-python"].outputs if o.output_type == "execute_result"]

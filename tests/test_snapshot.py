@@ -4,6 +4,8 @@ beside a displayed view is redrawn lazily (never on the update path)."""
 
 from __future__ import annotations
 
+import base64
+import html as html_mod
 import re
 import xml.etree.ElementTree as ET
 from typing import Any
@@ -18,6 +20,8 @@ from jax.sharding import PartitionSpec as P
 from shardwidget import ShardView, snapshot
 from shardwidget.views import fallback
 
+from .helpers import svgs_in
+
 SVG = "{http://www.w3.org/2000/svg}"
 
 
@@ -28,9 +32,9 @@ def x() -> Any:
 
 
 def _svg(html: str) -> ET.Element:
-    m = re.search(r"<svg .*</svg>", html, re.S)
-    assert m, html[:500]
-    return ET.fromstring(m.group(0))
+    found = svgs_in(html) if not html.startswith("<svg") else [html]
+    assert found, html[:500]
+    return ET.fromstring(found[0])
 
 
 def _blocks_of(html: str) -> dict[tuple[tuple[int, int], ...], set[int]]:
@@ -73,6 +77,10 @@ def test_snapshot_draws_the_layout_jax_made(x: Any) -> None:
     lo, hi = v._stats["vmin"], v._stats["vmax"]  # the range of the pooled means
     assert host.min() <= lo < hi <= host.max()
     assert "heatmap (pooled means)" in texts and {f"{lo:.4g}", f"{hi:.4g}"} <= set(texts)
+    # hover: an image map area per block, with the block's title, over the block's rectangle
+    areas = re.findall(r'<area shape="rect" coords="([\d,]+)" title="([^"]*)"', s.html)
+    titles = [t.text for t in _svg(s.html).iter(f"{SVG}title")]
+    assert [html_mod.unescape(t) for _, t in areas] == titles and len(areas) == 8
     assert s.text == repr(v) and repr(s) == s.text
     assert s._repr_mimebundle_() == {"text/plain": s.text, "text/html": s.html}
 
@@ -102,6 +110,13 @@ def test_function_view_snapshot_names_its_collectives(x: Any) -> None:
     f = ShardView(lambda a: a.sum(axis=0), x)
     s = f.snapshot()
     assert "all-reduce" in s.html and "over x" in s.html
+    # each leaf drawn as its layout (the input as JAX laid it out, the output as compiled)
+    svgs = svgs_in(s.html)
+    assert len(svgs) == 2
+    assert _blocks_of(svgs[0]) == _jax_blocks(x)
+    assert _blocks_of(svgs[1]) == _jax_blocks(f.outputs[0])
+    row = re.search(r'<tr class="shardwidget-collective"[^>]*>(.*?)</tr>', s.html, re.S)
+    assert row and re.findall(r"<td[^>]*>(.*?)</td>", row.group(1))[:2] == ["all-reduce", "x"]
     f.in_specs = [[None, "y"]]
     assert "all-reduce" not in repr(f) and "all-reduce" in s.html  # frozen
 
@@ -121,7 +136,6 @@ def test_tall_arrays_keep_their_aspect() -> None:
 
 
 def test_png_is_a_png() -> None:
-    import base64
     import zlib
 
     uri = snapshot.png_data_uri(np.zeros((2, 3, 3), np.uint8) + 7)
@@ -156,3 +170,41 @@ def test_picture_output_is_redrawn_lazily(x: Any, monkeypatch: pytest.MonkeyPatc
     assert _blocks_of(html) == _jax_blocks(v.array)
     fallback.refresh_stale()
     assert len(sent) == 1  # nothing stale: nothing sent
+
+
+def test_many_blocks_are_one_raster_with_each_holders_colour(
+    x: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import zlib
+
+    from shardwidget.colors import color_scheme
+
+    monkeypatch.setattr(snapshot, "MAX_TITLES", 4)  # 8 blocks count as many here
+    v = ShardView(x)
+    svg = _svg(snapshot.render(v.layout, (), n_devices=8))
+    assert not list(svg.iter(f"{SVG}title"))
+    img = next(i for i in svg.iter(f"{SVG}image") if i.get("class") == "blocks")
+    w, h = int(img.get("width", 0)), int(img.get("height", 0))
+    raw = base64.b64decode(img.get("href", "").split(",", 1)[1])
+    idat = raw[raw.index(b"IDAT") + 4 : raw.index(b"IEND") - 8]
+    px = np.frombuffer(zlib.decompress(idat), np.uint8).reshape(h, 1 + w * 3)[:, 1:]
+    px = px.reshape(h, w, 3)
+    colour = color_scheme(8)
+    for b in v.layout.blocks:  # the centre of each block has its holder's colour
+        (r0, r1), (c0, c1) = b.index
+        cy, cx = int((r0 + r1) / 2 / 64 * h), int((c0 + c1) / 2 / 32 * w)
+        want = colour(b.devices[0])
+        assert "#" + "".join(f"{int(c):02X}" for c in px[cy, cx]) == want.upper()
+
+
+def test_a_snapshot_holds_no_device_memory(x: Any) -> None:
+    import gc
+
+    v = ShardView(x)
+    v.spec = ["y", None]
+    gc.collect()
+    before = {id(a) for a in jax.live_arrays()}
+    snaps = [v.snapshot(), ShardView(lambda a: a * 2, x).snapshot()]
+    gc.collect()
+    assert {id(a) for a in jax.live_arrays()} <= before
+    assert all(isinstance(s.html, str) and isinstance(s.text, str) for s in snaps)

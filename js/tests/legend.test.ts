@@ -39,12 +39,15 @@ describe("legend", () => {
   it("the colour bar shows the array's range, always (pending too)", async () => {
     const { el, model } = draw(gen.array8);
     const bar = el.querySelector<HTMLElement>(".sw-key-bar")!;
-    // The thumbnails' scale: their finite min and max (pooled means of 64×64 values 0..4095).
+    // The thumbnails' scale: their finite min and max (pooled means of 64×64 values 0..4095; how
+    // finely they pool depends on the block's shape, so the range lies within the data's).
     const { vmin, vmax } = gen.array8._stats;
-    expect([vmin, vmax]).toEqual([32, 4063]);
-    expect(bar.dataset.range).toBe("32 → 4063");
-    expect(bar.querySelector(".sw-key-lo")!.textContent).toBe("32");
-    expect(bar.querySelector(".sw-key-hi")!.textContent).toBe("4063");
+    expect(vmin).toBeGreaterThanOrEqual(0);
+    expect(vmax).toBeLessThanOrEqual(4095);
+    expect(vmax - vmin).toBeGreaterThan(3900);
+    expect(bar.dataset.range).toBe(`${vmin} → ${vmax}`);
+    expect(bar.querySelector(".sw-key-lo")!.textContent).toBe(String(vmin));
+    expect(bar.querySelector(".sw-key-hi")!.textContent).toBe(String(vmax));
     expect(bar.querySelector<HTMLElement>(".sw-key-ramp")!.style.background).toContain("linear-gradient");
     model.set("_stats", { ...gen.array8._stats, status: "pending" });
     await flush();

@@ -4,7 +4,8 @@
 :class:`FunctionView`; both are ShardViews. :func:`compare` puts function views side by side
 (and two array views as a layout diff). ``view.code`` is the Python of the layout shown;
 :func:`memory_map` shows device memory over every live array; :func:`suggest_layouts` lists
-the layouts (and paddings) that fit a shape.
+the layouts (and paddings) that fit a shape. ``view.snapshot()`` is a :class:`Snapshot`: the view
+frozen now, to display in narrative notebooks.
 """
 
 from .cost.estimate import Estimate
@@ -14,6 +15,7 @@ from .device_memory import MemoryMap, memory_map
 from .export import ExportReport
 from .help import suggest_layouts
 from .layout import Layout
+from .snapshot import Snapshot
 from .state import LayoutState
 from .trace import TraceResult, TraceState
 from .views import ArrayView, Comparison, FunctionView, ShardView, compare
@@ -30,6 +32,7 @@ __all__ = [
     "LayoutState",
     "MemoryMap",
     "ShardView",
+    "Snapshot",
     "TraceResult",
     "TraceState",
     "Transfer",

@@ -42,7 +42,8 @@ VIRIDIS = (
 """The renderer's heatmap ramp (js/shared/colors.ts), 9 stops linearly interpolated."""
 
 MAX_TITLES = 1024
-"""Blocks beyond this many get no hover text (it would make a 4096-block picture ~1 MB)."""
+"""Beyond this many blocks the grid is one raster image and blocks get no hover text (as SVG
+rectangles with titles, 4096 blocks were ~1 MB)."""
 
 LEFT, TOP, BOTTOM = 64, 34, 34  # margins: row axis and ticks, column axis and ticks, colour bar
 
@@ -97,6 +98,15 @@ def _thumb(stats: Mapping[str, Any] | None, b: int, dims: tuple[int, ...]) -> np
     return None
 
 
+def _fill(img: np.ndarray, x: float, y: float, w: float, h: float, color: str) -> None:
+    """Paint a block into a raster of the grid, with a white line at its right and bottom edges
+    where it is at least 3 px wide / tall (as the SVG rectangles' white stroke)."""
+    x0, y0 = round(x), round(y)
+    x1, y1 = max(x0 + 1, round(x + w)), max(y0 + 1, round(y + h))
+    rgb = [int(color[k : k + 2], 16) for k in (1, 3, 5)]
+    img[y0 : y1 - (1 if y1 - y0 >= 3 else 0), x0 : x1 - (1 if x1 - x0 >= 3 else 0)] = rgb
+
+
 def _title(lay: Layout, b: Block, row: list[float] | None) -> str:
     rng = ", ".join(f"[{a}:{e})" for a, e in b.index)
     s = f"{rng} · shard {tuple(e - a for a, e in b.index)} on device"
@@ -114,18 +124,20 @@ def _axis_text(lay: Layout, d: int) -> str:
 
 
 def _ticks(starts: list[int], n: int, length: float, horizontal: bool, at: float) -> list[str]:
-    """Index labels where blocks start (and the end), skipping those that would collide."""
+    """Index labels where blocks start (and the end), skipping those that would overlap."""
     out: list[str] = []
-    last = -1e9
+    end = -1e9  # where the last label ends (its right edge, or its bottom)
     for v in [*sorted(set(starts)), n]:
         pos = v / max(1, n) * length
-        if pos - last < (30 if horizontal else 14) and v != n:
+        size = 6.2 * len(str(v)) if horizontal else 11.0  # the label's extent along the axis
+        anchor = "end" if v == n else "start" if v == 0 else "middle"
+        lo = pos - (size if anchor == "end" else size / 2 if anchor == "middle" else 0)
+        if not horizontal:
+            lo = pos - (size if v == n else 0)
+        if lo < end + 4:
             continue
-        if v == n and pos - last < (30 if horizontal else 14):
-            continue
-        last = pos
+        end = lo + size
         if horizontal:
-            anchor = "end" if v == n else "start" if v == 0 else "middle"
             out.append(
                 f'<text x="{LEFT + pos:.1f}" y="{at:.1f}" font-size="10" fill="#555" '
                 f'text-anchor="{anchor}">{v}</text>'
@@ -174,6 +186,12 @@ def svg(
     rows = (stats or {}).get("blocks") or []
     heat = stats is not None and stats.get("status") == "ready" and bool(stats.get("thumbs"))
     parts: list[str] = []
+    # Many blocks: their rectangles as one raster image (4096 rects were ~480 KiB of SVG).
+    raster = (
+        np.full((max(1, round(height)), max(1, round(width)), 3), 255, np.uint8)
+        if len(shown) > MAX_TITLES
+        else None
+    )
     for i, b in shown:
         # A dimension of size 0 (an empty array) has one block position: drawn whole.
         y0, y1 = b.index[r] if r is not None and rn else (0, 1)
@@ -185,10 +203,13 @@ def svg(
         title = (
             f"<title>{html.escape(_title(lay, b, row))}</title>" if len(shown) <= MAX_TITLES else ""
         )
-        parts.append(
-            f'<g class="block"><rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" '
-            f'fill="{color}" stroke="#fff" stroke-width="1"/>'
-        )
+        if raster is not None:
+            _fill(raster, x - LEFT, y - TOP, w, h, color)
+        else:
+            parts.append(
+                f'<g class="block"><rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" '
+                f'height="{h:.1f}" fill="{color}" stroke="#fff" stroke-width="1"/>'
+            )
         t = _thumb(stats, i, dims) if heat else None
         inset = 3 if w > 12 and h > 12 else 0
         if t is not None and inset:
@@ -213,7 +234,14 @@ def svg(
                 f'text-anchor="middle" dominant-baseline="central" fill="{text_color_on(color)}" '
                 f'font-family="monospace">{html.escape(label)}</text>'
             )
-        parts.append(f"{title}</g>")
+        if raster is None:
+            parts.append(f"{title}</g>")
+    if raster is not None:
+        parts.insert(
+            0,
+            f'<image class="blocks" x="{LEFT}" y="{TOP}" width="{raster.shape[1]}" '
+            f'height="{raster.shape[0]}" href="{png_data_uri(raster)}"/>',
+        )
     axes: list[str] = []
     if c is not None:
         axes.append(
@@ -239,6 +267,38 @@ def svg(
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{total_w}" height="{total_h}" '
         f'viewBox="0 0 {total_w} {total_h}" role="img" aria-label="{head}" '
         'font-family="system-ui,sans-serif">' + "".join(axes) + "".join(parts) + bar + "</svg>"
+    )
+
+
+def embed(svg_text: str) -> str:
+    """An SVG as HTML that survives sanitizers: an ``<img>`` of it (a data: URI) with an image map
+    whose areas carry each block's hover title. JupyterLab's sanitizer (a notebook it does not
+    trust) drops inline ``<svg>`` and ``<style>`` but keeps the text inside them, which reads
+    as a jumble; an image keeps the picture whole."""
+    import uuid
+    import xml.etree.ElementTree as ET
+
+    ns = "{http://www.w3.org/2000/svg}"
+    root = ET.fromstring(svg_text)
+    areas = []
+    for g in root.iter(f"{ns}g"):
+        rect, title = g.find(f"{ns}rect"), g.find(f"{ns}title")
+        if rect is None or title is None or not title.text:
+            continue
+        x, y = float(rect.get("x", 0)), float(rect.get("y", 0))
+        w, h = float(rect.get("width", 0)), float(rect.get("height", 0))
+        t = html.escape(title.text)
+        areas.append(
+            f'<area shape="rect" coords="{x:.0f},{y:.0f},{x + w:.0f},{y + h:.0f}" title="{t}" '
+            f'alt="{t}">'
+        )
+    name = f"shardwidget-map-{uuid.uuid4().hex[:12]}"
+    uri = "data:image/svg+xml;base64," + base64.b64encode(svg_text.encode()).decode("ascii")
+    label = html.escape(root.get("aria-label", "layout"))
+    return (
+        f'<img class="shardwidget-picture" src="{uri}" width="{root.get("width")}" '
+        f'height="{root.get("height")}" alt="{label}" usemap="#{name}" '
+        'style="max-width:none">' + (f'<map name="{name}">{"".join(areas)}</map>' if areas else "")
     )
 
 
@@ -309,7 +369,7 @@ def render(
         'font-size:12px;line-height:1.4">'
         f'<div><b style="font-family:monospace">{html.escape(_headline(lay))}</b></div>'
         f"<div>{html.escape(mesh)}</div>{err}"
-        + svg(lay, view_dims, width, n_devices, stats)
+        + f"<div>{embed(svg(lay, view_dims, width, n_devices, stats))}</div>"
         + f"<div>{info}</div></div>"
     )
 

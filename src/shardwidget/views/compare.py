@@ -96,11 +96,29 @@ class Comparison:
         )
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """The table and the views as one widget; in a kernel a picture of them as displayed comes
+        just before it (views/fallback.py), hidden while the first view is live."""
+        from . import fallback
+
         w = self.widget()
         bundle = w._repr_mimebundle_(**kwargs)
         if bundle is not None:
             data = bundle[0] if isinstance(bundle, tuple) else bundle
-            data["text/html"] = self._table_html()
+            pictures = "".join(
+                '<div style="display:inline-block;vertical-align:top;margin-right:16px">'
+                f"<b>{html.escape(n)}</b>{v._static_html()}</div>"
+                for n, v in zip(self.names, self.views, strict=True)
+            )
+            body = f"{self._table_html()}<div>{pictures}</div>"
+            shown = self.views and fallback.emit_static(
+                self.views[0]._fallback_id,
+                f'<div class="shardwidget-snapshot">{body}</div>',
+                "the comparison as displayed",
+            )
+            if shown:
+                data.pop("text/html", None)
+            else:
+                data["text/html"] = self._table_html()
             data["text/plain"] = repr(self)
         return bundle
 

@@ -52,19 +52,26 @@ def in_kernel() -> bool:
 def bundle(view: ShardView) -> dict[str, str]:
     """The display data of the picture output: text/html only (a text/plain would print the
     terminal grid a second time where HTML is not shown)."""
-    fid = html.escape(view._fallback_id)
+    return picture(view._fallback_id, view._static_html())
+
+
+def picture(fid: str, body: str, note: str = "the view's last state") -> dict[str, str]:
+    """A picture output whose live widget (the one that hides fallback id ``fid``) follows it."""
+    fid = html.escape(fid)
     # The widget output just after, when it shows text instead of a view ("Loading widget...",
-    # "Error displaying widget: model not found"): a live view is an element in it.
+    # "Error displaying widget: model not found"), only the widget's script tag (nbconvert's
+    # page with no html-manager) or its text/plain as of the display (a page saved without
+    # widget state): a live view is an element of another kind in it.
     hide_widget_error = (
-        f'.jp-OutputArea-child:has([{ATTR}="{fid}"])'
-        " + .jp-OutputArea-child:not(:has(> .jp-OutputArea-output > *)){display:none}"
+        f'.jp-OutputArea-child:has([{ATTR}="{fid}"]) + .jp-OutputArea-child'
+        ":not(:has(> .jp-OutputArea-output > :not(script, pre))){display:none}"
     )
     return {
         "text/html": f'<div class="shardwidget-fallback" {ATTR}="{fid}">'
         f"<style>{hide_widget_error}</style>"
-        '<div style="color:#777;font:11px system-ui,sans-serif">picture of the view\'s last '
-        "state (run the notebook for the live view)</div>"
-        f"{view._static_html()}</div>"
+        f'<div style="color:#777;font:11px system-ui,sans-serif">picture of {html.escape(note)} '
+        "(run the notebook for the live view)</div>"
+        f"{body}</div>"
     }
 
 
@@ -76,6 +83,15 @@ def emit(view: ShardView) -> bool:
     _ipython_display("display")(bundle(view), raw=True, display_id=view._fallback_id)
     view._fallback_shown = True
     _hook()
+    return True
+
+
+def emit_static(hide_with: str, body: str, note: str) -> bool:
+    """In a kernel, display a picture that is not redrawn (no display id of its own), hidden
+    while a live view with fallback id ``hide_with`` is shown; True when displayed."""
+    if not in_kernel():
+        return False
+    _ipython_display("display")(picture(hide_with, body, note), raw=True)
     return True
 
 

@@ -9,7 +9,6 @@ changes nothing.
 
 from __future__ import annotations
 
-import html
 import math
 import pathlib
 from collections import OrderedDict
@@ -246,14 +245,9 @@ class FunctionView(CostMixin, ShardView):
         )
 
     def _static_html(self) -> str:
-        err = (
-            '<div class="shardwidget-error" role="alert" style="color:#b00020">'
-            f"⚠ {html.escape(self.error)}</div>"
-            if self.error
-            else ""
-        )
-        pre = '<pre style="font-family:monospace;white-space:pre;font-size:12px">'
-        return f'<div class="shardwidget-snapshot">{err}{pre}{html.escape(repr(self))}</pre></div>'
+        from ..snapshot_function import render
+
+        return render(self.fn_name, self.mode, self._result, self.error, repr(self))
 
     def __setattr__(self, name: str, value: Any) -> None:
         """As ShardView's; ``in_specs`` / ``out_specs`` also take a single PartitionSpec (every

@@ -191,18 +191,19 @@ export class Controls {
       inp.pending,
       "div",
     );
+    // Reset / Undo / Redo act on the whole layout: beside the boxes, not inside "in memory".
     const undo = historyButtons(doc, inp.history, (by) => this.cb.step(by));
-    if (undo.length) {
-      const row = doc.createElement("div");
-      row.className = "sw-history-row";
-      row.append(reset, ...undo);
-      fsMem.append(row, status);
-    } else fsMem.append(reset, status);
+    const actions = doc.createElement("div");
+    actions.className = "sw-ctl-actions";
+    const row = doc.createElement("div");
+    row.className = "sw-history-row";
+    row.append(reset, ...undo, status);
+    actions.append(row);
 
     const all = doc.createElement("fieldset");
     all.className = "sw-controls-all";
     all.disabled = !!disabledWhy;
-    all.append(fsMesh, fsSpec, fsMem);
+    all.append(fsMesh, fsSpec, fsMem, actions);
     const nodes: HTMLElement[] = [all];
     if (disabledWhy) {
       const note = doc.createElement("div");

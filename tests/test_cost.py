@@ -326,7 +326,8 @@ def test_compare_shows_estimates_side_by_side():
     assert c.hardware == ["tpu-v5e", "h100"]
     for view, per in zip((v1, v2), c.estimates, strict=True):
         assert per["h100"]["total_s"] == pytest.approx(view.trace.estimate("h100").total_s, 1e-6)
-    assert "est. tpu-v5e" in c._table_html() and "est. h100" in repr(c)
+    # the table beside the widgets names presets as their dropdown does; the text by key
+    assert "est. TPU v5e" in c._table_html() and "est. h100" in repr(c)
 
 
 def test_transfer_holds_no_device_memory():

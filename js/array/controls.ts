@@ -250,7 +250,17 @@ export class Controls {
       this.rewrite = text ? { key: stateKey(n), text } : null;
       this.emit(n);
     };
-    return selectField(this.doc, key, label, offered, value, choose, ariaLabel);
+    const field = selectField(this.doc, key, label, offered, value, choose, ariaLabel);
+    // A select is as wide as its longest option: "2 × 4 — not in this page" would make it jump
+    // wider than the live widget's. Size it to its choice (field-sizing), or, in browsers
+    // without field-sizing, at most to the choices it can show closed.
+    if (offered.some((c, i) => c !== choices[i])) {
+      const longest = Math.max(...offered.filter((c, i) => c === choices[i]).map((c) => c.label.length));
+      const sel = field.querySelector("select") ?? (field as HTMLSelectElement);
+      sel.style.setProperty("field-sizing", "content");
+      sel.style.maxWidth = `calc(${(longest * 0.62).toFixed(2)}em + 2.8em)`;
+    }
+    return field;
   }
 
 }

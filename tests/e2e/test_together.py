@@ -54,3 +54,23 @@ def test_find_box_shows_its_whole_example(page, tmp_path):
     assert "batch=1,model=*" in fit[0]
     assert fit[1] <= fit[2], fit
     assert page.errors == []
+
+
+def test_saved_page_controls_as_wide_as_the_live_ones(page, tmp_path):
+    # A saved page marks the choices it did not save ("2 × 4 — not in this page"); the selects
+    # keep the live widget's widths instead of growing to those long labels.
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    x = jax.device_put(jnp.arange(64.0 * 32).reshape(64, 32), NamedSharding(mesh, P("x", "y")))
+    view = ShardView(x)
+    keys = ["naxes", "shape", "type-0", "type-1", "spec-0", "spec-1", "mem"]
+    widths = "(ks) => ks.map(k => document.querySelector(`[data-key='${k}']`).offsetWidth)"
+    open_view(page, tmp_path, view)
+    live = page.evaluate(widths, keys)
+    view.save_html(tmp_path / "saved.html")
+    page.goto((tmp_path / "saved.html").as_uri())
+    page.wait_for_function("window.__ready === true", timeout=15000)
+    assert "not in this page" in page.inner_text("[data-key=shape]")
+    saved = page.evaluate(widths, keys)
+    for k, a, b in zip(keys, live, saved, strict=True):
+        assert b <= a + 8, (k, a, b)
+    assert page.errors == []

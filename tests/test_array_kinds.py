@@ -2,6 +2,9 @@
 pjit_test): empty arrays, unreduced partial sums, sub-meshes, single devices, GSPMD layouts,
 pmap outputs. Geometry is checked against ``devices_indices_map``, data against numpy."""
 
+import base64
+import re
+
 import jax
 import numpy as np
 import pytest
@@ -10,6 +13,13 @@ from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView, snapshot, text
 from shardwidget import spec as spec_mod
+
+
+def _pictured(h: str) -> str:
+    """The HTML with each embedded picture's SVG decoded after it (pictures are <img>s of their SVG,
+    snapshot.embed)."""
+    uris = re.findall(r"data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)", h)
+    return h + "".join(base64.b64decode(u).decode() for u in uris)
 
 
 def _index_map(sharding, shape):
@@ -37,7 +47,7 @@ def test_empty_arrays_show_their_layout_and_say_empty(tmp_path, shape, spec):
     assert lay.empty and lay.size == 0 and lay.logical_bytes == 0
     assert _layout_map(lay) == _index_map(a.sharding, shape)
     assert text.EMPTY in repr(v)
-    html = v._repr_mimebundle_()[0]["text/html"]
+    html = _pictured(v._repr_mimebundle_()[0]["text/html"])
     assert text.EMPTY in html
     drawn = [d for d in range(min(2, len(shape)))]
     first = {d: min(b.index[d] for b in lay.blocks) for d in range(len(shape)) if d not in drawn}
@@ -45,7 +55,7 @@ def test_empty_arrays_show_their_layout_and_say_empty(tmp_path, shape, spec):
     assert html.count('<g class="block">') == len(shown) >= 1  # one drawn block each
     # every view dim choice draws (no division by the size-0 extent)
     for dims in ([0, 1], [1, 0]) if len(shape) >= 2 else ([0],):
-        assert "<svg" in snapshot.render(lay, tuple(dims), n_devices=8)
+        assert "<svg" in _pictured(snapshot.render(lay, tuple(dims), n_devices=8))
     assert v._layout["shape"] == list(shape) and v.error == ""
     assert v._stats["status"] == "unavailable" and "no elements" in v._stats["message"]
     report = v.save_html(tmp_path / "empty.html", variants=[{"spec": [None] * len(shape)}])
@@ -103,7 +113,7 @@ def test_unreduced_array_shows_partials_per_device():
     # the view says so: text, static picture, wire
     note = "each device holds a partial value"
     assert note in repr(v) and "unreduced over 'x'" in repr(v)
-    html = v._repr_mimebundle_()[0]["text/html"]
+    html = _pictured(v._repr_mimebundle_()[0]["text/html"])
     assert note in html and ">Σ 0,4<" in html and "×2" not in html
     assert v._layout["unreduced"] == ["x"] and v._layout["spec_str"] == lay.spec_text
     assert len(v._stats["partials"]) == 8 and all(b is None for b in v._stats["blocks"])
@@ -317,7 +327,7 @@ def test_gspmd_custom_layout_is_said_in_words_with_statistics():
     v = ShardView(a)
     assert v.layout.custom and v.layout.mesh is None
     assert _layout_map(v.layout) == _index_map(a.sharding, (4, 4))
-    assert CUSTOM in repr(v) and CUSTOM in v._repr_mimebundle_()[0]["text/html"]
+    assert CUSTOM in repr(v) and CUSTOM in _pictured(v._repr_mimebundle_()[0]["text/html"])
     assert v._options["original"] is None  # no mesh and spec: the controls offer targets
     assert v._stats["status"] == "ready"
     np.testing.assert_allclose(v._stats["blocks"][0][:2], [host.min(), host.max()])
@@ -409,7 +419,7 @@ def test_representative_shardings_against_jax_and_numpy(name):
     shape = tuple(a.shape)
     before = _buffers()
     v = ShardView(a)
-    assert "<svg" in v._repr_mimebundle_()[0]["text/html"]
+    assert "<svg" in _pictured(v._repr_mimebundle_()[0]["text/html"])
     assert _buffers() <= before  # the view holds no device memory of its own
     lay = v.layout
     assert _layout_map(lay) == _index_map(a.sharding, shape)
@@ -428,7 +438,7 @@ def test_representative_shardings_against_jax_and_numpy(name):
         np.testing.assert_allclose(
             row[:4], [part.min(), part.max(), part.mean(), part.std()], rtol=1e-5, atol=1e-6
         )
-    assert lay.typeof in repr(v) and "<svg" in v._repr_mimebundle_()[0]["text/html"]
+    assert lay.typeof in repr(v) and "<svg" in _pictured(v._repr_mimebundle_()[0]["text/html"])
     assert v._layout["typeof"] == lay.typeof and v.error == ""
 
 

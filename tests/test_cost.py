@@ -231,6 +231,19 @@ def test_collective_seconds_ring_formulas(n):
         assert want["all-to-all"] == pytest.approx(want["all-gather"])
 
 
+def test_seconds_read_in_their_own_unit():
+    # as js/shared/text.ts formatSeconds writes them (cost.test.ts checks the same values)
+    f = est_mod.fmt_seconds
+    assert [f(0), f(3.49e-13), f(1.39e-10), f(5.56e-9), f(1.23e-5), f(1.2)] == [
+        "0 s",
+        "0.349 ps",
+        "139 ps",
+        "5.56 ns",
+        "12.3 µs",
+        "1.2 s",
+    ]
+
+
 def _matmul_view(in_specs):
     mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=AUTO2)
     a = jax.device_put(np.ones((64, 128), np.float32), NamedSharding(mesh, P()))
@@ -314,7 +327,8 @@ def test_compare_shows_estimates_side_by_side():
     assert c.hardware == ["tpu-v5e", "h100"]
     for view, per in zip((v1, v2), c.estimates, strict=True):
         assert per["h100"]["total_s"] == pytest.approx(view.trace.estimate("h100").total_s, 1e-6)
-    assert "est. tpu-v5e" in c._table_html() and "est. h100" in repr(c)
+    # the table beside the widgets names presets as their dropdown does; the text by key
+    assert "est. TPU v5e" in c._table_html() and "est. h100" in repr(c)
 
 
 def test_transfer_holds_no_device_memory():

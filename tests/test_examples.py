@@ -310,7 +310,7 @@ def test_cost_notebook_shows_the_story(kernel_env: None) -> None:
     table = _stream(out["compare"])
     assert table.count("agrees") == 4 and "est. tpu-v5e" in table and "est. h100" in table, table
     moved = _stream(out["view-transfer"])
-    assert "all-to-all over x · 1.0 MiB per device" in moved, moved
+    assert "all-to-all over x · 1 MiB per device" in moved, moved
     assert "total: 8388608 bytes" in moved, moved
     assert "local fields positive: True" in _stream(out["presets"])
     assert _stream(out["view-hardware"]).startswith("h100 communication fits in HBM")

@@ -114,7 +114,7 @@ def test_capacity_where_memory_stats_reports_it(monkeypatch: Any, mesh: Any) -> 
     m = memory_map()
     assert m.capacity == {d: limit for d in range(8)}
     assert m.in_use[5] == 1005
-    assert "of 1.0 MiB" in repr(m) and "of 1.0 MiB" in m._repr_html_()
+    assert "of 1 MiB" in repr(m) and "of 1 MiB" in m._repr_html_()
     del x
 
 

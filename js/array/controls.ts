@@ -6,6 +6,7 @@ import { decodeEntry, encodeEntry, specOptions, specString } from "../shared/spe
 import {
   axisCountChoices,
   axisNameField,
+  axisTypeChoices,
   meshShapeChoices,
   fieldset,
   rebuildKeepingFocus,
@@ -124,7 +125,7 @@ export class Controls {
       const typeSel = this.select(
         `type-${i}`,
         "",
-        (["auto", "explicit"] as AxisType[]).map((a) => ({ value: a, label: a, disabled: false, title: "" })),
+        axisTypeChoices(),
         state.axis_types[i] ?? "auto",
         (v) => withAxisType(state, i, v as AxisType),
         `type of mesh axis ${i}`,
@@ -190,18 +191,19 @@ export class Controls {
       inp.pending,
       "div",
     );
+    // Reset / Undo / Redo act on the whole layout: beside the boxes, not inside "in memory".
     const undo = historyButtons(doc, inp.history, (by) => this.cb.step(by));
-    if (undo.length) {
-      const row = doc.createElement("div");
-      row.className = "sw-history-row";
-      row.append(reset, ...undo);
-      fsMem.append(row, status);
-    } else fsMem.append(reset, status);
+    const actions = doc.createElement("div");
+    actions.className = "sw-ctl-actions";
+    const row = doc.createElement("div");
+    row.className = "sw-history-row";
+    row.append(reset, ...undo, status);
+    actions.append(row);
 
     const all = doc.createElement("fieldset");
     all.className = "sw-controls-all";
     all.disabled = !!disabledWhy;
-    all.append(fsMesh, fsSpec, fsMem);
+    all.append(fsMesh, fsSpec, fsMem, actions);
     const nodes: HTMLElement[] = [all];
     if (disabledWhy) {
       const note = doc.createElement("div");
@@ -248,7 +250,17 @@ export class Controls {
       this.rewrite = text ? { key: stateKey(n), text } : null;
       this.emit(n);
     };
-    return selectField(this.doc, key, label, offered, value, choose, ariaLabel);
+    const field = selectField(this.doc, key, label, offered, value, choose, ariaLabel);
+    // A select is as wide as its longest option: "2 × 4 — not in this page" would make it jump
+    // wider than the live widget's. Size it to its choice (field-sizing), or, in browsers
+    // without field-sizing, at most to the choices it can show closed.
+    if (offered.some((c, i) => c !== choices[i])) {
+      const longest = Math.max(...offered.filter((c, i) => c === choices[i]).map((c) => c.label.length));
+      const sel = field.querySelector("select") ?? (field as HTMLSelectElement);
+      sel.style.setProperty("field-sizing", "content");
+      sel.style.maxWidth = `calc(${(longest * 0.62).toFixed(2)}em + 2.8em)`;
+    }
+    return field;
   }
 
 }

@@ -62,7 +62,10 @@ function meshSummary(layout: Layout): string {
 export function statsHint(layout: Layout | null, stats: Stats | null | undefined): string {
   if (!layout) return "";
   if (!stats || stats.key !== layout.key || stats.status === "pending") return "statistics pending…";
-  if (stats.status === "unavailable") return stats.message || "statistics unavailable";
+  // An empty array's summary line already says it has no elements: not a second time here.
+  if (stats.status === "unavailable") {
+    return isEmpty(layout) ? "" : stats.message || "statistics unavailable";
+  }
   return "";
 }
 
@@ -206,6 +209,8 @@ export class Header {
         ? `${m.axis_names[0]}=${m.axis_sizes[0] > 1 ? 1 : 0}` + (m.axis_names.length > 1 ? `,${m.axis_names[1]}=*` : "")
         : "";
     this.findInput.placeholder = [...ex, ...(coord ? [coord] : [])].join(", ");
+    // Wide enough for its examples (4096 devices, long axis names), never narrower than the CSS's.
+    this.findInput.style.width = `max(12.5em, ${this.findInput.placeholder.length + 3}ch)`;
     this.findInput.title =
       layout.devices.ids.length === 1
         ? `Highlight device ${ex[0]} (the only device). Esc clears.`

@@ -8,6 +8,7 @@ import { decodeEntry, encodeEntry } from "../shared/spec";
 import {
   axisCountChoices,
   axisNameField,
+  axisTypeChoices,
   fieldset,
   meshShapeChoices,
   rebuildKeepingFocus,
@@ -170,15 +171,7 @@ export class FunctionMeshControls {
       doc,
       `type-${i}`,
       "",
-      (["auto", "explicit"] as AxisType[]).map((a) => ({
-        value: a,
-        label: a === "auto" ? "Auto" : "Explicit",
-        disabled: false,
-        title:
-          a === "auto"
-            ? "Auto: the compiler decides the sharding of intermediates"
-            : "Explicit: shardings are part of the types; ambiguous ops ask for out_sharding",
-      })),
+      axisTypeChoices(),
       state.axis_types[i] ?? "auto",
       (v) => this.request(withTraceAxisType(state, i, v as AxisType)),
       `type of mesh axis ${i}`,

@@ -68,7 +68,9 @@ const FUNCTION_CSS = `
 .shardwidget .sw-tr-num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
 .shardwidget .sw-tr-table th:nth-child(4) { text-align: right; }
 .shardwidget .sw-tr-cons-table th:nth-child(4) { text-align: left; }
-.shardwidget .sw-tr-cause { color: var(--sw-fg2); min-width: 16em; overflow-wrap: break-word; }
+/* "anywhere", not "break-word": a long op name (jit(f)/shard_map/psum) must not widen the table past
+   its scroll box (break-word leaves the min-content width whole, and the name was cut off). */
+.shardwidget .sw-tr-cause { color: var(--sw-fg2); min-width: 12em; overflow-wrap: anywhere; }
 .shardwidget .sw-tr-table td:not(.sw-tr-cause) { white-space: nowrap; }
 .shardwidget .sw-tr-coll-row { cursor: default; }
 .shardwidget .sw-tr-coll-row:hover td, .shardwidget .sw-tr-coll-row:focus td { background: var(--sw-bg2); }

@@ -35,6 +35,24 @@ export function meshShapeChoices(options: MeshChoiceOptions, shape: number[]): C
   return facts.map((f) => ({ value: f.join(","), label: shapeLabel(f), disabled: false, title: "" }));
 }
 
+/** The type select of a mesh axis, worded as JAX's AxisType (the same in both views). */
+export function axisTypeChoices(): Choice[] {
+  return [
+    {
+      value: "auto",
+      label: "Auto",
+      disabled: false,
+      title: "Auto: the compiler decides the sharding of intermediates",
+    },
+    {
+      value: "explicit",
+      label: "Explicit",
+      disabled: false,
+      title: "Explicit: shardings are part of the types; ambiguous ops ask for out_sharding",
+    },
+  ];
+}
+
 function shapeLabel(s: number[]): string {
   return s.join(" × ");
 }

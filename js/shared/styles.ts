@@ -100,6 +100,7 @@ export const CSS = `
 .shardwidget .sw-picture .sw-picture-btn { padding: 1px 6px; font-size: 11px; }
 .shardwidget .sw-picture-status:not(:empty) { margin-left: 4px; }
 .shardwidget .sw-history-row { display: flex; gap: 4px; flex-wrap: wrap; align-items: center; }
+.shardwidget .sw-ctl-actions { align-self: flex-end; padding: 0 0 8px 2px; }
 .shardwidget .sw-history { padding: 2px 8px; }
 .shardwidget .sw-spec-preview { font-family: var(--sw-mono); font-size: 12px; color: var(--sw-fg); }
 .shardwidget .sw-ctl-status { font-size: 11.5px; color: var(--sw-accent); min-height: 1em; }

@@ -85,11 +85,12 @@ export function plural(n: number, word: string, pluralWord = word + "s"): string
 }
 
 /** Seconds in the unit that reads best, 3 significant digits (Python's cost.estimate.fmt_seconds):
- *  "0 s", "38.1 ns", "12.3 µs", "4.56 ms", "1.2 s". */
+ *  "0 s", "349 ps", "38.1 ns", "12.3 µs", "4.56 ms", "1.2 s". */
 export function formatSeconds(s: number): string {
   if (!Number.isFinite(s)) return String(s);
   if (s === 0) return "0 s";
-  const units: [string, number][] = [["s", 1], ["ms", 1e-3], ["µs", 1e-6]];
+  const units: [string, number][] = [["s", 1], ["ms", 1e-3], ["µs", 1e-6], ["ns", 1e-9]];
   for (const [unit, f] of units) if (s >= f) return `${Number((s / f).toPrecision(3))} ${unit}`;
-  return `${Number((s / 1e-9).toPrecision(3))} ns`;
+  // Below a nanosecond (a tiny compute part), ps: "0.349 ps", not "0.000349 ns".
+  return `${Number((s / 1e-12).toPrecision(3))} ps`;
 }

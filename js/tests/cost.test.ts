@@ -257,6 +257,9 @@ describe("the time axis", () => {
     expect(formatSeconds(0.00456)).toBe("4.56 ms");
     expect(formatSeconds(1.2)).toBe("1.2 s");
     expect(formatSeconds(1.23e-5)).toBe("12.3 µs");
+    expect(formatSeconds(3.49e-13)).toBe("0.349 ps"); // not "0.000349 ns"
+    expect(formatSeconds(1.39e-10)).toBe("139 ps");
+    expect(formatSeconds(5.56e-9)).toBe("5.56 ns");
   });
 });
 

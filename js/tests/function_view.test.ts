@@ -14,7 +14,8 @@ import {
   withTraceNumAxes,
 } from "../function/state";
 import { formatBytes, formatCount } from "../shared/text";
-import { flush } from "./testing";
+import { flush, mount } from "./testing";
+import * as fx from "./fixtures";
 import type { TraceRequestMsg } from "../wire";
 
 const cleanups: (() => void)[] = [];
@@ -135,6 +136,20 @@ describe("function view: rendering", () => {
     model.set("busy", true);
     await flush();
     expect(busy.hidden).toBe(false);
+  });
+});
+
+describe("both views word the controls alike", () => {
+  it("a mesh axis's type: Auto / Explicit (JAX's AxisType), with the same tooltips", async () => {
+    const options = (root: HTMLElement) =>
+      [...root.querySelectorAll<HTMLOptionElement>('select[data-key="type-0"] option')].map(
+        (o) => [o.value, o.textContent, o.title],
+      );
+    const fn = options(mountTrace(tfx.fxTraceLayerJit()).el);
+    const arr = mount(fx.fx8()).el;
+    await flush();
+    expect(fn.map((o) => o[1])).toEqual(["Auto", "Explicit"]);
+    expect(options(arr)).toEqual(fn);
   });
 });
 

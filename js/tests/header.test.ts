@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { CUSTOM, EMPTY, isEmpty, matchDevices, parseDeviceQuery } from "../array/header";
+import { CUSTOM, EMPTY, isEmpty, matchDevices, parseDeviceQuery, statsHint } from "../array/header";
 import { flush, mount, unmountAll } from "./testing";
 import * as fx from "./fixtures";
 
@@ -148,6 +148,13 @@ describe("empty arrays", () => {
     const { el } = mount(f);
     await flush();
     expect(el.querySelector(".sw-summary")!.textContent).toContain(EMPTY);
+  });
+  it("says it has no elements once: no statistics hint repeating it", () => {
+    const f = fx.fx8();
+    const empty = { ...f.layout, shape: [0, ...f.layout.shape.slice(1)] };
+    const none = { ...f.stats, status: "unavailable" as const, message: "the array has no elements" };
+    expect(statsHint(empty, none)).toBe("");
+    expect(statsHint(f.layout, { ...none, key: f.layout.key })).toBe("the array has no elements");
   });
 });
 

@@ -512,7 +512,8 @@ def function_svg(
             res.in_paths, res.in_shardings, res.in_shapes, res.in_dtypes, strict=False
         )
     ] + [
-        (f"out {p}", layout_of_sharding(s, tuple(shape), dt))
+        # output paths already say so ("out", "out[0]"): not "out out"
+        (p if p.startswith("out") else f"out {p}", layout_of_sharding(s, tuple(shape), dt))
         for p, s, shape, dt in zip(
             res.out_paths, res.out_shardings, res.out_shapes, res.out_dtypes, strict=False
         )

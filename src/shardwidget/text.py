@@ -25,12 +25,15 @@ EMPTY = "empty array: no elements, the layout only"
 
 
 def fmt_bytes(n: float) -> str:
-    """The one byte formatter: "512 B", "1.5 KiB", "120 MiB" (binary units, 3 digits at most
-    before rounding to whole units)."""
+    """The one byte formatter: "512 B", "1.5 KiB", "1.23 MiB", "120 MiB" (binary units; 3
+    significant digits, at most 2 decimals, no trailing zeros: the renderer's formatBytes in
+    js/shared/text.ts, so the kernel's lines and the widget's tables write the same bytes)."""
     for unit, size in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if abs(n) >= size:
             v = n / size
-            return f"{v:.1f} {unit}" if abs(v) < 100 else f"{v:.0f} {unit}"
+            digits = 0 if abs(v) >= 100 else 1 if abs(v) >= 10 else 2
+            s = f"{v:.{digits}f}"
+            return f"{s.rstrip('0').rstrip('.') if '.' in s else s} {unit}"
     return f"{int(n)} B"
 
 

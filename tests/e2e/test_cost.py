@@ -31,7 +31,7 @@ def shot(page, name):
 
 
 def js_bytes(n):
-    """Bytes as the renderer writes them (formatBytes: "3 KiB" where Python writes "3.0 KiB")."""
+    """Bytes as the renderer writes them (fmt_bytes follows formatBytes; kept for old ".0")."""
     return fmt_bytes(n).replace(".0 ", " ")
 
 

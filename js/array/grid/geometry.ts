@@ -154,9 +154,23 @@ export function axisTicksVertical(ranges: [number, number][], offsets: number[])
   return ticks(ranges, offsets, () => ROW_LINE, 4, 0, 2);
 }
 
+/** Mesh axes of size 1 split nothing: a dimension over only those is not split (the legend's
+ *  "y has size 1: not split"). The names of such axes, when every axis of dim d is one. */
+function sizeOneAxes(layout: Layout, axes: string[]): string[] {
+  const m = layout.mesh;
+  if (!m || axes.length === 0) return [];
+  const size = (a: string) => m.axis_sizes[m.axis_names.indexOf(a)];
+  return axes.every((a) => size(a) === 1) ? axes : [];
+}
+
 export function dimTitle(layout: Layout, d: number): string {
   const axes = entryAxes(layout.spec[d]);
-  const by = axes.length ? ` · sharded over ${axes.join("+")}` : " · not sharded";
+  const ones = sizeOneAxes(layout, axes);
+  const by = ones.length
+    ? ` · not split (${ones.join(", ")} ${ones.length > 1 ? "have" : "has"} size 1)`
+    : axes.length
+      ? ` · sharded over ${axes.join("+")}`
+      : " · not sharded";
   return `dim ${d} (${layout.shape[d]})${by}`;
 }
 
@@ -167,9 +181,11 @@ export function dimTitleFitting(layout: Layout, d: number, room: number): string
   const axes = entryAxes(layout.spec[d]);
   const over = axes.join("+");
   const full = dimTitle(layout, d);
-  const cands = axes.length
-    ? [full, `dim ${d} · over ${over}`, `dim ${d} · ${over}`, `dim ${d}`]
-    : [full, `dim ${d} · not sharded`, `dim ${d}`];
+  const cands = sizeOneAxes(layout, axes).length
+    ? [full, `dim ${d} · not split`, `dim ${d}`]
+    : axes.length
+      ? [full, `dim ${d} · over ${over}`, `dim ${d} · ${over}`, `dim ${d}`]
+      : [full, `dim ${d} · not sharded`, `dim ${d}`];
   // Titles are 11 px in the UI font: ~0.6 em a character is a safe upper bound.
   for (const c of cands) if (textWidth(`${c} →`, 11) <= room) return c;
   return `${d}`;

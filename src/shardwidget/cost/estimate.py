@@ -194,13 +194,14 @@ class Estimate:
 
 
 def fmt_seconds(s: float) -> str:
-    """Seconds in the unit that reads best: 12.3 µs, 4.56 ms, 1.2 s."""
+    """Seconds in the unit that reads best: 349 ps, 12.3 µs, 4.56 ms, 1.2 s (formatSeconds in
+    js/shared/text.ts)."""
     if s == 0:
         return "0 s"
-    for unit, f in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+    for unit, f in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
         if s >= f:
             return f"{s / f:.3g} {unit}"
-    return f"{s / 1e-9:.3g} ns"
+    return f"{s / 1e-12:.3g} ps"
 
 
 def estimate(

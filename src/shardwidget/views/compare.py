@@ -51,8 +51,11 @@ class Comparison:
     def _table_html(self) -> str:
         cols = ["name", "mode", "outputs", "collectives", "sent per device", "peak memory", "flops"]
         cols.append("output types")
-        cols += [f"est. {h}" for h in self.hardware]
-        head = "".join(f"<th style='text-align:left;padding:2px 8px'>{c}</th>" for c in cols)
+        # the preset as the widget's hardware dropdown names it ("TPU v5e"), not its key
+        cols += [f"est. {hw_mod.hardware(h).label or h}" for h in self.hardware]
+        head = "".join(
+            f"<th style='text-align:left;padding:2px 8px'>{html.escape(c)}</th>" for c in cols
+        )
         body = ""
         for i, r in enumerate(self.rows):
             cells = [

@@ -401,6 +401,18 @@ FUNCS: dict[str, Fn] = {
         ),
         lambda: (_x42(),),
     ),
+    "grad-of-shard_map": Fn(
+        jax.grad(
+            lambda a: jax.shard_map(
+                lambda b: lax.psum((b**2).sum(), ("x", "y")),
+                mesh=_meshes()["xy"],
+                in_specs=P("x", "y"),
+                out_specs=P(),
+            )(a)
+        ),
+        lambda: (_x42(),),
+    ),
+    "returns-key": Fn(lambda a: jax.random.key(0), lambda: (_x42(),), coll=False),
     # shard_map mode: inputs as laid out by in_specs, so no resharding before the body
     "sm-psum": Fn(
         lambda a: lax.psum(a, "x"),
@@ -711,3 +723,15 @@ def test_pinned_host_input_keeps_its_memory_kind_as_jit_does() -> None:
     np.testing.assert_allclose(np.asarray(out), ar(8, 8) * 2)
     v.in_specs = [["y", None]]  # a re-layout keeps the memory kind
     assert v.error == "" and v.trace.in_shardings[0].memory_kind == "pinned_host"
+
+
+def test_errors_in_f_and_pmap_relayouts_are_said_in_words() -> None:
+    def boom(a: Any) -> Any:
+        raise RuntimeError("user bug")
+
+    v = ShardView(boom, _x42())
+    assert "user bug" in v.error and v.outputs is None
+    pv = ShardView(jax.pmap(lambda a: a * 2), np.ones((8, 2), np.float32))
+    with pytest.raises(ValueError, match="pmap fixes this layout"):
+        pv.in_specs = [[None, None]]
+    assert pv.error == "" and pv.outputs is not None  # the last good view stays

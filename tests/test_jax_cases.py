@@ -735,3 +735,29 @@ def test_errors_in_f_and_pmap_relayouts_are_said_in_words() -> None:
     with pytest.raises(ValueError, match="pmap fixes this layout"):
         pv.in_specs = [[None, None]]
     assert pv.error == "" and pv.outputs is not None  # the last good view stays
+
+
+def test_jitted_f_with_in_and_out_shardings_on_numpy_inputs_lays_them_out_as_jax() -> None:
+    """pjit_test's usual form: jax.jit(f, in_shardings=…, out_shardings=…) called on numpy
+    inputs. The view starts on that jit's mesh and in_shardings, as ``g(x)`` lays x out.
+    (Collectives: the view compiles jit(g) inside its own jit, which XLA compiles as
+    jax.jit(lambda a: g(a)) does, a collective-permute more than g alone here.)"""
+    mesh = _meshes()["xy"]
+    g = jax.jit(
+        lambda a: a @ a.T,
+        in_shardings=NamedSharding(mesh, P("x")),
+        out_shardings=NamedSharding(mesh, P(None, "y")),
+    )
+    xn = ar(8, 8)
+    c = g.lower(xn).compile()
+    v = ShardView(g, xn)
+    assert v.error == "", v.error
+    assert v.trace.in_shardings[0].mesh == mesh
+    assert _index_map(v.trace.in_shardings[0], (8, 8)) == _index_map(
+        c.input_shardings[0][0], (8, 8)
+    )
+    assert _index_map(v.trace.out_shardings[0], (8, 8)) == _index_map(c.output_shardings, (8, 8))
+    np.testing.assert_allclose(np.asarray(v.outputs[0]), np.asarray(g(xn)), rtol=1e-5)
+    nested = jax.jit(lambda a: g(a), in_shardings=NamedSharding(mesh, P("x")))
+    hlo = nested.lower(xn).compile().as_text()
+    assert sorted(COLL.findall(hlo)) == sorted(k.kind for k in v.trace.collectives)

@@ -658,6 +658,11 @@ def leaf_specs(
     return [every[i] for i in keep]
 
 
+@dataclass
+class _Sharded:
+    sharding: Any
+
+
 def _own_mesh(leaves: Sequence[Leaf]) -> Any:
     """The jax Mesh of the first leaf with a NamedSharding over a concrete mesh; else, for an
     array committed to one device (``jax.device_put(x, device)``: jax.jit runs there), a
@@ -752,6 +757,14 @@ class Traced:
         devices, in its order, are the view's mesh while the mesh shape stays its shape, so
         outputs land where ``jax.jit(f)(*args)`` puts them (a sub-mesh of some devices too).
         Found in f's sharding constraints when no input has one (see :meth:`find_own_mesh`)."""
+        self.jit_in_shardings: list[Any] = self._jit_in_shardings(args, kwargs)
+        """Per input leaf: the sharding a ``jax.jit(g, in_shardings=…)`` f gives it (its own
+        in_shardings; None where it gives none or f is not jitted). A leaf without a
+        sharding of its own (numpy) starts there, as ``f(*args)`` lays it out."""
+        if self.own_mesh is None:
+            self.own_mesh = _own_mesh(
+                [Leaf("", (), None, _Sharded(sh)) for sh in self.jit_in_shardings if sh]
+            )
         self.find_own_mesh()
         self.run_disabled = _run_disabled(self.leaves, self.devices)
         """Why the compiled function is not run ("" when it is): ShapeDtypeStruct inputs, or
@@ -976,6 +989,27 @@ class Traced:
             raise ValueError(
                 f"{e}; or on the inputs' own mesh of {size} devices: {fits or 'none'}"
             ) from None
+
+    def _jit_in_shardings(self, args: Sequence[Any], kwargs: dict[str, Any]) -> list[Any]:
+        """See :attr:`jit_in_shardings`: read from ``f.lower(*args)`` when f is jitted and its
+        lowered input shardings match the array leaves one for one (else all None)."""
+        import jax
+        from jax.sharding import NamedSharding
+
+        none: list[Any] = [None] * len(self.leaves)
+        if not hasattr(self.f, "lower") or self.mode != "jit" or not self.leaves:
+            return none
+        try:
+            lowered = self.f.lower(*args, **kwargs)
+            shs = jax.tree_util.tree_leaves(lowered.compile().input_shardings)
+        except Exception:  # (committed inputs it refuses, pmap, …): the view's defaults
+            return none
+        if len(shs) != len(self.leaves):
+            return none
+        return [
+            sh if isinstance(sh, NamedSharding) and not sh.is_fully_replicated else None
+            for sh in shs
+        ]
 
     def find_own_mesh(self) -> None:
         """No input has a mesh: take the mesh of f's first sharding constraint with a concrete
@@ -1244,8 +1278,8 @@ def default_state(traced: Traced, n_devices: int) -> TraceState:
     if mesh_st is None:
         mesh_st = state_mod.default_state(0, n_devices, "device")
     specs = []
-    for lf in traced.leaves:
-        sh = getattr(lf.value, "sharding", None)
+    for i, lf in enumerate(traced.leaves):
+        sh = getattr(lf.value, "sharding", None) or traced.jit_in_shardings[i]
         own = state_mod.state_of_sharding(sh, len(lf.shape)) if sh is not None else None
         elsewhere = other_mesh(lf.value, own_mesh)  # on another mesh: see other_mesh
         if elsewhere is not None:

@@ -761,3 +761,14 @@ def test_jitted_f_with_in_and_out_shardings_on_numpy_inputs_lays_them_out_as_jax
     nested = jax.jit(lambda a: g(a), in_shardings=NamedSharding(mesh, P("x")))
     hlo = nested.lower(xn).compile().as_text()
     assert sorted(COLL.findall(hlo)) == sorted(k.kind for k in v.trace.collectives)
+
+
+def test_a_keyword_of_f_named_mode_is_pointed_to_partial() -> None:
+    def f(a: Any, mode: str = "eval") -> Any:
+        return a * 2 if mode == "train" else a
+
+    with pytest.raises(ValueError, match=r"functools.partial\(f, mode=...\)"):
+        ShardView(f, _x42(), mode="train")
+    v = ShardView(partial(f, mode="train"), _x42())
+    assert v.error == ""
+    np.testing.assert_allclose(np.asarray(v.outputs[0]), ar(8, 8) * 2, rtol=1e-6)

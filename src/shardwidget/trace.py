@@ -726,7 +726,10 @@ class Traced:
         import jax
 
         if mode not in MODES:
-            raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+            raise ValueError(
+                f"mode must be one of {', '.join(MODES)}; got {mode!r} (mode is the view's own "
+                "keyword: give f a keyword of that name with functools.partial(f, mode=...))"
+            )
         self.f, self.mode, self.devices = f, mode, list(devices)
         self.fn_name = getattr(f, "__name__", None) or type(f).__name__
         leaves_p, self._treedef = jax.tree_util.tree_flatten_with_path((tuple(args), dict(kwargs)))

@@ -47,7 +47,7 @@ def _jax_counts(a: Any) -> tuple[list[int], int]:
             (2, 4),
             ("x", "y"),
             P(None, ("y", "x")),
-            ["dimension 1 split 8 ways over y × x", "no copies: each element on one device"],
+            ["dimension 1 split 8 ways over y+x", "no copies: each element on one device"],
         ),
         (
             (1, 8),

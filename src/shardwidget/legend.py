@@ -64,7 +64,7 @@ def replication_lines(lay: Layout) -> tuple[str, ...]:
         split = [a for a in axes if sizes[a] > 1]
         if split:
             ways = math.prod(sizes[a] for a in split)
-            lines.append(f"dimension {dim} split {ways} ways over {' × '.join(split)}")
+            lines.append(f"dimension {dim} split {ways} ways over {'+'.join(split)}")
     for a in lay.unreduced:
         lines.append(f"partial sums over {a}: {sizes[a]} partials per block, added up")
     copies = [a for a in lay.mesh.axis_names if a not in used and sizes[a] > 1]

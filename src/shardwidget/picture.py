@@ -221,7 +221,7 @@ def _dims(lay: Layout, view_dims: Sequence[int]) -> tuple[int | None, int | None
 
 def _axis_title(lay: Layout, d: int) -> str:
     axes = lay.spec[d] if lay.spec is not None and d < len(lay.spec) else ()
-    how = f"sharded over {' × '.join(axes)}" if axes else "not sharded"
+    how = f"sharded over {'+'.join(axes)}" if axes else "not sharded"
     return f"dim {d} ({lay.shape[d]}) · {how}"
 
 

@@ -120,7 +120,7 @@ def _title(lay: Layout, b: Block, row: list[float] | None) -> str:
 
 def _axis_text(lay: Layout, d: int) -> str:
     axes = lay.spec[d] if lay.spec is not None and d < len(lay.spec) else ()
-    return f"sharded over {', '.join(axes)}" if axes else "not sharded"
+    return f"sharded over {'+'.join(axes)}" if axes else "not sharded"
 
 
 def _ticks(starts: list[int], n: int, length: float, horizontal: bool, at: float) -> list[str]:

@@ -7,6 +7,7 @@ from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
 from shardwidget.legend import legend_of
+from shardwidget.text import holder_candidates
 
 from .helpers import svgs_in
 
@@ -37,3 +38,41 @@ def test_a_dimension_over_two_axes_is_spelled_as_the_widget_spells_it() -> None:
     assert "dimension 0 split 8 ways over x+y" in legend
     for text in (picture, snap, *legend):
         assert "x × y" not in text and "x, y" not in text
+
+
+def test_the_picture_labels_holders_as_the_widget_does() -> None:
+    # The widget (js/array/labels.ts deviceLabelCandidates) writes a run of holders "0–3 ×4".
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    a = jax.device_put(jnp.ones((16, 8)), NamedSharding(mesh, P("x", None)))
+    held: dict[tuple[int, ...], list[int]] = {}
+    for d, idx in a.sharding.devices_indices_map(a.shape).items():
+        held.setdefault(tuple(s.start or 0 for s in idx), []).append(d.id)
+    assert all(len(ids) == 4 for ids in held.values())
+    pic = ShardView(a).to_svg()
+    for ids in held.values():
+        lo, hi = min(ids), max(ids)
+        assert sorted(ids) == list(range(lo, hi + 1))  # runs on this mesh
+        assert f">{lo}–{hi} ×4<" in pic
+        assert f">{lo}-{hi}<" not in pic
+
+
+def test_holder_candidates_match_the_widget() -> None:
+    # The same cases as js/tests (deviceLabelCandidates): runs of 3+ compress, pairs do not.
+    assert holder_candidates([0, 1, 2, 3, 8]) == ["0–3,8 ×5", "0,1,2,3,8", "×5"]
+    assert holder_candidates([0, 4]) == ["0,4", "×2"]
+    assert holder_candidates(list(range(16)), badge=True) == ["0–15", ",".join(map(str, range(16)))]
+    assert holder_candidates([5]) == ["5"]
+    assert holder_candidates([0, 1, 2, 3]) == ["0–3 ×4", "0,1,2,3", "×4"]
+    assert holder_candidates(list(range(32)), badge=True) == ["0–31"]
+
+
+def test_the_picture_counts_collective_groups_as_the_widget_does() -> None:
+    # The widget (js/function/collectives.ts groupsLabel): "2 devices × 4 groups".
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    x = jax.device_put(jnp.ones((16, 8)), NamedSharding(mesh, P("x", "y")))
+    f = lambda a: a.sum(0)  # noqa: E731 - summing dim 0 (over x, size 2) is an all-reduce over x
+    hlo = jax.jit(f).lower(x).compile().as_text()
+    assert "all-reduce" in hlo
+    pic = ShardView(f, x).to_svg()
+    assert "all-reduce over x" in pic and "2 devices × 4 groups" in pic
+    assert "groups of" not in pic

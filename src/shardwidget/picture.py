@@ -30,9 +30,10 @@ from .layout import Layout, layout_of_sharding
 from .legend import MARKS, legend_of
 from .png import encode_rgb
 from .summary import Summary
-from .text import EMPTY, devices_label, fmt_bytes, id_ranges
+from .text import EMPTY, fmt_bytes, holder_candidates
 
 if TYPE_CHECKING:
+    from .hlo import Collective
     from .trace import TraceResult
 
 # Named fonts first: cairosvg takes the first family it knows, where a browser would take
@@ -362,7 +363,8 @@ def _block(
             f'style="image-rendering:pixelated" xlink:href="data:image/png;base64,{data}"/>'
         )
     k = len(devices)
-    label, size = _fit_label(devices, w - 4, h, "Σ " if lay.partial else "")
+    badge = k > MAX_STRIPES and w >= 30 and h >= 34  # drawn below, as the widget's ×N badge
+    label, size = _fit_label(devices, w - 4, h, "Σ " if lay.partial else "", badge)
     if label:
         lw, lh = 0.62 * size * len(label) + 4, size + 4
         svg.rect(
@@ -377,7 +379,7 @@ def _block(
             mono=True,
             weight="bold",
         )
-    if k > MAX_STRIPES and w >= 30 and h >= 34:
+    if badge:
         svg.text(
             x + w - 4,
             y + h - 5,
@@ -391,19 +393,25 @@ def _block(
     svg.parts.append("</g>")
 
 
-def _fit_label(devices: tuple[int, ...], w: float, h: float, prefix: str = "") -> tuple[str, float]:
-    """The holders' label and a font size (6 to 11 px) that fit w × h: the whole id list in a
-    smaller font before a shortened one ("0-7,16-23 (16)", "×16"); "" when nothing fits.
-    ``prefix``: "Σ " for the holders of an unreduced block's partial sums."""
-    full = prefix + id_ranges(devices)
-    size = min(11.0, (w - 4) / (0.62 * len(full)), h - 4)
-    if size >= 6:
-        return full, size
-    room = max(1, int((w - 4) // (0.62 * 6)) - len(prefix))
-    label = devices_label(devices, room)
-    label = prefix + label if label != "…" else label
-    size = min(11.0, (w - 4) / (0.62 * max(1, len(label))), h - 4)
-    return (label, size) if size >= 6 and label != "…" else ("", 0)
+def _fit_label(
+    devices: tuple[int, ...], w: float, h: float, prefix: str = "", badge: bool = False
+) -> tuple[str, float]:
+    """The holders' label and a font size (6 to 11 px) that fit w × h, from the widget's
+    candidates (:func:`~shardwidget.text.holder_candidates`: "0,4", "0–3 ×4", "×4"): the first
+    that fits in 11 px, else the first that fits in a smaller font; "" when none fits.
+    ``prefix``: "Σ " for the holders of an unreduced block's partial sums (tried first, then
+    the bare labels). ``badge``: a separate ×N badge is drawn, so no count-only label."""
+    holders = holder_candidates(devices, badge)
+    cands = [prefix + c for c in holders] + holders if prefix else holders
+
+    def size_of(label: str) -> float:
+        return min(11.0, (w - 4) / (0.62 * max(1, len(label))), h - 4)
+
+    for floor in (11.0, 6.0):
+        for c in cands:
+            if size_of(c) >= floor:
+                return c, size_of(c)
+    return "", 0
 
 
 def mesh(
@@ -548,6 +556,18 @@ def function_svg(
     return svg.done(width, y + 8, f"{name} compiled on mesh {axes}")
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def groups_label(c: Collective) -> str:
+    """Who talks to whom, as the widget's (js/function/collectives.ts groupsLabel): "4 devices ×
+    2 groups"; a collective-permute: "4 pairs"."""
+    if c.kind == "collective-permute":
+        return _plural(c.n_groups, "pair")
+    return f"{_plural(c.group_size, 'device')} × {_plural(c.n_groups, 'group')}"
+
+
 def _collectives(svg: Svg, res: TraceResult, x: float, y: float, width: float) -> float:
     svg.text(x, y + 10, "Communication", size=12, weight="bold", fill=FG2)
     y += 28
@@ -557,8 +577,8 @@ def _collectives(svg: Svg, res: TraceResult, x: float, y: float, width: float) -
     for c in res.collectives[:24]:
         over = f"over {' × '.join(c.axes)}" if c.axes else "over device groups"
         line = (
-            f"• {c.kind} {over} · {fmt_bytes(c.bytes)} per device · {c.n_groups} group"
-            f"{'s' if c.n_groups != 1 else ''} of {c.group_size} · result {c.dtype}"
+            f"• {c.kind} {over} · {fmt_bytes(c.bytes)} per device · {groups_label(c)} · "
+            f"result {c.dtype}"
             f"[{','.join(map(str, c.shape))}]"
         )
         for i, part in enumerate(_wrap(line, width - 8)):

@@ -47,6 +47,41 @@ def id_ranges(ids: tuple[int, ...] | list[int]) -> str:
     return ",".join(parts)
 
 
+def compress_ids(ids: tuple[int, ...] | list[int]) -> str:
+    """Sorted ids with runs of three or more as ranges, as the widget writes them
+    (js/array/labels.ts compressIds): 0,1,2,3,8 -> "0–3,8"; 0,1 -> "0,1"."""
+    s = sorted(set(ids))
+    parts: list[str] = []
+    for _, grp in itertools.groupby(enumerate(s), lambda t: t[1] - t[0]):
+        g = [v for _, v in grp]
+        parts += [f"{g[0]}–{g[-1]}"] if len(g) >= 3 else [str(v) for v in g]
+    return ",".join(parts)
+
+
+def holder_candidates(ids: tuple[int, ...] | list[int], badge: bool = False) -> list[str]:
+    """Labels for a block held by ``ids``, longest first, as the widget's
+    (js/array/labels.ts deviceLabelCandidates): "0,4" / "0–3 ×4" / "×4". With ``badge`` (a
+    separate ×N badge is drawn) the count-only forms are left out."""
+    if not ids:
+        return ["–"]
+    if len(ids) == 1:
+        return [str(ids[0])]
+    n = len(ids)
+    out: list[str] = []
+    listed, ordered, comp = (
+        ",".join(map(str, ids)),
+        ",".join(map(str, sorted(ids))),
+        compress_ids(ids),
+    )
+    if len(comp) < len(ordered):
+        out.append(comp if badge else f"{comp} ×{n}")
+    if n <= 16:
+        out += [listed, ordered]
+    if not badge:
+        out.append(f"×{n}")
+    return list(dict.fromkeys(out))
+
+
 def devices_label(ids: tuple[int, ...], width: int) -> str:
     """The holders in at most width characters, never cut mid-number."""
     full = id_ranges(ids)

@@ -76,3 +76,16 @@ def test_the_picture_counts_collective_groups_as_the_widget_does() -> None:
     pic = ShardView(f, x).to_svg()
     assert "all-reduce over x" in pic and "2 devices × 4 groups" in pic
     assert "groups of" not in pic
+
+
+def test_an_unreduced_picture_claims_no_heatmap_scale() -> None:
+    # No device holds a block's values (only partial sums): no heatmap, so no colour bar and no
+    # "statistics unavailable" (they are available: the partials' own).
+    from .test_array_kinds import _unreduced
+
+    *_, y = _unreduced()
+    assert y.sharding.spec.unreduced  # really unreduced, as JAX says
+    pic = ShardView(y).to_svg()
+    assert "none: no device holds a block&#x27;s values, only partial sums of them" in pic
+    assert "sw-ramp" not in pic and "statistics unavailable" not in pic
+    assert ">heatmap<" not in pic

@@ -39,7 +39,9 @@ export class LegendPanel {
     for (const [mark, meaning] of lg.marks) {
       const dt = el(doc, "dt", "", mark);
       const dd = el(doc, "dd", "", meaning);
-      if (mark === "inner heatmap") dd.append(this.rangeText(stats));
+      // Unreduced: no block has a heatmap, so no range and no bar under the grid (the mark
+      // itself says "none: … only partial sums").
+      if (mark === "inner heatmap" && layout.unreduced.length === 0) dd.append(this.rangeText(stats));
       marks.append(dt, dd);
     }
     const rep = el(doc, "ul", "sw-key-rep");

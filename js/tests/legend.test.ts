@@ -55,6 +55,20 @@ describe("legend", () => {
     expect(el.querySelector<HTMLElement>(".sw-key-bar")!.textContent).toBe(" (values pending…)");
   });
 
+  it("an unreduced array (no heatmap, no bar under the grid) claims no range or bar", async () => {
+    const { el } = draw(gen.arrayUnreduced8); // P('y', unreduced={'x'}): partial sums
+    await flush();
+    const dds = [...el.querySelectorAll(".sw-key-marks dd")].map((d) => d.textContent ?? "");
+    const heat = dds[1];
+    expect(heat.startsWith("none: no device holds a block's values")).toBe(true);
+    expect(heat).not.toContain("range");
+    expect(heat).not.toContain("bar under the grid");
+    expect(el.querySelector(".sw-key-bar")).toBeNull();
+    // and indeed the grid draws no colour bar for it
+    const ramp = el.querySelector<HTMLElement>(".sw-rampbar");
+    expect(ramp === null || ramp.closest<HTMLElement>("[hidden]") !== null).toBe(true);
+  });
+
   it("hand-made layouts without a legend (older pages) show none", () => {
     const { el } = mount(fx.fx8());
     expect(el.querySelector<HTMLElement>(".sw-key")!.hidden).toBe(true);

@@ -466,6 +466,8 @@ def legend(
             svg.text(x0 + (8 if i == 0 else 18), y, f"• {part}" if i == 0 else part, size=11.5)
             y += 16
     y = _marks(svg, lg.marks, x0, y + 4, width)
+    if lay.partial:  # no heatmap, so no colour bar: the inner heatmap mark says why
+        return y
     gid = "sw-ramp"
     stops = "".join(f'<stop offset="{i / 8:.3f}" stop-color="rgb{VIRIDIS[i]}"/>' for i in range(9))
     svg.defs.append(f'<linearGradient id="{gid}">{stops}</linearGradient>')

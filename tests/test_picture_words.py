@@ -89,3 +89,19 @@ def test_an_unreduced_picture_claims_no_heatmap_scale() -> None:
     assert "none: no device holds a block&#x27;s values, only partial sums of them" in pic
     assert "sw-ramp" not in pic and "statistics unavailable" not in pic
     assert ">heatmap<" not in pic
+
+
+def test_the_snapshot_labels_holders_as_the_widget_does() -> None:
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    a = jax.device_put(jnp.ones((16, 8)), NamedSharding(mesh, P("x", None)))
+    b = jax.device_put(jnp.ones((16, 8)), NamedSharding(mesh, P(None, "y")))
+    snap_a = "".join(svgs_in(ShardView(a).snapshot().html))
+    snap_b = "".join(svgs_in(ShardView(b).snapshot().html))
+    for arr, snap in ((a, snap_a), (b, snap_b)):
+        held: dict[tuple[int, ...], list[int]] = {}
+        for d, idx in arr.sharding.devices_indices_map(arr.shape).items():
+            held.setdefault(tuple(s.start or 0 for s in idx), []).append(d.id)
+        for ids in held.values():
+            assert f">{holder_candidates(ids)[0]}<" in snap
+    assert ">0–3 ×4<" in snap_a and ">0-3 ×4<" not in snap_a
+    assert ">0,4<" in snap_b and ">0,4 ×2<" not in snap_b  # a pair is a list, no count

@@ -26,7 +26,7 @@ import numpy as np
 from .colors import color_scheme, text_color_on
 from .gspmd import CUSTOM
 from .layout import Block, Layout
-from .text import EMPTY, devices_label, fmt_bytes
+from .text import EMPTY, fmt_bytes, holder_candidates
 
 VIRIDIS = (
     (68, 1, 84),
@@ -219,12 +219,11 @@ def svg(
                 f'style="image-rendering:pixelated" href="{png_data_uri(_LUT[t])}"/>'
             )
         chars = max(1, int(w // 7))
-        k = len(b.devices)
-        label = devices_label(b.devices, chars - (len(f" ×{k}") if k > 1 else 0)) if h >= 12 else ""
-        if label and lay.partial:
-            label = f"Σ {label}"  # unreduced: the holders hold partials of a sum, not copies
-        elif label and k > 1 and not label.startswith("×") and "(" not in label:
-            label += f" ×{k}"  # replicated: say how many hold it
+        # The widget's labels ("0,4", "0–3 ×4", "×4"); unreduced: "Σ 0,4", the holders hold
+        # partials of a sum, not copies. The first that fits, or none.
+        holders = holder_candidates(b.devices)
+        cands = [f"Σ {c}" for c in holders] + holders if lay.partial else holders
+        label = next((c for c in cands if len(c) <= chars), "") if h >= 12 else ""
         if label:
             lw = min(w - 2, 7 * len(label) + 6)
             parts.append(

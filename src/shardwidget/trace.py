@@ -1239,6 +1239,9 @@ class Traced:
             return
         if not hasattr(self.f, "trace"):  # jax.jit's wrapper has both (pmap has no trace)
             return
+        info = getattr(self.f, "_jit_info", None)  # (private: when absent, check anyway)
+        if not getattr(info, "user_specified_in_shardings", True):
+            return  # no in_shardings: nothing to refuse, and no second trace of f
         vals = list(self._all)
         for pos, v in zip(self._dyn_pos, structs, strict=True):
             vals[pos] = v

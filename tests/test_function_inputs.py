@@ -3,6 +3,7 @@ constant and None results, float0, int4, tracers. Each checked against calling j
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import jax
@@ -165,6 +166,33 @@ def test_int4_compiles_and_says_it_is_not_run(mesh: Any, dtype: Any) -> None:
     assert v._trace_stats["outputs"][0]["message"] == why
     with pytest.raises(Exception, match="layouts"):  # what running the executable would do
         c(a)
+
+
+@pytest.mark.parametrize("dtype", [jnp.int4, jnp.uint4])
+@pytest.mark.parametrize(("shape", "spec"), [((8, 8), P("x")), ((8, 5, 3), P("x")), ((6,), P())])
+def test_sub_byte_bytes_per_device_are_xla_packed_sizes(
+    mesh: Any, dtype: Any, shape: tuple[int, ...], spec: Any
+) -> None:
+    """int4 / uint4: XLA stores two elements a byte (a (1, 5, 3) block: 15 elements, 8 B), so
+    the cards' bytes per device are the compiled executable's argument and output sizes, not
+    elements x itemsize (1 B for int4 in numpy)."""
+    a = jax.device_put(jnp.ones(shape, dtype), NamedSharding(mesh, spec))
+
+    def f(v: Any) -> Any:
+        return v + 1
+
+    v = ShardView(f, a)
+    assert v.error == "" and v.trace is not None
+    m = jax.jit(f).lower(a).compile().memory_analysis()
+    inp, out = v.trace.input_leaves[0].layout, v.trace.output_leaves[0].layout
+    assert inp.bytes_per_device == m.argument_size_in_bytes
+    assert out.bytes_per_device == m.output_size_in_bytes
+    n = math.prod(shape)
+    assert inp.logical_bytes == (n + 1) // 2 < n * jnp.dtype(dtype).itemsize
+    assert inp.itemsize == 1 and inp.itemsize_bits == 4  # the wire's itemsize is unchanged
+    card = v._trace["inputs"][0]["layout"]  # what the function view's card prints
+    assert card["bytes_per_device"] == m.argument_size_in_bytes
+    assert card["logical_bytes"] == inp.logical_bytes
 
 
 def test_tracers_are_refused_in_words(x: Any) -> None:

@@ -763,6 +763,37 @@ def test_jitted_f_with_in_and_out_shardings_on_numpy_inputs_lays_them_out_as_jax
     assert sorted(COLL.findall(hlo)) == sorted(k.kind for k in v.trace.collectives)
 
 
+def test_jitted_f_refusing_a_committed_input_shows_jax_error_and_leaves_it_alone() -> None:
+    """jax.jit(g, in_shardings=...) called on a committed array laid out otherwise: JAX
+    refuses the call, and so does the view (JAX's words, nothing run); the array keeps its
+    layout and values; laid out as g's in_shardings it compiles and runs as JAX does."""
+    mesh = _meshes()["xy"]
+    g = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(mesh, P("x")))
+    x = put(ar(8, 8), "xy", P(None, "y"))
+    before = (x.sharding, np.asarray(x).copy())
+    with pytest.raises(ValueError, match="does not match the sharding on the respective arg") as e:
+        g(x)
+    jax_msg = str(e.value)
+    v = ShardView(g, x)
+    assert v.trace is None and v.outputs is None
+    # JAX's message up to the argument's sharding (the view writes that spec in full)
+    head = jax_msg.split("arg sharding:")[0]
+    assert v.error.startswith(head), (v.error, jax_msg)
+    assert "P(None, 'y')" in v.error and "float32[8,8]" in v.error
+    assert v._trace["message"] == v.error
+    assert x.sharding == before[0]
+    np.testing.assert_array_equal(np.asarray(x), before[1])
+    v.set_layout(in_specs=[["x", None]])  # as g's in_shardings: JAX accepts it
+    assert v.error == "", v.error
+    fixed = jax.device_put(x, NamedSharding(mesh, P("x")))
+    np.testing.assert_array_equal(np.asarray(v.outputs[0]), np.asarray(g(fixed)))
+    assert v.trace.in_shardings[0].is_equivalent_to(fixed.sharding, 2)
+    with pytest.raises(ValueError, match="does not match the sharding"):
+        v.in_specs = [[None, "y"]]  # back to x's own layout: refused again, the view kept
+    assert v.trace is not None and v.in_specs == [["x", None]]
+    assert x.sharding == before[0]
+
+
 def test_a_keyword_of_f_named_mode_is_pointed_to_partial() -> None:
     def f(a: Any, mode: str = "eval") -> Any:
         return a * 2 if mode == "train" else a

@@ -84,6 +84,9 @@ class Layout:
 
     Attributes:
         shape, dtype, itemsize: of the global array.
+        itemsize_bits: bits per element: 4 for int4 / uint4 (XLA packs two to a byte, so
+            ``bytes_per_device`` and ``logical_bytes`` count ceil(elements * 4 / 8)); 0 in a
+            Layout made by hand means ``itemsize * 8``.
         sharding_type: the sharding's class name ("NamedSharding", "SingleDeviceSharding", …).
         memory_kind: where the shards live ("device", "pinned_host", …).
         mesh: the mesh of a NamedSharding, or of a GSPMD layout's tile assignment (in its device
@@ -112,6 +115,7 @@ class Layout:
     device_block: dict[int, int] = field(repr=False)  # device id -> block number
     unreduced: tuple[str, ...] = ()  # mesh order; the holders of a block hold partial sums
     reduced: tuple[str, ...] = ()  # mesh order; a spec's reduced set (replicas, marked reduced)
+    itemsize_bits: int = 0  # bits per element (4 for int4, packed); 0: itemsize * 8
 
     @property
     def partial(self) -> bool:
@@ -139,15 +143,21 @@ class Layout:
         """The shape of one block (every block has the same shape)."""
         return self.blocks[0].shape if self.blocks else ()
 
+    def _packed_bytes(self, n: int) -> int:
+        """Bytes of n elements as XLA stores them: sub-byte dtypes (int4, uint4, float4)
+        packed, ceil(n * bits / 8), as the compiled argument sizes count them."""
+        bits = self.itemsize_bits or self.itemsize * 8
+        return -(-n * bits // 8)
+
     @property
     def bytes_per_device(self) -> int:
-        """Bytes of one block: what each device holds."""
-        return int(np.prod(self.shard_shape, dtype=np.int64)) * self.itemsize
+        """Bytes of one block: what each device holds (sub-byte dtypes packed)."""
+        return self._packed_bytes(int(np.prod(self.shard_shape, dtype=np.int64)))
 
     @property
     def logical_bytes(self) -> int:
-        """Bytes of the whole array, counted once."""
-        return int(np.prod(self.shape, dtype=np.int64)) * self.itemsize
+        """Bytes of the whole array, counted once (sub-byte dtypes packed)."""
+        return self._packed_bytes(int(np.prod(self.shape, dtype=np.int64)))
 
     @property
     def size(self) -> int:
@@ -249,6 +259,19 @@ def itemsize_of(dtype: Any) -> int:
             return int(np.prod(impl.key_shape)) * int(np.dtype(jax.numpy.uint32).itemsize)
         return int(getattr(dtype, "itemsize", 0) or 0)
     return int(np.dtype(dtype).itemsize)
+
+
+def itemsize_bits_of(dtype: Any) -> int:
+    """Bits per element: 4 for int4 / uint4 / float4_e2m1fn (packed two to a byte), else
+    itemsize_of(dtype) * 8 (PRNG keys: their key data)."""
+    if not _is_extended(dtype):
+        import jax
+
+        try:
+            return int(jax.dtypes.itemsize_bits(np.dtype(dtype)))
+        except (TypeError, ValueError, AttributeError):
+            pass
+    return itemsize_of(dtype) * 8
 
 
 def mesh_info(mesh: Any) -> MeshInfo:
@@ -380,6 +403,7 @@ def layout_of_sharding(sharding: Any, shape: tuple[int, ...], dtype: Any) -> Lay
         shape=shape,
         dtype=_dtype_name(dtype),
         itemsize=itemsize_of(dtype),
+        itemsize_bits=itemsize_bits_of(dtype),
         sharding_type=type(sharding).__name__,
         memory_kind=str(sharding.memory_kind or "device"),
         mesh=mesh,

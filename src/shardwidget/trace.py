@@ -34,6 +34,8 @@ from .layout import Layout
 
 MODES = ("jit", "shard_map")
 CACHE_SIZE = 16
+JIT_REFUSES = "does not match the sharding on the respective arg"
+"""Part of JAX's message when a jitted function's in_shardings refuse a committed argument."""
 
 
 @dataclass(frozen=True)
@@ -1169,6 +1171,7 @@ class Traced:
                 jf = jax.jit(self._named, in_shardings=tuple(in_sh), out_shardings=out_sh)
             else:
                 jf = jax.jit(self._shard_mapped(state, mesh), in_shardings=tuple(in_sh))
+            self._check_jit_args(structs)
             traced = jf.trace(*structs)
             compiled = traced.lower().compile()
         compile_ms = (time.perf_counter() - t0) * 1e3
@@ -1222,6 +1225,34 @@ class Traced:
             jaxpr=jaxpr_text(traced.jaxpr),
             notes=notes,
         )
+
+    def _check_jit_args(self, structs: Sequence[Any]) -> None:
+        """Raise JAX's own error when f is a ``jax.jit(g, in_shardings=...)`` that refuses
+        its arguments laid out as structs say: ``f(x)`` on a committed array whose sharding is
+        not f's in_shardings raises "Sharding passed to jit does not match the sharding on the
+        respective arg" (the view lays every input out with device_put, which commits it).
+        ``f.lower`` on the structs makes that same check; any other error is left to the
+        compile."""
+        import jax
+
+        if self.mode != "jit" or not self.leaves or not hasattr(self.f, "lower"):
+            return
+        if not hasattr(self.f, "trace"):  # jax.jit's wrapper has both (pmap has no trace)
+            return
+        info = getattr(self.f, "_jit_info", None)  # (private: when absent, check anyway)
+        if not getattr(info, "user_specified_in_shardings", True):
+            return  # no in_shardings: nothing to refuse, and no second trace of f
+        vals = list(self._all)
+        for pos, v in zip(self._dyn_pos, structs, strict=True):
+            vals[pos] = v
+        args, kwargs = jax.tree_util.tree_unflatten(self._treedef, vals)
+        try:
+            self.f.lower(*args, **kwargs)
+        except ValueError as e:
+            if JIT_REFUSES in str(e):
+                raise
+        except Exception:  # f's own errors: the compile reports them
+            return
 
     def run(self, res: TraceResult) -> tuple[list[Any], list[Any]] | None:
         """Run res's executable on the arguments laid out for it: (inputs, outputs), which only

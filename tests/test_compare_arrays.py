@@ -123,3 +123,29 @@ def test_compare_refuses_what_it_cannot_compare(arr: Any) -> None:
         compare(ShardView(arr), ShardView(arr), ShardView(arr))
     with pytest.raises(TypeError, match="exactly two array views"):
         compare(ShardView(arr), ShardView(lambda x: x, arr))
+
+
+@pytest.mark.parametrize("dtype", ["int4", "uint4"])
+def test_compare_int4_views_counts_packed_bytes(dtype: str) -> None:
+    """int4 / uint4 are stored two elements a byte: bytes are ceil(elements * 4 / 8) per
+    device (a (8, 3) array: 3-element rows, 2 B), from devices_indices_map."""
+    import math
+
+    import jax.numpy as jnp
+
+    shape = (8, 3)
+    host = jnp.arange(24).astype(getattr(jnp, dtype)).reshape(shape)
+    sa = NamedSharding(_mesh((2, 4), ("x", "y")), P("x"))
+    sb = NamedSharding(_mesh((8,), ("d",), reverse=True), P("d"))
+    d = compare(ShardView(jax.device_put(host, sa)), ShardView(jax.device_put(host, sb)))
+    recv, delta = {}, {}
+    for dev in jax.devices():
+        ma, mb = _mask(sa, dev, shape), _mask(sb, dev, shape)
+        if (mb & ~ma).sum():
+            recv[dev.id] = math.ceil(int((mb & ~ma).sum()) * 4 / 8)
+        held_a, held_b = math.ceil(int(ma.sum()) * 4 / 8), math.ceil(int(mb.sum()) * 4 / 8)
+        if held_a != held_b:
+            delta[dev.id] = held_b - held_a
+    assert d.bytes_in == recv
+    assert d.bytes_delta == delta
+    assert set(recv.values()) == {2}  # 3 new elements each: 2 B packed, not 3

@@ -6,6 +6,7 @@ import math
 import re
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -417,3 +418,25 @@ def _catch(fn, errors):
         fn()
     except BaseException as e:  # re-raised in the test's own thread
         errors.append(e)
+
+
+@pytest.mark.parametrize("dtype", [jnp.int4, jnp.uint4])
+def test_transfer_bytes_of_int4_are_packed(dtype):
+    """int4 / uint4: two elements a byte, ceil(elements * 4 / 8) per device, from
+    devices_indices_map (a (8, 3) array on 8 devices: 3-element blocks, 2 B each)."""
+    shape = (8, 3)
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    old = NamedSharding(mesh, P("x"))
+    new = NamedSharding(jax.sharding.Mesh(np.array(jax.devices()[::-1]).reshape(8), ("d",)), P("d"))
+    t = Transfer(old, new, shape, dtype)
+    om, nm = _masks(old, shape), _masks(new, shape)
+    want = {d: math.ceil(int((nm[d] & ~om[d]).sum()) * 4 / 8) for d in nm}
+    assert t.received == want
+    assert any(int((nm[d] & ~om[d]).sum()) % 2 for d in nm)  # the rounding is exercised
+    assert t.received != {d: int((nm[d] & ~om[d]).sum()) for d in nm}  # not 1 B an element
+    for s, r, b in t.pairs:
+        assert b == math.ceil(int((om[s] & nm[r] & ~om[r]).sum()) * 4 / 8)
+    sent: dict[int, int] = {}
+    for s, r, _ in t.pairs:
+        sent[s] = sent.get(s, 0) + int((om[s] & nm[r] & ~om[r]).sum())
+    assert t.sent == {d: math.ceil(sent.get(d, 0) * 4 / 8) for d in om}

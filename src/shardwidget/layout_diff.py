@@ -159,7 +159,7 @@ def diff(a: Layout, b: Layout, names: tuple[str, str] = ("A", "B")) -> LayoutDif
             f"{b.dtype}{list(b.shape)}"
         )
     ha, hb = _held(a), _held(b)
-    item = a.itemsize
+    nbytes = a._packed_bytes  # elements -> bytes as XLA stores them (int4 packed)
     changes = []
     for d in sorted(set(ha) | set(hb)):
         before, after = ha.get(d), hb.get(d)
@@ -169,9 +169,9 @@ def diff(a: Layout, b: Layout, names: tuple[str, str] = ("A", "B")) -> LayoutDif
                 device=d,
                 before=before,
                 after=after,
-                bytes_before=_size(before) * item if before is not None else 0,
-                bytes_after=_size(after) * item if after is not None else 0,
-                bytes_in=(_size(after) - covered) * item if after is not None else 0,
+                bytes_before=nbytes(_size(before)) if before is not None else 0,
+                bytes_after=nbytes(_size(after)) if after is not None else 0,
+                bytes_in=nbytes(_size(after) - covered) if after is not None else 0,
             )
         )
     moves = []

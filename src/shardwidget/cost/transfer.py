@@ -4,7 +4,8 @@ Pure numpy over two :class:`~shardwidget.layout.Layout` s (the old and the new g
 same array); no JAX, no widget code.
 
 - **received**: a device receives the elements of its new block that it did not hold in the old
-  layout (a device outside the old layout held nothing), times the item size.
+  layout (a device outside the old layout held nothing), in bytes as XLA stores them: sub-byte
+  dtypes (int4, uint4) packed, ceil(elements * bits / 8) per device (and per pair).
 - **sent**, the sender rule: every element a device must receive lies in exactly one old block
   (the old blocks partition the array). The piece of old block ``o`` that receiver ``r`` needs
   is sent by one holder of ``o``: the pieces of ``o`` are dealt round-robin among its holders in
@@ -121,7 +122,13 @@ def plan(old: Layout, new: Layout) -> Plan:
     """What moving an array from layout ``old`` to layout ``new`` moves (see the module)."""
     if tuple(old.shape) != tuple(new.shape):
         raise ValueError(f"layouts of different shapes: {old.shape} and {new.shape}")
-    item = int(new.itemsize)
+    bits = int(new.itemsize_bits or new.itemsize * 8)
+
+    def packed(n: np.ndarray) -> np.ndarray:
+        """Bytes of n elements each (sub-byte dtypes packed: ceil(n * bits / 8))."""
+        out: np.ndarray = -(-n.astype(np.int64) * bits // 8)
+        return out
+
     ids = np.unique([d.id for d in old.devices] + [d.id for d in new.devices]).astype(np.int64)
     lut = np.zeros(int(ids[-1]) + 1 if len(ids) else 1, dtype=np.int64)
     lut[ids] = np.arange(len(ids))
@@ -155,9 +162,10 @@ def plan(old: Layout, new: Layout) -> Plan:
         group_start = np.maximum.accumulate(np.where(first, np.arange(len(po)), 0))
         rank = np.arange(len(po)) - group_start
         sender = o_flat[o_start[po] + rank % o_cnt[po]]
-    nbytes = vol * item
-    received = np.bincount(pos(recv), weights=nbytes, minlength=len(ids))
-    sent = np.bincount(pos(sender), weights=nbytes, minlength=len(ids))
+    # elements per device first, then bytes (packing rounds per device, not per piece)
+    received = packed(np.bincount(pos(recv), weights=vol, minlength=len(ids)).astype(np.int64))
+    sent = packed(np.bincount(pos(sender), weights=vol, minlength=len(ids)).astype(np.int64))
+    nbytes = packed(vol)  # one piece per (sender, receiver): a device holds one old block
     pairs = np.stack([sender, recv, nbytes], 1) if len(recv) else np.zeros((0, 3), np.int64)
     r_ids, s_ids = [d.id for d in new.devices], [d.id for d in old.devices]
     return Plan(

@@ -161,7 +161,7 @@ def test_function_svg_draws_leaves_and_collectives() -> None:
     assert any(t.startswith("in a: float32[16@x,8@y]") for t in texts)
     assert any(t.startswith("out: ") for t in texts)
     for c in res.collectives:
-        assert any(t.startswith(f"• {c.kind} over {' × '.join(c.axes)}") for t in texts), c
+        assert any(t.startswith(f"• {c.kind} over {', '.join(c.axes)}") for t in texts), c
     assert "Communication" in texts
     # each leaf's layout in words, and what the marks mean
     words = " ".join(texts)

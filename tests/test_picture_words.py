@@ -105,3 +105,19 @@ def test_the_snapshot_labels_holders_as_the_widget_does() -> None:
             assert f">{holder_candidates(ids)[0]}<" in snap
     assert ">0–3 ×4<" in snap_a and ">0-3 ×4<" not in snap_a
     assert ">0,4<" in snap_b and ">0,4 ×2<" not in snap_b  # a pair is a list, no count
+
+
+def test_a_collective_over_two_axes_is_spelled_as_the_widget_spells_it() -> None:
+    # The widget's table (js/function/collectives.ts axesLabel) joins the axes with ", ".
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    x = jax.device_put(jnp.ones((16, 8)), NamedSharding(mesh, P(("x", "y"), None)))
+    f = lambda a: a.sum(0)  # noqa: E731 - dim 0 split over x and y: one all-reduce over both
+    hlo = jax.jit(f).lower(x).compile().as_text()
+    reduces = [ln for ln in hlo.splitlines() if " all-reduce(" in ln]
+    assert len(reduces) == 1 and "'axis_0'=8" in reduces[0]  # one group of all 8 devices
+    v = ShardView(f, x)
+    res = v.trace
+    assert res is not None and any(tuple(c.axes) == ("x", "y") for c in res.collectives)
+    pic = v.to_svg()
+    assert "all-reduce over x, y" in pic
+    assert "x × y" not in pic

@@ -577,7 +577,8 @@ def _collectives(svg: Svg, res: TraceResult, x: float, y: float, width: float) -
         svg.text(x + 8, y, "no collectives: every device computes on its own shards", size=11.5)
         return y + 10
     for c in res.collectives[:24]:
-        over = f"over {' × '.join(c.axes)}" if c.axes else "over device groups"
+        # the axes as the widget's table writes them (js/function/collectives.ts axesLabel)
+        over = f"over {', '.join(c.axes)}" if c.axes else "over device groups"
         line = (
             f"• {c.kind} {over} · {fmt_bytes(c.bytes)} per device · {groups_label(c)} · "
             f"result {c.dtype}"

@@ -248,3 +248,17 @@ def test_a_single_device_array_has_a_plain_header() -> None:
     texts = _texts(ET.fromstring(ShardView(np.arange(4.0)).to_svg()))
     assert texts[0] == "float32[4] · device"
     assert texts[1].startswith("SingleDeviceSharding · 1 device · 1 block · replication 1")
+
+
+@pytest.mark.parametrize(
+    ("shape", "spec"), [((0, 8), P(None, "y")), ((8, 0), P("x")), ((1, 64), P(None, "y"))]
+)
+def test_the_row_title_of_a_short_grid_is_not_covered(shape: tuple[int, ...], spec: P) -> None:
+    """The rotated row title reads downwards from the grid's top: its rough length (6.5 px a
+    character at 11 px) ends above the legend drawn under the grid."""
+    root = ET.fromstring(ShardView(_put(jnp.zeros(shape), (2, 4), ("x", "y"), spec)).to_svg())
+    texts = list(root.iter(f"{NS}text"))
+    (title,) = [t for t in texts if "rotate(90" in t.get("transform", "") and "dim 0" in t.text]
+    legend = next(t for t in texts if t.text == "Legend")
+    end = float(title.get("y", 0)) + len(title.text or "") * 6.5
+    assert end <= float(legend.get("y", 0)) - 11, (title.text, end, legend.get("y"))

@@ -208,3 +208,23 @@ def test_a_snapshot_holds_no_device_memory(x: Any) -> None:
     gc.collect()
     assert {id(a) for a in jax.live_arrays()} <= before
     assert all(isinstance(s.html, str) and isinstance(s.text, str) for s in snaps)
+
+
+@pytest.mark.parametrize(
+    ("shape", "spec"), [((0, 8), P(None, "y")), ((8, 0), P("x")), ((1, 64), P(None, "y"))]
+)
+def test_the_row_title_fits_a_short_or_empty_strip(shape: tuple[int, ...], spec: P) -> None:
+    """The rotated row-axis title (centred beside the strip, reading downwards) lies inside the
+    picture: its rough length (6.5 px a character at 11 px) fits the SVG's height."""
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    v = ShardView(jax.device_put(jnp.zeros(shape), NamedSharding(mesh, spec)))
+    for s in [snapshot.svg(v.layout, n_devices=8), *svgs_in(v.snapshot().html)]:
+        root = ET.fromstring(s)
+        ns = "{http://www.w3.org/2000/svg}"
+        rotated = [t for t in root.iter(f"{ns}text") if "rotate(90" in t.get("transform", "")]
+        assert len(rotated) == 1
+        title = "".join(rotated[0].itertext())
+        assert title.startswith("dim 0 → · ")
+        half = len(title) * 6.5 / 2
+        cy = float(rotated[0].get("y", 0))
+        assert cy - half >= 0 and cy + half <= float(root.get("height", 0)), (title, s[:200])

@@ -254,8 +254,13 @@ def grid(
     gx, gy = x0 + left, y0 + top
     if c is not None:
         svg.text(gx, y0 + 10, _axis_title(lay, c) + " →", size=11, fill=FG2)
+    # The row title reads downwards from the grid's top: a short grid (a wide or an empty array)
+    # still reserves its length (about 6.5 px a character at 11 px), so nothing below covers it.
+    title_h = 0.0
     if r is not None:
-        svg.text(x0 + 4, gy, _axis_title(lay, r) + " →", size=11, fill=FG2, down=True)
+        row_title = _axis_title(lay, r) + " →"
+        svg.text(x0 + 4, gy, row_title, size=11, fill=FG2, down=True)
+        title_h = len(row_title) * 6.5 + 6
     # Ruler labels: every k-th range (one k for the ruler, from its longest label and its
     # narrowest range), so that no two overlap.
     col_step = _every(
@@ -294,7 +299,7 @@ def grid(
         by, bh = gy + y1 / rn * gh, (y2 - y1) / rn * gh
         _block(svg, lay, b.devices, bx, by, bw, bh, color_of, _thumb(summary, k), heat)
     if not other:
-        return top + gh
+        return top + max(gh, title_h)
     at = ", ".join(f"dim {d} at {first[d][0]}:{first[d][1]}" for d in other)
     svg.text(
         gx,
@@ -303,7 +308,7 @@ def grid(
         size=10,
         fill=FG3,
     )
-    return top + gh + 16
+    return top + max(gh + 16, title_h)
 
 
 def _every(need: float, have: float, n: int) -> int:

@@ -46,6 +46,7 @@ MAX_TITLES = 1024
 rectangles with titles, 4096 blocks were ~1 MB)."""
 
 LEFT, TOP, BOTTOM = 64, 34, 34  # margins: row axis and ticks, column axis and ticks, colour bar
+TITLE_CHAR_PX = 6.5  # a rough width of one character of an 11 px axis title
 
 
 def _lut() -> np.ndarray:
@@ -177,6 +178,12 @@ def svg(
         height, width = width, max(120, round(width * cn / rn))
     else:
         height = max(40, round(width * rn / max(1, cn)))
+    # The row axis's title reads downwards beside the strip: a short strip (a wide or an empty
+    # array) gets a taller canvas so the title is not cut (about 6.5 px a character at 11 px).
+    row_title = f"dim {r} → · {_axis_text(lay, r)}" if r is not None else ""
+    title_h = round(len(row_title) * TITLE_CHAR_PX) + 8 if r is not None else 0
+    if r is not None and (rn == 0 or cn == 0):
+        height = max(height, title_h)  # empty: the one block drawn whole, no aspect to keep
     if n_devices is None:
         import jax
 
@@ -250,16 +257,15 @@ def svg(
         starts = [b.index[c][0] for _, b in shown]
         axes += _ticks(starts, cn, width, True, TOP - 6)
     if r is not None:
-        cx, cy = 12, TOP + height / 2
+        cx, cy = 12, TOP + max(height, title_h) / 2
         axes.append(  # rotated clockwise: it reads downwards and its arrow points down
             f'<text x="{cx}" y="{cy:.1f}" font-size="11" text-anchor="middle" fill="#333" '
-            f'transform="rotate(90 {cx} {cy:.1f})">dim {r} → · '
-            f"{html.escape(_axis_text(lay, r))}</text>"
+            f'transform="rotate(90 {cx} {cy:.1f})">{html.escape(row_title)}</text>'
         )
         starts = [b.index[r][0] for _, b in shown]
         axes += _ticks(starts, rn, height, False, LEFT - 4)
     bar = _colour_bar(stats, TOP + height + 10, width) if heat else ""
-    total_h = TOP + height + (BOTTOM if heat else 6)
+    total_h = TOP + max(height + (BOTTOM if heat else 6), title_h + 6)
     total_w = LEFT + max(width, 400 if heat else 0) + 8  # the colour bar fits under a tall grid
     head = html.escape(_headline(lay))
     return (

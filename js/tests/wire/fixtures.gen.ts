@@ -5067,8 +5067,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 28.6,
-  "run_ms": 2.1,
+  "compile_ms": 29.5,
+  "run_ms": 2.0,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -6134,8 +6134,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 16.8,
-  "run_ms": 1.2,
+  "compile_ms": 26.1,
+  "run_ms": 1.1,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7134,8 +7134,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 62.3,
-  "run_ms": 1.3,
+  "compile_ms": 35.8,
+  "run_ms": 1.0,
   "cached": false,
   "ran": true,
   "left_out": {

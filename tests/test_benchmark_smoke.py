@@ -52,7 +52,9 @@ def test_update_benchmark_smoke() -> None:
     assert ours, f"no 'ours' line:\n{out}"
     grid, put, mine, share, bare = (float(g) for g in ours.groups())
     assert grid > 0 and put > 0 and bare > 0 and 0 < mine < grid
-    assert abs(grid - put - mine) < 0.11 and abs(100 * mine / grid - share) <= 1, ours.group(0)
+    # the printed ms are rounded to 0.1: the share recomputed from them may differ by that much
+    slack = 1 + 100 * 0.05 * (1 / grid + mine / grid**2)
+    assert abs(grid - put - mine) < 0.11 and abs(100 * mine / grid - share) <= slack, ours.group(0)
 
 
 @pytest.mark.slow

@@ -262,3 +262,31 @@ def test_the_row_title_of_a_short_grid_is_not_covered(shape: tuple[int, ...], sp
     legend = next(t for t in texts if t.text == "Legend")
     end = float(title.get("y", 0)) + len(title.text or "") * 6.5
     assert end <= float(legend.get("y", 0)) - 11, (title.text, end, legend.get("y"))
+
+
+@pytest.mark.parametrize(
+    ("shape", "spec"), [((0, 8), P(None, "y")), ((8, 0), P("x")), ((0, 8), P()), ((0, 0), P())]
+)
+def test_an_empty_array_draws_every_block_of_its_layout(shape: tuple[int, ...], spec: P) -> None:
+    """A dimension of size 0: each block is drawn whole along it (the layout, without elements),
+    one visible rectangle per block JAX lays out, and the picture stays compact."""
+    a = _put(jnp.zeros(shape), (2, 4), ("x", "y"), spec)
+    v = ShardView(a)
+    root = ET.fromstring(v.to_svg())
+    groups = [g for g in root.iter(f"{NS}g") if g.findtext(f"{NS}title")]
+    assert len(groups) == len(v.layout.blocks) == len({tuple(map(str, i)) for i in _index_set(a)})
+    for g in groups:
+        rect = g.find(f"{NS}rect")
+        assert rect is not None and float(rect.get("width", 0)) > 4, g.findtext(f"{NS}title")
+        assert float(rect.get("height", 0)) > 4, g.findtext(f"{NS}title")
+    assert float(root.get("height", 0)) < 600
+
+
+def _index_set(a: Any) -> list[Any]:
+    """The distinct index tuples JAX gives the devices (as (start, stop) per dim)."""
+    out = []
+    for idx in a.sharding.devices_indices_map(a.shape).values():
+        t = tuple(s.indices(n)[:2] for s, n in zip(idx, a.shape, strict=True))
+        if t not in out:
+            out.append(t)
+    return out

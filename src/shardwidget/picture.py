@@ -251,6 +251,10 @@ def grid(
     left, top = (round(24 + 6.1 * row_chars) if r is not None else 0), 30
     gw = width - left
     gh = min(max_h, max(48.0, gw * rn / cn)) if r is not None else 56.0
+    # An empty array (a drawn dimension of size 0) has no aspect to keep: a strip of its blocks.
+    empty_r, empty_c = r is not None and lay.shape[r] == 0, c is not None and lay.shape[c] == 0
+    if empty_r or empty_c:
+        gh = min(gh, 96.0)
     gx, gy = x0 + left, y0 + top
     if c is not None:
         svg.text(gx, y0 + 10, _axis_title(lay, c) + " →", size=11, fill=FG2)
@@ -293,8 +297,9 @@ def grid(
                 fill=FG2,
             )
     for k, b in shown:
-        y1, y2 = b.index[r] if r is not None else (0, 1)
-        x1, x2 = b.index[c] if c is not None else (0, 1)
+        # along a dimension of size 0 each block is drawn whole (the layout, without elements)
+        y1, y2 = b.index[r] if r is not None and not empty_r else (0, 1)
+        x1, x2 = b.index[c] if c is not None and not empty_c else (0, 1)
         bx, bw = gx + x1 / cn * gw, (x2 - x1) / cn * gw
         by, bh = gy + y1 / rn * gh, (y2 - y1) / rn * gh
         _block(svg, lay, b.devices, bx, by, bw, bh, color_of, _thumb(summary, k), heat)

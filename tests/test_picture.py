@@ -19,7 +19,8 @@ from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView, png
-from shardwidget.picture import VIRIDIS, ramp
+from shardwidget.colors import VIRIDIS
+from shardwidget.colors import heat_ramp as ramp
 from shardwidget.text import holder_candidates
 
 NS = "{http://www.w3.org/2000/svg}"

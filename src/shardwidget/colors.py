@@ -157,3 +157,35 @@ def text_color_on(bg: str) -> str:
     """Black or white text, whichever contrasts more with ``bg`` (WCAG contrast ratio)."""
     y = _luminance(bg)
     return "#000000" if (y + 0.05) / 0.05 >= 1.05 / (y + 0.05) else "#ffffff"
+
+
+# The live renderer's heatmap ramp (js/shared/colors.ts), 9 points, linearly interpolated.
+VIRIDIS = (
+    (68, 1, 84),
+    (71, 44, 122),
+    (59, 81, 139),
+    (44, 113, 142),
+    (33, 144, 141),
+    (39, 173, 129),
+    (92, 200, 99),
+    (170, 220, 50),
+    (253, 231, 37),
+)
+
+
+def heat_ramp(t: float) -> tuple[int, int, int]:
+    """The heatmap colour at t in [0, 1] (JS ``ramp``, rounding as Math.round)."""
+    t = 0.0 if not math.isfinite(t) else min(1.0, max(0.0, t))
+    x = t * (len(VIRIDIS) - 1)
+    i = min(len(VIRIDIS) - 2, math.floor(x))
+    f = x - i
+    a, b = VIRIDIS[i], VIRIDIS[i + 1]
+    return (
+        math.floor(a[0] + (b[0] - a[0]) * f + 0.5),
+        math.floor(a[1] + (b[1] - a[1]) * f + 0.5),
+        math.floor(a[2] + (b[2] - a[2]) * f + 0.5),
+    )
+
+
+HEAT_LUT = tuple(heat_ramp(v / 255) for v in range(256))
+"""The ramp at the 256 levels of a uint8 thumbnail (``np.asarray(HEAT_LUT, np.uint8)[t]``)."""

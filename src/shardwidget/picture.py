@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .colors import color_scheme, text_color_on
+from .colors import HEAT_LUT, VIRIDIS, color_scheme, text_color_on
 from .gspmd import CUSTOM
 from .layout import Layout, layout_of_sharding
 from .legend import MARKS, legend_of
@@ -43,31 +43,6 @@ SANS = "DejaVu Sans, Helvetica, Arial, sans-serif"
 MAX_HEAT_PIXELS = 1 << 16  # of one block's heatmap image, after the upscale below
 FG, FG2, FG3 = "#1f2328", "#57606a", "#8c959f"
 MAX_STRIPES = 8  # as the live grid: beyond, a ×N badge
-VIRIDIS = (  # the live renderer's ramp (js/shared/colors.ts), 9 points, linearly interpolated
-    (68, 1, 84),
-    (71, 44, 122),
-    (59, 81, 139),
-    (44, 113, 142),
-    (33, 144, 141),
-    (39, 173, 129),
-    (92, 200, 99),
-    (170, 220, 50),
-    (253, 231, 37),
-)
-
-
-def ramp(t: float) -> tuple[int, int, int]:
-    """The heatmap colour at t in [0, 1] (JS ``ramp``)."""
-    t = 0.0 if not math.isfinite(t) else min(1.0, max(0.0, t))
-    x = t * (len(VIRIDIS) - 1)
-    i = min(len(VIRIDIS) - 2, math.floor(x))
-    f = x - i
-    a, b = VIRIDIS[i], VIRIDIS[i + 1]
-    return (
-        _round(a[0] + (b[0] - a[0]) * f),
-        _round(a[1] + (b[1] - a[1]) * f),
-        _round(a[2] + (b[2] - a[2]) * f),
-    )
 
 
 def _wrap(text: str, width_px: float, size: float = 11.5) -> list[str]:
@@ -75,11 +50,7 @@ def _wrap(text: str, width_px: float, size: float = 11.5) -> list[str]:
     return textwrap.wrap(text, max(12, int(width_px / (size * 0.56)))) or [""]
 
 
-def _round(v: float) -> int:
-    return math.floor(v + 0.5)  # JS Math.round
-
-
-_LUT = np.array([ramp(v / 255) for v in range(256)], dtype=np.uint8)
+_LUT = np.asarray(HEAT_LUT, np.uint8)
 
 
 class Svg:

@@ -16,30 +16,16 @@ from __future__ import annotations
 
 import base64
 import html
-import struct
-import zlib
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from .colors import color_scheme, text_color_on
+from .colors import HEAT_LUT, color_scheme, text_color_on
 from .gspmd import CUSTOM
 from .layout import Block, Layout
+from .png import encode_rgb
 from .text import EMPTY, fmt_bytes, holder_candidates
-
-VIRIDIS = (
-    (68, 1, 84),
-    (71, 44, 122),
-    (59, 81, 139),
-    (44, 113, 142),
-    (33, 144, 141),
-    (39, 173, 129),
-    (92, 200, 99),
-    (170, 220, 50),
-    (253, 231, 37),
-)
-"""The renderer's heatmap ramp (js/shared/colors.ts), 9 stops linearly interpolated."""
 
 MAX_TITLES = 1024
 """Beyond this many blocks the grid is one raster image and blocks get no hover text (as SVG
@@ -49,34 +35,12 @@ LEFT, TOP, BOTTOM = 64, 34, 34  # margins: row axis and ticks, column axis and t
 TITLE_CHAR_PX = 6.5  # a rough width of one character of an 11 px axis title
 
 
-def _lut() -> np.ndarray:
-    t = np.linspace(0, 1, 256) * (len(VIRIDIS) - 1)
-    i = np.minimum(len(VIRIDIS) - 2, np.floor(t).astype(int))
-    f = (t - i)[:, None]
-    stops = np.asarray(VIRIDIS, np.float64)
-    out: np.ndarray = np.rint(stops[i] + (stops[i + 1] - stops[i]) * f).astype(np.uint8)
-    return out
-
-
-_LUT = _lut()
+_LUT = np.asarray(HEAT_LUT, np.uint8)
 
 
 def png_data_uri(rgb: np.ndarray) -> str:
     """An RGB uint8 image (rows, cols, 3) as a data: URI of a PNG (no imaging library needed)."""
-    h, w = int(rgb.shape[0]), int(rgb.shape[1])
-    raw = b"".join(b"\x00" + rgb[r].astype(np.uint8).tobytes() for r in range(h))
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    png = (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
-        + chunk(b"IDAT", zlib.compress(raw, 9))
-        + chunk(b"IEND", b"")
-    )
-    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+    return "data:image/png;base64," + base64.b64encode(encode_rgb(rgb)).decode("ascii")
 
 
 def _thumb(stats: Mapping[str, Any] | None, b: int, dims: tuple[int, ...]) -> np.ndarray | None:

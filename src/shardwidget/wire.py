@@ -893,20 +893,7 @@ def trace(
     )
     out["group_sets"] = sets
     out["collectives"] = [
-        {
-            "kind": c.kind,
-            "axes": list(c.axes),
-            "shape": list(c.shape),
-            "dtype": c.dtype,
-            "bytes": c.bytes,
-            "group_size": c.group_size,
-            "n_groups": c.n_groups,
-            "op_name": c.op_name,
-            "source": c.source,
-            "groups_text": c.groups_text[:400],
-            "group_set": set_of[i],
-        }
-        for i, c in enumerate(res.collectives[:MAX_RECORDS])
+        collective(c, set_of[i]) for i, c in enumerate(res.collectives[:MAX_RECORDS])
     ]
     out["memory"] = cast(Memory, dict(res.memory)) if res.memory else None
     out["flops"] = res.flops

@@ -77,8 +77,8 @@ def worker(n: int, size: int, repeat: int) -> dict[str, Any]:
 def _measure(name: str, old: Any, new: Any, shape: tuple[int, int], repeat: int) -> dict[str, Any]:
     import numpy as np
 
-    from shardwidget import layout as layout_mod
     from shardwidget.cost import reshard, transfer
+    from shardwidget.model import layout as layout_mod
 
     dt = np.dtype(np.float32)
 

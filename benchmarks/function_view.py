@@ -58,7 +58,8 @@ def worker(n_devices: int, size: int, repeat: int) -> dict[str, Any]:
     from jax.sharding import PartitionSpec as P
 
     sys.path.insert(0, str(ROOT / "src"))  # benchmark the working tree
-    from shardwidget import ShardView, layout, summary
+    from shardwidget import ShardView
+    from shardwidget.model import layout, summary
 
     shape = mesh_shape(n_devices)
     mesh = jax.make_mesh(shape, ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2)

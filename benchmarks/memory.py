@@ -31,7 +31,7 @@ MIB = 1 << 20
 
 
 def held(own: list[Any]) -> int:
-    from shardwidget import memory
+    from shardwidget.model import memory
 
     gc.collect()
     return memory.held_bytes(own)

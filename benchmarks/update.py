@@ -117,7 +117,8 @@ def worker(n_devices: int, size: int, repeat: int) -> dict[str, Any]:
     from jax.sharding import PartitionSpec as P
 
     sys.path.insert(0, str(ROOT / "src"))  # benchmark the working tree
-    from shardwidget import ShardView, layout, wire
+    from shardwidget import ShardView, wire
+    from shardwidget.model import layout
 
     devices = jax.devices()
     if len(devices) != n_devices:

@@ -11,8 +11,9 @@ import pytest
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from shardwidget import ShardView, snapshot, text
-from shardwidget import spec as spec_mod
+from shardwidget import ShardView
+from shardwidget.model import spec as spec_mod
+from shardwidget.render import snapshot, text
 
 
 def _pictured(h: str) -> str:
@@ -273,7 +274,7 @@ def _gspmd(spec, shape, mesh_shape=(2, 4)):
     ],
 )
 def test_gspmd_layout_as_mesh_and_spec_with_statistics(spec, shape):
-    from shardwidget.summary import plan_for, summarize
+    from shardwidget.model.summary import plan_for, summarize
 
     host, a = _gspmd(spec, shape)
     assert type(a.sharding).__name__ == "GSPMDSharding"
@@ -316,7 +317,7 @@ def test_gspmd_custom_layout_is_said_in_words_with_statistics():
     from jax._src.lib import xla_client as xc
     from jax._src.sharding_impls import GSPMDSharding
 
-    from shardwidget.gspmd import CUSTOM
+    from shardwidget.model.gspmd import CUSTOM
 
     op = xc.OpSharding()
     op.type = xc.OpSharding.Type.MAXIMAL
@@ -337,7 +338,7 @@ def test_gspmd_custom_layout_is_said_in_words_with_statistics():
 
 
 def test_pmap_output_is_labelled_in_words_and_relayout_works():
-    from shardwidget.pmap import INTERNAL_AXIS, LABEL
+    from shardwidget.trace.pmap import INTERNAL_AXIS, LABEL
 
     host = np.arange(16.0, dtype=np.float32).reshape(8, 2)
     out = jax.pmap(lambda x: x * 2)(host)
@@ -413,7 +414,7 @@ CASES = {
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_representative_shardings_against_jax_and_numpy(name):
-    from shardwidget.summary import plan_for, summarize
+    from shardwidget.model.summary import plan_for, summarize
 
     host, a = _case(*CASES[name])
     shape = tuple(a.shape)
@@ -515,7 +516,7 @@ def test_pmap_output_on_half_the_devices_relays_out_within_them_or_onto_all():
 
 
 def test_legend_of_an_unreduced_layout_speaks_of_partials_not_copies():
-    from shardwidget.legend import legend_of
+    from shardwidget.render.legend import legend_of
 
     _, _, _, _, y = _unreduced()
     lg = legend_of(ShardView(y).layout)
@@ -530,7 +531,7 @@ def test_svg_pictures_say_empty_partial_and_custom():
     from jax._src.lib import xla_client as xc
     from jax._src.sharding_impls import GSPMDSharding
 
-    from shardwidget.gspmd import CUSTOM
+    from shardwidget.model.gspmd import CUSTOM
 
     _, _, _, _, y = _unreduced()
     pic = ShardView(y).to_svg()

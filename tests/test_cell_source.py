@@ -8,7 +8,7 @@ import subprocess
 import sys
 import textwrap
 
-from shardwidget import hlo
+from shardwidget.trace import hlo
 
 SCRIPT = textwrap.dedent(
     """

@@ -10,7 +10,7 @@ from jax.sharding import AxisType, Mesh, NamedSharding, SingleDeviceSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
-from shardwidget.spec import normalize
+from shardwidget.model.spec import normalize
 
 AUTO, EXPLICIT = AxisType.Auto, AxisType.Explicit
 

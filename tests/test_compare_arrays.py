@@ -9,7 +9,7 @@ from jax.sharding import Mesh, NamedSharding, SingleDeviceSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView, compare
-from shardwidget.layout_diff import LayoutDiff
+from shardwidget.model.layout_diff import LayoutDiff
 
 SHAPE = (8, 12)
 

@@ -15,11 +15,11 @@ from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import shardwidget as sw
-from shardwidget import hlo
 from shardwidget.cost import estimate as est_mod
 from shardwidget.cost import hardware as hw_mod
 from shardwidget.cost import reshard
 from shardwidget.cost.reshard import Transfer
+from shardwidget.trace import hlo
 
 from .helpers import Sent
 

@@ -14,7 +14,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
-from shardwidget.trace import CONSTANT_NOTE, UNUSED_NOTE
+from shardwidget.trace.traced import CONSTANT_NOTE, UNUSED_NOTE
 
 
 @pytest.fixture(scope="module")
@@ -238,7 +238,7 @@ def test_unused_argument_in_shard_map_mode(x: Any, mesh: Any) -> None:
 def test_odd_input_views_hold_no_device_memory_between_updates(mesh: Any) -> None:
     import gc
 
-    from shardwidget import memory
+    from shardwidget.model import memory
 
     def live() -> int:
         gc.collect()

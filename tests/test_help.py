@@ -12,8 +12,8 @@ from jax.sharding import PartitionSpec as P
 
 import shardwidget
 from shardwidget import ShardView, suggest_layouts
-from shardwidget.help import explicit_fixes, sharding_type_hint
-from shardwidget.spec import to_partition_spec
+from shardwidget.model.help import explicit_fixes, sharding_type_hint
+from shardwidget.model.spec import to_partition_spec
 
 SHAPES = [(3, 5), (6, 4), (7,), (12, 10, 3), (1, 1)]
 
@@ -142,7 +142,7 @@ def test_sharding_type_error_from_a_python_setter(arr: Any) -> None:
 
 
 def test_explicit_fixes_are_tried_not_guessed() -> None:
-    from shardwidget.trace import TraceState
+    from shardwidget.trace.traced import TraceState
 
     st = TraceState((2, 4), ("a", "b"), ("explicit", "explicit"), (), ())
     tried: list[tuple[str, ...]] = []

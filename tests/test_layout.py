@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from shardwidget import mesh as mesh_mod
-from shardwidget import spec as spec_mod
-from shardwidget.layout import layout_of
-from shardwidget.state import LayoutState, build_sharding, validate
+from shardwidget.model import mesh as mesh_mod
+from shardwidget.model import spec as spec_mod
+from shardwidget.model.layout import layout_of
+from shardwidget.model.state import LayoutState, build_sharding, validate
 
 N = 8
 
@@ -177,7 +177,7 @@ def test_spec_roundtrip_through_jax():
 def test_named_geometry_equals_devices_indices_map(case):
     """The NamedSharding fast path (numpy over mesh coordinates) gives exactly the blocks,
     holders (in replica order) and device map that devices_indices_map gives."""
-    from shardwidget import layout as L
+    from shardwidget.model import layout as L
 
     st_, shape = case
     mesh = mesh_mod.build_mesh(st_.mesh_shape, st_.axis_names, st_.axis_types)
@@ -188,7 +188,7 @@ def test_named_geometry_equals_devices_indices_map(case):
 
 
 def test_named_geometry_in_another_device_order_and_0d():
-    from shardwidget import layout as L
+    from shardwidget.model import layout as L
 
     devs = np.array(jax.devices())[[3, 1, 7, 5, 0, 2, 6, 4]].reshape(2, 4)
     mesh = jax.sharding.Mesh(devs, ("x", "y"))

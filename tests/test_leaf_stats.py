@@ -14,9 +14,9 @@ from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
-from shardwidget import summary as S
-from shardwidget import tiles as T
-from shardwidget.layout import layout_of
+from shardwidget.model import summary as S
+from shardwidget.model import tiles as T
+from shardwidget.model.layout import layout_of
 
 from .test_summary import assert_same_summary
 

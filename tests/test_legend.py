@@ -13,8 +13,8 @@ from jax.sharding import AxisType, NamedSharding, SingleDeviceSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
-from shardwidget.layout import layout_of
-from shardwidget.legend import MARKS, legend_of
+from shardwidget.model.layout import layout_of
+from shardwidget.render.legend import MARKS, legend_of
 
 
 def _put(shape: tuple[int, ...], names: tuple[str, ...], spec: P) -> Any:

@@ -289,7 +289,7 @@ def test_saved_page_survives_script_comment_text(arr, tmp_path):
 
 
 def test_saved_page_specs_are_bounded_in_rank(tmp_path):
-    from shardwidget import export
+    from shardwidget.export import page as export
 
     x = jnp.ones((2,) * 12, jnp.float32)  # 12 dims over a 2x2x2 mesh: thousands of specs
     v = ShardView(x, mesh_shape=[2, 2, 2], axis_names=["a", "b", "c"])

@@ -16,8 +16,9 @@ import pytest
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from shardwidget import ShardView, memory
-from shardwidget import trace as trace_mod
+from shardwidget import ShardView
+from shardwidget.model import memory
+from shardwidget.trace import traced as trace_mod
 
 SPECS = [["x", "y"], ["y", "x"], [None, "x"], ["y", None], [["x", "y"], None], [None, None]]
 

@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shardwidget import mesh as mesh_mod
-from shardwidget import spec as spec_mod
+from shardwidget.model import mesh as mesh_mod
+from shardwidget.model import spec as spec_mod
 
 
 @settings(deadline=None, max_examples=60)

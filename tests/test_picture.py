@@ -18,10 +18,11 @@ import pytest
 from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from shardwidget import ShardView, png
-from shardwidget.colors import VIRIDIS
-from shardwidget.colors import heat_ramp as ramp
-from shardwidget.text import holder_candidates
+from shardwidget import ShardView
+from shardwidget.render import png
+from shardwidget.render.colors import VIRIDIS
+from shardwidget.render.colors import heat_ramp as ramp
+from shardwidget.render.text import holder_candidates
 
 NS = "{http://www.w3.org/2000/svg}"
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -232,7 +233,7 @@ def test_narrow_pictures_wrap_their_words() -> None:
 
 
 def test_labels_shrink_before_they_shorten_and_rulers_skip_rather_than_overlap() -> None:
-    from shardwidget.picture import _every, _fit_label
+    from shardwidget.render.picture import _every, _fit_label
 
     assert _fit_label((0,), 40, 30) == ("0", 11.0)  # room: the full size
     label, size = _fit_label((100,), 22, 20)  # 256 devices on a 760 px picture

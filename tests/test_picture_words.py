@@ -6,8 +6,8 @@ from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
-from shardwidget.legend import legend_of
-from shardwidget.text import holder_candidates
+from shardwidget.render.legend import legend_of
+from shardwidget.render.text import holder_candidates
 
 from .helpers import svgs_in
 

@@ -13,8 +13,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from shardwidget import ShardView, compare, memory, wire
-from shardwidget.pmap import FIXED, INTERNAL_AXIS, is_pmapped
+from shardwidget import ShardView, compare, wire
+from shardwidget.model import memory
+from shardwidget.trace.pmap import FIXED, INTERNAL_AXIS, is_pmapped
 
 COLL = re.compile(
     r"=\s*\S.*?\s(all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute)(?:-start)?\("
@@ -22,7 +23,7 @@ COLL = re.compile(
 
 
 def pmap_hlo_kinds(f: Any, *args: Any) -> list[str]:
-    """Collective kinds in what jax.pmap itself compiles, found without shardwidget.hlo."""
+    """Collective kinds in what jax.pmap itself compiles, found without shardwidget.trace.hlo."""
     return [m.group(1) for m in COLL.finditer(f.lower(*args).compile().as_text())]
 
 

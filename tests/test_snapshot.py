@@ -17,7 +17,8 @@ import pytest
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from shardwidget import ShardView, snapshot
+from shardwidget import ShardView
+from shardwidget.render import snapshot
 from shardwidget.views import fallback
 
 from .helpers import svgs_in
@@ -177,7 +178,7 @@ def test_many_blocks_are_one_raster_with_each_holders_colour(
 ) -> None:
     import zlib
 
-    from shardwidget.colors import color_scheme
+    from shardwidget.render.colors import color_scheme
 
     monkeypatch.setattr(snapshot, "MAX_TITLES", 4)  # 8 blocks count as many here
     v = ShardView(x)

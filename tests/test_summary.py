@@ -10,8 +10,8 @@ import pytest
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from shardwidget import summary as S
-from shardwidget.layout import layout_of
+from shardwidget.model import summary as S
+from shardwidget.model.layout import layout_of
 
 
 def put(x, mshape, names, spec, **kw):

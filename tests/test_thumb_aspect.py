@@ -9,7 +9,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
-from shardwidget.summary import MAX_THUMB_SIDE, thumb_rows
+from shardwidget.model.summary import MAX_THUMB_SIDE, thumb_rows
 
 
 def _thumb(v, k=0):

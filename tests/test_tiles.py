@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from shardwidget import mesh as mesh_mod
-from shardwidget import summary as S
-from shardwidget import tiles as T
-from shardwidget.layout import layout_of
-from shardwidget.state import build_sharding
+from shardwidget.model import mesh as mesh_mod
+from shardwidget.model import summary as S
+from shardwidget.model import tiles as T
+from shardwidget.model.layout import layout_of
+from shardwidget.model.state import build_sharding
 
 from .test_layout import layouts
 from .test_summary import ref_stats

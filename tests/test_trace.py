@@ -15,7 +15,7 @@ from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import FunctionView, ShardView, compare
-from shardwidget.layout import layout_of
+from shardwidget.model.layout import layout_of
 from shardwidget.wire import size_budget, wire_size
 
 COLL = re.compile(
@@ -38,7 +38,7 @@ def x(mesh: Any) -> Any:
 
 
 def hlo_kinds(compiled: Any) -> list[str]:
-    """Collective kinds in the compiled HLO text, found independently of shardwidget.hlo."""
+    """Collective kinds in the compiled HLO text, found independently of shardwidget.trace.hlo."""
     return [m.group(1) for m in COLL.finditer(compiled.as_text())]
 
 

@@ -18,7 +18,9 @@ from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import shardwidget
-from shardwidget import ArrayView, FunctionView, ShardView, export, text, wire
+from shardwidget import ArrayView, FunctionView, ShardView, wire
+from shardwidget.export import page as export
+from shardwidget.render import text
 from shardwidget.views import base
 
 

@@ -15,7 +15,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView, wire
-from shardwidget.layout import layout_of
+from shardwidget.model.layout import layout_of
 from tests.helpers import Sent, request
 
 
@@ -261,7 +261,8 @@ SCRIPT = textwrap.dedent("""
     import jax, numpy as np
     jax.config.update("jax_num_cpu_devices", {n})
     from jax.sharding import NamedSharding, PartitionSpec as P
-    from shardwidget import ShardView, wire
+    from shardwidget import ShardView
+    from shardwidget import wire
     mesh = jax.make_mesh({mesh}, ("x", "y"))
     a = jax.device_put(np.ones(({size}, {size}), np.float32), NamedSharding(mesh, P("x", "y")))
     v = ShardView(a)

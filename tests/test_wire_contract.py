@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from shardwidget import colors
+from shardwidget.render import colors
 from tests import wire_fixtures
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]

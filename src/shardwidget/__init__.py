@@ -11,13 +11,13 @@ frozen now, to display in narrative notebooks.
 from .cost.estimate import Estimate
 from .cost.hardware import Hardware, hardware
 from .cost.reshard import Transfer
-from .device_memory import MemoryMap, memory_map
-from .export import ExportReport
-from .help import suggest_layouts
-from .layout import Layout
-from .snapshot import Snapshot
-from .state import LayoutState
-from .trace import TraceResult, TraceState
+from .export.page import ExportReport
+from .model.device_memory import MemoryMap, memory_map
+from .model.help import suggest_layouts
+from .model.layout import Layout
+from .model.state import LayoutState
+from .render.snapshot import Snapshot
+from .trace.traced import TraceResult, TraceState
 from .views import ArrayView, Comparison, FunctionView, ShardView, compare
 
 __version__ = "0.1.0"

@@ -54,14 +54,14 @@ def sections() -> list[tuple[str, str, list[Any]]]:
         suggest_layouts,
     )
     from .cost.estimate import CollectiveTime
-    from .device_memory import ArrayEntry
-    from .help import Suggestion
-    from .hlo import Collective, HloShape
-    from .layout import Block, DeviceInfo, MeshInfo
-    from .layout_diff import BlockMove, DeviceChange, LayoutDiff
-    from .snapshot import Snapshot
-    from .summary import Summary
-    from .trace import Constraint, Leaf, LeafResult
+    from .model.device_memory import ArrayEntry
+    from .model.help import Suggestion
+    from .model.layout import Block, DeviceInfo, MeshInfo
+    from .model.layout_diff import BlockMove, DeviceChange, LayoutDiff
+    from .model.summary import Summary
+    from .render.snapshot import Snapshot
+    from .trace.hlo import Collective, HloShape
+    from .trace.traced import Constraint, Leaf, LeafResult
 
     secs: list[tuple[str, str, list[Any]]] = [
         (

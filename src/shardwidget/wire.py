@@ -22,16 +22,16 @@ from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, cast
 
 import numpy as np
 
-from . import mesh as mesh_mod
-from .layout import Layout
-from .state import LayoutState
-from .summary import Summary
+from .model import mesh as mesh_mod
+from .model.layout import Layout
+from .model.state import LayoutState
+from .model.summary import Summary
 
 if TYPE_CHECKING:
     from .cost.estimate import Estimate
     from .cost.hardware import Hardware
     from .cost.reshard import Transfer
-    from .trace import Traced, TraceResult, TraceState
+    from .trace.traced import Traced, TraceResult, TraceState
 
 SpecEntry = str | list[str] | None
 
@@ -102,7 +102,7 @@ class BlockWire(TypedDict):
 
 class LegendWire(TypedDict):
     """What the marks of the grid mean and how the array is split and copied, in words
-    (:mod:`shardwidget.legend`)."""
+    (:mod:`shardwidget.render.legend`)."""
 
     marks: list[list[str]]
     """[mark, meaning] for the border, the inner heatmap, the stripes and the labels."""
@@ -581,7 +581,7 @@ def layout(
 
 def legend_wire(lay: Layout) -> LegendWire:
     """``LayoutWire.legend`` of a layout."""
-    from .legend import legend_of
+    from .render.legend import legend_of
 
     lg = legend_of(lay)
     return {"marks": [list(m) for m in lg.marks], "replication": list(lg.replication)}
@@ -777,7 +777,7 @@ def trace_options(
     outputs: Sequence[LeafInfo],
 ) -> TraceOptions:
     """``_trace_options`` of a function view."""
-    from .layout import _dtype_name
+    from .model.layout import _dtype_name
 
     return {
         "n_devices": n_devices,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from shardwidget._page import PAGE_JS, script_json
+from shardwidget.export._page import PAGE_JS, script_json
 from shardwidget.wire import encode
 
 __all__ = ["STATIC", "Loop", "page_html", "state_of"]

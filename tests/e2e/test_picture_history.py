@@ -13,7 +13,8 @@ import pytest
 from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from shardwidget import ShardView, png
+from shardwidget import ShardView
+from shardwidget.render import png
 
 from .harness import Loop, page_html
 

@@ -33,8 +33,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import hlo
-from ..text import fmt_bytes
+from ..render.text import fmt_bytes
+from ..trace import hlo
 from .hardware import Hardware, hardware
 
 OVERLAP = (

@@ -2,7 +2,7 @@
 
 The collectives come from compiling an identity with the new ``out_shardings`` for an input of
 the old sharding (``jax.jit(lambda x: x, out_shardings=new).lower(struct).compile()``), read
-with :mod:`shardwidget.hlo`. The compile is cached per (old sharding, new sharding, shape,
+with :mod:`shardwidget.trace.hlo`. The compile is cached per (old sharding, new sharding, shape,
 dtype): no device memory, a few ms when cached.
 """
 
@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import hlo
-from ..layout import Layout, layout_of_sharding
-from ..text import fmt_bytes
+from ..model.layout import Layout, layout_of_sharding
+from ..render.text import fmt_bytes
+from ..trace import hlo
 from . import estimate as est
 from . import transfer as transfer_mod
 from .hardware import Hardware
@@ -71,8 +71,8 @@ def compile_reshard(old: Any, new: Any, shape: tuple[int, ...], dtype: Any) -> C
 def _compile(old: Any, new: Any, shape: tuple[int, ...], dtype: Any) -> Compiled:
     import jax
 
-    from ..mesh import xla_safe_sharding
-    from ..trace import _memory  # the same per-device memory numbers as the function view
+    from ..model.mesh import xla_safe_sharding
+    from ..trace.traced import _memory  # the same per-device memory numbers as the function view
 
     try:
         # (axis names XLA cannot read would abort the process: compiled over renamed axes)

@@ -1,6 +1,6 @@
 """What a re-layout moves: bytes each device receives and sends, and who sends to whom.
 
-Pure numpy over two :class:`~shardwidget.layout.Layout` s (the old and the new geometry of the
+Pure numpy over two :class:`~shardwidget.model.layout.Layout` s (the old and the new geometry of the
 same array); no JAX, no widget code.
 
 - **received**: a device receives the elements of its new block that it did not hold in the old
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..layout import Layout
+from ..model.layout import Layout
 
 
 @dataclass(frozen=True)

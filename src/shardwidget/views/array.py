@@ -18,23 +18,25 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import traitlets
 
-from .. import gspmd, snapshot, text, wire
-from .. import mesh as mesh_mod
-from .. import spec as spec_mod
-from .. import state as state_mod
-from .. import tiles as tiles_mod
-from ..code import array_code
-from ..layout import Layout, layout_of, layout_of_sharding
-from ..pmap import INTERNAL_AXIS, LABEL, relabel
-from ..state import LayoutState
-from ..summary import Summary, plan_for, summarize
+from .. import wire
+from ..export.code import array_code
+from ..model import gspmd
+from ..model import mesh as mesh_mod
+from ..model import spec as spec_mod
+from ..model import state as state_mod
+from ..model import tiles as tiles_mod
+from ..model.layout import Layout, layout_of, layout_of_sharding
+from ..model.state import LayoutState
+from ..model.summary import Summary, plan_for, summarize
+from ..render import snapshot, text
+from ..trace.pmap import INTERNAL_AXIS, LABEL, relabel
 from . import rerun
 from .base import InvalidValue, ShardView, refuse_unknown
 from .cost import CostMixin
 
 if TYPE_CHECKING:
     from ..cost.reshard import Transfer
-    from ..export import ExportReport
+    from ..export.page import ExportReport
 
 _UNSET = object()
 LAYOUT_TRAITS = ("mesh_shape", "axis_names", "axis_types", "spec", "memory_kind", "devices")
@@ -285,7 +287,7 @@ class ArrayView(CostMixin, ShardView):
         the grid over ``view_dims`` with its rulers (index ranges, which axes shard which
         dimension), holders' colours with stripes for copies, heatmaps, device ids, the mesh,
         and the legend with the heatmap's colour bar. Holds no device memory afterwards."""
-        from ..picture import array_svg
+        from ..render.picture import array_svg
 
         summ = self.summary if self._with_stats else None
         return array_svg(
@@ -391,7 +393,7 @@ class ArrayView(CostMixin, ShardView):
         page's controls answer from what it stores, within ``budget`` bytes of variant data,
         and show other choices as unavailable. Returns a report of the size and what was kept.
         """
-        from ..export import save_array_view
+        from ..export.page import save_array_view
 
         return save_array_view(self, path, variants=variants, budget=budget)
 
@@ -474,7 +476,7 @@ class ArrayView(CostMixin, ShardView):
         """msg, ending with the padding that makes st fit, when padding is all st lacks (the
         padded shape passes the same validation). The message is capped when shown: the hint
         keeps its place, the first part gives way."""
-        from ..help import indivisible_hint, pad_for
+        from ..model.help import indivisible_hint, pad_for
 
         shape = tuple(int(d) for d in self._source.shape)
         axes = dict(zip(st.axis_names, st.mesh_shape, strict=False))
@@ -523,7 +525,7 @@ class ArrayView(CostMixin, ShardView):
         nothing done, when the copy would not fit in free device memory)."""
         import jax
 
-        from .. import memory
+        from ..model import memory
 
         shape = tuple(int(d) for d in self._source.shape)
         if sharding != self._source.sharding:

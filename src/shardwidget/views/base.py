@@ -31,8 +31,8 @@ import traitlets
 from .. import wire
 
 if TYPE_CHECKING:
-    from ..export import ExportReport
-    from ..snapshot import Snapshot
+    from ..export.page import ExportReport
+    from ..render.snapshot import Snapshot
 
 STATIC = pathlib.Path(__file__).parents[1] / "static"
 
@@ -82,7 +82,7 @@ def refuse_unknown(what: str, given: Iterable[str], accepted: Sequence[str]) -> 
 def fit_axes(d: dict[str, Any], changes: dict[str, Any]) -> None:
     """A new number of mesh axes with names/types not given: keep those that still fit and fill
     in defaults (the rule the front end's controls follow). Edits d in place."""
-    from ..mesh import default_axis_names
+    from ..model.mesh import default_axis_names
 
     k = len(d["mesh_shape"]) if isinstance(d["mesh_shape"], list | tuple) else 0
     names = list(d["axis_names"])
@@ -227,7 +227,7 @@ class ShardView(anywidget.AnyWidget):
         """This view frozen now, to display: the static picture (HTML + SVG, hover a block for its
         details; the error, when one is shown) and the terminal text. Later changes to the view
         do not reach it: use it where a notebook must read right top to bottom."""
-        from ..snapshot import Snapshot
+        from ..render.snapshot import Snapshot
 
         return Snapshot(self._static_html(), repr(self))
 
@@ -264,8 +264,8 @@ class ShardView(anywidget.AnyWidget):
         """Write :meth:`to_svg` as a PNG at ``scale`` times its size; returns (width, height)
         in pixels. Converts with ``cairosvg`` when it is installed, else with headless Chromium
         through Playwright (``SHARDWIDGET_CHROMIUM`` or ``chromium`` on PATH); RuntimeError
-        naming what to install when neither is available (see :mod:`shardwidget.png`)."""
-        from ..png import svg_to_png
+        naming what to install when neither is available (see :mod:`shardwidget.render.png`)."""
+        from ..render.png import svg_to_png
 
         return svg_to_png(self.to_svg(width), path, scale)
 
@@ -326,7 +326,7 @@ class ShardView(anywidget.AnyWidget):
     def _state_label(self, st: Any) -> str:
         """A state in a few words, for the undo/redo buttons' tooltips: the mesh, the specs
         (``in_specs -> out_specs`` for a function) and a memory kind other than "device"."""
-        from ..spec import to_text
+        from ..model.spec import to_text
 
         mesh = " × ".join(f"{n}={s}" for n, s in zip(st.axis_names, st.mesh_shape, strict=False))
         if hasattr(st, "in_specs"):

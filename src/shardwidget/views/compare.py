@@ -1,5 +1,5 @@
 """compare(): several function views of one computation side by side; two array views of one
-array as a layout diff (see :mod:`shardwidget.layout_diff`)."""
+array as a layout diff (see :mod:`shardwidget.model.layout_diff`)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from .. import wire
 from ..cost import hardware as hw_mod
 from ..cost.estimate import fmt_seconds
 from ..cost.hardware import Hardware
-from ..layout_diff import LayoutDiff, diff
-from ..text import fmt_bytes
+from ..model.layout_diff import LayoutDiff, diff
+from ..render.text import fmt_bytes
 from .array import ArrayView
 from .function import FunctionView
 
@@ -161,7 +161,7 @@ def compare(
     (one preset or several; default: the first view's ``hardware``) (a :class:`Comparison`).
 
     Two array views of one array, ``compare(view_a, view_b)``, give a
-    :class:`~shardwidget.layout_diff.LayoutDiff`: which blocks moved to which devices, and the
+    :class:`~shardwidget.model.layout_diff.LayoutDiff`: which blocks moved to which devices, and the
     bytes per device that differ."""
     if not views:
         raise ValueError("compare() needs at least one view")

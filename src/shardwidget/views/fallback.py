@@ -5,7 +5,7 @@ kernel, or none) shows "Error displaying widget: model not found", and ``nbconve
 stores widget state, so its page prefers the widget (require.js and the html-manager from CDNs:
 blank offline). So in a kernel a view displays as two outputs:
 
-1. a static picture of its last state (:mod:`shardwidget.snapshot`, text/html only) under a
+1. a static picture of its last state (:mod:`shardwidget.render.snapshot`, text/html only) under a
    display id of its own (the view's ``_fallback_id``), displayed while IPython formats the
    view, so it comes just before
 2. the widget (the cell's result, as before: its mimebundle with the terminal text).

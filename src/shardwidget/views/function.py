@@ -1,8 +1,8 @@
 """FunctionView: ShardView(f, *args), what XLA does with a layout of a function's inputs.
 
 Traits of the function view and its compute. The model (tracing, compiling, collectives,
-memory) lives in :mod:`shardwidget.trace` and :mod:`shardwidget.hlo`; the wire format in
-:mod:`shardwidget.wire`. As with array views, a front-end request that fails sets ``error`` and
+memory) lives in :mod:`shardwidget.trace.traced` and :mod:`shardwidget.trace.hlo`; the wire format
+in :mod:`shardwidget.wire`. As with array views, a front-end request that fails sets ``error`` and
 keeps the last good view; a Python setter that fails raises ValueError with the same message and
 changes nothing.
 """
@@ -17,18 +17,19 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import traitlets
 
-from .. import pmap as pmap_mod
-from .. import spec as spec_mod
-from .. import text, wire
-from .. import trace as trace_mod
-from ..layout import _dtype_name, layout_of
-from ..summary import LeafStats, Summary, plan_for
+from .. import wire
+from ..model import spec as spec_mod
+from ..model.layout import _dtype_name, layout_of
+from ..model.summary import LeafStats, Summary, plan_for
+from ..render import text
+from ..trace import pmap as pmap_mod
+from ..trace import traced as trace_mod
 from . import rerun
 from .base import InvalidValue, ShardView
 from .cost import CostMixin
 
 if TYPE_CHECKING:
-    from ..export import ExportReport
+    from ..export.page import ExportReport
 
 STATE_TRAITS = ("mesh_shape", "axis_names", "axis_types", "in_specs", "out_specs")
 OWN_KWARGS = ("mode", "stats", *STATE_TRAITS)
@@ -176,7 +177,7 @@ class FunctionView(CostMixin, ShardView):
         in_shardings=..., out_shardings=...)`` (jit) or ``jax.jit(jax.shard_map(f, mesh=mesh,
         in_specs=..., out_specs=...))``; "" before a layout compiled. What the widget's "copy"
         button copies."""
-        from ..code import function_code
+        from ..export.code import function_code
 
         if self._result is None:
             return ""
@@ -190,8 +191,8 @@ class FunctionView(CostMixin, ShardView):
         return function_code(self._code_layout(self._result))
 
     def _code_layout(self, res: trace_mod.TraceResult) -> Any:
-        from ..code import FunctionLayout
-        from ..layout import mesh_info
+        from ..export.code import FunctionLayout
+        from ..model.layout import mesh_info
 
         args, kwargs = self._traced.arg_template()
         st = res.state
@@ -211,7 +212,7 @@ class FunctionView(CostMixin, ShardView):
         """The compiled function as a standalone SVG (no browser needed): every input and
         output leaf's layout, the collectives XLA inserted and memory per device. ValueError
         when no layout compiled yet."""
-        from ..picture import function_svg
+        from ..render.picture import function_svg
 
         if self._result is None:
             raise ValueError(f"nothing compiled to draw: {self.error or 'no layout yet'}")
@@ -232,7 +233,7 @@ class FunctionView(CostMixin, ShardView):
         """Write one self-contained HTML file (no network, no kernel) showing the function as
         compiled now: shardings, collectives, memory and outputs. Returns a report of the size
         (one layout: a saved page cannot re-compile)."""
-        from ..export import save_function_view
+        from ..export.page import save_function_view
 
         return save_function_view(self, path)
 
@@ -246,7 +247,7 @@ class FunctionView(CostMixin, ShardView):
         )
 
     def _static_html(self) -> str:
-        from ..snapshot_function import render
+        from ..render.snapshot_function import render
 
         return render(self.fn_name, self.mode, self._result, self.error, repr(self))
 
@@ -317,8 +318,8 @@ class FunctionView(CostMixin, ShardView):
     def _with_pad_hint(self, msg: str, st: trace_mod.TraceState) -> str:
         """msg, ending with the padding of the first input that needs it, when padding the
         inputs is all st lacks (their padded shapes pass the same validation)."""
-        from ..help import indivisible_hint, pad_for
-        from ..state import LayoutState, validate
+        from ..model.help import indivisible_hint, pad_for
+        from ..model.state import LayoutState, validate
 
         n = len(self._traced.mesh_devices(st))  # a sub-mesh: its own devices
         axes = dict(zip(st.axis_names, st.mesh_shape, strict=False))
@@ -353,7 +354,7 @@ class FunctionView(CostMixin, ShardView):
 
     def _compiled(self, st: trace_mod.TraceState) -> trace_mod.TraceResult:
         """The compiled layout st (validated already); ValueError with a way out for errors
-        that have one (see :mod:`shardwidget.help`)."""
+        that have one (see :mod:`shardwidget.model.help`)."""
         try:
             return self._traced.result(st, run=False, checked=True)
         except ValueError as e:
@@ -380,7 +381,7 @@ class FunctionView(CostMixin, ShardView):
         capped when shown: the hint keeps its place, JAX's text gives way."""
         if not msg.startswith("ShardingTypeError") or "explicit" not in st.axis_types:
             return msg
-        from ..help import explicit_fixes, sharding_type_hint
+        from ..model.help import explicit_fixes, sharding_type_hint
 
         def compiles(candidate: trace_mod.TraceState) -> bool:
             try:
@@ -429,7 +430,7 @@ class FunctionView(CostMixin, ShardView):
         opts["mode"] = self.mode  # "pmap" for a pmap'd function (traced as jit of it)
         own = self._traced.own_mesh
         if own is not None and own.devices.size < len(self._devices):  # a sub-mesh: offer both
-            from ..mesh import all_factorizations
+            from ..model.mesh import all_factorizations
 
             mine = all_factorizations(int(own.devices.size))
             both = opts["factorizations"]
@@ -584,7 +585,7 @@ def _no_stats(arr: Any) -> str:
     not a jax.Array) and PRNG keys (their data is opaque key bits)."""
     import jax
 
-    from ..layout import _is_extended
+    from ..model.layout import _is_extended
 
     if not isinstance(arr, jax.Array):
         return f"no data: {_dtype_name(getattr(arr, 'dtype', 'float0'))} (not a jax.Array)"

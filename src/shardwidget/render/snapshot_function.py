@@ -1,7 +1,7 @@
 """A static picture of a function view (HTML + inline SVG, no script), the twin of
-:mod:`shardwidget.snapshot` for ``ShardView(f, *args)``: every input and output leaf as its layout's
-grid (axes, index ticks, holders), the collectives XLA inserted as a table (with the mesh axes they
-run over and where they come from), and the terminal text (memory, flops) below.
+:mod:`shardwidget.render.snapshot` for ``ShardView(f, *args)``: every input and output leaf as its
+layout's grid (axes, index ticks, holders), the collectives XLA inserted as a table (with the mesh
+axes they run over and where they come from), and the terminal text (memory, flops) below.
 """
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, Any
 
+from ..model.layout import layout_of_sharding
 from . import snapshot
-from .layout import layout_of_sharding
 from .text import fmt_bytes
 
 if TYPE_CHECKING:
-    from .trace import TraceResult
+    from ..trace.traced import TraceResult
 
 NO_COLLECTIVES = "No collectives: every device computes its part alone"
 """What the live view says when XLA inserted none (js/function/collectives.ts)."""

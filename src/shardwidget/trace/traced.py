@@ -26,11 +26,11 @@ from typing import Any
 
 import numpy as np
 
+from ..model import mesh as mesh_mod
+from ..model import spec as spec_mod
+from ..model import state as state_mod
+from ..model.layout import Layout
 from . import hlo
-from . import mesh as mesh_mod
-from . import spec as spec_mod
-from . import state as state_mod
-from .layout import Layout
 
 MODES = ("jit", "shard_map")
 CACHE_SIZE = 16
@@ -225,8 +225,8 @@ class TraceResult:
         ``shardwidget.Hardware``): ``.compute_s``, ``.memory_s``, ``.collectives`` (each with
         ``.seconds``), ``.total_s``, ``.bound``, ``.fits``; the model is in
         :mod:`shardwidget.cost.estimate`."""
-        from .cost.estimate import estimate_trace
-        from .cost.hardware import DEFAULT
+        from ..cost.estimate import estimate_trace
+        from ..cost.hardware import DEFAULT
 
         return estimate_trace(self, hw or DEFAULT)
 
@@ -251,7 +251,7 @@ class TraceResult:
     @property
     def input_leaves(self) -> list[LeafResult]:
         """Every input array leaf as laid out for this compile."""
-        from .layout import layout_of_sharding
+        from ..model.layout import layout_of_sharding
 
         return [
             LeafResult(path, shape, dtype, sh, tuple(loc), layout_of_sharding(sh, shape, dtype))
@@ -268,7 +268,7 @@ class TraceResult:
     @property
     def output_leaves(self) -> list[LeafResult]:
         """Every output leaf: the computed arrays' layouts when the function ran."""
-        from .layout import layout_of_sharding
+        from ..model.layout import layout_of_sharding
 
         out = []
         for i, (path, shape, dtype, sh, loc) in enumerate(
@@ -480,7 +480,7 @@ def _notes(
     literal or a closed-over value in the traced jaxpr)."""
     from jax._src import core
 
-    from .layout import _dtype_name
+    from ..model.layout import _dtype_name
 
     ins = []
     other = list(other_mesh) or [""] * len(leaves)
@@ -896,11 +896,11 @@ class Traced:
         return self._out_info[None if self.mode == "jit" else (state.mesh_key, state.in_specs)][2]
 
     def arg_template(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        """(args, kwargs) as given, each leaf replaced by a :class:`shardwidget.code.Slot`:
+        """(args, kwargs) as given, each leaf replaced by a :class:`shardwidget.export.code.Slot`:
         the array leaves numbered in order, the static ones marked (for ``view.code``)."""
         import jax
 
-        from .code import Slot
+        from ..export.code import Slot
 
         dyn = {pos: k for k, pos in enumerate(self._dyn_pos)}
         slots = [Slot(dyn[i]) if i in dyn else Slot(i, True) for i in range(len(self._all))]
@@ -912,7 +912,7 @@ class Traced:
         :meth:`output_info` keeps)."""
         import jax
 
-        from .code import Slot
+        from ..export.code import Slot
 
         self.output_info(state)
         tree = self._out_tree[None if self.mode == "jit" else (state.mesh_key, state.in_specs)]
@@ -1258,11 +1258,11 @@ class Traced:
         """Run res's executable on the arguments laid out for it: (inputs, outputs), which only
         the caller holds, or None when the run failed (``res.run_error`` says why). Records
         the outputs' layouts and the run time on res. ValueError (nothing run) when the run
-        would not fit in free device memory (see :mod:`shardwidget.memory`)."""
+        would not fit in free device memory (see :mod:`shardwidget.model.memory`)."""
         import jax
 
-        from . import memory
-        from .layout import layout_of
+        from ..model import memory
+        from ..model.layout import layout_of
 
         if res.memory:
             mesh_devices = list(self.mesh(res.state).devices.flat)

@@ -5,7 +5,7 @@ names, types and device order and lays ``x`` out with ``jax.device_put`` (memory
 included). A function view's snippet makes the mesh and the ``jax.jit(f, in_shardings=…,
 out_shardings=…)`` or ``jax.shard_map(f, mesh=…, in_specs=…, out_specs=…)`` of the layout shown.
 
-The text comes from plain data (:class:`~shardwidget.layout.Layout`, the trace state); JAX is
+The text comes from plain data (:class:`~shardwidget.model.layout.Layout`, the trace state); JAX is
 asked only for the order of ``jax.devices()`` and of ``jax.make_mesh``, so that a mesh JAX
 would make by itself is written as ``jax.make_mesh`` and any other order (a reversed or a
 sub-set of devices) as an explicit device array.
@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import spec as spec_mod
-from .layout import Layout, MeshInfo
+from ..model import spec as spec_mod
+from ..model.layout import Layout, MeshInfo
 
 IMPORTS = "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P"
 
@@ -27,7 +27,7 @@ IMPORTS = "import jax\nfrom jax.sharding import AxisType, NamedSharding, Partiti
 @dataclass(frozen=True)
 class Slot:
     """A placeholder for leaf ``i`` of a pytree of arguments or outputs (see
-    :meth:`shardwidget.trace.Traced.arg_template`); static: a leaf the view closes over."""
+    :meth:`shardwidget.trace.traced.Traced.arg_template`); static: a leaf the view closes over."""
 
     i: int
     static: bool = False

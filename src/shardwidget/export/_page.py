@@ -10,7 +10,7 @@ The page needs no kernel and no network. It carries
   it mounts the view into ``#shardwidget-root`` and answers the controls' requests from
   ``answers``.
 
-Which data a view's page carries is decided by the views (``shardwidget.export``); this module
+Which data a view's page carries is decided by the views (``shardwidget.export.page``); this module
 only writes the HTML.
 """
 

@@ -1,8 +1,8 @@
 """The legend of a layout picture: what its marks mean, and how the array is split and copied,
-in words. Pure: reads a :class:`~shardwidget.layout.Layout`, imports no widget code.
+in words. Pure: reads a :class:`~shardwidget.model.layout.Layout`, imports no widget code.
 
 The live widget shows it under the grid (``LayoutWire.legend``), and the static pictures
-(:mod:`shardwidget.picture`) draw it, so both say the same thing. For an array on a 2×4 mesh
+(:mod:`shardwidget.render.picture`) draw it, so both say the same thing. For an array on a 2×4 mesh
 with ``P("x", None)``, ``legend_of(layout).replication`` is ``("dimension 0 split 2 ways over
 x", "replicated over y: 4 copies")``.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .layout import Layout
+from ..model.layout import Layout
 
 MARKS: tuple[tuple[str, str], ...] = (
     ("border", "the colour of the device that holds the block (each device has its own colour)"),

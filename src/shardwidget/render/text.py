@@ -11,11 +11,11 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any
 
-from .gspmd import CUSTOM
-from .layout import Block, Layout
+from ..model.gspmd import CUSTOM
+from ..model.layout import Block, Layout
 
 if TYPE_CHECKING:
-    from .trace import TraceResult
+    from ..trace.traced import TraceResult
 
 MAX_WIDTH = 100
 MAX_TABLES = 4

@@ -1,5 +1,5 @@
 """Two layouts of one array compared: which blocks moved to which devices, and the bytes per
-device that differ. Pure: plain :class:`~shardwidget.layout.Layout` data in, plain data out.
+device that differ. Pure: plain :class:`~shardwidget.model.layout.Layout` data in, plain data out.
 
 Going from layout A to layout B, a device must receive the part of its new block that its old
 block does not cover (a device that keeps its block receives nothing). The bytes it holds
@@ -12,8 +12,8 @@ import html
 import math
 from dataclasses import dataclass
 
+from ..render.text import fmt_bytes
 from .layout import Index, Layout
-from .text import fmt_bytes
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 A page carries the view's synced state and, for an array view, optionally precomputed
 *variants* (other layouts of the same array). It reads them through the views' public protocol
 (:meth:`ShardView.synced_state`, :meth:`ArrayView.variant`, :meth:`ArrayView.propose`,
-:meth:`ArrayView.every_spec`) and hands them to :func:`shardwidget._page.page`, which writes
+:meth:`ArrayView.every_spec`) and hands them to :func:`shardwidget.export._page.page`, which writes
 the HTML around the built renderer.
 
 The path: an existing regular file there is replaced (the page is written beside it and renamed
@@ -22,12 +22,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import wire
-from .state import LayoutState
+from .. import wire
+from ..model.state import LayoutState
 
 if TYPE_CHECKING:
-    from .views.array import ArrayView
-    from .views.function import FunctionView
+    from ..views.array import ArrayView
+    from ..views.function import FunctionView
 
 DEFAULT_BUDGET = 4 << 20  # bytes of variant data a page may carry
 VARIANT_KEYS = 1_000_000  # layout keys of stored variants start above any live view's

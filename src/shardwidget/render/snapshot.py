@@ -7,8 +7,8 @@ split over and the index where each block starts), every block in its holder's c
 holders written on it, the per-block heatmap thumbnails (viridis, one scale for all blocks, with
 its colour bar), and a ``<title>`` per block (hover: index ranges, holders, statistics).
 
-Device colours come from :mod:`shardwidget.colors`, the live renderer's rule, so a device has the
-same colour here as in the widget. The grid shows the first block position along non-drawn
+Device colours come from :mod:`shardwidget.render.colors`, the live renderer's rule, so a device
+has the same colour here as in the widget. The grid shows the first block position along non-drawn
 dimensions.
 """
 
@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from ..model.gspmd import CUSTOM
+from ..model.layout import Block, Layout
 from .colors import HEAT_LUT, color_scheme, text_color_on
-from .gspmd import CUSTOM
-from .layout import Block, Layout
 from .png import encode_rgb
 from .text import EMPTY, fmt_bytes, holder_candidates
 

@@ -20,9 +20,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import spec as spec_mod
-from . import trace as trace_mod
-from .layout import Layout
+from ..model import spec as spec_mod
+from ..model.layout import Layout
+from . import traced as trace_mod
 
 INTERNAL_AXIS = "_internal_pmap_axis_name"
 """The name pmap gives its mesh axis when the user gives none."""

@@ -4,13 +4,13 @@
 An array view's picture: the header (type, spec, memory kind, mesh), the grid of blocks over two
 array dimensions with its rulers (each block's index range, which dimension is sharded over
 which axes), each block in its holder's colour (stripes for copies) around its heatmap, with
-the holders' ids; the mesh of devices; and the legend (:mod:`shardwidget.legend`) with the
+the holders' ids; the mesh of devices; and the legend (:mod:`shardwidget.render.legend`) with the
 heatmap's colour bar. A function view's: every input and output leaf's layout, the collectives
 XLA inserted, and memory per device.
 
-Device colours come from :mod:`shardwidget.colors` (the live renderer's rule) and the heatmap
+Device colours come from :mod:`shardwidget.render.colors` (the live renderer's rule) and the heatmap
 ramp is the renderer's viridis, so a picture matches the widget. Other dimensions of an N-d array
-show their first block position, as the static snapshot (:mod:`shardwidget.snapshot`) does.
+show their first block position, as the static snapshot (:mod:`shardwidget.render.snapshot`) does.
 """
 
 from __future__ import annotations
@@ -24,17 +24,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..model.gspmd import CUSTOM
+from ..model.layout import Layout, layout_of_sharding
+from ..model.summary import Summary
 from .colors import HEAT_LUT, VIRIDIS, color_scheme, text_color_on
-from .gspmd import CUSTOM
-from .layout import Layout, layout_of_sharding
 from .legend import MARKS, legend_of
 from .png import encode_rgb
-from .summary import Summary
 from .text import EMPTY, fmt_bytes, holder_candidates
 
 if TYPE_CHECKING:
-    from .hlo import Collective
-    from .trace import TraceResult
+    from ..trace.hlo import Collective
+    from ..trace.traced import TraceResult
 
 # Named fonts first: cairosvg takes the first family it knows, where a browser would take
 # system-ui; DejaVu is on Debian, Menlo / Helvetica on macOS, Consolas / Arial on Windows.
@@ -378,7 +378,8 @@ def _fit_label(
     devices: tuple[int, ...], w: float, h: float, prefix: str = "", badge: bool = False
 ) -> tuple[str, float]:
     """The holders' label and a font size (6 to 11 px) that fit w × h, from the widget's
-    candidates (:func:`~shardwidget.text.holder_candidates`: "0,4", "0–3 ×4", "×4"): the first
+    candidates (:func:`~shardwidget.render.text.holder_candidates`:
+    "0,4", "0–3 ×4", "×4"): the first
     that fits in 11 px, else the first that fits in a smaller font; "" when none fits.
     ``prefix``: "Σ " for the holders of an unreduced block's partial sums (tried first, then
     the bare labels). ``badge``: a separate ×N badge is drawn, so no count-only label."""

@@ -1,0 +1,1 @@
+"""Leaving the notebook: saved HTML pages and copy-as-code."""

@@ -1,0 +1,1 @@
+"""Static renderers: terminal text, SVG pictures, snapshots, PNG, colours, legends."""

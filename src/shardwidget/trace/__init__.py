@@ -1,0 +1,1 @@
+"""Traced functions: tracing, compiled results, HLO collectives, pmap."""

@@ -21,7 +21,7 @@ import json
 import pathlib
 from typing import Any
 
-PAGE_JS = pathlib.Path(__file__).parent / "static" / "page.js"
+PAGE_JS = pathlib.Path(__file__).parents[1] / "static" / "page.js"
 
 _PAGE = """<!doctype html>
 <html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">

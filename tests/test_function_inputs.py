@@ -14,7 +14,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
-from shardwidget.trace.traced import CONSTANT_NOTE, UNUSED_NOTE
+from shardwidget.trace.result import CONSTANT_NOTE, UNUSED_NOTE
 
 
 @pytest.fixture(scope="module")

@@ -142,7 +142,7 @@ def test_sharding_type_error_from_a_python_setter(arr: Any) -> None:
 
 
 def test_explicit_fixes_are_tried_not_guessed() -> None:
-    from shardwidget.trace.traced import TraceState
+    from shardwidget.trace.result import TraceState
 
     st = TraceState((2, 4), ("a", "b"), ("explicit", "explicit"), (), ())
     tried: list[tuple[str, ...]] = []

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..model.layout import Layout, layout_of_sharding
-from ..render.text import fmt_bytes
+from ..model.units import fmt_bytes
 from ..trace import hlo
 from . import estimate as est
 from . import transfer as transfer_mod
@@ -72,7 +72,7 @@ def _compile(old: Any, new: Any, shape: tuple[int, ...], dtype: Any) -> Compiled
     import jax
 
     from ..model.mesh import xla_safe_sharding
-    from ..trace.traced import _memory  # the same per-device memory numbers as the function view
+    from ..trace._compiled import _memory  # the same per-device memory numbers as the function view
 
     try:
         # (axis names XLA cannot read would abort the process: compiled over renamed axes)

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..model import spec as spec_mod
 from ..model.layout import Layout
+from . import result as result_mod
 from . import traced as trace_mod
 
 INTERNAL_AXIS = "_internal_pmap_axis_name"
@@ -86,7 +87,7 @@ def pmap_layout(f: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, An
     try:
         cached, _, flat, *_ = cells["infer_params"](*args, **kwargs)
     except Exception as e:  # pmap's own checks: axis sizes, in_axes against the arguments
-        raise ValueError(trace_mod.clean_error(e)) from None
+        raise ValueError(result_mod.clean_error(e)) from None
     axis = cached.mesh.axis_names[0]
     if not isinstance(axis, str):  # pmap takes any hashable; mesh axes here are named by text
         raise ValueError(
@@ -98,10 +99,10 @@ def pmap_layout(f: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, An
     specs = tuple(
         spec_mod.normalize(tuple(s), len(a.shape))
         for a, s in zip(flat, cached.in_specs_flat, strict=True)
-        if trace_mod.is_array_leaf(a)
+        if result_mod.is_array_leaf(a)
     )
     n_leaves = sum(
-        trace_mod.is_array_leaf(v) for v in jax.tree_util.tree_leaves((tuple(args), dict(kwargs)))
+        result_mod.is_array_leaf(v) for v in jax.tree_util.tree_leaves((tuple(args), dict(kwargs)))
     )
     if len(specs) != n_leaves:  # never seen; refuse rather than pair specs with wrong leaves
         raise ValueError("could not read pmap's layout of these arguments")
@@ -147,16 +148,16 @@ def relabel(lay: Layout) -> Layout:
     return dataclasses.replace(lay, mesh=dataclasses.replace(lay.mesh, axis_names=names), spec=spec)
 
 
-class PmapResult(trace_mod.TraceResult):
+class PmapResult(result_mod.TraceResult):
     """A pmap'd function's result: JAX's own shardings, leaves whose layouts call an unnamed
     pmap axis LABEL (the shardings keep INTERNAL_AXIS)."""
 
     @property
-    def input_leaves(self) -> list[trace_mod.LeafResult]:
+    def input_leaves(self) -> list[result_mod.LeafResult]:
         return [dataclasses.replace(lf, layout=relabel(lf.layout)) for lf in super().input_leaves]
 
     @property
-    def output_leaves(self) -> list[trace_mod.LeafResult]:
+    def output_leaves(self) -> list[result_mod.LeafResult]:
         return [dataclasses.replace(lf, layout=relabel(lf.layout)) for lf in super().output_leaves]
 
 
@@ -187,7 +188,7 @@ class PmapTraced(trace_mod.Traced):
         name = f"pmap({getattr(inner, '__name__', None) or 'f'})"
         self.fn_name = name if pm is f else f"jit({name})"
         shown = self.pmap.user_axis or LABEL
-        self.own = trace_mod.TraceState(
+        self.own = result_mod.TraceState(
             (self.pmap.size,),
             (shown,),
             ("auto",),
@@ -198,22 +199,22 @@ class PmapTraced(trace_mod.Traced):
     def find_own_mesh(self) -> None:
         """pmap has its own mesh (:meth:`mesh`): nothing to look for in f."""
 
-    def mesh(self, state: trace_mod.TraceState) -> Any:
+    def mesh(self, state: result_mod.TraceState) -> Any:
         """pmap's own mesh (the only one :meth:`validate` lets through)."""
         return self.pmap.mesh
 
-    def _structs(self, state: trace_mod.TraceState, mesh: Any) -> list[Any]:
+    def _structs(self, state: result_mod.TraceState, mesh: Any) -> list[Any]:
         # The arguments as pmap lays them out, on its mesh with JAX's own axis name.
         return super()._structs(dataclasses.replace(state, in_specs=self.pmap.in_specs), mesh)
 
-    def validate(self, state: trace_mod.TraceState) -> None:
+    def validate(self, state: result_mod.TraceState) -> None:
         """Only pmap's own layout, its outputs as pmap lays them out (out_specs None)."""
         if state.mesh_key != self.own.mesh_key or state.in_specs != self.own.in_specs:
             raise ValueError(FIXED)
         if any(s is not None for s in state.out_specs):
             raise ValueError(FIXED)
 
-    def _compile(self, state: trace_mod.TraceState) -> trace_mod.TraceResult:
+    def _compile(self, state: result_mod.TraceState) -> result_mod.TraceResult:
         import jax
 
         base = super()._compile(state)
@@ -222,7 +223,7 @@ class PmapTraced(trace_mod.Traced):
         # The jaxpr as jax.make_jaxpr(f)(*args) prints it: outside the compile's set_mesh
         # (which would add a ctx_mesh to pmap's inner jit).
         closed = jax.make_jaxpr(self._named)(*self._structs(state, self.pmap.mesh))
-        res.jaxpr = trace_mod.jaxpr_text(closed)
+        res.jaxpr = result_mod.jaxpr_text(closed)
         res.notes = {
             "in": [
                 leaf_note(s, lf.shape, self.pmap, "in")

@@ -1,0 +1,82 @@
+"""Reading a compiled executable: per-device memory and flops, and whether it can run on the
+arguments at hand.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from ..model import spec as spec_mod
+from .result import Leaf
+
+
+def _memory(compiled: Any) -> dict[str, int]:
+    try:
+        m = compiled.memory_analysis()
+    except Exception:
+        return {}
+    if m is None:
+        return {}
+    if isinstance(m, list | tuple):
+        m = m[0]
+
+    def g(k: str) -> int:
+        return int(getattr(m, k, 0) or 0)
+
+    arg, out, alias, temp = (
+        g("argument_size_in_bytes"),
+        g("output_size_in_bytes"),
+        g("alias_size_in_bytes"),
+        g("temp_size_in_bytes"),
+    )
+    return {
+        "argument": arg,
+        "output": out,
+        "alias": alias,
+        "temp": temp,
+        "generated_code": g("generated_code_size_in_bytes"),
+        "peak": arg + out - alias + temp,
+    }
+
+
+def _flops(compiled: Any) -> float | None:
+    try:
+        c = compiled.cost_analysis()
+    except Exception:
+        return None
+    if isinstance(c, list | tuple):
+        c = c[0] if c else None
+    if not c or "flops" not in c:
+        return None
+    return float(c["flops"])
+
+
+SUB_BYTE = ("int4", "uint4", "int2", "uint2", "float4_e2m1fn")
+"""Dtypes of fewer than 8 bits: XLA compiles for them a packed layout that the arrays
+``jax.device_put`` makes do not have, so a compiled executable refuses them as arguments."""
+
+
+def _run_disabled(leaves: Sequence[Leaf], devices: Sequence[Any]) -> str:
+    """Why the compiled function cannot run on these leaves ("" when it can)."""
+    if not all(lf.concrete for lf in leaves):
+        return "not run: some inputs are jax.ShapeDtypeStruct (compiled only)"
+    small = sorted({str(lf.dtype) for lf in leaves if str(lf.dtype) in SUB_BYTE})
+    if small:
+        kinds = " and ".join(small)
+        platform = devices[0].platform if devices else "this backend"
+        return (
+            f"not run: {kinds} inputs compile, but the compiled executable takes {kinds} arrays "
+            f"only in a packed layout that device_put does not make on {platform}; shown: the "
+            "compiled layout, without per-shard data"
+        )
+    return ""
+
+
+def _local_shape(
+    shape: Sequence[int], spec: spec_mod.NormSpec, sizes: dict[str, int]
+) -> tuple[int, ...]:
+    return tuple(
+        d // math.prod(sizes[a] for a in entry) for d, entry in zip(shape, spec, strict=True)
+    )

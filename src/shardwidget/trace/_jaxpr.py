@@ -1,0 +1,229 @@
+"""What the traced program itself says: its sharding constraints, shard_map meshes, constant
+outputs and unused arguments (notes), read from the jaxpr and attributed to argument paths.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..model import spec as spec_mod
+from .result import CONSTANT_NOTE, OTHER_MESH_NOTE, UNUSED_NOTE, Constraint, Leaf
+
+
+def _param_names(f: Callable[..., Any], n: int) -> list[str]:
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        return [f"args[{i}]" for i in range(n)]
+    names: list[str] = []
+    for i in range(n):
+        if i < len(params) and params[i].kind in (
+            inspect.Parameter.POSITIONAL_ONLY,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        ):
+            names.append(params[i].name)
+        else:
+            names.append(f"args[{i}]")
+    return names
+
+
+def _path_text(path: Any, arg_names: Sequence[str]) -> str:
+    import jax
+
+    head, rest = path[0], path[1:]
+    if getattr(head, "idx", None) == 0 and rest:  # positional args
+        i = rest[0].idx
+        return str(arg_names[i]) + jax.tree_util.keystr(rest[1:])
+    if rest:  # keyword args
+        return str(getattr(rest[0], "key", rest[0])) + jax.tree_util.keystr(rest[1:])
+    return jax.tree_util.keystr(path)
+
+
+def _walk_constraints(jaxpr: Any, out: list[Constraint]) -> None:
+    from jax._src import core
+    from jax._src import source_info_util as siu
+
+    for eqn in jaxpr.eqns:
+        name = eqn.primitive.name
+        if name in ("sharding_constraint", "reshard"):
+            sh = eqn.params.get("sharding", eqn.params.get("dst_sharding"))
+            aval = eqn.outvars[0].aval
+            spec = getattr(sh, "spec", None)
+            ndim = len(aval.shape)
+            text = (
+                spec_mod.to_text(spec_mod.normalize(tuple(spec), ndim))
+                if spec is not None
+                else str(sh)
+            )
+            try:
+                src = siu.summarize(eqn.source_info)
+            except Exception:
+                src = ""
+            out.append(
+                Constraint(
+                    kind="with_sharding_constraint" if name == "sharding_constraint" else "reshard",
+                    shape=tuple(int(d) for d in aval.shape),
+                    dtype=str(aval.dtype),
+                    sharding=sh,
+                    spec_text=text,
+                    source=src,
+                )
+            )
+        for sub in core.jaxprs_in_params(eqn.params):
+            _walk_constraints(sub, out)
+
+
+def _same_blocks_spec(sharding: Any, shape: tuple[int, ...], own: Any) -> tuple[Any, ...] | None:
+    """PartitionSpec entries on the mesh own that put the same blocks on the same devices as
+    sharding (checked with devices_indices_map), or None when no spec does."""
+    import itertools
+
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    def key(sh: Any) -> dict[int, tuple[tuple[int, int], ...]]:
+        return {
+            d.id: tuple(sl.indices(n)[:2] for sl, n in zip(idx, shape, strict=True))
+            for d, idx in sh.devices_indices_map(shape).items()
+        }
+
+    try:
+        want = key(sharding)
+        splits = [
+            n // s if s else 1 for n, s in zip(shape, sharding.shard_shape(shape), strict=True)
+        ]
+    except Exception:
+        return None
+    sizes = dict(own.shape)
+    names = list(own.axis_names)
+
+    def per_dim(d: int, free: list[str]) -> Any:
+        if d == len(shape):
+            yield ()
+            return
+        for r in range(len(free) + 1):
+            for combo in itertools.permutations(free, r):
+                if math.prod(sizes[a] for a in combo) != splits[d]:
+                    continue
+                rest = [a for a in free if a not in combo]
+                for tail in per_dim(d + 1, rest):
+                    yield (combo, *tail)
+
+    for n, cand in enumerate(per_dim(0, names)):
+        if n > 200:
+            break
+        entries = tuple(None if not c else c[0] if len(c) == 1 else c for c in cand)
+        sh = NamedSharding(own, PartitionSpec(*entries))  # type: ignore[no-untyped-call]
+        if key(sh) == want:
+            return entries
+    return None
+
+
+def other_mesh(value: Any, own: Any) -> tuple[tuple[Any, ...] | None, str] | None:
+    """For an input whose NamedSharding is over a concrete mesh other than own: (its spec's
+    entries on own, or None for replicated; a line in words). None for every other input.
+    The same blocks on the same devices where a spec on own gives them (jax.jit(f) accepts
+    that), else its own spec where own has the same axes (another device order or axis
+    types: jax.jit(f) refuses it), else replicated."""
+    import jax
+    from jax.sharding import NamedSharding
+
+    sh = getattr(value, "sharding", None)
+    mesh = getattr(sh, "mesh", None)
+    if (
+        own is None
+        or not isinstance(sh, NamedSharding)
+        or not isinstance(mesh, jax.sharding.Mesh)
+        or mesh == own
+    ):
+        return None
+    ids = [d.id for d in mesh.devices.flat]
+    if mesh.shape_tuple != own.shape_tuple:
+        what = f"axes {dict(mesh.shape)}"
+    elif ids != [d.id for d in own.devices.flat]:
+        what = f"devices {ids}"
+    else:
+        what = "axis types " + ", ".join(str(t).split(".")[-1] for t in mesh.axis_types)
+    shape = tuple(int(n) for n in value.shape)
+    same = _same_blocks_spec(sh, shape, own)
+    if same is not None:
+        spec_txt = ", ".join(repr(e) for e in same)
+        how = f"the same blocks on the same devices are P({spec_txt}) on the view's mesh"
+        auto = jax.sharding.AxisType.Auto
+        if any(t != auto for t in (*mesh.axis_types, *own.axis_types)):
+            how += " (jax.jit(f) refuses inputs on different meshes with Explicit axes)"
+        return same, OTHER_MESH_NOTE.format(what=what, how=how)
+    if mesh.shape_tuple == own.shape_tuple:
+        return tuple(sh.spec.partitions), OTHER_MESH_NOTE.format(
+            what=what,
+            how=(
+                "jax.jit(f) refuses inputs on different meshes; "
+                "shown with its spec on the view's mesh"
+            ),
+        )
+    return None, OTHER_MESH_NOTE.format(what=what, how="shown replicated on the view's mesh")
+
+
+def _notes(
+    jaxpr: Any, dropped: Sequence[bool], leaves: Sequence[Leaf], other_mesh: Sequence[str] = ()
+) -> dict[str, list[str]]:
+    """{"in": [...], "out": [...]}: a line per input XLA dropped (unused, or float0), per input
+    on another mesh than the view's (``other_mesh``) and per output that is a constant (a
+    literal or a closed-over value in the traced jaxpr)."""
+    from jax._src import core
+
+    from ..model.layout import _dtype_name
+
+    ins = []
+    other = list(other_mesh) or [""] * len(leaves)
+    for gone, lf, elsewhere in zip(dropped, leaves, other, strict=True):
+        if elsewhere:
+            ins.append(elsewhere)
+        elif not gone:
+            ins.append("")
+        elif _dtype_name(lf.dtype) == "float0":
+            ins.append("float0: a zero tangent with no data; XLA takes no buffer for it")
+        else:
+            ins.append(UNUSED_NOTE)
+    outs = [CONSTANT_NOTE if c else "" for c in _constant_outputs(jaxpr, core)]
+    return {"in": ins if any(ins) else [], "out": outs if any(outs) else []}
+
+
+def _constant_outputs(jaxpr: Any, core: Any) -> list[bool]:
+    """Per output of jaxpr: whether it is a literal or a closed-over value, looking through the
+    shard_map / jit equation that produces it (the body's own output)."""
+    invars = set(jaxpr.invars)
+    made = {id(o): (eqn, i) for eqn in jaxpr.eqns for i, o in enumerate(eqn.outvars)}
+    out = []
+    for v in jaxpr.outvars:
+        if isinstance(v, core.Literal):
+            out.append(True)
+        elif v in invars:
+            out.append(False)
+        elif id(v) not in made:  # a constvar
+            out.append(True)
+        else:
+            eqn, i = made[id(v)]
+            inner = (
+                eqn.params.get("jaxpr")
+                if eqn.primitive.name in ("shard_map", "pjit", "jit")
+                else None
+            )
+            inner = getattr(inner, "jaxpr", inner)
+            out.append(bool(inner is not None and _constant_outputs(inner, core)[i]))
+    return out
+
+
+def _walk_shard_map_meshes(jaxpr: Any, out: list[Any]) -> None:
+    """The concrete meshes of the shard_maps in jaxpr (and the jaxprs inside it), in order."""
+    import jax
+    from jax._src import core
+
+    for eqn in jaxpr.eqns:
+        mesh = eqn.params.get("mesh") if eqn.primitive.name == "shard_map" else None
+        if isinstance(mesh, jax.sharding.Mesh):
+            out.append(mesh)
+        for sub in core.jaxprs_in_params(eqn.params):
+            _walk_shard_map_meshes(sub, out)

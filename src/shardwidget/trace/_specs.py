@@ -1,0 +1,121 @@
+"""Specs per argument leaf, as JAX reads them in a pytree of specs (a prefix, one spec for
+every leaf, None for unspecified), and the mesh the arguments already live on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .result import Leaf
+
+
+def is_spec(v: Any) -> bool:
+    """A single spec as JAX reads one in a pytree of specs: a PartitionSpec, or None."""
+    from jax.sharding import PartitionSpec
+
+    return v is None or isinstance(v, PartitionSpec)
+
+
+def _spec_like(v: Any) -> bool:
+    """A spec in any form the view takes: None, a PartitionSpec, or a list of entries."""
+    if is_spec(v):
+        return True
+    return isinstance(v, list | tuple) and all(
+        e is None
+        or isinstance(e, str)
+        or (isinstance(e, list | tuple) and all(isinstance(a, str) for a in e))
+        for e in v
+    )
+
+
+class _Each:
+    """The spec of every leaf under one prefix leaf (a box tree_map leaves alone)."""
+
+    def __init__(self, specs: list[Any]) -> None:
+        self.specs = specs
+
+
+def leaf_specs(
+    value: Any,
+    full: Any,
+    as_prefix: Callable[[Any], Any],
+    keep: Sequence[int],
+    what: str,
+    of: str,
+) -> list[Any]:
+    """value as one spec per kept leaf of the pytree ``full`` (``keep``: the positions of the
+    leaves that take a spec among all of full's leaves), read as JAX reads specs:
+
+    - a PartitionSpec: that spec for every leaf;
+    - a list with one spec-like entry per kept leaf: as it is (the view's own form);
+    - a tuple or dict (or a list that is not one per leaf): a pytree prefix of full (after
+      ``as_prefix``), each spec or None broadcast over the leaves below it.
+
+    Raises ValueError in JAX's words when it is none of these."""
+    import jax
+
+    if is_spec(value) and value is not None:
+        return [value] * len(keep)
+    seq = isinstance(value, list | tuple)
+    if not seq and not isinstance(value, dict):
+        raise ValueError(
+            f"{what} must be a PartitionSpec, a tuple or dict (a pytree prefix of {of}) or a "
+            f"list with one spec per array leaf; got {type(value).__name__}"
+        )
+    one_each = seq and len(value) == len(keep) and all(_spec_like(v) for v in value)
+    if one_each and (isinstance(value, list) or not keep):
+        return list(value)
+    try:
+        boxed = jax.tree.map(
+            lambda s, sub: _Each([s] * len(jax.tree_util.tree_leaves(sub))),
+            as_prefix(value),
+            full,
+            is_leaf=is_spec,
+        )
+    except (ValueError, TypeError) as e:
+        if one_each:
+            return list(value)
+        if seq and all(_spec_like(v) for v in value):  # a flat list of specs: the count is off
+            leaves = "array inputs" if what == "in_specs" else "outputs"
+            raise ValueError(
+                f"{what} has {len(value)} entries; the function has {len(keep)} {leaves} (or "
+                f"give a single spec, or a tuple that is a pytree prefix of {of})"
+            ) from None
+        raise ValueError(
+            f"{what} {value!r} is neither one spec per array leaf ({len(keep)}) nor a pytree "
+            f"prefix of {of}: {str(e).strip()}"
+        ) from None
+    every = [
+        s
+        for box in jax.tree_util.tree_leaves(boxed, is_leaf=lambda v: isinstance(v, _Each))
+        for s in box.specs
+    ]
+    return [every[i] for i in keep]
+
+
+@dataclass
+class _Sharded:
+    sharding: Any
+
+
+def _own_mesh(leaves: Sequence[Leaf]) -> Any:
+    """The jax Mesh of the first leaf with a NamedSharding over a concrete mesh; else, for an
+    array committed to one device (``jax.device_put(x, device)``: jax.jit runs there), a
+    one-axis mesh of that device; else None."""
+    import jax
+    from jax.sharding import NamedSharding, SingleDeviceSharding
+
+    for lf in leaves:
+        sh = getattr(lf.value, "sharding", None)
+        if isinstance(sh, NamedSharding) and isinstance(sh.mesh, jax.sharding.Mesh):
+            return sh.mesh
+    for lf in leaves:
+        sh = getattr(lf.value, "sharding", None)
+        if isinstance(sh, SingleDeviceSharding) and getattr(lf.value, "committed", False):
+            (device,) = sh.device_set
+            return jax.sharding.Mesh(np.array([device]), ("x",))
+    return None

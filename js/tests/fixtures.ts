@@ -1,4 +1,4 @@
-// Synthetic payloads for tests and the dev preview. Mirrors what wire.py sends.
+// Synthetic payloads for tests and the dev preview. Mirrors what src/shardwidget/wire/ sends.
 import type {
   AxisType,
   Block,

@@ -1,5 +1,5 @@
 // Synthetic function-view payloads for tests and the dev preview, following wire/function.ts (what
-// wire.py's trace_options / trace / trace_stats send). Layouts come from fixtures.ts.
+// wire/function.py's trace_options / trace / trace_stats send). Layouts come from fixtures.ts.
 import type {
   AxisType,
   Collective,
@@ -68,7 +68,7 @@ function axisSize(s: TraceState, e: SpecEntry): number {
 }
 
 /** Per-shard statistics computed from a value function: min / max / mean / std per block, the
- *  values of blocks of at most 64 elements, heatmap thumbnails over dims (0, 1) (as wire.py). */
+ *  values of blocks of at most 64 elements, heatmap thumbnails over dims (0, 1) (as wire/). */
 export function valueStats(layout: Layout, value: (idx: number[]) => number, thumbMax = 16): Stats {
   const nd = layout.shape.length;
   const vd = nd >= 2 ? [0, 1] : nd === 1 ? [0] : [];
@@ -168,7 +168,7 @@ function leafOf(
     key,
     stats: "pending",
   });
-  // wire.py's leaf: the layout of an output is the array's own ("original" source, no note,
+  // wire/function.py's leaf: the layout of an output is the array's own ("original" source, no note,
   // no code: the function view's own code covers every leaf).
   const l = { ...f.layout, code: "" };
   const shard = l.blocks[0].i.map((r) => r[1] - r[0]);

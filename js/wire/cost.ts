@@ -1,11 +1,12 @@
 // The cost wire format (issue 12): hardware presets, estimates, and what a re-layout moves.
-// The Python twin is src/shardwidget/wire.py (HardwareWire, EstimatePart, EstimateWire,
+// The Python twin is src/shardwidget/wire/cost.py (HardwareWire, EstimatePart, EstimateWire,
 // TransferWire); keep the two in step.
 //
 // Synced traits on both views: `hardware` (string, both directions: the dropdown's choice) and
 // `_hardware_presets` (HardwareWire[]). Array view: `_transfer` (TransferWire, key === _layout.key).
 // Function view: `_estimate` (EstimateWire, key === _trace.key). Each is `{}` until published.
-import type { Collective } from "./function";
+
+import type { Collective } from "./shared";
 
 export interface HardwareWire {
   /** Preset name, e.g. "tpu-v5p", "h100", "local", or a user preset's name. */

@@ -1,4 +1,4 @@
-// The function view's wire format, ShardView(f, *args): src/shardwidget/wire.py
+// The function view's wire format, ShardView(f, *args): src/shardwidget/wire/function.py
 // (trace_options / trace / trace_stats) is its Python twin; keep the two in step.
 //
 // A function view is the same anywidget model class family as an array view, told apart by
@@ -7,8 +7,8 @@
 // Synced traits: FunctionModel (at the end of this file), read with model.get(name).
 //
 // Messages (TraceRequestMsg and its ResultMsg): messages.ts.
-import type { AxisType, Layout, SpecEntry, Stats } from "./array";
-import type { HistoryWire } from "./messages";
+
+import type { AxisType, Collective, HistoryWire, Layout, SpecEntry, Stats } from "./shared";
 import type { EstimateWire, HardwareWire } from "./cost";
 
 /** "pmap": a jax.pmap'd function, on pmap's own mesh and layout (fixed: options.static). */
@@ -50,36 +50,6 @@ export interface TraceOptions {
   /** Why the controls cannot re-compile: a saved page (view.save_html), or a kernel of several
    *  processes (re-compile from Python on every process); absent otherwise. */
   static?: string;
-}
-
-export type CollectiveKind =
-  | "all-reduce"
-  | "all-gather"
-  | "reduce-scatter"
-  | "all-to-all"
-  | "collective-permute";
-
-export interface Collective {
-  kind: CollectiveKind;
-  /** The user's mesh axes it runs over (["x"], ["x", "y"]); [] when the groups match no axes. */
-  axes: string[];
-  /** Result shape per device and its dtype ("f32"). */
-  shape: number[];
-  dtype: string;
-  /** Bytes each device sends (ring estimate; see hlo.py). */
-  bytes: number;
-  /** Devices per group and number of groups (collective-permute: pairs and 2). */
-  group_size: number;
-  n_groups: number;
-  /** jax op that caused it (from HLO metadata op_name), e.g. "jit(f)/reduce_sum"; may be "". */
-  op_name: string;
-  /** Source location "file.py:12" when known, else "". */
-  source: string;
-  /** The replica groups / pairs as written in the HLO (for the detail view). */
-  groups_text: string;
-  /** Index into Trace.group_sets: its device groups (collective-permute: [source, target]
-   *  pairs); -1 when the bounded payload left them out; absent from older kernels. */
-  group_set?: number;
 }
 
 export interface TraceLeaf extends LeafInfo {

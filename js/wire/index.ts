@@ -3,3 +3,4 @@ export * from "./array";
 export * from "./function";
 export * from "./messages";
 export * from "./cost";
+export * from "./shared";

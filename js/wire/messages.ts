@@ -1,7 +1,8 @@
 // Messages between the renderer and the kernel (custom messages, not synced traits).
 //   front end -> kernel (model.send): RequestMsg (array view), TraceRequestMsg (function view)
 //   kernel -> front end (model.on("msg:custom")): ResultMsg, carrying the request's seq
-import type { LayoutState } from "./array";
+
+import type { LayoutState } from "./shared";
 import type { TraceState } from "./function";
 
 /** Ask the kernel to re-lay-out the array. */
@@ -31,15 +32,6 @@ export interface TraceRequestMsg {
 export interface HistoryMsg {
   type: "history";
   step: -1 | 1;
-}
-
-/** `_history`: how far undo and redo can go, and where the next step of each leads. */
-export interface HistoryWire {
-  undo: number;
-  redo: number;
-  /** The layout undo shows, in a few words ("" when there is none). */
-  undo_label: string;
-  redo_label: string;
 }
 
 /** The "save picture" buttons ask for the view's picture (view.to_svg()). */

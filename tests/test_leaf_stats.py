@@ -1,4 +1,4 @@
-"""A function view's leaf statistics (summary.LeafStats: inputs from their arguments' tiles,
+"""A function view's leaf statistics (tiles.LeafStats: inputs from their arguments' tiles,
 outputs by numpy where the shards sit in host memory) equal the compiled per-leaf path and numpy,
 and a new layout compiles no statistics."""
 
@@ -48,7 +48,7 @@ def test_inputs_from_tiles_and_outputs_on_host_equal_the_compiled_path(dtype, no
     x = (rng.standard_normal((768, 96)) * 50).astype(dtype)
     if nonfinite:
         x[0, 0], x[5, 90], x[700, 3] = np.nan, np.inf, -np.inf
-    leaf = S.LeafStats(N, VALUES)
+    leaf = T.LeafStats(N, VALUES)
     for mshape, spec, aligned in LAYOUTS:
         arr = jax.device_put(x, NamedSharding(mesh_of(mshape), P(*spec)))
         lay = layout_of(arr)
@@ -65,7 +65,7 @@ def test_inputs_from_tiles_and_outputs_on_host_equal_the_compiled_path(dtype, no
 
 def test_small_arguments_send_values_from_the_tiles():
     x = np.arange(32, dtype=np.int8).reshape(4, 8)
-    leaf = S.LeafStats(N, VALUES)
+    leaf = T.LeafStats(N, VALUES)
     for spec in [("x", "y"), (None, "y"), ("y", "x")]:
         arr = jax.device_put(x, NamedSharding(mesh_of((2, 4)), P(*spec)))
         lay = layout_of(arr)
@@ -86,7 +86,7 @@ def test_tiles_are_computed_once_per_argument(monkeypatch):
 
     monkeypatch.setattr(T, "tile_summary", counting)
     x = np.ones((64, 64), np.float32)
-    leaf = S.LeafStats(N, VALUES)
+    leaf = T.LeafStats(N, VALUES)
     for spec in [("x", "y"), ("y", "x"), (None, None)]:
         arr = jax.device_put(x, NamedSharding(mesh_of((2, 4)), P(*spec)))
         lay = layout_of(arr)

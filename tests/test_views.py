@@ -20,7 +20,7 @@ from jax.sharding import PartitionSpec as P
 import shardwidget
 from shardwidget import ArrayView, FunctionView, ShardView, wire
 from shardwidget.export import page as export
-from shardwidget.render import text
+from shardwidget.model import units
 from shardwidget.views import base
 
 
@@ -166,15 +166,15 @@ def test_export_reads_no_private_field_of_a_view() -> None:
 
 
 def test_one_byte_formatter() -> None:
-    assert text.fmt_bytes(64) == "64 B"
-    assert text.fmt_bytes(6144) == "6 KiB"
-    assert text.fmt_bytes(3 << 30) == "3 GiB"
-    assert text.fmt_bytes(2.5 * (1 << 40)) == "2.5 TiB"
-    assert text.fmt_bytes(200 << 20) == "200 MiB"
+    assert units.fmt_bytes(64) == "64 B"
+    assert units.fmt_bytes(6144) == "6 KiB"
+    assert units.fmt_bytes(3 << 30) == "3 GiB"
+    assert units.fmt_bytes(2.5 * (1 << 40)) == "2.5 TiB"
+    assert units.fmt_bytes(200 << 20) == "200 MiB"
     # the renderer's rule (js/shared/text.ts formatBytes): 3 significant digits, no trailing 0
-    assert text.fmt_bytes(1.234 * (1 << 20)) == "1.23 MiB"
-    assert text.fmt_bytes(12.34 * (1 << 10)) == "12.3 KiB"
-    assert text.fmt_bytes(1.5 * (1 << 10)) == "1.5 KiB"
+    assert units.fmt_bytes(1.234 * (1 << 20)) == "1.23 MiB"
+    assert units.fmt_bytes(12.34 * (1 << 10)) == "12.3 KiB"
+    assert units.fmt_bytes(1.5 * (1 << 10)) == "1.5 KiB"
 
 
 def test_unknown_kwargs_get_a_hint(arr: Any) -> None:

@@ -17,7 +17,7 @@ from .model.help import suggest_layouts
 from .model.layout import Layout
 from .model.state import LayoutState
 from .render.snapshot import Snapshot
-from .trace.traced import TraceResult, TraceState
+from .trace.result import TraceResult, TraceState
 from .views import ArrayView, Comparison, FunctionView, ShardView, compare
 
 __version__ = "0.1.0"

@@ -61,7 +61,7 @@ def sections() -> list[tuple[str, str, list[Any]]]:
     from .model.summary import Summary
     from .render.snapshot import Snapshot
     from .trace.hlo import Collective, HloShape
-    from .trace.traced import Constraint, Leaf, LeafResult
+    from .trace.result import Constraint, Leaf, LeafResult
 
     secs: list[tuple[str, str, list[Any]]] = [
         (

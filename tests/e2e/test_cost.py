@@ -14,7 +14,7 @@ from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
 from shardwidget.cost.estimate import fmt_seconds
-from shardwidget.render.text import fmt_bytes
+from shardwidget.model.units import fmt_bytes
 
 from .harness import STATIC, Loop, page_html, state_of
 

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..render.text import fmt_bytes
+from ..model.units import fmt_bytes
 from ..trace import hlo
 from .hardware import Hardware, hardware
 

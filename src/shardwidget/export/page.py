@@ -20,14 +20,34 @@ import os
 import pathlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .. import wire
+from ..model.layout import Layout
 from ..model.state import LayoutState
 
-if TYPE_CHECKING:
-    from ..views.array import ArrayView
-    from ..views.function import FunctionView
+
+class ArrayView(Protocol):
+    """What a page of an array view reads from it: the views' public protocol (ArrayView
+    has it), so this module needs no view class."""
+
+    @property
+    def layout(self) -> Layout: ...
+    @property
+    def layout_state(self) -> LayoutState: ...
+    def synced_state(self) -> dict[str, Any]: ...
+    def every_spec(self, limit: int | None = None) -> list[LayoutState]: ...
+    def propose(self, changes: dict[str, Any]) -> LayoutState: ...
+    def variant(self, st: LayoutState, key: int) -> wire.Variant: ...
+
+
+class FunctionView(Protocol):
+    """What a page of a function view reads from it (FunctionView has it)."""
+
+    @property
+    def fn_name(self) -> str: ...
+    def synced_state(self) -> dict[str, Any]: ...
+
 
 DEFAULT_BUDGET = 4 << 20  # bytes of variant data a page may carry
 VARIANT_KEYS = 1_000_000  # layout keys of stored variants start above any live view's

@@ -15,7 +15,7 @@ import html
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..render.text import fmt_bytes
+from .units import fmt_bytes
 
 TOP = 10
 """Arrays listed in :attr:`MemoryMap.arrays` by default (the largest)."""

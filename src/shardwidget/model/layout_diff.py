@@ -12,8 +12,8 @@ import html
 import math
 from dataclasses import dataclass
 
-from ..render.text import fmt_bytes
 from .layout import Index, Layout
+from .units import fmt_bytes
 
 
 @dataclass(frozen=True)

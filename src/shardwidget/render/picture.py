@@ -27,14 +27,15 @@ import numpy as np
 from ..model.gspmd import CUSTOM
 from ..model.layout import Layout, layout_of_sharding
 from ..model.summary import Summary
+from ..model.units import fmt_bytes
 from .colors import HEAT_LUT, VIRIDIS, color_scheme, text_color_on
 from .legend import MARKS, legend_of
 from .png import encode_rgb
-from .text import EMPTY, fmt_bytes, holder_candidates
+from .text import EMPTY, holder_candidates
 
 if TYPE_CHECKING:
     from ..trace.hlo import Collective
-    from ..trace.traced import TraceResult
+    from ..trace.result import TraceResult
 
 # Named fonts first: cairosvg takes the first family it knows, where a browser would take
 # system-ui; DejaVu is on Debian, Menlo / Helvetica on macOS, Consolas / Arial on Windows.

@@ -23,9 +23,10 @@ import numpy as np
 
 from ..model.gspmd import CUSTOM
 from ..model.layout import Block, Layout
+from ..model.units import fmt_bytes
 from .colors import HEAT_LUT, color_scheme, text_color_on
 from .png import encode_rgb
-from .text import EMPTY, fmt_bytes, holder_candidates
+from .text import EMPTY, holder_candidates
 
 MAX_TITLES = 1024
 """Beyond this many blocks the grid is one raster image and blocks get no hover text (as SVG

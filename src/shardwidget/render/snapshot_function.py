@@ -10,11 +10,11 @@ import html
 from typing import TYPE_CHECKING, Any
 
 from ..model.layout import layout_of_sharding
+from ..model.units import fmt_bytes
 from . import snapshot
-from .text import fmt_bytes
 
 if TYPE_CHECKING:
-    from ..trace.traced import TraceResult
+    from ..trace.result import TraceResult
 
 NO_COLLECTIVES = "No collectives: every device computes its part alone"
 """What the live view says when XLA inserted none (js/function/collectives.ts)."""

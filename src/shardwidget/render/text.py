@@ -13,28 +13,16 @@ from typing import TYPE_CHECKING, Any
 
 from ..model.gspmd import CUSTOM
 from ..model.layout import Block, Layout
+from ..model.units import fmt_bytes
 
 if TYPE_CHECKING:
-    from ..trace.traced import TraceResult
+    from ..trace.result import TraceResult
 
 MAX_WIDTH = 100
 MAX_TABLES = 4
 MAX_LIST = 24
 EMPTY = "empty array: no elements, the layout only"
 """What every rendering says of an array with a dimension of size 0."""
-
-
-def fmt_bytes(n: float) -> str:
-    """The one byte formatter: "512 B", "1.5 KiB", "1.23 MiB", "120 MiB" (binary units; 3
-    significant digits, at most 2 decimals, no trailing zeros: the renderer's formatBytes in
-    js/shared/text.ts, so the kernel's lines and the widget's tables write the same bytes)."""
-    for unit, size in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if abs(n) >= size:
-            v = n / size
-            digits = 0 if abs(v) >= 100 else 1 if abs(v) >= 10 else 2
-            s = f"{v:.{digits}f}"
-            return f"{s.rstrip('0').rstrip('.') if '.' in s else s} {unit}"
-    return f"{int(n)} B"
 
 
 def id_ranges(ids: tuple[int, ...] | list[int]) -> str:

@@ -20,7 +20,6 @@ import traitlets
 
 from .. import wire
 from ..export.code import array_code
-from ..model import gspmd
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
 from ..model import state as state_mod
@@ -29,7 +28,7 @@ from ..model.layout import Layout, layout_of, layout_of_sharding
 from ..model.state import LayoutState
 from ..model.summary import Summary, plan_for, summarize
 from ..render import snapshot, text
-from ..trace.pmap import INTERNAL_AXIS, LABEL, relabel
+from ..trace.pmap import LABEL, relabel
 from . import rerun
 from .base import InvalidValue, ShardView, refuse_unknown
 from .cost import CostMixin
@@ -37,48 +36,21 @@ from .cost import CostMixin
 if TYPE_CHECKING:
     from ..cost.reshard import Transfer
     from ..export.page import ExportReport
+from ._source import (
+    PartialSource,
+    _coerce,
+    _default_view_dims,
+    _in_kernel,
+    _movable,
+    _own_mesh,
+    _process_index,
+    _source_of,
+)
 
 _UNSET = object()
 LAYOUT_TRAITS = ("mesh_shape", "axis_names", "axis_types", "spec", "memory_kind", "devices")
 INIT_KWARGS = (*LAYOUT_TRAITS, "view_dims", "stats")
 MAX_SPEC_SCAN = 200_000  # spec combinations every_spec looks at, at most
-
-
-def _coerce(obj: Any) -> tuple[Any, str]:
-    """(jax.Array, note) for what ShardView accepts; TypeError/ValueError naming what was given."""
-    import jax
-
-    accepted = "a jax.Array, a numpy array or a Python/numpy scalar"
-    if isinstance(obj, jax.core.Tracer):
-        raise TypeError(
-            f"ShardView got a tracer ({type(obj).__name__}, {getattr(obj, 'aval', '?')}): it shows "
-            "concrete arrays, so call it outside jit/vmap/grad, on the function's result"
-        )
-    if isinstance(obj, jax.Array):
-        if obj.is_deleted():
-            raise ValueError(
-                f"ShardView got a deleted jax.Array (shape {tuple(obj.shape)}, "
-                f"{obj.dtype}); it was donated or deleted, so there is nothing to show"
-            )
-        return obj, ""
-    if isinstance(obj, np.ndarray | np.generic | bool | int | float | complex):
-        if isinstance(obj, np.ndarray) and obj.dtype == object:
-            raise TypeError(f"ShardView got a numpy array of dtype object; expected {accepted}")
-        arr = jax.device_put(obj)
-        kind = "numpy array" if isinstance(obj, np.ndarray) else f"{type(obj).__name__} scalar"
-        dev = next(iter(arr.devices()))
-        return arr, f"{kind} placed on {dev} (jax.device_put with no sharding)"
-    raise TypeError(f"ShardView got {type(obj).__name__}; expected {accepted}")
-
-
-def _default_view_dims(ndim: int, spec: Any) -> list[int]:
-    if ndim == 0:
-        return []
-    if ndim == 1:
-        return [0]
-    sharded = [d for d in range(ndim) if spec is not None and spec[d]]
-    rest = [d for d in range(ndim) if d not in sharded]
-    return sorted((sharded + rest)[:2])
 
 
 class ArrayView(CostMixin, ShardView):
@@ -89,6 +61,13 @@ class ArrayView(CostMixin, ShardView):
     layout (the layout traits below and ``view_dims``); ``stats=False`` turns off per-shard
     statistics. Other keyword arguments are refused with a close-match hint.
     """
+
+    _KIND_RANK = 100  # the last kind asked: anything that is not another kind is an array
+
+    @classmethod
+    def _accepts(cls, obj: Any) -> bool:
+        """Any object a function view or another kind does not take (a jax.Array, numpy data)."""
+        return True
 
     STATE_TRAITS: ClassVar[tuple[str, ...]] = LAYOUT_TRAITS
     REQUEST_TYPE: ClassVar[str] = "request"
@@ -704,75 +683,3 @@ def _later(view: ArrayView) -> bool:
 
     loop.call_soon(compile_transfer)
     return True
-
-
-def _in_kernel() -> bool:
-    """Whether this runs in an IPython kernel (whose event loop runs between messages; other
-    running loops, such as one a library left set in this thread, may never come back)."""
-    import sys
-
-    ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None else None
-    return getattr(shell, "kernel", None) is not None
-
-
-class PartialSource(ValueError):
-    """The view's original array is unreduced: its transfer to another layout is not modelled."""
-
-
-def _own_mesh(arr: Any) -> tuple[Any | None, dict[str, str] | None]:
-    """(the mesh of arr's own layout, axis renames) for the controls: a NamedSharding's mesh
-    (pmap's internal axis renamed to LABEL, a mesh of the same devices), a GSPMD tile
-    assignment's mesh, a one-device mesh for one device; (None, None) for a custom layout."""
-    import jax
-    from jax.sharding import NamedSharding
-
-    sh = arr.sharding
-    if isinstance(sh, NamedSharding):
-        mesh = sh.mesh
-        if INTERNAL_AXIS not in mesh.axis_names:
-            return mesh, None
-        names = tuple(LABEL if a == INTERNAL_AXIS else a for a in mesh.axis_names)
-        renamed = jax.sharding.Mesh(mesh.devices, names, axis_types=mesh.axis_types)
-        return renamed, {INTERNAL_AXIS: LABEL}
-    named = gspmd.named_equivalent(sh, tuple(int(d) for d in arr.shape))
-    if named is not None:
-        return named.mesh, None
-    devs = list(sh._device_assignment)
-    if len(devs) == 1:
-        return jax.sharding.Mesh(np.array(devs, dtype=object), ("x",)), None
-    return None, None
-
-
-def _movable(arr: Any) -> Any:
-    """arr in a form jax.device_put moves to any sharding: unreduced partials summed, a GSPMD
-    layout as its equivalent NamedSharding (the same buffers)."""
-    from jax.sharding import NamedSharding
-
-    if isinstance(arr.sharding, NamedSharding):
-        return _summed(arr)
-    named = gspmd.as_named(arr)
-    return named if named is not None else arr
-
-
-def _summed(arr: Any) -> Any:
-    """arr itself, or for an unreduced array (partial sums on each device) the array it stands
-    for: the partials summed over the unreduced axes, laid out as its partitions. device_put
-    cannot move an unreduced array (JAX has no shard indices for it); a jit with that output
-    sharding makes XLA sum them (an all-reduce over the unreduced axes)."""
-    import jax
-
-    sharding = arr.sharding
-    if not spec_mod.unreduced_of(getattr(sharding, "spec", None)):
-        return arr
-    return jax.jit(lambda a: a, out_shardings=spec_mod.partitions_only(sharding))(arr)
-
-
-def _source_of(arr: Any, original: Any) -> str:
-    return "original" if arr is original else "resharded"
-
-
-def _process_index() -> int:
-    import jax
-
-    return int(jax.process_index())

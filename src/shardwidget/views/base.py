@@ -136,24 +136,33 @@ class ShardView(anywidget.AnyWidget):
     HISTORY_LIMIT: ClassVar[int] = 50
     """The most layouts a view remembers (the oldest are forgotten first)."""
 
+    _KIND_RANK: ClassVar[int | None] = None
+    """Where a view kind stands when ``ShardView(obj, ...)`` picks one: the kinds that set it
+    are asked in rising rank whether they accept obj (:meth:`_accepts`), and the first that
+    does is made. The kinds register themselves (a subclass that sets it), so this base
+    imports none of them."""
+    _KINDS: ClassVar[list[type[ShardView]]] = []
+
+    @classmethod
+    def _accepts(cls, obj: Any) -> bool:
+        """Whether ``ShardView(obj, ...)`` makes this kind of view."""
+        return False
+
     def __new__(cls, obj: Any = None, /, *args: Any, **kwargs: Any) -> Any:
         """Pick the subclass: a callable first argument makes a FunctionView, anything else an
-        ArrayView; Python then runs that subclass's ``__init__``."""
+        ArrayView (the first registered kind that accepts obj); Python then runs that
+        subclass's ``__init__``."""
         if cls is ShardView:
-            if is_function(obj):
-                from .function import FunctionView
-
-                cls = FunctionView
-            else:
-                from .array import ArrayView
-
-                cls = ArrayView
+            cls = next(k for k in ShardView._KINDS if k._accepts(obj))
         return super().__new__(cls)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Wrap each subclass's ``__init__``: a constructor that fails closes the widget it
         opened and drops its references to the user's arrays (no orphan open widget)."""
         super().__init_subclass__(**kwargs)
+        if "_KIND_RANK" in cls.__dict__:
+            ShardView._KINDS.append(cls)
+            ShardView._KINDS.sort(key=lambda k: k._KIND_RANK or 0)
         init = cls.__dict__.get("__init__")
         if init is None or getattr(init, "_closes_on_failure", False):
             return

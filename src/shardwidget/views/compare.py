@@ -15,7 +15,7 @@ from ..cost import hardware as hw_mod
 from ..cost.estimate import fmt_seconds
 from ..cost.hardware import Hardware
 from ..model.layout_diff import LayoutDiff, diff
-from ..render.text import fmt_bytes
+from ..model.units import fmt_bytes
 from .array import ArrayView
 from .function import FunctionView
 

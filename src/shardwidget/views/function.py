@@ -20,12 +20,15 @@ import traitlets
 from .. import wire
 from ..model import spec as spec_mod
 from ..model.layout import _dtype_name, layout_of
-from ..model.summary import LeafStats, Summary, plan_for
+from ..model.summary import Summary, plan_for
+from ..model.tiles import LeafStats
 from ..render import text
+from ..trace import _specs as specs_mod
 from ..trace import pmap as pmap_mod
+from ..trace import result as result_mod
 from ..trace import traced as trace_mod
 from . import rerun
-from .base import InvalidValue, ShardView
+from .base import InvalidValue, ShardView, is_function
 from .cost import CostMixin
 
 if TYPE_CHECKING:
@@ -45,6 +48,13 @@ class FunctionView(CostMixin, ShardView):
     arguments (jax.Array, numpy arrays, jax.ShapeDtypeStruct) get a sharding from the view; other
     leaves are static.
     """
+
+    _KIND_RANK = 0
+
+    @classmethod
+    def _accepts(cls, obj: Any) -> bool:
+        """A callable that is not an array: ``ShardView(f, *args)``."""
+        return is_function(obj)
 
     STATE_TRAITS: ClassVar[tuple[str, ...]] = STATE_TRAITS
     REQUEST_TYPE: ClassVar[str] = "trace_request"
@@ -114,8 +124,8 @@ class FunctionView(CostMixin, ShardView):
         self._leaf_stats = LeafStats(len(self._devices), wire.values_budget(len(self._devices)))
         # The statistics of each layout that ran (host data, as many as the compile cache):
         # going back to one needs no run, and the view keeps no device arrays for it.
-        self._summaries: OrderedDict[trace_mod.TraceState, list[list[Summary]]] = OrderedDict()
-        self._result: trace_mod.TraceResult | None = None
+        self._summaries: OrderedDict[result_mod.TraceState, list[list[Summary]]] = OrderedDict()
+        self._result: result_mod.TraceResult | None = None
         self._out_leaves: list[wire.LeafInfo] = []
         super().__init__()
         self.set_trait("mode", mode)
@@ -132,7 +142,7 @@ class FunctionView(CostMixin, ShardView):
         st = self._candidate(overrides) if overrides else base  # malformed input raises here
         self._set_traits(st.to_wire())
         self._shown = st
-        res: trace_mod.TraceResult | None = None
+        res: result_mod.TraceResult | None = None
         try:  # f may fail for this layout: then show why; the controls can fix it
             self._check(st)
             res = self._compiled(st)
@@ -157,7 +167,7 @@ class FunctionView(CostMixin, ShardView):
         return self._traced.fn_name
 
     @property
-    def trace(self) -> trace_mod.TraceResult | None:
+    def trace(self) -> result_mod.TraceResult | None:
         """The compiled layout now shown: ``.input_leaves`` and ``.output_leaves`` (path,
         shape, dtype, sharding, local shape, layout), ``.collectives`` (records with ``.kind``,
         ``.axes``, ``.shape``, ``.bytes``), ``.memory``, ``.flops``, ``.constraints``,
@@ -190,7 +200,7 @@ class FunctionView(CostMixin, ShardView):
             )
         return function_code(self._code_layout(self._result))
 
-    def _code_layout(self, res: trace_mod.TraceResult) -> Any:
+    def _code_layout(self, res: result_mod.TraceResult) -> Any:
         from ..export.code import FunctionLayout
         from ..model.layout import mesh_info
 
@@ -257,7 +267,7 @@ class FunctionView(CostMixin, ShardView):
         if (
             name in ("in_specs", "out_specs")
             and value is not None
-            and (trace_mod.is_spec(value) or isinstance(value, dict))  # (a dict: a prefix)
+            and (specs_mod.is_spec(value) or isinstance(value, dict))  # (a dict: a prefix)
             and not getattr(self, "_quiet", True)
         ):
             self.set_layout(**{name: value})
@@ -295,27 +305,27 @@ class FunctionView(CostMixin, ShardView):
         """out_specs as given, one per output leaf (:meth:`Traced.out_leaf_specs`); as given
         when f does not trace for the state (the compile then says why)."""
         try:
-            ins = trace_mod.TraceState.from_wire({**d, "out_specs": []}, self._ndims(), [])
+            ins = result_mod.TraceState.from_wire({**d, "out_specs": []}, self._ndims(), [])
             self._traced.output_info(ins)
         except ValueError:  # malformed, or f fails to trace here: the check / compile says so
-            return [value] if trace_mod.is_spec(value) or isinstance(value, dict) else list(value)
+            return [value] if specs_mod.is_spec(value) or isinstance(value, dict) else list(value)
         return self._traced.out_leaf_specs(value, ins)
 
     def _ndims(self) -> list[int]:
         return [len(lf.shape) for lf in self._traced.leaves]
 
-    def _from_wire(self, d: dict[str, Any]) -> trace_mod.TraceState:
+    def _from_wire(self, d: dict[str, Any]) -> result_mod.TraceState:
         ndims = [len(lf.shape) for lf in self._traced.leaves]
         out_ndims = [len(o["shape"]) for o in self._out_leaves]
-        return trace_mod.TraceState.from_wire(d, ndims, out_ndims)
+        return result_mod.TraceState.from_wire(d, ndims, out_ndims)
 
-    def _check(self, st: trace_mod.TraceState) -> None:
+    def _check(self, st: result_mod.TraceState) -> None:
         try:
             self._traced.validate(st)
         except ValueError as e:
             raise ValueError(self._with_pad_hint(str(e), st)) from None
 
-    def _with_pad_hint(self, msg: str, st: trace_mod.TraceState) -> str:
+    def _with_pad_hint(self, msg: str, st: result_mod.TraceState) -> str:
         """msg, ending with the padding of the first input that needs it, when padding the
         inputs is all st lacks (their padded shapes pass the same validation)."""
         from ..model.help import indivisible_hint, pad_for
@@ -342,7 +352,7 @@ class FunctionView(CostMixin, ShardView):
         room = wire.MAX_MESSAGE - len(hint) - 2
         return (msg if len(msg) <= room else msg[: room - 1] + "…") + ". " + hint
 
-    def _compute(self, st: trace_mod.TraceState) -> tuple[trace_mod.TraceResult, bool, Any]:
+    def _compute(self, st: result_mod.TraceState) -> tuple[result_mod.TraceResult, bool, Any]:
         """(compiled result, whether it came from the cache, the run's (inputs, outputs) or
         None); ValueError when f fails or the run would not fit in device memory."""
         cached = self._traced.cached(st)
@@ -352,7 +362,7 @@ class FunctionView(CostMixin, ShardView):
             return res, cached, None
         return res, cached, self._run(res)
 
-    def _compiled(self, st: trace_mod.TraceState) -> trace_mod.TraceResult:
+    def _compiled(self, st: result_mod.TraceState) -> result_mod.TraceResult:
         """The compiled layout st (validated already); ValueError with a way out for errors
         that have one (see :mod:`shardwidget.model.help`)."""
         try:
@@ -363,7 +373,7 @@ class FunctionView(CostMixin, ShardView):
                 msg = self._default_out_note(msg, st)
             raise ValueError(msg) from None
 
-    def _default_out_note(self, msg: str, st: trace_mod.TraceState) -> str:
+    def _default_out_note(self, msg: str, st: result_mod.TraceState) -> str:
         """msg, then: out_specs were not given, which ones the view tried (jax.shard_map
         itself requires them), and how to give them."""
         try:
@@ -375,7 +385,7 @@ class FunctionView(CostMixin, ShardView):
         room = wire.MAX_MESSAGE - len(note) - 1
         return (msg if len(msg) <= room else msg[: room - 1] + "…") + " " + note
 
-    def _with_help(self, msg: str, st: trace_mod.TraceState) -> str:
+    def _with_help(self, msg: str, st: result_mod.TraceState) -> str:
         """msg, ending with what fixes a ShardingTypeError under Explicit axes: the axis
         switches to Auto that compile (tried here), else the op's out_sharding. The message is
         capped when shown: the hint keeps its place, JAX's text gives way."""
@@ -383,7 +393,7 @@ class FunctionView(CostMixin, ShardView):
             return msg
         from ..model.help import explicit_fixes, sharding_type_hint
 
-        def compiles(candidate: trace_mod.TraceState) -> bool:
+        def compiles(candidate: result_mod.TraceState) -> bool:
             try:
                 self._traced.result(candidate, run=False)
             except ValueError:
@@ -394,19 +404,19 @@ class FunctionView(CostMixin, ShardView):
         room = wire.MAX_MESSAGE - len(hint) - 1
         return (msg if len(msg) <= room else msg[: room - 1] + "…") + " " + hint
 
-    def _run(self, res: trace_mod.TraceResult) -> Any:
+    def _run(self, res: result_mod.TraceResult) -> Any:
         """(inputs, outputs) of a run of res, held by the caller only for the publish; None
         when the function cannot run here (ShapeDtypeStruct leaves) or the run failed."""
         if not self._traced.runnable:
             return None
         return self._traced.run(res)
 
-    def _is_shown(self, st: trace_mod.TraceState) -> bool:
+    def _is_shown(self, st: result_mod.TraceState) -> bool:
         """The state shown already, and good: changing to it runs nothing."""
         return st == self._shown and not self._failed and self._result is not None
 
     def _output_infos(
-        self, res: trace_mod.TraceResult | None, st: trace_mod.TraceState
+        self, res: result_mod.TraceResult | None, st: result_mod.TraceState
     ) -> list[wire.LeafInfo]:
         """The output leaves of res, else of st as traced (none when f fails to trace)."""
         if res is not None:
@@ -460,7 +470,7 @@ class FunctionView(CostMixin, ShardView):
             self._trace_stats = wire.pending_trace_stats(self._key, 0)
             self._estimate = wire.empty_estimate(self._key, self.hardware)
 
-    def _publish(self, st: Any, result: tuple[trace_mod.TraceResult, bool, Any]) -> None:
+    def _publish(self, st: Any, result: tuple[result_mod.TraceResult, bool, Any]) -> None:
         res, cached, arrays = result
         self._result = res
         self._shown, self._failed = st, ""

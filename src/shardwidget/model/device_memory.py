@@ -15,6 +15,7 @@ import html
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._jax import spec_entries
 from .units import fmt_bytes
 
 TOP = 10
@@ -190,7 +191,7 @@ def _spec_of(sharding: Any) -> str:
 
     if isinstance(sharding, NamedSharding):
         ndim = len(sharding.spec)
-        return spec_mod.to_text(spec_mod.normalize(sharding.spec.partitions, ndim))
+        return spec_mod.to_text(spec_mod.normalize(spec_entries(sharding.spec), ndim))
     return type(sharding).__name__
 
 

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from .. import _jax
+from .._jax import spec_entries
 from . import gspmd
 from . import mesh as mesh_mod
 from . import spec as spec_mod
@@ -265,12 +267,9 @@ def itemsize_bits_of(dtype: Any) -> int:
     """Bits per element: 4 for int4 / uint4 / float4_e2m1fn (packed two to a byte), else
     itemsize_of(dtype) * 8 (PRNG keys: their key data)."""
     if not _is_extended(dtype):
-        import jax
-
-        try:
-            return int(jax.dtypes.itemsize_bits(np.dtype(dtype)))
-        except (TypeError, ValueError, AttributeError):
-            pass
+        bits = _jax.itemsize_bits(dtype)
+        if bits is not None:
+            return bits
     return itemsize_of(dtype) * 8
 
 
@@ -390,13 +389,13 @@ def layout_of_sharding(sharding: Any, shape: tuple[int, ...], dtype: Any) -> Lay
     geometry = sharding
     if isinstance(sharding, NamedSharding):
         mesh = mesh_info(sharding.mesh)
-        spec = spec_mod.normalize(sharding.spec.partitions, len(shape))
+        spec = spec_mod.normalize(spec_entries(sharding.spec), len(shape))
         unreduced = spec_mod.unreduced_of(sharding.spec, mesh.axis_names)
         reduced = spec_mod.reduced_of(sharding.spec, mesh.axis_names)
         geometry = spec_mod.partitions_only(sharding)
     elif (named := gspmd.named_equivalent(sharding, shape)) is not None:
         mesh = mesh_info(named.mesh)
-        spec = spec_mod.normalize(named.spec.partitions, len(shape))
+        spec = spec_mod.normalize(spec_entries(named.spec), len(shape))
     blocks, device_block = _geometry(geometry, shape)
     devices = tuple(_device_info(d) for d in sharding._device_assignment)
     return Layout(

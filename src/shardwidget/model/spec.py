@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .._jax import spec_entries
+
 SpecEntry = None | str | list[str]
 NormSpec = tuple[tuple[str, ...], ...]  # () for a replicated dimension
 
@@ -105,7 +107,7 @@ def partitions_only(sharding: Any) -> Any:
         return sharding
     return NamedSharding(
         sharding.mesh,
-        PartitionSpec(*pspec.partitions),  # type: ignore[no-untyped-call]
+        PartitionSpec(*spec_entries(pspec)),  # type: ignore[no-untyped-call]
         memory_kind=sharding.memory_kind,
     )
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .._jax import spec_entries
 from . import mesh as mesh_mod
 from . import spec as spec_mod
 
@@ -96,7 +97,7 @@ def state_of_sharding(sharding: Any, ndim: int) -> LayoutState | None:
         tuple(int(s) for s in m.devices.shape),
         tuple(str(a) for a in m.axis_names),
         tuple(mesh_mod.mesh_axis_types(m)),  # type: ignore[arg-type]
-        spec_mod.normalize(sharding.spec.partitions, ndim),  # unreduced: the partitions
+        spec_mod.normalize(spec_entries(sharding.spec), ndim),  # unreduced: the partitions
         str(sharding.memory_kind or "device"),
     )
 
@@ -118,7 +119,7 @@ def own_state(
         n = len(sharding._device_assignment)
         return LayoutState((n,), ("x",), ("auto",), ((),) * ndim, kind, "array")
     spec = (
-        spec_mod.normalize(sharding.spec.partitions, ndim)
+        spec_mod.normalize(spec_entries(sharding.spec), ndim)
         if isinstance(sharding, NamedSharding)
         else spec_mod.normalize(_equivalent_spec(sharding, shape), ndim)
     )
@@ -136,7 +137,7 @@ def _equivalent_spec(sharding: Any, shape: tuple[int, ...]) -> Any:
     from .gspmd import named_equivalent
 
     named = named_equivalent(sharding, shape)
-    return named.spec.partitions if named is not None else None
+    return spec_entries(named.spec) if named is not None else None
 
 
 def validate(

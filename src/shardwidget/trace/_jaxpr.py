@@ -9,6 +9,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .. import _jax
 from ..model import spec as spec_mod
 from .result import CONSTANT_NOTE, OTHER_MESH_NOTE, UNUSED_NOTE, Constraint, Leaf
 
@@ -43,9 +44,6 @@ def _path_text(path: Any, arg_names: Sequence[str]) -> str:
 
 
 def _walk_constraints(jaxpr: Any, out: list[Constraint]) -> None:
-    from jax._src import core
-    from jax._src import source_info_util as siu
-
     for eqn in jaxpr.eqns:
         name = eqn.primitive.name
         if name in ("sharding_constraint", "reshard"):
@@ -59,7 +57,7 @@ def _walk_constraints(jaxpr: Any, out: list[Constraint]) -> None:
                 else str(sh)
             )
             try:
-                src = siu.summarize(eqn.source_info)
+                src = _jax.source_line(eqn.source_info)
             except Exception:
                 src = ""
             out.append(
@@ -72,7 +70,7 @@ def _walk_constraints(jaxpr: Any, out: list[Constraint]) -> None:
                     source=src,
                 )
             )
-        for sub in core.jaxprs_in_params(eqn.params):
+        for sub in _jax.sub_jaxprs(eqn.params):
             _walk_constraints(sub, out)
 
 
@@ -156,7 +154,7 @@ def other_mesh(value: Any, own: Any) -> tuple[tuple[Any, ...] | None, str] | Non
             how += " (jax.jit(f) refuses inputs on different meshes with Explicit axes)"
         return same, OTHER_MESH_NOTE.format(what=what, how=how)
     if mesh.shape_tuple == own.shape_tuple:
-        return tuple(sh.spec.partitions), OTHER_MESH_NOTE.format(
+        return _jax.spec_entries(sh.spec), OTHER_MESH_NOTE.format(
             what=what,
             how=(
                 "jax.jit(f) refuses inputs on different meshes; "
@@ -172,8 +170,6 @@ def _notes(
     """{"in": [...], "out": [...]}: a line per input XLA dropped (unused, or float0), per input
     on another mesh than the view's (``other_mesh``) and per output that is a constant (a
     literal or a closed-over value in the traced jaxpr)."""
-    from jax._src import core
-
     from ..model.layout import _dtype_name
 
     ins = []
@@ -187,18 +183,18 @@ def _notes(
             ins.append("float0: a zero tangent with no data; XLA takes no buffer for it")
         else:
             ins.append(UNUSED_NOTE)
-    outs = [CONSTANT_NOTE if c else "" for c in _constant_outputs(jaxpr, core)]
+    outs = [CONSTANT_NOTE if c else "" for c in _constant_outputs(jaxpr)]
     return {"in": ins if any(ins) else [], "out": outs if any(outs) else []}
 
 
-def _constant_outputs(jaxpr: Any, core: Any) -> list[bool]:
+def _constant_outputs(jaxpr: Any) -> list[bool]:
     """Per output of jaxpr: whether it is a literal or a closed-over value, looking through the
     shard_map / jit equation that produces it (the body's own output)."""
     invars = set(jaxpr.invars)
     made = {id(o): (eqn, i) for eqn in jaxpr.eqns for i, o in enumerate(eqn.outvars)}
     out = []
     for v in jaxpr.outvars:
-        if isinstance(v, core.Literal):
+        if _jax.is_literal(v):
             out.append(True)
         elif v in invars:
             out.append(False)
@@ -212,18 +208,17 @@ def _constant_outputs(jaxpr: Any, core: Any) -> list[bool]:
                 else None
             )
             inner = getattr(inner, "jaxpr", inner)
-            out.append(bool(inner is not None and _constant_outputs(inner, core)[i]))
+            out.append(bool(inner is not None and _constant_outputs(inner)[i]))
     return out
 
 
 def _walk_shard_map_meshes(jaxpr: Any, out: list[Any]) -> None:
     """The concrete meshes of the shard_maps in jaxpr (and the jaxprs inside it), in order."""
     import jax
-    from jax._src import core
 
     for eqn in jaxpr.eqns:
         mesh = eqn.params.get("mesh") if eqn.primitive.name == "shard_map" else None
         if isinstance(mesh, jax.sharding.Mesh):
             out.append(mesh)
-        for sub in core.jaxprs_in_params(eqn.params):
+        for sub in _jax.sub_jaxprs(eqn.params):
             _walk_shard_map_meshes(sub, out)

@@ -20,12 +20,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .. import _jax
 from ..model import spec as spec_mod
 from ..model.layout import Layout
 from . import result as result_mod
 from . import traced as trace_mod
 
-INTERNAL_AXIS = "_internal_pmap_axis_name"
+INTERNAL_AXIS = _jax.PMAP_INTERNAL_AXIS
 """The name pmap gives its mesh axis when the user gives none."""
 LABEL = "pmap"
 """What the views call that unnamed axis (in traits, types, specs): JAX's name is internal."""
@@ -42,12 +43,10 @@ def pmapped_of(f: Any) -> Any:
 
 def is_pmapped(f: Any) -> bool:
     """Whether f is what ``jax.pmap`` returned (not f under jit or vmap: those trace it)."""
-    import jax._src.pmap as pmap_src
-
     code = getattr(f, "__code__", None)
     return (
         code is not None
-        and code.co_filename == pmap_src.__file__
+        and code.co_filename in _jax.pmap_source_files()
         and "infer_params" in code.co_freevars
         and callable(getattr(f, "lower", None))
     )

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _jax
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
 from ..model import state as state_mod
@@ -163,10 +164,8 @@ class Traced:
         wrapper (its name and this file's line, e.g. "function f at .../trace.py:688")."""
         import re
 
-        from jax._src.api_util import fun_sourceinfo
-
         try:
-            where = fun_sourceinfo(self.f)
+            where = _jax.function_source(self.f)
         except Exception:  # a callable JAX cannot describe
             where = self.fn_name
         msg = clean_error(e).replace("'_call_flat'", repr(self.fn_name))
@@ -385,7 +384,7 @@ class Traced:
         meshes: list[Any] = []
         _walk_shard_map_meshes(closed.jaxpr, meshes)
         for mesh in meshes:
-            if "_internal_pmap_axis_name" not in mesh.axis_names:
+            if _jax.PMAP_INTERNAL_AXIS not in mesh.axis_names:
                 self.own_mesh = mesh
                 return
 

@@ -1,0 +1,105 @@
+"""The one place that knows JAX's private API and what differs between JAX versions.
+
+Every other module of the package uses only JAX's public API, and reaches through here for the
+rest (tests/test_jax_adapter.py enforces it). What differs, and where it changed:
+
+- ``PartitionSpec.partitions``: public from jax 0.10; before, the entries are ``_partitions``
+  (0.7–0.9). :func:`spec_entries` reads whichever exists, else iterates the spec.
+- ``jax.dtypes.itemsize_bits``: from jax 0.8; below, :func:`itemsize_bits` derives the bits of
+  the sub-byte dtypes (int4 / uint4 / float4_e2m1fn: 4, int2 / uint2: 2) from their names.
+- pmap's implementation: ``jax._src.pmap`` from jax 0.8; before, pmap lives in
+  ``jax._src.api``. :func:`pmap_source_files` names both, whichever exist.
+- ``jax.lax.pcast``: missing in jax 0.7.2. The package does not call it.
+- ``jax.make_mesh``'s default axis types: Auto in 0.7–0.9, Explicit from 0.10. The package
+  always passes ``axis_types=``, so its meshes are the same on every version.
+- Private but stable across 0.7–0.10, kept here so one file lists them: jaxpr walking
+  (``jax._src.core.jaxprs_in_params``, ``core.Literal``), source locations
+  (``source_info_util.summarize``, ``api_util.fun_sourceinfo``), and the axis name pmap gives
+  an unnamed axis (``_internal_pmap_axis_name``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+PMAP_INTERNAL_AXIS = "_internal_pmap_axis_name"
+"""The mesh axis name of an unnamed pmap axis in its outputs' NamedSharding (jax 0.7–0.10)."""
+
+_SUB_BYTE_BITS = {"int4": 4, "uint4": 4, "float4_e2m1fn": 4, "int2": 2, "uint2": 2}
+
+
+def spec_entries(spec: Any) -> tuple[Any, ...]:
+    """The entries of a PartitionSpec, one per dimension it names (unreduced/reduced sets are
+    not entries)."""
+    for name in ("partitions", "_partitions"):
+        entries = getattr(spec, name, None)
+        if entries is not None:
+            return tuple(entries)
+    return tuple(spec)
+
+
+def itemsize_bits(dtype: Any) -> int | None:
+    """Bits per element as XLA stores the dtype (4 for int4: two to a byte); None when JAX
+    does not say (an extended dtype such as a PRNG key)."""
+    import jax
+
+    fn = getattr(jax.dtypes, "itemsize_bits", None)
+    if fn is not None:
+        try:
+            return int(fn(np.dtype(dtype)))
+        except (TypeError, ValueError, AttributeError):
+            return None
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        return None
+    return int(_SUB_BYTE_BITS.get(dt.name, dt.itemsize * 8))
+
+
+@functools.cache
+def pmap_source_files() -> frozenset[str]:
+    """The files that define the function ``jax.pmap`` returns (for telling it apart)."""
+    import importlib
+
+    files = set()
+    for name in ("jax._src.pmap", "jax._src.api"):
+        try:
+            mod = importlib.import_module(name)
+        except ImportError:
+            continue
+        path = getattr(mod, "__file__", None)
+        if path:
+            files.add(path)
+    return frozenset(files)
+
+
+def sub_jaxprs(params: dict[str, Any]) -> Iterator[Any]:
+    """The jaxprs inside an equation's parameters (a jit's, a shard_map's, a cond's, ...)."""
+    from jax._src import core
+
+    yield from core.jaxprs_in_params(params)
+
+
+def is_literal(var: Any) -> bool:
+    """Whether a jaxpr variable is a literal (a constant written into the program)."""
+    from jax._src import core
+
+    return isinstance(var, core.Literal)
+
+
+def source_line(source_info: Any) -> str:
+    """Where in the user's code an equation came from ("file.py:12 (f)")."""
+    from jax._src import source_info_util
+
+    return str(source_info_util.summarize(source_info))
+
+
+def function_source(f: Callable[..., Any]) -> str:
+    """How JAX names a function in its messages ("f at /path/file.py:12")."""
+    from jax._src.api_util import fun_sourceinfo
+
+    return str(fun_sourceinfo(f))

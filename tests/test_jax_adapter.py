@@ -1,0 +1,120 @@
+"""JAX's private API and its version differences go through one module, shardwidget._jax.
+
+Every other module uses JAX's public API only: no ``jax._src`` import, no reading of
+``PartitionSpec.partitions`` / ``_partitions`` or ``jax.dtypes.itemsize_bits``, no check of
+JAX's version, and no spelling of JAX's internal pmap axis name.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import jax
+import ml_dtypes
+import numpy as np
+import pytest
+from jax.sharding import PartitionSpec as P
+
+from shardwidget import _jax
+
+PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "src" / "shardwidget"
+ADAPTER = PACKAGE / "_jax.py"
+
+
+def offences(tree: ast.AST) -> list[str]:
+    """What a module does that only the adapter may do, one line per place."""
+    out = []
+    for node in ast.walk(tree):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Import):
+            out += [f"{line}: import {a.name}" for a in node.names if a.name.startswith("jax._src")]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("jax._src"):
+            out.append(f"{line}: from {node.module} import ...")
+        elif isinstance(node, ast.ImportFrom) and node.module == "jax" and not node.level:
+            out += [f"{line}: from jax import _src" for a in node.names if a.name == "_src"]
+        elif isinstance(node, ast.Attribute):
+            chain = ast.unparse(node)
+            if node.attr in ("partitions", "_partitions"):
+                out.append(f"{line}: .{node.attr}")
+            elif (
+                (node.attr == "itemsize_bits" and chain.endswith("dtypes.itemsize_bits"))
+                or (node.attr == "__version__" and chain.split(".")[0] in ("jax", "jaxlib"))
+                or node.attr == "_src"
+            ):
+                out.append(f"{line}: {chain}")
+        elif isinstance(node, ast.Constant) and node.value == _jax.PMAP_INTERNAL_AXIS:
+            out.append(f"{line}: {node.value!r}")
+    return out
+
+
+def test_only_the_adapter_reaches_into_jax():
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        if path == ADAPTER:
+            continue
+        bad = offences(ast.parse(path.read_text(encoding="utf-8")))
+        if bad:
+            found[str(path.relative_to(PACKAGE))] = bad
+    assert found == {}
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from jax._src import core\n",
+        "import jax._src.pmap as p\n",
+        "def f(s):\n    return s.spec.partitions\n",
+        "def f(s):\n    return s._partitions\n",
+        "import jax\nb = jax.dtypes.itemsize_bits\n",
+        "import jax\nv = jax.__version__\n",
+        "A = '_internal_pmap_axis_name'\n",
+    ],
+)
+def test_the_check_finds_each_kind(source):
+    assert offences(ast.parse(source)) != []
+
+
+def test_the_check_leaves_our_own_fields_alone():
+    # Layout.itemsize_bits is the package's own field, not JAX's function
+    assert offences(ast.parse("def f(lay):\n    return lay.itemsize_bits\n")) == []
+
+
+@pytest.mark.parametrize(
+    ("spec", "entries"),
+    [
+        (P(), ()),
+        (P("x"), ("x",)),
+        (P("x", None), ("x", None)),
+        (P(("x", "y"), None), (("x", "y"), None)),
+        (P("y", unreduced={"x"}), ("y",)),  # the unreduced set is no dimension's entry
+    ],
+)
+def test_spec_entries_are_the_specs_dimensions(spec, entries):
+    assert _jax.spec_entries(spec) == entries
+
+
+@pytest.mark.parametrize(
+    ("dtype", "bits"),
+    [
+        (np.float32, 32),
+        (np.int8, 8),
+        (jax.numpy.bfloat16, 16),
+        (ml_dtypes.int4, 4),
+        (ml_dtypes.uint4, 4),
+        (np.bool_, 8),
+    ],
+)
+def test_itemsize_bits_as_xla_stores_them(dtype, bits):
+    assert _jax.itemsize_bits(dtype) == bits
+
+
+def test_pmap_is_told_apart_from_jit():
+    from shardwidget.trace.pmap import is_pmapped
+
+    def f(x):
+        return x
+
+    assert is_pmapped(jax.pmap(f))
+    assert not is_pmapped(jax.jit(f))
+    assert not is_pmapped(f)

@@ -13,7 +13,7 @@ from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
 from shardwidget.model import spec as spec_mod
-from shardwidget.render import snapshot, text
+from shardwidget.render import picture, text
 
 
 def _pictured(h: str) -> str:
@@ -56,7 +56,7 @@ def test_empty_arrays_show_their_layout_and_say_empty(tmp_path, shape, spec):
     assert html.count('<g class="block">') == len(shown) >= 1  # one drawn block each
     # every view dim choice draws (no division by the size-0 extent)
     for dims in ([0, 1], [1, 0]) if len(shape) >= 2 else ([0],):
-        assert "<svg" in _pictured(snapshot.render(lay, tuple(dims), n_devices=8))
+        assert "<svg" in picture.array_svg(lay, None, tuple(dims), n_devices=8)
     assert v._layout["shape"] == list(shape) and v.error == ""
     assert v._stats["status"] == "unavailable" and "no elements" in v._stats["message"]
     report = v.save_html(tmp_path / "empty.html", variants=[{"spec": [None] * len(shape)}])

@@ -60,7 +60,8 @@ def test_array_svg_parses_names_every_holder_and_jax_ranges(
     texts = _texts(root)
     # every block: a group whose title gives its range and holders, as JAX has them
     jr = _jax_ranges(a)
-    titles = [g.findtext(f"{NS}title") or "" for g in root.iter(f"{NS}g")]
+    # (the first line of each title: its second has the shard shape and statistics)
+    titles = [(g.findtext(f"{NS}title") or "").split("\n")[0] for g in root.iter(f"{NS}g")]
     holders = {}
     for t in titles:
         m = re.fullmatch(r"(.*) on devices? ([\d, ]+)", t)

@@ -1,4 +1,4 @@
-"""view.snapshot() and the static picture (snapshot.render): geometry checked against JAX's own
+"""view.snapshot() and the static picture (to_svg's drawing, snapshot.picture_html): geometry checked against JAX's own
 devices_indices_map, values against numpy, frozen against later changes; the notebook picture
 beside a displayed view is redrawn lazily (never on the update path)."""
 
@@ -18,7 +18,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
-from shardwidget.render import snapshot
+from shardwidget.render import picture, snapshot
 from shardwidget.views import fallback
 
 from .helpers import svgs_in
@@ -65,22 +65,22 @@ def test_snapshot_draws_the_layout_jax_made(x: Any) -> None:
     assert _blocks_of(s.html) == _jax_blocks(x)
     # axes (the mesh axes each dimension is split over) and the index where blocks start
     texts = [t.text for t in _svg(s.html).iter(f"{SVG}text")]
-    assert "dim 1 → · sharded over y" in texts and "dim 0 → · sharded over x" in texts
-    assert {"0", "8", "16", "24", "32", "64"} <= set(texts)
+    assert "dim 1 (32) · sharded over y →" in texts and "dim 0 (64) · sharded over x →" in texts
+    assert {"0:8", "8:16", "16:24", "24:32", "0:32", "32:64"} <= set(texts)
     assert {str(i) for i in range(8)} <= set(texts)  # every holder written on its block
     # statistics in the hover text, against numpy
     host = np.asarray(x)
     title = next(t.text for t in _svg(s.html).iter(f"{SVG}title") if t.text.startswith("[0:32)"))
     blk = host[0:32, 0:8]
     assert f"min {blk.min():.4g} · max {blk.max():.4g} · mean {blk.mean():.4g}" in title
-    # heatmap thumbnails as images, and their scale
-    assert len(list(_svg(s.html).iter(f"{SVG}image"))) == 8 + 1
+    # heatmap thumbnails as images, and their scale (the colour bar is a gradient)
+    assert len(list(_svg(s.html).iter(f"{SVG}image"))) == 8
     lo, hi = v._stats["vmin"], v._stats["vmax"]  # the range of the pooled means
     assert host.min() <= lo < hi <= host.max()
-    assert "heatmap (pooled means)" in texts and {f"{lo:.4g}", f"{hi:.4g}"} <= set(texts)
+    assert "heatmap" in texts and {f"{lo:.6g}", f"{hi:.6g}"} <= set(texts)
     # hover: an image map area per block, with the block's title, over the block's rectangle
     areas = re.findall(r'<area shape="rect" coords="([\d,]+)" title="([^"]*)"', s.html)
-    titles = [t.text for t in _svg(s.html).iter(f"{SVG}title")]
+    titles = [g.findtext(f"{SVG}title") for g in _svg(s.html).iter(f"{SVG}g")]
     assert [html_mod.unescape(t) for _, t in areas] == titles and len(areas) == 8
     assert s.text == repr(v) and repr(s) == s.text
     assert s._repr_mimebundle_() == {"text/plain": s.text, "text/html": s.html}
@@ -111,13 +111,13 @@ def test_function_view_snapshot_names_its_collectives(x: Any) -> None:
     f = ShardView(lambda a: a.sum(axis=0), x)
     s = f.snapshot()
     assert "all-reduce" in s.html and "over x" in s.html
-    # each leaf drawn as its layout (the input as JAX laid it out, the output as compiled)
-    svgs = svgs_in(s.html)
-    assert len(svgs) == 2
-    assert _blocks_of(svgs[0]) == _jax_blocks(x)
-    assert _blocks_of(svgs[1]) == _jax_blocks(f.outputs[0])
-    row = re.search(r'<tr class="shardwidget-collective"[^>]*>(.*?)</tr>', s.html, re.S)
-    assert row and re.findall(r"<td[^>]*>(.*?)</td>", row.group(1))[:2] == ["all-reduce", "x"]
+    # each leaf drawn as its layout (the input as JAX laid it out, the output as compiled), in
+    # the one picture to_svg draws (2-d input blocks, 1-d output blocks)
+    (svg,) = svgs_in(s.html)
+    assert svg == f.to_svg()
+    assert _blocks_of(svg) == {**_jax_blocks(x), **_jax_blocks(f.outputs[0])}
+    texts = [t.text or "" for t in _svg(svg).iter(f"{SVG}text")]
+    assert any(t.startswith("• all-reduce over x · ") for t in texts)
     f.in_specs = [[None, "y"]]
     assert "all-reduce" not in repr(f) and "all-reduce" in s.html  # frozen
 
@@ -126,7 +126,7 @@ def test_tall_arrays_keep_their_aspect() -> None:
     mesh = jax.make_mesh((8,), ("x",))
     t = jax.device_put(jnp.ones((2048, 1024)), NamedSharding(mesh, P("x")))
     svg = _svg(ShardView(t).snapshot().html)
-    rects = [r for r in svg.iter(f"{SVG}rect") if r.get("stroke") == "#fff"]
+    rects = [r for r in svg.iter(f"{SVG}rect") if r.get("stroke") == "#ffffff"]
     w = max(float(r.get("x", 0)) + float(r.get("width", 0)) for r in rects) - min(
         float(r.get("x", 0)) for r in rects
     )
@@ -180,13 +180,14 @@ def test_many_blocks_are_one_raster_with_each_holders_colour(
 
     from shardwidget.render.colors import color_scheme
 
-    monkeypatch.setattr(snapshot, "MAX_TITLES", 4)  # 8 blocks count as many here
+    monkeypatch.setattr(picture, "MAX_TITLES", 4)  # 8 blocks count as many here
     v = ShardView(x)
-    svg = _svg(snapshot.render(v.layout, (), n_devices=8))
-    assert not list(svg.iter(f"{SVG}title"))
+    svg = _svg(picture.array_svg(v.layout, None, (), n_devices=8))
+    assert not [g for g in svg.iter(f"{SVG}g") if g.get("class") == "block"]  # no hover text
     img = next(i for i in svg.iter(f"{SVG}image") if i.get("class") == "blocks")
     w, h = int(img.get("width", 0)), int(img.get("height", 0))
-    raw = base64.b64decode(img.get("href", "").split(",", 1)[1])
+    href = img.get("{http://www.w3.org/1999/xlink}href", "")
+    raw = base64.b64decode(href.split(",", 1)[1])
     idat = raw[raw.index(b"IDAT") + 4 : raw.index(b"IEND") - 8]
     px = np.frombuffer(zlib.decompress(idat), np.uint8).reshape(h, 1 + w * 3)[:, 1:]
     px = px.reshape(h, w, 3)
@@ -215,17 +216,20 @@ def test_a_snapshot_holds_no_device_memory(x: Any) -> None:
     ("shape", "spec"), [((0, 8), P(None, "y")), ((8, 0), P("x")), ((1, 64), P(None, "y"))]
 )
 def test_the_row_title_fits_a_short_or_empty_strip(shape: tuple[int, ...], spec: P) -> None:
-    """The rotated row-axis title (centred beside the strip, reading downwards) lies inside the
+    """The rotated row-axis title (reading downwards from the grid's top) lies inside the
     picture: its rough length (6.5 px a character at 11 px) fits the SVG's height."""
     mesh = jax.make_mesh((2, 4), ("x", "y"))
     v = ShardView(jax.device_put(jnp.zeros(shape), NamedSharding(mesh, spec)))
-    for s in [snapshot.svg(v.layout, n_devices=8), *svgs_in(v.snapshot().html)]:
+    for s in [picture.array_svg(v.layout, n_devices=8), *svgs_in(v.snapshot().html)]:
         root = ET.fromstring(s)
         ns = "{http://www.w3.org/2000/svg}"
-        rotated = [t for t in root.iter(f"{ns}text") if "rotate(90" in t.get("transform", "")]
+        rotated = [
+            t
+            for t in root.iter(f"{ns}text")
+            if "rotate(90" in t.get("transform", "") and (t.text or "").startswith("dim ")
+        ]
         assert len(rotated) == 1
         title = "".join(rotated[0].itertext())
-        assert title.startswith("dim 0 → · ")
-        half = len(title) * 6.5 / 2
-        cy = float(rotated[0].get("y", 0))
-        assert cy - half >= 0 and cy + half <= float(root.get("height", 0)), (title, s[:200])
+        assert title.startswith("dim 0 (")
+        top = float(rotated[0].get("y", 0))
+        assert top >= 0 and top + len(title) * 6.5 <= float(root.get("height", 0)), title

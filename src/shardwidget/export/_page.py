@@ -28,7 +28,7 @@ _PAGE = """<!doctype html>
 <title>{title}</title>
 <style>body{{margin:16px;font-family:system-ui,-apple-system,sans-serif}}\
 #shardwidget-root{{max-width:1060px}}</style>
-</head><body><div id="shardwidget-root"></div>
+</head><body><div id="shardwidget-root"></div>{picture}
 <script type="application/json" id="shardwidget-data">{data}</script>
 <script type="module">
 const url = URL.createObjectURL(new Blob([{code}], {{type: "text/javascript"}}));
@@ -50,11 +50,12 @@ def bundle_missing() -> str | None:
     return f"the JS bundle is missing ({PAGE_JS}); run `npm run build`"
 
 
-def page(title: str, data: dict[str, Any]) -> str:
+def page(title: str, data: dict[str, Any], picture: str = "") -> str:
     """The whole HTML of a saved page.
 
     Args:
         title: the page's title (plain text; escaped here).
+        picture: the view's static picture (HTML), shown where scripts do not run.
         data: ``{"state": ..., "answers": ...}`` as described in the module docstring, already
             JSON-safe (binary values encoded as ``{"__b64__": base64}``).
 
@@ -66,6 +67,7 @@ def page(title: str, data: dict[str, Any]) -> str:
         raise FileNotFoundError(missing)
     return _PAGE.format(
         title=html.escape(title),
+        picture=f"<noscript>{picture}</noscript>" if picture else "",
         data=script_json(data),
         code=script_json(PAGE_JS.read_text(encoding="utf-8")),
     )

@@ -35,6 +35,7 @@ class ArrayView(Protocol):
     def layout(self) -> Layout: ...
     @property
     def layout_state(self) -> LayoutState: ...
+    def to_svg(self, width: int = 760) -> str: ...
     def synced_state(self) -> dict[str, Any]: ...
     def every_spec(self, limit: int | None = None) -> list[LayoutState]: ...
     def propose(self, changes: dict[str, Any]) -> LayoutState: ...
@@ -46,6 +47,7 @@ class FunctionView(Protocol):
 
     @property
     def fn_name(self) -> str: ...
+    def to_svg(self, width: int = 760) -> str: ...
     def synced_state(self) -> dict[str, Any]: ...
 
 
@@ -161,7 +163,20 @@ def function_page_data(view: FunctionView) -> wire.PageData:
     return wire.page_data(state, {})
 
 
-def _write(path: str | pathlib.Path, title: str, data: wire.PageData) -> pathlib.Path:
+def _picture(view: ArrayView | FunctionView) -> str:
+    """The view's static picture (to_svg's drawing) for the page's no-script fallback; "" when
+    it has nothing drawn (a function view that never compiled)."""
+    from ..render.snapshot import picture_html
+
+    try:
+        return picture_html(view.to_svg())
+    except ValueError:
+        return ""
+
+
+def _write(
+    path: str | pathlib.Path, title: str, data: wire.PageData, picture: str = ""
+) -> pathlib.Path:
     from . import _page
 
     missing = _page.bundle_missing()
@@ -175,7 +190,7 @@ def _write(path: str | pathlib.Path, title: str, data: wire.PageData) -> pathlib
         )
     if p.is_dir():
         raise ValueError(f"{str(p)[:200]} is a directory; give the path of an .html file")
-    text = _page.page(title, dict(data))
+    text = _page.page(title, dict(data), picture)
     # Write beside it, then rename: an existing file is replaced whole, never half-written.
     tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
     try:
@@ -200,11 +215,11 @@ def save_array_view(
     if truncated:
         states = states[:MAX_SPECS]
     data, n, skipped = array_page_data(view, states, budget)
-    p = _write(path, f"shardwidget · {view.layout.typeof}", data)
+    p = _write(path, f"shardwidget · {view.layout.typeof}", data, _picture(view))
     return ExportReport(str(p), p.stat().st_size, n, skipped, budget, truncated)
 
 
 def save_function_view(view: FunctionView, path: str | pathlib.Path) -> ExportReport:
     """Write one self-contained HTML file showing a function view; see FunctionView.save_html."""
-    p = _write(path, f"shardwidget · {view.fn_name}", function_page_data(view))
+    p = _write(path, f"shardwidget · {view.fn_name}", function_page_data(view), _picture(view))
     return ExportReport(str(p), p.stat().st_size, 1, 0, 0)

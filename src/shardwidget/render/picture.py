@@ -28,9 +28,10 @@ from ..model.gspmd import CUSTOM
 from ..model.layout import Layout, layout_of_sharding
 from ..model.summary import Summary
 from ..model.units import fmt_bytes
-from .colors import HEAT_LUT, VIRIDIS, color_scheme, text_color_on
+from .colors import HEAT_LUT, VIRIDIS, text_color_on
 from .legend import MARKS, legend_of
 from .png import encode_rgb
+from .scene import MAX_STRIPES, ArrayScene, SceneBlock, array_scene
 from .text import EMPTY, holder_candidates
 
 if TYPE_CHECKING:
@@ -43,7 +44,8 @@ MONO = "DejaVu Sans Mono, Menlo, Consolas, monospace"
 SANS = "DejaVu Sans, Helvetica, Arial, sans-serif"
 MAX_HEAT_PIXELS = 1 << 16  # of one block's heatmap image, after the upscale below
 FG, FG2, FG3 = "#1f2328", "#57606a", "#8c959f"
-MAX_STRIPES = 8  # as the live grid: beyond, a ×N badge
+MAX_TITLES = 1024
+"""Beyond this many blocks the grid is one raster image and blocks get no hover text."""
 
 
 def _wrap(text: str, width_px: float, size: float = 11.5) -> list[str]:
@@ -126,28 +128,27 @@ def array_svg(
     n_devices: int | None = None,
 ) -> str:
     """The picture of an array view: header, grid with rulers, mesh, legend (see the module)."""
-    if n_devices is None:
-        import jax
+    return scene_svg(array_scene(lay, summary, view_dims, n_devices=n_devices), width=width)
 
-        n_devices = jax.device_count()
-    ids = [*(lay.mesh.device_ids if lay.mesh else ()), *(d.id for d in lay.devices)]
-    color_of = color_scheme(n_devices, ids)
+
+def scene_svg(scene: ArrayScene, *, width: int = 760) -> str:
+    """An array scene as one standalone SVG (what every static surface of an array view shows)."""
+    lay = scene.layout
     svg = Svg()
-    y = header(svg, lay, 12, 20, width)
+    y = header(svg, scene, 12, 20, width)
     mesh_w = min(260, width // 3)
     grid_w = width - mesh_w - 40
-    heat = heat_range(summary)
-    gh = grid(svg, lay, summary, view_dims, 12, y + 8, grid_w, 420, color_of, heat)
-    mh = mesh(svg, lay, width - mesh_w - 8, y + 8, mesh_w, color_of)
+    gh = grid(svg, scene, 12, y + 8, grid_w, 420)
+    mh = mesh(svg, lay, width - mesh_w - 8, y + 8, mesh_w, scene.color_of)
     y += 8 + max(gh, mh) + 16
-    y = legend(svg, lay, heat, 12, y, width - 24)
+    y = legend(svg, scene, 12, y, width - 24)
     return svg.done(width, y + 8, f"{lay.typeof} {lay.spec_text} {lay.memory_kind}".strip())
 
 
-def header(svg: Svg, lay: Layout, x: float, y: float, width: float = 760) -> float:
+def header(svg: Svg, scene: ArrayScene, x: float, y: float, width: float = 760) -> float:
     """The type, spec and memory kind, then the mesh and sizes; returns the y below."""
-    head = " · ".join(p for p in (lay.typeof, lay.spec_text, lay.memory_kind) if p)
-    svg.text(x, y, head, size=14, mono=True, weight="bold")
+    lay = scene.layout
+    svg.text(x, y, scene.title, size=14, mono=True, weight="bold")
     if lay.mesh is not None:
         axes = " × ".join(
             f"{n}={s}" + (" (explicit)" if t == "explicit" else "")
@@ -158,13 +159,7 @@ def header(svg: Svg, lay: Layout, x: float, y: float, width: float = 760) -> flo
         mesh_text = f"mesh {axes} · "
     else:
         mesh_text = f"{lay.sharding_type}{f' ({CUSTOM})' if lay.custom else ''} · "
-    nb = len(lay.blocks)
-    line = (
-        f"{mesh_text}{lay.n_devices} device{'s' if lay.n_devices != 1 else ''} · "
-        f"{nb} block{'s' if nb != 1 else ''} · "
-        f"replication {lay.replication} · {fmt_bytes(lay.bytes_per_device)} per device"
-    )
-    lines = _wrap(line, width - 2 * x, 12)
+    lines = _wrap(mesh_text + scene.facts.line(), width - 2 * x, 12)
     partial = lay.partial_note.split("; ") if lay.partial else []  # a line each: they are long
     notes = [n for n in (EMPTY if lay.empty else "", *partial) if n]
     lines += [part for n in notes for part in _wrap(n, width - 2 * x, 12)]
@@ -173,72 +168,84 @@ def header(svg: Svg, lay: Layout, x: float, y: float, width: float = 760) -> flo
     return y + 26 + 16 * (len(lines) - 1)
 
 
-def heat_range(summary: Summary | None) -> tuple[float, float] | None:
-    """The heatmap's scale: the finite min and max over every block's thumbnail (the wire's
-    vmin/vmax), or None without thumbnails."""
-    if summary is None:
-        return None
-    present = [t for t in summary.thumbs if t is not None and t.size]
-    flat = np.concatenate([t.reshape(-1) for t in present]) if present else np.zeros(0)
-    fin = flat[np.isfinite(flat)]
-    return (float(fin.min()), float(fin.max())) if fin.size else None
-
-
-def _dims(lay: Layout, view_dims: Sequence[int]) -> tuple[int | None, int | None]:
-    nd = len(lay.shape)
-    dims = tuple(view_dims) if len(view_dims) == min(nd, 2) else ()
-    if not dims:
-        dims = (0, 1) if nd >= 2 else (0,) if nd else ()
-    return (dims[0] if len(dims) == 2 else None), (dims[-1] if dims else None)
-
-
-def _axis_title(lay: Layout, d: int) -> str:
-    axes = lay.spec[d] if lay.spec is not None and d < len(lay.spec) else ()
-    how = f"sharded over {'+'.join(axes)}" if axes else "not sharded"
-    return f"dim {d} ({lay.shape[d]}) · {how}"
-
-
-def grid(
-    svg: Svg,
-    lay: Layout,
-    summary: Summary | None,
-    view_dims: Sequence[int],
-    x0: float,
-    y0: float,
-    width: float,
-    max_h: float,
-    color_of: Callable[[int], str],
-    heat: tuple[float, float] | None,
-) -> float:
+def grid(svg: Svg, scene: ArrayScene, x0: float, y0: float, width: float, max_h: float) -> float:
     """The blocks over two dimensions with their rulers; returns the height drawn."""
-    r, c = _dims(lay, view_dims)
-    other = [d for d in range(len(lay.shape)) if d not in (r, c)]
-    first = {d: min(b.index[d] for b in lay.blocks) for d in other} if lay.blocks else {}
-    shown = [(k, b) for k, b in enumerate(lay.blocks) if all(b.index[d] == first[d] for d in other)]
+    lay, r, c, shown = scene.layout, scene.row, scene.col, scene.blocks
     rn = max(1, lay.shape[r]) if r is not None else 1
     cn = max(1, lay.shape[c]) if c is not None else 1
-    cols = sorted({b.index[c] for _, b in shown}) if c is not None else []
-    rows = sorted({b.index[r] for _, b in shown}) if r is not None else []
+    cols = sorted({b.index[c] for b in shown}) if c is not None else []
+    rows = sorted({b.index[r] for b in shown}) if r is not None else []
     row_chars = max((len(f"{a}:{z}") for a, z in rows), default=0)
     left, top = (round(24 + 6.1 * row_chars) if r is not None else 0), 30
     gw = width - left
     gh = min(max_h, max(48.0, gw * rn / cn)) if r is not None else 56.0
+    if r is not None and gw * rn / cn > max_h:  # tall: narrower, keeping the array's aspect
+        gw = max(48.0, gh * cn / rn)
     # An empty array (a drawn dimension of size 0) has no aspect to keep: a strip of its blocks.
     empty_r, empty_c = r is not None and lay.shape[r] == 0, c is not None and lay.shape[c] == 0
     if empty_r or empty_c:
         gh = min(gh, 96.0)
     gx, gy = x0 + left, y0 + top
     if c is not None:
-        svg.text(gx, y0 + 10, _axis_title(lay, c) + " →", size=11, fill=FG2)
+        svg.text(gx, y0 + 10, scene.col_title + " →", size=11, fill=FG2)
     # The row title reads downwards from the grid's top: a short grid (a wide or an empty array)
     # still reserves its length (about 6.5 px a character at 11 px), so nothing below covers it.
     title_h = 0.0
     if r is not None:
-        row_title = _axis_title(lay, r) + " →"
+        row_title = scene.row_title + " →"
         svg.text(x0 + 4, gy, row_title, size=11, fill=FG2, down=True)
         title_h = len(row_title) * 6.5 + 6
-    # Ruler labels: every k-th range (one k for the ruler, from its longest label and its
-    # narrowest range), so that no two overlap.
+    _rulers(svg, cols, rows, cn, rn, gx, gy, gw, gh)
+    # Many blocks: their rectangles as one raster image (4096 rects were ~480 KiB of SVG), and
+    # no hover text (an image map of thousands of areas helps nobody).
+    raster = (
+        np.full((max(1, round(gh)), max(1, round(gw)), 3), 255, np.uint8)
+        if len(shown) > MAX_TITLES
+        else None
+    )
+    for b in shown:
+        # along a dimension of size 0 each block is drawn whole (the layout, without elements)
+        y1, y2 = b.index[r] if r is not None and not empty_r else (0, 1)
+        x1, x2 = b.index[c] if c is not None and not empty_c else (0, 1)
+        bx, bw = gx + x1 / cn * gw, (x2 - x1) / cn * gw
+        by, bh = gy + y1 / rn * gh, (y2 - y1) / rn * gh
+        if raster is not None:
+            _fill(raster, bx - gx, by - gy, bw, bh, b.colors[0])
+        _block(svg, lay, b, bx, by, bw, bh, scene.heat, raster is None)
+    if raster is not None:
+        data = base64.b64encode(encode_rgb(raster)).decode("ascii")
+        svg.parts.insert(
+            0,
+            f'<image class="blocks" x="{gx:.1f}" y="{gy:.1f}" width="{raster.shape[1]}" '
+            f'height="{raster.shape[0]}" preserveAspectRatio="none" '
+            'style="image-rendering:pixelated" '
+            f'xlink:href="data:image/png;base64,{data}"/>',
+        )
+    if not scene.others:
+        return top + max(gh, title_h)
+    svg.text(
+        gx,
+        gy + gh + 13,
+        f"showing the first block along the other dimensions ({scene.others})",
+        size=10,
+        fill=FG3,
+    )
+    return top + max(gh + 16, title_h)
+
+
+def _rulers(
+    svg: Svg,
+    cols: list[tuple[int, int]],
+    rows: list[tuple[int, int]],
+    cn: int,
+    rn: int,
+    gx: float,
+    gy: float,
+    gw: float,
+    gh: float,
+) -> None:
+    """Ruler labels: every k-th range (one k for the ruler, from its longest label and its
+    narrowest range), so that no two overlap."""
     col_step = _every(
         6.1 * max((len(f"{a}:{z}") for a, z in cols), default=0) + 6,
         min(((z - a) / cn * gw for a, z in cols), default=1.0),
@@ -246,46 +253,22 @@ def grid(
     )
     row_step = _every(13, min(((z - a) / rn * gh for a, z in rows), default=1.0), len(rows))
     for k, (a, z) in enumerate(cols):
-        text = f"{a}:{z}"
         if k % col_step == 0:
-            svg.text(
-                gx + (a + z) / 2 / cn * gw,
-                gy - 5,
-                text,
-                size=10,
-                anchor="middle",
-                mono=True,
-                fill=FG2,
-            )
+            mid = gx + (a + z) / 2 / cn * gw
+            svg.text(mid, gy - 5, f"{a}:{z}", size=10, anchor="middle", mono=True, fill=FG2)
     for k, (a, z) in enumerate(rows):
         if k % row_step == 0:
-            svg.text(
-                gx - 4,
-                gy + (a + z) / 2 / rn * gh + 4,
-                f"{a}:{z}",
-                size=10,
-                anchor="end",
-                mono=True,
-                fill=FG2,
-            )
-    for k, b in shown:
-        # along a dimension of size 0 each block is drawn whole (the layout, without elements)
-        y1, y2 = b.index[r] if r is not None and not empty_r else (0, 1)
-        x1, x2 = b.index[c] if c is not None and not empty_c else (0, 1)
-        bx, bw = gx + x1 / cn * gw, (x2 - x1) / cn * gw
-        by, bh = gy + y1 / rn * gh, (y2 - y1) / rn * gh
-        _block(svg, lay, b.devices, bx, by, bw, bh, color_of, _thumb(summary, k), heat)
-    if not other:
-        return top + max(gh, title_h)
-    at = ", ".join(f"dim {d} at {first[d][0]}:{first[d][1]}" for d in other)
-    svg.text(
-        gx,
-        gy + gh + 13,
-        f"showing the first block along the other dimensions ({at})",
-        size=10,
-        fill=FG3,
-    )
-    return top + max(gh + 16, title_h)
+            mid = gy + (a + z) / 2 / rn * gh + 4
+            svg.text(gx - 4, mid, f"{a}:{z}", size=10, anchor="end", mono=True, fill=FG2)
+
+
+def _fill(img: np.ndarray, x: float, y: float, w: float, h: float, color: str) -> None:
+    """Paint a block into a raster of the grid, with a white line at its right and bottom edges
+    where it is at least 3 px wide / tall (as the rectangles' white stroke)."""
+    x0, y0 = round(x), round(y)
+    x1, y1 = max(x0 + 1, round(x + w)), max(y0 + 1, round(y + h))
+    rgb = [int(color[k : k + 2], 16) for k in (1, 3, 5)]
+    img[y0 : y1 - (1 if y1 - y0 >= 3 else 0), x0 : x1 - (1 if x1 - x0 >= 3 else 0)] = rgb
 
 
 def _every(need: float, have: float, n: int) -> int:
@@ -293,36 +276,24 @@ def _every(need: float, have: float, n: int) -> int:
     return max(1, min(n, math.ceil(need / max(have, 1e-9))))
 
 
-def _thumb(summary: Summary | None, k: int) -> np.ndarray | None:
-    if summary is None or k >= len(summary.thumbs):
-        return None
-    t = summary.thumbs[k]
-    if t is None or not t.size:
-        return None
-    return t.reshape(1, -1) if t.ndim == 1 else t
-
-
 def _block(
     svg: Svg,
     lay: Layout,
-    devices: tuple[int, ...],
+    b: SceneBlock,
     x: float,
     y: float,
     w: float,
     h: float,
-    color_of: Callable[[int], str],
-    thumb: np.ndarray | None,
     heat: tuple[float, float] | None,
+    rect: bool = True,
 ) -> None:
-    """One block: its holder's colour (stripes for copies), its heatmap inside, its holders."""
-    colors = [color_of(d) for d in devices[:MAX_STRIPES]]
+    """One block: its holder's colour (stripes for copies), its heatmap inside, its holders;
+    its hover title. ``rect=False``: the colour is in the grid's raster already (no title)."""
+    devices, colors, thumb = b.devices, list(b.colors), b.thumb
     fill = colors[0] if len(colors) == 1 else svg.stripes(colors)
-    rng = ", ".join(f"[{a}:{b})" for a, b in lay.blocks[lay.device_block[devices[0]]].index)
-    svg.parts.append(
-        f"<g><title>{html.escape(rng)} on device{'s' if len(devices) > 1 else ''} "
-        f"{html.escape(', '.join(map(str, devices)))}</title>"
-    )
-    svg.rect(x, y, w, h, fill, ' stroke="#ffffff" stroke-width="1"')
+    if rect:
+        svg.parts.append(f'<g class="block"><title>{html.escape(b.title)}</title>')
+        svg.rect(x, y, w, h, fill, ' stroke="#ffffff" stroke-width="1"')
     inset = min(6.0, w / 6, h / 6) if len(devices) == 1 else min(8.0, w / 5, h / 5)
     if thumb is not None and heat is not None and w > 2 * inset + 2 and h > 2 * inset + 2:
         lo, hi = heat
@@ -372,7 +343,8 @@ def _block(
             fill=text_color_on(colors[0]),
             weight="bold",
         )
-    svg.parts.append("</g>")
+    if rect:
+        svg.parts.append("</g>")
 
 
 def _fit_label(
@@ -437,11 +409,9 @@ def mesh(
     return top + rows * cell
 
 
-def legend(
-    svg: Svg, lay: Layout, heat: tuple[float, float] | None, x0: float, y0: float, width: float
-) -> float:
+def legend(svg: Svg, scene: ArrayScene, x0: float, y0: float, width: float) -> float:
     """The legend: replication in words, what each mark means, the heatmap's colour bar."""
-    lg = legend_of(lay)
+    lay, lg, heat = scene.layout, scene.legend, scene.heat
     svg.text(x0, y0 + 10, "Legend", size=12, weight="bold", fill=FG2)
     y = y0 + 28
     for line in lg.replication:
@@ -506,10 +476,8 @@ def function_svg(
         )
     ] + [
         # output paths already say so ("out", "out[0]"): not "out out"
-        (p if p.startswith("out") else f"out {p}", layout_of_sharding(s, tuple(shape), dt))
-        for p, s, shape, dt in zip(
-            res.out_paths, res.out_shardings, res.out_shapes, res.out_dtypes, strict=False
-        )
+        (p if p.startswith("out") else f"out {p}", lay)
+        for p, lay in zip(res.out_paths, _out_layouts(res), strict=False)
     ]
     col_w = (width - 36) / 2
     row_h = 0.0
@@ -518,8 +486,6 @@ def function_svg(
         if i % 2 == 0 and i:
             y += row_h + 14
             row_h = 0
-        ids = [*(lay.mesh.device_ids if lay.mesh else ()), *(d.id for d in lay.devices)]
-        color_of = color_scheme(n_devices, ids)
         svg.text(
             x, y + 12, f"{label}: {lay.typeof} {lay.spec_text}", size=12, mono=True, weight="bold"
         )
@@ -527,7 +493,7 @@ def function_svg(
         for j, part in enumerate(words):
             svg.text(x, y + 27 + 13 * j, part, size=10.5, fill=FG2)
         top = 22 + 13 * len(words)
-        h = top + grid(svg, lay, None, (), x, y + top, col_w, 200, color_of, None)
+        h = top + grid(svg, array_scene(lay, n_devices=n_devices), x, y + top, col_w, 200)
         row_h = max(row_h, h)
     y += row_h + 24
     y = _collectives(svg, res, 12, y, width - 24)
@@ -539,6 +505,17 @@ def function_svg(
         y += 6
     y = marks(svg, 12, y + 8, width - 24)
     return svg.done(width, y + 8, f"{name} compiled on mesh {axes}")
+
+
+def _out_layouts(res: TraceResult) -> list[Layout]:
+    """The outputs' layouts: the view's own where it has them (an unreduced output's partial
+    sums), else read from the compiled shardings."""
+    if res.out_layouts is not None:
+        return list(res.out_layouts)
+    return [
+        layout_of_sharding(s, tuple(shape), dt)
+        for s, shape, dt in zip(res.out_shardings, res.out_shapes, res.out_dtypes, strict=True)
+    ]
 
 
 def _plural(n: int, word: str) -> str:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..model.gspmd import CUSTOM
 from ..model.layout import Block, Layout
 from ..model.units import fmt_bytes
+from .scene import facts
 
 if TYPE_CHECKING:
     from ..trace.result import TraceResult
@@ -110,14 +111,14 @@ def _header(lay: Layout, source: str, note: str) -> list[str]:
         d = lay.devices[0]
         lines.append(f"one device: {d.platform} {d.id}")
     procs = lay.processes
+    f = facts(lay)  # the numbers the picture writes under its title
     lines.append(
-        f"{len(lay.blocks)} block{'s' if len(lay.blocks) != 1 else ''} of shape "
-        f"{lay.shard_shape} on {lay.n_devices} {lay.devices[0].platform if lay.devices else ''} "
-        f"device{'s' if lay.n_devices != 1 else ''}"
+        f"{f.n_blocks} block{'s' if f.n_blocks != 1 else ''} of shape "
+        f"{lay.shard_shape} on {f.n_devices} {lay.devices[0].platform if lay.devices else ''} "
+        f"device{'s' if f.n_devices != 1 else ''}"
         + (f" in {len(procs)} processes" if len(procs) > 1 else "")
-        + f" · replication {lay.replication} · {fmt_bytes(lay.bytes_per_device)} per device"
-        f" · {fmt_bytes(lay.logical_bytes)} logical"
-        + ("" if source == "original" else " · re-laid out")
+        + f" · replication {f.replication} · {f.bytes_per_device} per device"
+        f" · {f.logical_bytes} logical" + ("" if source == "original" else " · re-laid out")
     )
     if lay.empty:
         lines.append(EMPTY)

@@ -167,6 +167,7 @@ class ArrayView(CostMixin, ShardView):
         self._held: Any = None  # the copy, only while its payload and statistics are made
         self._tiles: Any = _UNSET
         self._transfer_of: tuple[int, Transfer] | None = None  # (layout key, its Transfer)
+        self._shown_summary: tuple[tuple[int, tuple[int, ...]], Summary] | None = None
         super().__init__()
         disabled = ""
         if jax.process_count() > 1:
@@ -266,9 +267,21 @@ class ArrayView(CostMixin, ShardView):
         the grid over ``view_dims`` with its rulers (index ranges, which axes shard which
         dimension), holders' colours with stripes for copies, heatmaps, device ids, the mesh,
         and the legend with the heatmap's colour bar. Holds no device memory afterwards."""
+        return self._svg(width, compute=True)
+
+    def _svg(self, width: int = 760, *, compute: bool) -> str:
+        """to_svg's drawing, from the statistics the view last published (the same numbers as
+        the widget's); with compute=False never computed here (the display bundle's picture
+        is drawn off the update path and does no device work)."""
         from ..render.picture import array_svg
 
-        summ = self.summary if self._with_stats else None
+        summ = None
+        if self._with_stats:
+            shown = self._shown_summary
+            if shown is not None and shown[0] == (self._key, tuple(self.view_dims)):
+                summ = shown[1]
+            elif compute:
+                summ = self.summary
         return array_svg(
             self.layout, summ, tuple(self.view_dims), width=width, n_devices=len(self._devices)
         )
@@ -377,9 +390,7 @@ class ArrayView(CostMixin, ShardView):
         return save_array_view(self, path, variants=variants, budget=budget)
 
     def _static_html(self) -> str:
-        return snapshot.render(
-            self.layout, tuple(self.view_dims), stats=self._stats or None, error=self.error
-        )
+        return snapshot.picture_html(self._svg(compute=False), self.error)
 
     def __repr__(self) -> str:
         return text.render(
@@ -603,6 +614,8 @@ class ArrayView(CostMixin, ShardView):
             summ = self._summarize(self._held, self.layout)
         except Exception as e:  # statistics are an extra: never lose the view over them
             summ = Summary.unavailable(len(self.layout.blocks), f"statistics failed: {e}")
+        # kept (host memory, bounded thumbnails) for the static pictures: the same numbers
+        self._shown_summary = ((self._key, tuple(self.view_dims)), summ)
         return wire.stats(summ, key=self._key)
 
     def _send_stats(self) -> None:

@@ -257,9 +257,10 @@ class FunctionView(CostMixin, ShardView):
         )
 
     def _static_html(self) -> str:
-        from ..render.snapshot_function import render
+        from ..render.snapshot import picture_html
 
-        return render(self.fn_name, self.mode, self._result, self.error, repr(self))
+        drawn = self.to_svg() if self._result is not None else ""
+        return picture_html(drawn, self.error, repr(self))
 
     def __setattr__(self, name: str, value: Any) -> None:
         """As ShardView's; ``in_specs`` / ``out_specs`` also take a single PartitionSpec (every

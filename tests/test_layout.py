@@ -200,3 +200,34 @@ def test_named_geometry_in_another_device_order_and_0d():
     ]:
         sharding = jax.sharding.NamedSharding(mesh, spec)
         assert L._named_geometry(sharding, shape) == L._generic_geometry(sharding, shape)
+
+
+def _jax_blocks_in_replica_order(arr):
+    """index -> holders, ordered by replica id, as JAX's addressable_shards say."""
+    out: dict = {}
+    for s in sorted(arr.addressable_shards, key=lambda s: (s.replica_id, s.device.id)):
+        key = tuple(sl.indices(n)[:2] for sl, n in zip(s.index, arr.shape, strict=True))
+        out.setdefault(key, []).append(s.device.id)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+@pytest.mark.parametrize("shape", [(0, 8), (8, 0), (0, 0), (0,), (0, 8, 4), (16, 0, 4), (8, 0, 0)])
+@pytest.mark.parametrize(
+    "spec",
+    [P("x", "y"), P(("x", "y")), P("y", "x"), P(("y", "x"), None), P(None, ("x", "y")), P()],
+)
+def test_empty_dimensions_cut_into_one_block_as_jax_has_them(shape, spec):
+    """A cut dimension of size 0 gives every piece the same (empty) index: JAX sees one block
+    on those devices (the view listed one block per device)."""
+    if len(spec) > len(shape):
+        pytest.skip("spec longer than the array")
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    a = jax.device_put(np.zeros(shape, np.float32), NamedSharding(mesh, spec))
+    lay = layout_of(a)
+    got = {b.index: b.devices for b in lay.blocks}
+    assert got == _jax_blocks_in_replica_order(a)
+    assert len(lay.blocks) == len(got)  # no duplicate block
+    assert {d: lay.blocks[b].index for d, b in lay.device_block.items()} == {
+        d.id: tuple(sl.indices(n)[:2] for sl, n in zip(idx, shape, strict=True))
+        for d, idx in a.sharding.devices_indices_map(shape).items()
+    }

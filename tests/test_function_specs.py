@@ -224,3 +224,28 @@ def test_shard_map_mesh_without_specs_runs_as_jax_shard_map(mesh: Any, kw: dict[
     same_outputs(v, want)
     if kw.get("axis_names") == ["i"]:  # the input's own spec names 'x', not on this mesh
         assert v.in_specs == [[None, None]]
+
+
+@pytest.mark.parametrize("mode", ["shard_map", "jit"])
+@pytest.mark.parametrize("short", [P(), P(None), [], [None]])
+def test_short_out_specs_are_padded_as_jax_pads_them(mode, short):
+    """out_specs=[P()] for a 1-d output means replicated, as in JAX (it was refused: "the spec
+    has 0 entries; the output is 1-d"); the view then shows JAX's own result."""
+
+    def body(x):
+        return jax.lax.psum(jax.lax.psum(x, "i"), "i") if mode == "shard_map" else x * 2
+
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:4]), ("i",))  # a 4-device kernel's
+    put = jax.device_put(jnp.arange(4.0), NamedSharding(mesh, P("i")))
+    v = ShardView(
+        body, put, mode=mode, mesh_shape=[4], axis_names=["i"], in_specs=[P("i")], out_specs=[short]
+    )
+    assert v.error == "" and v.out_specs == [[None]]
+    if mode == "shard_map":
+        f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=(P("i"),), out_specs=P()))
+    else:
+        f = jax.jit(body, out_shardings=NamedSharding(mesh, P()))
+    want = f(put)
+    (got,) = v.outputs
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    assert got.sharding.is_equivalent_to(want.sharding, 1)

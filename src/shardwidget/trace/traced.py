@@ -672,7 +672,7 @@ def complete(traced: Traced, state: TraceState) -> TraceState:
     spec of the first input of the same rank (the elementwise pattern), else replicated. Traces
     the function for its outputs, so it raises ValueError for errors in f."""
     if state.out_specs:
-        return state
+        return _padded(traced, state)
     shapes, _ = traced.output_info(state)
     if traced.mode == "jit":
         return TraceState(*state.mesh_key, state.in_specs, (None,) * len(shapes))
@@ -681,3 +681,20 @@ def complete(traced: Traced, state: TraceState) -> TraceState:
         by_rank.setdefault(len(lf.shape), sp)
     outs = tuple(by_rank.get(len(s), ((),) * len(s)) for s in shapes)
     return TraceState(*state.mesh_key, state.in_specs, outs)
+
+
+def _padded(traced: Traced, state: TraceState) -> TraceState:
+    """state with each out_spec shorter than its output's rank padded with None entries, as
+    JAX reads a short spec (P() is replicated for any rank); longer ones are left for
+    check_outputs to refuse."""
+    short = [s for s in state.out_specs if s is not None]
+    if not short:
+        return state
+    shapes, _ = traced.output_info(state)
+    if len(shapes) != len(state.out_specs):
+        return state
+    outs = tuple(
+        s if s is None or len(s) >= len(shape) else (*s, *((),) * (len(shape) - len(s)))
+        for s, shape in zip(state.out_specs, shapes, strict=True)
+    )
+    return state if outs == state.out_specs else TraceState(*state.mesh_key, state.in_specs, outs)

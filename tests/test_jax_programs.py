@@ -287,3 +287,39 @@ def test_the_set_covers_every_collective_kind() -> None:
         "all-to-all",
         "collective-permute",
     }
+
+
+def _kinds(compiled_text: str) -> Counter[str]:
+    kinds = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute")
+    return Counter(k for line in compiled_text.splitlines() for k in kinds if f" {k}(" in line)
+
+
+@pytest.mark.parametrize("donate", [False, True])
+def test_a_constraint_on_a_sub_mesh_inside_a_jit_with_its_own_shardings(donate: bool) -> None:
+    """JAX's testShardingConstraintWithArray: a (2, 1) mesh of 2 of 8 devices, jit with
+    in_shardings and out_shardings P(None), a constraint P('x', 'y') inside, a numpy input. The
+    view reports what jax.jit(...).lower(...).compile() does: the user's out_shardings (P(None),
+    not the constraint's P('x')), the all-gather that implies, and JAX's values; a donating jit
+    does not consume the user's input."""
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:2]).reshape(2, 1), ("x", "y"))
+    s = NamedSharding(mesh, P(None))
+
+    @partial(jax.jit, in_shardings=s, out_shardings=s, donate_argnums=(0,) if donate else ())
+    def f(x):
+        y = x + 1
+        y = lax.with_sharding_constraint(y, NamedSharding(mesh, P("x", "y")))
+        return y * 2
+
+    x = np.arange(64).reshape(8, 8)
+    compiled = f.lower(x).compile()
+    v = ShardView(f, x)
+    assert v.error == ""
+    (want,) = jax.tree_util.tree_leaves(compiled.output_shardings)
+    (got,) = [lf.sharding for lf in v.trace.output_leaves]
+    assert got.is_equivalent_to(want, 2) and got.spec[0] is None
+    assert Counter(c.kind for c in v.trace.collectives) == _kinds(compiled.as_text())
+    assert _kinds(compiled.as_text())["all-gather"] >= 1
+    (out,) = v.outputs
+    np.testing.assert_array_equal(np.asarray(out), (x + 1) * 2)
+    assert out.sharding.is_equivalent_to(s, 2)
+    np.testing.assert_array_equal(x, np.arange(64).reshape(8, 8))  # the input is untouched

@@ -313,8 +313,9 @@ def _named_geometry(sharding: Any, shape: tuple[int, ...]) -> Geometry | None:
     devices: ~45 -> ~10 ms, on the path of every new layout). Dimension d is cut into the
     product of its axes' sizes, the first axis major; a device's block follows from its mesh
     coordinates; a block's holders come in mesh order, as JAX lists them. None (use the
-    generic path) for anything else: an axis the mesh lacks, an uneven cut, a dimension of size
-    0 that is cut (JAX gives its pieces one index: one block), a spec longer than the shape. tests/test_layout.py checks both paths agree."""
+    generic path) for anything else: an axis the mesh lacks, an uneven cut, a dimension of
+    size 0 that is cut (JAX gives its pieces one index: one block), a spec longer than the
+    shape. tests/test_layout.py checks both paths agree."""
     spec = tuple(sharding.spec)
     if len(spec) > len(shape):
         return None

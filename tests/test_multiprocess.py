@@ -67,3 +67,38 @@ def test_two_processes_on_loopback():
         assert fn["refused_s"] < 1.0
         assert fn["in_spec"] == "P('y', 'x')"  # from Python on every process
         assert fn["outputs_ok"]
+
+
+@pytest.mark.slow
+def test_front_end_requests_on_one_process_then_the_same_call_on_all():
+    """The front end talks to process 0 only: its request, trait change and undo step are
+    refused there without device work or half-state, and the following identical
+    set_layout on both processes completes (it hung in device_put, then aborted)."""
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(HERE.parent / "src"), "JAX_PLATFORMS": "cpu"}
+    env.pop("XLA_FLAGS", None)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(HERE / "multiprocess_frontend_worker.py"), str(i), str(port)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for i in range(2)
+    ]
+    results = []
+    try:
+        for p in procs:
+            out, err = p.communicate(timeout=120)
+            assert p.returncode == 0, err[-3000:]
+            results.append(json.loads(out.split("RESULT", 1)[1]))
+    finally:
+        for p in procs:
+            p.kill()
+    for r in results:
+        assert r["unchanged"] and r["values_ok"] and r["error"] == ""
+        assert r["in_specs"] == [["x", "y"], ["y", None]] and r["mesh_shape"] == [4, 2]
+    r0 = results[0]
+    assert r0["refused_s"] < 5  # refused at once, no collective started
+    assert r0["messages"] and all("several processes" in str(m) for m in r0["messages"])

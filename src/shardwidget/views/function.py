@@ -453,13 +453,31 @@ class FunctionView(CostMixin, ShardView):
         self._trace_options = opts
 
     def _on_custom_msg(self, widget: Any, content: Any, buffers: Any) -> None:
-        """Front-end requests, refused in words with several processes (MULTIPROCESS)."""
-        req = wire.parse_request(content, self.REQUEST_TYPE)
-        if req is not None and _several_processes():
-            self.error = MULTIPROCESS
-            self.send(wire.result_msg(req[0], MULTIPROCESS))
-            return
+        """Front-end requests and undo/redo steps, refused in words with several processes
+        (MULTIPROCESS): they reach one process, and a compile and run must run on all."""
+        if _several_processes():
+            req = wire.parse_request(content, self.REQUEST_TYPE)
+            if req is not None:
+                self.error = MULTIPROCESS
+                self.send(wire.result_msg(req[0], MULTIPROCESS))
+                return
+            if wire.parse_history(content) is not None:
+                self.error = MULTIPROCESS
+                return
         super()._on_custom_msg(widget, content, buffers)
+
+    def set_state(self, sync_data: dict[str, Any]) -> None:
+        """As ShardView's; with several processes a layout trait from the front end is refused
+        (MULTIPROCESS) and put back before anything is computed or cached."""
+        if _several_processes():
+            layout = [k for k in sync_data if k in self.STATE_TRAITS]
+            if layout:
+                self.error = MULTIPROCESS
+                self.send_state(layout)  # the front end gets back the values kept here
+                sync_data = {k: v for k, v in sync_data.items() if k not in layout}
+                if not sync_data:
+                    return
+        super().set_state(sync_data)
 
     def _show_error(self, msg: str) -> None:
         """Keep the last good trace (or an empty one) and say why the new one failed."""

@@ -19,14 +19,15 @@ def free_port():
         return s.getsockname()[1]
 
 
-@pytest.mark.slow
-def test_two_processes_on_loopback():
+def run_pair(worker: str, timeout: float) -> list[dict]:
+    """Run a worker script as two JAX processes on loopback; each one's RESULT JSON. Both are
+    killed when one fails or runs past timeout (no process left hanging)."""
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(HERE.parent / "src"), "JAX_PLATFORMS": "cpu"}
     env.pop("XLA_FLAGS", None)
     procs = [
         subprocess.Popen(
-            [sys.executable, str(HERE / "multiprocess_worker.py"), str(i), str(port)],
+            [sys.executable, str(HERE / worker), str(i), str(port)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -35,10 +36,20 @@ def test_two_processes_on_loopback():
         for i in range(2)
     ]
     results = []
-    for p in procs:
-        out, err = p.communicate(timeout=240)
-        assert p.returncode == 0, err[-3000:]
-        results.append(json.loads(out.split("RESULT", 1)[1]))
+    try:
+        for p in procs:
+            out, err = p.communicate(timeout=timeout)
+            assert p.returncode == 0, err[-3000:]
+            results.append(json.loads(out.split("RESULT", 1)[1]))
+    finally:
+        for p in procs:
+            p.kill()
+    return results
+
+
+@pytest.mark.slow
+def test_two_processes_on_loopback():
+    results = run_pair("multiprocess_worker.py", timeout=240)
     x = np.arange(64.0).reshape(8, 8)
     for r in results:
         assert r["local_process"] == r["pid"]
@@ -74,28 +85,7 @@ def test_front_end_requests_on_one_process_then_the_same_call_on_all():
     """The front end talks to process 0 only: its request, trait change and undo step are
     refused there without device work or half-state, and the following identical
     set_layout on both processes completes (it hung in device_put, then aborted)."""
-    port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(HERE.parent / "src"), "JAX_PLATFORMS": "cpu"}
-    env.pop("XLA_FLAGS", None)
-    procs = [
-        subprocess.Popen(
-            [sys.executable, str(HERE / "multiprocess_frontend_worker.py"), str(i), str(port)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-        for i in range(2)
-    ]
-    results = []
-    try:
-        for p in procs:
-            out, err = p.communicate(timeout=120)
-            assert p.returncode == 0, err[-3000:]
-            results.append(json.loads(out.split("RESULT", 1)[1]))
-    finally:
-        for p in procs:
-            p.kill()
+    results = run_pair("multiprocess_frontend_worker.py", timeout=120)
     for r in results:
         assert r["unchanged"] and r["values_ok"] and r["error"] == ""
         assert r["in_specs"] == [["x", "y"], ["y", None]] and r["mesh_shape"] == [4, 2]

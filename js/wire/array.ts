@@ -5,7 +5,7 @@
 //
 // Messages (requests and their results): messages.ts.
 
-import type { AxisType, DeviceSet, HistoryWire, Layout, LayoutState, SpecEntry, Stats } from "./shared";
+import type { HistoryWire, Layout, LayoutState, Stats } from "./shared";
 import type { HardwareWire, TransferWire } from "./cost";
 
 export interface Options {
@@ -31,14 +31,8 @@ export interface Options {
 
 /** The array view's synced traits (Python: shardwidget's ArrayView), as anywidget's model holds
  *  them. The payload traits are Python Dicts: `{}` until the view first publishes. */
-export interface ArrayModel {
-  mesh_shape: number[];
-  axis_names: string[];
-  axis_types: AxisType[];
-  spec: SpecEntry[];
-  memory_kind: string;
-  /** The devices a layout's mesh is made of ("array" or "all"). Both directions. */
-  devices: DeviceSet;
+export interface ArrayModel extends LayoutState {
+  // LayoutState's traits (mesh_shape ... devices) go both directions.
   /** The array dimensions drawn as rows / columns (0, 1 or 2 entries). */
   view_dims: number[];
   /** "" or the message of the last rejected request. */

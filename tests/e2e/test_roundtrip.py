@@ -86,14 +86,15 @@ def _check_pictures(page: Page) -> None:
     for i in range(3):
         expect(pics.nth(i)).to_be_visible()
     cmp = _drawn(pics.nth(2))
-    assert "comparison" in cmp and "all-reduce" in cmp and cmp.count("<svg") == 4, cmp[:300]
+    # two function views, each one picture (to_svg's) of its leaves
+    assert "comparison" in cmp and "all-reduce" in cmp and cmp.count("<svg") == 2, cmp[:300]
     arr = _drawn(pics.nth(0))
     # the last state (P('y', None), set by cell 6), its axes and ranges, every holder
-    assert "P('y', None)" in arr and "dim 0 → · sharded over y" in arr, arr
-    assert "dim 1 → · not sharded" in arr and "heatmap (pooled means)" in arr, arr
+    assert "P('y', None)" in arr and "dim 0 (64) · sharded over y →" in arr, arr
+    assert "dim 1 (32) · not sharded →" in arr and "heatmap" in arr, arr
     for label in ("0,4", "1,5", "2,6", "3,7", "16", "48", "64"):
         assert label in arr, (label, arr)
-    assert arr.count("<image ") == 4 + 1  # thumbnails and colour bar
+    assert arr.count("<image ") == 4  # thumbnails (the colour bar is a gradient)
     assert pics.nth(0).locator("area[title]").count() == 4  # hover, block by block
     fn = _drawn(pics.nth(1))
     assert "all-reduce" in fn and "over x" in fn, fn
@@ -181,7 +182,7 @@ def test_saved_notebook_reopens_with_pictures(browser: Any, lab: Server) -> None
         expect(pics).to_have_count(3)
         # sanitized (no <style>, no inline SVG), the pictures still show whole, as images
         arr = _drawn(pics.nth(0))
-        assert "P('y', None)" in arr and "0,4" in arr and "dim 0 → · sharded over y" in arr
+        assert "P('y', None)" in arr and "0,4" in arr and "dim 0 (64) · sharded over y →" in arr
         assert "not sharded0" not in pics.nth(0).inner_text()  # no jumble of loose SVG text
         assert page.get_by_text("model not found").filter(visible=True).count() == 0  # type: ignore[call-arg]
         page.screenshot(path=str(SHOTS / "reopened_untrusted.png"), full_page=True)
@@ -254,7 +255,7 @@ def _check_pictures_static(page: Page) -> None:
     for i in range(3):
         expect(pics.nth(i)).to_be_visible()
     arr = _drawn(pics.nth(0))
-    assert "P('y', None)" in arr and "dim 0 → · sharded over y" in arr, arr
+    assert "P('y', None)" in arr and "dim 0 (64) · sharded over y →" in arr, arr
     for label in ("0,4", "3,7", "16", "64"):
         assert label in arr, (label, arr)
     assert "all-reduce" in pics.nth(1).inner_text()

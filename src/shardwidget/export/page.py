@@ -170,7 +170,7 @@ def _picture(view: ArrayView | FunctionView) -> str:
 
     try:
         return picture_html(view.to_svg())
-    except ValueError:
+    except ValueError:  # nothing compiled to draw
         return ""
 
 

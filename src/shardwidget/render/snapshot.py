@@ -55,9 +55,13 @@ def embed(svg_text: str) -> str:
     )
 
 
-def picture_html(svg_text: str, error: str = "", text: str = "") -> str:
-    """A view's static picture: ``error`` (when it shows one) as an alert, the SVG (embedded,
-    see :func:`embed`; none when the view has nothing drawn) and ``text`` under it."""
+def picture_html(svg_text: str, error: str = "", text: str = "", caption: str = "") -> str:
+    """A view's static picture: ``caption`` (the picture's own title, as text a reader can
+    select and search), ``error`` (when the view shows one) as an alert, the SVG (embedded, see
+    :func:`embed`; none when the view has nothing drawn) and ``text`` under it."""
+    head = (
+        f'<div><b style="font-family:monospace">{html.escape(caption)}</b></div>' if caption else ""
+    )
     err = (
         '<div class="shardwidget-error" role="alert" style="color:#b00020;margin:2px 0">'
         f"⚠ {html.escape(error)}</div>"
@@ -73,7 +77,7 @@ def picture_html(svg_text: str, error: str = "", text: str = "") -> str:
     )
     return (
         '<div class="shardwidget-snapshot" style="font-family:system-ui,sans-serif;'
-        f'font-size:12px;line-height:1.4">{err}{pic}{pre}</div>'
+        f'font-size:12px;line-height:1.4">{head}{err}{pic}{pre}</div>'
     )
 
 

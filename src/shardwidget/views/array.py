@@ -390,7 +390,11 @@ class ArrayView(CostMixin, ShardView):
         return save_array_view(self, path, variants=variants, budget=budget)
 
     def _static_html(self) -> str:
-        return snapshot.picture_html(self._svg(compute=False), self.error)
+        from ..render.scene import title
+
+        return snapshot.picture_html(
+            self._svg(compute=False), self.error, caption=title(self.layout)
+        )
 
     def __repr__(self) -> str:
         return text.render(

@@ -260,7 +260,7 @@ class FunctionView(CostMixin, ShardView):
         from ..render.snapshot import picture_html
 
         drawn = self.to_svg() if self._result is not None else ""
-        return picture_html(drawn, self.error, repr(self))
+        return picture_html(drawn, self.error, repr(self), caption=f"{self.fn_name} ({self.mode})")
 
     def __setattr__(self, name: str, value: Any) -> None:
         """As ShardView's; ``in_specs`` / ``out_specs`` also take a single PartitionSpec (every

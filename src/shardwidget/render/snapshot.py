@@ -56,11 +56,17 @@ def embed(svg_text: str) -> str:
 
 
 def picture_html(svg_text: str, error: str = "", text: str = "", caption: str = "") -> str:
-    """A view's static picture: ``caption`` (the picture's own title, as text a reader can
-    select and search), ``error`` (when the view shows one) as an alert, the SVG (embedded, see
-    :func:`embed`; none when the view has nothing drawn) and ``text`` under it."""
+    """A view's static picture: ``caption`` (the picture's own title, as text to search and
+    for screen readers, out of sight), ``error`` (when the view shows one) as an alert, the
+    SVG (embedded, see :func:`embed`; none when the view has nothing drawn) and ``text``."""
+    # The picture draws its title already: the caption is for search, copy and screen readers
+    # (kept in the page's text, out of sight).
     head = (
-        f'<div><b style="font-family:monospace">{html.escape(caption)}</b></div>' if caption else ""
+        '<div style="position:absolute;width:1px;height:1px;overflow:hidden;'
+        'clip-path:inset(50%);white-space:nowrap">'
+        f'<b style="font-family:monospace">{html.escape(caption)}</b></div>'
+        if caption
+        else ""
     )
     err = (
         '<div class="shardwidget-error" role="alert" style="color:#b00020;margin:2px 0">'

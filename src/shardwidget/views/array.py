@@ -27,7 +27,7 @@ from ..model import tiles as tiles_mod
 from ..model.layout import Layout, layout_of, layout_of_sharding
 from ..model.state import LayoutState
 from ..model.summary import Summary, plan_for, summarize
-from ..render import snapshot, text
+from ..render import scene, snapshot, text
 from ..trace.pmap import LABEL, relabel
 from . import rerun
 from .base import InvalidValue, ShardView, refuse_unknown
@@ -390,11 +390,8 @@ class ArrayView(CostMixin, ShardView):
         return save_array_view(self, path, variants=variants, budget=budget)
 
     def _static_html(self) -> str:
-        from ..render.scene import title
-
-        return snapshot.picture_html(
-            self._svg(compute=False), self.error, caption=title(self.layout)
-        )
+        caption = scene.title(self.layout)
+        return snapshot.picture_html(self._svg(compute=False), self.error, caption=caption)
 
     def __repr__(self) -> str:
         return text.render(

@@ -8,11 +8,14 @@ does: stdin reaches end of file, or its parent process changes (the kernel died 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import pathlib
 import sys
 import threading
 import time
+from typing import Any
 
 
 def _watch_parent(parent: int) -> None:
@@ -22,31 +25,26 @@ def _watch_parent(parent: int) -> None:
         time.sleep(0.5)
 
 
-def _compile(text: str, n: int) -> dict[str, object]:
-    import jax
-    import numpy as np
-    from jax._src import compiler, xla_bridge
-    from jax._src.lib import xla_client as xc  # type: ignore[attr-defined]
+def _adapter() -> Any:
+    """shardwidget/_jax.py loaded by its path: the package itself (widgets and all) stays out."""
+    path = pathlib.Path(__file__).resolve().parents[1] / "_jax.py"
+    spec = importlib.util.spec_from_file_location("_shardwidget_jax", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
-    backend = xla_bridge.get_backend("cpu")
-    devs = jax.devices()[:n]
-    opts = compiler.get_compile_options(
-        num_replicas=1,
-        num_partitions=n,
-        device_assignment=np.array(devs).reshape(1, n),
-        backend=backend,
-    )
-    opts.executable_build_options.use_spmd_partitioning = True
-    opts.executable_build_options.use_shardy_partitioner = "sdy." in text
+
+def _compile(text: str, n: int, adapter: Any) -> dict[str, object]:
     t0 = time.perf_counter()
-    exe = backend.compile_and_load(text, xc.DeviceList(tuple(devs)), opts)
+    exe = adapter.compile_module_text(text, n)
     compile_s = time.perf_counter() - t0
     hlo = exe.hlo_modules()[0].to_string()
     m = exe.get_compiled_memory_stats()
     cost = exe.cost_analysis() or {}
     if isinstance(cost, list):
         cost = cost[0] if cost else {}
-    outs = [str(xc.HloSharding.from_proto(s)) for s in exe.get_output_shardings()]
+    outs = [adapter.hlo_sharding_text(s) for s in exe.get_output_shardings()]
     return {
         "hlo": hlo,
         "memory": {
@@ -71,11 +69,12 @@ def main() -> None:
     if len(jax.devices()) < n:
         print(json.dumps({"fatal": f"asked for {n} devices, JAX made {len(jax.devices())}"}))
         return
+    adapter = _adapter()
     print(json.dumps({"ready": n}), flush=True)
     for line in sys.stdin:
         req = json.loads(line)
         try:
-            reply: dict[str, object] = {"id": req["id"], **_compile(req["module"], n)}
+            reply: dict[str, object] = {"id": req["id"], **_compile(req["module"], n, adapter)}
         except Exception as e:  # the kernel shows it in words; the helper stays up
             reply = {"id": req["id"], "error": f"{type(e).__name__}: {e}"}
         sys.stdout.write(json.dumps(reply) + "\n")

@@ -55,7 +55,8 @@ REAL = STEP + textwrap.dedent(
     cost = c.cost_analysis()
     cost = cost[0] if isinstance(cost, list) else cost
     print(json.dumps({"kinds": kinds, "arguments": m.argument_size_in_bytes,
-                      "outputs": m.output_size_in_bytes, "flops": cost["flops"]}))
+                      "outputs": m.output_size_in_bytes, "temp": m.temp_size_in_bytes,
+                      "flops": cost["flops"]}))
     """
 )
 
@@ -77,7 +78,7 @@ def _stop_helpers():
     helper_mod.stop_all()
 
 
-@pytest.mark.parametrize("shape", [(8, 8), (16, 4)])
+@pytest.mark.parametrize("shape", [(8, 8), (16, 4), (32, 8)])
 def test_a_plan_matches_a_real_compile_on_that_many_devices(shape):
     am = AbstractMesh(shape, ("data", "model"))
     pl = plan(_ns["step"], _ns["PARAMS"], _ns["X"], mesh=am, in_specs=_ns["SPECS"])
@@ -86,6 +87,7 @@ def test_a_plan_matches_a_real_compile_on_that_many_devices(shape):
     assert sorted(c.kind for c in pl.collectives) == real["kinds"] and real["kinds"]
     assert pl.memory["arguments"] == real["arguments"]
     assert pl.memory["outputs"] == real["outputs"]
+    assert pl.memory["temporaries"] == real["temp"]  # the helper's LLVM -O0 changes no buffer
     assert pl.flops == pytest.approx(real["flops"])
     # axes in the plan's mesh, bytes per device, the user's source line
     for c in pl.collectives:

@@ -39,7 +39,11 @@ class PlanError(RuntimeError):
 def _env(n: int) -> dict[str, str]:
     env = dict(os.environ)
     flags = [f for f in env.get("XLA_FLAGS", "").split() if "host_platform_device_count" not in f]
-    env["XLA_FLAGS"] = " ".join([*flags, f"--xla_force_host_platform_device_count={n}"])
+    # LLVM at -O0: the machine code is never run, and the HLO passes (partitioning, buffer
+    # assignment: collectives and memory) are the same at every backend level
+    flags = [f for f in flags if "xla_backend_optimization_level" not in f]
+    flags += [f"--xla_force_host_platform_device_count={n}", "--xla_backend_optimization_level=0"]
+    env["XLA_FLAGS"] = " ".join(flags)
     # the helper must never open the kernel's accelerator
     env["JAX_PLATFORMS"] = "cpu"
     env.pop("JAX_NUM_CPU_DEVICES", None)

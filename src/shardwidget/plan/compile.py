@@ -25,31 +25,31 @@ WHAT_A_PLAN_IS = (
 
 @dataclass(frozen=True)
 class Plan:
-    """What XLA compiled for one function on an abstract mesh of ``n_devices``.
-
-    Attributes:
-        mesh: the AbstractMesh planned for.
-        collectives: every collective, with its axes, bytes per device and source line.
-        output_shardings: each output's sharding as the compiled program has it (HLO text).
-        memory: bytes per device: "arguments", "outputs", "temporaries", "aliased", and "peak"
-            (arguments + outputs + temporaries - aliased).
-        flops: FLOPs per device (XLA's cost analysis).
-        bytes_accessed: bytes read and written per device (XLA's cost analysis).
-        compile_s: seconds XLA took in the helper; plan_s: the whole plan, lowering included.
-    """
+    """What XLA compiled for one function on an abstract mesh of ``n_devices`` (per device)."""
 
     mesh: Any
+    """The jax.sharding.AbstractMesh planned for; device ids are positions on it (row-major)."""
     collectives: list[hlo.Collective]
+    """Every collective, with its axes, bytes per device and source line."""
     output_shardings: list[str]
+    """Each output's sharding as the compiled program has it (HLO text)."""
     memory: dict[str, int]
+    """Bytes per device: "arguments", "outputs", "temporaries", "aliased", "code", and "peak"
+    (arguments + outputs + temporaries - aliased): the CPU compiler's."""
     flops: float
+    """FLOPs per device (XLA's cost analysis)."""
     bytes_accessed: float
+    """Bytes read and written per device (XLA's cost analysis)."""
     compile_s: float
+    """Seconds XLA took in the helper."""
     plan_s: float
+    """Seconds of the whole plan: lowering here, the helper's answer, parsing."""
     hlo_text: str = field(repr=False, default="")
+    """The compiled HLO text (after SPMD partitioning)."""
 
     @property
     def n_devices(self) -> int:
+        """Devices of the plan's mesh."""
         return int(np.prod(self.mesh.axis_sizes))
 
     @property

@@ -13,6 +13,7 @@ import time
 import jax
 import pytest
 from jax.sharding import AbstractMesh
+from jax.sharding import PartitionSpec as P
 
 from shardwidget.plan import PlanError, plan
 from shardwidget.plan import helper as helper_mod
@@ -163,3 +164,46 @@ def test_the_helper_ends_when_the_kernel_dies():
 def test_the_helper_never_sees_the_kernels_accelerator():
     env = helper_mod._env(64)
     assert env["JAX_PLATFORMS"] == "cpu" and "device_count=64" in env["XLA_FLAGS"]
+
+
+SHARD_MAP_REAL = textwrap.dedent(
+    """
+    import json, re, jax, jax.numpy as jnp
+    from jax.sharding import PartitionSpec as P
+    mesh = jax.make_mesh((4, 4), ("data", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+    def f(w, x):
+        return jax.lax.psum(x @ w, "model")
+    sm = jax.shard_map(f, mesh=mesh, in_specs=(P("model", None), P("data", "model")),
+                       out_specs=P("data", None))
+    sh = lambda s: jax.sharding.NamedSharding(mesh, s)
+    args = (jax.ShapeDtypeStruct((256, 64), jnp.float32, sharding=sh(P("model", None))),
+            jax.ShapeDtypeStruct((32, 256), jnp.float32, sharding=sh(P("data", "model"))))
+    c = jax.jit(sm).lower(*args).compile()
+    kinds = sorted(m.group(1) for m in re.finditer(
+        r"= [^=]*? (all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute)(?:-start)?\\(",
+        c.as_text()))
+    print(json.dumps({"kinds": kinds, "arguments": c.memory_analysis().argument_size_in_bytes}))
+    """
+)
+
+
+def test_a_shard_map_plan_matches_a_real_compile():
+    am = AbstractMesh((4, 4), ("data", "model"))
+
+    def f(w, x):
+        return jax.lax.psum(x @ w, "model")
+
+    args = (jax.ShapeDtypeStruct((256, 64), "float32"), jax.ShapeDtypeStruct((32, 256), "float32"))
+    pl = plan(f, *args, mesh=am, in_specs=[P("model", None), P("data", "model")],
+              out_specs=P("data", None), mode="shard_map")  # fmt: skip
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=16",
+           "JAX_PLATFORMS": "cpu"}  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", SHARD_MAP_REAL], env=env, capture_output=True,
+                         text=True, timeout=300)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    real = json.loads(out.stdout.strip().splitlines()[-1])
+    assert sorted(c.kind for c in pl.collectives) == real["kinds"] == ["all-reduce"]
+    assert pl.collectives[0].axes == ("model",)
+    assert pl.memory["arguments"] == real["arguments"]
+    with pytest.raises(ValueError, match="needs out_specs"):
+        plan(f, *args, mesh=am, in_specs=[P("model", None), P("data", "model")], mode="shard_map")

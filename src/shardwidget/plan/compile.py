@@ -8,6 +8,7 @@ the compiled HLO (``trace.hlo``), with device ids as positions on the plan's mes
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -92,10 +93,17 @@ def _pspec(spec: Any) -> Any:
 
 
 def lower(
-    f: Callable[..., Any], args: Sequence[Any], mesh: Any, in_specs: Any, out_specs: Any
+    f: Callable[..., Any],
+    args: Sequence[Any],
+    mesh: Any,
+    in_specs: Any,
+    out_specs: Any,
+    mode: str = "jit",
 ) -> str:
     """The lowered module's text (StableHLO with its sharding annotations) of ``jax.jit(f)`` for
-    ``args`` laid out by ``in_specs`` (one spec per argument; None: replicated) on ``mesh``."""
+    ``args`` laid out by ``in_specs`` (one spec per argument; None: replicated) on ``mesh``;
+    ``mode="shard_map"``: of ``jax.jit(jax.shard_map(f, mesh=mesh, in_specs=..., out_specs=...))``
+    (out_specs then required: shard_map has no default)."""
     import jax
     from jax.sharding import NamedSharding
 
@@ -103,6 +111,20 @@ def lower(
     if len(specs) != len(args):
         raise ValueError(f"in_specs has {len(specs)} specs for {len(args)} arguments")
     sds = [_arg_sds(a, s, mesh) for a, s in zip(args, specs, strict=True)]
+    if mode not in ("jit", "shard_map"):
+        raise ValueError(f'mode must be "jit" or "shard_map"; got {mode!r}')
+    if mode == "shard_map":
+        if out_specs is None:
+            raise ValueError("a shard_map plan needs out_specs (one spec per output)")
+        to_spec = functools.partial(jax.tree.map, _pspec, is_leaf=_is_spec)
+        sm = jax.shard_map(
+            f,
+            mesh=mesh,
+            in_specs=tuple(to_spec(s) if s is not None else _pspec(None) for s in specs),
+            out_specs=to_spec(out_specs),
+        )
+        lowered = jax.jit(sm).trace(*sds).lower(lowering_platforms=("cpu",))
+        return str(lowered.as_text(debug_info=True))
     kw: dict[str, Any] = {}
     if out_specs is not None:
         kw["out_shardings"] = jax.tree.map(
@@ -145,15 +167,17 @@ def plan(
     mesh: Any,
     in_specs: Any = None,
     out_specs: Any = None,
+    mode: str = "jit",
     timeout: float | None = None,
 ) -> Plan:
     """Compile ``jax.jit(f)(*args)`` for ``mesh`` (a ``jax.sharding.AbstractMesh``) in the
-    planning helper; PlanError in words when the helper cannot answer."""
+    planning helper (``mode="shard_map"``: ``jax.shard_map(f, ...)`` with these specs); PlanError
+    in words when the helper cannot answer."""
     import time
 
     t0 = time.perf_counter()
     n = int(np.prod(mesh.axis_sizes))
-    text = lower(f, args, mesh, in_specs, out_specs)
+    text = lower(f, args, mesh, in_specs, out_specs, mode)
     h = _helper.helper(n)
     reply = h.compile(text, timeout or _helper.TIMEOUT_S)
     names, sizes = tuple(mesh.axis_names), tuple(int(s) for s in mesh.axis_sizes)

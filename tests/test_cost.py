@@ -152,7 +152,9 @@ def test_reshard_collectives_match_compiled_hlo_for_random_pairs(pair):
             jax.jit(lambda v: v, out_shardings=new).lower(x).compile()
         assert t.collectives == [] and "incompatible devices" in t.compiled.error
         assert t.total == 0 or t.line().startswith("point-to-point copies")
-        assert t.estimate("tpu-v5e").transfer_s == max(t.received.values()) / 100e9
+        e, most = t.estimate("tpu-v5e"), max(t.received.values())
+        assert e.transfer_s - e.transfer_latency_s == pytest.approx(most / 100e9)
+        assert e.transfer_latency_s == (1e-6 if most else 0.0)  # one step of ICI latency
         return
     text = jax.jit(lambda v: v, out_shardings=new).lower(x).compile().as_text()
     want = sorted(m.group(1) for line in text.splitlines() if (m := _COLL.search(line)))
@@ -225,11 +227,69 @@ def test_collective_seconds_ring_formulas(n):
         "collective-permute": r / b,
     }
     for kind, w in want.items():
-        secs, formula = est_mod.collective_seconds(_coll(kind, (64, 128), n), hw)
-        assert secs == pytest.approx(w, rel=1e-6), kind
+        c = _coll(kind, (64, 128), n)
+        secs, formula = est_mod.collective_seconds(c, hw)
+        bw, _ = est_mod.bandwidth_seconds(c, hw)
+        assert bw == pytest.approx(w, rel=1e-6), kind
+        # the latency term (issue 22) on top: its steps on the ring × the preset's ICI latency
+        steps = {"all-reduce": 2 * (n - 1), "collective-permute": 1}.get(kind, n - 1)
+        assert secs == pytest.approx(w + steps * hw.ici_latency, rel=1e-6), kind
         assert formula
     if n == 2:  # one hop: all-to-all sends half its buffer, like an all-gather
         assert want["all-to-all"] == pytest.approx(want["all-gather"])
+
+
+PRESET_NAMES = ["tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "h100", "a100"]
+
+
+@pytest.mark.parametrize("name", PRESET_NAMES)
+def test_every_preset_states_its_latency_and_its_source(name):
+    hw = sw.hardware(name)
+    assert 0.1e-6 <= hw.ici_latency <= 20e-6 and hw.ici_latency < hw.dcn_latency
+    assert "latency" in hw.source and "https://" in hw.source.split("latency", 1)[1]
+    w = hw.to_wire()
+    assert w["ici_latency"] == hw.ici_latency and w["dcn_latency"] == hw.dcn_latency
+
+
+@pytest.mark.parametrize("name", PRESET_NAMES)
+@pytest.mark.parametrize("kind", ["all-reduce", "all-gather", "reduce-scatter", "all-to-all",
+                                  "collective-permute"])  # fmt: skip
+def test_a_tiny_collective_costs_microseconds(name, kind):
+    # a 4-element psum over 8 devices read 280 ps on TPU v5e before the latency term (issue 22)
+    hw = sw.hardware(name)
+    for n in (2, 8):
+        secs, formula = est_mod.collective_seconds(_coll(kind, (4,), n), hw)
+        assert secs >= 1e-6, (kind, n, secs)
+        assert "latency" in formula
+    e = est_mod.estimate(hw, flops=0, bytes_accessed=0, collectives=[_coll("all-reduce", (4,), 8)],
+                         peak_bytes=None)  # fmt: skip
+    assert e.total_s >= 1e-6 and e.bound == "communication"
+    assert e.collectives[0].latency_s == pytest.approx(14 * hw.ici_latency)
+    assert "latency" in repr(e)
+
+
+@pytest.mark.parametrize("name", PRESET_NAMES)
+@pytest.mark.parametrize("kind", ["all-reduce", "all-gather", "reduce-scatter", "all-to-all"])
+def test_a_large_collective_stays_bandwidth_bound(name, kind):
+    hw = sw.hardware(name)
+    c = _coll(kind, (256 << 20,), 8)  # 1 GiB of f32 per group
+    secs, _ = est_mod.collective_seconds(c, hw)
+    bw, _ = est_mod.bandwidth_seconds(c, hw)
+    assert bw <= secs <= 1.02 * bw
+
+
+def test_an_axis_across_slices_pays_dcn_latency():
+    hw = sw.hardware("tpu-v5p")
+    c = _coll("all-reduce", (4,), 8)  # over ("x",)
+    ici = est_mod.estimate(hw, flops=0, bytes_accessed=0, collectives=[c], peak_bytes=None)
+    dcn = est_mod.estimate(hw, flops=0, bytes_accessed=0, collectives=[c], peak_bytes=None,
+                           dcn_axes=["x"])  # fmt: skip
+    assert ici.collectives[0].latency_s == pytest.approx(14 * hw.ici_latency)
+    assert dcn.collectives[0].latency_s == pytest.approx(14 * hw.dcn_latency)
+    assert "DCN" in dcn.collectives[0].formula and "ICI" in ici.collectives[0].formula
+    other = est_mod.estimate(hw, flops=0, bytes_accessed=0, collectives=[c], peak_bytes=None,
+                             dcn_axes=["y"])  # fmt: skip
+    assert other.collectives[0].latency_s == ici.collectives[0].latency_s
 
 
 def test_seconds_read_in_their_own_unit():
@@ -266,7 +326,9 @@ def test_trace_estimate_against_cost_analysis_and_formulas():
     ar = next(c for c in e.collectives if c.kind == "all-reduce")
     n, r = ar.collective.group_size, math.prod(ar.collective.shape) * 4
     assert n == 4
-    assert ar.seconds == pytest.approx(2 * (n - 1) / n * r / hw.ici_bandwidth, rel=1e-3)
+    assert ar.bandwidth_s == pytest.approx(2 * (n - 1) / n * r / hw.ici_bandwidth, rel=1e-3)
+    assert ar.latency_s == pytest.approx(2 * (n - 1) * hw.ici_latency)
+    assert ar.seconds == pytest.approx(ar.latency_s + ar.bandwidth_s)
     comm = sum(c.seconds for c in e.collectives)
     assert e.total_s == pytest.approx(max(e.compute_s, e.memory_s) + comm)
     parts = {"compute": e.compute_s, "memory": e.memory_s, "communication": comm}

@@ -315,3 +315,18 @@ def test_cost_notebook_shows_the_story(kernel_env: None) -> None:
     assert "total: 8388608 bytes" in moved, moved
     assert "local fields positive: True" in _stream(out["presets"])
     assert _stream(out["view-hardware"]).startswith("h100 communication fits in HBM")
+
+
+@pytest.mark.slow
+def test_plan_notebook_shows_the_story(kernel_env: None) -> None:
+    nb = _execute(EXAMPLES / "06_plan_a_pod.ipynb")
+    assert "8 devices in this kernel" in _stream(_cell(nb, "setup"))
+    assert "planned: compiled by XLA's CPU compiler for 256 simulated devices" in _stream(
+        _cell(nb, "plan")
+    )
+    out = _stream(_cell(nb, "compare"))
+    for name in ("FSDP 32 x TP 8: 256 devices", "FSDP 256: 256 devices"):
+        assert f"== {name}" in out
+    assert out.count("fits in HBM") + out.count("does not fit in HBM") == 2
+    assert out.count("estimated step on TPU v5p") == 2 and "collective latency" in out
+    assert "over tp" in out and "over fsdp" in out  # the pod plan's collectives name both axes

@@ -72,7 +72,9 @@ export function renderEstimate(doc: Document, est: EstimateWire, opts: EstimateO
   for (const b of bars) {
     const row = el(doc, "div", `sw-est-row sw-est-${b.part.kind}`);
     row.setAttribute("role", "row");
-    row.title = `${b.part.label}: ${formatSeconds(b.seconds)}\n${b.part.formula}`;
+    const lat = b.part.latency_s > 0 ? Math.min(b.part.latency_s, b.seconds) : 0;
+    const terms = lat > 0 ? ` = ${formatSeconds(lat)} latency + ${formatSeconds(b.seconds - lat)} bandwidth` : "";
+    row.title = `${b.part.label}: ${formatSeconds(b.seconds)}${terms}\n${b.part.formula}`;
     row.dataset.kind = b.part.kind;
     if (b.part.collective >= 0) row.dataset.collective = String(b.part.collective);
     const name = el(doc, "span", "sw-est-name", b.part.label);
@@ -83,8 +85,16 @@ export function renderEstimate(doc: Document, est: EstimateWire, opts: EstimateO
     const fill = el(doc, "span", `sw-est-fill${b.seconds > 0 ? " sw-est-some" : ""}`);
     fill.style.left = `${pct(b.start)}%`;
     fill.style.width = `${pct(b.seconds)}%`;
+    // The latency share of a collective is drawn as its own (hatched) segment at the bar's start.
+    if (lat > 0) {
+      const l = el(doc, "span", "sw-est-lat");
+      l.style.width = `${(100 * lat) / b.seconds}%`;
+      fill.append(l);
+    }
     track.append(fill);
     const val = el(doc, "span", "sw-est-val", formatSeconds(b.seconds));
+    // Both terms under the total (a CSS ::after, so the cell's text stays the total alone).
+    if (lat > 0) val.dataset.terms = `${formatSeconds(lat)} latency + ${formatSeconds(b.seconds - lat)}`;
     val.setAttribute("role", "cell");
     row.append(name, track, val);
     const hover = opts.hoverCollective;

@@ -1,7 +1,7 @@
 // The hardware dropdown: which preset the estimates are for. Its choice is the `hardware` trait
 // (both directions); its options are `_hardware_presets`, each with its public source as title.
 import type { HardwareWire } from "../wire";
-import { formatBytes, formatCount } from "../shared/text";
+import { formatBytes, formatCount, formatSeconds } from "../shared/text";
 import { el } from "../shared/dom";
 
 /** A preset's numbers and source, for its tooltip. */
@@ -9,6 +9,7 @@ export function presetTitle(p: HardwareWire): string {
   return [
     `${p.label}: ${formatCount(p.peak_flops, "FLOP/s")} (dense bf16), ${formatBytes(p.hbm_bytes)} HBM`,
     `HBM ${formatCount(p.hbm_bandwidth, "B/s")}, ICI ${formatCount(p.ici_bandwidth, "B/s")} per axis`,
+    `latency per collective step: ICI ${formatSeconds(p.ici_latency)}, DCN ${formatSeconds(p.dcn_latency)}`,
     `source: ${p.source}`,
   ].join("\n");
 }

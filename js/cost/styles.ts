@@ -8,7 +8,7 @@ const STYLE_ID = "shardwidget-cost-styles";
 const COST_CSS = `
 /* estimate: one bar per part on a common time axis */
 .shardwidget .sw-est { display: flex; flex-direction: column; gap: 4px; min-width: 0; max-width: 760px; }
-.shardwidget .sw-est-chart { display: grid; grid-template-columns: minmax(90px, max-content) minmax(120px, 1fr) 5.5em; gap: 3px 10px; align-items: center; }
+.shardwidget .sw-est-chart { display: grid; grid-template-columns: minmax(90px, max-content) minmax(120px, 1fr) minmax(5.5em, max-content); gap: 3px 10px; align-items: center; }
 .shardwidget .sw-est-row { display: contents; }
 .shardwidget .sw-est-name { font-size: 12px; color: var(--sw-fg); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 22em; }
 .shardwidget .sw-est-track { position: relative; height: 14px; background: var(--sw-bg2); border-radius: 2px; }
@@ -22,6 +22,10 @@ const COST_CSS = `
 .shardwidget .sw-est-row[data-collective]:focus .sw-est-name { text-decoration: underline; }
 .shardwidget .sw-est-row:focus-visible .sw-est-track { outline: 2px solid var(--sw-accent); }
 .shardwidget .sw-est-val { font-size: 12px; font-variant-numeric: tabular-nums; text-align: right; color: var(--sw-fg2); white-space: nowrap; }
+.shardwidget .sw-est-val[data-terms]::after { content: attr(data-terms); display: block; font-size: 10px; color: var(--sw-fg3); }
+/* a collective's latency share: hatched, at the start of its bar */
+.shardwidget .sw-est-lat { position: absolute; left: 0; top: 0; bottom: 0; border-radius: 2px 0 0 2px;
+  background: repeating-linear-gradient(135deg, rgba(255,255,255,0.55) 0 2px, transparent 2px 5px); }
 .shardwidget .sw-est-axis { position: relative; height: 14px; border-top: 1px solid var(--sw-border1); }
 .shardwidget .sw-est-tick { position: absolute; top: 1px; transform: translateX(-50%); font-size: 10px; color: var(--sw-fg3); white-space: nowrap; font-variant-numeric: tabular-nums; }
 .shardwidget .sw-est-tick:first-child { transform: none; }

@@ -36,6 +36,26 @@ function estSection(el: HTMLElement): HTMLElement {
 }
 
 describe("Estimated time", () => {
+  it("a collective shows both terms: steps × latency (a hatched share of its bar) and bandwidth", async () => {
+    const { el } = draw(F);
+    await settle();
+    const rows = estSection(el).querySelectorAll<HTMLElement>(".sw-est-row:not(.sw-est-axisrow)");
+    const colls = E.parts.map((p, i) => [p, rows[i]] as const).filter(([p]) => p.kind === "collective");
+    expect(colls.length).toBeGreaterThan(0);
+    for (const [p, row] of colls) {
+      expect(p.latency_s).toBeGreaterThanOrEqual(1e-6); // a tiny collective: microseconds, not picoseconds
+      expect(p.formula).toContain("latency");
+      const val = row.querySelector<HTMLElement>(".sw-est-val")!;
+      expect(val.dataset.terms).toBe(`${formatSeconds(p.latency_s)} latency + ${formatSeconds(p.seconds - p.latency_s)}`);
+      expect(row.title).toContain(`${formatSeconds(p.latency_s)} latency + `);
+      const lat = row.querySelector<HTMLElement>(".sw-est-lat")!;
+      expect(parseFloat(lat.style.width)).toBeCloseTo((100 * p.latency_s) / p.seconds, 3);
+    }
+    for (const [i, p] of E.parts.entries()) {
+      if (p.kind === "compute" || p.kind === "memory") expect(rows[i].querySelector(".sw-est-lat")).toBeNull();
+    }
+  });
+
   it("a bar per part with its seconds and formula, the total, overlap rule, bound and HBM", async () => {
     const { el } = draw(F);
     await settle();

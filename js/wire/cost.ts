@@ -20,6 +20,10 @@ export interface HardwareWire {
   hbm_bandwidth: number;
   /** Bytes/s one device sends over one mesh axis in a collective (TPU ICI, GPU NVLink). */
   ici_bandwidth: number;
+  /** Seconds per collective step over ICI (TPU) / NVLink (GPU). */
+  ici_latency: number;
+  /** Seconds per collective step over an axis that crosses slices or hosts (DCN). */
+  dcn_latency: number;
   /** Where the numbers come from (URLs), or how "local" was measured. */
   source: string;
 }
@@ -33,6 +37,8 @@ export interface EstimatePart {
   collective: number;
   /** The formula with its numbers, for a tooltip. */
   formula: string;
+  /** The part of `seconds` that is steps × latency (0 for compute and memory). */
+  latency_s: number;
 }
 
 export interface EstimateWire {

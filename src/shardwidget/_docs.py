@@ -59,6 +59,7 @@ def sections() -> list[tuple[str, str, list[Any]]]:
     from .model.layout import Block, DeviceInfo, MeshInfo
     from .model.layout_diff import BlockMove, DeviceChange, LayoutDiff
     from .model.summary import Summary
+    from .plan import Plan, PlanError, plan
     from .render.snapshot import Snapshot
     from .trace.hlo import Collective, HloShape
     from .trace.result import Constraint, Leaf, LeafResult
@@ -102,6 +103,12 @@ def sections() -> list[tuple[str, str, list[Any]]]:
             "`view.snapshot()`: the view frozen now, to display; `view.save_html(...)`: one "
             "self-contained page whose controls work without a kernel.",
             [Snapshot, ExportReport],
+        ),
+        (
+            "Plans",
+            "`shardwidget.plan.plan(f, *args, mesh=AbstractMesh(...), in_specs=...)`: what XLA "
+            "compiles for a mesh bigger than the kernel, in the planning helper.",
+            [plan, Plan, PlanError],
         ),
         ("Help", "Layouts that fit a shape.", [suggest_layouts, Suggestion]),
     ]

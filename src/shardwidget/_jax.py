@@ -16,6 +16,9 @@ rest (tests/test_jax_adapter.py enforces it). What differs, and where it changed
   (``jax._src.core.jaxprs_in_params``, ``core.Literal``), source locations
   (``source_info_util.summarize``, ``api_util.fun_sourceinfo``), and the axis name pmap gives
   an unnamed axis (``_internal_pmap_axis_name``).
+- Compiling a lowered module's text for N devices (the planning helper, ``plan/_worker.py``,
+  which loads this file by path): ``jax._src.compiler.get_compile_options`` and the CPU
+  client's ``compile_and_load`` (jax 0.10); :func:`compile_module_text`.
 """
 
 from __future__ import annotations
@@ -103,3 +106,33 @@ def function_source(f: Callable[..., Any]) -> str:
     from jax._src.api_util import fun_sourceinfo
 
     return str(fun_sourceinfo(f))
+
+
+def compile_module_text(text: str, n: int) -> Any:
+    """The loaded executable XLA compiles from a lowered module's text (StableHLO, as
+    ``jax.jit(f).trace(...).lower().as_text()`` writes it) for the first ``n`` CPU devices, SPMD
+    partitioned (Shardy when the module has ``sdy.`` annotations). Its ``hlo_modules()``,
+    ``get_compiled_memory_stats()``, ``cost_analysis()`` and ``get_output_shardings()``
+    are what the planning helper returns."""
+    import jax
+    from jax._src import compiler, xla_bridge
+    from jax._src.lib import xla_client as xc  # type: ignore[attr-defined]
+
+    backend = xla_bridge.get_backend("cpu")
+    devs = jax.devices("cpu")[:n]
+    opts = compiler.get_compile_options(
+        num_replicas=1,
+        num_partitions=n,
+        device_assignment=np.array(devs).reshape(1, n),
+        backend=backend,
+    )
+    opts.executable_build_options.use_spmd_partitioning = True
+    opts.executable_build_options.use_shardy_partitioner = "sdy." in text
+    return backend.compile_and_load(text, xc.DeviceList(tuple(devs)), opts)
+
+
+def hlo_sharding_text(proto: Any) -> str:
+    """An OpSharding proto as HLO writes it ("{devices=[4,2]<=[8]}")."""
+    from jax._src.lib import xla_client as xc  # type: ignore[attr-defined]
+
+    return str(xc.HloSharding.from_proto(proto))

@@ -838,7 +838,9 @@ export const array8: ArrayModel = {
    "hbm_bytes": 34359738368.0,
    "hbm_bandwidth": 1200000000000.0,
    "ici_bandwidth": 100000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "tpu-v5e",
@@ -847,7 +849,9 @@ export const array8: ArrayModel = {
    "hbm_bytes": 16000000000.0,
    "hbm_bandwidth": 819000000000.0,
    "ici_bandwidth": 100000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23)"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "tpu-v5p",
@@ -856,7 +860,9 @@ export const array8: ArrayModel = {
    "hbm_bytes": 95000000000.0,
    "hbm_bandwidth": 2765000000000.0,
    "ici_bandwidth": 200000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23)"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "tpu-v6e",
@@ -865,7 +871,9 @@ export const array8: ArrayModel = {
    "hbm_bytes": 32000000000.0,
    "hbm_bandwidth": 1638000000000.0,
    "ici_bandwidth": 200000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23)"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "h100",
@@ -874,7 +882,9 @@ export const array8: ArrayModel = {
    "hbm_bytes": 80000000000.0,
    "hbm_bandwidth": 3350000000000.0,
    "ici_bandwidth": 450000000000.0,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23)"
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "a100",
@@ -883,7 +893,9 @@ export const array8: ArrayModel = {
    "hbm_bytes": 80000000000.0,
    "hbm_bandwidth": 2039000000000.0,
    "ici_bandwidth": 300000000000.0,
-   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23)"
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   }
  ],
  "_transfer": {
@@ -1623,7 +1635,9 @@ export const arrayValues8: ArrayModel = {
    "hbm_bytes": 34359738368.0,
    "hbm_bandwidth": 1200000000000.0,
    "ici_bandwidth": 100000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "tpu-v5e",
@@ -1632,7 +1646,9 @@ export const arrayValues8: ArrayModel = {
    "hbm_bytes": 16000000000.0,
    "hbm_bandwidth": 819000000000.0,
    "ici_bandwidth": 100000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23)"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "tpu-v5p",
@@ -1641,7 +1657,9 @@ export const arrayValues8: ArrayModel = {
    "hbm_bytes": 95000000000.0,
    "hbm_bandwidth": 2765000000000.0,
    "ici_bandwidth": 200000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23)"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "tpu-v6e",
@@ -1650,7 +1668,9 @@ export const arrayValues8: ArrayModel = {
    "hbm_bytes": 32000000000.0,
    "hbm_bandwidth": 1638000000000.0,
    "ici_bandwidth": 200000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23)"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "h100",
@@ -1659,7 +1679,9 @@ export const arrayValues8: ArrayModel = {
    "hbm_bytes": 80000000000.0,
    "hbm_bandwidth": 3350000000000.0,
    "ici_bandwidth": 450000000000.0,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23)"
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "a100",
@@ -1668,7 +1690,9 @@ export const arrayValues8: ArrayModel = {
    "hbm_bytes": 80000000000.0,
    "hbm_bandwidth": 2039000000000.0,
    "ici_bandwidth": 300000000000.0,
-   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23)"
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   }
  ],
  "_transfer": {
@@ -2521,7 +2545,9 @@ export const arrayResharded8: ArrayModel = {
    "hbm_bytes": 34359738368.0,
    "hbm_bandwidth": 1200000000000.0,
    "ici_bandwidth": 100000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "tpu-v5e",
@@ -2530,7 +2556,9 @@ export const arrayResharded8: ArrayModel = {
    "hbm_bytes": 16000000000.0,
    "hbm_bandwidth": 819000000000.0,
    "ici_bandwidth": 100000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23)"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "tpu-v5p",
@@ -2539,7 +2567,9 @@ export const arrayResharded8: ArrayModel = {
    "hbm_bytes": 95000000000.0,
    "hbm_bandwidth": 2765000000000.0,
    "ici_bandwidth": 200000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23)"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "tpu-v6e",
@@ -2548,7 +2578,9 @@ export const arrayResharded8: ArrayModel = {
    "hbm_bytes": 32000000000.0,
    "hbm_bandwidth": 1638000000000.0,
    "ici_bandwidth": 200000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23)"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "h100",
@@ -2557,7 +2589,9 @@ export const arrayResharded8: ArrayModel = {
    "hbm_bytes": 80000000000.0,
    "hbm_bandwidth": 3350000000000.0,
    "ici_bandwidth": 450000000000.0,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23)"
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "a100",
@@ -2566,7 +2600,9 @@ export const arrayResharded8: ArrayModel = {
    "hbm_bytes": 80000000000.0,
    "hbm_bandwidth": 2039000000000.0,
    "ici_bandwidth": 300000000000.0,
-   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23)"
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   }
  ],
  "_transfer": {
@@ -2745,31 +2781,35 @@ export const arrayResharded8: ArrayModel = {
      "label": "compute",
      "seconds": 0.0,
      "collective": -1,
-     "formula": "FLOPs / peak = 0 / 4.59e+14"
+     "formula": "FLOPs / peak = 0 / 4.59e+14",
+     "latency_s": 0.0
     },
     {
      "kind": "memory",
      "label": "memory",
      "seconds": 1.113924e-10,
      "collective": -1,
-     "formula": "bytes accessed / HBM bandwidth = 308 B / 2765 GB/s"
+     "formula": "bytes accessed / HBM bandwidth = 308 B / 2765 GB/s",
+     "latency_s": 0.0
     },
     {
      "kind": "collective",
      "label": "all-to-all over x",
-     "seconds": 8e-11,
+     "seconds": 1.00008e-06,
      "collective": 0,
-     "formula": "V/n \u00b7 \u03a3min(k,n-k) / B = 1/2 \u00b7 32 B / 200 GB/s"
+     "formula": "1 steps \u00d7 1 \u00b5s ICI latency + V/n \u00b7 \u03a3min(k,n-k) / B = 1/2 \u00b7 32 B / 200 GB/s",
+     "latency_s": 1e-06
     },
     {
      "kind": "collective",
      "label": "collective-permute over x,y",
-     "seconds": 1.6e-10,
+     "seconds": 1.00016e-06,
      "collective": 1,
-     "formula": "V / B = 32 B / 200 GB/s"
+     "formula": "1 steps \u00d7 1 \u00b5s ICI latency + V / B = 32 B / 200 GB/s",
+     "latency_s": 1e-06
     }
    ],
-   "total_s": 3.513924e-10,
+   "total_s": 2.000351e-06,
    "overlap": "compute and memory overlap (the larger counts); collectives run after, one after another: total = max(compute, memory) + sum of collectives",
    "bound": "communication",
    "fits": true,
@@ -3158,7 +3198,9 @@ export const arrayScalar8: ArrayModel = {
    "hbm_bytes": 34359738368.0,
    "hbm_bandwidth": 1200000000000.0,
    "ici_bandwidth": 100000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "tpu-v5e",
@@ -3167,7 +3209,9 @@ export const arrayScalar8: ArrayModel = {
    "hbm_bytes": 16000000000.0,
    "hbm_bandwidth": 819000000000.0,
    "ici_bandwidth": 100000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23)"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "tpu-v5p",
@@ -3176,7 +3220,9 @@ export const arrayScalar8: ArrayModel = {
    "hbm_bytes": 95000000000.0,
    "hbm_bandwidth": 2765000000000.0,
    "ici_bandwidth": 200000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23)"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "tpu-v6e",
@@ -3185,7 +3231,9 @@ export const arrayScalar8: ArrayModel = {
    "hbm_bytes": 32000000000.0,
    "hbm_bandwidth": 1638000000000.0,
    "ici_bandwidth": 200000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23)"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "h100",
@@ -3194,7 +3242,9 @@ export const arrayScalar8: ArrayModel = {
    "hbm_bytes": 80000000000.0,
    "hbm_bandwidth": 3350000000000.0,
    "ici_bandwidth": 450000000000.0,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23)"
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "a100",
@@ -3203,7 +3253,9 @@ export const arrayScalar8: ArrayModel = {
    "hbm_bytes": 80000000000.0,
    "hbm_bandwidth": 2039000000000.0,
    "ici_bandwidth": 300000000000.0,
-   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23)"
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   }
  ],
  "_transfer": {
@@ -3958,7 +4010,9 @@ export const arrayUnreduced8: ArrayModel = {
    "hbm_bytes": 34359738368.0,
    "hbm_bandwidth": 1200000000000.0,
    "ici_bandwidth": 100000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "tpu-v5e",
@@ -3967,7 +4021,9 @@ export const arrayUnreduced8: ArrayModel = {
    "hbm_bytes": 16000000000.0,
    "hbm_bandwidth": 819000000000.0,
    "ici_bandwidth": 100000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23)"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "tpu-v5p",
@@ -3976,7 +4032,9 @@ export const arrayUnreduced8: ArrayModel = {
    "hbm_bytes": 95000000000.0,
    "hbm_bandwidth": 2765000000000.0,
    "ici_bandwidth": 200000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23)"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "tpu-v6e",
@@ -3985,7 +4043,9 @@ export const arrayUnreduced8: ArrayModel = {
    "hbm_bytes": 32000000000.0,
    "hbm_bandwidth": 1638000000000.0,
    "ici_bandwidth": 200000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23)"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "h100",
@@ -3994,7 +4054,9 @@ export const arrayUnreduced8: ArrayModel = {
    "hbm_bytes": 80000000000.0,
    "hbm_bandwidth": 3350000000000.0,
    "ici_bandwidth": 450000000000.0,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23)"
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "a100",
@@ -4003,7 +4065,9 @@ export const arrayUnreduced8: ArrayModel = {
    "hbm_bytes": 80000000000.0,
    "hbm_bandwidth": 2039000000000.0,
    "ici_bandwidth": 300000000000.0,
-   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23)"
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   }
  ],
  "_transfer": {
@@ -5067,8 +5131,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 29.5,
-  "run_ms": 2.0,
+  "compile_ms": 117.6,
+  "run_ms": 2.3,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -5426,7 +5490,9 @@ export const function8: FunctionModel = {
    "hbm_bytes": 34359738368.0,
    "hbm_bandwidth": 1200000000000.0,
    "ici_bandwidth": 100000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "tpu-v5e",
@@ -5435,7 +5501,9 @@ export const function8: FunctionModel = {
    "hbm_bytes": 16000000000.0,
    "hbm_bandwidth": 819000000000.0,
    "ici_bandwidth": 100000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23)"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "tpu-v5p",
@@ -5444,7 +5512,9 @@ export const function8: FunctionModel = {
    "hbm_bytes": 95000000000.0,
    "hbm_bandwidth": 2765000000000.0,
    "ici_bandwidth": 200000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23)"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "tpu-v6e",
@@ -5453,7 +5523,9 @@ export const function8: FunctionModel = {
    "hbm_bytes": 32000000000.0,
    "hbm_bandwidth": 1638000000000.0,
    "ici_bandwidth": 200000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23)"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "h100",
@@ -5462,7 +5534,9 @@ export const function8: FunctionModel = {
    "hbm_bytes": 80000000000.0,
    "hbm_bandwidth": 3350000000000.0,
    "ici_bandwidth": 450000000000.0,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23)"
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "a100",
@@ -5471,7 +5545,9 @@ export const function8: FunctionModel = {
    "hbm_bytes": 80000000000.0,
    "hbm_bandwidth": 2039000000000.0,
    "ici_bandwidth": 300000000000.0,
-   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23)"
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   }
  ],
  "_estimate": {
@@ -5483,31 +5559,35 @@ export const function8: FunctionModel = {
     "label": "compute",
     "seconds": 4.880174e-13,
     "collective": -1,
-    "formula": "FLOPs / peak = 224 / 4.59e+14"
+    "formula": "FLOPs / peak = 224 / 4.59e+14",
+    "latency_s": 0.0
    },
    {
     "kind": "memory",
     "label": "memory",
     "seconds": 3.240506e-10,
     "collective": -1,
-    "formula": "bytes accessed / HBM bandwidth = 896 B / 2765 GB/s"
+    "formula": "bytes accessed / HBM bandwidth = 896 B / 2765 GB/s",
+    "latency_s": 0.0
    },
    {
     "kind": "collective",
     "label": "all-reduce over y",
-    "seconds": 1.92e-09,
+    "seconds": 6.00192e-06,
     "collective": 0,
-    "formula": "2(n-1)/n \u00b7 V / B = 2\u00b73/4 \u00b7 256 B / 200 GB/s"
+    "formula": "6 steps \u00d7 1 \u00b5s ICI latency + 2(n-1)/n \u00b7 V / B = 2\u00b73/4 \u00b7 256 B / 200 GB/s",
+    "latency_s": 6e-06
    },
    {
     "kind": "collective",
     "label": "all-reduce over x",
-    "seconds": 2e-11,
+    "seconds": 2.00002e-06,
     "collective": 1,
-    "formula": "2(n-1)/n \u00b7 V / B = 2\u00b71/2 \u00b7 4 B / 200 GB/s"
+    "formula": "2 steps \u00d7 1 \u00b5s ICI latency + 2(n-1)/n \u00b7 V / B = 2\u00b71/2 \u00b7 4 B / 200 GB/s",
+    "latency_s": 2e-06
    }
   ],
-  "total_s": 2.264051e-09,
+  "total_s": 8.002264e-06,
   "overlap": "compute and memory overlap (the larger counts); collectives run after, one after another: total = max(compute, memory) + sum of collectives",
   "bound": "communication",
   "fits": true,
@@ -6134,8 +6214,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 26.1,
-  "run_ms": 1.1,
+  "compile_ms": 14.6,
+  "run_ms": 1.5,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -6270,7 +6350,9 @@ export const functionShardMap8: FunctionModel = {
    "hbm_bytes": 34359738368.0,
    "hbm_bandwidth": 1200000000000.0,
    "ici_bandwidth": 100000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "tpu-v5e",
@@ -6279,7 +6361,9 @@ export const functionShardMap8: FunctionModel = {
    "hbm_bytes": 16000000000.0,
    "hbm_bandwidth": 819000000000.0,
    "ici_bandwidth": 100000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23)"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "tpu-v5p",
@@ -6288,7 +6372,9 @@ export const functionShardMap8: FunctionModel = {
    "hbm_bytes": 95000000000.0,
    "hbm_bandwidth": 2765000000000.0,
    "ici_bandwidth": 200000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23)"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "tpu-v6e",
@@ -6297,7 +6383,9 @@ export const functionShardMap8: FunctionModel = {
    "hbm_bytes": 32000000000.0,
    "hbm_bandwidth": 1638000000000.0,
    "ici_bandwidth": 200000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23)"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "h100",
@@ -6306,7 +6394,9 @@ export const functionShardMap8: FunctionModel = {
    "hbm_bytes": 80000000000.0,
    "hbm_bandwidth": 3350000000000.0,
    "ici_bandwidth": 450000000000.0,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23)"
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "a100",
@@ -6315,7 +6405,9 @@ export const functionShardMap8: FunctionModel = {
    "hbm_bytes": 80000000000.0,
    "hbm_bandwidth": 2039000000000.0,
    "ici_bandwidth": 300000000000.0,
-   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23)"
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   }
  ],
  "_estimate": {
@@ -6327,24 +6419,27 @@ export const functionShardMap8: FunctionModel = {
     "label": "compute",
     "seconds": 1.394336e-13,
     "collective": -1,
-    "formula": "FLOPs / peak = 64 / 4.59e+14"
+    "formula": "FLOPs / peak = 64 / 4.59e+14",
+    "latency_s": 0.0
    },
    {
     "kind": "memory",
     "label": "memory",
     "seconds": 1.851718e-10,
     "collective": -1,
-    "formula": "bytes accessed / HBM bandwidth = 512 B / 2765 GB/s"
+    "formula": "bytes accessed / HBM bandwidth = 512 B / 2765 GB/s",
+    "latency_s": 0.0
    },
    {
     "kind": "collective",
     "label": "all-reduce over x",
-    "seconds": 1.28e-09,
+    "seconds": 2.00128e-06,
     "collective": 0,
-    "formula": "2(n-1)/n \u00b7 V / B = 2\u00b71/2 \u00b7 256 B / 200 GB/s"
+    "formula": "2 steps \u00d7 1 \u00b5s ICI latency + 2(n-1)/n \u00b7 V / B = 2\u00b71/2 \u00b7 256 B / 200 GB/s",
+    "latency_s": 2e-06
    }
   ],
-  "total_s": 1.465172e-09,
+  "total_s": 2.001465e-06,
   "overlap": "compute and memory overlap (the larger counts); collectives run after, one after another: total = max(compute, memory) + sum of collectives",
   "bound": "communication",
   "fits": true,
@@ -7134,8 +7229,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 35.8,
-  "run_ms": 1.0,
+  "compile_ms": 90.4,
+  "run_ms": 6.3,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7446,7 +7541,9 @@ export const functionPmap8: FunctionModel = {
    "hbm_bytes": 34359738368.0,
    "hbm_bandwidth": 1200000000000.0,
    "ici_bandwidth": 100000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "tpu-v5e",
@@ -7455,7 +7552,9 @@ export const functionPmap8: FunctionModel = {
    "hbm_bytes": 16000000000.0,
    "hbm_bandwidth": 819000000000.0,
    "ici_bandwidth": 100000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23)"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "tpu-v5p",
@@ -7464,7 +7563,9 @@ export const functionPmap8: FunctionModel = {
    "hbm_bytes": 95000000000.0,
    "hbm_bandwidth": 2765000000000.0,
    "ici_bandwidth": 200000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23)"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "tpu-v6e",
@@ -7473,7 +7574,9 @@ export const functionPmap8: FunctionModel = {
    "hbm_bytes": 32000000000.0,
    "hbm_bandwidth": 1638000000000.0,
    "ici_bandwidth": 200000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23)"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "h100",
@@ -7482,7 +7585,9 @@ export const functionPmap8: FunctionModel = {
    "hbm_bytes": 80000000000.0,
    "hbm_bandwidth": 3350000000000.0,
    "ici_bandwidth": 450000000000.0,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23)"
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "a100",
@@ -7491,7 +7596,9 @@ export const functionPmap8: FunctionModel = {
    "hbm_bytes": 80000000000.0,
    "hbm_bandwidth": 2039000000000.0,
    "ici_bandwidth": 300000000000.0,
-   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23)"
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   }
  ],
  "_estimate": {
@@ -7503,24 +7610,27 @@ export const functionPmap8: FunctionModel = {
     "label": "compute",
     "seconds": 1.742919e-14,
     "collective": -1,
-    "formula": "FLOPs / peak = 8 / 4.59e+14"
+    "formula": "FLOPs / peak = 8 / 4.59e+14",
+    "latency_s": 0.0
    },
    {
     "kind": "memory",
     "label": "memory",
     "seconds": 2.893309e-11,
     "collective": -1,
-    "formula": "bytes accessed / HBM bandwidth = 80 B / 2765 GB/s"
+    "formula": "bytes accessed / HBM bandwidth = 80 B / 2765 GB/s",
+    "latency_s": 0.0
    },
    {
     "kind": "collective",
     "label": "all-reduce over i",
-    "seconds": 1.4e-10,
+    "seconds": 1.400014e-05,
     "collective": 0,
-    "formula": "2(n-1)/n \u00b7 V / B = 2\u00b77/8 \u00b7 16 B / 200 GB/s"
+    "formula": "14 steps \u00d7 1 \u00b5s ICI latency + 2(n-1)/n \u00b7 V / B = 2\u00b77/8 \u00b7 16 B / 200 GB/s",
+    "latency_s": 1.4e-05
    }
   ],
-  "total_s": 1.689331e-10,
+  "total_s": 1.400017e-05,
   "overlap": "compute and memory overlap (the larger counts); collectives run after, one after another: total = max(compute, memory) + sum of collectives",
   "bound": "communication",
   "fits": true,
@@ -9714,7 +9824,9 @@ export const array32: ArrayModel = {
    "hbm_bytes": 34359738368.0,
    "hbm_bandwidth": 1200000000000.0,
    "ici_bandwidth": 100000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "tpu-v5e",
@@ -9723,7 +9835,9 @@ export const array32: ArrayModel = {
    "hbm_bytes": 16000000000.0,
    "hbm_bandwidth": 819000000000.0,
    "ici_bandwidth": 100000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23)"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "tpu-v5p",
@@ -9732,7 +9846,9 @@ export const array32: ArrayModel = {
    "hbm_bytes": 95000000000.0,
    "hbm_bandwidth": 2765000000000.0,
    "ici_bandwidth": 200000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23)"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "tpu-v6e",
@@ -9741,7 +9857,9 @@ export const array32: ArrayModel = {
    "hbm_bytes": 32000000000.0,
    "hbm_bandwidth": 1638000000000.0,
    "ici_bandwidth": 200000000000.0,
-   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23)"
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "h100",
@@ -9750,7 +9868,9 @@ export const array32: ArrayModel = {
    "hbm_bytes": 80000000000.0,
    "hbm_bandwidth": 3350000000000.0,
    "ici_bandwidth": 450000000000.0,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23)"
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "a100",
@@ -9759,7 +9879,9 @@ export const array32: ArrayModel = {
    "hbm_bytes": 80000000000.0,
    "hbm_bandwidth": 2039000000000.0,
    "ici_bandwidth": 300000000000.0,
-   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23)"
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   }
  ],
  "_transfer": {

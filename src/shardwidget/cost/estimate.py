@@ -17,13 +17,19 @@ All per device. With ``hw`` a :class:`~shardwidget.cost.hardware.Hardware`:
   collective-permute   V / B  (each device sends its buffer once, to a ring neighbour)
   ==================== ====================================================================
 
+- latency: each collective also pays ``steps × latency`` (the α-β model), its steps on the
+  ring algorithm: all-gather, reduce-scatter and all-to-all (pairwise exchange) ``n-1``,
+  all-reduce ``2(n-1)``, collective-permute 1; the latency is the preset's ``ici_latency``, or
+  ``dcn_latency`` when the collective runs over an axis in ``dcn_axes`` (slices or hosts). So a
+  4-element psum over 8 devices costs 14 steps (14 µs on a TPU), and a large one stays within
+  a fraction of a percent of its bandwidth time.
 - overlap: compute and memory traffic overlap each other (the roofline: the larger of the two
   counts); collectives do not overlap with them nor with each other. ``total_s = max(compute_s,
   memory_s) + Σ collective seconds``. ``bound`` names the largest of compute, memory and all
   communication together.
 - ``fits``: peak bytes per device (XLA's memory analysis) <= ``hbm_bytes``.
 
-A first-order model: no latency term, no link contention between axes, no compute/collective
+A first-order model: no link contention between axes, no compute/collective
 overlap that XLA's scheduler may find. Good for comparing layouts, not for a stopwatch.
 """
 
@@ -61,8 +67,17 @@ def a2a_hops(n: int) -> int:
     return sum(min(k, n - k) for k in range(1, n))
 
 
-def collective_seconds(c: hlo.Collective, hw: Hardware) -> tuple[float, str]:
-    """(seconds, the formula with its numbers) of one collective (see the module docstring)."""
+def collective_steps(kind: str, n: int) -> int:
+    """Steps of one collective on the ring algorithm (module docstring): each pays a latency."""
+    if kind == "collective-permute":
+        return 1
+    if n <= 1:
+        return 0
+    return 2 * (n - 1) if kind == "all-reduce" else n - 1
+
+
+def bandwidth_seconds(c: hlo.Collective, hw: Hardware) -> tuple[float, str]:
+    """(seconds, the formula with its numbers) of the bytes of one collective: the β term."""
     n, v, b = c.group_size, volume(c), hw.ici_bandwidth
     vb = f"{fmt_bytes(round(v))} / {b / 1e9:.4g} GB/s"
     if c.kind == "collective-permute":
@@ -77,15 +92,44 @@ def collective_seconds(c: hlo.Collective, hw: Hardware) -> tuple[float, str]:
     return (n - 1) / n * v / b, f"(n-1)/n · V / B = {n - 1}/{n} · {vb}"
 
 
+def latency_seconds(
+    c: hlo.Collective, hw: Hardware, dcn_axes: Sequence[str] = ()
+) -> tuple[float, str]:
+    """(seconds, the formula) of one collective's steps × latency: the α term; DCN latency when
+    it runs over an axis in ``dcn_axes``."""
+    steps = collective_steps(c.kind, c.group_size)
+    if c.kind != "collective-permute" and (c.group_size <= 1 or volume(c) == 0):
+        steps = 0
+    dcn = bool(set(c.axes) & set(dcn_axes))
+    lat, net = (hw.dcn_latency, "DCN") if dcn else (hw.ici_latency, hw.link)
+    return steps * lat, f"{steps} steps × {fmt_seconds(lat)} {net} latency"
+
+
+def collective_seconds(
+    c: hlo.Collective, hw: Hardware, dcn_axes: Sequence[str] = ()
+) -> tuple[float, str]:
+    """(seconds, the formula with its numbers) of one collective: steps × latency + bytes ÷
+    bandwidth (see the module docstring)."""
+    lat, lf = latency_seconds(c, hw, dcn_axes)
+    bw, bf = bandwidth_seconds(c, hw)
+    if lat == 0 and bw == 0:
+        return 0.0, bf
+    return lat + bw, f"{lf} + {bf}"
+
+
 @dataclass(frozen=True)
 class CollectiveTime:
     """One collective with its estimated time."""
 
     collective: hlo.Collective
     seconds: float
-    """Its estimated time on the preset, by the ring model."""
+    """Its estimated time on the preset, by the ring model: ``latency_s + bandwidth_s``."""
     formula: str
     """The arithmetic behind ``seconds``, in words and numbers."""
+    latency_s: float = 0.0
+    """Steps × latency (the α term)."""
+    bandwidth_s: float = 0.0
+    """Bytes ÷ bandwidth (the β term)."""
 
     @property
     def kind(self) -> str:
@@ -126,6 +170,10 @@ class Estimate:
     """A re-layout XLA compiled no collective for: the largest bytes one device receives / B."""
     transfer_formula: str = field(default="", repr=False)
     """The arithmetic behind ``transfer_s`` ("" without one)."""
+    transfer_latency_s: float = 0.0
+    """The latency part of ``transfer_s`` (one step)."""
+    dcn_axes: tuple[str, ...] = ()
+    """Mesh axes marked as crossing slices or hosts: their collectives pay DCN latency."""
     overlap: str = field(default=OVERLAP, repr=False)
     """The assumption about what overlaps, in words."""
 
@@ -152,6 +200,7 @@ class Estimate:
                 "seconds": self.compute_s,
                 "collective": -1,
                 "formula": f"FLOPs / peak = {self.flops:.4g} / {self.hardware.peak_flops:.4g}",
+                "latency_s": 0.0,
             },
             {
                 "kind": "memory",
@@ -161,6 +210,7 @@ class Estimate:
                 "formula": "bytes accessed / HBM bandwidth = "
                 f"{fmt_bytes(round(self.bytes_accessed))}"
                 f" / {self.hardware.hbm_bandwidth / 1e9:.4g} GB/s",
+                "latency_s": 0.0,
             },
         ]
         for i, c in enumerate(self.collectives):
@@ -171,6 +221,7 @@ class Estimate:
                     "seconds": c.seconds,
                     "collective": i,
                     "formula": c.formula,
+                    "latency_s": c.latency_s,
                 }
             )
         if self.transfer_formula:
@@ -181,12 +232,17 @@ class Estimate:
                     "seconds": self.transfer_s,
                     "collective": -1,
                     "formula": self.transfer_formula,
+                    "latency_s": self.transfer_latency_s,
                 }
             )
         return out
 
     def __repr__(self) -> str:
-        rows = [f"{p['label']:<28} {fmt_seconds(p['seconds']):>10}" for p in self.parts()]
+        rows = [
+            f"{p['label']:<28} {fmt_seconds(p['seconds']):>10}"
+            + (f"  (latency {fmt_seconds(p['latency_s'])})" if p["latency_s"] else "")
+            for p in self.parts()
+        ]
         name = self.hardware.label or self.hardware.name
         head = f"estimate on {name}: {fmt_seconds(self.total_s)}"
         tail = f"bound: {self.bound or '—'}" + (f"; {self.fits_text}" if self.fits_text else "")
@@ -212,19 +268,22 @@ def estimate(
     collectives: Sequence[hlo.Collective],
     peak_bytes: int | None,
     transfer_bytes: int = 0,
+    dcn_axes: Sequence[str] = (),
 ) -> Estimate:
     """The estimate of one program's per-device numbers (module docstring); ``transfer_bytes``:
-    the most bytes one device receives in a re-layout XLA compiled no collective for."""
+    the most bytes one device receives in a re-layout XLA compiled no collective for;
+    ``dcn_axes``: mesh axes that cross slices or hosts (their collectives pay DCN latency)."""
     h = hardware(hw)
     fl, ba = float(flops or 0.0), float(bytes_accessed or 0.0)
     compute_s, memory_s = fl / h.peak_flops, ba / h.hbm_bandwidth
-    times = [CollectiveTime(c, *collective_seconds(c, h)) for c in collectives]
-    transfer_s, t_formula = 0.0, ""
+    times = [_timed(c, h, dcn_axes) for c in collectives]
+    transfer_s, t_formula, t_lat = 0.0, "", 0.0
     if transfer_bytes and not collectives:
-        transfer_s = transfer_bytes / h.ici_bandwidth
+        t_lat = h.ici_latency
+        transfer_s = t_lat + transfer_bytes / h.ici_bandwidth
         t_formula = (
-            f"most bytes one device receives / B = {fmt_bytes(transfer_bytes)}"
-            f" / {h.ici_bandwidth / 1e9:.4g} GB/s"
+            f"1 step × {fmt_seconds(t_lat)} ICI latency + most bytes one device receives / B = "
+            f"{fmt_bytes(transfer_bytes)} / {h.ici_bandwidth / 1e9:.4g} GB/s"
         )
     comm = sum(t.seconds for t in times) + transfer_s
     total = max(compute_s, memory_s) + comm
@@ -251,7 +310,16 @@ def estimate(
         bytes_accessed=ba,
         transfer_s=transfer_s,
         transfer_formula=t_formula,
+        transfer_latency_s=t_lat,
+        dcn_axes=tuple(dcn_axes),
     )
+
+
+def _timed(c: hlo.Collective, h: Hardware, dcn_axes: Sequence[str]) -> CollectiveTime:
+    lat, lf = latency_seconds(c, h, dcn_axes)
+    bw, bf = bandwidth_seconds(c, h)
+    formula = bf if lat == 0 and bw == 0 else f"{lf} + {bf}"
+    return CollectiveTime(c, lat + bw, formula, latency_s=lat, bandwidth_s=bw)
 
 
 def cost_numbers(compiled: Any) -> tuple[float | None, float | None]:
@@ -268,12 +336,17 @@ def cost_numbers(compiled: Any) -> tuple[float | None, float | None]:
     return (None if fl is None else float(fl)), (None if ba is None else float(ba))
 
 
-def estimate_trace(res: Any, hw: str | Hardware) -> Estimate:
+def estimate_trace(res: Any, hw: str | Hardware, dcn_axes: Sequence[str] = ()) -> Estimate:
     """The estimate of a function view's compiled layout (a trace.TraceResult)."""
     flops, accessed = cost_numbers(res.compiled)
     if flops is None:
         flops = res.flops
     peak = res.memory.get("peak") if res.memory else None
     return estimate(
-        hw, flops=flops, bytes_accessed=accessed, collectives=res.collectives, peak_bytes=peak
+        hw,
+        flops=flops,
+        bytes_accessed=accessed,
+        collectives=res.collectives,
+        peak_bytes=peak,
+        dcn_axes=dcn_axes,
     )

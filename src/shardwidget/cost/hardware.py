@@ -11,6 +11,10 @@ hbm_bandwidth  bytes/s between HBM and the chip
 ici_bandwidth  bytes/s one device *sends* over one mesh axis in a collective: on a TPU torus,
                the two links of that axis (one to each ring neighbour), one direction each;
                on a GPU, its NVLink bandwidth in one direction (NVSwitch: any peer)
+ici_latency    seconds per step of a collective over ICI (TPU) or NVLink (GPU): one ring
+               step, one message to a neighbour and its synchronisation
+dcn_latency    seconds per step over the data-centre network, for a mesh axis marked as
+               crossing slices or hosts (``dcn_axes=`` of an estimate)
 ============== ============================================================================
 
 The presets (sources read 2026-11-23):
@@ -35,6 +39,23 @@ a100     312 TF/s  80 GB      2039 GB/s    300 GB/s      nvidia.com/en-us/data-c
                                                          SXM: 312 TF/s bf16 dense; NVLink 600
                                                          GB/s both directions)
 ======== ========= ========== ============ ============= =====================================
+
+Latencies per collective step (the "α" of the α-β model: a collective of ``s`` steps costs
+``s × latency`` before any byte counts):
+
+======== ============ ============ =================================================================
+name     ICI/NVLink   DCN          source
+======== ============ ============ =================================================================
+tpu-*    1 µs         10 µs        ICI: "How to Scale Your Model" (jax-ml.github.io/scaling-book,
+                                   part 3, "Sharded Matrices"), which takes about 1 µs per ICI hop
+                                   for latency-bound collectives. DCN: NCCL's model of a network
+                                   ring step (src/graph/tuning.cc, hwLat NET Ring Simple 9.6 µs,
+                                   rounded to 10); Google publishes no per-step DCN latency
+h100     1.9 µs       10 µs        NVLink: NCCL's model (src/graph/tuning.cc, hwLat NVLink Ring
+a100                               LL128 = 1.9 µs per step); DCN as above
+======== ============ ============ =================================================================
+
+A DCN axis keeps the preset's ICI bandwidth (only the latency changes): a first-order model.
 
 TPU "ICI / axis": per-chip bidirectional ICI bandwidth / ports / 2 directions = one link one
 way; times 2 links per torus axis. ``local`` is measured on the machine at hand (see
@@ -71,9 +92,16 @@ class Hardware:
     """The name the dropdown shows ("" shows ``name``)."""
     source: str = ""
     """Where the numbers come from (URLs), or how they were measured."""
+    ici_latency: float = 1e-6
+    """Seconds per collective step over ICI / NVLink (default 1 µs)."""
+    dcn_latency: float = 10e-6
+    """Seconds per collective step over an axis that crosses slices or hosts (default 10 µs)."""
+    link: str = "ICI"
+    """What ``ici_latency`` and ``ici_bandwidth`` travel over, in words ("ICI", "NVLink")."""
 
     def __post_init__(self) -> None:
-        for f in ("peak_flops", "hbm_bytes", "hbm_bandwidth", "ici_bandwidth"):
+        for f in ("peak_flops", "hbm_bytes", "hbm_bandwidth", "ici_bandwidth", "ici_latency",
+                  "dcn_latency"):  # fmt: skip
             v = getattr(self, f)
             if not isinstance(v, int | float) or not v > 0 or v != v or v == float("inf"):
                 raise ValueError(
@@ -91,38 +119,51 @@ class Hardware:
             "hbm_bytes": float(self.hbm_bytes),
             "hbm_bandwidth": float(self.hbm_bandwidth),
             "ici_bandwidth": float(self.ici_bandwidth),
+            "ici_latency": float(self.ici_latency),
+            "dcn_latency": float(self.dcn_latency),
             "source": self.source,
         }
 
 
 _TPU = "https://cloud.google.com/tpu/docs/"
+_NCCL = "https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+_LAT_TPU = (
+    "; latency: ICI 1 µs per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 µs "
+    "per step, NCCL's network ring step " + _NCCL
+)
+_LAT_GPU = "; latency: NVLink 1.9 µs per ring step (NCCL's LL128 hwLat), DCN 10 µs: " + _NCCL
+_TPU_LAT: dict[str, Any] = {"ici_latency": 1e-6, "dcn_latency": 10e-6}
+_GPU_LAT: dict[str, Any] = {"ici_latency": 1.9e-6, "dcn_latency": 10e-6, "link": "NVLink"}
 PRESETS: dict[str, Hardware] = {
     h.name: h
     for h in (
         Hardware(
             "tpu-v4", 275e12, 32 * GIB, 1200 * GB, 2 * 50 * GB, "TPU v4",
-            _TPU + "v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433",
+            _TPU + "v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433" + _LAT_TPU,
+            **_TPU_LAT,
         ),
         # ICI per axis: bidirectional per chip / ports / 2 directions × 2 links per torus axis
         Hardware(
             "tpu-v5e", 197e12, 16 * GB, 819 * GB, 400 * GB / 4 / 2 * 2, "TPU v5e",
-            _TPU + "v5e (read 2026-11-23)",
+            _TPU + "v5e (read 2026-11-23)" + _LAT_TPU, **_TPU_LAT,
         ),
         Hardware(
             "tpu-v5p", 459e12, 95 * GB, 2765 * GB, 1200 * GB / 6 / 2 * 2, "TPU v5p",
-            _TPU + "v5p (read 2026-11-23)",
+            _TPU + "v5p (read 2026-11-23)" + _LAT_TPU, **_TPU_LAT,
         ),
         Hardware(
             "tpu-v6e", 918e12, 32 * GB, 1638 * GB, 800 * GB / 4 / 2 * 2, "TPU v6e",
-            _TPU + "v6e (read 2026-11-23)",
+            _TPU + "v6e (read 2026-11-23)" + _LAT_TPU, **_TPU_LAT,
         ),
         Hardware(
             "h100", 989e12, 80 * GB, 3.35e12, 900 * GB / 2, "H100 SXM",
-            "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23)",
+            "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23)" + _LAT_GPU,
+            **_GPU_LAT,
         ),
         Hardware(
             "a100", 312e12, 80 * GB, 2039 * GB, 600 * GB / 2, "A100 80GB SXM",
-            "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23)",
+            "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23)" + _LAT_GPU,
+            **_GPU_LAT,
         ),
     )
 }  # fmt: skip
@@ -201,7 +242,8 @@ def measure_local() -> Hardware:
     """The machine at hand, measured once per process (about a second): a jitted matmul
     (peak_flops; bfloat16 on accelerators as the presets, float32 on CPU, whose bfloat16 is
     emulated), a ``device_put`` of 64 MiB to device 0 (hbm_bandwidth), a copy from device 0 to
-    the last device (ici_bandwidth; with one device, hbm_bandwidth); hbm_bytes from the
+    the last device (ici_bandwidth; with one device, hbm_bandwidth), a one-element copy
+    (ici_latency; dcn_latency at least 10 µs); hbm_bytes from the
     device's memory stats, else the host's physical memory shared by the local devices."""
     import jax
     import jax.numpy as jnp
@@ -218,6 +260,9 @@ def measure_local() -> Hardware:
     bw = host.nbytes / _best(lambda: jax.device_put(host, devs[0]).block_until_ready())
     x = jax.device_put(host, devs[0])
     ici = bw
+    small = jax.device_put(np.ones(1, np.float32), devs[0])
+    # a one-element copy: all latency, no bandwidth (to itself with one device)
+    lat = _best(lambda: jax.device_put(small, devs[-1]).block_until_ready(), repeats=5)
     if len(devs) > 1:
         ici = host.nbytes / _best(lambda: jax.device_put(x, devs[-1]).block_until_ready())
     stats = devs[0].memory_stats() or {}
@@ -225,7 +270,8 @@ def measure_local() -> Hardware:
     return Hardware(
         "local", flops, hbm, bw, ici, f"local ({devs[0].platform} × {len(devs)})",
         f"measured on this machine: {n}x{n} {np.dtype(dtype).name} matmul, 64 MiB device_put, "
-        "device-to-device copy",
+        "device-to-device copy; latency: a one-element device-to-device copy",
+        ici_latency=lat, dcn_latency=max(lat, 10e-6), link="device-to-device",
     )  # fmt: skip
 
 

@@ -201,15 +201,16 @@ class TraceResult:
     )
     """Re-creates (inputs, outputs) of a run: the result keeps no device arrays."""
 
-    def estimate(self, hw: Any = None) -> Any:
+    def estimate(self, hw: Any = None, dcn_axes: Any = ()) -> Any:
         """Estimated time per device on a hardware preset (a name such as "tpu-v5p" or a
         ``shardwidget.Hardware``): ``.compute_s``, ``.memory_s``, ``.collectives`` (each with
-        ``.seconds``), ``.total_s``, ``.bound``, ``.fits``; the model is in
+        ``.seconds`` = ``.latency_s`` + ``.bandwidth_s``), ``.total_s``, ``.bound``, ``.fits``;
+        ``dcn_axes``: mesh axes crossing slices or hosts (DCN latency). The model is in
         :mod:`shardwidget.cost.estimate`."""
         from ..cost.estimate import estimate_trace
         from ..cost.hardware import DEFAULT
 
-        return estimate_trace(self, hw or DEFAULT)
+        return estimate_trace(self, hw or DEFAULT, tuple(dcn_axes))
 
     @property
     def outputs(self) -> list[Any] | None:

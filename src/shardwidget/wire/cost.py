@@ -27,6 +27,10 @@ class HardwareWire(TypedDict):
     hbm_bytes: float
     hbm_bandwidth: float
     ici_bandwidth: float
+    ici_latency: float
+    """Seconds per collective step over ICI / NVLink."""
+    dcn_latency: float
+    """Seconds per collective step over an axis that crosses slices or hosts."""
     source: str
 
 
@@ -39,6 +43,8 @@ class EstimatePart(TypedDict):
     collective: int
     """Index into the collectives it comes from (the trace's or the transfer's); -1 if none."""
     formula: str
+    latency_s: float
+    """The part of ``seconds`` that is steps × latency (0 for compute and memory)."""
 
 
 class EstimateWire(TypedDict):
@@ -111,7 +117,17 @@ def estimate(est: Estimate, *, key: int) -> EstimateWire:
     return {
         "key": key,
         "hardware": est.hardware.name,
-        "parts": [cast(EstimatePart, {**p, "seconds": _num(p["seconds"]) or 0.0}) for p in parts],
+        "parts": [
+            cast(
+                EstimatePart,
+                {
+                    **p,
+                    "seconds": _num(p["seconds"]) or 0.0,
+                    "latency_s": _num(p["latency_s"]) or 0.0,
+                },
+            )
+            for p in parts
+        ],
         "total_s": _num(est.total_s) or 0.0,
         "overlap": est.overlap,
         "bound": cast(Literal["compute", "memory", "communication", ""], est.bound),

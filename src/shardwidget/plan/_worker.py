@@ -1,0 +1,85 @@
+"""The planning helper: a process with N simulated CPU devices that compiles lowered modules.
+
+Run as a script (``python _worker.py N``), not as part of the package, so that it imports only
+JAX and numpy. It reads one JSON request per line on stdin and writes one JSON reply per line on
+stdout. It never sees the kernel's accelerator (JAX_PLATFORMS=cpu), and it ends when the kernel
+does: stdin reaches end of file, or its parent process changes (the kernel died without closing).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import pathlib
+import sys
+import threading
+import time
+from typing import Any
+
+
+def _watch_parent(parent: int) -> None:
+    while True:
+        if os.getppid() != parent:
+            os._exit(0)
+        time.sleep(0.5)
+
+
+def _adapter() -> Any:
+    """shardwidget/_jax.py loaded by its path: the package itself (widgets and all) stays out."""
+    path = pathlib.Path(__file__).resolve().parents[1] / "_jax.py"
+    spec = importlib.util.spec_from_file_location("_shardwidget_jax", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _compile(text: str, n: int, adapter: Any) -> dict[str, object]:
+    t0 = time.perf_counter()
+    exe = adapter.compile_module_text(text, n)
+    compile_s = time.perf_counter() - t0
+    hlo = exe.hlo_modules()[0].to_string()
+    m = exe.get_compiled_memory_stats()
+    cost = exe.cost_analysis() or {}
+    if isinstance(cost, list):
+        cost = cost[0] if cost else {}
+    outs = [adapter.hlo_sharding_text(s) for s in exe.get_output_shardings()]
+    return {
+        "hlo": hlo,
+        "memory": {
+            "arguments": int(m.argument_size_in_bytes),
+            "outputs": int(m.output_size_in_bytes),
+            "temporaries": int(m.temp_size_in_bytes),
+            "aliased": int(m.alias_size_in_bytes),
+            "code": int(m.generated_code_size_in_bytes),
+        },
+        "flops": float(cost.get("flops", 0.0)),
+        "bytes_accessed": float(cost.get("bytes accessed", 0.0)),
+        "output_shardings": outs,
+        "compile_s": compile_s,
+    }
+
+
+def main() -> None:
+    n = int(sys.argv[1])
+    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    import jax
+
+    if len(jax.devices()) < n:
+        print(json.dumps({"fatal": f"asked for {n} devices, JAX made {len(jax.devices())}"}))
+        return
+    adapter = _adapter()
+    print(json.dumps({"ready": n}), flush=True)
+    for line in sys.stdin:
+        req = json.loads(line)
+        try:
+            reply: dict[str, object] = {"id": req["id"], **_compile(req["module"], n, adapter)}
+        except Exception as e:  # the kernel shows it in words; the helper stays up
+            reply = {"id": req["id"], "error": f"{type(e).__name__}: {e}"}
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

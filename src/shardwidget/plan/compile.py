@@ -1,0 +1,198 @@
+"""Plans: what XLA compiles for a function on a mesh the kernel does not have.
+
+The kernel lowers the function against a ``jax.sharding.AbstractMesh`` (no device is touched;
+``lowering_platforms=("cpu",)``) and sends the lowered module's text to the planning helper
+(:mod:`.helper`), which compiles it for that many simulated CPU devices. Collectives come from
+the compiled HLO (``trace.hlo``), with device ids as positions on the plan's mesh (row-major).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..trace import hlo
+from . import helper as _helper
+
+WHAT_A_PLAN_IS = (
+    "planned: compiled by XLA's CPU compiler for {n} simulated devices. A TPU or GPU compiler may "
+    "schedule and fuse differently; the memory figures are the CPU compiler's."
+)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What XLA compiled for one function on an abstract mesh of ``n_devices`` (per device)."""
+
+    mesh: Any
+    """The jax.sharding.AbstractMesh planned for; device ids are positions on it (row-major)."""
+    collectives: list[hlo.Collective]
+    """Every collective, with its axes, bytes per device and source line."""
+    output_shardings: list[str]
+    """Each output's sharding as the compiled program has it (HLO text)."""
+    memory: dict[str, int]
+    """Bytes per device: "arguments", "outputs", "temporaries", "aliased", "code", and "peak"
+    (arguments + outputs + temporaries - aliased): the CPU compiler's."""
+    flops: float
+    """FLOPs per device (XLA's cost analysis)."""
+    bytes_accessed: float
+    """Bytes read and written per device (XLA's cost analysis)."""
+    compile_s: float
+    """Seconds XLA took in the helper."""
+    plan_s: float
+    """Seconds of the whole plan: lowering here, the helper's answer, parsing."""
+    hlo_text: str = field(repr=False, default="")
+    """The compiled HLO text (after SPMD partitioning)."""
+
+    @property
+    def n_devices(self) -> int:
+        """Devices of the plan's mesh."""
+        return int(np.prod(self.mesh.axis_sizes))
+
+    @property
+    def note(self) -> str:
+        """What a plan is, in words."""
+        return WHAT_A_PLAN_IS.format(n=self.n_devices)
+
+    def estimate(self, hw: Any = None, dcn_axes: Sequence[str] = ()) -> Any:
+        """The estimated time per device on a hardware preset (:mod:`shardwidget.cost.estimate`)."""
+        from ..cost.estimate import estimate
+        from ..cost.hardware import DEFAULT
+
+        return estimate(
+            hw or DEFAULT,
+            flops=self.flops,
+            bytes_accessed=self.bytes_accessed,
+            collectives=self.collectives,
+            peak_bytes=self.memory.get("peak"),
+            dcn_axes=dcn_axes,
+        )
+
+
+def _sds(x: Any, mesh: Any, spec: Any) -> Any:
+    import jax
+    from jax.sharding import NamedSharding
+
+    if not hasattr(x, "shape") or not hasattr(x, "dtype"):
+        raise TypeError(f"a plan takes arrays or jax.ShapeDtypeStruct; got {type(x).__name__}")
+    return jax.ShapeDtypeStruct(  # type: ignore[no-untyped-call]
+        x.shape, x.dtype, sharding=NamedSharding(mesh, _pspec(spec))
+    )
+
+
+def _pspec(spec: Any) -> Any:
+    from jax.sharding import PartitionSpec
+
+    if isinstance(spec, PartitionSpec):
+        return spec
+    return PartitionSpec(*(spec or ()))  # type: ignore[no-untyped-call]
+
+
+def lower(
+    f: Callable[..., Any],
+    args: Sequence[Any],
+    mesh: Any,
+    in_specs: Any,
+    out_specs: Any,
+    mode: str = "jit",
+) -> str:
+    """The lowered module's text (StableHLO with its sharding annotations) of ``jax.jit(f)`` for
+    ``args`` laid out by ``in_specs`` (one spec per argument; None: replicated) on ``mesh``;
+    ``mode="shard_map"``: of ``jax.jit(jax.shard_map(f, mesh=mesh, in_specs=..., out_specs=...))``
+    (out_specs then required: shard_map has no default)."""
+    import jax
+    from jax.sharding import NamedSharding
+
+    specs = list(in_specs) if in_specs is not None else [None] * len(args)
+    if len(specs) != len(args):
+        raise ValueError(f"in_specs has {len(specs)} specs for {len(args)} arguments")
+    sds = [_arg_sds(a, s, mesh) for a, s in zip(args, specs, strict=True)]
+    if mode not in ("jit", "shard_map"):
+        raise ValueError(f'mode must be "jit" or "shard_map"; got {mode!r}')
+    if mode == "shard_map":
+        if out_specs is None:
+            raise ValueError("a shard_map plan needs out_specs (one spec per output)")
+        to_spec = functools.partial(jax.tree.map, _pspec, is_leaf=_is_spec)
+        sm = jax.shard_map(
+            f,
+            mesh=mesh,
+            in_specs=tuple(to_spec(s) if s is not None else _pspec(None) for s in specs),
+            out_specs=to_spec(out_specs),
+        )
+        lowered = jax.jit(sm).trace(*sds).lower(lowering_platforms=("cpu",))
+        return str(lowered.as_text(debug_info=True))
+    kw: dict[str, Any] = {}
+    if out_specs is not None:
+        kw["out_shardings"] = jax.tree.map(
+            lambda s: NamedSharding(mesh, _pspec(s)),
+            out_specs,
+            is_leaf=_is_spec,
+        )
+    lowered = jax.jit(f, **kw).trace(*sds).lower(lowering_platforms=("cpu",))
+    return str(lowered.as_text(debug_info=True))
+
+
+def _is_spec(s: Any) -> bool:
+    from jax.sharding import PartitionSpec
+
+    if isinstance(s, PartitionSpec):
+        return True
+    return isinstance(s, list | tuple) and all(
+        e is None
+        or isinstance(e, str)
+        or (isinstance(e, tuple) and all(isinstance(x, str) for x in e))
+        for e in s
+    )
+
+
+def _arg_sds(a: Any, spec: Any, mesh: Any) -> Any:
+    """One argument as ShapeDtypeStructs on the mesh: ``spec`` None (replicated), one spec for
+    every leaf, or a tree of specs shaped like the argument."""
+    import jax
+
+    if spec is None or _is_spec(spec):
+        return jax.tree.map(lambda x: _sds(x, mesh, spec), a)
+    return jax.tree.map(
+        lambda x, s: _sds(x, mesh, s), a, spec, is_leaf=lambda x: hasattr(x, "shape")
+    )
+
+
+def plan(
+    f: Callable[..., Any],
+    *args: Any,
+    mesh: Any,
+    in_specs: Any = None,
+    out_specs: Any = None,
+    mode: str = "jit",
+    timeout: float | None = None,
+) -> Plan:
+    """Compile ``jax.jit(f)(*args)`` for ``mesh`` (a ``jax.sharding.AbstractMesh``) in the
+    planning helper (``mode="shard_map"``: ``jax.shard_map(f, ...)`` with these specs); PlanError
+    in words when the helper cannot answer."""
+    import time
+
+    t0 = time.perf_counter()
+    n = int(np.prod(mesh.axis_sizes))
+    text = lower(f, args, mesh, in_specs, out_specs, mode)
+    h = _helper.helper(n)
+    reply = h.compile(text, timeout or _helper.TIMEOUT_S)
+    names, sizes = tuple(mesh.axis_names), tuple(int(s) for s in mesh.axis_sizes)
+    coords = {i: tuple(int(c) for c in np.unravel_index(i, sizes)) for i in range(n)}
+    colls = hlo.collectives(reply["hlo"], list(range(n)), coords, names, sizes)
+    mem = dict(reply["memory"])
+    mem["peak"] = mem["arguments"] + mem["outputs"] + mem["temporaries"] - mem["aliased"]
+    return Plan(
+        mesh=mesh,
+        collectives=colls,
+        output_shardings=list(reply["output_shardings"]),
+        memory=mem,
+        flops=float(reply["flops"]),
+        bytes_accessed=float(reply["bytes_accessed"]),
+        compile_s=float(reply["compile_s"]),
+        plan_s=time.perf_counter() - t0,
+        hlo_text=reply["hlo"],
+    )

@@ -1,0 +1,180 @@
+"""The kernel's side of the planning helper: start it for N devices, send it a lowered module,
+read back what XLA compiled, and say in words when it dies or takes too long.
+
+One helper per device count, reused across plans of that size; at most ``KEEP`` stay alive (a
+1,024-device helper holds about 340 MB). Each ends with the kernel: ``atexit`` stops it, and the
+helper itself exits when its stdin closes or its parent changes (see ``_worker.py``).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import itertools
+import json
+import os
+import pathlib
+import queue
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from typing import Any
+
+WORKER = pathlib.Path(__file__).with_name("_worker.py")
+KEEP = 2
+START_TIMEOUT_S = 120.0
+"""How long a helper may take to start (JAX import and N devices)."""
+TIMEOUT_S = 300.0
+"""How long one compile may take before the helper is stopped."""
+
+
+class PlanError(RuntimeError):
+    """The helper could not answer: it died, ran out of memory, passed its time limit, or XLA
+    refused the module. The message says which, in words."""
+
+
+def _env(n: int) -> dict[str, str]:
+    env = dict(os.environ)
+    flags = [f for f in env.get("XLA_FLAGS", "").split() if "host_platform_device_count" not in f]
+    # LLVM at -O0: the machine code is never run, and the HLO passes (partitioning, buffer
+    # assignment: collectives and memory) are the same at every backend level
+    flags = [f for f in flags if "xla_backend_optimization_level" not in f]
+    flags += [f"--xla_force_host_platform_device_count={n}", "--xla_backend_optimization_level=0"]
+    env["XLA_FLAGS"] = " ".join(flags)
+    # the helper must never open the kernel's accelerator
+    env["JAX_PLATFORMS"] = "cpu"
+    env.pop("JAX_NUM_CPU_DEVICES", None)
+    env["CUDA_VISIBLE_DEVICES"] = ""
+    env["TPU_VISIBLE_CHIPS"] = ""
+    return env
+
+
+def _death(code: int | None) -> str:
+    if code is None:
+        return "stopped"
+    if code < 0:
+        sig = -code
+        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+        why = " (most often: out of memory)" if sig == signal.SIGKILL else ""
+        return f"was killed by {name}{why}"
+    return f"exited with status {code}"
+
+
+class Helper:
+    """One helper process with ``n`` simulated CPU devices."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.started_s = 0.0
+        """Seconds its start took (JAX import, n devices)."""
+        self._ids = itertools.count()
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._lock = threading.Lock()
+        t0 = time.perf_counter()
+        # a file, not a pipe: XLA's warnings must never fill a pipe nobody reads
+        self._err = tempfile.TemporaryFile("w+")  # noqa: SIM115 (closed by stop)
+        self.proc = subprocess.Popen(
+            [sys.executable, str(WORKER), str(n)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._err,
+            env=_env(n),
+            text=True,
+            bufsize=1,
+        )
+        threading.Thread(target=self._read, daemon=True).start()
+        first = self._next(START_TIMEOUT_S, "start")
+        if "ready" not in first:
+            self.stop()
+            raise PlanError(f"the planning helper for {n} devices could not start: {first}")
+        self.started_s = time.perf_counter() - t0
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        with self.proc.stdout:
+            for line in self.proc.stdout:
+                self._lines.put(line)
+        self._lines.put(None)
+
+    def _next(self, timeout: float, what: str) -> dict[str, Any]:
+        try:
+            line = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            self.stop()
+            raise PlanError(
+                f"the planning helper for {self.n} devices took longer than {timeout:g} s to "
+                f"{what}; it was stopped (the kernel goes on)"
+            ) from None
+        if line is None:
+            code = self.proc.wait(timeout=5)
+            err: list[str] = []
+            if not self._err.closed:
+                self._err.seek(0)
+                err = self._err.read().strip().splitlines()
+            tail = f": {err[-1]}" if err else ""
+            raise PlanError(
+                f"the planning helper for {self.n} devices {_death(code)} during {what}{tail}; "
+                "the kernel goes on, and the next plan starts a new helper"
+            )
+        out: dict[str, Any] = json.loads(line)
+        return out
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def compile(self, module: str, timeout: float = TIMEOUT_S) -> dict[str, Any]:
+        """What XLA compiled for the lowered module (StableHLO text) on n devices: "hlo",
+        "memory", "flops", "bytes_accessed", "output_shardings", "compile_s"."""
+        with self._lock:
+            rid = next(self._ids)
+            assert self.proc.stdin is not None
+            try:
+                self.proc.stdin.write(json.dumps({"id": rid, "module": module}) + "\n")
+                self.proc.stdin.flush()
+            except (BrokenPipeError, OSError):
+                pass  # _next reports how it died
+            reply = self._next(timeout, "a compile")
+        if "error" in reply:
+            raise PlanError(
+                f"XLA could not compile the plan for {self.n} devices: {reply['error']}"
+            )
+        return reply
+
+    def stop(self) -> None:
+        """End the process (nothing if it has ended)."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        if self.proc.stdin is not None:
+            with contextlib.suppress(OSError):  # a request the dead process never read
+                self.proc.stdin.close()
+        self._err.close()
+
+
+_HELPERS: dict[int, Helper] = {}
+
+
+def helper(n: int) -> Helper:
+    """The helper for ``n`` devices: the running one, else a new one (the oldest beyond KEEP
+    stopped)."""
+    h = _HELPERS.get(n)
+    if h is not None and h.alive:
+        _HELPERS[n] = _HELPERS.pop(n)  # most recently used last
+        return h
+    if h is not None:
+        _HELPERS.pop(n).stop()
+    while len(_HELPERS) >= KEEP:
+        _HELPERS.pop(next(iter(_HELPERS))).stop()
+    h = _HELPERS[n] = Helper(n)
+    return h
+
+
+@atexit.register
+def stop_all() -> None:
+    """Stop every helper (at the kernel's exit, and for tests)."""
+    while _HELPERS:
+        _HELPERS.popitem()[1].stop()

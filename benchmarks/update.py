@@ -1,10 +1,11 @@
 """How long one layout change takes in ShardView, against a bare ``jax.device_put`` timed alongside.
 
-    python benchmarks/update.py [--devices 8 256] [--repeat N] [--size 4096] [--check]
+    python benchmarks/update.py [--devices 8 256 4096] [--repeat N] [--size 4096] [--check]
 
 For each device count (in its own subprocess: the number of simulated CPU devices is fixed when
-JAX starts) an array of SIZE×SIZE float32 is put on a near-square mesh (8 → 2×4, 256 → 16×16)
-with spec A = P('x', 'y'), and re-laid out to spec B = P('y', 'x'). Medians of N warm runs of:
+JAX starts) an array of SIZE×SIZE float32 is put on a near-square mesh (8 → 2×4, 256 → 16×16,
+4096 → 64×64) with spec A = P('x', 'y'), and re-laid out to spec B = P('y', 'x'). Medians of N
+warm runs of:
 
 - device_put:  ``jax.device_put(x_A, sharding_B).block_until_ready()``, the baseline;
 - put+free:    the same, then the B array freed, inside the timing: what a view that keeps no
@@ -332,7 +333,7 @@ def report(results: list[dict[str, Any]], repeat: int) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--devices", type=int, nargs="+", default=[8, 256])
+    ap.add_argument("--devices", type=int, nargs="+", default=[8, 256, 4096])
     ap.add_argument("--repeat", type=int, default=20, help="timed runs per measurement")
     ap.add_argument("--size", type=int, default=4096, help="the array is SIZE x SIZE float32")
     ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")

@@ -249,3 +249,41 @@ def test_short_out_specs_are_padded_as_jax_pads_them(mode, short):
     (got,) = v.outputs
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
     assert got.sharding.is_equivalent_to(want.sharding, 1)
+
+
+@pytest.mark.parametrize("short", [P(), P("x"), ["x"], [], [("x", "y")]])
+def test_short_specs_everywhere_mean_what_jax_means(short: Any) -> None:
+    """A spec shorter than the rank is padded with None everywhere, as JAX pads it: in_specs
+    (shard_map and jit), set_layout, and the array view's spec control; the layouts equal
+    JAX's own for the same short PartitionSpec (issue 23, defect 4)."""
+    m = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    x = jnp.arange(64.0).reshape(8, 8)
+    pspec = P(*short)
+    want = NamedSharding(m, pspec)
+
+    def body(a: Any) -> Any:
+        return a * 2
+
+    sm = jax.jit(jax.shard_map(body, mesh=m, in_specs=(pspec,), out_specs=pspec))
+    kw: dict[str, Any] = {"mesh_shape": [2, 4], "axis_names": ["x", "y"]}
+    v = ShardView(body, x, mode="shard_map", in_specs=[short], out_specs=[short], **kw)
+    assert v.error == "", v.error
+    same_outputs(v, [sm(jax.device_put(x, want))])
+    (lf,) = v.trace.input_leaves
+    assert lf.sharding.devices_indices_map((8, 8)) == want.devices_indices_map((8, 8))
+    j = ShardView(body, x, in_specs=[short], out_specs=[short], **kw)
+    assert j.error == "", j.error
+    same_outputs(j, [jax.jit(body, out_shardings=want)(jax.device_put(x, want))])
+    j.set_layout(in_specs=[[]], out_specs=[None])
+    j.set_layout(in_specs=[list(short)], out_specs=[list(short)])
+    assert j.error == "" and j.in_specs == j.out_specs
+    same_outputs(j, [jax.jit(body, out_shardings=want)(jax.device_put(x, want))])
+    a = ShardView(jax.device_put(x, NamedSharding(m, P(None, "y"))))
+    a.spec = list(short)
+    assert a.error == "", a.error
+    got = a.layout
+    put = jax.device_put(x, want)
+    assert {d: got.blocks[b].index for d, b in got.device_block.items()} == {
+        d.id: tuple(s.indices(n)[:2] for s, n in zip(i, (8, 8), strict=True))
+        for d, i in put.sharding.devices_indices_map((8, 8)).items()
+    }

@@ -323,3 +323,69 @@ def test_a_constraint_on_a_sub_mesh_inside_a_jit_with_its_own_shardings(donate: 
     np.testing.assert_array_equal(np.asarray(out), (x + 1) * 2)
     assert out.sharding.is_equivalent_to(s, 2)
     np.testing.assert_array_equal(x, np.arange(64).reshape(8, 8))  # the input is untouched
+
+
+def _sub_mesh() -> Any:
+    return jax.sharding.Mesh(np.array(jax.devices()[:2]).reshape(2, 1), ("x", "y"))
+
+
+def _constrained(x: Any) -> Any:
+    mesh = _sub_mesh()
+    return jax.lax.with_sharding_constraint(x * 2, NamedSharding(mesh, P("x", "y")))
+
+
+def _user_jits() -> list[tuple[str, Any, tuple[Any, ...]]]:
+    """jax.jit wrappers the way users write them: their own in/out shardings (JAX's
+    testShardingConstraintWithArray), donation, static arguments, unused inputs."""
+    mesh = _sub_mesh()
+    rep = NamedSharding(mesh, P(None))
+    rows = NamedSharding(mesh, P("x"))
+    x = np.arange(16.0).reshape(8, 2)
+    return [
+        (
+            "constraint_out_replicated",
+            jax.jit(_constrained, in_shardings=rep, out_shardings=rep),
+            (x,),
+        ),
+        ("out_rows", jax.jit(lambda a: a + 1, in_shardings=rep, out_shardings=rows), (x,)),
+        (
+            "out_tuple",
+            jax.jit(lambda a: (a, a.sum(0)), in_shardings=rep, out_shardings=(rows, rep)),
+            (x,),
+        ),
+        ("donate", jax.jit(lambda a: a * 3, out_shardings=rows, donate_argnums=0), (x,)),
+        (
+            "static_argnums",
+            jax.jit(lambda a, k: a * k, static_argnums=1, out_shardings=rep),
+            (x, 3),
+        ),
+        (
+            "keep_unused",
+            jax.jit(lambda a, b: a * 2, keep_unused=True, out_shardings=rows),
+            (x, np.ones(4)),
+        ),
+    ]
+
+
+@pytest.mark.filterwarnings("ignore:Some donated buffers were not usable")
+@pytest.mark.parametrize(("name", "f", "args"), _user_jits(), ids=[c[0] for c in _user_jits()])
+def test_user_jit_keywords_reported_as_jax_compiles_them(name: str, f: Any, args: Any) -> None:
+    """A jax.jit with its own out_shardings and other keywords: the view's outputs, their
+    layout and the collectives are those of ``f.lower(*args).compile()`` (issue 23, defect 3:
+    the view reported P('x',) and no all-gather where JAX gives P(None,) and an all-gather)."""
+    compiled = f.lower(*args).compile()
+    want = f(*args)
+    v = ShardView(f, *args)
+    assert v.error == "", v.error
+    for lf, sh, w in zip(
+        v.trace.output_leaves,
+        jax.tree_util.tree_leaves(compiled.output_shardings),
+        jax.tree_util.tree_leaves(want),
+        strict=True,
+    ):
+        assert index_map(lf.sharding, lf.shape) == index_map(sh, w.shape)
+    for got, w in zip(v.outputs or [], jax.tree_util.tree_leaves(want), strict=True):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(w))
+        assert index_map(got.sharding, got.shape) == index_map(w.sharding, w.shape)
+    hlo_counts = Counter(m.group(1) for m in COLL.finditer(compiled.as_text()))
+    assert Counter(c.kind for c in v.trace.collectives) == hlo_counts

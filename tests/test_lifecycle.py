@@ -478,3 +478,34 @@ def test_save_html_returns_one_report_for_both_views(arr, tmp_path):
         assert r.bytes == (tmp_path / name).stat().st_size > 0
         assert r.variants == 1 and r.skipped == 0 and not r.truncated
         assert str(r).startswith(f"{tmp_path / name}: ")
+
+
+def test_every_front_end_layout_change_refused_with_several_processes(arr, monkeypatch):
+    """A trait sync, a request and undo/redo from the front end (which reaches one process)
+    are refused before anything is computed: traits, compile cache and history unchanged, the
+    front end put back; the same change from Python still works (issue 23, defect 5)."""
+    from shardwidget.views import function as function_mod
+
+    f = ShardView(lambda a: a * 2, arr)
+    f.set_layout(in_specs=[["y", "x"]])
+    monkeypatch.setattr(function_mod, "_several_processes", lambda: True)
+    sent = Sent(f)
+    synced: list = []
+    f.send_state = lambda key=None: synced.append(key)
+
+    def snap():
+        return ({k: getattr(f, k) for k in f.STATE_TRAITS}, len(f._traced._cache), f._at)
+
+    before = snap()
+    f.set_state({"in_specs": [["x", "y"]], "mesh_shape": [4, 2]})
+    assert synced and set(synced[-1]) == {"in_specs", "mesh_shape"}
+    assert "several processes" in f.error and snap() == before
+    f.error = ""
+    f._on_custom_msg(f, {"type": "history", "step": -1}, [])
+    assert "several processes" in f.error and snap() == before
+    st = {**f._trace_options["original"], "in_specs": [["x", "y"]]}
+    f._on_custom_msg(f, {"type": "trace_request", "seq": 7, "state": st}, [])
+    assert sent.msgs[-1]["seq"] == 7 and "several processes" in sent.msgs[-1]["error"]
+    assert snap() == before and f.busy is False
+    f.set_layout(in_specs=[["x", "y"]])
+    assert f.error == "" and f.trace.input_leaves[0].sharding.spec == P("x", "y")

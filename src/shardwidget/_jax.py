@@ -136,3 +136,14 @@ def hlo_sharding_text(proto: Any) -> str:
     from jax._src.lib import xla_client as xc  # type: ignore[attr-defined]
 
     return str(xc.HloSharding.from_proto(proto))
+
+
+def jit_has_out_shardings(f: Any) -> bool:
+    """Whether f is a ``jax.jit(g, out_shardings=…)`` with out_shardings of its own (read from
+    the private ``_jit_info``, jax 0.7–0.10; True where it is absent, so the caller reads the
+    compile's output shardings anyway)."""
+    info = getattr(f, "_jit_info", None)
+    if info is None:
+        return True
+    leaves = getattr(info, "out_shardings_leaves", ())
+    return any(type(sh).__name__ != "UnspecifiedValue" for sh in leaves)

@@ -313,9 +313,10 @@ def _named_geometry(sharding: Any, shape: tuple[int, ...]) -> Geometry | None:
     devices: ~45 -> ~10 ms, on the path of every new layout). Dimension d is cut into the
     product of its axes' sizes, the first axis major; a device's block follows from its mesh
     coordinates; a block's holders come in mesh order, as JAX lists them. None (use the
-    generic path) for anything else: an axis the mesh lacks, an uneven cut, a dimension of
-    size 0 that is cut (JAX gives its pieces one index: one block), a spec longer than the
-    shape. tests/test_layout.py checks both paths agree."""
+    generic path) for anything else: an axis the mesh lacks, an uneven cut, a spec longer
+    than the shape. A size-0 dimension is not cut at all: JAX gives every device the same
+    empty index there, so the devices that differ only along its axes hold one block.
+    tests/test_layout.py checks both paths agree."""
     spec = tuple(sharding.spec)
     if len(spec) > len(shape):
         return None
@@ -333,10 +334,12 @@ def _named_geometry(sharding: Any, shape: tuple[int, ...]) -> Geometry | None:
         for a in axes:
             if not isinstance(a, str) or a not in names:
                 return None
+            if n == 0:  # every cut of a size-0 dimension is the same (0, 0): one block
+                continue
             i = names.index(a)
             k = k * sizes[i] + coords[i]
             cut *= sizes[i]
-        if n % cut or (n == 0 and cut > 1):  # size 0 cut: every piece is one empty block
+        if n % cut:
             return None
         cuts.append(cut)
         block_of_dim.append(k)

@@ -119,3 +119,33 @@ def _own_mesh(leaves: Sequence[Leaf]) -> Any:
             (device,) = sh.device_set
             return jax.sharding.Mesh(np.array([device]), ("x",))
     return None
+
+
+def jit_out_specs(
+    own: Sequence[Any], own_mesh: Any, mesh_key: Any, shapes: Sequence[tuple[int, ...]]
+) -> tuple[Any, ...]:
+    """jit mode's default out_specs: a ``jax.jit(g, out_shardings=…)`` f's own output
+    shardings (``own``, one per output leaf) where the state is on their mesh, as ``f(*args)``
+    lays its outputs out; else None (XLA chooses)."""
+    from ..model import state as state_mod
+
+    if len(own) != len(shapes):
+        return (None,) * len(shapes)
+    outs = []
+    for sh, shape in zip(own, shapes, strict=True):
+        st = state_mod.state_of_sharding(sh, len(shape)) if sh is not None else None
+        same = st is not None and st.mesh_key == mesh_key and sh.mesh == own_mesh
+        outs.append(st.spec if same and st is not None else None)
+    return tuple(outs)
+
+
+def pad_out_specs(out_specs: Sequence[Any], shapes: Sequence[tuple[int, ...]]) -> tuple[Any, ...]:
+    """Each out_spec shorter than its output's rank padded with None entries, as JAX reads a
+    short spec (P() is replicated for any rank); longer ones are left for check_outputs to
+    refuse, and so are out_specs whose count differs from the outputs'."""
+    if len(shapes) != len(out_specs):
+        return tuple(out_specs)
+    return tuple(
+        s if s is None or len(s) >= len(shape) else (*s, *((),) * (len(shape) - len(s)))
+        for s, shape in zip(out_specs, shapes, strict=True)
+    )

@@ -38,7 +38,7 @@ from ._jaxpr import (
     _walk_shard_map_meshes,
     other_mesh,
 )
-from ._specs import _own_mesh, _Sharded, leaf_specs
+from ._specs import _own_mesh, _Sharded, jit_out_specs, leaf_specs, pad_out_specs
 from .result import (
     JIT_REFUSES,
     MODES,
@@ -103,14 +103,17 @@ class Traced:
         devices, in its order, are the view's mesh while the mesh shape stays its shape, so
         outputs land where ``jax.jit(f)(*args)`` puts them (a sub-mesh of some devices too).
         Found in f's sharding constraints when no input has one (see :meth:`find_own_mesh`)."""
+        self.jit_out_shardings: list[Any] = []
+        """Per output leaf: the sharding a ``jax.jit(g, out_shardings=…)`` f puts it in, as
+        its own compile reports it ([] where f gives no out_shardings or is not jitted): the
+        default out_specs on f's mesh, so the view shows what ``f(*args)`` does."""
         self.jit_in_shardings: list[Any] = self._jit_in_shardings(args, kwargs)
         """Per input leaf: the sharding a ``jax.jit(g, in_shardings=…)`` f gives it (its own
         in_shardings; None where it gives none or f is not jitted). A leaf without a
         sharding of its own (numpy) starts there, as ``f(*args)`` lays it out."""
-        if self.own_mesh is None:
-            self.own_mesh = _own_mesh(
-                [Leaf("", (), None, _Sharded(sh)) for sh in self.jit_in_shardings if sh]
-            )
+        if self.own_mesh is None:  # f's own in_shardings, else its out_shardings
+            shs = [*self.jit_in_shardings, *self.jit_out_shardings]
+            self.own_mesh = _own_mesh([Leaf("", (), None, _Sharded(sh)) for sh in shs if sh])
         self.find_own_mesh()
         self.run_disabled = _run_disabled(self.leaves, self.devices)
         """Why the compiled function is not run ("" when it is): ShapeDtypeStruct inputs, or
@@ -344,10 +347,13 @@ class Traced:
         if not hasattr(self.f, "lower") or self.mode != "jit" or not self.leaves:
             return none
         try:
-            lowered = self.f.lower(*args, **kwargs)
-            shs = jax.tree_util.tree_leaves(lowered.compile().input_shardings)
+            compiled = self.f.lower(*args, **kwargs).compile()
+            shs = jax.tree_util.tree_leaves(compiled.input_shardings)
         except Exception:  # (committed inputs it refuses, pmap, …): the view's defaults
             return none
+        if _jax.jit_has_out_shardings(self.f):
+            outs = jax.tree_util.tree_leaves(compiled.output_shardings)
+            self.jit_out_shardings = [sh if isinstance(sh, NamedSharding) else None for sh in outs]
         if len(shs) != len(self.leaves):
             return none
         return [
@@ -675,7 +681,8 @@ def complete(traced: Traced, state: TraceState) -> TraceState:
         return _padded(traced, state)
     shapes, _ = traced.output_info(state)
     if traced.mode == "jit":
-        return TraceState(*state.mesh_key, state.in_specs, (None,) * len(shapes))
+        outs = jit_out_specs(traced.jit_out_shardings, traced.own_mesh, state.mesh_key, shapes)
+        return TraceState(*state.mesh_key, state.in_specs, outs)
     by_rank: dict[int, spec_mod.NormSpec] = {}
     for lf, sp in zip(traced.leaves, state.in_specs, strict=True):
         by_rank.setdefault(len(lf.shape), sp)
@@ -684,17 +691,8 @@ def complete(traced: Traced, state: TraceState) -> TraceState:
 
 
 def _padded(traced: Traced, state: TraceState) -> TraceState:
-    """state with each out_spec shorter than its output's rank padded with None entries, as
-    JAX reads a short spec (P() is replicated for any rank); longer ones are left for
-    check_outputs to refuse."""
-    short = [s for s in state.out_specs if s is not None]
-    if not short:
+    """state with its short out_specs padded as JAX reads them (see :func:`pad_out_specs`)."""
+    if all(s is None for s in state.out_specs):
         return state
-    shapes, _ = traced.output_info(state)
-    if len(shapes) != len(state.out_specs):
-        return state
-    outs = tuple(
-        s if s is None or len(s) >= len(shape) else (*s, *((),) * (len(shape) - len(s)))
-        for s, shape in zip(state.out_specs, shapes, strict=True)
-    )
+    outs = pad_out_specs(state.out_specs, traced.output_info(state)[0])
     return state if outs == state.out_specs else TraceState(*state.mesh_key, state.in_specs, outs)

@@ -211,6 +211,8 @@ def grid(svg: Svg, scene: ArrayScene, x0: float, y0: float, width: float, max_h:
         by, bh = gy + y1 / rn * gh, (y2 - y1) / rn * gh
         if raster is not None:
             _fill(raster, bx - gx, by - gy, bw, bh, b.colors[0])
+            if b.thumb is not None and scene.heat is not None:
+                _fill_heat(raster, bx - gx, by - gy, bw, bh, _heat_rgb(b.thumb, scene.heat))
         _block(svg, lay, b, bx, by, bw, bh, scene.heat, raster is None)
     if raster is not None:
         data = base64.b64encode(encode_rgb(raster)).decode("ascii")
@@ -271,6 +273,27 @@ def _fill(img: np.ndarray, x: float, y: float, w: float, h: float, color: str) -
     img[y0 : y1 - (1 if y1 - y0 >= 3 else 0), x0 : x1 - (1 if x1 - x0 >= 3 else 0)] = rgb
 
 
+def _heat_rgb(thumb: np.ndarray, heat: tuple[float, float]) -> np.ndarray:
+    """A heatmap on the picture's one scale as viridis RGB; non-finite pixels at the low end."""
+    lo, hi = heat
+    q = (thumb - lo) * (255.0 / (hi - lo)) if hi > lo else np.full(thumb.shape, 128.0)
+    q = np.where(np.isfinite(q), q, 0.0)
+    return _LUT[np.clip(np.rint(q), 0, 255).astype(np.uint8)]
+
+
+def _fill_heat(img: np.ndarray, x: float, y: float, w: float, h: float, px: np.ndarray) -> None:
+    """Paint a block's heatmap into the grid's raster, inside a 1 px ring of its colour (and
+    the white edge :func:`_fill` leaves), stretched nearest-neighbour to the block's pixels."""
+    x0, y0 = round(x) + 1, round(y) + 1
+    x1, y1 = max(round(x) + 1, round(x + w)) - 2, max(round(y) + 1, round(y + h)) - 2
+    bh, bw = y1 - y0, x1 - x0
+    if bh < 2 or bw < 2:
+        return
+    rows = np.arange(bh) * px.shape[0] // bh
+    cols = np.arange(bw) * px.shape[1] // bw
+    img[y0:y1, x0:x1] = px[rows[:, None], cols]
+
+
 def _every(need: float, have: float, n: int) -> int:
     """Label every k-th of n equal slots of ``have`` px when a label needs ``need`` px."""
     return max(1, min(n, math.ceil(need / max(have, 1e-9))))
@@ -295,11 +318,10 @@ def _block(
         svg.parts.append(f'<g class="block"><title>{html.escape(b.title)}</title>')
         svg.rect(x, y, w, h, fill, ' stroke="#ffffff" stroke-width="1"')
     inset = min(6.0, w / 6, h / 6) if len(devices) == 1 else min(8.0, w / 5, h / 5)
-    if thumb is not None and heat is not None and w > 2 * inset + 2 and h > 2 * inset + 2:
-        lo, hi = heat
-        q = (thumb - lo) * (255.0 / (hi - lo)) if hi > lo else np.full(thumb.shape, 128.0)
-        q = np.where(np.isfinite(q), q, 0.0)
-        px = _LUT[np.clip(np.rint(q), 0, 255).astype(np.uint8)]
+    drawn = thumb is not None and heat is not None and w > 2 * inset + 2 and h > 2 * inset + 2
+    if drawn and rect:  # (in a raster the heatmap is painted into it: one image, not 4096)
+        assert thumb is not None and heat is not None
+        px = _heat_rgb(thumb, heat)
         # Each value as a square of pixels: converters that smooth images (cairosvg ignores
         # image-rendering) then blur only the squares' edges, not the whole heatmap.
         rows, cols = px.shape[:2]

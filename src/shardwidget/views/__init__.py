@@ -5,5 +5,6 @@ from .array import ArrayView
 from .base import ShardView
 from .compare import Comparison, compare
 from .function import FunctionView
+from .tree import TreeView  # noqa: F401  (registers the tree view kind)
 
 __all__ = ["ArrayView", "Comparison", "FunctionView", "ShardView", "compare"]

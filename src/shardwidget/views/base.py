@@ -527,7 +527,17 @@ class ShardView(anywidget.AnyWidget):
 SUPERSEDED = "superseded by a newer request"
 _QUIET = ("busy", "_hardware_presets")
 """Synced traits whose change leaves the picture as it is."""
-_HOLDERS = ("_source", "_array", "_first", "_original", "_tiles", "_traced", "_result", "_mesh")
+_HOLDERS = (
+    "_flat",
+    "_source",
+    "_array",
+    "_first",
+    "_original",
+    "_tiles",
+    "_traced",
+    "_result",
+    "_mesh",
+)
 """Attributes of a view that may hold the user's arrays or copies (dropped by _abandon)."""
 
 

@@ -1,0 +1,285 @@
+"""Partition rules for a tree: regex rules and logical axis rules, applied to TreeLeafs from
+shardings alone (no device work), and bytes per device summed over a tree. Imports JAX, never
+widget code.
+
+Regex rules are ``[(regex, PartitionSpec), ...]`` matched with ``re.search`` against each leaf's
+path; the first match wins, as in the regex partition rules of large-model codebases (e.g.
+EasyLM's ``match_partition_rules``). Unmatched leaves keep their layout. Logical rules are
+``[(logical name, mesh axes), ...]`` resolved as ``flax.linen.logical_to_mesh_axes`` does
+(flax's ``logical_to_mesh_sharding``): in order of precedence, each mesh axis used once per
+leaf, unresolved names replicated.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import spec as spec_mod
+from .tree import Names, TreeLeaf
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One regex rule: leaves whose path ``re.search``-matches ``pattern`` get ``spec``.
+
+    Attributes:
+        pattern: the regex, as given; spec: its normalized spec (one axis tuple per dimension,
+        shorter than a leaf's rank: padded with None, as JAX pads a PartitionSpec).
+    """
+
+    pattern: str
+    spec: spec_mod.NormSpec
+    regex: Any = field(repr=False, compare=False)
+
+    @property
+    def partition_spec(self) -> Any:
+        """The rule's jax PartitionSpec."""
+        return spec_mod.to_partition_spec(self.spec)
+
+    @property
+    def text(self) -> str:
+        """The rule as one line of the rules editor: ``regex  P(...)``."""
+        return f"{self.pattern}  {spec_mod.to_text(self.spec)}"
+
+
+def _spec_entries(spec: Any) -> list[Any]:
+    if spec is None:
+        return []
+    if isinstance(spec, str):
+        return [spec]  # P('x') written as 'x'
+    try:
+        return list(spec)
+    except TypeError:
+        raise ValueError(f"spec must be a PartitionSpec, got {type(spec).__name__}") from None
+
+
+def make_rule(pattern: Any, spec: Any, number: int) -> Rule:
+    """A Rule; ValueError naming rule ``number`` (from 1) when the regex or spec is malformed."""
+    if not isinstance(pattern, str):
+        raise ValueError(f"rule {number}: the pattern must be a regex string, got {pattern!r}")
+    try:
+        regex = re.compile(pattern)
+    except re.error as e:
+        raise ValueError(f"rule {number} ({pattern!r}): bad regex: {e}") from None
+    entries = _spec_entries(spec)
+    try:
+        norm = spec_mod.normalize(entries, len(entries))
+    except ValueError as e:
+        raise ValueError(f"rule {number} ({pattern!r}): {e}") from None
+    return Rule(pattern, norm, regex)
+
+
+def make_rules(rules: Any) -> tuple[Rule, ...]:
+    """Rules from ``[(regex, PartitionSpec), ...]`` (or rules text, one per line); ValueError."""
+    if isinstance(rules, str):
+        return parse_text(rules)
+    if rules is None:
+        return ()
+    out = []
+    for i, item in enumerate(rules, start=1):
+        if isinstance(item, Rule):
+            out.append(item)
+            continue
+        if not isinstance(item, tuple | list) or len(item) != 2:
+            raise ValueError(f"rule {i} must be a pair (regex, PartitionSpec), got {item!r}")
+        out.append(make_rule(item[0], item[1], i))
+    return tuple(out)
+
+
+_SPEC_AT = re.compile(r"(?:^|\s)(?:->|:)?\s*(?:P|PartitionSpec)\((.*)\)\s*$")
+
+
+def parse_line(line: str, number: int) -> Rule | None:
+    """One editor line ``regex  P('x', None)`` (also ``regex: P(...)`` / ``regex -> P(...)``);
+    None for a blank line or a ``#`` comment; ValueError naming the line."""
+    text = line.strip()
+    if not text or text.startswith("#"):
+        return None
+    m = _SPEC_AT.search(text)
+    if m is None:
+        raise ValueError(f"line {number}: write a regex, then its spec: {text!r}  P('x', None)")
+    pattern = text[: m.start()].strip().rstrip(":").rstrip("->").strip()
+    if not pattern:
+        raise ValueError(f"line {number}: the regex is missing before the spec")
+    try:
+        inner = ast.literal_eval(f"({m.group(1)},)") if m.group(1).strip() else ()
+    except (ValueError, SyntaxError):
+        raise ValueError(
+            f"line {number}: cannot read the spec P({m.group(1)}): write axis names in quotes, "
+            "None, or tuples of names"
+        ) from None
+    return make_rule(pattern, list(inner), number)
+
+
+def parse_text(text: str) -> tuple[Rule, ...]:
+    """Rules from the editor's text, one per line; ValueError naming the first bad line."""
+    out = []
+    for i, line in enumerate(text.splitlines(), start=1):
+        rule = parse_line(line, i)
+        if rule is not None:
+            out.append(rule)
+    return tuple(out)
+
+
+def line_errors(text: str) -> list[tuple[int, str]]:
+    """(line number, message) for every line the editor should mark."""
+    errors = []
+    for i, line in enumerate(text.splitlines(), start=1):
+        try:
+            parse_line(line, i)
+        except ValueError as e:
+            errors.append((i, str(e)))
+    return errors
+
+
+def to_text(rules: Sequence[Rule]) -> str:
+    """Rules as the editor shows them, one per line."""
+    return "\n".join(r.text for r in rules)
+
+
+LogicalRules = tuple[tuple[str, tuple[str, ...] | None], ...]
+
+
+def make_logical_rules(rules: Any) -> LogicalRules:
+    """Logical rules ``[(name, mesh axis | (axes…) | None), ...]`` as data; ValueError."""
+    out: list[tuple[str, tuple[str, ...] | None]] = []
+    for i, item in enumerate(rules or (), start=1):
+        if not isinstance(item, tuple | list) or len(item) != 2 or not isinstance(item[0], str):
+            raise ValueError(f"logical rule {i} must be a pair (name, mesh axis), got {item!r}")
+        name, axes = item
+        if axes is None:
+            out.append((name, None))
+        elif isinstance(axes, str):
+            out.append((name, (axes,)))
+        elif isinstance(axes, tuple | list) and all(isinstance(a, str) for a in axes):
+            out.append((name, tuple(axes)))
+        else:
+            raise ValueError(f"logical rule {i} ({name!r}): mesh axes must be names, got {axes!r}")
+    return tuple(out)
+
+
+def logical_spec(names: Names, rules: LogicalRules) -> spec_mod.NormSpec:
+    """The spec of a leaf with these logical names, as ``flax.linen.logical_to_mesh_axes``
+    resolves them: rules in order of precedence; a rule applies to a dimension still unassigned
+    when none of its mesh axes is used yet by this leaf."""
+    result: list[tuple[str, ...] | None] = [None] * len(names)
+    assigned = [False] * len(names)
+    used: set[str] = set()
+    for name, axes in rules:
+        if name not in names:
+            continue
+        pos = names.index(name)
+        new = set(axes or ())
+        if assigned[pos] or used & new:
+            continue
+        result[pos] = axes
+        assigned[pos] = True
+        used |= new
+    return tuple(tuple(a) if a else () for a in result)
+
+
+@dataclass(frozen=True)
+class Applied:
+    """Leaves laid out by rules: the leaves, and per leaf what set its layout ("rule 2",
+    "logical", or "" for its own layout)."""
+
+    leaves: tuple[TreeLeaf, ...]
+    sources: tuple[str, ...]
+
+
+def _fit(leaf: TreeLeaf, spec: spec_mod.NormSpec, axes: dict[str, int], what: str) -> Any:
+    """spec padded to the leaf's rank, validated; ValueError naming leaf and rule."""
+    ndim = len(leaf.shape)
+    if len(spec) > ndim:
+        raise ValueError(
+            f"{what} does not fit leaf {leaf.path} (shape {leaf.shape}): its spec has "
+            f"{len(spec)} entries but the leaf has {ndim} dimension{'' if ndim == 1 else 's'}"
+        )
+    full = spec + ((),) * (ndim - len(spec))
+    try:
+        spec_mod.validate(full, leaf.shape, axes)
+    except ValueError as e:
+        raise ValueError(
+            f"{what} does not fit leaf {leaf.path} (shape {leaf.shape}): {e}"
+        ) from None
+    return full
+
+
+def apply(
+    leaves: Sequence[TreeLeaf],
+    mesh: Any,
+    rules: Sequence[Rule] = (),
+    logical: LogicalRules = (),
+) -> Applied:
+    """Each leaf laid out by the first regex rule whose pattern its path matches, else by the
+    logical rules when it carries names and they are given, else as it is. ValueError naming
+    the leaf and the rule when one cannot apply (nothing is applied then)."""
+    from jax.sharding import NamedSharding
+
+    axes = {str(n): int(s) for n, s in zip(mesh.axis_names, mesh.devices.shape, strict=True)}
+    shardings: dict[spec_mod.NormSpec, Any] = {}
+    out: list[TreeLeaf] = []
+    sources: list[str] = []
+    for leaf in leaves:
+        spec: spec_mod.NormSpec | None = None
+        source = ""
+        for i, rule in enumerate(rules, start=1):
+            if rule.regex.search(leaf.path):
+                source = f"rule {i}"
+                spec = _fit(leaf, rule.spec, axes, f"rule {i} ({rule.text})")
+                break
+        if spec is None and logical and leaf.names is not None:
+            source = "logical"
+            names = ", ".join(repr(n) for n in leaf.names)
+            spec = _fit(leaf, logical_spec(leaf.names, logical), axes, f"logical rules ({names})")
+        if spec is None:
+            out.append(leaf)
+            sources.append("")
+            continue
+        if spec not in shardings:
+            shardings[spec] = NamedSharding(mesh, spec_mod.to_partition_spec(spec))
+        out.append(leaf.with_sharding(shardings[spec]))
+        sources.append(source)
+    return Applied(tuple(out), tuple(sources))
+
+
+@functools.lru_cache(maxsize=64)
+def _mesh_ids(mesh: Any) -> tuple[int, ...]:
+    """The mesh's device ids (cached: asked once per leaf, meshes are few)."""
+    return tuple(int(d.id) for d in mesh.devices.flat)
+
+
+def leaf_bytes(leaf: TreeLeaf) -> tuple[tuple[int, ...], int]:
+    """(device ids, bytes each holds) of a leaf: from the mesh and spec alone for an even
+    NamedSharding (no geometry), else from its Layout."""
+    from jax.sharding import NamedSharding
+
+    s = leaf.sharding
+    if isinstance(s, NamedSharding) and not spec_mod.unreduced_of(s.spec):
+        sizes = dict(zip(s.mesh.axis_names, s.mesh.devices.shape, strict=True))
+        norm = spec_mod.normalize(s.spec.partitions, len(leaf.shape))
+        n = 1
+        for dim, entry in zip(leaf.shape, norm, strict=True):
+            cut = int(np.prod([sizes[a] for a in entry], dtype=np.int64)) if entry else 1
+            n *= dim // cut
+        return _mesh_ids(s.mesh), -(-n * leaf.itemsize_bits // 8)
+    lay = leaf.layout
+    return tuple(d.id for d in lay.devices), lay.bytes_per_device
+
+
+def per_device(leaves: Sequence[TreeLeaf]) -> dict[int, int]:
+    """Device id -> bytes it holds of these leaves (each shard counted on each holder; int4
+    packed as XLA stores it)."""
+    total: dict[int, int] = {}
+    for leaf in leaves:
+        ids, b = leaf_bytes(leaf)
+        for d in ids:
+            total[d] = total.get(d, 0) + b
+    return dict(sorted(total.items()))

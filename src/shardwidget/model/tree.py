@@ -1,0 +1,233 @@
+"""A pytree of arrays as plain data: its array leaves (path, shape, dtype, sharding, logical axis
+names) and its static leaves. Imports JAX, never widget code; flax is never imported (its
+variables are recognised by their methods).
+
+Leaves are what ``jax.tree_util.tree_flatten_with_path`` gives, in its order, with their paths as
+``jax.tree_util.keystr`` writes them. A leaf is an array leaf when it is a ``jax.Array`` or a
+``jax.ShapeDtypeStruct`` (an abstract leaf, as ``jax.eval_shape`` gives: no data, never
+allocated); every other leaf (int, str, a numpy array, …) is static: listed, never laid out.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import spec as spec_mod
+from .layout import Layout, itemsize_bits_of, layout_of_sharding
+
+Names = tuple[str | None, ...]  # a logical axis name (or None) per dimension
+
+
+@dataclass(frozen=True)
+class TreeLeaf:
+    """One array leaf of a tree, laid out by ``sharding``.
+
+    Attributes:
+        path: the leaf's path, as ``jax.tree_util.keystr`` writes it.
+        index: its position among all the tree's leaves (static ones included).
+        shape: the global shape.
+        dtype: the numpy dtype (``str(leaf.dtype)``: "float32", "int4", …).
+        sharding: the jax Sharding it is (or would be) laid out by.
+        abstract: True for a ShapeDtypeStruct (no data, no statistics).
+        placed: False for a ShapeDtypeStruct without a sharding: it is shown on the default
+            device, where ``jax.device_put`` / ``jit`` would put it.
+        names: logical axis names per dimension (flax ``nnx.with_partitioning`` metadata), or
+            None when the leaf carries none.
+    """
+
+    path: str
+    index: int
+    shape: tuple[int, ...]
+    dtype: Any
+    sharding: Any = field(repr=False)
+    abstract: bool = False
+    placed: bool = True
+    names: Names | None = None
+    itemsize_bits: int = field(default=0, repr=False)
+
+    @functools.cached_property
+    def layout(self) -> Layout:
+        """The same :class:`~shardwidget.Layout` the array view shows (made on first use: a
+        tree of thousands of leaves lays out from shardings alone, then draws few)."""
+        return layout_of_sharding(self.sharding, self.shape, self.dtype)
+
+    @property
+    def spec(self) -> Any:
+        """The PartitionSpec, padded with None to the leaf's rank (None when the sharding has
+        no mesh: one device, or a custom layout)."""
+        from jax.sharding import NamedSharding
+
+        if isinstance(self.sharding, NamedSharding):
+            return spec_mod.to_partition_spec(
+                spec_mod.normalize(self.sharding.spec.partitions, len(self.shape))
+            )
+        lay = self.layout
+        return spec_mod.to_partition_spec(lay.spec) if lay.spec is not None else None
+
+    @property
+    def size(self) -> int:
+        """Elements of the whole leaf."""
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def logical_bytes(self) -> int:
+        """Bytes of the whole leaf, counted once (int4 packed)."""
+        return -(-self.size * self.itemsize_bits // 8)
+
+    def with_sharding(self, sharding: Any) -> TreeLeaf:
+        """This leaf laid out by another sharding."""
+        return TreeLeaf(
+            self.path,
+            self.index,
+            self.shape,
+            self.dtype,
+            sharding,
+            self.abstract,
+            True,
+            self.names,
+            self.itemsize_bits,
+        )
+
+
+@dataclass(frozen=True)
+class StaticLeaf:
+    """A leaf that is not an array (an int, a string, a numpy array, …): listed, never laid out.
+
+    Attributes:
+        path: as ``jax.tree_util.keystr`` writes it; index: its position among all leaves;
+        kind: its type's name; text: a short repr.
+    """
+
+    path: str
+    index: int
+    kind: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Flat:
+    """A tree taken apart: its structure, every leaf in order, and the array leaves."""
+
+    treedef: Any = field(repr=False)
+    values: tuple[Any, ...] = field(repr=False)  # every leaf as given (the user's own objects)
+    leaves: tuple[TreeLeaf, ...]
+    static: tuple[StaticLeaf, ...]
+
+
+def is_array_leaf(x: Any) -> bool:
+    """A jax.Array or a ShapeDtypeStruct: what a tree view lays out."""
+    import jax
+
+    return isinstance(x, jax.Array | jax.ShapeDtypeStruct)
+
+
+def _is_flax_variable(x: Any) -> bool:
+    """A flax variable (nnx.Variable, or a linen Partitioned box), without importing flax."""
+    mod = type(x).__module__ or ""
+    return mod.startswith("flax.") and (hasattr(x, "get_metadata") or hasattr(x, "names"))
+
+
+def _names_of(var: Any) -> Names | None:
+    """The logical axis names a flax variable carries: nnx ``out_sharding`` (flax ≥ 0.11) or
+    ``sharding`` / ``sharding_names`` (older nnx), or linen ``Partitioned.names``."""
+    meta: dict[str, Any] = {}
+    if hasattr(var, "get_metadata"):
+        try:
+            meta = dict(var.get_metadata())
+        except Exception:  # a variable type whose metadata cannot be read: no names
+            meta = {}
+    for key in ("out_sharding", "sharding_names", "sharding"):
+        names = meta.get(key)
+        if names:
+            break
+    else:
+        names = getattr(var, "names", None)
+    if not isinstance(names, tuple | list) or not all(
+        n is None or isinstance(n, str) for n in names
+    ):
+        return None
+    return tuple(names)
+
+
+def logical_names(tree: Any) -> dict[str, Names]:
+    """Path of each array leaf under a flax variable -> that variable's logical axis names."""
+    import jax
+
+    found: dict[str, Names] = {}
+    nodes, _ = jax.tree_util.tree_flatten_with_path(tree, is_leaf=_is_flax_variable)
+    for path, node in nodes:
+        if not _is_flax_variable(node):
+            continue
+        names = _names_of(node)
+        if names is None:
+            continue
+        for sub, leaf in jax.tree_util.tree_flatten_with_path(node)[0]:
+            if is_array_leaf(leaf) and len(leaf.shape) == len(names):
+                found[jax.tree_util.keystr((*path, *sub))] = names
+    return found
+
+
+def _default_sharding() -> Any:
+    import jax
+
+    return jax.sharding.SingleDeviceSharding(jax.devices()[0])
+
+
+def flatten(tree: Any) -> Flat:
+    """The tree taken apart; TypeError when it has no array leaf at all."""
+    import jax
+
+    pairs, treedef = jax.tree_util.tree_flatten_with_path(tree)
+    names = logical_names(tree)
+    leaves: list[TreeLeaf] = []
+    static: list[StaticLeaf] = []
+    bits: dict[Any, int] = {}
+    for i, (path, x) in enumerate(pairs):
+        key = jax.tree_util.keystr(path)
+        if not is_array_leaf(x):
+            static.append(StaticLeaf(key, i, type(x).__name__, _short(x)))
+            continue
+        if isinstance(x, jax.Array) and x.is_deleted():
+            raise ValueError(f"leaf {key} is a deleted jax.Array (donated or deleted)")
+        sharding = getattr(x, "sharding", None)
+        dt = np.dtype(x.dtype)
+        if dt not in bits:
+            bits[dt] = itemsize_bits_of(dt)
+        leaves.append(
+            TreeLeaf(
+                path=key,
+                index=i,
+                shape=tuple(int(s) for s in x.shape),
+                dtype=dt,
+                sharding=sharding if sharding is not None else _default_sharding(),
+                abstract=not isinstance(x, jax.Array),
+                placed=sharding is not None,
+                names=names.get(key),
+                itemsize_bits=bits[dt],
+            )
+        )
+    values = tuple(x for _, x in pairs)
+    return Flat(treedef, values, tuple(leaves), tuple(static))
+
+
+def _short(x: Any, limit: int = 60) -> str:
+    if isinstance(x, np.ndarray):
+        return f"{x.dtype}{list(x.shape)} (numpy)"
+    text = repr(x)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def mesh_of(leaves: tuple[TreeLeaf, ...]) -> Any:
+    """The mesh of the first leaf laid out on one (the tree's own mesh), or None."""
+    from jax.sharding import NamedSharding
+
+    for leaf in leaves:
+        if isinstance(leaf.sharding, NamedSharding):
+            mesh = leaf.sharding.mesh
+            if hasattr(mesh, "devices"):  # a concrete Mesh, not an AbstractMesh
+                return mesh
+    return None

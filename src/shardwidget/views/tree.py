@@ -1,0 +1,451 @@
+"""TreeView: ShardView(tree). A whole pytree (a model's parameters, an optimizer state, an
+``eval_shape`` tree) laid out by partition rules, with memory per device.
+
+A change (rules, logical rules, mesh) runs :meth:`ShardView._change
+<shardwidget.views.base.ShardView._change>`: the rules are applied to every leaf from shardings
+alone (no device work, :mod:`shardwidget.model.rules`); a rule that cannot apply is refused in
+words and nothing changes. Only the selected leaf is placed on the devices, for its per-shard
+statistics, and released at once. ``view.tree`` places the changed leaves on demand.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar
+
+import traitlets
+
+from .. import wire
+from ..cost import hardware as hw_mod
+from ..export.tree_code import tree_code
+from ..model import mesh as mesh_mod
+from ..model import rules as rules_mod
+from ..model.layout import Layout
+from ..model.summary import Summary, plan_for, summarize
+from ..model.tree import Flat, StaticLeaf, TreeLeaf, flatten, mesh_of
+from ..render import tree_text
+from .base import ShardView, refuse_unknown
+from .tree_wire import tree_payload
+
+STATE_TRAITS = ("mesh_shape", "axis_names", "axis_types", "rules_text")
+INIT_KWARGS = (
+    "mesh",
+    "rules",
+    "logical_rules",
+    "name",
+    "hardware",
+    "large_bytes",
+    "stats",
+    "selected",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class TreeState:
+    """The layout a tree view shows, as data: the mesh, the regex rules, the logical rules.
+
+    Attributes:
+        mesh_shape, axis_names, axis_types: the mesh the rules lay out on.
+        rules: the regex rules (first match wins); logical: the logical axis rules.
+        text: the rules as the editor holds them (comments kept); not part of equality.
+    """
+
+    mesh_shape: tuple[int, ...]
+    axis_names: tuple[str, ...]
+    axis_types: tuple[str, ...]
+    rules: tuple[rules_mod.Rule, ...] = ()
+    logical: rules_mod.LogicalRules = ()
+    text: str | None = dataclasses.field(default=None, compare=False)
+
+    def to_wire(self) -> dict[str, Any]:
+        """The trait values of this state."""
+        return {
+            "mesh_shape": list(self.mesh_shape),
+            "axis_names": list(self.axis_names),
+            "axis_types": list(self.axis_types),
+            "rules_text": self.text if self.text is not None else rules_mod.to_text(self.rules),
+        }
+
+
+def is_tree(obj: Any) -> bool:
+    """Whether ShardView(obj) makes a tree view: a pytree (not itself an array) with at least
+    one jax.Array or ShapeDtypeStruct leaf, or a lone ShapeDtypeStruct."""
+    import jax
+    import numpy as np
+
+    if isinstance(obj, jax.Array | np.ndarray | np.generic | int | float | complex | bool):
+        return False
+    leaves = jax.tree_util.tree_leaves(obj)
+    return any(isinstance(x, jax.Array | jax.ShapeDtypeStruct) for x in leaves)
+
+
+class TreeView(ShardView):
+    """Live view of a whole pytree's layout: every array leaf with its spec and bytes per
+    device, memory per device by top-level group, and partition rules that re-lay it out.
+
+    Made by ``ShardView(tree)``: dicts, lists, flax NNX state, optax states, equinox modules,
+    whose leaves are jax.Arrays or ShapeDtypeStructs (viewed without allocating); other leaves
+    are listed as static. Keywords: ``mesh`` (the jax Mesh the rules lay out on; default the
+    tree's own, else one axis ``x`` of every device), ``rules``, ``logical_rules``, ``name``
+    (the variable :attr:`code` rebinds, "params"), ``hardware`` (the preset whose HBM the
+    memory chart marks), ``large_bytes`` (replicated leaves from this size on are flagged),
+    ``selected`` (the leaf shown in the device grid), ``stats=False`` (no per-shard data).
+    """
+
+    _KIND_RANK = 50  # after the function view (a callable is a function), before arrays
+
+    @classmethod
+    def _accepts(cls, obj: Any) -> bool:
+        """A pytree of jax.Arrays / ShapeDtypeStructs that is not itself an array or a
+        function: ``ShardView(params)``."""
+        return is_tree(obj)
+
+    STATE_TRAITS: ClassVar[tuple[str, ...]] = STATE_TRAITS
+    REQUEST_TYPE: ClassVar[str] = "tree_request"
+    SYNCED: ClassVar[tuple[str, ...]] = (
+        "_kind",
+        *STATE_TRAITS,
+        "error",
+        "busy",
+        "selected",
+        "hardware",
+        "large_bytes",
+        "_hardware_presets",
+        "_tree",
+        "_layout",
+        "_stats",
+        "_options",
+    )
+    FRONT_END_TRAITS: ClassVar[tuple[str, ...]] = ("selected", "hardware")
+    PLAIN_TRAITS: ClassVar[tuple[str, ...]] = ("_tree", "_layout")
+
+    _kind = traitlets.Unicode("tree", read_only=True).tag(sync=True)
+    """str, "tree": which view the front end draws. Python → JS."""
+    mesh_shape = traitlets.List(traitlets.Int()).tag(sync=True)
+    """list[int], default: the tree's own mesh: the mesh the rules lay out on. Both directions."""
+    axis_names = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    """list[str]: one name per mesh axis. Both directions."""
+    axis_types = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    """list[str]: "auto" or "explicit" per mesh axis. Both directions."""
+    rules_text = traitlets.Unicode("").tag(sync=True)
+    """str, default "": the regex rules, one ``regex  P(...)`` per line (the rules editor).
+    Both directions."""
+    selected = traitlets.Int(-1).tag(sync=True)
+    """int, default: the leaf with the most bytes per device: the array leaf (index into
+    :attr:`leaves`) drawn in the device grid. Both directions."""
+    hardware = traitlets.Unicode("h100").tag(sync=True)
+    """str, default "h100": the preset whose HBM the memory chart draws as a line. Both
+    directions."""
+    large_bytes = traitlets.Int(1 << 20).tag(sync=True)
+    """int, default 1 MiB: replicated leaves holding this many bytes per device or more are
+    flagged. Python → JS."""
+    _hardware_presets: Any = traitlets.List().tag(sync=True)
+    """list[wire.HardwareWire]: the presets the chart offers. Python → JS."""
+    _tree: Any = traitlets.Dict().tag(sync=True)
+    """tree_wire.TreeWire: every leaf, memory per device. Python → JS."""
+    _layout: Any = traitlets.Dict().tag(sync=True)
+    """wire.LayoutWire: the selected leaf's geometry. Python → JS."""
+    _stats: Any = traitlets.Dict().tag(sync=True)
+    """wire.Stats: the selected leaf's per-block statistics. Python → JS."""
+    _options: Any = traitlets.Dict().tag(sync=True)
+    """wire.Options: the selected leaf's, for the embedded grid. Python → JS."""
+
+    def __init__(self, tree: Any, /, *args: Any, **kwargs: Any) -> None:
+        if args:
+            raise TypeError(f"ShardView(tree) takes one tree; got {len(args)} more argument(s)")
+        refuse_unknown("ShardView(tree)", kwargs, INIT_KWARGS)
+        import jax
+
+        self._flat: Flat | None = flatten(tree)
+        if not self._flat.leaves:
+            raise TypeError("ShardView got a tree with no jax.Array or ShapeDtypeStruct leaf")
+        self._devices = list(jax.devices())
+        self._name = str(kwargs.get("name", "params"))
+        if not self._name.isidentifier():
+            raise ValueError(f"name must be a Python identifier, got {self._name!r}")
+        self._with_stats = bool(kwargs.get("stats", True))
+        mesh = kwargs.get("mesh") or mesh_of(self._flat.leaves)
+        if mesh is None:
+            mesh = mesh_mod.build_mesh((len(self._devices),), ("x",), ("auto",))
+        self._own_mesh = mesh
+        self._mesh = mesh
+        self._applied = rules_mod.Applied(self._flat.leaves, ("",) * len(self._flat.leaves))
+        super().__init__()
+        self._hardware_presets = wire.hardware_presets(hw_mod.listed())
+        self.hardware = hw_mod.hardware(kwargs.get("hardware", "h100")).name
+        self.large_bytes = int(kwargs.get("large_bytes", 1 << 20))
+        st = TreeState(
+            tuple(int(s) for s in mesh.devices.shape),
+            tuple(str(a) for a in mesh.axis_names),
+            tuple(mesh_mod.mesh_axis_types(mesh)),
+            rules_mod.make_rules(kwargs.get("rules")),
+            rules_mod.make_logical_rules(kwargs.get("logical_rules")),
+        )
+        self._set_traits(st.to_wire())
+        self._pick = kwargs.get("selected")
+        self._quiet = False
+        self._change(st)
+
+    # ---------------------------------------------------------------- public API
+    @property
+    def leaves(self) -> list[TreeLeaf]:
+        """One entry per array leaf, in ``tree_flatten_with_path`` order, laid out as shown:
+        ``.path`` (keystr), ``.shape``, ``.dtype``, ``.spec``, ``.layout`` (the array view's
+        :class:`~shardwidget.Layout`), ``.sharding``, ``.names`` (logical axis names)."""
+        return list(self._applied.leaves)
+
+    @property
+    def static(self) -> list[StaticLeaf]:
+        """The leaves that are not arrays (ints, strings, …): listed, never laid out."""
+        return list(self._flat.static) if self._flat is not None else []
+
+    @property
+    def per_device(self) -> dict[int, int]:
+        """Device id -> bytes of the tree it holds as shown (each shard on each holder; int4
+        packed as XLA stores it)."""
+        return rules_mod.per_device(self._applied.leaves)
+
+    @property
+    def mesh(self) -> Any:
+        """The jax Mesh the rules lay out on."""
+        return self._mesh
+
+    @property
+    def rules(self) -> list[tuple[str, Any]]:
+        """``[(regex, PartitionSpec), ...]``: each leaf whose path (``re.search``) matches a
+        regex takes the first such rule's spec (padded with None to its rank); unmatched leaves
+        keep their layout. Setting it re-lays out at once; a rule that cannot apply raises
+        ValueError naming the leaf and the rule, and nothing changes."""
+        return [(r.pattern, r.partition_spec) for r in self._shown.rules]
+
+    @rules.setter
+    def rules(self, value: Any) -> None:
+        self._change(dataclasses.replace(self._shown, rules=rules_mod.make_rules(value), text=None))
+
+    @property
+    def logical_rules(self) -> list[tuple[str, Any]]:
+        """``[(logical name, mesh axis or axes), ...]``: leaves with logical axis names (flax
+        ``nnx.with_partitioning``) no regex rule matches are laid out as flax's
+        ``logical_to_mesh_sharding`` would. ValueError (nothing changed) when one cannot."""
+        return [(n, a if a is None or len(a) != 1 else a[0]) for n, a in self._shown.logical]
+
+    @logical_rules.setter
+    def logical_rules(self, value: Any) -> None:
+        logical = rules_mod.make_logical_rules(value)
+        self._change(dataclasses.replace(self._shown, logical=logical))
+
+    @property
+    def tree(self) -> Any:
+        """The tree laid out as shown: the leaves whose layout changed placed with
+        ``jax.device_put`` (a ShapeDtypeStruct gets the sharding), the others the user's own.
+        Made when asked for; the view keeps no copy."""
+        import jax
+
+        flat = self._require_flat()
+        values = list(flat.values)
+        changed = [i for i, _ in enumerate(self._applied.leaves) if self._changed(i)]
+        for i in changed:
+            leaf = self._applied.leaves[i]
+            x = values[leaf.index]
+            if leaf.abstract:
+                values[leaf.index] = jax.ShapeDtypeStruct(  # type: ignore[no-untyped-call]
+                    x.shape, x.dtype, sharding=leaf.sharding
+                )
+        concrete = [i for i in changed if not self._applied.leaves[i].abstract]
+        if concrete:
+            placed = jax.device_put(
+                [values[self._applied.leaves[i].index] for i in concrete],
+                [self._applied.leaves[i].sharding for i in concrete],
+            )
+            for i, a in zip(concrete, placed, strict=True):
+                values[self._applied.leaves[i].index] = a
+        return jax.tree_util.tree_unflatten(flat.treedef, values)
+
+    @property
+    def code(self) -> str:
+        """Python (jax only) that, run with the tree bound to ``name`` (``params``), makes the
+        mesh and the shardings and rebinds the name to the tree laid out as shown."""
+        return tree_code(
+            self._mesh, self._shown.rules, self._applied.leaves, self._applied.sources, self._name
+        )
+
+    def leaf(self, path: str) -> TreeLeaf:
+        """The array leaf at this path (keystr); KeyError naming close paths when none."""
+        for leaf in self._applied.leaves:
+            if leaf.path == path:
+                return leaf
+        import difflib
+
+        close = difflib.get_close_matches(path, [x.path for x in self._applied.leaves], n=3)
+        raise KeyError(f"no array leaf at {path!r}" + (f"; close: {close}" if close else ""))
+
+    def __repr__(self) -> str:
+        return tree_text.text(self)
+
+    # ---------------------------------------------------------------- the change path
+    def _require_flat(self) -> Flat:
+        if self._flat is None:
+            raise ValueError("this view was closed: it holds no tree")
+        return self._flat
+
+    def _changed(self, i: int) -> bool:
+        leaf = self._applied.leaves[i]
+        if not self._applied.sources[i]:
+            return False
+        orig = self._require_flat().leaves[i]
+        if not orig.placed:
+            return True
+        return not leaf.sharding.is_equivalent_to(orig.sharding, len(leaf.shape))
+
+    def _from_wire(self, d: dict[str, Any]) -> TreeState:
+        try:
+            shape = tuple(d["mesh_shape"])
+            names = tuple(d["axis_names"])
+            types = tuple(d["axis_types"])
+            text = d["rules_text"]
+        except (KeyError, TypeError) as e:
+            raise ValueError(f"incomplete tree request: {e}") from None
+        if not isinstance(text, str):
+            raise ValueError(f"rules must be text, one rule per line; got {type(text).__name__}")
+        if not all(isinstance(s, int) and not isinstance(s, bool) for s in shape):
+            raise ValueError(f"mesh sizes must be integers; got {list(shape)}")
+        logical = self._shown.logical if self._shown is not None else ()
+        return TreeState(shape, names, types, rules_mod.parse_text(text), logical, text)
+
+    def _mesh_for(self, st: TreeState) -> Any:
+        own = self._own_mesh
+        if (
+            st.mesh_shape == tuple(own.devices.shape)
+            and st.axis_names == tuple(own.axis_names)
+            and st.axis_types == tuple(mesh_mod.mesh_axis_types(own))
+        ):
+            return own
+        return mesh_mod.build_mesh(st.mesh_shape, st.axis_names, st.axis_types, self._devices)
+
+    def _check(self, st: TreeState) -> None:
+        mesh = self._mesh_for(st)
+        leaves = self._require_flat().leaves
+        self._checked: tuple[TreeState, Any, rules_mod.Applied] | None = (
+            st,
+            mesh,
+            rules_mod.apply(leaves, mesh, st.rules, st.logical),
+        )
+
+    def _compute(self, st: TreeState) -> Any:
+        checked = getattr(self, "_checked", None)
+        if checked is None or checked[0] != st:
+            self._check(st)
+            checked = self._checked
+        assert checked is not None
+        return checked[1], checked[2]
+
+    def _is_shown(self, st: TreeState) -> bool:
+        return bool(st == self._shown) and st.text == self.rules_text
+
+    def _publish(self, st: TreeState, result: Any) -> None:
+        self._mesh, self._applied = result
+        self._checked = None
+        self._shown = st
+        self._failed = ""
+        self._key += 1
+        mesh_text = " × ".join(
+            f"{n}={s}" for n, s in zip(st.axis_names, st.mesh_shape, strict=True)
+        )
+        payload = tree_payload(
+            self._applied,
+            self._require_flat().static,
+            key=self._key,
+            mesh_text=mesh_text,
+            code=self.code,
+        )
+        pick = self._pick if self._pick is not None else self.selected
+        self._pick = None
+        if not 0 <= pick < len(self._applied.leaves):
+            pick = max(range(len(payload["bytes"])), key=payload["bytes"].__getitem__)
+        self._set_traits({**st.to_wire(), "error": "", "_tree": payload, "selected": pick})
+        self._publish_selected()
+        self._remember(st)
+
+    def _state_label(self, st: Any) -> str:
+        mesh = " × ".join(f"{n}={s}" for n, s in zip(st.axis_names, st.mesh_shape, strict=False))
+        return f"mesh {mesh} · {len(st.rules)} rule{'' if len(st.rules) == 1 else 's'}"
+
+    @traitlets.validate(*STATE_TRAITS)
+    def _validate_tree_state(self, proposal: Any) -> Any:
+        return self._validate_state(proposal)
+
+    @traitlets.observe(*STATE_TRAITS)
+    def _on_tree_trait(self, change: Any) -> None:
+        self._on_state_trait(change)
+
+    @traitlets.validate("hardware")
+    def _validate_hardware(self, proposal: Any) -> Any:
+        try:
+            hw_mod.hardware(proposal["value"])
+        except (ValueError, TypeError) as e:
+            raise ValueError(str(e)) from None
+        return proposal["value"]
+
+    @traitlets.validate("selected")
+    def _validate_selected(self, proposal: Any) -> Any:
+        i = proposal["value"]
+        if not self._quiet and not 0 <= i < len(self._applied.leaves):
+            raise ValueError(f"selected must be a leaf index 0…{len(self._applied.leaves) - 1}")
+        return i
+
+    @traitlets.observe("selected")
+    def _on_selected(self, _change: Any) -> None:
+        if not self._quiet:
+            self._publish_selected()
+
+    # ---------------------------------------------------------------- the selected leaf
+    def _publish_selected(self) -> None:
+        """The selected leaf's geometry, options and statistics, for the embedded grid."""
+        import jax
+
+        i = self.selected
+        leaf = self._applied.leaves[i]
+        lay = leaf.layout
+        self._key += 1
+        source = "rule" if self._applied.sources[i] else "own"
+        layout = wire.layout(
+            lay, key=self._key, source=source, note="", local_process=jax.process_index()
+        )
+        options = wire.options(
+            n_devices=len(self._devices),
+            platform=self._devices[0].platform,
+            shape=list(leaf.shape),
+            dtype=lay.dtype,
+            memory_kinds=["device"],
+            original=None,
+            reshard_disabled="the tree view's rules set this layout",
+        )
+        stats = wire.stats(self._summarize(i, lay), key=self._key)
+        self._set_traits({"_layout": layout, "_options": options, "_stats": stats})
+
+    def _summarize(self, i: int, lay: Layout) -> Summary:
+        """Statistics of leaf i as shown: placed for this, and released at once."""
+        leaf = self._applied.leaves[i]
+        n = len(lay.blocks)
+        if not self._with_stats:
+            return Summary.unavailable(n, "statistics are off (stats=False)")
+        if leaf.abstract:
+            return Summary.unavailable(n, "an abstract leaf (ShapeDtypeStruct): no data")
+        import jax
+
+        x = self._require_flat().values[leaf.index]
+        arr = jax.device_put(x, leaf.sharding) if self._changed(i) else x
+        nd = len(leaf.shape)
+        dims = (0, 1) if nd >= 2 else (0,) if nd == 1 else ()
+        budget = len(lay.devices)
+        plan = plan_for(lay, dims, wire.thumb_pixel_budget(budget), wire.values_budget(budget))
+        try:
+            return summarize(arr, lay, plan)
+        finally:
+            del arr
+
+    # ---------------------------------------------------------------- static pictures
+    def _static_html(self) -> str:
+        from ..render.tree_text import static_html
+
+        return static_html(self)

@@ -1,0 +1,144 @@
+"""The tree view's wire format (twin of js/wire/tree.ts): one columnar payload for every leaf
+(a tree of 10,000 leaves is a few lists, not 10,000 objects), per-device bytes by top-level
+group, and the editor's state. The selected leaf travels as an array view's ``_layout`` /
+``_stats`` / ``_options`` (shardwidget.wire)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Literal, TypedDict
+
+from ..model import spec as spec_mod
+from ..model.rules import Applied, leaf_bytes
+from ..model.tree import StaticLeaf, TreeLeaf
+
+
+class StaticWire(TypedDict):
+    """A static (non-array) leaf: its path, type name and short text."""
+
+    path: str
+    kind: str
+    text: str
+
+
+class TreeMemory(TypedDict):
+    """Bytes per device, split by top-level group: ``by_group[g][i]`` is what group g puts on
+    device ``ids[i]``."""
+
+    ids: list[int]
+    by_group: list[list[int]]
+
+
+class TreeWire(TypedDict):
+    """``_tree`` of a tree view: the leaves as columns (index i of each list is leaf i, in
+    ``tree_flatten_with_path`` order), the static leaves, and memory per device."""
+
+    key: int
+    paths: list[str]
+    groups: list[int]  # index into group_names
+    group_names: list[str]
+    shapes: list[list[int]]
+    dtypes: list[str]
+    specs: list[str]  # the spec as Python writes it; "" without a mesh
+    names: list[str]  # logical axis names ("vocab, embed"), "" when none
+    bytes: list[int]  # per device (the most any device holds of it)
+    logical_bytes: list[int]
+    replication: list[int]  # devices holding each element
+    sources: list[str]  # "rule 2", "logical" or "" (its own layout)
+    abstract: list[bool]
+    static: list[StaticWire]
+    memory: TreeMemory
+    mesh: str  # "data=4 × model=2"
+    code: str
+
+
+class TreeRequestMsg(TypedDict):
+    """A tree view's request: lay the tree out with these rules on this mesh."""
+
+    type: Literal["tree_request"]
+    seq: int
+    state: dict[str, object]
+
+
+_GROUP = re.compile(r"^(\[[^\]]*\]|\.[^.\[]+)")
+
+
+def group_of(path: str) -> str:
+    """The top-level group of a path: its first key (``['params']``, ``.opt_state``, ``[0]``)."""
+    m = _GROUP.match(path)
+    return m.group(1) if m else path or "(root)"
+
+
+def replication(leaf: TreeLeaf) -> int:
+    """How many devices hold each element (from the spec alone for a NamedSharding)."""
+    from jax.sharding import NamedSharding
+
+    s = leaf.sharding
+    if isinstance(s, NamedSharding) and not spec_mod.unreduced_of(s.spec):
+        used = {
+            a for entry in spec_mod.normalize(s.spec.partitions, len(leaf.shape)) for a in entry
+        }
+        sizes = dict(zip(s.mesh.axis_names, s.mesh.devices.shape, strict=True))
+        rep = 1
+        for a, n in sizes.items():
+            if a not in used:
+                rep *= int(n)
+        return rep
+    return leaf.layout.replication
+
+
+def tree_payload(
+    applied: Applied,
+    static: Sequence[StaticLeaf],
+    *,
+    key: int,
+    mesh_text: str,
+    code: str,
+) -> TreeWire:
+    """``_tree`` for these laid-out leaves."""
+    leaves = applied.leaves
+    group_names: list[str] = []
+    group_at: dict[str, int] = {}
+    groups: list[int] = []
+    per: dict[int, dict[int, int]] = {}
+    byte_col: list[int] = []
+    specs: list[str] = []
+    for leaf in leaves:
+        g = group_of(leaf.path)
+        if g not in group_at:
+            group_at[g] = len(group_names)
+            group_names.append(g)
+        groups.append(group_at[g])
+        ids, b = leaf_bytes(leaf)
+        byte_col.append(b)
+        row = per.setdefault(group_at[g], {})
+        for d in ids:
+            row[d] = row.get(d, 0) + b
+        spec = leaf.spec
+        specs.append(spec_mod.to_text(spec_mod.normalize(spec, len(leaf.shape))) if spec else "")
+    ids_all = sorted({d for row in per.values() for d in row})
+    return {
+        "key": key,
+        "paths": [leaf.path for leaf in leaves],
+        "groups": groups,
+        "group_names": group_names,
+        "shapes": [list(leaf.shape) for leaf in leaves],
+        "dtypes": [str(leaf.dtype) for leaf in leaves],
+        "specs": specs,
+        "names": [", ".join(str(n) for n in leaf.names) if leaf.names else "" for leaf in leaves],
+        "bytes": byte_col,
+        "logical_bytes": [leaf.logical_bytes for leaf in leaves],
+        "replication": [replication(leaf) for leaf in leaves],
+        "sources": list(applied.sources),
+        "abstract": [leaf.abstract for leaf in leaves],
+        "static": [{"path": s.path, "kind": s.kind, "text": s.text} for s in static],
+        "memory": {
+            "ids": ids_all,
+            "by_group": [
+                [per.get(g, {}).get(d, 0) for d in ids_all] for g in range(len(group_names))
+            ],
+        },
+        "mesh": mesh_text,
+        "code": code,
+    }

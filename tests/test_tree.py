@@ -1,0 +1,245 @@
+"""ShardView(tree): leaves, per_device, rules, tree and code checked against JAX's own
+shardings (devices_indices_map, addressable_shards), on plain pytrees and ShapeDtypeStruct
+trees. Flax NNX / optax trees: tests/test_tree_flax.py."""
+
+from __future__ import annotations
+
+import gc
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from shardwidget import ShardView
+from shardwidget.model import rules as rules_mod
+from shardwidget.model import spec as spec_mod
+from shardwidget.views.tree import TreeView
+
+
+@pytest.fixture
+def mesh():
+    return jax.make_mesh((4, 2), ("data", "model"))
+
+
+@pytest.fixture
+def params(mesh):
+    """A small model: an embedding, two layers as a list, an int4 weight, static leaves."""
+    put = jax.device_put
+    return {
+        "embed": put(jnp.arange(64 * 16, dtype=jnp.float32).reshape(64, 16)),
+        "layers": [
+            {
+                "w": put(jnp.ones((16, 32)), NamedSharding(mesh, P("data", "model"))),
+                "b": put(jnp.zeros(32)),
+            },
+            {"w": put(jnp.ones((32, 16), jnp.int4)), "b": put(jnp.zeros(6, jnp.bfloat16))},
+        ],
+        "step": 3,
+        "name": "tiny",
+        "nothing": None,
+    }
+
+
+def _jax_per_device(tree) -> dict[int, int]:
+    """Bytes per device as JAX holds them: each addressable shard's elements, int4 packed."""
+    total: dict[int, int] = {}
+    for x in jax.tree.leaves(tree):
+        if not isinstance(x, jax.Array):
+            continue
+        bits = jax.dtypes.itemsize_bits(x.dtype)
+        for s in x.addressable_shards:
+            n = int(np.prod(s.data.shape))
+            total[s.device.id] = total.get(s.device.id, 0) + -(-n * bits // 8)
+    return dict(sorted(total.items()))
+
+
+def _geometry(sharding, shape) -> dict[int, tuple]:
+    return {
+        d.id: tuple(s.indices(n)[:2] for s, n in zip(idx, shape, strict=True))
+        for d, idx in sharding.devices_indices_map(shape).items()
+    }
+
+
+def _layout_geometry(lay) -> dict[int, tuple]:
+    return {d: blk.index for blk in lay.blocks for d in blk.devices}
+
+
+def test_dict_tree_is_a_tree_view_with_leaves_in_flatten_order(params, mesh):
+    view = ShardView(params, mesh=mesh)
+    assert isinstance(view, TreeView)
+    paths = [jax.tree_util.keystr(p) for p, x in jax.tree_util.tree_flatten_with_path(params)[0]]
+    arrays = [p for p, x in zip(paths, jax.tree.leaves(params), strict=True) if hasattr(x, "shape")]
+    assert [leaf.path for leaf in view.leaves] == arrays
+    assert [s.path for s in view.static] == ["['name']", "['step']"]
+    for leaf, x in zip(view.leaves, [x for x in jax.tree.leaves(params) if hasattr(x, "shape")]):
+        assert leaf.shape == x.shape and leaf.dtype == x.dtype
+        assert _layout_geometry(leaf.layout) == _geometry(x.sharding, x.shape)
+    w = view.leaf("['layers'][0]['w']")
+    assert w.spec == P("data", "model")
+
+
+def test_per_device_equals_jax_shards_int4_packed(params, mesh):
+    view = ShardView(params, mesh=mesh)
+    assert view.per_device == _jax_per_device(params)
+    view.rules = [(r"embed", P("data")), (r"\['w'\]", P(None, "model"))]
+    assert view.per_device == _jax_per_device(view.tree)
+
+
+def test_rules_first_match_wins_unmatched_keep_layout_short_specs_padded(params, mesh):
+    view = ShardView(params, mesh=mesh)
+    view.rules = [(r"layers.*\['w'\]", P("model")), (r"\['w'\]", P("data")), ("embed", P())]
+    by = {leaf.path: leaf for leaf in view.leaves}
+    assert by["['layers'][0]['w']"].spec == P("model", None)
+    assert by["['layers'][1]['w']"].spec == P("model", None)
+    assert by["['embed']"].spec == P(None, None)
+    assert by["['layers'][0]['b']"].sharding == params["layers"][0]["b"].sharding
+    placed = view.tree
+    for leaf, x in zip(view.leaves, [x for x in jax.tree.leaves(placed) if hasattr(x, "shape")]):
+        assert leaf.sharding.is_equivalent_to(x.sharding, x.ndim)
+        assert _layout_geometry(leaf.layout) == _geometry(x.sharding, x.shape)
+    np.testing.assert_array_equal(np.asarray(placed["embed"]), np.asarray(params["embed"]))
+    assert placed["layers"][0]["b"] is params["layers"][0]["b"]  # unchanged: the user's own
+    assert placed["step"] == 3 and placed["nothing"] is None
+
+
+@pytest.mark.parametrize(
+    ("rules", "words"),
+    [
+        ([(r"embed", P("data", None, "model"))], ["rule 1", "['embed']", "3 entries"]),
+        ([(r"\['b'\]", P("model"))], []),  # both biases divide by 2: fits
+        ([(r"layers", P("data"))], ["rule 1", "['layers'][1]['b']", "size 6", "6 % 4"]),
+        ([(r"(", P())], ["rule 1", "bad regex"]),
+        ([(r"embed", P("nope"))], ["rule 1", "'nope'", "not in the mesh"]),
+    ],
+)
+def test_bad_rules_refused_in_words_nothing_changed(params, mesh, rules, words):
+    view = ShardView(params, mesh=mesh)
+    view.rules = [(r"embed", P("model"))]
+    before = (view.rules, view.per_device, [leaf.sharding for leaf in view.leaves])
+    if not words:
+        view.rules = rules
+        return
+    with pytest.raises(ValueError) as e:
+        view.rules = rules
+    for w in words:
+        assert w in str(e.value)
+    assert (view.rules, view.per_device, [leaf.sharding for leaf in view.leaves]) == before
+
+
+def test_layers_rule_refuses_indivisible_leaf(params, mesh):
+    with pytest.raises(ValueError, match=r"rule 1 .*layers"):
+        ShardView(params, mesh=mesh, rules=[("layers", P("data", "model"))])
+
+
+def test_code_rebinds_params_to_the_layout_shown(params, mesh):
+    view = ShardView(params, mesh=mesh, rules=[(r"embed", P("model")), (r"\['w'\]", P("data"))])
+    ns = {"params": params}
+    exec(view.code, ns)
+    got = ns["params"]
+    assert jax.tree.structure(got) == jax.tree.structure(params)
+    for leaf, x in zip(view.leaves, [x for x in jax.tree.leaves(got) if hasattr(x, "shape")]):
+        assert leaf.sharding.is_equivalent_to(x.sharding, x.ndim), leaf.path
+    named = ShardView(params, mesh=mesh, rules=[(r"embed", P("model"))], name="weights")
+    ns = {"weights": params}
+    exec(named.code, ns)
+    assert ns["weights"]["embed"].sharding.spec == P("model")
+    assert set(re.findall(r"^import (\w+)", named.code, re.M)) <= {"re", "jax", "numpy"}
+
+
+def test_shape_dtype_struct_tree_allocates_nothing(mesh):
+    def init():
+        return {"w": jnp.ones((1024, 256)), "b": jnp.zeros(256), "n": jnp.int32(0)}
+
+    def live() -> set[int]:
+        gc.collect()
+        return {id(a) for a in jax.live_arrays()}
+
+    before = live()
+    abstract = jax.eval_shape(init)
+    view = ShardView(abstract, mesh=mesh, rules=[("w", P("data", "model"))])
+    assert live() <= before
+    assert all(leaf.abstract for leaf in view.leaves)
+    assert view._stats["status"] == "unavailable"
+    w = view.leaf("['w']")
+    assert w.layout.bytes_per_device == 1024 * 256 * 4 // 8
+    sharded = view.tree
+    assert live() <= before
+    assert isinstance(sharded["w"], jax.ShapeDtypeStruct)
+    assert sharded["w"].sharding.spec == P("data", "model")
+    # the same shardings JAX's own jit gives the laid-out abstract tree
+    out = jax.jit(init, out_shardings=jax.tree.map(lambda s: s.sharding, sharded)).lower()
+    assert out.compile().output_shardings["w"].is_equivalent_to(sharded["w"].sharding, 2)
+    ns = {"params": abstract}
+    exec(view.code, ns)
+    assert ns["params"]["w"].sharding.spec == P("data", "model")
+    assert live() <= before
+
+
+def test_view_holds_no_device_memory(params, mesh):
+    gc.collect()
+    before = {id(a) for a in jax.live_arrays()}
+    view = ShardView(params, mesh=mesh, rules=[(r"embed", P("data", "model"))])
+    view.selected = 0
+    t = view.tree
+    del t
+    gc.collect()
+    assert {id(a) for a in jax.live_arrays()} - before == set()
+    assert view.per_device  # the view is alive
+
+
+def test_logical_rules_as_flax_linen_resolves_them():
+    rules = rules_mod.make_logical_rules(
+        [("batch", "data"), ("embed", "data"), ("mlp", "model"), ("vocab", ("data", "model"))]
+    )
+    # "embed" comes first and takes "data": "vocab" may not use it again (flax: the same)
+    assert rules_mod.logical_spec(("vocab", "embed"), rules) == ((), ("data",))
+    assert rules_mod.logical_spec(("vocab", "mlp"), rules) == ((), ("model",))
+    assert rules_mod.logical_spec(("vocab", "heads"), rules) == (("data", "model"), ())
+    assert rules_mod.logical_spec(("embed", "mlp"), rules) == (("data",), ("model",))
+    assert rules_mod.logical_spec((None, "heads"), rules) == ((), ())
+    flax_spmd = pytest.importorskip("flax.linen.spmd")
+    for names in [("vocab", "embed"), ("embed", "mlp"), ("mlp", "embed"), ("batch", "vocab")]:
+        want = flax_spmd.logical_to_mesh_axes(names, [(n, a) for n, a in rules_mod_pairs(rules)])
+        got = spec_mod.to_partition_spec(rules_mod.logical_spec(names, rules))
+        assert got == want, names
+
+
+def rules_mod_pairs(rules):
+    return [(n, None if a is None else a[0] if len(a) == 1 else a) for n, a in rules]
+
+
+def test_rules_text_round_trip_and_line_errors():
+    text = "embed  P('data', None)\n# a comment\nlayers.*w: P(None, ('data', 'model'))\n"
+    rules = rules_mod.parse_text(text)
+    assert [r.pattern for r in rules] == ["embed", "layers.*w"]
+    assert rules_mod.parse_text(rules_mod.to_text(rules)) == rules
+    errors = dict(rules_mod.line_errors("embed\n(  P()\nx  P(data)\nok  P('x')"))
+    assert set(errors) == {1, 2, 3}
+    assert "bad regex" in errors[2]
+
+
+def test_lone_function_and_array_still_dispatch(arr):
+    from shardwidget import ArrayView, FunctionView
+
+    assert isinstance(ShardView(arr), ArrayView)
+    assert isinstance(ShardView(lambda x: x * 2, arr), FunctionView)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        ShardView({"a": arr}, rulez=[])
+
+
+def test_front_end_request_with_bad_rules_shows_error_keeps_layout(params, mesh):
+    view = ShardView(params, mesh=mesh, rules=[("embed", P("data"))])
+    state = {**view._shown.to_wire(), "rules_text": "embed  P('data', 'model', 'x')"}
+    view._on_custom_msg(view, {"type": "tree_request", "seq": 5, "state": state}, [])
+    assert "rule 1" in view.error and "['embed']" in view.error
+    assert view.rules == [("embed", P("data"))]
+    state["rules_text"] = "embed  P('model')\n# keep"
+    view._on_custom_msg(view, {"type": "tree_request", "seq": 6, "state": state}, [])
+    assert view.error == "" and view.leaf("['embed']").spec == P("model", None)
+    assert view.rules_text == "embed  P('model')\n# keep"
+    view.undo()
+    assert view.leaf("['embed']").spec == P("data", None)

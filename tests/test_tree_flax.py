@@ -1,0 +1,128 @@
+"""ShardView of flax NNX state and optax optimizer state (skipped without the ``models``
+extra): logical axis names from ``nnx.with_partitioning``, logical rules as flax resolves them,
+and leaves / per_device / tree / code against JAX's own shardings."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+nnx = pytest.importorskip("flax.nnx", reason="flax is an optional extra (pip install .[models])")
+optax = pytest.importorskip("optax", reason="optax is an optional extra (pip install .[models])")
+
+from flax.linen import spmd as linen_spmd  # noqa: E402
+
+from shardwidget import ShardView  # noqa: E402
+
+LOGICAL = [("vocab", "model"), ("embed", "data"), ("mlp", "model")]
+
+
+@pytest.fixture(scope="module")
+def model():
+    import flax
+
+    flax.config.update("flax_always_shard_variable", False)  # lay out by rules, not at init
+
+    class Tiny(nnx.Module):
+        def __init__(self, rngs):
+            part = nnx.with_partitioning
+            self.embed = nnx.Embed(
+                64,
+                16,
+                rngs=rngs,
+                embedding_init=part(nnx.initializers.normal(), ("vocab", "embed")),
+            )
+            self.up = nnx.Linear(
+                16,
+                32,
+                rngs=rngs,
+                kernel_init=part(nnx.initializers.lecun_normal(), ("embed", "mlp")),
+            )
+            self.down = nnx.Linear(32, 16, rngs=rngs)
+
+    return Tiny(nnx.Rngs(0))
+
+
+@pytest.fixture
+def mesh():
+    return jax.make_mesh((4, 2), ("data", "model"))
+
+
+def _arrays(tree):
+    return [x for x in jax.tree.leaves(tree) if isinstance(x, jax.Array | jax.ShapeDtypeStruct)]
+
+
+def _per_device(tree) -> dict[int, int]:
+    total: dict[int, int] = {}
+    for x in _arrays(tree):
+        for s in x.addressable_shards:
+            total[s.device.id] = total.get(s.device.id, 0) + s.data.nbytes
+    return dict(sorted(total.items()))
+
+
+def test_nnx_state_logical_names_and_logical_rules(model, mesh):
+    state = nnx.state(model)
+    view = ShardView(state, mesh=mesh)
+    by = {leaf.path: leaf for leaf in view.leaves}
+    assert by["['embed']['embedding'].value"].names == ("vocab", "embed")
+    assert by["['up']['kernel'].value"].names == ("embed", "mlp")
+    assert by["['down']['kernel'].value"].names is None
+    view.logical_rules = LOGICAL
+    for leaf in view.leaves:
+        if leaf.names is None:
+            continue
+        want = linen_spmd.logical_to_mesh_sharding(P(*leaf.names), mesh, LOGICAL)
+        assert leaf.sharding.is_equivalent_to(want, len(leaf.shape)), leaf.path
+    placed = view.tree
+    assert type(placed) is type(state)
+    for leaf, x in zip(view.leaves, _arrays(placed), strict=True):
+        assert leaf.sharding.is_equivalent_to(x.sharding, x.ndim)
+    assert view.per_device == _per_device(placed)
+    ns = {"params": state}
+    exec(view.code, ns)
+    for leaf, x in zip(view.leaves, _arrays(ns["params"]), strict=True):
+        assert leaf.sharding.is_equivalent_to(x.sharding, x.ndim), leaf.path
+
+
+def test_regex_rules_win_over_logical_rules(model, mesh):
+    view = ShardView(nnx.state(model), mesh=mesh, logical_rules=LOGICAL)
+    view.rules = [(r"embedding", P("data", "model"))]
+    assert view.leaf("['embed']['embedding'].value").spec == P("data", "model")
+    assert view.leaf("['up']['kernel'].value").spec == P("data", "model")  # logical
+
+
+def test_optax_adamw_state_counts_twice_the_params(model, mesh):
+    params = nnx.state(model, nnx.Param)
+    opt = optax.adamw(1e-3)
+    opt_state = opt.init(params)
+    both = {"params": params, "opt_state": opt_state}
+    view = ShardView(both, mesh=mesh, rules=[(r"kernel|embedding", P("data"))])
+    assert any(leaf.path.startswith("['opt_state']") for leaf in view.leaves)
+    placed = view.tree
+    assert view.per_device == _per_device(placed)
+    p_only = ShardView(params, mesh=mesh, rules=[(r"kernel|embedding", P("data"))]).per_device
+    # mu and nu are shaped as the params; count is one int32 scalar on one device
+    for d, b in view.per_device.items():
+        assert b - 3 * p_only[d] in (0, 4)
+    np.testing.assert_array_equal(
+        np.asarray(placed["params"]["embed"]["embedding"][...]),
+        np.asarray(params["embed"]["embedding"][...]),
+    )
+
+
+def test_abstract_nnx_model_is_viewed_without_allocating(mesh):
+    import gc
+
+    def live():
+        gc.collect()
+        return {id(a) for a in jax.live_arrays()}
+
+    before = live()
+    abstract = nnx.eval_shape(lambda: nnx.Linear(4096, 1024, rngs=nnx.Rngs(0)))
+    view = ShardView(nnx.state(abstract), mesh=mesh, rules=[("kernel", P("data", "model"))])
+    assert view.leaf("['kernel'].value").layout.bytes_per_device == 4096 * 1024 * 4 // 8
+    assert live() <= before
+    assert isinstance(NamedSharding(mesh, P()), NamedSharding)

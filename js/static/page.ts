@@ -23,6 +23,7 @@ export interface Answer {
 export const NO_LAYOUT = "this layout was not saved in this page (it has no kernel to compute it)";
 export const NO_KERNEL =
   "this page has no kernel: it shows the function as it was compiled when saved";
+export const NO_KERNEL_TREE = "this page has no kernel: it shows the tree as laid out when saved";
 
 /** JSON as Python wrote it, with binary values ({"__b64__": base64}) turned into DataViews. */
 export function revive(v: unknown): unknown {
@@ -77,14 +78,15 @@ export function createModel(state: PageState, send: Send): PageModel {
  *  an error in words; either way the result arrives on the next task, as from a kernel. */
 export function answerFrom(answers: Record<string, unknown>): Send {
   return (msg, model) => {
-    if (msg.type !== "request" && msg.type !== "trace_request") return; // no kernel to ask
+    if (msg.type !== "request" && msg.type !== "trace_request" && msg.type !== "tree_request") return; // no kernel to ask
     setTimeout(() => {
       const raw = msg.type === "request" ? answers[stateKey(msg.state)] : undefined;
       if (raw) {
         const a = revive(raw) as Answer;
         model.push({ ...a.state, _layout: a.layout, _stats: a.stats, error: "" });
       } else {
-        model.push({ error: msg.type === "trace_request" ? NO_KERNEL : NO_LAYOUT });
+        const why = { request: NO_LAYOUT, trace_request: NO_KERNEL, tree_request: NO_KERNEL_TREE };
+        model.push({ error: why[msg.type] });
       }
       const error = raw ? "" : String(model.get("error"));
       model.emitCustom({ type: "result", seq: msg.seq, ok: !!raw, error });

@@ -4,3 +4,4 @@ export * from "./function";
 export * from "./messages";
 export * from "./cost";
 export * from "./shared";
+export * from "./tree";

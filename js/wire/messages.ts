@@ -1,9 +1,11 @@
 // Messages between the renderer and the kernel (custom messages, not synced traits).
-//   front end -> kernel (model.send): RequestMsg (array view), TraceRequestMsg (function view)
+//   front end -> kernel (model.send): RequestMsg (array view), TraceRequestMsg (function view),
+//   TreeRequestMsg and TreeSelectMsg (tree view, wire/tree.ts)
 //   kernel -> front end (model.on("msg:custom")): ResultMsg, carrying the request's seq
 
 import type { LayoutState } from "./shared";
 import type { TraceState } from "./function";
+import type { TreeRequestMsg, TreeSelectMsg } from "./tree";
 
 /** Ask the kernel to re-lay-out the array. */
 export interface RequestMsg {
@@ -49,4 +51,4 @@ export interface PictureMsg {
 }
 
 /** Any request the front end sends. */
-export type AnyRequestMsg = RequestMsg | TraceRequestMsg;
+export type AnyRequestMsg = RequestMsg | TraceRequestMsg | TreeRequestMsg | TreeSelectMsg;

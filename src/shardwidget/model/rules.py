@@ -37,6 +37,12 @@ class Rule:
     pattern: str
     spec: spec_mod.NormSpec
     regex: Any = field(repr=False, compare=False)
+    line: int = field(default=0, compare=False)  # its line in the editor's text (0: not from text)
+
+    def name(self, number: int) -> str:
+        """ "rule 2 (line 3)": how messages name it (its line, when it came from the editor)."""
+        at = f" (line {self.line})" if self.line else ""
+        return f"rule {number}{at}"
 
     @property
     def partition_spec(self) -> Any:
@@ -60,20 +66,22 @@ def _spec_entries(spec: Any) -> list[Any]:
         raise ValueError(f"spec must be a PartitionSpec, got {type(spec).__name__}") from None
 
 
-def make_rule(pattern: Any, spec: Any, number: int) -> Rule:
-    """A Rule; ValueError naming rule ``number`` (from 1) when the regex or spec is malformed."""
+def make_rule(pattern: Any, spec: Any, number: int, line: int = 0) -> Rule:
+    """A Rule; ValueError naming rule ``number`` (from 1; and its editor ``line``) when the regex
+    or spec is malformed."""
+    what = Rule("", (), None, line).name(number)
     if not isinstance(pattern, str):
-        raise ValueError(f"rule {number}: the pattern must be a regex string, got {pattern!r}")
+        raise ValueError(f"{what}: the pattern must be a regex string, got {pattern!r}")
     try:
         regex = re.compile(pattern)
     except re.error as e:
-        raise ValueError(f"rule {number} ({pattern!r}): bad regex: {e}") from None
+        raise ValueError(f"{what} ({pattern!r}): bad regex: {e}") from None
     entries = _spec_entries(spec)
     try:
         norm = spec_mod.normalize(entries, len(entries))
     except ValueError as e:
-        raise ValueError(f"rule {number} ({pattern!r}): {e}") from None
-    return Rule(pattern, norm, regex)
+        raise ValueError(f"{what} ({pattern!r}): {e}") from None
+    return Rule(pattern, norm, regex, line)
 
 
 def make_rules(rules: Any) -> tuple[Rule, ...]:
@@ -96,7 +104,7 @@ def make_rules(rules: Any) -> tuple[Rule, ...]:
 _SPEC_AT = re.compile(r"(?:^|\s)(?:->|:)?\s*(?:P|PartitionSpec)\((.*)\)\s*$")
 
 
-def parse_line(line: str, number: int) -> Rule | None:
+def parse_line(line: str, number: int, rule_number: int = 0) -> Rule | None:
     """One editor line ``regex  P('x', None)`` (also ``regex: P(...)`` / ``regex -> P(...)``);
     None for a blank line or a ``#`` comment; ValueError naming the line."""
     text = line.strip()
@@ -115,14 +123,14 @@ def parse_line(line: str, number: int) -> Rule | None:
             f"line {number}: cannot read the spec P({m.group(1)}): write axis names in quotes, "
             "None, or tuples of names"
         ) from None
-    return make_rule(pattern, list(inner), number)
+    return make_rule(pattern, list(inner), rule_number or number, number)
 
 
 def parse_text(text: str) -> tuple[Rule, ...]:
     """Rules from the editor's text, one per line; ValueError naming the first bad line."""
-    out = []
+    out: list[Rule] = []
     for i, line in enumerate(text.splitlines(), start=1):
-        rule = parse_line(line, i)
+        rule = parse_line(line, i, len(out) + 1)
         if rule is not None:
             out.append(rule)
     return tuple(out)
@@ -131,11 +139,13 @@ def parse_text(text: str) -> tuple[Rule, ...]:
 def line_errors(text: str) -> list[tuple[int, str]]:
     """(line number, message) for every line the editor should mark."""
     errors = []
+    n = 0
     for i, line in enumerate(text.splitlines(), start=1):
         try:
-            parse_line(line, i)
+            n += parse_line(line, i, n + 1) is not None
         except ValueError as e:
             errors.append((i, str(e)))
+            n += 1
     return errors
 
 
@@ -233,7 +243,7 @@ def apply(
         for i, rule in enumerate(rules, start=1):
             if rule.regex.search(leaf.path):
                 source = f"rule {i}"
-                spec = _fit(leaf, rule.spec, axes, f"rule {i} ({rule.text})")
+                spec = _fit(leaf, rule.spec, axes, f"{rule.name(i)} ({rule.text})")
                 break
         if spec is None and logical and leaf.names is not None:
             source = "logical"

@@ -398,6 +398,20 @@ class TreeView(ShardView):
         if not self._quiet:
             self._publish_selected()
 
+    def _on_custom_msg(self, widget: Any, content: Any, buffers: Any) -> None:
+        """The leaf table's selection ({"type": "tree_select", "leaf": i}), else the base's
+        requests. A bad index is shown in ``error``, never raised into the kernel."""
+        if isinstance(content, dict) and content.get("type") == "tree_select":
+            leaf = content.get("leaf")
+            try:
+                if not isinstance(leaf, int) or isinstance(leaf, bool):
+                    raise ValueError(f"tree_select wants a leaf index, got {leaf!r}")
+                self.selected = leaf
+            except ValueError as e:
+                self.error = wire.cap_message(str(e))
+            return
+        super()._on_custom_msg(widget, content, buffers)
+
     # ---------------------------------------------------------------- the selected leaf
     def _publish_selected(self) -> None:
         """The selected leaf's geometry, options and statistics, for the embedded grid."""

@@ -79,6 +79,9 @@ def views(n: int) -> dict[str, Any]:
     # A pmap'd function: pmap's own mesh over axis "i", its leaves labelled in words.
     pmapped = jax.pmap(lambda r: jax.lax.psum(r, "i") * r, axis_name="i")
     out["functionPmap8"] = traits(ShardView(pmapped, np.arange(n * 4.0).reshape(n, 4)))
+    # A tree: a laid-out weight, an abstract leaf, a static leaf, a rule.
+    tree = {"w": a, "b": jax.ShapeDtypeStruct((8,), jnp.float32), "n": 3}
+    out["tree8"] = traits(ShardView(tree, mesh=mesh, rules=[("b", P("y"))]))
     return out
 
 

@@ -421,7 +421,7 @@ class TreeView(ShardView):
         leaf = self._applied.leaves[i]
         lay = leaf.layout
         self._key += 1
-        source = "rule" if self._applied.sources[i] else "own"
+        source = "resharded" if self._changed(i) else "original"
         layout = wire.layout(
             lay, key=self._key, source=source, note="", local_process=jax.process_index()
         )

@@ -1,0 +1,124 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { FakeModel } from "../fake_model";
+import { TreeView, largeReplicated } from "../../tree/view";
+import { buildRows, isLargeReplicated, shortPath } from "../../tree/rows";
+import { errorLine } from "../../tree/rules_editor";
+import { overLimit } from "../../tree/memory_chart";
+import type { TreeWire } from "../../wire";
+import { tree8 } from "../wire/fixtures.gen";
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  cleanups.splice(0).forEach((c) => c());
+  document.body.replaceChildren();
+});
+
+/** A tree of n leaves in two groups: params (leaf i holds i + 1 bytes, every third replicated
+ *  on 8 devices) and opt (one leaf). */
+function wireOf(n: number): TreeWire {
+  const paths = Array.from({ length: n }, (_, i) => `['params']['l${i}']`);
+  return {
+    key: 1,
+    paths: [...paths, "['opt']['count']"],
+    groups: [...paths.map(() => 0), 1],
+    group_names: ["['params']", "['opt']"],
+    shapes: [...paths.map(() => [4]), []],
+    dtypes: [...paths.map(() => "float32"), "int32"],
+    specs: [...paths.map(() => "P(None)"), ""],
+    names: [...paths.map(() => ""), ""],
+    bytes: [...paths.map((_, i) => i + 1), 4],
+    logical_bytes: [...paths.map((_, i) => i + 1), 4],
+    replication: [...paths.map((_, i) => (i % 3 === 0 ? 8 : 1)), 1],
+    sources: [...paths.map(() => ""), ""],
+    abstract: [...paths.map(() => false), false],
+    static: [],
+    memory: { ids: [0, 1], by_group: [[10, 20], [4, 0]] },
+    mesh: "x=2",
+    code: "",
+  };
+}
+
+describe("rows", () => {
+  it("groups in tree order, sorts by bytes, folds, filters", () => {
+    const t = wireOf(5);
+    const tree = buildRows(t, { sort: "tree", closed: new Set(), filter: "" });
+    expect(tree.map((r) => (r.kind === "group" ? `g${r.group}` : r.leaf))).toEqual(["g0", 0, 1, 2, 3, 4, "g1", 5]);
+    const bytes = buildRows(t, { sort: "bytes", closed: new Set(), filter: "" });
+    expect(bytes.map((r) => (r.kind === "group" ? `g${r.group}` : r.leaf))).toEqual(["g0", 4, 3, 2, 1, 0, "g1", 5]);
+    const folded = buildRows(t, { sort: "tree", closed: new Set([0]), filter: "" });
+    expect(folded.map((r) => (r.kind === "group" ? `g${r.group}:${r.open}` : r.leaf))).toEqual(["g0:false", "g1:true", 5]);
+    const found = buildRows(t, { sort: "tree", closed: new Set(), filter: "L3" });
+    expect(found).toEqual([{ kind: "group", group: 0, name: "['params']", count: 1, bytes: 4, open: true }, { kind: "leaf", leaf: 3 }]);
+    expect(shortPath(t, 2)).toBe("['l2']");
+  });
+
+  it("flags replicated leaves from the threshold on", () => {
+    const t = wireOf(7);
+    expect([0, 3, 6].map((i) => isLargeReplicated(t, i, 4))).toEqual([false, true, true]);
+    expect(largeReplicated(t, 4)).toEqual([6, 3]);
+  });
+
+  it("builds 10,000 rows quickly", () => {
+    const t = wireOf(10_000);
+    const t0 = performance.now();
+    const rows = buildRows(t, { sort: "bytes", closed: new Set(), filter: "" });
+    expect(rows.length).toBe(10_003);
+    expect(performance.now() - t0).toBeLessThan(500);
+  });
+});
+
+describe("editor and chart helpers", () => {
+  it("finds the line an error names", () => {
+    expect(errorLine("rule 2 (line 3) (b  P('x')) does not fit leaf ['b']")).toBe(3);
+    expect(errorLine("line 4: cannot read the spec P(x)")).toBe(4);
+    expect(errorLine("mesh sizes must be integers")).toBe(0);
+  });
+
+  it("marks devices over the line", () => {
+    expect(overLimit({ ids: [0, 1, 2], by_group: [[5, 1, 2], [1, 1, 5]] }, 5)).toEqual([0, 2]);
+  });
+});
+
+describe("TreeView", () => {
+  function mountTree(extra: Record<string, unknown> = {}) {
+    const model = new FakeModel({ ...tree8, ...extra });
+    const el = document.createElement("div");
+    document.body.append(el);
+    const view = new TreeView(model as never, el);
+    cleanups.push(() => view.dispose());
+    return { model, el, view };
+  }
+
+  it("draws Python's payload: leaves, chart bars, the selected leaf's grid", () => {
+    const { el } = mountTree();
+    const t = tree8._tree;
+    expect(el.querySelectorAll(".sw-tree-row[data-leaf]").length).toBe(t.paths.length);
+    expect(el.querySelectorAll(".sw-tree-mem-plot g[data-device]").length).toBe(8);
+    expect(el.querySelector(".sw-tree-leafhead")!.textContent).toContain(t.paths[tree8.selected]);
+    expect(el.querySelector(".sw-tree-static")!.textContent).toContain("['n']");
+    expect(el.querySelector("textarea")!.value).toBe(tree8.rules_text);
+  });
+
+  it("a leaf click selects it and tells the kernel", () => {
+    const { el, model } = mountTree();
+    const other = tree8.selected === 0 ? 1 : 0;
+    (el.querySelector(`.sw-tree-row[data-leaf='${other}']`) as HTMLElement).click();
+    expect(model.get("selected")).toBe(other);
+    expect(model.sent).toContainEqual({ type: "tree_select", leaf: other });
+  });
+
+  it("an edit sends a tree_request; the kernel's error marks its line", async () => {
+    const { el, model, view } = mountTree();
+    const area = el.querySelector("textarea")!;
+    area.value = "b  P('y')\nw  P('x', 'y', 'z')";
+    view.rulesEditor.flush();
+    await new Promise((r) => setTimeout(r, 5));
+    const req = model.sent.find((m) => m.type === "tree_request");
+    expect(req.state.rules_text).toBe(area.value);
+    expect(req.state.mesh_shape).toEqual(tree8.mesh_shape);
+    model.set("error", "rule 2 (line 2) (w  P('x', 'y', 'z')) does not fit leaf ['w']");
+    view.flush();
+    expect(el.querySelector(".sw-tree-gutter-bad")!.textContent).toBe("2");
+    expect(el.querySelector(".sw-tree-rules-error")!.textContent).toContain("['w']");
+  });
+});

@@ -113,9 +113,21 @@ def kernel_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 _executed: dict[pathlib.Path, Any] = {}
 
 
+def _skip_without_requirements(nb: Any, name: str) -> None:
+    """Skip, with the reason, a notebook whose optional extras (``metadata.shardwidget.requires``,
+    e.g. flax and optax for 05_models) are not installed."""
+    import importlib.util
+
+    needs = nb.metadata.get("shardwidget", {}).get("requires", [])
+    missing = [m for m in needs if importlib.util.find_spec(m) is None]
+    if missing:
+        pytest.skip(f"{name} needs {', '.join(missing)} (pip install .[models])")
+
+
 def _execute(path: pathlib.Path) -> Any:
     if path not in _executed:
         nb = nbformat.read(path, as_version=4)
+        _skip_without_requirements(nb, path.name)
         client = nbclient.NotebookClient(
             nb,
             timeout=120,
@@ -330,3 +342,23 @@ def test_plan_notebook_shows_the_story(kernel_env: None) -> None:
     assert out.count("fits in HBM") + out.count("does not fit in HBM") == 2
     assert out.count("estimated step on TPU v5p") == 2 and "collective latency" in out
     assert "over tp" in out and "over fsdp" in out  # the pod plan's collectives name both axes
+
+
+@pytest.mark.slow
+def test_models_notebook_shows_the_story(kernel_env: None) -> None:
+    path = EXAMPLES / "05_models.ipynb"
+    nb = _execute(path)
+    out = {c.get("id"): c for c in nb.cells if c.cell_type == "code"}
+
+    assert "23 array leaves" in _plain(out["view-model"])
+    assert "{0: 14704640}" in _stream(out["per-device"]), "a fresh model sits on device 0"
+    assert "14.0 MiB of parameters, 42.1 MiB with AdamW" in _stream(out["view-optimizer"])
+    assert "FSDP 5.32 MiB, TP 33.07 MiB" in _stream(out["view-tp"])
+    replicated = _stream(out["replicated"])
+    assert "['params']['embed']['embedding'].value" in replicated
+    assert "large and replicated: []" in _stream(out["view-fixed"])
+    assert "P('model', None)" in _plain(out["view-fixed"])
+    assert "('vocab', 'embed')   P('model', 'data')" in _stream(out["view-logical"])
+    assert "as the view shows: True" in _stream(out["code"])
+    assert "unsharded: 31.8 GB" in _stream(out["view-abstract"])
+    assert "FSDP: 4.0 GB per device" in _stream(out["view-abstract"])

@@ -40,7 +40,7 @@ def text(view: Any) -> str:
     top = max(per.values()) if per else 0
     most = [d for d, b in per.items() if b == top]
     lines = [
-        f"TreeView: {len(rows)} array leaves"
+        f"ShardView(tree): {len(rows)} array leaves"
         + (f", {len(view.static)} static" if view.static else "")
         + f" · mesh {_mesh_text(view.mesh)}",
         f"per device: max {fmt_bytes(top)} (device {most[0] if most else '-'})"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import re
+from html import escape
 
 import jax
 import jax.numpy as jnp
@@ -249,3 +250,27 @@ def test_front_end_request_with_bad_rules_shows_error_keeps_layout(params, mesh)
     assert view.rules_text == "embed  P('model')\n# keep"
     view.undo()
     assert view.leaf("['embed']").spec == P("data", None)
+
+
+def test_pictures_text_and_page(params, mesh, tmp_path):
+    view = ShardView(params, mesh=mesh, rules=[(r"\['w'\]", P("data"))], hardware="tpu-v5e")
+    view.selected = [leaf.path for leaf in view.leaves].index("['layers'][0]['w']")
+    text = repr(view)
+    assert text.startswith("ShardView(tree): 5 array leaves, 2 static · mesh data=4 × model=2")
+    assert "['layers'][0]['w']" in text and "P('data', None)" in text
+    svg = view.to_svg()
+    assert svg.startswith("<svg") and svg.count("<svg") == 2  # the chart, then the leaf's picture
+    assert "Memory per device" in svg and "float32[16@data,32]" in svg
+    page_html = view.snapshot()._repr_html_()
+    assert escape("['layers'][0]['w']") in page_html and "bytes per device" in page_html
+    report = view.save_html(tmp_path / "tree.html")
+    page = (tmp_path / "tree.html").read_text()
+    assert report.bytes == len(page.encode()) and '"_kind": "tree"' in page.replace('":"', '": "')
+
+
+def test_large_replicated_leaf_flagged_in_text(mesh):
+    big = jax.device_put(jnp.ones((1024, 512)), NamedSharding(mesh, P()))  # 2 MiB everywhere
+    view = ShardView({"embed": big, "w": jnp.ones(8)}, mesh=mesh)
+    assert "⚠ large replicated" in repr(view)
+    view.rules = [("embed", P(("data", "model")))]
+    assert "⚠" not in repr(view)

@@ -2,7 +2,7 @@
 // bytes per device; sortable by bytes, groups fold, a filter box. Virtualised: only the rows in
 // sight (and a few around them) are in the DOM, so 10,000 leaves scroll without stalling.
 import type { TreeWire } from "../wire";
-import { formatBytes } from "../shared/text";
+import { formatBytes, plural } from "../shared/text";
 import { el as mk } from "../shared/dom";
 import { buildRows, isLargeReplicated, shortPath, type Row, type SortBy } from "./rows";
 
@@ -126,7 +126,7 @@ export class LeafTable {
       e.dataset.group = String(row.group);
       e.setAttribute("aria-expanded", String(row.open));
       const p = mk(doc, "span", "sw-tree-path", `${row.open ? "▾" : "▸"} ${row.name}`);
-      e.append(p, mk(doc, "span", "sw-tree-type", `${row.count.toLocaleString()} leaves`));
+      e.append(p, mk(doc, "span", "sw-tree-type", plural(row.count, "leaf", "leaves").replace(String(row.count), row.count.toLocaleString())));
       e.append(mk(doc, "span", "sw-tree-spec"), mk(doc, "span", "sw-tree-bytes", formatBytes(row.bytes)));
       e.addEventListener("click", () => {
         if (this.closed.has(row.group)) this.closed.delete(row.group);

@@ -49,6 +49,10 @@ export class TreeView extends BaseView<TreeModel, TreeState, TreeRequestMsg> {
   private staticEl: HTMLElement;
   private leafModel: LeafModel | null = null;
   private leafView: ArrayView | null = null;
+  /** The leaf whose grid is drawn: `selected` when its `_layout` arrived (the kernel sets both
+   *  at once); a click shows at once in the table, and here once the kernel answers. */
+  private shownLeaf = -1;
+  private shownKey = -1;
 
   constructor(model: AnyModel<TreeModel>, el: HTMLElement) {
     super(model, el, "sw-tree", {
@@ -177,8 +181,12 @@ export class TreeView extends BaseView<TreeModel, TreeState, TreeRequestMsg> {
   }
 
   private renderLeaf(t: TreeWire): void {
-    const i = this.model.get("selected");
     const layout = published(this.model.get("_layout"));
+    if (layout && layout.key !== this.shownKey) {
+      this.shownKey = layout.key;
+      this.shownLeaf = this.model.get("selected");
+    }
+    const i = this.shownLeaf;
     if (i < 0 || i >= t.paths.length || !layout) {
       this.leafHead.textContent = "select a leaf to see its device grid";
       return;
@@ -186,7 +194,12 @@ export class TreeView extends BaseView<TreeModel, TreeState, TreeRequestMsg> {
     const path = mk(this.doc, "code", "", t.paths[i]);
     const spec = mk(this.doc, "code", "", t.specs[i] || "one device");
     const names = t.names[i] ? mk(this.doc, "span", "sw-hint", `logical axes (${t.names[i]})`) : null;
-    this.leafHead.replaceChildren(path, spec, ...(names ? [names] : []));
+    const asked = this.model.get("selected");
+    const waiting =
+      asked !== i && asked >= 0 && asked < t.paths.length
+        ? mk(this.doc, "span", "sw-hint", `${t.paths[asked]}: waiting for the kernel (a saved page has none)`)
+        : null;
+    this.leafHead.replaceChildren(path, spec, ...(names ? [names] : []), ...(waiting ? [waiting] : []));
     const stats = published(this.model.get("_stats"));
     const options = this.model.get("_options");
     if (!this.leafModel) {

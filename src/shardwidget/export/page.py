@@ -51,6 +51,12 @@ class FunctionView(Protocol):
     def synced_state(self) -> dict[str, Any]: ...
 
 
+class TreeView(Protocol):
+    """What a page of a tree view reads from it (TreeView has it)."""
+
+    def synced_state(self) -> dict[str, Any]: ...
+
+
 DEFAULT_BUDGET = 4 << 20  # bytes of variant data a page may carry
 VARIANT_KEYS = 1_000_000  # layout keys of stored variants start above any live view's
 NO_KERNEL = "saved page: no kernel to re-compile the function"
@@ -222,4 +228,11 @@ def save_array_view(
 def save_function_view(view: FunctionView, path: str | pathlib.Path) -> ExportReport:
     """Write one self-contained HTML file showing a function view; see FunctionView.save_html."""
     p = _write(path, f"shardwidget · {view.fn_name}", function_page_data(view), _picture(view))
+    return ExportReport(str(p), p.stat().st_size, 1, 0, 0)
+
+
+def save_tree_view(view: TreeView, path: str | pathlib.Path) -> ExportReport:
+    """Write one self-contained HTML file showing a tree view as laid out now (the selected
+    leaf's grid with it); see TreeView.save_html."""
+    p = _write(path, "shardwidget · tree", wire.page_data(view.synced_state(), {}))
     return ExportReport(str(p), p.stat().st_size, 1, 0, 0)

@@ -11,7 +11,9 @@ statistics, and released at once. ``view.tree`` places the changed leaves on dem
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar
+import html
+import pathlib
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import traitlets
 
@@ -23,9 +25,12 @@ from ..model import rules as rules_mod
 from ..model.layout import Layout
 from ..model.summary import Summary, plan_for, summarize
 from ..model.tree import Flat, StaticLeaf, TreeLeaf, flatten, mesh_of
-from ..render import tree_text
+from ..render import tree as tree_render
 from .base import ShardView, refuse_unknown
 from .tree_wire import tree_payload
+
+if TYPE_CHECKING:
+    from ..export.page import ExportReport
 
 STATE_TRAITS = ("mesh_shape", "axis_names", "axis_types", "rules_text")
 INIT_KWARGS = (
@@ -280,7 +285,7 @@ class TreeView(ShardView):
         raise KeyError(f"no array leaf at {path!r}" + (f"; close: {close}" if close else ""))
 
     def __repr__(self) -> str:
-        return tree_text.text(self)
+        return tree_render.text(self)
 
     # ---------------------------------------------------------------- the change path
     def _require_flat(self) -> Flat:
@@ -459,7 +464,53 @@ class TreeView(ShardView):
             del arr
 
     # ---------------------------------------------------------------- static pictures
-    def _static_html(self) -> str:
-        from ..render.tree_text import static_html
+    @property
+    def memory(self) -> tuple[dict[str, Any], list[str]]:
+        """(``{"ids": [...], "by_group": [[bytes per device] per group]}``, group names): memory
+        per device split by top-level group (the chart's data)."""
+        t = self._tree
+        return dict(t["memory"]), list(t["group_names"])
 
-        return static_html(self)
+    @property
+    def hardware_preset(self) -> hw_mod.Hardware:
+        """The preset whose HBM the memory chart marks (``hardware``)."""
+        return hw_mod.hardware(self.hardware)
+
+    def to_svg(self, width: int = 760) -> str:
+        """The view as a standalone SVG: memory per device by group (the HBM line of
+        ``hardware``), then the selected leaf drawn as the array view draws it."""
+        from ..render.picture import array_svg
+        from ..render.tree import tree_svg
+
+        i = self.selected
+        lay = self._applied.leaves[i].layout
+        nd = len(lay.shape)
+        dims = (0, 1) if nd >= 2 else (0,) if nd == 1 else ()
+        summ = self._summarize(i, lay)
+        leaf = array_svg(lay, summ, dims, width=width, n_devices=len(self._devices))
+        return tree_svg(self, leaf, width)
+
+    def _picture_name(self) -> str:
+        return f"shardwidget-{self._name}"
+
+    def _static_html(self) -> str:
+        from ..render import snapshot
+        from ..render.tree import static_html
+
+        lay = self._applied.leaves[self.selected].layout
+        nd = len(lay.shape)
+        dims = (0, 1) if nd >= 2 else (0,) if nd == 1 else ()
+        leaf = snapshot.render(lay, dims, stats=self._stats or None, error=self.error)
+        path = html.escape(self._applied.leaves[self.selected].path)
+        head = (
+            f"<div style='font:12px sans-serif;margin-top:8px'>selected: <code>{path}</code></div>"
+        )
+        return static_html(self) + head + leaf
+
+    def save_html(self, path: str | pathlib.Path) -> ExportReport:
+        """Write one self-contained HTML file (no network, no kernel) showing this view with the
+        notebook's renderer: the table, the chart and the selected leaf's grid (the rules
+        editor says there is no kernel to re-lay out)."""
+        from ..export.page import save_tree_view
+
+        return save_tree_view(self, path)

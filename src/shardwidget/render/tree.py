@@ -1,0 +1,166 @@
+"""A tree view as terminal text, as a static HTML table (no script) and as an SVG: the mesh,
+memory per device by top-level group (with a hardware preset's HBM line), the largest leaves,
+replicated leaves flagged. The selected leaf is drawn by the array view's own picture
+(:func:`shardwidget.render.picture.array_svg`, :func:`shardwidget.render.snapshot.render`). Reads
+the view's public surface only (``leaves``, ``per_device``, ``static``, ``mesh``,
+``large_bytes``, ``memory``)."""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+from .colors import PALETTE16
+from ..model.units import fmt_bytes
+
+TOP = 12  # leaves listed, largest first
+
+
+def _mesh_text(mesh: Any) -> str:
+    return " × ".join(f"{n}={s}" for n, s in zip(mesh.axis_names, mesh.devices.shape, strict=True))
+
+
+def _rows(view: Any) -> list[tuple[str, str, str, str, int, bool]]:
+    """(path, type, spec, flag, bytes per device, large replicated) of the largest leaves."""
+    from ..model.rules import leaf_bytes
+
+    rows = []
+    for leaf in view.leaves:
+        b = leaf_bytes(leaf)[1]
+        spec = leaf.spec
+        spec_text = "" if spec is None else str(spec)
+        rep = len(leaf_bytes(leaf)[0]) > 1 and not any(e is not None for e in (spec or ()))
+        large = rep and b >= view.large_bytes
+        typ = f"{leaf.dtype}{list(leaf.shape)}"
+        rows.append((leaf.path, typ, spec_text, "replicated" if rep else "", b, large))
+    rows.sort(key=lambda r: -r[4])
+    return rows
+
+
+def text(view: Any) -> str:
+    """The view in a few lines of text (``repr(view)``)."""
+    per = view.per_device
+    rows = _rows(view)
+    top = max(per.values()) if per else 0
+    most = [d for d, b in per.items() if b == top]
+    lines = [
+        f"ShardView(tree): {len(rows)} array leaves"
+        + (f", {len(view.static)} static" if view.static else "")
+        + f" · mesh {_mesh_text(view.mesh)}",
+        f"per device: max {fmt_bytes(top)} (device {most[0] if most else '-'})"
+        + f", min {fmt_bytes(min(per.values()) if per else 0)}",
+    ]
+    width = min(60, max((len(r[0]) for r in rows[:TOP]), default=4))
+    for path, typ, spec, _flag, b, large in rows[:TOP]:
+        mark = "  ⚠ large replicated" if large else ""
+        lines.append(f"  {path[:width]:<{width}}  {typ:<20} {spec:<24} {fmt_bytes(b):>10}{mark}")
+    if len(rows) > TOP:
+        lines.append(f"  … {len(rows) - TOP} more")
+    return "\n".join(lines)
+
+
+def static_html(view: Any) -> str:
+    """The view as an HTML table (no script): memory per device, then the largest leaves."""
+    per = view.per_device
+    top = max(per.values()) if per else 1
+    bars = "".join(
+        f"<tr><td>{d}</td><td><div style='background:#4c78a8;height:10px;"
+        f"width:{max(1, round(200 * b / max(top, 1)))}px'></div></td>"
+        f"<td style='text-align:right'>{html.escape(fmt_bytes(b))}</td></tr>"
+        for d, b in per.items()
+    )
+    flag = " style='background:#fde2e1' title='large and replicated'"
+    rows = "".join(
+        f"<tr{flag if large else ''}><td><code>{html.escape(p)}"
+        f"</code></td><td>{html.escape(t)}</td><td><code>{html.escape(s)}</code></td>"
+        f"<td style='text-align:right'>{html.escape(fmt_bytes(b))}</td></tr>"
+        for p, t, s, _f, b, large in _rows(view)[:TOP]
+    )
+    return (
+        "<div class='shardwidget-tree' style='font:12px sans-serif'>"
+        f"<div><b>{len(view.leaves)} array leaves</b> · mesh "
+        f"{html.escape(_mesh_text(view.mesh))}</div>"
+        "<table><caption style='text-align:left'>bytes per device</caption>"
+        f"{bars}</table><table><caption style='text-align:left'>largest leaves (per device)"
+        f"</caption><tr><th>path</th><th>type</th><th>spec</th><th>bytes</th></tr>{rows}"
+        "</table></div>"
+    )
+
+
+def _group_color(g: int) -> str:
+    """A group's colour: the front end's groupColor (js/tree/memory_chart.ts)."""
+    return PALETTE16[(g * 5) % len(PALETTE16)]
+
+
+def memory_svg(
+    memory: dict[str, Any], groups: list[str], hbm: float | None, label: str, width: int = 760
+) -> tuple[str, float]:
+    """(SVG elements, height) of the memory chart: a bar per device stacked by group, the HBM
+    line when it is within 4× the fullest device (as the widget draws it), devices over it
+    outlined in red."""
+    ids, by_group = memory["ids"], memory["by_group"]
+    totals = [sum(row[i] for row in by_group) for i in range(len(ids))]
+    most = max(totals, default=0)
+    inside = hbm is not None and hbm <= most * 4
+    top = max(most, hbm if inside and hbm else 0, 1)
+    h, left, y0 = 110.0, 64.0, 22.0
+    bar = (width - left - 12) / max(1, len(ids))
+    parts = [
+        f'<text x="12" y="14" font-size="12" font-weight="600" font-family="sans-serif">'
+        f"Memory per device · max {html.escape(fmt_bytes(most))}</text>"
+    ]
+    for i, (d, total) in enumerate(zip(ids, totals, strict=True)):
+        x, base = left + i * bar, 0.0
+        over = hbm is not None and total > hbm
+        for g, row in enumerate(by_group):
+            hh = row[i] / top * (h - 6)
+            if hh <= 0:
+                continue
+            stroke = ' stroke="#a4000f" stroke-width="1.5"' if over else ""
+            w = max(0.5, bar - 2)
+            parts.append(
+                f'<rect x="{x + 1:.1f}" y="{y0 + h - base - hh:.1f}" width="{w:.1f}"'
+                f' height="{hh:.1f}" fill="{_group_color(g)}"{stroke}/>'
+            )
+            base += hh
+        if len(ids) <= 64:
+            parts.append(
+                f'<text x="{x + bar / 2:.1f}" y="{y0 + h + 11}" font-size="9" '
+                f'text-anchor="middle" font-family="sans-serif" fill="#57606a">{d}</text>'
+            )
+    if inside and hbm is not None:
+        y = y0 + h - hbm / top * (h - 6)
+        parts.append(
+            f'<line x1="{left}" x2="{width - 12}" y1="{y:.1f}" y2="{y:.1f}" stroke="#a4000f" '
+            f'stroke-dasharray="4 3"/><text x="{left - 4}" y="{y + 3:.1f}" font-size="9" '
+            f'text-anchor="end" fill="#a4000f" font-family="sans-serif">'
+            f"{html.escape(label)} {html.escape(fmt_bytes(hbm))}</text>"
+        )
+    x = 12.0
+    for g, name in enumerate(groups):
+        parts.append(
+            f'<rect x="{x}" y="{y0 + h + 18}" width="10" height="10" fill="{_group_color(g)}"/>'
+            f'<text x="{x + 14}" y="{y0 + h + 27}" font-size="10.5" font-family="monospace">'
+            f"{html.escape(name)}</text>"
+        )
+        x += 24 + 7 * len(name)
+    return "".join(parts), y0 + h + 36
+
+
+def tree_svg(view: Any, leaf_svg: str, width: int = 760) -> str:
+    """The tree view's picture: the memory chart, then the selected leaf's array picture."""
+    memory, groups = view.memory
+    hw = view.hardware_preset
+    chart, height = memory_svg(memory, groups, hw.hbm_bytes, hw.name, width)
+    m = re.search(r'height="(\d+)"', leaf_svg)
+    leaf_h = int(m.group(1)) if m else 0
+    leaf = leaf_svg.replace("<svg ", f'<svg x="0" y="{height + 4:.0f}" ', 1)
+    total = height + 4 + leaf_h
+    label = f"{len(view.leaves)} array leaves, mesh {_mesh_text(view.mesh)}"
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" '
+        f'width="{width}" height="{total:.0f}" viewBox="0 0 {width} {total:.0f}" role="img" '
+        f'aria-label="{html.escape(label)}"><title>{html.escape(label)}</title>'
+        f'<rect width="100%" height="100%" fill="#ffffff"/>{chart}{leaf}</svg>'
+    )

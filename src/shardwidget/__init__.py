@@ -1,7 +1,8 @@
 """shardwidget: see, live, how a jax.Array is laid out across devices, and change it.
 
 ``ShardView(arr)`` returns an :class:`ArrayView`, ``ShardView(f, *args)`` a
-:class:`FunctionView`; both are ShardViews. :func:`compare` puts function views side by side
+:class:`FunctionView`, ``ShardView(tree)`` (a model's parameters, an optimizer state, an
+``eval_shape`` tree) a :class:`TreeView`; all are ShardViews. :func:`compare` puts function views side by side
 (and two array views as a layout diff). ``view.code`` is the Python of the layout shown;
 :func:`memory_map` shows device memory over every live array; :func:`suggest_layouts` lists
 the layouts (and paddings) that fit a shape. ``view.snapshot()`` is a :class:`Snapshot`: the view
@@ -18,7 +19,7 @@ from .model.layout import Layout
 from .model.state import LayoutState
 from .render.snapshot import Snapshot
 from .trace.result import TraceResult, TraceState
-from .views import ArrayView, Comparison, FunctionView, ShardView, compare
+from .views import ArrayView, Comparison, FunctionView, ShardView, TreeView, compare
 
 __version__ = "0.1.0"
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "TraceResult",
     "TraceState",
     "Transfer",
+    "TreeView",
     "__version__",
     "compare",
     "hardware",

@@ -48,6 +48,7 @@ def sections() -> list[tuple[str, str, list[Any]]]:
         TraceResult,
         TraceState,
         Transfer,
+        TreeView,
         compare,
         hardware,
         memory_map,
@@ -62,12 +63,14 @@ def sections() -> list[tuple[str, str, list[Any]]]:
     from .plan import Plan, PlanError, plan
     from .render.snapshot import Snapshot
     from .trace.hlo import Collective, HloShape
+    from .model.tree import StaticLeaf, TreeLeaf
     from .trace.result import Constraint, Leaf, LeafResult
 
     secs: list[tuple[str, str, list[Any]]] = [
         (
             "Views",
-            "`ShardView(x)` and `ShardView(f, *args)`: the widgets, their traits (synced with "
+            "`ShardView(x)`, `ShardView(f, *args)` (and `ShardView(tree)`, below): the widgets, "
+            "their traits (synced with "
             "the front end) and their Python API.",
             [ShardView, ArrayView, FunctionView],
         ),
@@ -78,6 +81,12 @@ def sections() -> list[tuple[str, str, list[Any]]]:
             [Layout, Block, MeshInfo, DeviceInfo, LayoutState],
         ),
         ("Statistics", "`view.summary`: per-block statistics and thumbnails.", [Summary]),
+        (
+            "Whole models",
+            "`ShardView(tree)`: a pytree's leaves (`view.leaves`), memory per device, partition "
+            "rules and logical axis rules.",
+            [TreeView, TreeLeaf, StaticLeaf],
+        ),
         (
             "Functions",
             "`view.trace` of a function view: what XLA compiled for one layout of the inputs.",

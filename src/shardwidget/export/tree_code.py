@@ -43,6 +43,8 @@ def _logical_lines(leaves: Sequence[TreeLeaf], sources: Sequence[str]) -> list[s
 
 
 PLACE = """
+
+
 def _place(path, x):
     at = jax.tree_util.keystr(path)
     spec = next((s for pattern, s in rules if re.search(pattern, at)), logical.get(at))
@@ -52,6 +54,7 @@ def _place(path, x):
     if isinstance(x, jax.ShapeDtypeStruct):
         return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding)
     return jax.device_put(x, sharding)
+
 
 """
 

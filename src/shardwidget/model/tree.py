@@ -37,6 +37,7 @@ class TreeLeaf:
             device, where ``jax.device_put`` / ``jit`` would put it.
         names: logical axis names per dimension (flax ``nnx.with_partitioning`` metadata), or
             None when the leaf carries none.
+        itemsize_bits: bits per element (4 for int4: packed two to a byte, as XLA stores it).
     """
 
     path: str

@@ -88,7 +88,7 @@ class TreeView(ShardView):
     """Live view of a whole pytree's layout: every array leaf with its spec and bytes per
     device, memory per device by top-level group, and partition rules that re-lay it out.
 
-    Made by ``ShardView(tree)``: dicts, lists, flax NNX state, optax states, equinox modules,
+    Made by ``ShardView(tree)``: any pytree (dicts, lists, flax NNX state, optax states, …)
     whose leaves are jax.Arrays or ShapeDtypeStructs (viewed without allocating); other leaves
     are listed as static. Keywords: ``mesh`` (the jax Mesh the rules lay out on; default the
     tree's own, else one axis ``x`` of every device), ``rules``, ``logical_rules``, ``name``

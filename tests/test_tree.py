@@ -77,7 +77,7 @@ def test_dict_tree_is_a_tree_view_with_leaves_in_flatten_order(params, mesh):
     assert [leaf.path for leaf in view.leaves] == arrays
     assert [s.path for s in view.static] == ["['name']", "['step']"]
     for leaf, x in zip(
-        view.leaves, [x for x in jax.tree.leaves(params) if hasattr(x, "shape")], strict=False
+        view.leaves, [x for x in jax.tree.leaves(params) if hasattr(x, "shape")], strict=True
     ):
         assert leaf.shape == x.shape and leaf.dtype == x.dtype
         assert _layout_geometry(leaf.layout) == _geometry(x.sharding, x.shape)
@@ -96,16 +96,22 @@ def test_rules_first_match_wins_unmatched_keep_layout_short_specs_padded(params,
     view = ShardView(params, mesh=mesh)
     view.rules = [(r"layers.*\['w'\]", P("model")), (r"\['w'\]", P("data")), ("embed", P())]
     by = {leaf.path: leaf for leaf in view.leaves}
-    assert by["['layers'][0]['w']"].spec == P("model", None)
-    assert by["['layers'][1]['w']"].spec == P("model", None)
-    assert by["['embed']"].spec == P(None, None)
+    # the rule's spec as written, as JAX keeps it; its layout is the padded one's
+    assert by["['layers'][0]['w']"].spec == P("model")
+    assert by["['layers'][1]['w']"].spec == P("model")
+    assert by["['embed']"].spec == P()
+    for path in ("['layers'][0]['w']", "['layers'][1]['w']"):
+        padded = NamedSharding(mesh, P("model", None))
+        assert by[path].sharding.is_equivalent_to(padded, 2)
     assert by["['layers'][0]['b']"].sharding == params["layers"][0]["b"].sharding
     placed = view.tree
     for leaf, x in zip(
-        view.leaves, [x for x in jax.tree.leaves(placed) if hasattr(x, "shape")], strict=False
+        view.leaves, [x for x in jax.tree.leaves(placed) if hasattr(x, "shape")], strict=True
     ):
         assert leaf.sharding.is_equivalent_to(x.sharding, x.ndim)
         assert _layout_geometry(leaf.layout) == _geometry(x.sharding, x.shape)
+        if isinstance(x.sharding, NamedSharding):
+            assert leaf.spec == x.sharding.spec, leaf.path
     np.testing.assert_array_equal(np.asarray(placed["embed"]), np.asarray(params["embed"]))
     assert placed["layers"][0]["b"] is params["layers"][0]["b"]  # unchanged: the user's own
     assert placed["step"] == 3 and placed["nothing"] is None
@@ -147,7 +153,7 @@ def test_code_rebinds_params_to_the_layout_shown(params, mesh):
     got = ns["params"]
     assert jax.tree.structure(got) == jax.tree.structure(params)
     for leaf, x in zip(
-        view.leaves, [x for x in jax.tree.leaves(got) if hasattr(x, "shape")], strict=False
+        view.leaves, [x for x in jax.tree.leaves(got) if hasattr(x, "shape")], strict=True
     ):
         assert leaf.sharding.is_equivalent_to(x.sharding, x.ndim), leaf.path
     named = ShardView(params, mesh=mesh, rules=[(r"embed", P("model"))], name="weights")
@@ -246,10 +252,10 @@ def test_front_end_request_with_bad_rules_shows_error_keeps_layout(params, mesh)
     assert view.rules == [("embed", P("data"))]
     state["rules_text"] = "embed  P('model')\n# keep"
     view._on_custom_msg(view, {"type": "tree_request", "seq": 6, "state": state}, [])
-    assert view.error == "" and view.leaf("['embed']").spec == P("model", None)
+    assert view.error == "" and view.leaf("['embed']").spec == P("model")
     assert view.rules_text == "embed  P('model')\n# keep"
     view.undo()
-    assert view.leaf("['embed']").spec == P("data", None)
+    assert view.leaf("['embed']").spec == P("data")
 
 
 def test_pictures_text_and_page(params, mesh, tmp_path):
@@ -274,3 +280,19 @@ def test_large_replicated_leaf_flagged_in_text(mesh):
     assert "⚠ large replicated" in repr(view)
     view.rules = [("embed", P(("data", "model")))]
     assert "⚠" not in repr(view)
+
+
+def test_eval_shape_under_a_mesh_abstract_shardings_placed_on_it(mesh):
+    with jax.set_mesh(mesh):
+        abstract = jax.eval_shape(
+            lambda: {"w": jax.device_put(jnp.ones((8, 4)), P("data")), "b": jnp.zeros(4)}
+        )
+    assert not isinstance(abstract["w"].sharding.mesh, jax.sharding.Mesh)  # an AbstractMesh
+    view = ShardView(abstract)
+    assert tuple(view.mesh.axis_names) == ("data", "model")
+    w = view.leaf("['w']")
+    assert w.spec == abstract["w"].sharding.spec
+    concrete = NamedSharding(mesh, abstract["w"].sharding.spec)
+    assert _layout_geometry(w.layout) == _geometry(concrete, (8, 4))
+    # w: a (2, 4) float32 block per device; b: replicated (jit's default under the mesh)
+    assert view.per_device == dict.fromkeys(range(8), 2 * 4 * 4 + 4 * 4)

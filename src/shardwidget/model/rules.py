@@ -204,8 +204,8 @@ class Applied:
     sources: tuple[str, ...]
 
 
-def _fit(leaf: TreeLeaf, spec: spec_mod.NormSpec, axes: dict[str, int], what: str) -> Any:
-    """spec padded to the leaf's rank, validated; ValueError naming leaf and rule."""
+def _fit(leaf: TreeLeaf, spec: spec_mod.NormSpec, axes: dict[str, int], what: str) -> None:
+    """ValueError naming leaf and rule when spec (padded to the leaf's rank) cannot lay it out."""
     ndim = len(leaf.shape)
     if len(spec) > ndim:
         raise ValueError(
@@ -219,7 +219,6 @@ def _fit(leaf: TreeLeaf, spec: spec_mod.NormSpec, axes: dict[str, int], what: st
         raise ValueError(
             f"{what} does not fit leaf {leaf.path} (shape {leaf.shape}): {e}"
         ) from None
-    return full
 
 
 def apply(
@@ -230,7 +229,11 @@ def apply(
 ) -> Applied:
     """Each leaf laid out by the first regex rule whose pattern its path matches, else by the
     logical rules when it carries names and they are given, else as it is. ValueError naming
-    the leaf and the rule when one cannot apply (nothing is applied then)."""
+    the leaf and the rule when one cannot apply (nothing is applied then).
+
+    A rule's spec is kept as written (``P('data')`` on a 2-d leaf stays ``P('data')``, which
+    JAX reads as ``P('data', None)``), so a leaf's spec is what ``jax.device_put`` to it
+    reports; a logical spec has one entry per dimension, as flax writes it."""
     from jax.sharding import NamedSharding
 
     axes = {str(n): int(s) for n, s in zip(mesh.axis_names, mesh.devices.shape, strict=True)}
@@ -242,13 +245,13 @@ def apply(
         source = ""
         for i, rule in enumerate(rules, start=1):
             if rule.regex.search(leaf.path):
-                source = f"rule {i}"
-                spec = _fit(leaf, rule.spec, axes, f"{rule.name(i)} ({rule.text})")
+                source, spec = f"rule {i}", rule.spec
+                _fit(leaf, spec, axes, f"{rule.name(i)} ({rule.text})")
                 break
         if spec is None and logical and leaf.names is not None:
-            source = "logical"
+            source, spec = "logical", logical_spec(leaf.names, logical)
             names = ", ".join(repr(n) for n in leaf.names)
-            spec = _fit(leaf, logical_spec(leaf.names, logical), axes, f"logical rules ({names})")
+            _fit(leaf, spec, axes, f"logical rules ({names})")
         if spec is None:
             out.append(leaf)
             sources.append("")

@@ -10,6 +10,7 @@ allocated); every other leaf (int, str, a numpy array, …) is static: listed, n
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,14 +59,13 @@ class TreeLeaf:
 
     @property
     def spec(self) -> Any:
-        """The PartitionSpec, padded with None to the leaf's rank (None when the sharding has
-        no mesh: one device, or a custom layout)."""
+        """The PartitionSpec, as JAX holds it (``sharding.spec``: a spec shorter than the rank
+        leaves the rest replicated); for a sharding without one, the spec of its layout's mesh
+        where one describes it, else None (one device, or a custom layout)."""
         from jax.sharding import NamedSharding
 
         if isinstance(self.sharding, NamedSharding):
-            return spec_mod.to_partition_spec(
-                spec_mod.normalize(self.sharding.spec.partitions, len(self.shape))
-            )
+            return self.sharding.spec
         lay = self.layout
         return spec_mod.to_partition_spec(lay.spec) if lay.spec is not None else None
 
@@ -223,12 +223,41 @@ def _short(x: Any, limit: int = 60) -> str:
 
 
 def mesh_of(leaves: tuple[TreeLeaf, ...]) -> Any:
-    """The mesh of the first leaf laid out on one (the tree's own mesh), or None."""
+    """The mesh of the first leaf laid out on one (the tree's own mesh); else a mesh made by
+    ``jax.make_mesh`` for the first AbstractMesh a ShapeDtypeStruct names (``jax.eval_shape``
+    under ``jax.set_mesh``); None when no leaf has a mesh."""
+    import jax
     from jax.sharding import NamedSharding
 
+    abstract = None
     for leaf in leaves:
         if isinstance(leaf.sharding, NamedSharding):
             mesh = leaf.sharding.mesh
-            if hasattr(mesh, "devices"):  # a concrete Mesh, not an AbstractMesh
+            if isinstance(mesh, jax.sharding.Mesh):
                 return mesh
-    return None
+            abstract = abstract or mesh
+    if abstract is None:
+        return None
+    sizes = tuple(int(n) for n in abstract.axis_sizes)
+    return jax.make_mesh(sizes, tuple(abstract.axis_names), axis_types=abstract.axis_types)
+
+
+def on_mesh(leaves: tuple[TreeLeaf, ...], mesh: Any) -> tuple[TreeLeaf, ...]:
+    """Leaves whose sharding names an AbstractMesh, placed on ``mesh`` (the same spec) when it
+    has that mesh's axes and sizes, else shown unplaced on the default device: a layout needs
+    devices. Other leaves as they are."""
+    import jax
+    from jax.sharding import NamedSharding
+
+    out = []
+    for leaf in leaves:
+        s = leaf.sharding
+        if not isinstance(s, NamedSharding) or isinstance(s.mesh, jax.sharding.Mesh):
+            out.append(leaf)
+            continue
+        same = dict(zip(s.mesh.axis_names, s.mesh.axis_sizes, strict=True)) == dict(
+            zip(mesh.axis_names, mesh.devices.shape, strict=True)
+        )
+        placed = NamedSharding(mesh, s.spec) if same else _default_sharding()
+        out.append(dataclasses.replace(leaf, sharding=placed, placed=same))
+    return tuple(out)

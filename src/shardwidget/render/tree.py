@@ -11,6 +11,7 @@ import html
 import re
 from typing import Any
 
+from ..model import spec as spec_mod
 from .colors import PALETTE16
 from ..model.units import fmt_bytes
 
@@ -29,7 +30,8 @@ def _rows(view: Any) -> list[tuple[str, str, str, str, int, bool]]:
     for leaf in view.leaves:
         b = leaf_bytes(leaf)[1]
         spec = leaf.spec
-        spec_text = "" if spec is None else str(spec)
+        nd = len(leaf.shape)
+        spec_text = "" if spec is None else spec_mod.to_text(spec_mod.normalize(spec, nd))
         rep = len(leaf_bytes(leaf)[0]) > 1 and not any(e is not None for e in (spec or ()))
         large = rep and b >= view.large_bytes
         typ = f"{leaf.dtype}{list(leaf.shape)}"

@@ -24,7 +24,7 @@ from ..model import mesh as mesh_mod
 from ..model import rules as rules_mod
 from ..model.layout import Layout
 from ..model.summary import Summary, plan_for, summarize
-from ..model.tree import Flat, StaticLeaf, TreeLeaf, flatten, mesh_of
+from ..model.tree import Flat, StaticLeaf, TreeLeaf, flatten, mesh_of, on_mesh
 from ..render import tree as tree_render
 from .base import ShardView, refuse_unknown
 from .tree_wire import tree_payload
@@ -169,9 +169,11 @@ class TreeView(ShardView):
         if not self._name.isidentifier():
             raise ValueError(f"name must be a Python identifier, got {self._name!r}")
         self._with_stats = bool(kwargs.get("stats", True))
-        mesh = kwargs.get("mesh") or mesh_of(self._flat.leaves)
+        mesh = kwargs.get("mesh")
+        mesh = mesh if mesh is not None else mesh_of(self._flat.leaves)
         if mesh is None:
             mesh = mesh_mod.build_mesh((len(self._devices),), ("x",), ("auto",))
+        self._flat = dataclasses.replace(self._flat, leaves=on_mesh(self._flat.leaves, mesh))
         self._own_mesh = mesh
         self._mesh = mesh
         self._applied = rules_mod.Applied(self._flat.leaves, ("",) * len(self._flat.leaves))

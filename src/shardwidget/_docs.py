@@ -60,10 +60,10 @@ def sections() -> list[tuple[str, str, list[Any]]]:
     from .model.layout import Block, DeviceInfo, MeshInfo
     from .model.layout_diff import BlockMove, DeviceChange, LayoutDiff
     from .model.summary import Summary
+    from .model.tree import StaticLeaf, TreeLeaf
     from .plan import Plan, PlanError, plan
     from .render.snapshot import Snapshot
     from .trace.hlo import Collective, HloShape
-    from .model.tree import StaticLeaf, TreeLeaf
     from .trace.result import Constraint, Leaf, LeafResult
 
     secs: list[tuple[str, str, list[Any]]] = [

@@ -4,9 +4,9 @@
 :class:`FunctionView`, ``ShardView(tree)`` (a model's parameters, an optimizer state, an
 ``eval_shape`` tree) a :class:`TreeView`; all are ShardViews. :func:`compare` puts function
 views side by side (and two array views as a layout diff). ``view.code`` is the Python of the
-layout shown; :func:`memory_map` shows device memory over every live array; :func:`suggest_layouts` lists
-the layouts (and paddings) that fit a shape. ``view.snapshot()`` is a :class:`Snapshot`: the view
-frozen now, to display in narrative notebooks.
+layout shown; :func:`memory_map` shows device memory over every live array;
+:func:`suggest_layouts` lists the layouts (and paddings) that fit a shape. ``view.snapshot()``
+is a :class:`Snapshot`: the view frozen now, to display in narrative notebooks.
 """
 
 from .cost.estimate import Estimate

@@ -296,3 +296,20 @@ def test_eval_shape_under_a_mesh_abstract_shardings_placed_on_it(mesh):
     assert _layout_geometry(w.layout) == _geometry(concrete, (8, 4))
     # w: a (2, 4) float32 block per device; b: replicated (jit's default under the mesh)
     assert view.per_device == dict.fromkeys(range(8), 2 * 4 * 4 + 4 * 4)
+
+
+def test_prng_key_leaves_counted_by_their_key_data():
+    keys = jax.random.split(jax.random.key(0), 8)
+    view = ShardView({"key": jax.random.key(1), "keys": keys, "x": jnp.ones(8)})
+    view.rules = [("keys", P("x"))]
+    placed = view.tree
+    total: dict[int, int] = {}
+    for x in jax.tree.leaves(placed):
+        for s in x.addressable_shards:
+            data = s.data
+            if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
+                data = jax.random.key_data(data)
+            total[s.device.id] = total.get(s.device.id, 0) + data.nbytes
+    assert view.per_device == dict(sorted(total.items()))
+    view.selected = 1
+    assert "PRNG key" in view._stats["message"]

@@ -195,7 +195,7 @@ def flatten(tree: Any) -> Flat:
         if isinstance(x, jax.Array) and x.is_deleted():
             raise ValueError(f"leaf {key} is a deleted jax.Array (donated or deleted)")
         sharding = getattr(x, "sharding", None)
-        dt = np.dtype(x.dtype)
+        dt = x.dtype  # a numpy dtype, or an extended one (PRNG keys: key<fry>)
         if dt not in bits:
             bits[dt] = itemsize_bits_of(dt)
         leaves.append(

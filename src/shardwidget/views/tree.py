@@ -259,6 +259,7 @@ class TreeView(ShardView):
                     x.shape, x.dtype, sharding=leaf.sharding
                 )
         concrete = [i for i in changed if not self._applied.leaves[i].abstract]
+        self._check_fits(concrete, "placing the tree's re-laid-out leaves (view.tree)")
         if concrete:
             placed = jax.device_put(
                 [values[self._applied.leaves[i].index] for i in concrete],
@@ -303,6 +304,19 @@ class TreeView(ShardView):
         if not orig.placed:
             return True
         return not leaf.sharding.is_equivalent_to(orig.sharding, len(leaf.shape))
+
+    def _check_fits(self, leaves: list[int], what: str) -> None:
+        """ValueError in words, before any device work, when the copies of these leaves would
+        not fit in free device memory (the user's own leaves stay as they are)."""
+        from ..model import memory
+
+        need: dict[int, int] = {}
+        for i in leaves:
+            ids, b = rules_mod.leaf_bytes(self._applied.leaves[i])
+            for d in ids:
+                need[d] = need.get(d, 0) + b
+        by_id = {int(d.id): d for d in self._devices}
+        memory.check_fits({by_id[d]: n for d, n in need.items() if d in by_id}, what)
 
     def _from_wire(self, d: dict[str, Any]) -> TreeState:
         try:
@@ -455,6 +469,11 @@ class TreeView(ShardView):
         import jax
 
         x = self._require_flat().values[leaf.index]
+        if self._changed(i):
+            try:
+                self._check_fits([i], f"statistics of {leaf.path} as laid out")
+            except ValueError as e:
+                return Summary.unavailable(n, str(e))
         arr = jax.device_put(x, leaf.sharding) if self._changed(i) else x
         nd = len(leaf.shape)
         dims = (0, 1) if nd >= 2 else (0,) if nd == 1 else ()

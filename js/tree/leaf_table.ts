@@ -4,9 +4,13 @@
 import type { TreeWire } from "../wire";
 import { formatBytes, plural } from "../shared/text";
 import { el as mk } from "../shared/dom";
-import { buildRows, isLargeReplicated, shortPath, type Row, type SortBy } from "./rows";
+import { buildRows, elide, isLargeReplicated, type Row, type SortBy } from "./rows";
 
 export const ROW_PX = 22;
+/** Characters of a path shown in its column (cut in the middle; the tooltip has it whole). */
+const PATH_CHARS = 40;
+/** Indent of each level of the path tree. */
+const INDENT_PX = 14;
 const OVERSCAN = 12;
 const VIEW_ROWS = 16;
 
@@ -27,10 +31,12 @@ export class LeafTable {
   private body: HTMLElement;
   private rows: Row[] = [];
   private sort: SortBy = "tree";
-  private closed = new Set<number>();
+  private closed = new Set<string>();
   private filter = "";
   private inp: TableInput | null = null;
   private drawn = "";
+  private pathChars = PATH_CHARS;
+  private headPath: HTMLElement | null = null;
 
   constructor(
     private readonly doc: Document,
@@ -63,6 +69,7 @@ export class LeafTable {
       ["sw-tree-spec", "spec"],
       ["sw-tree-bytes", "per device"],
     ]) head.append(mk(doc, "span", cls, text));
+    this.headPath = head.firstElementChild as HTMLElement;
     this.scroller = mk(doc, "div", "sw-tree-scroll");
     this.scroller.tabIndex = 0;
     this.scroller.setAttribute("role", "listbox");
@@ -110,6 +117,9 @@ export class LeafTable {
     const sig = `${first}:${last}:${this.inp.selected}`;
     if (!force && sig === this.drawn) return;
     this.drawn = sig;
+    // As many characters of a path as its column holds (12 px monospace: ~7.3 px each).
+    const w = this.headPath?.clientWidth ?? 0;
+    this.pathChars = w > 0 ? Math.max(12, Math.floor(w / 7.3)) : PATH_CHARS;
     const nodes: HTMLElement[] = [];
     for (let r = first; r < last; r++) nodes.push(this.rowEl(this.rows[r], r));
     this.body.style.transform = `translateY(${first * ROW_PX}px)`;
@@ -121,16 +131,22 @@ export class LeafTable {
     const t = this.inp!.tree;
     const e = mk(doc, "div", "sw-tree-row");
     e.dataset.row = String(r);
+    const indent = `${6 + row.depth * INDENT_PX}px`;
     if (row.kind === "group") {
       e.classList.add("sw-tree-group");
-      e.dataset.group = String(row.group);
+      e.dataset.group = row.id;
       e.setAttribute("aria-expanded", String(row.open));
-      const p = mk(doc, "span", "sw-tree-path", `${row.open ? "▾" : "▸"} ${row.name}`);
-      e.append(p, mk(doc, "span", "sw-tree-type", plural(row.count, "leaf", "leaves").replace(String(row.count), row.count.toLocaleString())));
-      e.append(mk(doc, "span", "sw-tree-spec"), mk(doc, "span", "sw-tree-bytes", formatBytes(row.bytes)));
+      const p = mk(doc, "span", "sw-tree-path", `${row.open ? "▾" : "▸"} ${elide(row.name, this.pathChars - 2 * row.depth)}`);
+      p.style.paddingLeft = indent;
+      p.title = `${row.id} (click to ${row.open ? "fold" : "unfold"})`;
+      const n = plural(row.count, "leaf", "leaves").replace(String(row.count), row.count.toLocaleString());
+      e.append(p, mk(doc, "span", "sw-tree-type", n));
+      const total = mk(doc, "span", "sw-tree-bytes", formatBytes(row.bytes));
+      total.title = "its leaves' bytes per holder, summed: what one device holding a piece of each keeps";
+      e.append(mk(doc, "span", "sw-tree-spec"), total);
       e.addEventListener("click", () => {
-        if (this.closed.has(row.group)) this.closed.delete(row.group);
-        else this.closed.add(row.group);
+        if (this.closed.has(row.id)) this.closed.delete(row.id);
+        else this.closed.add(row.id);
         this.rebuild();
       });
       return e;
@@ -146,7 +162,8 @@ export class LeafTable {
       e.classList.add("sw-tree-large");
       e.title = `replicated on ${t.replication[i]} devices and ${formatBytes(t.bytes[i])} on each: shard it`;
     }
-    const path = mk(doc, "span", "sw-tree-path", shortPath(t, i));
+    const path = mk(doc, "span", "sw-tree-path", elide(row.name, this.pathChars - 2 * row.depth));
+    path.style.paddingLeft = indent;
     path.title = t.paths[i] + (t.names[i] ? ` · logical axes (${t.names[i]})` : "");
     const type = `${t.dtypes[i]}[${t.shapes[i].join(",")}]`;
     const spec = mk(doc, "span", "sw-tree-spec", t.specs[i] || "one device");

@@ -5,7 +5,7 @@ import { injectCss } from "../shared/styles";
 const STYLE_ID = "shardwidget-tree-styles";
 
 const TREE_CSS = `
-.shardwidget.sw-tree .sw-tree-top { display: grid; grid-template-columns: minmax(260px, 1fr) minmax(320px, 1.4fr); gap: 12px; margin-top: 8px; }
+.shardwidget.sw-tree .sw-tree-top { display: grid; grid-template-columns: minmax(260px, 0.8fr) minmax(360px, 1.6fr); gap: 12px; margin-top: 8px; }
 @container (max-width: 700px) { .shardwidget.sw-tree .sw-tree-top { grid-template-columns: 1fr; } }
 .shardwidget .sw-tree-side { display: flex; flex-direction: column; gap: 12px; min-width: 0; }
 .shardwidget .sw-tree-mem-top { display: flex; justify-content: space-between; align-items: center; gap: 8px; flex-wrap: wrap; }
@@ -34,12 +34,13 @@ const TREE_CSS = `
 .shardwidget .sw-tree-scroll { overflow-y: auto; border: 1px solid var(--sw-border); border-radius: 4px; position: relative; }
 .shardwidget .sw-tree-spacer { position: relative; }
 .shardwidget .sw-tree-body { position: absolute; left: 0; right: 0; top: 0; will-change: transform; }
-.shardwidget .sw-tree-row { display: grid; grid-template-columns: minmax(110px, 2fr) minmax(140px, 1.3fr) minmax(90px, 1.3fr) 92px;
-  gap: 8px; height: 22px; line-height: 22px; padding: 0 6px; font-size: 12px; white-space: nowrap; cursor: pointer; }
+.shardwidget .sw-tree-row { display: grid; grid-template-columns: minmax(120px, 2.4fr) minmax(130px, 1.2fr) minmax(110px, 1.3fr) 92px;
+  gap: 8px; height: 22px; line-height: 22px; padding: 0 6px 0 0; font-size: 12px; white-space: nowrap; cursor: pointer; }
 .shardwidget .sw-tree-row > span { overflow: hidden; text-overflow: ellipsis; }
 .shardwidget .sw-tree-headrow { cursor: default; color: var(--sw-fg2); font-weight: 600; font-size: 11.5px; border-bottom: 1px solid var(--sw-border); }
 .shardwidget .sw-tree-row:not(.sw-tree-headrow):hover { background: var(--sw-bg2); }
 .shardwidget .sw-tree-group { font-weight: 600; background: var(--sw-bg2); }
+.shardwidget .sw-tree-row > .sw-tree-path { padding-left: 6px; margin-left: -6px; }
 .shardwidget .sw-tree-path, .shardwidget .sw-tree-spec, .shardwidget .sw-tree-type { font-family: var(--sw-mono); }
 .shardwidget .sw-tree-bytes { text-align: right; font-variant-numeric: tabular-nums; }
 .shardwidget .sw-tree-rep { color: var(--sw-fg3); }

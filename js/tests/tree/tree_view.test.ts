@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { FakeModel } from "../fake_model";
 import { TreeView, largeReplicated } from "../../tree/view";
-import { buildRows, isLargeReplicated, shortPath } from "../../tree/rows";
+import { buildRows, elide, isLargeReplicated, segments, type Row } from "../../tree/rows";
 import { errorLine } from "../../tree/rules_editor";
 import { overLimit } from "../../tree/memory_chart";
 import type { TreeWire } from "../../wire";
@@ -39,17 +39,55 @@ function wireOf(n: number): TreeWire {
 }
 
 describe("rows", () => {
+  const show = (rows: Row[]) => rows.map((r) => (r.kind === "group" ? `${r.id}${r.open ? "" : "+"}` : r.leaf));
+
   it("groups in tree order, sorts by bytes, folds, filters", () => {
     const t = wireOf(5);
     const tree = buildRows(t, { sort: "tree", closed: new Set(), filter: "" });
-    expect(tree.map((r) => (r.kind === "group" ? `g${r.group}` : r.leaf))).toEqual(["g0", 0, 1, 2, 3, 4, "g1", 5]);
+    expect(show(tree)).toEqual(["['params']", 0, 1, 2, 3, 4, "['opt']", 5]);
+    expect(tree[1]).toMatchObject({ kind: "leaf", name: "['l0']", depth: 1 });
     const bytes = buildRows(t, { sort: "bytes", closed: new Set(), filter: "" });
-    expect(bytes.map((r) => (r.kind === "group" ? `g${r.group}` : r.leaf))).toEqual(["g0", 4, 3, 2, 1, 0, "g1", 5]);
-    const folded = buildRows(t, { sort: "tree", closed: new Set([0]), filter: "" });
-    expect(folded.map((r) => (r.kind === "group" ? `g${r.group}:${r.open}` : r.leaf))).toEqual(["g0:false", "g1:true", 5]);
+    expect(show(bytes)).toEqual(["['params']", 4, 3, 2, 1, 0, "['opt']", 5]);
+    const folded = buildRows(t, { sort: "tree", closed: new Set(["['params']"]), filter: "" });
+    expect(show(folded)).toEqual(["['params']+", "['opt']", 5]);
     const found = buildRows(t, { sort: "tree", closed: new Set(), filter: "L3" });
-    expect(found).toEqual([{ kind: "group", group: 0, name: "['params']", count: 1, bytes: 4, open: true }, { kind: "leaf", leaf: 3 }]);
-    expect(shortPath(t, 2)).toBe("['l2']");
+    expect(found).toEqual([
+      { kind: "group", id: "['params']", name: "['params']", depth: 0, count: 1, bytes: 4, open: true },
+      { kind: "leaf", leaf: 3, name: "['l3']", depth: 1 },
+    ]);
+  });
+
+  it("nests by path, merges single-child chains, names NNX leaves with .value", () => {
+    const t = wireOf(0);
+    t.paths = [
+      "['opt_state'][0]['mu']['w'].value",
+      "['opt_state'][0]['nu']['w'].value",
+      "['opt_state'][0]['count'].value",
+      ".step",
+    ];
+    t.groups = [0, 0, 0, 1];
+    t.group_names = ["['opt_state']", ".step"];
+    t.bytes = [8, 8, 4, 4];
+    const rows = buildRows(t, { sort: "tree", closed: new Set(), filter: "" });
+    expect(rows.map((r) => `${r.depth}:${r.kind === "group" ? r.name : r.name}`)).toEqual([
+      "0:['opt_state'][0]",
+      "1:['mu']",
+      "2:['w'].value",
+      "1:['nu']",
+      "2:['w'].value",
+      "1:['count'].value",
+      "0:.step",
+    ]);
+    expect(segments("['a'][0].b['c]d']")).toEqual(["['a']", "[0]", ".b", "['c]d']"]);
+  });
+
+  it("cuts long paths in the middle", () => {
+    const p = "['opt_state'][0]['mu']['blocks'][1]['qkv']['kernel'].value";
+    const e = elide(p, 40);
+    expect(e.length).toBe(40);
+    expect(e.startsWith("['opt_state']")).toBe(true);
+    expect(e.endsWith("['kernel'].value")).toBe(true);
+    expect(elide("['w']", 40)).toBe("['w']");
   });
 
   it("flags replicated leaves from the threshold on", () => {

@@ -116,7 +116,8 @@ def tree_payload(
         for d in ids:
             row[d] = row.get(d, 0) + b
         spec = leaf.spec
-        specs.append(spec_mod.to_text(spec_mod.normalize(spec, len(leaf.shape))) if spec else "")
+        nd = len(leaf.shape)
+        specs.append(spec_mod.to_text(spec_mod.normalize(spec, nd)) if spec is not None else "")
     ids_all = sorted({d for row in per.values() for d in row})
     return {
         "key": key,

@@ -140,7 +140,7 @@ def main() -> int:
     print(f"  bare device_put       {r['put_ms']:8.1f} ms")
     print(f"  device memory held    {r['held_bytes']:8d} B    (target 0)")
     print(
-        f"ratios: view/1s {r['view_ms'] / 1000:.2f}  rules/100ms {r['rules_ms'] / 100:.2f}  "
+        f"ratios: view/1s {r['view_ms'] / 1000:.3f}  rules/100ms {r['rules_ms'] / 100:.3f}  "
         f"tree/device_put {ratio:.2f} (target <= 1.2)  held {r['held_bytes']} B"
     )
     ok = (

@@ -107,3 +107,20 @@ def test_cost_benchmark_smoke() -> None:
     )
     assert [name for name, _ in lines] == ["transpose", "all-gather y", "all-to-all x"], out
     assert all(float(r) > 0 for _, r in lines), out
+
+
+@pytest.mark.slow
+def test_tree_benchmark_smoke() -> None:
+    """benchmarks/tree.py: a small tree (10 layers, 80 leaves) prints its table and ratios, and
+    the view holds no device bytes of its own."""
+    out = run_benchmark("tree.py", "--layers", "10", "--repeat", "2")
+    assert "80 leaves on 8 devices" in out, out
+    ratios = re.search(
+        r"^ratios: view/1s (\d+\.\d+)\s+rules/100ms (\d+\.\d+)\s+tree/device_put (\d+\.\d+) "
+        r"\(target <= 1.2\)\s+held (\d+) B",
+        out,
+        re.M,
+    )
+    assert ratios, f"no ratio line:\n{out}"
+    assert all(float(g) > 0 for g in ratios.groups()[:3]), ratios.group(0)
+    assert ratios.group(4) == "0", ratios.group(0)

@@ -214,8 +214,31 @@ class TreeView(ShardView):
 
     @property
     def mesh(self) -> Any:
-        """The jax Mesh the rules lay out on."""
+        """The jax Mesh the rules lay out on. Setting it re-lays out with the same rules on the
+        new mesh (its own device order kept); ValueError, nothing changed, when a rule does not
+        fit it (an axis it lacks, a dimension its axes do not divide)."""
         return self._mesh
+
+    @mesh.setter
+    def mesh(self, mesh: Any) -> None:
+        import jax
+
+        if not isinstance(mesh, jax.sharding.Mesh):
+            raise ValueError(f"mesh must be a jax.sharding.Mesh, got {type(mesh).__name__}")
+        before = self._own_mesh
+        self._own_mesh = mesh  # _mesh_for picks it for its own shape, names and types
+        try:
+            self._change(
+                dataclasses.replace(
+                    self._shown,
+                    mesh_shape=tuple(int(n) for n in mesh.devices.shape),
+                    axis_names=tuple(str(a) for a in mesh.axis_names),
+                    axis_types=tuple(mesh_mod.mesh_axis_types(mesh)),
+                )
+            )
+        except BaseException:
+            self._own_mesh = before
+            raise
 
     @property
     def rules(self) -> list[tuple[str, Any]]:

@@ -115,6 +115,15 @@ def test_tree_pane_select_chart_and_rules(page: Any, tmp_path: Any) -> None:
         "document.querySelector('.sw-tree-leafhead').innerText.includes(\"['layers'][0]['w']\")"
     )
     assert len(view._layout["blocks"]) == 8
+    # the keyboard: ArrowDown selects the next leaf row shown
+    rows = page.eval_on_selector_all(
+        ".sw-tree-row[data-leaf]", "els => els.map(e => e.dataset.leaf)"
+    )
+    page.focus(".sw-tree-scroll")
+    page.keyboard.press("ArrowDown")
+    loop.settle()
+    assert view.selected == int(rows[rows.index(str(w)) + 1])
+    page.wait_for_selector(f".sw-tree-selected[data-leaf='{view.selected}']")
 
     # a bad rule: refused, its line marked, nothing changed
     box = page.locator("textarea[data-key='tree-rules']")

@@ -330,3 +330,14 @@ def test_mesh_and_rules_text_from_python(params, mesh):
         view.rules_text = "embed  P('data', 'data')"
     assert view.rules_text == "embed  P(None, 'data')\n# the columns"
     assert view.leaf("['embed']").spec == P(None, "data")
+
+
+def test_tree_select_message(params, mesh):
+    view = ShardView(params, mesh=mesh)
+    w = [leaf.path for leaf in view.leaves].index("['layers'][0]['w']")
+    view._on_custom_msg(view, {"type": "tree_select", "leaf": w}, [])
+    assert view.selected == w and view.error == ""
+    assert view._layout["spec_str"] == "P('data', 'model')"
+    assert len(view._layout["blocks"]) == 8 and view._stats["status"] == "ready"
+    view._on_custom_msg(view, {"type": "tree_select", "leaf": 99}, [])
+    assert "leaf index" in view.error and view.selected == w

@@ -341,3 +341,14 @@ def test_tree_select_message(params, mesh):
     assert len(view._layout["blocks"]) == 8 and view._stats["status"] == "ready"
     view._on_custom_msg(view, {"type": "tree_select", "leaf": 99}, [])
     assert "leaf index" in view.error and view.selected == w
+
+
+def test_a_rules_edit_that_leaves_the_selected_leaf_alone_does_no_device_work(params, mesh):
+    view = ShardView(params, mesh=mesh, rules=[("embed", P("data"))])
+    view.selected = [leaf.path for leaf in view.leaves].index("['layers'][0]['w']")
+    stats_before = view._stats
+    view.rules = [("embed", P("model"))]  # w keeps its layout: its grid and statistics stay
+    assert view._stats is stats_before
+    view.rules = [("embed", P("model")), (r"\['w'\]", P("model"))]
+    assert view._stats is not stats_before and view._stats["key"] == view._layout["key"]
+    assert view._layout["spec_str"] == "P('model', None)"

@@ -177,6 +177,7 @@ class TreeView(ShardView):
         self._own_mesh = mesh
         self._mesh = mesh
         self._applied = rules_mod.Applied(self._flat.leaves, ("",) * len(self._flat.leaves))
+        self._shown_leaf: tuple[int, Layout] | None = None  # the leaf in _layout / _stats
         super().__init__()
         self._hardware_presets = wire.hardware_presets(hw_mod.listed())
         self.hardware = hw_mod.hardware(kwargs.get("hardware", "h100")).name
@@ -458,12 +459,17 @@ class TreeView(ShardView):
 
     # ---------------------------------------------------------------- the selected leaf
     def _publish_selected(self) -> None:
-        """The selected leaf's geometry, options and statistics, for the embedded grid."""
+        """The selected leaf's geometry, options and statistics, for the embedded grid. The
+        statistics are computed again (one leaf placed, then released) only when that leaf or
+        its layout changed: a rules edit that leaves it as it is does no device work."""
         import jax
 
         i = self.selected
         leaf = self._applied.leaves[i]
         lay = leaf.layout
+        if self._shown_leaf == (i, lay) and self._layout:
+            return
+        self._shown_leaf = (i, lay)
         self._key += 1
         source = "resharded" if self._changed(i) else "original"
         layout = wire.layout(

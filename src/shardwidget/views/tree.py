@@ -178,6 +178,7 @@ class TreeView(ShardView):
         self._mesh = mesh
         self._applied = rules_mod.Applied(self._flat.leaves, ("",) * len(self._flat.leaves))
         self._shown_leaf: tuple[int, Layout] | None = None  # the leaf in _layout / _stats
+        self._changed_cache: tuple[rules_mod.Applied, tuple[int, ...]] | None = None
         super().__init__()
         self._hardware_presets = wire.hardware_presets(hw_mod.listed())
         self.hardware = hw_mod.hardware(kwargs.get("hardware", "h100")).name
@@ -274,7 +275,7 @@ class TreeView(ShardView):
 
         flat = self._require_flat()
         values = list(flat.values)
-        changed = [i for i, _ in enumerate(self._applied.leaves) if self._changed(i)]
+        changed = self._changed_leaves()
         for i in changed:
             leaf = self._applied.leaves[i]
             x = values[leaf.index]
@@ -319,6 +320,13 @@ class TreeView(ShardView):
         if self._flat is None:
             raise ValueError("this view was closed: it holds no tree")
         return self._flat
+
+    def _changed_leaves(self) -> tuple[int, ...]:
+        """The leaves whose layout differs from the user's (worked out once per layout)."""
+        if self._changed_cache is None or self._changed_cache[0] is not self._applied:
+            idx = tuple(i for i in range(len(self._applied.leaves)) if self._changed(i))
+            self._changed_cache = (self._applied, idx)
+        return self._changed_cache[1]
 
     def _changed(self, i: int) -> bool:
         leaf = self._applied.leaves[i]

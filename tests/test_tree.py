@@ -352,3 +352,15 @@ def test_a_rules_edit_that_leaves_the_selected_leaf_alone_does_no_device_work(pa
     view.rules = [("embed", P("model")), (r"\['w'\]", P("model"))]
     assert view._stats is not stats_before and view._stats["key"] == view._layout["key"]
     assert view._layout["spec_str"] == "P('model', None)"
+
+
+def test_logical_rules_in_the_editor_text():
+    from shardwidget.model import rules_text
+
+    text = "embed  P('model')\n# logical\nvocab -> model\nbatch -> data, model\nheads -> None"
+    rules, logical = rules_text.parse(text)
+    assert [r.pattern for r in rules] == ["embed"]
+    assert logical == (("vocab", ("model",)), ("batch", ("data", "model")), ("heads", None))
+    assert rules_text.parse(rules_text.to_text(rules, logical)) == (rules, logical)
+    errors = dict(rules_text.line_errors("vocab -> (data, 'x y')\nw  P('x')\n(  P()"))
+    assert set(errors) == {1, 3} and "logical rule 'vocab'" in errors[1]

@@ -126,3 +126,15 @@ def test_abstract_nnx_model_is_viewed_without_allocating(mesh):
     assert view.leaf("['kernel'].value").layout.bytes_per_device == 4096 * 1024 * 4 // 8
     assert live() <= before
     assert isinstance(NamedSharding(mesh, P()), NamedSharding)
+
+
+def test_logical_rules_edited_as_text(model, mesh):
+    view = ShardView(nnx.state(model), mesh=mesh, logical_rules=LOGICAL)
+    assert view.rules_text == "vocab -> model\nembed -> data\nmlp -> model"
+    state = {**view._shown.to_wire(), "rules_text": "embed -> model\nvocab -> data"}
+    view._on_custom_msg(view, {"type": "tree_request", "seq": 3, "state": state}, [])
+    assert view.error == ""
+    assert view.logical_rules == [("embed", "model"), ("vocab", "data")]
+    emb = view.leaf("['embed']['embedding'].value")
+    want = linen_spmd.logical_to_mesh_sharding(P("vocab", "embed"), mesh, view.logical_rules)
+    assert emb.sharding.is_equivalent_to(want, 2) and emb.spec == P("data", "model")

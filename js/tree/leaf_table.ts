@@ -162,7 +162,11 @@ export class LeafTable {
       e.classList.add("sw-tree-large");
       e.title = `replicated on ${t.replication[i]} devices and ${formatBytes(t.bytes[i])} on each: shard it`;
     }
-    const path = mk(doc, "span", "sw-tree-path", elide(row.name, this.pathChars - 2 * row.depth));
+    // Logical axis names (flax metadata) after the name, in grey: what each dimension is.
+    const names = t.names[i] ? ` (${t.names[i]})` : "";
+    const room = this.pathChars - 2 * row.depth;
+    const path = mk(doc, "span", "sw-tree-path", elide(row.name, Math.max(8, room - names.length)));
+    if (names) path.append(mk(doc, "span", "sw-tree-names", names));
     path.style.paddingLeft = indent;
     path.title = t.paths[i] + (t.names[i] ? ` · logical axes (${t.names[i]})` : "");
     const type = `${t.dtypes[i]}[${t.shapes[i].join(",")}]`;

@@ -1,4 +1,5 @@
-// The rules editor: one `regex  P(...)` per line (first match wins), a line-number gutter that
+// The rules editor: one `regex  P(...)` per line (first match wins) or a logical rule
+// `name -> mesh axis` (Python: model/rules_text.py), a line-number gutter that
 // marks the line an error names, and the error in words under it. An edit is sent after a short
 // pause; a valid one re-lays the tree out at once, a refused one keeps the last good layout.
 import { el as mk } from "../shared/dom";
@@ -30,7 +31,7 @@ export class RulesEditor {
       doc,
       "span",
       "sw-hint",
-      " one per line: regex on the leaf's path, then its spec; the first match wins, unmatched leaves keep their layout",
+      " one per line: a regex on the leaf's path, then its spec (the first match wins; unmatched leaves keep their layout), or a logical axis name -> mesh axis",
     );
     title.append(hint);
     const box = mk(doc, "div", "sw-tree-rules-box");
@@ -40,7 +41,7 @@ export class RulesEditor {
     this.area.spellcheck = false;
     this.area.rows = 5;
     this.area.dataset.key = "tree-rules";
-    this.area.placeholder = "embed  P('model', None)\nkernel  P('data', 'model')";
+    this.area.placeholder = "embed  P('model', None)\nkernel  P('data', 'model')\nvocab -> model";
     this.area.setAttribute("aria-label", "partition rules, one per line");
     this.area.addEventListener("input", () => {
       this.drawGutter(0);

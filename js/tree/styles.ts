@@ -43,7 +43,7 @@ const TREE_CSS = `
 .shardwidget .sw-tree-row > .sw-tree-path { padding-left: 6px; margin-left: -6px; }
 .shardwidget .sw-tree-path, .shardwidget .sw-tree-spec, .shardwidget .sw-tree-type { font-family: var(--sw-mono); }
 .shardwidget .sw-tree-bytes { text-align: right; font-variant-numeric: tabular-nums; }
-.shardwidget .sw-tree-rep { color: var(--sw-fg3); }
+.shardwidget .sw-tree-rep, .shardwidget .sw-tree-names { color: var(--sw-fg3); }
 .shardwidget .sw-tree-ruled { color: var(--sw-accent); }
 .shardwidget .sw-tree-selected { background: color-mix(in srgb, var(--sw-accent) 16%, transparent) !important; }
 .shardwidget .sw-tree-large { box-shadow: inset 3px 0 0 var(--sw-warn-fg); }

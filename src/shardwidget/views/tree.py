@@ -22,6 +22,7 @@ from ..cost import hardware as hw_mod
 from ..export.tree_code import tree_code
 from ..model import mesh as mesh_mod
 from ..model import rules as rules_mod
+from ..model import rules_text as editor_text
 from ..model.layout import Layout
 from ..model.summary import Summary, plan_for, summarize
 from ..model.tree import Flat, StaticLeaf, TreeLeaf, flatten, mesh_of, on_mesh
@@ -68,7 +69,9 @@ class TreeState:
             "mesh_shape": list(self.mesh_shape),
             "axis_names": list(self.axis_names),
             "axis_types": list(self.axis_types),
-            "rules_text": self.text if self.text is not None else rules_mod.to_text(self.rules),
+            "rules_text": self.text
+            if self.text is not None
+            else editor_text.to_text(self.rules, self.logical),
         }
 
 
@@ -133,8 +136,9 @@ class TreeView(ShardView):
     axis_types = traitlets.List(traitlets.Unicode()).tag(sync=True)
     """list[str]: "auto" or "explicit" per mesh axis. Both directions."""
     rules_text = traitlets.Unicode("").tag(sync=True)
-    """str, default "": the regex rules, one ``regex  P(...)`` per line (the rules editor).
-    Both directions."""
+    """str, default "": the rules editor's text: regex rules (``regex  P(...)``), then logical
+    rules (``name -> axis``), one per line (see :mod:`shardwidget.model.rules_text`). Both
+    directions."""
     selected = traitlets.Int(-1).tag(sync=True)
     """int, default: the leaf with the most bytes per device: the array leaf (index into
     :attr:`leaves`) drawn in the device grid. Both directions."""
@@ -264,7 +268,7 @@ class TreeView(ShardView):
     @logical_rules.setter
     def logical_rules(self, value: Any) -> None:
         logical = rules_mod.make_logical_rules(value)
-        self._change(dataclasses.replace(self._shown, logical=logical))
+        self._change(dataclasses.replace(self._shown, logical=logical, text=None))
 
     @property
     def tree(self) -> Any:
@@ -362,8 +366,8 @@ class TreeView(ShardView):
             raise ValueError(f"rules must be text, one rule per line; got {type(text).__name__}")
         if not all(isinstance(s, int) and not isinstance(s, bool) for s in shape):
             raise ValueError(f"mesh sizes must be integers; got {list(shape)}")
-        logical = self._shown.logical if self._shown is not None else ()
-        return TreeState(shape, names, types, rules_mod.parse_text(text), logical, text)
+        rules, logical = editor_text.parse(text)
+        return TreeState(shape, names, types, rules, logical, text)
 
     def _mesh_for(self, st: TreeState) -> Any:
         own = self._own_mesh

@@ -165,7 +165,8 @@ export class LeafTable {
     // Logical axis names (flax metadata) after the name, in grey: what each dimension is.
     const names = t.names[i] ? ` (${t.names[i]})` : "";
     const room = this.pathChars - 2 * row.depth;
-    const path = mk(doc, "span", "sw-tree-path", elide(row.name, Math.max(8, room - names.length)));
+    // The leaf's own name first; the names after it give way (cut by the column) when short.
+    const path = mk(doc, "span", "sw-tree-path", elide(row.name, Math.max(8, room)));
     if (names) path.append(mk(doc, "span", "sw-tree-names", names));
     path.style.paddingLeft = indent;
     path.title = t.paths[i] + (t.names[i] ? ` · logical axes (${t.names[i]})` : "");

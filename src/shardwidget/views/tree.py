@@ -184,8 +184,11 @@ class TreeView(ShardView):
         self._shown_leaf: tuple[int, Layout] | None = None  # the leaf in _layout / _stats
         self._changed_cache: tuple[rules_mod.Applied, tuple[int, ...]] | None = None
         super().__init__()
+        hw = hw_mod.hardware(kwargs.get("hardware", "h100"))
+        if hw.name not in hw_mod.names():
+            hw_mod.register(hw)  # a Hardware of the user's own: findable by its name
         self._hardware_presets = wire.hardware_presets(hw_mod.listed())
-        self.hardware = hw_mod.hardware(kwargs.get("hardware", "h100")).name
+        self.hardware = hw.name
         self.large_bytes = int(kwargs.get("large_bytes", 1 << 20))
         st = TreeState(
             tuple(int(s) for s in mesh.devices.shape),

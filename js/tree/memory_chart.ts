@@ -63,44 +63,70 @@ export class MemoryChart {
 
   render(inp: ChartInput): void {
     const { memory: m, presets } = inp;
-    const doc = this.doc;
     const totals = m.ids.map((_, i) => m.by_group.reduce((s, row) => s + row[i], 0));
     const most = Math.max(0, ...totals);
     const hw = presets.find((p) => p.name === inp.hardware) ?? null;
     const limit = hw ? hw.hbm_bytes : Infinity;
     const over = overLimit(m, limit);
     this.head.textContent = `Memory per device · max ${formatBytes(most)}`;
+    this.renderPicker(presets, inp.hardware);
+    const lineInside = hw !== null && limit <= most * LINE_RANGE;
+    this.plot.replaceChildren(this.drawPlot(m, totals, new Set(over), lineInside ? hw : null));
+    this.renderLegend(m, inp.groupNames);
+    this.note.classList.toggle("sw-tree-mem-bad", over.length > 0);
+    if (!hw) this.note.textContent = "";
+    else if (over.length)
+      this.note.textContent =
+        `${plural(over.length, "device")} over the ${hw.name} HBM (${formatBytes(limit)}): ` +
+        `${over.slice(0, 16).join(", ")}${over.length > 16 ? " …" : ""}`;
+    else
+      this.note.textContent =
+        `fits the ${hw.name} HBM (${formatBytes(limit)}): the fullest device uses ` +
+        `${((100 * most) / limit).toPrecision(2)}%` + (lineInside ? "" : " (the line is above the chart)");
+  }
+
+  private renderPicker(presets: HardwareWire[], hardware: string): void {
     this.pick.replaceChildren(
       selectField(
-        doc,
+        this.doc,
         "tree-hw",
         "HBM of",
         presets.map((p) => ({ value: p.name, label: p.label || p.name, disabled: false, title: p.source })),
-        inp.hardware,
+        hardware,
         (v) => this.onHardware(v),
         "hardware preset whose device memory the line marks",
       ),
     );
-    const lineInside = hw !== null && limit <= most * LINE_RANGE;
-    const top = Math.max(most, lineInside ? limit : 0, 1);
+  }
+
+  /** The bars (one group of rects per device), the axis, and the HBM line of `hw` (null: none
+   *  inside the chart). */
+  private drawPlot(m: TreeMemory, totals: number[], over: Set<number>, hw: HardwareWire | null): SVGSVGElement {
+    const doc = this.doc;
+    const most = Math.max(0, ...totals);
+    const top = Math.max(most, hw ? hw.hbm_bytes : 0, 1);
     const n = Math.max(1, m.ids.length);
     const width = PAD_LEFT + Math.max(240, Math.min(720, n * 14));
     const barW = (width - PAD_LEFT) / n;
     const root = svg(doc, "svg", { viewBox: `0 0 ${width} ${HEIGHT + 18}`, width: "100%", role: "img" });
     root.setAttribute("aria-label", `bytes per device, ${m.ids.length} devices, max ${formatBytes(most)}`);
     const y = (b: number) => HEIGHT - (b / top) * (HEIGHT - 6);
+    const tick = (at: number, text: string, cls = "") => {
+      const t = svg(doc, "text", { x: PAD_LEFT - 4, y: y(at) + 4, class: `sw-tree-tick ${cls}`.trim(), "text-anchor": "end" });
+      t.textContent = text;
+      return t;
+    };
     root.append(svg(doc, "line", { x1: PAD_LEFT, x2: width, y1: HEIGHT, y2: HEIGHT, class: "sw-tree-axis" }));
-    const label = svg(doc, "text", { x: PAD_LEFT - 4, y: y(most) + 4, class: "sw-tree-tick", "text-anchor": "end" });
-    label.textContent = formatBytes(most);
-    root.append(label);
+    root.append(tick(most, formatBytes(most)));
+    const gap = barW > 4 ? 1 : 0; // thin bars (hundreds of devices) touch
     m.ids.forEach((id, i) => {
-      let base = 0;
-      const x = PAD_LEFT + i * barW + (barW > 4 ? 1 : 0);
-      const w = Math.max(0.5, barW - (barW > 4 ? 2 : 0));
-      const g = svg(doc, "g", { "data-device": id, class: over.includes(id) ? "sw-tree-over" : "" });
+      const x = PAD_LEFT + i * barW + gap;
+      const w = Math.max(0.5, barW - 2 * gap);
+      const g = svg(doc, "g", { "data-device": id, class: over.has(id) ? "sw-tree-over" : "" });
       const tip = svg(doc, "title", {});
-      tip.textContent = `device ${id}: ${formatBytes(totals[i])}` + (over.includes(id) ? ` — over ${hw?.name} HBM` : "");
+      tip.textContent = `device ${id}: ${formatBytes(totals[i])}` + (over.has(id) ? " — over the HBM" : "");
       g.append(tip);
+      let base = 0;
       m.by_group.forEach((row, gi) => {
         if (!row[i]) return;
         const h = (row[i] / top) * (HEIGHT - 6);
@@ -114,29 +140,25 @@ export class MemoryChart {
       }
       root.append(g);
     });
-    if (lineInside && hw) {
-      root.append(svg(doc, "line", { x1: PAD_LEFT, x2: width, y1: y(limit), y2: y(limit), class: "sw-tree-hbm" }));
-      const t = svg(doc, "text", { x: PAD_LEFT - 4, y: y(limit) + 4, class: "sw-tree-tick sw-tree-hbm-label", "text-anchor": "end" });
-      t.textContent = `HBM ${formatBytes(limit)}`;
-      root.append(t);
+    if (hw) {
+      const at = y(hw.hbm_bytes);
+      root.append(svg(doc, "line", { x1: PAD_LEFT, x2: width, y1: at, y2: at, class: "sw-tree-hbm" }));
+      root.append(tick(hw.hbm_bytes, `HBM ${formatBytes(hw.hbm_bytes)}`, "sw-tree-hbm-label"));
     }
-    this.plot.replaceChildren(root);
+    return root;
+  }
+
+  /** A swatch per top-level group, with the most any device holds of it. */
+  private renderLegend(m: TreeMemory, names: string[]): void {
     this.legend.replaceChildren(
-      ...inp.groupNames.map((name, gi) => {
-        const item = mk(doc, "span", "sw-tree-mem-key");
-        const sw = mk(doc, "span", "sw-tree-swatch");
+      ...names.map((name, gi) => {
+        const item = mk(this.doc, "span", "sw-tree-mem-key");
+        const sw = mk(this.doc, "span", "sw-tree-swatch");
         sw.style.background = groupColor(gi);
-        const total = m.by_group[gi]?.reduce((a, b) => Math.max(a, b), 0) ?? 0;
-        item.append(sw, doc.createTextNode(`${name} ${formatBytes(total)}`));
+        const most = m.by_group[gi]?.reduce((a, b) => Math.max(a, b), 0) ?? 0;
+        item.append(sw, this.doc.createTextNode(`${name} ${formatBytes(most)}`));
         return item;
       }),
     );
-    this.note.classList.toggle("sw-tree-mem-bad", over.length > 0);
-    if (!hw) this.note.textContent = "";
-    else if (over.length)
-      this.note.textContent = `${plural(over.length, "device")} over the ${hw.name} HBM (${formatBytes(limit)}): ${over.slice(0, 16).join(", ")}${over.length > 16 ? " …" : ""}`;
-    else
-      this.note.textContent = `fits the ${hw.name} HBM (${formatBytes(limit)}): the fullest device uses ${((100 * most) / limit).toPrecision(2)}%` +
-        (lineInside ? "" : " (the line is above the chart)");
   }
 }

@@ -1,5 +1,6 @@
 // The tree view's wire format (ShardView(tree), Python class TreeView). The Python twin is
-// src/shardwidget/views/tree_wire.py (TreeWire, TreeMemory, StaticWire, TreeRequestMsg); keep the
+// src/shardwidget/wire/tree.py (TreeWire, TreeMemory, StaticWire, TreeRequestMsg,
+// TreeSelectMsg); keep the
 // two in step. The selected leaf travels as an array view's _layout / _stats / _options.
 import type { Options } from "./array";
 import type { HardwareWire } from "./cost";

@@ -12,8 +12,8 @@ import re
 from typing import Any
 
 from ..model import spec as spec_mod
-from .colors import PALETTE16
 from ..model.units import fmt_bytes
+from .colors import PALETTE16
 
 TOP = 12  # leaves listed, largest first
 

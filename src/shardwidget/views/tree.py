@@ -28,7 +28,6 @@ from ..model.summary import Summary, plan_for, summarize
 from ..model.tree import Flat, StaticLeaf, TreeLeaf, flatten, mesh_of, on_mesh
 from ..render import tree as tree_render
 from .base import ShardView, refuse_unknown
-from .tree_wire import tree_payload
 
 if TYPE_CHECKING:
     from ..export.page import ExportReport
@@ -151,7 +150,7 @@ class TreeView(ShardView):
     _hardware_presets: Any = traitlets.List().tag(sync=True)
     """list[wire.HardwareWire]: the presets the chart offers. Python → JS."""
     _tree: Any = traitlets.Dict().tag(sync=True)
-    """tree_wire.TreeWire: every leaf, memory per device. Python → JS."""
+    """wire.TreeWire: every leaf, memory per device. Python → JS."""
     _layout: Any = traitlets.Dict().tag(sync=True)
     """wire.LayoutWire: the selected leaf's geometry. Python → JS."""
     _stats: Any = traitlets.Dict().tag(sync=True)
@@ -411,7 +410,7 @@ class TreeView(ShardView):
         mesh_text = " × ".join(
             f"{n}={s}" for n, s in zip(st.axis_names, st.mesh_shape, strict=True)
         )
-        payload = tree_payload(
+        payload = wire.tree_payload(
             self._applied,
             self._require_flat().static,
             key=self._key,

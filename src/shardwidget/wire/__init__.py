@@ -6,8 +6,8 @@ Synced traits of an array view: ``_options`` (:class:`Options`), ``_layout`` (:c
 :class:`RequestMsg` / :class:`TraceRequestMsg` (front end → kernel) and :class:`ResultMsg`
 (kernel → front end). Saved pages carry :class:`PageData`. The TypedDicts mirror the
 TypeScript types in ``js/wire/`` field for field; change both together. One module per view
-(:mod:`.array`, :mod:`.function`), the cost model's payloads (:mod:`.cost`), and what they share
-(:mod:`._common`); this package re-exports every public name.
+(:mod:`.array`, :mod:`.function`, :mod:`.tree`), the cost model's payloads (:mod:`.cost`), and
+what they share (:mod:`._common`); this package re-exports every public name.
 
 Size: the synced state plus binary buffers of one view stay within
 ``16 KiB + 400 bytes × n_devices`` whatever the array's element count; thumbnails and small-block
@@ -93,6 +93,14 @@ from .function import (
     trace_options,
     trace_stats,
 )
+from .tree import (
+    StaticWire,
+    TreeMemory,
+    TreeRequestMsg,
+    TreeSelectMsg,
+    TreeWire,
+    tree_payload,
+)
 
 __all__ = [
     "MAX_JAXPR",
@@ -124,6 +132,7 @@ __all__ = [
     "RequestMsg",
     "ResultMsg",
     "SpecEntry",
+    "StaticWire",
     "Stats",
     "Trace",
     "TraceLeaf",
@@ -132,6 +141,10 @@ __all__ = [
     "TraceStateWire",
     "TraceStats",
     "TransferWire",
+    "TreeMemory",
+    "TreeRequestMsg",
+    "TreeSelectMsg",
+    "TreeWire",
     "Variant",
     "cap_message",
     "collective",
@@ -163,6 +176,7 @@ __all__ = [
     "trace_options",
     "trace_stats",
     "transfer",
+    "tree_payload",
     "values_budget",
     "variant",
     "wire_size",

@@ -1,7 +1,7 @@
 """The tree view's wire format (twin of js/wire/tree.ts): one columnar payload for every leaf
 (a tree of 10,000 leaves is a few lists, not 10,000 objects), per-device bytes by top-level
-group, and the editor's state. The selected leaf travels as an array view's ``_layout`` /
-``_stats`` / ``_options`` (shardwidget.wire)."""
+group, and the messages of the rules editor and the leaf table. The selected leaf travels as an
+array view's ``_layout`` / ``_stats`` / ``_options`` (:mod:`.array`)."""
 
 from __future__ import annotations
 
@@ -54,11 +54,19 @@ class TreeWire(TypedDict):
 
 
 class TreeRequestMsg(TypedDict):
-    """A tree view's request: lay the tree out with these rules on this mesh."""
+    """A tree view's request: lay the tree out with these rules on this mesh (``state``: the
+    traits mesh_shape, axis_names, axis_types, rules_text)."""
 
     type: Literal["tree_request"]
     seq: int
     state: dict[str, object]
+
+
+class TreeSelectMsg(TypedDict):
+    """The leaf table's selection: draw leaf ``leaf`` in the device grid."""
+
+    type: Literal["tree_select"]
+    leaf: int
 
 
 _GROUP = re.compile(r"^(\[[^\]]*\]|\.[^.\[]+)")

@@ -99,7 +99,9 @@ class ShardView(anywidget.AnyWidget):
     ``ShardView(arr)`` shows a jax.Array (or a numpy array / scalar, placed on the default
     device) and returns an :class:`~shardwidget.ArrayView`; ``ShardView(f, *args)`` shows what
     XLA does with a function for a layout of its array arguments and returns a
-    :class:`~shardwidget.FunctionView`. Both are ShardViews::
+    :class:`~shardwidget.FunctionView`; ``ShardView(tree)`` shows a whole pytree (a model's
+    parameters, an optimizer state) laid out by partition rules and returns a
+    :class:`~shardwidget.TreeView`. All are ShardViews::
 
         view = ShardView(x)            # the grid of blocks and devices
         view.spec = ["x", None]        # re-lay out (ValueError, nothing changed, when invalid)

@@ -335,3 +335,39 @@ def test_function_view_recompiles_on_the_kernel(nb_page: Page, artifacts: Any) -
         state = run_cell(page, "print(fv.in_specs, [c.kind for c in fv.trace.collectives])")
         assert state == "[[None, 'y']] []", state
         assert widget_errors(page) == []
+
+
+def test_tree_view_on_the_kernel(nb_page: Page, artifacts: Any) -> None:
+    """ShardView(tree) in JupyterLab: a leaf click, a rules edit and the hardware picker reach
+    the kernel through the real widget manager (checked from following cells)."""
+    with artifacts:
+        page = nb_page
+        out = run_cell(
+            page,
+            "from IPython.display import display\n"
+            "tmesh = jax.make_mesh((4, 2), ('data', 'model'))\n"
+            "tree = {'embed': jax.device_put(jnp.ones((512, 64)), NamedSharding(tmesh, P())),\n"
+            "        'w': jnp.ones((64, 128)), 'step': 3}\n"
+            "tv = ShardView(tree, mesh=tmesh)\ndisplay(tv)",
+        )
+        assert "Error" not in out, out
+        view = page.locator(".shardwidget.sw-tree")
+        expect(view).to_have_count(1)
+        view.scroll_into_view_if_needed()
+        view.locator(".sw-tree-row[data-leaf='1']").click()
+        expect(view.locator(".sw-tree-leafhead")).to_contain_text("['w']")
+        assert run_cell(page, "print(tv.selected)") == "1"
+        view.locator("textarea[data-key='tree-rules']").fill(
+            "embed  P('data')\nw  P(None, 'model')"
+        )
+        expect(view.locator(".sw-tree-row[data-leaf='0'] .sw-tree-spec")).to_have_text(
+            "P('data', None)", timeout=30_000
+        )
+        rules = run_cell(page, "print(tv.rules)")
+        assert rules == "[('embed', P('data',)), ('w', P(None, 'model'))]"
+        view.locator("select[data-key='tree-hw']").select_option("tpu-v5e")
+        expect(view.locator(".sw-tree-mem-note")).to_contain_text("tpu-v5e")
+        # trait sync: ipywidgets may hold an update back until the kernel is idle again
+        seen = [run_cell(page, "print(tv.hardware)") for _ in range(3)]
+        assert seen[-1] == "tpu-v5e", seen
+        assert widget_errors(page) == []

@@ -268,7 +268,7 @@ def test_pictures_text_and_page(params, mesh, tmp_path):
     assert svg.startswith("<svg") and svg.count("<svg") == 2  # the chart, then the leaf's picture
     assert "Memory per device" in svg and "float32[16@data,32]" in svg
     page_html = view.snapshot()._repr_html_()
-    assert escape("['layers'][0]['w']") in page_html and "bytes per device" in page_html
+    assert escape("['layers'][0]['w']") in page_html and "per device: max" in page_html
     report = view.save_html(tmp_path / "tree.html")
     page = (tmp_path / "tree.html").read_text()
     assert report.bytes == len(page.encode()) and '"_kind": "tree"' in page.replace('":"', '": "')

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .._jax import spec_entries
 from . import spec as spec_mod
 from .tree import Names, TreeLeaf
 
@@ -277,7 +278,7 @@ def leaf_bytes(leaf: TreeLeaf) -> tuple[tuple[int, ...], int]:
     s = leaf.sharding
     if isinstance(s, NamedSharding) and not spec_mod.unreduced_of(s.spec):
         sizes = dict(zip(s.mesh.axis_names, s.mesh.devices.shape, strict=True))
-        norm = spec_mod.normalize(s.spec.partitions, len(leaf.shape))
+        norm = spec_mod.normalize(spec_entries(s.spec), len(leaf.shape))
         n = 1
         for dim, entry in zip(leaf.shape, norm, strict=True):
             cut = int(np.prod([sizes[a] for a in entry], dtype=np.int64)) if entry else 1

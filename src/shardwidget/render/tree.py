@@ -1,7 +1,7 @@
-"""A tree view as terminal text, as a static HTML table (no script) and as an SVG: the mesh,
-memory per device by top-level group (with a hardware preset's HBM line), the largest leaves,
-replicated leaves flagged. The selected leaf is drawn by the array view's own picture
-(:func:`shardwidget.render.picture.array_svg`, :func:`shardwidget.render.snapshot.render`). Reads
+"""A tree view as terminal text and as an SVG: the mesh, memory per device by top-level group
+(with a hardware preset's HBM line), the largest leaves, replicated leaves flagged. The selected
+leaf is drawn by the one array picture (:func:`shardwidget.render.picture.array_svg`); the
+display bundle and snapshot embed the whole through :mod:`shardwidget.render.snapshot`. Reads
 the view's public surface only (``leaves``, ``per_device``, ``static``, ``mesh``,
 ``large_bytes``, ``memory``)."""
 
@@ -60,34 +60,6 @@ def text(view: Any) -> str:
     if len(rows) > TOP:
         lines.append(f"  … {len(rows) - TOP} more")
     return "\n".join(lines)
-
-
-def static_html(view: Any) -> str:
-    """The view as an HTML table (no script): memory per device, then the largest leaves."""
-    per = view.per_device
-    top = max(per.values()) if per else 1
-    bars = "".join(
-        f"<tr><td>{d}</td><td><div style='background:#4c78a8;height:10px;"
-        f"width:{max(1, round(200 * b / max(top, 1)))}px'></div></td>"
-        f"<td style='text-align:right'>{html.escape(fmt_bytes(b))}</td></tr>"
-        for d, b in per.items()
-    )
-    flag = " style='background:#fde2e1' title='large and replicated'"
-    rows = "".join(
-        f"<tr{flag if large else ''}><td><code>{html.escape(p)}"
-        f"</code></td><td>{html.escape(t)}</td><td><code>{html.escape(s)}</code></td>"
-        f"<td style='text-align:right'>{html.escape(fmt_bytes(b))}</td></tr>"
-        for p, t, s, _f, b, large in _rows(view)[:TOP]
-    )
-    return (
-        "<div class='shardwidget-tree' style='font:12px sans-serif'>"
-        f"<div><b>{len(view.leaves)} array leaves</b> · mesh "
-        f"{html.escape(_mesh_text(view.mesh))}</div>"
-        "<table><caption style='text-align:left'>bytes per device</caption>"
-        f"{bars}</table><table><caption style='text-align:left'>largest leaves (per device)"
-        f"</caption><tr><th>path</th><th>type</th><th>spec</th><th>bytes</th></tr>{rows}"
-        "</table></div>"
-    )
 
 
 def _group_color(g: int) -> str:

@@ -11,7 +11,6 @@ statistics, and released at once. ``view.tree`` places the changed leaves on dem
 from __future__ import annotations
 
 import dataclasses
-import html
 import pathlib
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -182,6 +181,7 @@ class TreeView(ShardView):
         self._applied = rules_mod.Applied(self._flat.leaves, ("",) * len(self._flat.leaves))
         self._shown_leaf: tuple[int, Layout] | None = None  # the leaf in _layout / _stats
         self._changed_cache: tuple[rules_mod.Applied, tuple[int, ...]] | None = None
+        self._leaf_summary: tuple[int, Layout, Summary] | None = None
         super().__init__()
         hw = hw_mod.hardware(kwargs.get("hardware", "h100"))
         if hw.name not in hw_mod.names():
@@ -498,7 +498,9 @@ class TreeView(ShardView):
             original=None,
             reshard_disabled="the tree view's rules set this layout",
         )
-        stats = wire.stats(self._summarize(i, lay), key=self._key)
+        summ = self._summarize(i, lay)
+        self._leaf_summary = (i, lay, summ)  # host data: the static picture draws from it
+        stats = wire.stats(summ, key=self._key)
         self._set_traits({"_layout": layout, "_options": options, "_stats": stats})
 
     def _summarize(self, i: int, lay: Layout) -> Summary:
@@ -543,6 +545,11 @@ class TreeView(ShardView):
     def to_svg(self, width: int = 760) -> str:
         """The view as a standalone SVG: memory per device by group (the HBM line of
         ``hardware``), then the selected leaf drawn as the array view draws it."""
+        return self._svg(width, compute=True)
+
+    def _svg(self, width: int = 760, *, compute: bool) -> str:
+        """to_svg's drawing, with the selected leaf's statistics as last published; with
+        compute=False never computed here (the display bundle's picture does no device work)."""
         from ..render.picture import array_svg
         from ..render.tree import tree_svg
 
@@ -550,7 +557,12 @@ class TreeView(ShardView):
         lay = self._applied.leaves[i].layout
         nd = len(lay.shape)
         dims = (0, 1) if nd >= 2 else (0,) if nd == 1 else ()
-        summ = self._summarize(i, lay)
+        shown = self._leaf_summary
+        summ = None
+        if shown is not None and shown[0] == i and shown[1] is lay:
+            summ = shown[2]
+        elif compute:
+            summ = self._summarize(i, lay)
         leaf = array_svg(lay, summ, dims, width=width, n_devices=len(self._devices))
         return tree_svg(self, leaf, width)
 
@@ -558,18 +570,10 @@ class TreeView(ShardView):
         return f"shardwidget-{self._name}"
 
     def _static_html(self) -> str:
+        """The shared static picture (chart and selected leaf), the text table under it."""
         from ..render import snapshot
-        from ..render.tree import static_html
 
-        lay = self._applied.leaves[self.selected].layout
-        nd = len(lay.shape)
-        dims = (0, 1) if nd >= 2 else (0,) if nd == 1 else ()
-        leaf = snapshot.render(lay, dims, stats=self._stats or None, error=self.error)
-        path = html.escape(self._applied.leaves[self.selected].path)
-        head = (
-            f"<div style='font:12px sans-serif;margin-top:8px'>selected: <code>{path}</code></div>"
-        )
-        return static_html(self) + head + leaf
+        return snapshot.picture_html(self._svg(compute=False), self.error, repr(self))
 
     def save_html(self, path: str | pathlib.Path) -> ExportReport:
         """Write one self-contained HTML file (no network, no kernel) showing this view with the

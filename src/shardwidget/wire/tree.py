@@ -9,6 +9,7 @@ import re
 from collections.abc import Sequence
 from typing import Literal, TypedDict
 
+from .._jax import spec_entries
 from ..model import spec as spec_mod
 from ..model.rules import Applied, leaf_bytes
 from ..model.tree import StaticLeaf, TreeLeaf
@@ -85,7 +86,7 @@ def replication(leaf: TreeLeaf) -> int:
     s = leaf.sharding
     if isinstance(s, NamedSharding) and not spec_mod.unreduced_of(s.spec):
         used = {
-            a for entry in spec_mod.normalize(s.spec.partitions, len(leaf.shape)) for a in entry
+            a for entry in spec_mod.normalize(spec_entries(s.spec), len(leaf.shape)) for a in entry
         }
         sizes = dict(zip(s.mesh.axis_names, s.mesh.devices.shape, strict=True))
         rep = 1

@@ -129,12 +129,17 @@ def tree_svg(view: Any, leaf_svg: str, width: int = 760) -> str:
     chart, height = memory_svg(memory, groups, hw.hbm_bytes, hw.name, width)
     m = re.search(r'height="(\d+)"', leaf_svg)
     leaf_h = int(m.group(1)) if m else 0
-    leaf = leaf_svg.replace("<svg ", f'<svg x="0" y="{height + 4:.0f}" ', 1)
-    total = height + 4 + leaf_h
+    path = view.leaves[view.selected].path
+    head = (
+        f'<text x="12" y="{height + 10:.0f}" font-size="12" font-family="monospace" '
+        f'fill="#1f2328">leaf {html.escape(path)}</text>'
+    )
+    leaf = leaf_svg.replace("<svg ", f'<svg x="0" y="{height + 14:.0f}" ', 1)
+    total = height + 14 + leaf_h
     label = f"{len(view.leaves)} array leaves, mesh {_mesh_text(view.mesh)}"
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" '
         f'width="{width}" height="{total:.0f}" viewBox="0 0 {width} {total:.0f}" role="img" '
         f'aria-label="{html.escape(label)}"><title>{html.escape(label)}</title>'
-        f'<rect width="100%" height="100%" fill="#ffffff"/>{chart}{leaf}</svg>'
+        f'<rect width="100%" height="100%" fill="#ffffff"/>{chart}{head}{leaf}</svg>'
     )

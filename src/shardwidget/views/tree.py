@@ -573,7 +573,10 @@ class TreeView(ShardView):
         """The shared static picture (chart and selected leaf), the text table under it."""
         from ..render import snapshot
 
-        return snapshot.picture_html(self._svg(compute=False), self.error, repr(self))
+        leaf = self._applied.leaves[self.selected]
+        caption = f"{len(self._applied.leaves)} array leaves · mesh {self._tree.get('mesh', '')}"
+        caption += f" · leaf {leaf.path}"
+        return snapshot.picture_html(self._svg(compute=False), self.error, repr(self), caption)
 
     def save_html(self, path: str | pathlib.Path) -> ExportReport:
         """Write one self-contained HTML file (no network, no kernel) showing this view with the

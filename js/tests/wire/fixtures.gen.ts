@@ -5131,8 +5131,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 42.3,
-  "run_ms": 5.5,
+  "compile_ms": 28.7,
+  "run_ms": 2.1,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -6214,8 +6214,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 150.9,
-  "run_ms": 1.2,
+  "compile_ms": 15.8,
+  "run_ms": 1.1,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -6468,7 +6468,10 @@ export const functionPmap8: FunctionModel = {
   ]
  ],
  "out_specs": [
-  null
+  [
+   "i",
+   null
+  ]
  ],
  "error": "",
  "busy": false,
@@ -6719,7 +6722,10 @@ export const functionPmap8: FunctionModel = {
     ]
    ],
    "out_specs": [
-    null
+    [
+     "i",
+     null
+    ]
    ]
   },
   "run_disabled": "",
@@ -7229,8 +7235,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 124.8,
-  "run_ms": 9.6,
+  "compile_ms": 39.1,
+  "run_ms": 1.1,
   "cached": false,
   "ran": true,
   "left_out": {

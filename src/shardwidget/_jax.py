@@ -140,10 +140,10 @@ def hlo_sharding_text(proto: Any) -> str:
 
 def jit_has_out_shardings(f: Any) -> bool:
     """Whether f is a ``jax.jit(g, out_shardings=…)`` with out_shardings of its own (read from
-    the private ``_jit_info``, jax 0.7–0.10; True where it is absent, so the caller reads the
-    compile's output shardings anyway)."""
+    the private ``_jit_info``, jax 0.7–0.10). False where it is absent (a pmap'd function, or a
+    JAX without it): the view then lets XLA choose, as before."""
     info = getattr(f, "_jit_info", None)
     if info is None:
-        return True
+        return False
     leaves = getattr(info, "out_shardings_leaves", ())
     return any(type(sh).__name__ != "UnspecifiedValue" for sh in leaves)

@@ -5131,8 +5131,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 28.7,
-  "run_ms": 2.1,
+  "compile_ms": 25.0,
+  "run_ms": 1.7,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -6214,8 +6214,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 15.8,
-  "run_ms": 1.1,
+  "compile_ms": 13.5,
+  "run_ms": 0.8,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -6468,10 +6468,7 @@ export const functionPmap8: FunctionModel = {
   ]
  ],
  "out_specs": [
-  [
-   "i",
-   null
-  ]
+  null
  ],
  "error": "",
  "busy": false,
@@ -6722,10 +6719,7 @@ export const functionPmap8: FunctionModel = {
     ]
    ],
    "out_specs": [
-    [
-     "i",
-     null
-    ]
+    null
    ]
   },
   "run_disabled": "",
@@ -7235,8 +7229,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 39.1,
-  "run_ms": 1.1,
+  "compile_ms": 25.5,
+  "run_ms": 1.0,
   "cached": false,
   "ran": true,
   "left_out": {

@@ -19,5 +19,5 @@ def arr():
     from jax.sharding import NamedSharding
     from jax.sharding import PartitionSpec as P
 
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(jax.sharding.AxisType.Explicit,) * 2)
     return jax.device_put(jax.numpy.arange(32.0).reshape(4, 8), NamedSharding(mesh, P("x", "y")))

@@ -161,9 +161,9 @@ def test_error_messages_are_capped(arr):
 
 # ------------------------------------------------------------------ 2. failed constructors
 def _open_views():
-    from ipywidgets.widgets.widget import _instances
+    from shardwidget.views.rerun import _registry
 
-    return {k for k, w in _instances.items() if isinstance(w, ShardView)}
+    return {k for k, w in _registry().items() if isinstance(w, ShardView)}
 
 
 @pytest.mark.parametrize(

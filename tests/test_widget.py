@@ -104,7 +104,7 @@ def test_invalid_python_changes_raise_and_change_nothing(arr, changes, match):
 
 
 def test_indivisible_message_names_sizes_and_alternatives():
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(jax.sharding.AxisType.Explicit,) * 2)
     a = jax.device_put(jnp.zeros((6, 8)), NamedSharding(mesh, P("x")))
     v = ShardView(a)
     with pytest.raises(
@@ -178,7 +178,7 @@ def test_burst_ends_on_final_state_and_releases_arrays(arr):
 
 
 def test_view_dims_for_nd_arrays():
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(jax.sharding.AxisType.Explicit,) * 2)
     a = jax.device_put(jnp.zeros((4, 6, 8)), NamedSharding(mesh, P(None, "x", "y")))
     v = ShardView(a)
     assert v.view_dims == [1, 2]  # the sharded dimensions first
@@ -245,7 +245,7 @@ def test_stats_payload_values_and_thumbs(arr):
 
 
 def test_payload_size_is_bounded_and_independent_of_element_count():
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(jax.sharding.AxisType.Explicit,) * 2)
     sizes = []
     for n in (16, 4096):
         a = jax.device_put(jnp.ones((n, n), jnp.float32), NamedSharding(mesh, P("x", "y")))
@@ -307,7 +307,7 @@ def test_set_layout_back_to_original_is_the_original(arr):
 
 
 def test_repr_draws_the_view_dims():
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(jax.sharding.AxisType.Explicit,) * 2)
     a = jax.device_put(jnp.zeros((4, 6, 8)), NamedSharding(mesh, P("x", None, "y")))
     v = ShardView(a)
     assert v.view_dims == [0, 2]

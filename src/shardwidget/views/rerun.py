@@ -59,14 +59,22 @@ def _run() -> Any:
     return getattr(ip, "execution_count", None) if ip is not None else None
 
 
+def _registry() -> dict[str, Any]:
+    """ipywidgets' dict of live widgets by model id: the module's ``_instances`` in 8,
+    the class attribute ``Widget.widgets`` in 7 (Colab's 7.7.1)."""
+    from ipywidgets.widgets import widget as ipw
+
+    found = getattr(ipw, "_instances", None)
+    return found if isinstance(found, dict) else ipw.Widget.widgets
+
+
 def _held_by_user(view: Any) -> bool:
     """Whether anything but the widget registry, the view's own bound methods (comm callbacks)
     and IPython's output cache references view. (No comprehension here mentions view: that
     would put it in a closure cell, one more referrer.)"""
-    from ipywidgets.widgets import widget as ipw
-
+    registry = _registry()
     for r in gc.get_referrers(view):
-        if r is ipw._instances or r is _views:
+        if r is registry or r is _views:
             continue  # the registries
         if isinstance(r, types.FrameType) and r.f_code.co_filename == __file__:
             continue  # this module's own frames
@@ -97,12 +105,10 @@ def register(view: Any) -> None:
     """Record view, and close views made at the same place by an earlier run that nobody uses
     (see the module's doc). Without a kernel (a script, a test) nothing can display a view, so
     the widget and comm registries let go of it at once: it is freed with its last reference."""
-    from ipywidgets.widgets import widget as ipw
-
     if _no_front_end(view):
         import comm
 
-        ipw._instances.pop(view.model_id, None)
+        _registry().pop(view.model_id, None)
         comm.get_comm_manager().comms.pop(view.comm.comm_id, None)
         view.comm._closed = True  # unregistered already: close() has nothing left to undo
         return

@@ -302,15 +302,21 @@ def test_pmap_vmap_notebook_shows_the_story(kernel_env: None) -> None:
 @pytest.mark.slow
 def test_cost_notebook_shows_the_story(kernel_env: None) -> None:
     """04_cost: the sharded-matmul patterns, their collectives, and estimates that follow the
-    ring model on the presets' numbers (TPU v5e: 100 GB/s per axis; H100: 450 GB/s)."""
+    ring model on the presets' numbers (TPU v5e: 100 GB/s per axis and 1 µs a step; H100: 450
+    GB/s)."""
     nb = _execute(EXAMPLES / "04_cost.ipynb")
     out = {c.get("id"): c for c in nb.cells if c.cell_type == "code"}
     mib4 = 1024 * 1024 * 4  # one f32[1024, 1024] result: V of the all-reduce / reduce-scatter
+    # bandwidth time, plus a step latency per ring step (y has 4 devices: an all-reduce takes
+    # 2 × 3 steps, a reduce-scatter or all-gather 3)
+    from shardwidget import hardware
+
+    lat = hardware("tpu-v5e").ici_latency
     want = {
         "view-rows": ("collectives: []", None),
-        "view-contract": ("['all-reduce over y']", 2 * 3 / 4 * mib4 / 100e9),
-        "view-scatter": ("['reduce-scatter over y']", 3 / 4 * mib4 / 100e9),
-        "view-gather": ("['all-gather over y']", 3 / 4 * (2048 * 1024 * 4) / 100e9),
+        "view-contract": ("['all-reduce over y']", 2 * 3 / 4 * mib4 / 100e9 + 6 * lat),
+        "view-scatter": ("['reduce-scatter over y']", 3 / 4 * mib4 / 100e9 + 3 * lat),
+        "view-gather": ("['all-gather over y']", 3 / 4 * (2048 * 1024 * 4) / 100e9 + 3 * lat),
     }
     for cid, (colls, seconds) in want.items():
         text = _stream(out[cid])

@@ -8,7 +8,8 @@ rest (tests/test_jax_adapter.py enforces it). What differs, and where it changed
 - ``jax.dtypes.itemsize_bits``: from jax 0.8; below, :func:`itemsize_bits` derives the bits of
   the sub-byte dtypes (int4 / uint4 / float4_e2m1fn: 4, int2 / uint2: 2) from their names.
 - pmap's implementation: ``jax._src.pmap`` from jax 0.8; before, pmap lives in
-  ``jax._src.api``. :func:`pmap_source_files` names both, whichever exist.
+  ``jax._src.api`` and returns jaxlib's C++ ``PmapFunction`` (:func:`is_cpp_pmap`).
+  :func:`pmap_source_files` names both files, whichever exist.
 - ``jax.lax.pcast``: missing in jax 0.7.2. The package does not call it.
 - ``jax.make_mesh``'s default axis types: Auto in 0.7–0.9, Explicit from 0.10. The package
   always passes ``axis_types=``, so its meshes are the same on every version.
@@ -78,6 +79,12 @@ def pmap_source_files() -> frozenset[str]:
         if path:
             files.add(path)
     return frozenset(files)
+
+
+def is_cpp_pmap(f: Any) -> bool:
+    """Whether f is jaxlib's C++ ``PmapFunction``: what ``jax.pmap`` returns on jax 0.7 (no
+    ``__code__`` to read; from 0.8 pmap returns a Python function of ``jax._src.pmap``)."""
+    return type(f).__name__ == "PmapFunction"
 
 
 def sub_jaxprs(params: dict[str, Any]) -> Iterator[Any]:

@@ -43,7 +43,7 @@ def pmapped_of(f: Any) -> Any:
 
 def is_pmapped(f: Any) -> bool:
     """Whether f is what ``jax.pmap`` returned (not f under jit or vmap: those trace it)."""
-    if type(f).__name__ == "PmapFunction":  # jax 0.7: pmap's C++ callable, no __code__
+    if _jax.is_cpp_pmap(f):
         return callable(getattr(f, "lower", None))
     code = getattr(f, "__code__", None)
     return (

@@ -124,17 +124,17 @@ def test_cpu_reports_no_capacity() -> None:
 
 def test_text_and_html_name_the_fullest_device(mesh: Any) -> None:
     gc.collect()
-    # 32 MiB on device 6: the largest array and the fullest device whatever earlier tests of
+    # 64 MiB on device 6: the largest array and the fullest device whatever earlier tests of
     # the run still hold (views they left open keep a few MiB per device alive)
-    x = jax.device_put(np.ones((4096, 2048), np.float32), jax.devices()[6])
+    x = jax.device_put(np.ones((4096, 4096), np.float32), jax.devices()[6])
     m = memory_map(top=3)
-    assert len(m.arrays) <= 3 and m.arrays[0].shape == (4096, 2048)
+    assert len(m.arrays) <= 3 and m.arrays[0].shape == (4096, 4096)
     assert m.imbalance is not None and m.imbalance[0] == 6
     assert "most on device 6" in repr(m)
-    assert "float32[4096, 2048] SingleDeviceSharding" in repr(m)
+    assert "float32[4096, 4096] SingleDeviceSharding" in repr(m)
     page = m._repr_html_()
     assert page.count("<tr>") >= 8 + 1 and "#d55e00" in page  # a bar per device, 6 marked
-    assert m.on_device(6)[0].shape == (4096, 2048)
+    assert m.on_device(6)[0].shape == (4096, 4096)
     del x
 
 

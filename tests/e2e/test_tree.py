@@ -65,7 +65,7 @@ def open_tree(page: Any, tmp_path: Any, view: Any) -> TreeLoop:
     return TreeLoop(view, page)
 
 
-def test_tree_pane_select_chart_and_rules(page: Any, tmp_path: Any) -> None:
+def test_tree_pane_select_chart_and_rules(page: Any, tmp_path: Any, request: Any) -> None:
     mesh = jax.make_mesh((4, 2), ("data", "model"))
     import dataclasses
 
@@ -74,6 +74,7 @@ def test_tree_pane_select_chart_and_rules(page: Any, tmp_path: Any) -> None:
     )
     hw_mod.register(tiny)
     view = ShardView(_model(), mesh=mesh, hardware="tiny")
+    request.addfinalizer(view.close)  # its arrays are freed for the tests after this one
     loop = open_tree(page, tmp_path, view)
     head = page.inner_text(".sw-header")
     assert "9 array leaves" in head and "data=4 × model=2" in head
@@ -145,12 +146,13 @@ def test_tree_pane_select_chart_and_rules(page: Any, tmp_path: Any) -> None:
     assert page.errors == []
 
 
-def test_ten_thousand_leaves_scroll_with_few_rows(page: Any, tmp_path: Any) -> None:
+def test_ten_thousand_leaves_scroll_with_few_rows(page: Any, tmp_path: Any, request: Any) -> None:
     tree = {
         "layers": [jax.ShapeDtypeStruct((64, 64), jnp.float32) for _ in range(10_000)],
         "head": jax.ShapeDtypeStruct((128, 64), jnp.float32),
     }
     view = ShardView(tree, rules=[("head", P("x"))])
+    request.addfinalizer(view.close)
     open_tree(page, tmp_path, view)
     assert "10,001 of 10,001 leaves" in page.inner_text(".sw-tree-count")
     rows = page.locator(".sw-tree-body .sw-tree-row").count()

@@ -18,7 +18,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
-from shardwidget.render import picture, snapshot
+from shardwidget.render import picture, png
 from shardwidget.views import fallback
 
 from .helpers import svgs_in
@@ -139,7 +139,7 @@ def test_tall_arrays_keep_their_aspect() -> None:
 def test_png_is_a_png() -> None:
     import zlib
 
-    uri = snapshot.png_data_uri(np.zeros((2, 3, 3), np.uint8) + 7)
+    uri = png.png_data_uri(np.zeros((2, 3, 3), np.uint8) + 7)
     raw = base64.b64decode(uri.split(",", 1)[1])
     assert raw[:8] == b"\x89PNG\r\n\x1a\n"
     assert int.from_bytes(raw[16:20], "big") == 3 and int.from_bytes(raw[20:24], "big") == 2

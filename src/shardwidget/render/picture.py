@@ -15,7 +15,6 @@ show their first block position, as the static snapshot (:mod:`shardwidget.rende
 
 from __future__ import annotations
 
-import base64
 import html
 import math
 import textwrap
@@ -30,7 +29,7 @@ from ..model.summary import Summary
 from ..model.units import fmt_bytes
 from .colors import HEAT_LUT, VIRIDIS, text_color_on
 from .legend import MARKS, legend_of
-from .png import encode_rgb
+from .png import png_data_uri
 from .scene import MAX_STRIPES, ArrayScene, SceneBlock, array_scene
 from .text import EMPTY, holder_candidates
 
@@ -215,13 +214,12 @@ def grid(svg: Svg, scene: ArrayScene, x0: float, y0: float, width: float, max_h:
                 _fill_heat(raster, bx - gx, by - gy, bw, bh, _heat_rgb(b.thumb, scene.heat))
         _block(svg, lay, b, bx, by, bw, bh, scene.heat, raster is None)
     if raster is not None:
-        data = base64.b64encode(encode_rgb(raster)).decode("ascii")
         svg.parts.insert(
             0,
             f'<image class="blocks" x="{gx:.1f}" y="{gy:.1f}" width="{raster.shape[1]}" '
             f'height="{raster.shape[0]}" preserveAspectRatio="none" '
             'style="image-rendering:pixelated" '
-            f'xlink:href="data:image/png;base64,{data}"/>',
+            f'xlink:href="{png_data_uri(raster)}"/>',
         )
     if not scene.others:
         return top + max(gh, title_h)
@@ -329,13 +327,12 @@ def _block(
         rep = max(1, min(rep, math.isqrt(MAX_HEAT_PIXELS // max(1, rows * cols))))
         if rep > 1:
             px = np.repeat(np.repeat(px, rep, axis=0), rep, axis=1)
-        data = base64.b64encode(encode_rgb(px)).decode("ascii")
         # a white ring keeps the heatmap's colours apart from the holder's colour around it
         svg.rect(x + inset - 1, y + inset - 1, w - 2 * inset + 2, h - 2 * inset + 2, "#ffffff")
         svg.parts.append(
             f'<image x="{x + inset:.1f}" y="{y + inset:.1f}" width="{w - 2 * inset:.1f}" '
             f'height="{h - 2 * inset:.1f}" preserveAspectRatio="none" '
-            f'style="image-rendering:pixelated" xlink:href="data:image/png;base64,{data}"/>'
+            f'style="image-rendering:pixelated" xlink:href="{png_data_uri(px)}"/>'
         )
     k = len(devices)
     badge = k > MAX_STRIPES and w >= 30 and h >= 34  # drawn below, as the widget's ×N badge

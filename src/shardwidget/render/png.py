@@ -9,6 +9,7 @@ RuntimeError says what to install. Both are imported lazily: they are heavy and 
 
 from __future__ import annotations
 
+import base64
 import os
 import pathlib
 import shutil
@@ -125,3 +126,8 @@ def _chromium_shot(svg: str, scale: float) -> bytes:
         finally:
             browser.close()
     return data
+
+
+def png_data_uri(rgb: np.ndarray) -> str:
+    """An RGB uint8 image (rows, cols, 3) as a data: URI of a PNG (no imaging library needed)."""
+    return "data:image/png;base64," + base64.b64encode(encode_rgb(rgb)).decode("ascii")

@@ -13,15 +13,6 @@ import base64
 import html
 from typing import Any
 
-import numpy as np
-
-from .png import encode_rgb
-
-
-def png_data_uri(rgb: np.ndarray) -> str:
-    """An RGB uint8 image (rows, cols, 3) as a data: URI of a PNG (no imaging library needed)."""
-    return "data:image/png;base64," + base64.b64encode(encode_rgb(rgb)).decode("ascii")
-
 
 def embed(svg_text: str) -> str:
     """An SVG as HTML that survives sanitizers: an ``<img>`` of it (a data: URI) with an image map

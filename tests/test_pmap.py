@@ -13,9 +13,13 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from shardwidget import ShardView, compare, wire
+from shardwidget import ShardView, _jax, compare, wire
 from shardwidget.model import memory
+from shardwidget.trace import pmap as pmap_mod
 from shardwidget.trace.pmap import FIXED, INTERNAL_AXIS, is_pmapped
+
+JIT_OF_CPP_PMAP_REPLICATES = _jax.is_cpp_pmap(jax.pmap(lambda x: x))
+"""jax 0.7: pmap is jaxlib's C++ PmapFunction, and jit of it returns replicated outputs."""
 
 COLL = re.compile(
     r"=\s*\S.*?\s(all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute)(?:-start)?\("
@@ -42,8 +46,18 @@ def check_against_pmap(v: Any, f: Any, *args: Any) -> None:
     assert outs is not None and len(outs) == len(ref)
     for o, r in zip(outs, ref, strict=True):
         np.testing.assert_allclose(np.asarray(o), np.asarray(r), rtol=1e-6)
+    if JIT_OF_CPP_PMAP_REPLICATES and f is not pmap_mod.pmapped_of(f):
+        # jax 0.7's jit(pmap(g)) gathers its outputs onto every device (GSPMD replicated);
+        # the view shows pmap's own layout, one slice per device, as jax 0.8+ gives both.
+        return
+    for o, r in zip(outs, ref, strict=True):
         assert shards(o) == shards(r)
-        assert o.sharding.is_equivalent_to(r.sharding, r.ndim)
+        if type(r.sharding).__name__ == "PmapSharding":  # jax 0.7: same blocks, pmap's own type
+            assert [d.id for d in r.sharding.devices.flat] == [
+                d.id for d in o.sharding.mesh.devices.flat
+            ]
+        else:
+            assert o.sharding.is_equivalent_to(r.sharding, r.ndim)
     lay = [lf.layout for lf in v.trace.output_leaves]
     for lf, r in zip(lay, ref, strict=True):  # the geometry drawn is JAX's own
         want = {d.id: idx for d, idx in r.sharding.devices_indices_map(r.shape).items()}
@@ -260,7 +274,8 @@ def test_pmaps_own_refusal_in_its_words() -> None:
     """16 rows for 8 devices: the view says what pmap itself says, and stays alive."""
     f = jax.pmap(lambda x: x)
     x = np.ones((16, 2), np.float32)
-    with pytest.raises(ValueError, match="squeeze") as direct:
+    # (jax 0.8+: a squeeze of the size-2 per-device slices; 0.7: too few devices)
+    with pytest.raises(ValueError, match=r"squeeze|16 logical devices") as direct:
         f(x)
     v = ShardView(f, x)
     assert v.trace is None
@@ -302,7 +317,8 @@ def test_jaxpr_shows_explicit_shardings_in_types() -> None:
     from jax.sharding import NamedSharding
     from jax.sharding import PartitionSpec as P
 
-    mesh = jax.make_mesh((8,), ("x",))  # Explicit axes: shardings are part of the types
+    # Explicit axes: shardings are part of the types
+    mesh = jax.make_mesh((8,), ("x",), axis_types=(jax.sharding.AxisType.Explicit,))
     x = jax.device_put(X8, NamedSharding(mesh, P("x")))
     f = lambda a: (a * 2).sum(1)  # noqa: E731
     v = ShardView(f, x)
@@ -326,7 +342,7 @@ def test_jaxpr_of_shard_map_and_pmap() -> None:
     )
     want = jax.make_jaxpr(sm)(X8)
     assert v.trace.jaxpr == str(want)
-    assert "psum_invariant[axes=('x',)]" in v.trace.jaxpr and "shard_map[" in v.trace.jaxpr
+    assert "psum_invariant[axes=('x',)" in v.trace.jaxpr and "shard_map[" in v.trace.jaxpr
 
     f = jax.pmap(body, axis_name="x")
     pv = ShardView(f, X8)
@@ -361,7 +377,11 @@ def test_vmap_and_pmap_side_by_side() -> None:
     c = compare(vm, pm, names=["vmap", "pmap"])
     assert c.agree
     assert [r["mode"] for r in c.rows] == ["jit", "pmap"]
-    assert [r["agreement"] for r in c.rows] == ["agrees (max |diff| 0)"] * 2
+    # (0 on jax 0.8+; a last-bit rounding on 0.7, whose pmap the view compiles as a shard_map)
+    assert [r["agreement"] for r in c.rows] in (
+        ["agrees (max |diff| 0)"] * 2,
+        ["agrees (max |diff| 0)", "agrees (max |diff| 6e-08)"],
+    )
     # vmap (jit, inputs replicated): every device computes all 8 dots; pmap: one each.
     assert [r["out_types"] for r in c.rows] == [["float32[8]"], ["float32[8@pmap]"]]
     assert [
@@ -395,7 +415,8 @@ def test_jaxpr_has_no_colour_codes_in_a_notebook(monkeypatch: pytest.MonkeyPatch
     assert "\x1b[" not in v.trace.jaxpr
     assert v.trace.jaxpr == re.sub(r"\x1b\[[0-9;]*m", "", coloured)
     pv = ShardView(jax.pmap(f), X8)
-    assert "\x1b[" not in pv.trace.jaxpr and "shard_map[" in pv.trace.jaxpr
+    pmapped = "xla_pmap[" if JIT_OF_CPP_PMAP_REPLICATES else "shard_map["  # (jax 0.7: xla_pmap)
+    assert "\x1b[" not in pv.trace.jaxpr and pmapped in pv.trace.jaxpr
 
 
 # ------------------------------------------------------------------ a pmap inside a function
@@ -405,6 +426,14 @@ def test_a_function_calling_pmap_says_how_to_view_it() -> None:
     def step(x: Any) -> Any:
         return inner(x) + 1
 
+    if JIT_OF_CPP_PMAP_REPLICATES:  # jax 0.7: a pmap inside jit has no mesh to clash with
+        for v in (
+            ShardView(step, X8),
+            ShardView(step, X8, mesh_shape=[2, 4], axis_names=["a", "b"]),
+        ):
+            assert v.error == ""
+            np.testing.assert_allclose(np.asarray(v.outputs[0]), np.asarray(step(X8)))
+        return
     # The view starts on the mesh of the shard_map inside (pmap's): it runs as step(X8) does.
     auto = ShardView(step, X8)
     assert auto.error == "" and auto.mesh_shape == [8] and auto.axis_names == ["i"]

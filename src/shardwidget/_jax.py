@@ -87,6 +87,105 @@ def is_cpp_pmap(f: Any) -> bool:
     return type(f).__name__ == "PmapFunction"
 
 
+def _pmap_axis(f: Any) -> Any:
+    """The axis name a C++ PmapFunction (jax 0.7) maps over: the user's, or PMAP_INTERNAL_AXIS
+    for an unnamed axis (pmap's own ``_TempAxisName``, which newer JAX also renames so)."""
+    from jax._src import core
+
+    axis = f._axis_name
+    return PMAP_INTERNAL_AXIS if isinstance(axis, core._TempAxisName) else axis
+
+
+def _cpp_pmap_call(
+    f: Any, args: Any, kwargs: dict[str, Any], check: bool = True
+) -> tuple[Any, Any, Any]:
+    """pmap's call info (jax 0.7's ``PmapCallInfo``) and its mesh for f(*args, **kwargs);
+    ValueError in pmap's words when the mapped axis is larger than the devices (``check``;
+    else the mesh has the devices there are, and the compile says so)."""
+    import jax
+
+    p = f._prepare_pmap(tuple(args), dict(kwargs))
+    devs = list(jax.devices() if p.devices is None else p.devices)
+    n = int(p.local_axis_size)
+    if check and n > len(devs):
+        raise ValueError(
+            f"compiling computation that requires {n} logical devices, but only {len(devs)} "
+            f"XLA devices are available (num_replicas={n})"
+        )
+    mesh = jax.sharding.Mesh(np.array(devs[:n]), (_pmap_axis(f),))
+    return p, mesh, _pmap_axis(f)
+
+
+def pmap_spec(axis: Any, ax: int | None) -> Any:
+    """The PartitionSpec pmap gives an argument or output mapped at dimension ``ax`` over
+    ``axis`` (``P()`` for ``None``: the same whole value on each device)."""
+    from jax.sharding import PartitionSpec
+
+    if ax is None:
+        return PartitionSpec()  # type: ignore[no-untyped-call]
+    return PartitionSpec(*([None] * ax), axis)  # type: ignore[no-untyped-call]
+
+
+def pmap_params(
+    f: Any, args: Any, kwargs: dict[str, Any]
+) -> tuple[Any, tuple[Any, ...], list[Any]]:
+    """What ``jax.pmap`` does with f(*args, **kwargs): its one-axis mesh, one PartitionSpec
+    per flat argument (the mapped dimension on pmap's axis; ``P()`` for ``in_axes=None``) and
+    the flat arguments (static_broadcasted_argnums left out). Read from pmap's private
+    ``infer_params`` closure (jax 0.8+) or the C++ PmapFunction's ``_prepare_pmap`` (0.7).
+    Raises what pmap raises for arguments it refuses."""
+    if is_cpp_pmap(f):
+        p, mesh, axis = _cpp_pmap_call(f, args, kwargs, check=False)
+        specs = tuple(pmap_spec(axis, ax) for ax in p.in_axes_flat)
+        return mesh, specs, list(p.flat_args)
+    cells = dict(
+        zip(f.__code__.co_freevars, [c.cell_contents for c in f.__closure__ or ()], strict=True)
+    )
+    cached, _, flat, *_ = cells["infer_params"](*args, **kwargs)
+    return cached.mesh, tuple(cached.in_specs_flat), list(flat)
+
+
+def pmap_compilable(f: Any) -> Callable[..., Any]:
+    """A function that computes what the pmap'd f does and that ``jax.jit`` can trace and
+    compile on pmap's mesh: f itself from jax 0.8 (pmap is ``jit(shard_map)`` there); on jax
+    0.7, whose C++ pmap cannot be compiled under jit as one SPMD program, the same body as
+    ``shard_map`` over pmap's mesh (as 0.7's own ``jax_pmap_shmap_merge`` path builds it)."""
+    if not is_cpp_pmap(f):
+        return f  # type: ignore[no-any-return]
+    import jax
+    from jax._src import shard_map
+
+    def as_shard_map(*args: Any, **kwargs: Any) -> Any:
+        p, mesh, axis = _cpp_pmap_call(f, args, kwargs)
+        in_axes = list(p.in_axes_flat)
+
+        def body(*xs: Any) -> Any:  # pmap's body sees one slice: the mapped dimension dropped
+            xs = tuple(
+                x if a is None else jax.lax.squeeze(x, [a])
+                for x, a in zip(xs, in_axes, strict=True)
+            )
+            outs = p.flat_fun.call_wrapped(*xs)
+            return tuple(
+                o if a is None else jax.lax.expand_dims(o, [a])
+                for o, a in zip(outs, p.out_axes_thunk(), strict=True)
+            )
+
+        mapped = shard_map._shard_map(
+            body,
+            mesh=mesh,
+            in_specs=tuple(pmap_spec(axis, a) for a in in_axes),
+            out_specs=lambda: tuple(pmap_spec(axis, a) for a in p.out_axes_thunk()),
+            axis_names=set(mesh.axis_names),
+            check_vma=False,
+        )
+        outs = mapped(*p.flat_args)  # (its trace fills p.out_tree)
+        return jax.tree_util.tree_unflatten(p.out_tree(), outs)
+
+    as_shard_map.__name__ = getattr(f, "__name__", "f")
+    as_shard_map.__wrapped__ = getattr(f, "__wrapped__", None)  # type: ignore[attr-defined]
+    return as_shard_map
+
+
 def sub_jaxprs(params: dict[str, Any]) -> Iterator[Any]:
     """The jaxprs inside an equation's parameters (a jit's, a shard_map's, a cond's, ...)."""
     from jax._src import core

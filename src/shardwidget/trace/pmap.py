@@ -6,10 +6,11 @@ view's own mesh fails ("the context mesh ... should match the mesh passed to sha
 re-laying out its inputs would change nothing: pmap fixes the layout. So a pmap'd function is
 viewed on pmap's own mesh with pmap's own specs, the layout fixed.
 
-The mesh and specs come from pmap's private ``infer_params`` closure: this module is the one
-place that reads it (an adapter, as treescope keeps JAX internals in one file). When a JAX
-version changes that closure, :func:`is_pmapped` answers False and the function is viewed as
-any other (and fails with JAX's own message).
+The mesh and specs come from pmap's private internals, read by the JAX adapter
+(:func:`shardwidget._jax.pmap_params`: the ``infer_params`` closure from jax 0.8, the C++
+``PmapFunction``'s ``_prepare_pmap`` on 0.7). On jax 0.7 the function compiled is the same
+body as a shard_map over pmap's mesh (:func:`shardwidget._jax.pmap_compilable`): 0.7's pmap
+cannot be compiled under jit as one SPMD program.
 """
 
 from __future__ import annotations
@@ -83,13 +84,11 @@ def pmap_layout(f: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, An
     refuses the arguments (e.g. a mapped axis larger than the device count)."""
     import jax
 
-    closure = [c.cell_contents for c in f.__closure__ or ()]
-    cells = dict(zip(f.__code__.co_freevars, closure, strict=True))
     try:
-        cached, _, flat, *_ = cells["infer_params"](*args, **kwargs)
+        mesh, in_specs_flat, flat = _jax.pmap_params(f, args, kwargs)
     except Exception as e:  # pmap's own checks: axis sizes, in_axes against the arguments
         raise ValueError(result_mod.clean_error(e)) from None
-    axis = cached.mesh.axis_names[0]
+    axis = mesh.axis_names[0]
     if not isinstance(axis, str):  # pmap takes any hashable; mesh axes here are named by text
         raise ValueError(
             f"pmap's axis_name is {axis!r}, not a string: the view names mesh axes by text. "
@@ -99,7 +98,7 @@ def pmap_layout(f: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, An
     # are hashable, so never arrays), plus any non-array leaf pmap maps too.
     specs = tuple(
         spec_mod.normalize(tuple(s), len(a.shape))
-        for a, s in zip(flat, cached.in_specs_flat, strict=True)
+        for a, s in zip(flat, in_specs_flat, strict=True)
         if result_mod.is_array_leaf(a)
     )
     n_leaves = sum(
@@ -107,8 +106,8 @@ def pmap_layout(f: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, An
     )
     if len(specs) != n_leaves:  # never seen; refuse rather than pair specs with wrong leaves
         raise ValueError("could not read pmap's layout of these arguments")
-    name = str(cached.mesh.axis_names[0])
-    return PmapLayout(cached.mesh, name, "" if name == INTERNAL_AXIS else name, specs)
+    name = str(mesh.axis_names[0])
+    return PmapLayout(mesh, name, "" if name == INTERNAL_AXIS else name, specs)
 
 
 def leaf_note(spec: spec_mod.NormSpec, shape: Sequence[int], lay: PmapLayout, side: str) -> str:
@@ -181,9 +180,16 @@ class PmapTraced(trace_mod.Traced):
                 f"runs it (mode 'pmap'), not mode={mode!r}. For {mode}, view the function pmap "
                 f"wraps: ShardView(f, x, mode={mode!r})"
             )
-        # "jit" drives the compile: jax.jit over pmap's jit(shard_map), with pmap's shardings.
-        super().__init__(f, args, kwargs, "jit", devices)
+        # "jit" drives the compile: jax.jit over pmap's jit(shard_map), with pmap's shardings
+        # (on jax 0.7, whose pmap jit cannot compile, the same body as a shard_map).
         pm = pmapped_of(f)
+        run = _jax.pmap_compilable(pm)
+        if run is not pm and pm is not f:
+            import jax
+
+            run = jax.jit(run)
+        super().__init__(run, args, kwargs, "jit", devices)
+        self.user_f = f  # (what the jaxpr is made of: the function pmap returned)
         self.pmap = pmap_layout(pm, args, kwargs)
         inner = getattr(pm, "__wrapped__", None)
         name = f"pmap({getattr(inner, '__name__', None) or 'f'})"
@@ -223,7 +229,11 @@ class PmapTraced(trace_mod.Traced):
         res.mode = "pmap"
         # The jaxpr as jax.make_jaxpr(f)(*args) prints it: outside the compile's set_mesh
         # (which would add a ctx_mesh to pmap's inner jit).
-        closed = jax.make_jaxpr(self._named)(*self._structs(state, self.pmap.mesh))
+        run, self.f = self.f, self.user_f  # (on jax 0.7: pmap's own, not its shard_map twin)
+        try:
+            closed = jax.make_jaxpr(self._named)(*self._structs(state, self.pmap.mesh))
+        finally:
+            self.f = run
         res.jaxpr = result_mod.jaxpr_text(closed)
         res.notes = {
             "in": [

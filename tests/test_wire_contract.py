@@ -137,7 +137,7 @@ def test_fresh_payloads_type_check(generated: str, tmp_path: pathlib.Path) -> No
     tsc = ROOT / "node_modules" / ".bin" / "tsc"
     if not tsc.exists() or shutil.which("node") is None:
         pytest.fail("tsc is not installed: run ./dev test (it installs the npm dependencies)")
-    fresh = FIXTURE.parent / "fresh.gen.ts"
+    fresh = FIXTURE.parent / f"fresh.{os.getpid()}.gen.ts"  # (stacks tested side by side)
     fresh.write_text(generated)
     try:
         cfg = json.loads((ROOT / "tsconfig.json").read_text())

@@ -13,6 +13,9 @@ rest (tests/test_jax_adapter.py enforces it). What differs, and where it changed
 - ``jax.lax.pcast``: missing in jax 0.7.2. The package does not call it.
 - ``jax.make_mesh``'s default axis types: Auto in 0.7–0.9, Explicit from 0.10. The package
   always passes ``axis_types=``, so its meshes are the same on every version.
+- pmap's name for an axis the user did not name: ``_internal_pmap_axis_name`` in jax 0.10,
+  the text of a ``_TempAxisName`` (``"<axis 0x7f…>"``) in 0.8–0.9, and the object itself on
+  0.7 (where this package names it ``_internal_pmap_axis_name``): :func:`is_unnamed_pmap_axis`.
 - Private but stable across 0.7–0.10, kept here so one file lists them: jaxpr walking
   (``jax._src.core.jaxprs_in_params``, ``core.Literal``), source locations
   (``source_info_util.summarize``, ``api_util.fun_sourceinfo``), and the axis name pmap gives
@@ -25,6 +28,7 @@ rest (tests/test_jax_adapter.py enforces it). What differs, and where it changed
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -32,6 +36,8 @@ import numpy as np
 
 PMAP_INTERNAL_AXIS = "_internal_pmap_axis_name"
 """The mesh axis name of an unnamed pmap axis in its outputs' NamedSharding (jax 0.7–0.10)."""
+
+_TEMP_AXIS = re.compile(r"<axis 0x[0-9a-fA-F]+>")
 
 _SUB_BYTE_BITS = {"int4": 4, "uint4": 4, "float4_e2m1fn": 4, "int2": 2, "uint2": 2}
 
@@ -79,6 +85,23 @@ def pmap_source_files() -> frozenset[str]:
         if path:
             files.add(path)
     return frozenset(files)
+
+
+def is_unnamed_pmap_axis(name: Any) -> bool:
+    """Whether a mesh axis name is the one pmap gives an axis the user did not name:
+    ``_internal_pmap_axis_name`` (jax 0.10; this package's name for it on 0.7), or the text of a
+    ``_TempAxisName`` (``"<axis 0x7f…>"``, jax 0.8–0.9), or such an object itself."""
+    if type(name).__name__ == "_TempAxisName":
+        return True
+    return isinstance(name, str) and (
+        name == PMAP_INTERNAL_AXIS or _TEMP_AXIS.fullmatch(name) is not None
+    )
+
+
+def unnamed_pmap_axis(names: Any) -> Any:
+    """The first of ``names`` that is pmap's unnamed axis (:func:`is_unnamed_pmap_axis`), or
+    None."""
+    return next((a for a in names if is_unnamed_pmap_axis(a)), None)
 
 
 def is_cpp_pmap(f: Any) -> bool:

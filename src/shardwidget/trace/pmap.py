@@ -107,7 +107,7 @@ def pmap_layout(f: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, An
     if len(specs) != n_leaves:  # never seen; refuse rather than pair specs with wrong leaves
         raise ValueError("could not read pmap's layout of these arguments")
     name = str(mesh.axis_names[0])
-    return PmapLayout(mesh, name, "" if name == INTERNAL_AXIS else name, specs)
+    return PmapLayout(mesh, name, "" if _jax.is_unnamed_pmap_axis(name) else name, specs)
 
 
 def leaf_note(spec: spec_mod.NormSpec, shape: Sequence[int], lay: PmapLayout, side: str) -> str:
@@ -141,10 +141,13 @@ def _renamed(spec: spec_mod.NormSpec, old: str, new: str) -> spec_mod.NormSpec:
 
 def relabel(lay: Layout) -> Layout:
     """lay with pmap's internal axis name replaced by LABEL (unchanged without it)."""
-    if lay.mesh is None or INTERNAL_AXIS not in lay.mesh.axis_names:
+    if lay.mesh is None:
         return lay
-    names = tuple(LABEL if a == INTERNAL_AXIS else a for a in lay.mesh.axis_names)
-    spec = None if lay.spec is None else _renamed(lay.spec, INTERNAL_AXIS, LABEL)
+    unnamed = _jax.unnamed_pmap_axis(lay.mesh.axis_names)
+    if unnamed is None:
+        return lay
+    names = tuple(LABEL if a == unnamed else a for a in lay.mesh.axis_names)
+    spec = None if lay.spec is None else _renamed(lay.spec, unnamed, LABEL)
     return dataclasses.replace(lay, mesh=dataclasses.replace(lay.mesh, axis_names=names), spec=spec)
 
 
@@ -267,7 +270,7 @@ def mesh_clash_hint(msg: str) -> str:
     if not axes or len(types) != len(axes):
         return msg
     names = [a for a, _ in axes]
-    unnamed = " (pmap's name for an unnamed axis)" if INTERNAL_AXIS in names else ""
+    unnamed = " (pmap's name for an unnamed axis)" if _jax.unnamed_pmap_axis(names) else ""
     return (
         f"{msg}\nThe function runs a shard_map (a jax.pmap'd function is one) on a mesh of its "
         "own; the view compiles it inside the view's mesh, which must be the same. Give the "

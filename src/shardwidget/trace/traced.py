@@ -390,7 +390,7 @@ class Traced:
         meshes: list[Any] = []
         _walk_shard_map_meshes(closed.jaxpr, meshes)
         for mesh in meshes:
-            if _jax.PMAP_INTERNAL_AXIS not in mesh.axis_names:
+            if _jax.unnamed_pmap_axis(mesh.axis_names) is None:
                 self.own_mesh = mesh
                 return
 

@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .. import _jax
 from ..model import gspmd
 from ..model import spec as spec_mod
-from ..trace.pmap import INTERNAL_AXIS, LABEL
+from ..trace.pmap import LABEL
 
 if TYPE_CHECKING:
     pass
@@ -78,11 +79,12 @@ def _own_mesh(arr: Any) -> tuple[Any | None, dict[str, str] | None]:
     sh = arr.sharding
     if isinstance(sh, NamedSharding):
         mesh = sh.mesh
-        if INTERNAL_AXIS not in mesh.axis_names:
+        unnamed = _jax.unnamed_pmap_axis(mesh.axis_names)
+        if unnamed is None:
             return mesh, None
-        names = tuple(LABEL if a == INTERNAL_AXIS else a for a in mesh.axis_names)
+        names = tuple(LABEL if a == unnamed else a for a in mesh.axis_names)
         renamed = jax.sharding.Mesh(mesh.devices, names, axis_types=mesh.axis_types)
-        return renamed, {INTERNAL_AXIS: LABEL}
+        return renamed, {unnamed: LABEL}
     named = gspmd.named_equivalent(sh, tuple(int(d) for d in arr.shape))
     if named is not None:
         return named.mesh, None

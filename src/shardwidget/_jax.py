@@ -16,6 +16,8 @@ rest (tests/test_jax_adapter.py enforces it). What differs, and where it changed
 - pmap's name for an axis the user did not name: ``_internal_pmap_axis_name`` in jax 0.10,
   the text of a ``_TempAxisName`` (``"<axis 0x7f…>"``) in 0.8–0.9, and the object itself on
   0.7 (where this package names it ``_internal_pmap_axis_name``): :func:`is_unnamed_pmap_axis`.
+- The order ``jax.typeof`` writes unreduced/reduced axes in: mesh order from jax 0.10, the
+  spec's frozenset order before (:func:`typeof_axes`).
 - Private but stable across 0.7–0.10, kept here so one file lists them: jaxpr walking
   (``jax._src.core.jaxprs_in_params``, ``core.Literal``), source locations
   (``source_info_util.summarize``, ``api_util.fun_sourceinfo``), and the axis name pmap gives
@@ -102,6 +104,17 @@ def unnamed_pmap_axis(names: Any) -> Any:
     """The first of ``names`` that is pmap's unnamed axis (:func:`is_unnamed_pmap_axis`), or
     None."""
     return next((a for a in names if is_unnamed_pmap_axis(a)), None)
+
+
+def typeof_axes(axes: tuple[str, ...]) -> tuple[str, ...]:
+    """A spec's unreduced (or reduced) axes, given in mesh order, in the order ``jax.typeof``
+    writes them (``{U:(x,y)}``): mesh order from jax 0.10 (``core.order_wrt_mesh``); before, the
+    order the spec's frozenset iterates in."""
+    from jax._src import core
+
+    if hasattr(core, "order_wrt_mesh") or len(axes) < 2:
+        return axes
+    return tuple(frozenset(axes))
 
 
 def is_cpp_pmap(f: Any) -> bool:

@@ -198,7 +198,7 @@ class Layout:
             else:
                 dims.append(f"{n}@({','.join(axes)})")
         marks = [
-            f"{k}:{axes[0] if len(axes) == 1 else '(' + ','.join(axes) + ')'}"
+            f"{k}:{axes[0] if len(axes) == 1 else '(' + ','.join(_jax.typeof_axes(axes)) + ')'}"
             for k, axes in (("U", self.unreduced), ("R", self.reduced))
             if axes
         ]

@@ -1,6 +1,23 @@
 """Helpers shared by the view tests: stand in for the front end's side of the comm."""
 
+import inspect
 from typing import Any
+
+import jax
+import pytest
+
+UNREDUCED = "out_sharding" in inspect.signature(jax.lax.reduce_sum).parameters
+"""Whether this JAX can make an unreduced array (lax.reduce_sum(..., out_sharding=P(...,
+unreduced=...))): from jax 0.8; 0.7 has no out_sharding there, so no unreduced array exists."""
+
+
+def require_unreduced() -> None:
+    """Skip the calling test on a JAX that cannot make an unreduced array."""
+    if not UNREDUCED:
+        pytest.skip(
+            f"jax {jax.__version__} cannot make an unreduced array "
+            "(lax.reduce_sum has no out_sharding before jax 0.8)"
+        )
 
 
 class Sent:

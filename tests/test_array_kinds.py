@@ -15,6 +15,8 @@ from shardwidget import ShardView
 from shardwidget.model import spec as spec_mod
 from shardwidget.render import picture, text
 
+from .helpers import require_unreduced
+
 
 def _pictured(h: str) -> str:
     """The HTML with each embedded picture's SVG decoded after it (pictures are <img>s of their SVG,
@@ -72,6 +74,8 @@ def _unreduced():
     """pjit_test's Explicit-mode reduce left unreduced: x (8, 8) on a 2x4 mesh, summed over
     dimension 0 with out_sharding P('y', unreduced={'x'})."""
     from jax.sharding import AxisType
+
+    require_unreduced()
 
     mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     host = np.arange(64, dtype=np.float32).reshape(8, 8) ** 1.5
@@ -476,6 +480,8 @@ def test_make_array_from_callback_and_single_device_arrays():
 
 def test_unreduced_over_two_axes_and_reduced_sets_read_as_jax_writes_them():
     from jax.sharding import AxisType
+
+    require_unreduced()
 
     mesh = jax.make_mesh((2, 2, 2), ("x", "y", "z"), axis_types=(AxisType.Explicit,) * 3)
     host = np.arange(64, dtype=np.float32).reshape(8, 8)

@@ -24,6 +24,8 @@ from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
 
+from .helpers import require_unreduced
+
 COLL = re.compile(
     r"=\s*\S.*?\s(all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute)(?:-start)?\("
 )
@@ -554,6 +556,7 @@ def test_function_returning_a_string_names_the_users_function() -> None:
 
 
 def test_unreduced_output_and_array_against_jax() -> None:
+    require_unreduced()
     mesh = _meshes()["explicit"]
     with jax.set_mesh(mesh):
         xe = put(ar(8, 8), "explicit", P("x", "y"))

@@ -16,6 +16,8 @@ from shardwidget import ShardView
 from shardwidget.model.layout import layout_of
 from shardwidget.render.legend import MARKS, legend_of
 
+from .helpers import require_unreduced
+
 
 def _put(shape: tuple[int, ...], names: tuple[str, ...], spec: P) -> Any:
     mesh = jax.make_mesh(shape, names, axis_types=(AxisType.Auto,) * len(shape))
@@ -115,6 +117,7 @@ def test_the_legend_is_on_the_wire() -> None:
 
 def test_unreduced_axes_are_partial_values_not_copies() -> None:
     """P('y', unreduced={'x'}) (a reduce left unreduced): the holders over x hold partial sums."""
+    require_unreduced()
     mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     x = jax.device_put(jnp.arange(64.0).reshape(8, 8), NamedSharding(mesh, P("x", "y")))
     with jax.set_mesh(mesh):

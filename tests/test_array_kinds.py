@@ -508,11 +508,14 @@ def test_pmap_output_on_half_the_devices_relays_out_within_them_or_onto_all():
     host = np.arange(16.0, dtype=np.float32).reshape(4, 4)
     out = jax.pmap(lambda x: x * 2)(host)
     v = ShardView(out)
-    assert v._options["own_devices"] == [d.id for d in out.sharding.mesh.devices.flat]
+    # pmap's mesh: a NamedSharding's (jax 0.8+), or the devices of jax 0.7's PmapSharding
+    own = getattr(out.sharding, "mesh", None)
+    own = own if own is not None else jax.sharding.Mesh(out.sharding.devices, ("pmap",))
+    assert v._options["own_devices"] == [d.id for d in own.devices.flat]
     assert v.mesh_shape == [4] and v.devices == "array"
     v.spec = [None, "pmap"]
     assert [d.id for d in v.layout.devices] == v._options["own_devices"]
-    want = NamedSharding(out.sharding.mesh, P(None, out.sharding.mesh.axis_names[0]))
+    want = NamedSharding(own, P(None, own.axis_names[0]))
     assert _layout_map(v.layout) == _index_map(want, (4, 4))
     v.set_layout(mesh_shape=[2, 2], axis_names=["a", "b"], spec=["a", "b"])
     assert {d.id for d in v.layout.devices} == set(v._options["own_devices"])

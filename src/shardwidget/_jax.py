@@ -18,6 +18,8 @@ rest (tests/test_jax_adapter.py enforces it). What differs, and where it changed
   0.7 (where this package names it ``_internal_pmap_axis_name``): :func:`is_unnamed_pmap_axis`.
 - The order ``jax.typeof`` writes unreduced/reduced axes in: mesh order from jax 0.10, the
   spec's frozenset order before (:func:`typeof_axes`).
+- pmap's outputs: a ``PmapSharding`` on jax 0.7, a NamedSharding over a one-axis mesh from
+  0.8 (:func:`pmap_sharding_named` reads the former as the latter).
 - Private but stable across 0.7–0.10, kept here so one file lists them: jaxpr walking
   (``jax._src.core.jaxprs_in_params``, ``core.Literal``), source locations
   (``source_info_util.summarize``, ``api_util.fun_sourceinfo``), and the axis name pmap gives
@@ -115,6 +117,32 @@ def typeof_axes(axes: tuple[str, ...]) -> tuple[str, ...]:
     if hasattr(core, "order_wrt_mesh") or len(axes) < 2:
         return axes
     return tuple(frozenset(axes))
+
+
+def pmap_sharding_named(sharding: Any, ndim: int) -> Any | None:
+    """The NamedSharding a ``PmapSharding`` stands for (what ``jax.pmap`` gives its outputs on
+    jax 0.7; a NamedSharding from 0.8): a one-axis mesh of its devices named
+    PMAP_INTERNAL_AXIS, the mapped dimension (``Chunked`` or ``Unstacked`` in its
+    ``sharding_spec``) on it. None for any other sharding, or a spec this does not read (the
+    caller checks the blocks against ``devices_indices_map``)."""
+    if type(sharding).__name__ != "PmapSharding":
+        return None
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    entries: list[Any] = []
+    for s in sharding.sharding_spec.sharding:
+        kind = type(s).__name__
+        if kind == "NoSharding":
+            entries.append(None)
+        elif kind in ("Chunked", "Unstacked"):
+            entries.append(PMAP_INTERNAL_AXIS)
+        else:
+            return None
+    if len(entries) != ndim or entries.count(PMAP_INTERNAL_AXIS) != 1:
+        return None
+    mesh = Mesh(np.array(list(sharding.devices.flat)), (PMAP_INTERNAL_AXIS,))
+    spec = PartitionSpec(*entries)  # type: ignore[no-untyped-call]
+    return NamedSharding(mesh, spec, memory_kind=sharding.memory_kind)
 
 
 def is_cpp_pmap(f: Any) -> bool:

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _jax
 from .mesh import default_axis_names
 
 CUSTOM = "custom layout"
@@ -27,7 +28,10 @@ CUSTOM = "custom layout"
 
 def _index_map(sharding: Any, shape: tuple[int, ...]) -> dict[int, tuple[tuple[int, int], ...]]:
     return {
-        int(d.id): tuple(s.indices(n)[:2] for s, n in zip(idx, shape, strict=True))
+        int(d.id): tuple(
+            (s, s + 1) if isinstance(s, int) else s.indices(n)[:2]  # (int: a PmapSharding's)
+            for s, n in zip(idx, shape, strict=True)
+        )
         for d, idx in sharding.devices_indices_map(shape).items()
     }
 
@@ -69,7 +73,12 @@ def named_equivalent(sharding: Any, shape: tuple[int, ...]) -> Any | None:
     (checked with devices_indices_map), or None when no mesh and spec do ("custom layout")."""
     from jax.sharding import NamedSharding, PartitionSpec
 
-    if isinstance(sharding, NamedSharding) or not hasattr(sharding, "_hlo_sharding"):
+    if isinstance(sharding, NamedSharding):
+        return None
+    pmapped = _jax.pmap_sharding_named(sharding, len(shape))  # (jax 0.7's pmap outputs)
+    if pmapped is not None:
+        return pmapped if _index_map(pmapped, shape) == _index_map(sharding, shape) else None
+    if not hasattr(sharding, "_hlo_sharding"):
         return None
     try:
         found = _tiled_mesh(sharding, len(shape))

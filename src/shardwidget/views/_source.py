@@ -77,17 +77,15 @@ def _own_mesh(arr: Any) -> tuple[Any | None, dict[str, str] | None]:
     from jax.sharding import NamedSharding
 
     sh = arr.sharding
-    if isinstance(sh, NamedSharding):
-        mesh = sh.mesh
+    named = sh if isinstance(sh, NamedSharding) else gspmd.named_equivalent(sh, tuple(arr.shape))
+    if named is not None:
+        mesh = named.mesh
         unnamed = _jax.unnamed_pmap_axis(mesh.axis_names)
         if unnamed is None:
             return mesh, None
         names = tuple(LABEL if a == unnamed else a for a in mesh.axis_names)
         renamed = jax.sharding.Mesh(mesh.devices, names, axis_types=mesh.axis_types)
         return renamed, {unnamed: LABEL}
-    named = gspmd.named_equivalent(sh, tuple(int(d) for d in arr.shape))
-    if named is not None:
-        return named.mesh, None
     devs = list(sh._device_assignment)
     if len(devs) == 1:
         return jax.sharding.Mesh(np.array(devs, dtype=object), ("x",)), None

@@ -7,7 +7,9 @@ rest (tests/test_jax_adapter.py enforces it). What differs, and where it changed
   (0.7–0.9). :func:`spec_entries` reads whichever exists, else iterates the spec.
 - ``jax.dtypes.itemsize_bits``: from jax 0.8; below, :func:`itemsize_bits` derives the bits of
   the sub-byte dtypes (int4 / uint4 / float4_e2m1fn: 4, int2 / uint2: 2) from their names.
-- pmap's implementation: ``jax._src.pmap`` from jax 0.8; before, pmap lives in
+- pmap's implementation: ``jax._src.pmap`` from jax 0.8 (its ``infer_params`` returns the
+  call info and mesh on 0.8, a cached shard_map with ``in_specs_flat`` from 0.9); before,
+  pmap lives in
   ``jax._src.api`` and returns jaxlib's C++ ``PmapFunction`` (:func:`is_cpp_pmap`).
   :func:`pmap_source_files` names both files, whichever exist.
 - ``jax.lax.pcast``: missing in jax 0.7.2. The package does not call it.
@@ -205,8 +207,39 @@ def pmap_params(
     cells = dict(
         zip(f.__code__.co_freevars, [c.cell_contents for c in f.__closure__ or ()], strict=True)
     )
-    cached, _, flat, *_ = cells["infer_params"](*args, **kwargs)
-    return cached.mesh, tuple(cached.in_specs_flat), list(flat)
+    infer = cells["infer_params"]
+    inner = dict(
+        zip(
+            infer.__code__.co_freevars,
+            [c.cell_contents for c in infer.__closure__ or ()],
+            strict=True,
+        )
+    )
+    if "out_axes_flat" in inner:  # jax 0.9+: (cached shard_map, jitted, flat args, …)
+        res = infer(*args, **kwargs)
+        return res[0].mesh, tuple(res[0].in_specs_flat), list(res[2])
+    # jax 0.8: its infer_params caches a shard_map whose output tree is only known once run,
+    # so calling it here would break the next call; pmap's call info is read as it reads it.
+    import jax
+    from jax._src import pmap as pmap_impl
+
+    prepare: Any = pmap_impl.__dict__["_prepare_pmap"]  # (0.8's signature, not 0.10's)
+    p = prepare(
+        inner["f"],
+        inner["in_axes"],
+        inner["out_axes"],
+        inner["static_broadcasted_tuple"],
+        inner["donate_tuple"],
+        inner["devices"],
+        inner["backend"],
+        inner["axis_size"],
+        args,
+        kwargs,
+    )
+    axis = inner["axis_name"]
+    devices: Any = pmap_impl.__dict__["_get_devices"](p, inner["backend"])
+    mesh = jax.sharding.Mesh(devices, (axis,))
+    return mesh, tuple(pmap_spec(axis, a) for a in p.in_axes_flat), list(p.flat_args)
 
 
 def pmap_compilable(f: Any) -> Callable[..., Any]:

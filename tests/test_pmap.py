@@ -296,7 +296,9 @@ def test_pmaps_own_refusal_in_its_words() -> None:
         f(x)
     v = ShardView(f, x)
     assert v.trace is None
-    with pytest.raises(Exception, match=r".") as again:  # what pmap says to the same call a second time
+    with pytest.raises(
+        Exception, match=r"."
+    ) as again:  # what pmap says to the same call a second time
         f(x)
     # (the same words, but on jax 0.8, where a failed pmap call leaves JAX's own cache so that
     # every later call says "StoreException: Store empty")

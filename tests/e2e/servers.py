@@ -1,6 +1,7 @@
-"""Real servers for the browser tests: JupyterLab, Notebook 7 and marimo, each in its own process group.
+"""Real servers for the browser tests: JupyterLab, Notebook 7 and marimo, each in its own
+process group.
 
-Both run this interpreter's environment (the project's venv) with ``src/`` on PYTHONPATH and JAX
+Each runs this interpreter's environment (the project's venv) with ``src/`` on PYTHONPATH and JAX
 on CPU, on 127.0.0.1 and a free port, with every per-user folder pointed at a temporary one, and
 are stopped with SIGTERM to the whole group (SIGKILL if that is not enough). Their output goes to
 a log file, which the tests copy into ``test-artifacts/`` when they fail.

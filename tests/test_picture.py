@@ -125,6 +125,7 @@ def test_viridis_is_the_renderers() -> None:
     assert tuple(pts) == VIRIDIS
 
 
+@pytest.mark.usefixtures("png_converter")
 def test_to_png_magic_and_size(tmp_path: pathlib.Path) -> None:
     a = _put(jnp.ones((16, 16)), (2, 4), ("x", "y"), P("x", "y"))
     v = ShardView(a)
@@ -201,6 +202,7 @@ def test_a_function_view_that_did_not_compile_says_so() -> None:
     assert sent[0]["ok"] is False and sent[0]["error"].startswith("no picture: nothing compiled")
 
 
+@pytest.mark.usefixtures("png_converter")
 def test_to_png_inside_a_running_event_loop(tmp_path: pathlib.Path) -> None:
     """A Jupyter kernel runs an event loop in the thread that runs the cell: to_png still works."""
     import asyncio

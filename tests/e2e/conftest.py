@@ -52,3 +52,13 @@ def pytest_runtest_makereport(item, call):
     rep = yield
     setattr(item, "rep_" + rep.when, rep)
     return rep
+
+
+@pytest.fixture
+def artifacts(request, nb_page):
+    """``with artifacts:`` around a test's body, in a module whose ``nb_page`` fixture is one
+    notebook page for all its tests (JupyterLab, Notebook 7): on failure, the page's screenshot,
+    its console errors and its server's log (``nb_page.server_log``)."""
+    from .servers import artifacts_on_failure
+
+    return artifacts_on_failure(request.node.name, nb_page, nb_page.server_log)

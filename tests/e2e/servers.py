@@ -1,6 +1,7 @@
-"""Real servers for the browser tests: JupyterLab and marimo, each in its own process group.
+"""Real servers for the browser tests: JupyterLab, Notebook 7 and marimo, each in its own
+process group.
 
-Both run this interpreter's environment (the project's venv) with ``src/`` on PYTHONPATH and JAX
+Each runs this interpreter's environment (the project's venv) with ``src/`` on PYTHONPATH and JAX
 on CPU, on 127.0.0.1 and a free port, with every per-user folder pointed at a temporary one, and
 are stopped with SIGTERM to the whole group (SIGKILL if that is not enough). Their output goes to
 a log file, which the tests copy into ``test-artifacts/`` when they fail.
@@ -121,9 +122,10 @@ def _write_json(path: pathlib.Path, data: object) -> None:
     path.write_text(json.dumps(data))
 
 
-@contextlib.contextmanager
-def jupyter_lab(root: pathlib.Path, tmp: pathlib.Path, timeout: float = 60) -> Iterator[Server]:
-    """``jupyter lab`` serving ``root``; its kernel ``python3`` is this interpreter."""
+def _jupyter_env(tmp: pathlib.Path) -> dict[str, str]:
+    """The environment of a Jupyter server whose every per-user folder is under ``tmp``, whose
+    kernel ``python3`` is this interpreter, and whose front end settings (JupyterLab's, which
+    Notebook 7 reads too) show no pop-up and every cell."""
     from ipykernel.kernelspec import install
 
     for d in ("config", "runtime", "settings", "workspaces", "ipython", "data"):
@@ -152,10 +154,19 @@ def jupyter_lab(root: pathlib.Path, tmp: pathlib.Path, timeout: float = 60) -> I
         JUPYTER_DATA_DIR=str(tmp / "data"),
         JUPYTER_PLATFORM_DIRS="1",
     )
+    return env
+
+
+@contextlib.contextmanager
+def _jupyter(
+    app: str, root: pathlib.Path, tmp: pathlib.Path, flags: list[str], timeout: float
+) -> Iterator[Server]:
+    """``jupyter <app>`` serving ``root`` on 127.0.0.1 without a token."""
+    env = _jupyter_env(tmp)
     port = free_port()
     argv = [
         str(BIN / "jupyter"),
-        "lab",
+        app,
         "--no-browser",
         "--allow-root",
         f"--port={port}",
@@ -164,14 +175,35 @@ def jupyter_lab(root: pathlib.Path, tmp: pathlib.Path, timeout: float = 60) -> I
         "--IdentityProvider.token=",
         "--ServerApp.password=",
         f"--ServerApp.root_dir={root}",
+        # JupyterLab's server extension (also loaded by Notebook 7): no news, no update check
         "--LabApp.news_url=None",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        "--LabApp.expose_app_in_browser=True",
+        *flags,
     ]
     url = f"http://127.0.0.1:{port}/"
-    log = tmp / "jupyterlab.log"
+    log = tmp / f"jupyter{app}.log"
     with _run(argv, env, log, url + "api/status", timeout) as proc:
         yield Server(url, log, proc)
+
+
+@contextlib.contextmanager
+def jupyter_lab(root: pathlib.Path, tmp: pathlib.Path, timeout: float = 60) -> Iterator[Server]:
+    """``jupyter lab`` serving ``root``, ``window.jupyterapp`` in its page; its kernel
+    ``python3`` is this interpreter."""
+    with _jupyter("lab", root, tmp, ["--LabApp.expose_app_in_browser=True"], timeout) as server:
+        yield server
+
+
+@contextlib.contextmanager
+def jupyter_notebook(
+    root: pathlib.Path, tmp: pathlib.Path, timeout: float = 60
+) -> Iterator[Server]:
+    """``jupyter notebook`` (Notebook 7) serving ``root``: its pages are ``tree/`` and
+    ``notebooks/<path>``, with ``window.jupyterapp`` (its own flag: ``JupyterNotebookApp``, not
+    ``LabApp``); its kernel ``python3`` is this interpreter."""
+    flags = ["--JupyterNotebookApp.expose_app_in_browser=True"]
+    with _jupyter("notebook", root, tmp, flags, timeout) as server:
+        yield server
 
 
 @contextlib.contextmanager

@@ -237,8 +237,8 @@ def test_jupyterlab_relayout_and_hardware_sync(browser, tmp_path):
     import nbformat
     from playwright.sync_api import expect
 
+    from .jupyter_page import new_page, open_and_run_all, run_cell
     from .servers import artifacts_on_failure, jupyter_lab
-    from .test_jupyterlab import ALL_RAN, KERNEL_READY, RUN_ALL, run_cell
 
     root = tmp_path / "root"
     root.mkdir()
@@ -246,14 +246,9 @@ def test_jupyterlab_relayout_and_hardware_sync(browser, tmp_path):
     nb.cells.append(nbformat.v4.new_code_cell(CELL, id="cost"))
     nbformat.write(nb, root / "cost.ipynb")
     with jupyter_lab(root, tmp_path / "server") as lab:
-        ctx = browser.new_context(viewport={"width": 1300, "height": 1000})
-        page = ctx.new_page()
-        page.set_default_timeout(30_000)
+        page = new_page(browser, 1300)
         with artifacts_on_failure("jupyterlab-cost", page, lab.log):
-            page.goto(lab.url + "lab/tree/cost.ipynb")
-            page.wait_for_function(KERNEL_READY, timeout=60_000, polling=100)
-            page.evaluate(RUN_ALL)
-            page.wait_for_function(ALL_RAN, timeout=120_000, polling=100)
+            open_and_run_all(page, lab.url + "lab/tree/cost.ipynb")
             view = page.locator(".shardwidget")
             expect(view).to_have_count(1)
             expect(view.locator(".sw-moved")).to_contain_text("nothing moves")
@@ -275,4 +270,4 @@ def test_jupyterlab_relayout_and_hardware_sync(browser, tmp_path):
             assert hw == "h100", want
             expect(view.locator(".sw-xfer .sw-est-total")).to_contain_text(f"total {seconds}")
             shot(page, "jupyterlab_array_cost")
-        ctx.close()
+        page.context.close()

@@ -8,9 +8,6 @@ server log in ``test-artifacts/<test name>/`` when it fails.
 
 from __future__ import annotations
 
-import contextlib
-import json
-import pathlib
 import statistics
 from collections.abc import Iterator
 from typing import Any
@@ -19,12 +16,12 @@ import nbformat
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
+from .jupyter_page import CELL_TEXT, blocks, new_page, open_and_run_all, run_cell, widget_errors
 from .servers import ARTIFACTS, ROOT, Server, artifacts_on_failure, jupyter_lab
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 NOTEBOOK = ROOT / "examples" / "01_arrays.ipynb"
-DONE = "<<cell done>>"
 
 BIG = """\
 big = jax.device_put(
@@ -33,43 +30,6 @@ big = jax.device_put(
 )
 bigview = ShardView(big)
 bigview"""
-
-# Run the notebook (page → app), insert a code cell at the end and run it, read a cell's text.
-RUN_ALL = "() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }"
-KERNEL_READY = """() => {
-  const panel = window.jupyterapp?.shell.currentWidget;
-  const kernel = panel?.sessionContext?.session?.kernel;
-  return panel?.content?.widgets?.length > 0 && panel.sessionContext.isReady &&
-    kernel?.connectionStatus === 'connected' && kernel.status === 'idle';
-}"""
-ALL_RAN = """() => {
-  const nb = window.jupyterapp.shell.currentWidget?.content;
-  if (!nb) return false;
-  const code = nb.widgets.filter((c) => c.model.type === 'code');
-  const idle = document.querySelector('.jp-Notebook-ExecutionIndicator[data-status="idle"]');
-  return idle !== null && code.length > 0 && code.every((c) => c.model.executionCount !== null);
-}"""
-RUN_NEW_CELL = """async (code) => {
-  const app = window.jupyterapp;
-  const nb = app.shell.currentWidget.content;
-  nb.activeCellIndex = nb.widgets.length - 1;
-  await app.commands.execute('notebook:insert-cell-below');
-  const cell = nb.activeCell;
-  cell.model.sharedModel.setSource(code);
-  app.commands.execute('notebook:run-cell');
-  return nb.widgets.indexOf(cell);
-}"""
-CELL_TEXT = """(i) => {
-  const cells = window.jupyterapp.shell.currentWidget.content.widgets;
-  const cell = typeof i === 'number' ? cells[i] : cells.find((c) => c.model.id === i);
-  const parts = [];
-  for (const o of cell.model.outputs.toJSON()) {
-    if (o.output_type === 'stream') parts.push([].concat(o.text).join(''));
-    else if (o.output_type === 'error') parts.push(o.ename + ': ' + o.evalue);
-    else if (o.data && o.data['text/plain']) parts.push([].concat(o.data['text/plain']).join(''));
-  }
-  return parts.join('');
-}"""
 
 # Set a <select> of the view the way a user does, and time it until the grid's blocks change.
 TIME_SELECT = """(root, [key, value]) => new Promise((resolve, reject) => {
@@ -117,34 +77,17 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 @pytest.fixture(scope="module")
 def nb_page(browser: Any, lab: Server) -> Iterator[Page]:
     """The notebook open in JupyterLab, run top to bottom, every view rendered."""
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = ctx.new_page()
-    errors: list[str] = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.errors = errors  # type: ignore[attr-defined]
-    page.set_default_timeout(30_000)
+    page = new_page(browser)
     opened: dict[str, Any] = {}
     with artifacts_on_failure("jupyterlab-open", page, lab.log):
-        page.goto(lab.url + "lab/tree/e2e.ipynb")
-        page.wait_for_function(KERNEL_READY, timeout=60_000, polling=100)
-        expect(page.locator('.jp-Notebook-ExecutionIndicator[data-status="idle"]')).to_have_count(1)
-        page.evaluate(RUN_ALL)
-        page.wait_for_function(ALL_RAN, timeout=180_000, polling=100)
+        open_and_run_all(page, lab.url + "lab/tree/e2e.ipynb")
         nb = nbformat.read(NOTEBOOK, as_version=4)
         opened["views"] = sum(1 for c in nb.cells if str(c.get("id")).startswith("view-")) + 1
         expect(page.locator(".shardwidget")).to_have_count(opened["views"], timeout=30_000)
     page.opened = opened  # type: ignore[attr-defined]
+    page.server_log = lab.log  # type: ignore[attr-defined]  # for `artifacts`
     yield page
-    ctx.close()
-
-
-@pytest.fixture
-def artifacts(
-    request: pytest.FixtureRequest, nb_page: Page, lab: Server
-) -> contextlib.AbstractContextManager[pathlib.Path]:
-    """``with artifacts:`` around a test's body: on failure, its screenshot and the server log."""
-    return artifacts_on_failure(request.node.name, nb_page, lab.log)
+    page.context.close()
 
 
 def big_view(page: Page) -> Locator:
@@ -152,22 +95,6 @@ def big_view(page: Page) -> Locator:
     expect(view).to_have_count(1)
     view.scroll_into_view_if_needed()
     return view
-
-
-def blocks(view: Locator) -> list[str]:
-    return view.locator(".sw-grid .sw-block").evaluate_all(
-        "els => els.map(e => e.innerText.trim())"
-    )
-
-
-def run_cell(page: Page, code: str, timeout: float = 60_000) -> str:
-    """Insert a code cell at the end of the notebook, run it, and return its output text."""
-    i = page.evaluate(RUN_NEW_CELL, code + f"\nprint({DONE!r})")
-    page.wait_for_function(
-        f"(i) => ({CELL_TEXT})(i).includes({json.dumps(DONE)})", arg=i, timeout=timeout
-    )
-    text: str = page.evaluate(CELL_TEXT, i)
-    return text.replace(DONE, "").strip()
 
 
 def reset_big(page: Page) -> Locator:
@@ -181,12 +108,6 @@ def reset_big(page: Page) -> Locator:
         out = run_cell(page, state)
         assert out == original, out
     return view
-
-
-def widget_errors(page: Page) -> list[str]:
-    """Console errors from the widget (JupyterLab itself may log unrelated ones offline)."""
-    keys = ("shardwidget", "anywidget", "sw-", "widget", "model")
-    return [e for e in page.errors if any(k in e.lower() for k in keys)]  # type: ignore[attr-defined]
 
 
 # --------------------------------------------------------------------------------------- tests

@@ -51,7 +51,8 @@ def _jax_per_device(tree) -> dict[int, int]:
     for x in jax.tree.leaves(tree):
         if not isinstance(x, jax.Array):
             continue
-        bits = jax.dtypes.itemsize_bits(x.dtype)
+        bits_of = getattr(jax.dtypes, "itemsize_bits", None)  # (jax 0.8+; below: int4 is 4)
+        bits = bits_of(x.dtype) if bits_of else 4 if "int4" in x.dtype.name else x.itemsize * 8
         for s in x.addressable_shards:
             n = int(np.prod(s.data.shape))
             total[s.device.id] = total.get(s.device.id, 0) + -(-n * bits // 8)
@@ -287,6 +288,8 @@ def test_eval_shape_under_a_mesh_abstract_shardings_placed_on_it(mesh):
         abstract = jax.eval_shape(
             lambda: {"w": jax.device_put(jnp.ones((8, 4)), P("data")), "b": jnp.zeros(4)}
         )
+    if abstract["w"].sharding is None:  # nothing to place: the case does not exist there
+        pytest.skip(f"jax {jax.__version__}'s eval_shape gives no sharding under a mesh (0.9 does)")
     assert not isinstance(abstract["w"].sharding.mesh, jax.sharding.Mesh)  # an AbstractMesh
     view = ShardView(abstract)
     assert tuple(view.mesh.axis_names) == ("data", "model")

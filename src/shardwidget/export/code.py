@@ -88,7 +88,9 @@ def _make_mesh_ids(sizes: tuple[int, ...], names: tuple[str, ...]) -> tuple[int,
     if math.prod(sizes) != len(jax.devices()):
         return None
     try:
-        m = jax.make_mesh(sizes, names)
+        # (axis types given: make_mesh warns without them on jax 0.8; the order is the same)
+        auto = (jax.sharding.AxisType.Auto,) * len(sizes)
+        m = jax.make_mesh(sizes, names, axis_types=auto)
     except Exception:  # make_mesh refuses some shapes on some topologies: say it by devices
         return None
     return tuple(int(d.id) for d in m.devices.flat)

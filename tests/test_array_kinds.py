@@ -90,6 +90,7 @@ def _unreduced():
 
 
 def test_unreduced_array_shows_partials_per_device():
+    require_unreduced(partials=True)
     mesh, host, _, _, y = _unreduced()
     assert y.sharding.spec.unreduced == {"x"}
     v = ShardView(y)
@@ -148,6 +149,7 @@ def test_unreduced_array_relayout_sums_the_partials_and_leaves_the_original():
 
 
 def test_function_view_of_an_unreduced_output():
+    require_unreduced(partials=True)
     _, _, x, f, y = _unreduced()
     v = ShardView(f, x)
     assert v.error == ""
@@ -481,7 +483,7 @@ def test_make_array_from_callback_and_single_device_arrays():
 def test_unreduced_over_two_axes_and_reduced_sets_read_as_jax_writes_them():
     from jax.sharding import AxisType
 
-    require_unreduced()
+    require_unreduced(partials=True)
 
     mesh = jax.make_mesh((2, 2, 2), ("x", "y", "z"), axis_types=(AxisType.Explicit,) * 3)
     host = np.arange(64, dtype=np.float32).reshape(8, 8)

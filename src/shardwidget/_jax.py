@@ -110,15 +110,15 @@ def unnamed_pmap_axis(names: Any) -> Any:
     return next((a for a in names if is_unnamed_pmap_axis(a)), None)
 
 
-def typeof_axes(axes: tuple[str, ...]) -> tuple[str, ...]:
-    """A spec's unreduced (or reduced) axes, given in mesh order, in the order ``jax.typeof``
-    writes them (``{U:(x,y)}``): mesh order from jax 0.10 (``core.order_wrt_mesh``); before, the
-    order the spec's frozenset iterates in."""
+def typeof_axes(spec_set: Any, mesh_order: tuple[str, ...]) -> tuple[str, ...]:
+    """A spec's unreduced (or reduced) set in the order ``jax.typeof`` writes it
+    (``{U:(x,y)}``): () where that is ``mesh_order`` (jax 0.10: ``core.order_wrt_mesh``);
+    before, the order the spec's own set iterates in."""
     from jax._src import core
 
-    if hasattr(core, "order_wrt_mesh") or len(axes) < 2:
-        return axes
-    return tuple(frozenset(axes))
+    if hasattr(core, "order_wrt_mesh") or len(mesh_order) < 2:
+        return ()
+    return tuple(str(a) for a in spec_set)
 
 
 def pmap_sharding_named(sharding: Any, ndim: int) -> Any | None:

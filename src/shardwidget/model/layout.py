@@ -118,6 +118,9 @@ class Layout:
     unreduced: tuple[str, ...] = ()  # mesh order; the holders of a block hold partial sums
     reduced: tuple[str, ...] = ()  # mesh order; a spec's reduced set (replicas, marked reduced)
     itemsize_bits: int = 0  # bits per element (4 for int4, packed); 0: itemsize * 8
+    # the unreduced and reduced axes in the order jax.typeof writes them (_jax.typeof_axes);
+    # () where that is mesh order
+    typeof_sets: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
     @property
     def partial(self) -> bool:
@@ -198,8 +201,11 @@ class Layout:
             else:
                 dims.append(f"{n}@({','.join(axes)})")
         marks = [
-            f"{k}:{axes[0] if len(axes) == 1 else '(' + ','.join(_jax.typeof_axes(axes)) + ')'}"
-            for k, axes in (("U", self.unreduced), ("R", self.reduced))
+            f"{k}:{axes[0] if len(axes) == 1 else '(' + ','.join(written or axes) + ')'}"
+            for k, axes, written in (
+                ("U", self.unreduced, self.typeof_sets[0]),
+                ("R", self.reduced, self.typeof_sets[1]),
+            )
             if axes
         ]
         tail = "{" + ", ".join(marks) + "}" if marks else ""  # as jax.typeof writes them
@@ -391,11 +397,16 @@ def layout_of_sharding(sharding: Any, shape: tuple[int, ...], dtype: Any) -> Lay
     unreduced: tuple[str, ...] = ()
     reduced: tuple[str, ...] = ()
     geometry = sharding
+    typeof_sets: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
     if isinstance(sharding, NamedSharding):
         mesh = mesh_info(sharding.mesh)
         spec = spec_mod.normalize(spec_entries(sharding.spec), len(shape))
         unreduced = spec_mod.unreduced_of(sharding.spec, mesh.axis_names)
         reduced = spec_mod.reduced_of(sharding.spec, mesh.axis_names)
+        typeof_sets = (
+            _jax.typeof_axes(getattr(sharding.spec, "unreduced", ()), unreduced),
+            _jax.typeof_axes(getattr(sharding.spec, "reduced", ()), reduced),
+        )
         geometry = spec_mod.partitions_only(sharding)
     elif (named := gspmd.named_equivalent(sharding, shape)) is not None:
         mesh = mesh_info(named.mesh)
@@ -416,6 +427,7 @@ def layout_of_sharding(sharding: Any, shape: tuple[int, ...], dtype: Any) -> Lay
         device_block=device_block,
         unreduced=unreduced,
         reduced=reduced,
+        typeof_sets=typeof_sets,
     )
 
 

@@ -430,7 +430,14 @@ def _partials(arr: Any, layout: Layout, plan: Plan) -> Summary:
     """Statistics of each device's partial value of an unreduced array (shard_map over its own
     spec, unreduced set included, hands each device its partial)."""
     plan = dataclasses.replace(plan, thumb_shape=(0, 0), pool=(1, 1), values=False)
-    stat_rows, _, _ = _device_rows(arr, plan)
+    try:
+        stat_rows, _, _ = _device_rows(arr, plan)
+    except Exception as e:  # jax 0.8 refuses to reduce an unreduced operand in a shard_map
+        why = str(e).strip().split("\n")[0]
+        return Summary.unavailable(
+            len(layout.blocks),
+            f"each device's partial value cannot be read on this JAX ({why}); jax 0.9+ reads it",
+        )
     partials: list[np.ndarray | None] = []
     for dev in layout.devices:
         row = stat_rows.get(dev.id)

@@ -39,6 +39,20 @@ def same_shardings(got: list[Any], want: list[Any], shapes: list[Any]) -> None:
         assert g.devices_indices_map(tuple(shape)) == w.devices_indices_map(tuple(shape))
 
 
+def jax_jit_error(f: Any, *args: Any) -> str:
+    """The first line of the error jax.jit(f) raises compiling for args ("" when it compiles).
+
+    jax 0.9 cannot draw random bits from a key array sharded over an Explicit mesh axis (its
+    threefry lowering checks P('x', None) against the empty abstract mesh: "Resource axis: x
+    of P('x', None) is not found in mesh: ()."); jax 0.8 and 0.10 can. The views say what the
+    JAX they run on says."""
+    try:
+        jax.jit(f).lower(*args).compile()
+    except Exception as e:
+        return str(e).splitlines()[0]
+    return ""
+
+
 def same_placement(a: Any, b: Any) -> None:
     """a and b: the same shape, values and devices_indices_map."""
     assert a.shape == b.shape
@@ -74,8 +88,12 @@ def test_sharded_key_array_in_and_out_match_jit(mesh: Any) -> None:
         return u, jax.vmap(lambda k: jax.random.split(k, 2))(ks)
 
     v = ShardView(f, keys)
-    assert v.error == "" and v.trace is not None
     assert v.in_specs == [["x"]]
+    jax_says = jax_jit_error(f, keys)
+    if jax_says:  # the view refuses in JAX's words, as jax.jit does
+        assert jax_says in v.error
+        pytest.skip(f"jax {jax.__version__} cannot jit f for these keys itself: {jax_says}")
+    assert v.error == "" and v.trace is not None
     c = jax.jit(f).lower(keys).compile()
     assert v.trace.out_shardings == leaves(c.output_shardings)
     wants = leaves(jax.jit(f)(keys))
@@ -236,23 +254,23 @@ def test_unused_argument_in_shard_map_mode(x: Any, mesh: Any) -> None:
 
 
 def test_odd_input_views_hold_no_device_memory_between_updates(mesh: Any) -> None:
-    import gc
-
     from shardwidget.model import memory
 
+    from .helpers import collect
+
     def live() -> int:
-        gc.collect()
+        collect()
         return sum(memory.buffers(jax.live_arrays()).values())
 
     keys = jax.device_put(jax.random.split(jax.random.key(2), 8), NamedSharding(mesh, P("x")))
     sub = jax.make_mesh((2,), ("x",), devices=jax.devices()[2:4])
     a = jax.device_put(jnp.ones((8, 8)), NamedSharding(sub, P("x")))
     before = live()
-    views = [
-        ShardView(lambda k: jax.vmap(lambda k1: jax.random.normal(k1, (4,)))(k), keys),
-        ShardView(lambda p, q: p * 2, a, a),
-    ]
-    assert all(v.error == "" for v in views)
+    fs = [lambda k: jax.vmap(lambda k1: jax.random.normal(k1, (4,)))(k), lambda p, q: p * 2]
+    views = [ShardView(fs[0], keys), ShardView(fs[1], a, a)]
+    jax_says = [jax_jit_error(fs[0], keys), jax_jit_error(fs[1], a, a)]
+    for v, said in zip(views, jax_says, strict=True):  # as jax.jit: both, but the keys on 0.9
+        assert said in v.error if said else v.error == ""
     assert live() == before
     views[0].set_layout(in_specs=[[None]])
     views[1].set_layout(in_specs=[[None, "x"], [None, None]])

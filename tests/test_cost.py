@@ -1,7 +1,6 @@
 """Issue 12: what a re-layout moves, hardware presets, estimates. Checked against JAX itself
 (devices_indices_map, compiled HLO, XLA's cost analysis) and the formulas written out here."""
 
-import gc
 import math
 import re
 
@@ -21,7 +20,7 @@ from shardwidget.cost import reshard
 from shardwidget.cost.reshard import Transfer
 from shardwidget.trace import hlo
 
-from .helpers import Sent
+from .helpers import Sent, collect
 
 AUTO2 = (AxisType.Auto, AxisType.Auto)
 MESHES = [((8,), ("a",)), ((2, 4), ("x", "y")), ((4, 2), ("x", "y")), ((2, 2, 2), ("a", "b", "c"))]
@@ -398,11 +397,11 @@ def test_transfer_holds_no_device_memory():
     mesh = jax.make_mesh((2, 4), ("x", "y"))
     x = jax.device_put(np.zeros((8, 16), np.float32), NamedSharding(mesh, P("x", "y")))
     v = sw.ShardView(x)
-    gc.collect()  # arrays earlier tests left to the collector must not count here
+    collect()  # arrays earlier tests left to the collector must not count here
     before = len(jax.live_arrays())
     v.spec = ["y", "x"]
     _ = v.transfer.collectives, v.transfer.estimate("h100")
-    gc.collect()
+    collect()
     assert len(jax.live_arrays()) == before
 
 

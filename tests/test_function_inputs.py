@@ -33,10 +33,26 @@ def leaves(tree: Any) -> list[Any]:
 
 def same_shardings(got: list[Any], want: list[Any], shapes: list[Any]) -> None:
     """Each pair places the same indices on the same devices (specs may differ in trailing
-    Nones, which NamedSharding's == tells apart)."""
+    Nones, which NamedSharding's == tells apart: over Auto axes jax.jit writes its outputs'
+    P('x') for an input's P('x'), and P('x', None) for the view's P('x', None); over
+    Explicit axes, the default of jax.make_mesh from 0.9, both P('x', None))."""
     assert len(got) == len(want) == len(shapes)
     for g, w, shape in zip(got, want, shapes, strict=True):
         assert g.devices_indices_map(tuple(shape)) == w.devices_indices_map(tuple(shape))
+
+
+def jax_jit_error(f: Any, *args: Any) -> str:
+    """The first line of the error jax.jit(f) raises compiling for args ("" when it compiles).
+
+    jax 0.9 cannot draw random bits from a key array sharded over an Explicit mesh axis (its
+    threefry lowering checks P('x', None) against the empty abstract mesh: "Resource axis: x
+    of P('x', None) is not found in mesh: ()."); jax 0.8 and 0.10 can. The views say what the
+    JAX they run on says."""
+    try:
+        jax.jit(f).lower(*args).compile()
+    except Exception as e:
+        return str(e).splitlines()[0]
+    return ""
 
 
 def same_placement(a: Any, b: Any) -> None:
@@ -74,8 +90,12 @@ def test_sharded_key_array_in_and_out_match_jit(mesh: Any) -> None:
         return u, jax.vmap(lambda k: jax.random.split(k, 2))(ks)
 
     v = ShardView(f, keys)
-    assert v.error == "" and v.trace is not None
     assert v.in_specs == [["x"]]
+    jax_says = jax_jit_error(f, keys)
+    if jax_says:  # the view refuses in JAX's words, as jax.jit does
+        assert jax_says in v.error
+        pytest.skip(f"jax {jax.__version__} cannot jit f for these keys itself: {jax_says}")
+    assert v.error == "" and v.trace is not None
     c = jax.jit(f).lower(keys).compile()
     assert v.trace.out_shardings == leaves(c.output_shardings)
     wants = leaves(jax.jit(f)(keys))
@@ -98,7 +118,8 @@ def test_unused_argument_is_dropped_by_xla_and_said(x: Any) -> None:
     assert v.error == "" and v.trace is not None and v.trace.ran
     c = jax.jit(f, in_shardings=(x.sharding, None)).lower(x, y).compile()
     assert c.input_shardings[0][1] is None  # what XLA does with it
-    assert v.trace.out_shardings == leaves(c.output_shardings)
+    shapes = [o.shape for o in v.trace.output_leaves]  # the view passes P('x', None) for
+    same_shardings(v.trace.out_shardings, leaves(c.output_shardings), shapes)  # P('x')
     assert v.trace.notes["in"] == ["", UNUSED_NOTE]
     assert v._trace["inputs"][1]["note"] == UNUSED_NOTE
     (got,) = v.outputs or []
@@ -121,7 +142,8 @@ def test_constant_and_none_results(x: Any, f: Any, n_out: int) -> None:
     with jax.set_mesh(x.sharding.mesh):
         c = jax.jit(f).lower(x).compile()
         wants = leaves(jax.jit(f)(x))
-    assert v.trace.out_shardings == leaves(c.output_shardings)
+    shapes = [o.shape for o in v.trace.output_leaves]
+    same_shardings(v.trace.out_shardings, leaves(c.output_shardings), shapes)
     assert len(v.trace.output_leaves) == n_out
     gots = v.outputs or []
     assert len(gots) == n_out
@@ -236,23 +258,23 @@ def test_unused_argument_in_shard_map_mode(x: Any, mesh: Any) -> None:
 
 
 def test_odd_input_views_hold_no_device_memory_between_updates(mesh: Any) -> None:
-    import gc
-
     from shardwidget.model import memory
 
+    from .helpers import collect
+
     def live() -> int:
-        gc.collect()
+        collect()
         return sum(memory.buffers(jax.live_arrays()).values())
 
     keys = jax.device_put(jax.random.split(jax.random.key(2), 8), NamedSharding(mesh, P("x")))
     sub = jax.make_mesh((2,), ("x",), devices=jax.devices()[2:4])
     a = jax.device_put(jnp.ones((8, 8)), NamedSharding(sub, P("x")))
     before = live()
-    views = [
-        ShardView(lambda k: jax.vmap(lambda k1: jax.random.normal(k1, (4,)))(k), keys),
-        ShardView(lambda p, q: p * 2, a, a),
-    ]
-    assert all(v.error == "" for v in views)
+    fs = [lambda k: jax.vmap(lambda k1: jax.random.normal(k1, (4,)))(k), lambda p, q: p * 2]
+    views = [ShardView(fs[0], keys), ShardView(fs[1], a, a)]
+    jax_says = [jax_jit_error(fs[0], keys), jax_jit_error(fs[1], a, a)]
+    for v, said in zip(views, jax_says, strict=True):  # as jax.jit: both, but the keys on 0.9
+        assert said in v.error if said else v.error == ""
     assert live() == before
     views[0].set_layout(in_specs=[[None]])
     views[1].set_layout(in_specs=[[None, "x"], [None, None]])

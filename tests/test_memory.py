@@ -20,12 +20,15 @@ from shardwidget import ShardView
 from shardwidget.model import memory
 from shardwidget.trace import traced as trace_mod
 
+from .helpers import collect
+
 SPECS = [["x", "y"], ["y", "x"], [None, "x"], ["y", None], [["x", "y"], None], [None, None]]
 
 
 def live_bytes() -> int:
-    """Bytes of live device buffers (each once: per-shard views share their array's)."""
-    gc.collect()
+    """Bytes of live device buffers (each once: per-shard views share their array's), garbage
+    collected first to the end (see helpers.collect: one pass is not enough on jax < 0.10)."""
+    collect()
     return sum(memory.buffers(jax.live_arrays()).values())
 
 

@@ -12,8 +12,12 @@ rest (tests/test_jax_adapter.py enforces it). What differs, and where it changed
   pmap lives in
   ``jax._src.api`` and returns jaxlib's C++ ``PmapFunction`` (:func:`is_cpp_pmap`).
   :func:`pmap_source_files` names both files, whichever exist.
+- ``PartitionSpec.__eq__``: before jax 0.10 a spec equals the tuple of its entries
+  (``P() == ()``, ``P("x") == ("x",)``); from 0.10 it equals only specs. The package never
+  compares a spec with a tuple or list (``views/function.py``'s ``_empty_seq``: P() is
+  replicated outputs, not "no out_specs").
 - ``jax.lax.pcast``: missing in jax 0.7.2. The package does not call it.
-- ``jax.make_mesh``'s default axis types: Auto in 0.7–0.9, Explicit from 0.10. The package
+- ``jax.make_mesh``'s default axis types: Auto in 0.7–0.8, Explicit from 0.9. The package
   always passes ``axis_types=``, so its meshes are the same on every version.
 - pmap's name for an axis the user did not name: ``_internal_pmap_axis_name`` in jax 0.10,
   the text of a ``_TempAxisName`` (``"<axis 0x7f…>"``) in 0.8–0.9, and the object itself on

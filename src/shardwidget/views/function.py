@@ -290,7 +290,7 @@ class FunctionView(CostMixin, ShardView):
             d["in_specs"] = self._traced.in_leaf_specs(changes["in_specs"])
         if "out_specs" in changes and changes["out_specs"] is None:
             d["out_specs"] = []
-        elif "out_specs" in changes and changes["out_specs"] not in ([], ()):
+        elif "out_specs" in changes and not _empty_seq(changes["out_specs"]):
             d["out_specs"] = self._out_leaf_specs(d, changes["out_specs"])
         # A mesh change alone drops the axes the new mesh no longer has from every spec.
         keep = set(d["axis_names"])
@@ -621,6 +621,12 @@ def _no_stats(arr: Any) -> str:
     if _is_extended(arr.dtype):
         return f"PRNG keys ({arr.dtype}): no value statistics; the layout is shown"
     return ""
+
+
+def _empty_seq(value: Any) -> bool:
+    """An empty list or tuple (no out_specs given), never P(): jax before 0.10 has
+    ``P() == ()`` true, and P() is replicated outputs."""
+    return isinstance(value, list | tuple) and not value
 
 
 def _drop_axes(spec: Any, keep: set[str]) -> Any:

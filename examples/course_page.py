@@ -57,7 +57,7 @@ def build(out: pathlib.Path) -> list[pathlib.Path]:
     from shardwidget import ShardView
 
     out.mkdir(parents=True, exist_ok=True)
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(jax.sharding.AxisType.Explicit,) * 2)
     x = jax.device_put(jnp.arange(64.0).reshape(8, 8), NamedSharding(mesh, P("x", "y")))
     view = ShardView(x)
     files: list[pathlib.Path] = []

@@ -118,7 +118,7 @@ def matmul_t(a: Any, b: Any) -> Any:
 
 
 def test_sharding_type_error_names_the_axis_switch_that_compiles() -> None:
-    mesh = jax.make_mesh((2, 4), ("a", "b"))
+    mesh = jax.make_mesh((2, 4), ("a", "b"), axis_types=(jax.sharding.AxisType.Explicit,) * 2)
     x = jax.device_put(jnp.ones((8, 8)), NamedSharding(mesh, P(None, "a")))
     view = ShardView(matmul_t, x, x)  # explicit axes: the contraction over 'a' is ambiguous
     assert view.error.startswith("ShardingTypeError")

@@ -103,6 +103,9 @@ class Layout:
             is the sum of its holders' partials over these axes. () for every other array.
         reduced: the mesh axes of a spec's reduced set (``P('x', reduced={'y'})``): copies JAX
             marks as already reduced; the blocks are the partitions'. () for every other array.
+        typeof_sets: the unreduced and the reduced axes in the order ``jax.typeof`` writes
+            them, where that is not mesh order (JAX before 0.10 writes a set in its own
+            order); ((), ()) otherwise.
     """
 
     shape: tuple[int, ...]

@@ -37,12 +37,14 @@ class NotLiteral(Exception):
     """A pytree node the snippet cannot write as a Python literal (a custom pytree class)."""
 
 
-def _tuple(items: Sequence[str]) -> str:
+def tuple_text(items: Sequence[str]) -> str:
+    """``(a, b)`` / ``(a,)``: items (already Python text) as a tuple literal."""
     return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
 
 
-def _axis_types(types: Sequence[str]) -> str:
-    return _tuple([f"AxisType.{'Explicit' if t == 'explicit' else 'Auto'}" for t in types])
+def axis_types_text(types: Sequence[str]) -> str:
+    """``(AxisType.Explicit, AxisType.Auto)``: axis types as Python writes them."""
+    return tuple_text([f"AxisType.{'Explicit' if t == 'explicit' else 'Auto'}" for t in types])
 
 
 def mesh_lines(
@@ -52,9 +54,9 @@ def mesh_lines(
     ``jax.devices()`` in order; ``make_mesh_ids``: the ids of ``jax.make_mesh`` for this shape
     in mesh order (None where it cannot make it): when they equal the mesh's, make_mesh says it
     in one line, else the devices are picked by their position in ``jax.devices()``."""
-    shape = _tuple([str(s) for s in mesh.axis_sizes])
-    names = _tuple([repr(a) for a in mesh.axis_names])
-    types = _axis_types(mesh.axis_types)
+    shape = tuple_text([str(s) for s in mesh.axis_sizes])
+    names = tuple_text([repr(a) for a in mesh.axis_names])
+    types = axis_types_text(mesh.axis_types)
     if make_mesh_ids is not None and tuple(make_mesh_ids) == tuple(mesh.device_ids):
         return [f"mesh = jax.make_mesh({shape}, {names}, axis_types={types})"], False
     pos = {d: i for i, d in enumerate(all_ids)}
@@ -140,7 +142,7 @@ def render_tree(tree: Any, leaf: Callable[[Slot], str]) -> str:
     if tree is None:
         return "None"
     if type(tree) is tuple:
-        return _tuple([render_tree(t, leaf) for t in tree])
+        return tuple_text([render_tree(t, leaf) for t in tree])
     if type(tree) is list:
         return "[" + ", ".join(render_tree(t, leaf) for t in tree) + "]"
     if type(tree) is dict:
@@ -207,7 +209,7 @@ def _jitted(fl: FunctionLayout, target: str, ins: str, outs: str, flat: bool) ->
     static = [i for i, a in enumerate(fl.args) if isinstance(a, Slot) and a.static]
     extra = "" if all(s is None for s in fl.out_specs) else f", out_shardings={outs}"
     if static and not flat:
-        extra += f", static_argnums={_tuple([str(i) for i in static])}"
+        extra += f", static_argnums={tuple_text([str(i) for i in static])}"
     return f"jax.jit({target}, in_shardings={ins}{extra})"
 
 

@@ -245,19 +245,46 @@ def mesh_of(leaves: tuple[TreeLeaf, ...]) -> Any:
 def on_mesh(leaves: tuple[TreeLeaf, ...], mesh: Any) -> tuple[TreeLeaf, ...]:
     """Leaves whose sharding names an AbstractMesh, placed on ``mesh`` (the same spec) when it
     has that mesh's axes and sizes, else shown unplaced on the default device: a layout needs
-    devices. Other leaves as they are."""
+    devices. Other leaves as they are. On a planned ``mesh`` (an AbstractMesh):
+    :func:`on_plan`."""
     import jax
     from jax.sharding import NamedSharding
 
+    from .mesh import is_planned, mesh_sizes
+
+    if is_planned(mesh):
+        return on_plan(leaves, mesh)
     out = []
     for leaf in leaves:
         s = leaf.sharding
         if not isinstance(s, NamedSharding) or isinstance(s.mesh, jax.sharding.Mesh):
             out.append(leaf)
             continue
-        same = dict(zip(s.mesh.axis_names, s.mesh.axis_sizes, strict=True)) == dict(
-            zip(mesh.axis_names, mesh.devices.shape, strict=True)
-        )
+        same = _axes(s.mesh) == dict(zip(mesh.axis_names, mesh_sizes(mesh), strict=True))
         placed = NamedSharding(mesh, s.spec) if same else _default_sharding()
         out.append(dataclasses.replace(leaf, sharding=placed, placed=same))
+    return tuple(out)
+
+
+def _axes(mesh: Any) -> dict[str, int]:
+    from .mesh import mesh_sizes
+
+    return dict(zip(mesh.axis_names, mesh_sizes(mesh), strict=True))
+
+
+def on_plan(leaves: tuple[TreeLeaf, ...], plan: Any) -> tuple[TreeLeaf, ...]:
+    """Every leaf as shapes on the AbstractMesh ``plan`` (``abstract``: no data, a jax.Array
+    taken as its shape): a NamedSharding whose mesh has the plan's axes and sizes keeps its
+    spec there; any other leaf is replicated on the plan, ``placed=False`` (as ``jax.jit``
+    replicates an input it is given no sharding for)."""
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    axes = _axes(plan)
+    replicated = NamedSharding(plan, PartitionSpec())  # type: ignore[no-untyped-call]
+    out = []
+    for leaf in leaves:
+        s = leaf.sharding
+        same = isinstance(s, NamedSharding) and leaf.placed and _axes(s.mesh) == axes
+        sharding = NamedSharding(plan, s.spec) if same else replicated
+        out.append(dataclasses.replace(leaf, sharding=sharding, placed=same, abstract=True))
     return tuple(out)

@@ -1,0 +1,63 @@
+"""A planned tree view in Chromium: ShardView(shapes, mesh=AbstractMesh((32, 8))) on a kernel of
+8 devices draws its "planned" badge with the hardware preset, all 256 positions in the memory
+chart and in the selected leaf's grid, and re-lays out from the rules editor."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import pytest
+from jax.sharding import AbstractMesh
+from jax.sharding import PartitionSpec as P
+
+from shardwidget import ShardView
+
+from .conftest import ARTIFACTS
+from .test_tree import open_tree
+
+pytestmark = pytest.mark.e2e
+
+
+def test_planned_tree_of_256_positions_draws_with_its_badge(
+    page: Any, tmp_path: Any, request: Any
+) -> None:
+    f32 = jnp.float32
+    shapes = {
+        "embed": jax.ShapeDtypeStruct((32_000, 4096), f32),
+        "layers": [
+            {
+                "w": jax.ShapeDtypeStruct((4096, 16_384), f32),
+                "b": jax.ShapeDtypeStruct((16_384,), f32),
+            }
+            for _ in range(2)
+        ],
+    }
+    before = len(jax.live_arrays())
+    pod = AbstractMesh((32, 8), ("data", "model"))
+    view = ShardView(
+        shapes, mesh=pod, rules=[("w", P("data", "model"))], hardware="tpu-v5e", selected=1
+    )
+    request.addfinalizer(view.close)
+    loop = open_tree(page, tmp_path, view)
+    badge = page.inner_text(".sw-planned-badge")
+    assert "planned on AbstractMesh (32, 8) · no devices" in badge
+    assert "estimates for tpu-v5e" in badge
+    assert "data=32 × model=8" in page.inner_text(".sw-header")
+    assert page.locator(".sw-tree-mem-plot g[data-device]").count() == 256
+    # the replicated 500 MiB embedding is over the 16 GB HBM on no device, flagged as large
+    assert page.locator(".sw-tree-large").count() == 1
+    page.wait_for_selector(".sw-tree-leafgrid .sw-mesh")
+    assert page.locator(".sw-tree-leafgrid .sw-mesh .sw-dev[data-device]").count() == 256
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "plan_view_256.png"), full_page=True)
+
+    box = page.locator("textarea[data-key='tree-rules']")
+    box.fill("w  P('data', 'model')\nembed  P(None, ('data', 'model'))")
+    loop.settle()
+    assert view.error == ""
+    assert view.leaf("['embed']").spec == P(None, ("data", "model"))
+    page.wait_for_function("document.querySelectorAll('.sw-tree-large').length === 0")
+    assert len(jax.live_arrays()) == before
+    assert page.errors == []

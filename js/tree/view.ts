@@ -11,6 +11,7 @@ import { injectFunctionStyles } from "../function/styles";
 import { CopyButton } from "../shared/copy";
 import { historyButtons } from "../shared/history";
 import { el as mk } from "../shared/dom";
+import { meshShapeChoices, rebuildKeepingFocus, selectField } from "../shared/fields";
 import { formatBytes, plural } from "../shared/text";
 import { injectTreeStyles } from "./styles";
 import { MemoryChart } from "./memory_chart";
@@ -39,6 +40,8 @@ export class TreeView extends BaseView<TreeModel, TreeState, TreeRequestMsg> {
   private badgeEl: HTMLElement;
   private summaryEl: HTMLElement;
   private warnEl: HTMLElement;
+  private meshEl: HTMLElement;
+  private meshKey = "";
   private busyEl: HTMLElement;
   private historyEl: HTMLElement;
   private copyButton: CopyButton;
@@ -81,7 +84,8 @@ export class TreeView extends BaseView<TreeModel, TreeState, TreeRequestMsg> {
     top.append(left, right);
     this.summaryEl = mk(doc, "div", "sw-summary");
     this.warnEl = mk(doc, "div", "sw-note sw-tree-warn");
-    header.append(top, this.summaryEl, this.warnEl);
+    this.meshEl = mk(doc, "div", "sw-tree-meshbar");
+    header.append(top, this.summaryEl, this.meshEl, this.warnEl);
 
     this.chart = new MemoryChart(doc, (name) => {
       this.model.set("hardware", name);
@@ -173,6 +177,7 @@ export class TreeView extends BaseView<TreeModel, TreeState, TreeRequestMsg> {
     const logical = t.logical_bytes.reduce((a, b) => a + b, 0);
     this.titleEl.textContent = `${plural(t.paths.length, "array leaf", "array leaves")} · mesh ${t.mesh}`;
     this.renderBadge(t);
+    this.renderMeshShape();
     this.summaryEl.textContent =
       `${formatBytes(logical)} in all · the fullest device holds ${formatBytes(most)}` +
       (t.static.length ? ` · ${plural(t.static.length, "static leaf", "static leaves")}` : "");
@@ -198,6 +203,24 @@ export class TreeView extends BaseView<TreeModel, TreeState, TreeRequestMsg> {
     this.badgeEl.title =
       "A plan: the mesh is a jax.sharding.AbstractMesh, device ids are its positions (row-major), " +
       "layouts come from the specs alone, no data and no device memory.";
+  }
+
+  /** The mesh-shape select: every factorization of the devices (a plan's N positions) with as
+   *  many axes as now; a choice re-lays the tree out on that shape, the rules kept. */
+  private renderMeshShape(): void {
+    const options = this.model.get("_options");
+    const shape = this.model.get("mesh_shape") ?? [];
+    if (!options?.factorizations || !shape.length) return;
+    const key = `${options.n_devices}:${shape.join(",")}:${this.model.get("axis_names").join(",")}`;
+    if (key === this.meshKey) return;
+    this.meshKey = key;
+    const choices = meshShapeChoices(options, shape);
+    const names = this.model.get("axis_names").join(", ");
+    rebuildKeepingFocus(this.meshEl, () => [
+      selectField(this.doc, "tree-mesh-shape", `mesh shape (${names})`, choices, shape.join(","), (v) =>
+        this.request({ ...this.state(), mesh_shape: v.split(",").map(Number) }),
+      ),
+    ]);
   }
 
   private renderLeaf(t: TreeWire): void {

@@ -59,5 +59,15 @@ def test_planned_tree_of_256_positions_draws_with_its_badge(
     assert view.error == ""
     assert view.leaf("['embed']").spec == P(None, ("data", "model"))
     page.wait_for_function("document.querySelectorAll('.sw-tree-large').length === 0")
+    # the mesh-shape select offers every 2-axis factorization of 256, not of the kernel's 8
+    values = page.eval_on_selector_all(
+        "select[data-key='tree-mesh-shape'] option", "os => os.map(o => o.value)"
+    )
+    assert len(values) == 9 and "16,16" in values
+    page.select_option("select[data-key='tree-mesh-shape']", "16,16")
+    loop.settle()
+    assert tuple(view.mesh.axis_sizes) == (16, 16) and view.error == ""
+    page.wait_for_function("document.querySelector('.sw-header').innerText.includes('data=16')")
+    assert page.locator(".sw-tree-mem-plot g[data-device]").count() == 256
     assert len(jax.live_arrays()) == before
     assert page.errors == []

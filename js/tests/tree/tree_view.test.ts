@@ -138,7 +138,7 @@ describe("TreeView", () => {
     expect(el.querySelector("textarea")!.value).toBe(tree8.rules_text);
   });
 
-  it("a plan shows its badge with the preset, every position in the chart and the grid", () => {
+  it("a plan shows its badge with the preset, every position in the chart and the grid", async () => {
     const { el, model, view } = mountTree({ ...treePlanned256 });
     const badge = el.querySelector<HTMLElement>(".sw-planned-badge")!;
     expect(badge.hidden).toBe(false);
@@ -147,6 +147,15 @@ describe("TreeView", () => {
     expect(el.querySelectorAll(".sw-tree-mem-plot g[data-device]").length).toBe(256);
     expect(el.querySelectorAll(".sw-tree-leafgrid .sw-mesh .sw-dev[data-device]").length).toBe(256);
     expect(treePlanned256._options.factorizations["2"]).toContainEqual([32, 8]);
+    const shapes = [...el.querySelectorAll<HTMLOptionElement>("select[data-key='tree-mesh-shape'] option")];
+    expect(shapes.map((o) => o.value)).toContain("16,16");
+    expect(shapes.length).toBe(9); // every 2-axis factorization of 256
+    const pick = el.querySelector<HTMLSelectElement>("select[data-key='tree-mesh-shape']")!;
+    pick.value = "16,16";
+    pick.dispatchEvent(new Event("change"));
+    await new Promise((r) => setTimeout(r, 5));
+    const req = model.sent.find((m) => m.type === "tree_request");
+    expect(req.state.mesh_shape).toEqual([16, 16]);
     model.set("hardware", "tpu-v5p");
     view.flush();
     expect(badge.textContent).toContain("estimates for tpu-v5p");

@@ -231,3 +231,16 @@ def test_4096_positions_lay_out_quickly():
     assert list(view.per_device) == list(range(4096))
     assert len(view.leaves[0].layout.blocks) == 4096
     assert took < 5  # a loose bound for a shared machine: benchmarks/tree.py times it
+
+
+def test_shapes_on_an_abstract_mesh_bigger_than_the_kernel_plan_on_it():
+    pod = AbstractMesh((16, 16), ("data", "model"))
+    f32 = jnp.float32
+    tree = {
+        "w": jax.ShapeDtypeStruct((512, 256), f32, sharding=NamedSharding(pod, P("data", "model"))),
+        "b": jax.ShapeDtypeStruct((256,), f32),
+    }
+    view = ShardView(tree)
+    assert view.planned and view.mesh == pod
+    assert view.leaf("['w']").layout.shard_shape == (32, 16)
+    assert len(view.per_device) == 256

@@ -225,7 +225,8 @@ def _short(x: Any, limit: int = 60) -> str:
 def mesh_of(leaves: tuple[TreeLeaf, ...]) -> Any:
     """The mesh of the first leaf laid out on one (the tree's own mesh); else a mesh made by
     ``jax.make_mesh`` for the first AbstractMesh a ShapeDtypeStruct names (``jax.eval_shape``
-    under ``jax.set_mesh``); None when no leaf has a mesh."""
+    under ``jax.set_mesh``), or that AbstractMesh itself (a plan) when it has more positions
+    than the kernel has devices; None when no leaf has a mesh."""
     import jax
     from jax.sharding import NamedSharding
 
@@ -239,6 +240,9 @@ def mesh_of(leaves: tuple[TreeLeaf, ...]) -> Any:
     if abstract is None:
         return None
     sizes = tuple(int(n) for n in abstract.axis_sizes)
+    if int(np.prod(sizes)) > len(jax.devices()):
+        return abstract  # more positions than the kernel has devices: a plan
+
     return jax.make_mesh(sizes, tuple(abstract.axis_names), axis_types=abstract.axis_types)
 
 

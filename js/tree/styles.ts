@@ -52,8 +52,6 @@ const TREE_CSS = `
 .shardwidget .sw-tree-leafhead code { font-family: var(--sw-mono); font-weight: 400; }
 .shardwidget .sw-tree-meshbar { margin-top: 4px; font-size: 12px; }
 .shardwidget .sw-tree-title { display: flex; align-items: baseline; gap: 8px; flex-wrap: wrap; }
-.shardwidget .sw-planned-badge { font-size: 11.5px; font-weight: 600; padding: 1px 8px; border-radius: 10px;
-  color: #8250df; border: 1px solid color-mix(in srgb, #8250df 55%, transparent); background: color-mix(in srgb, #8250df 10%, transparent); }
 .shardwidget .sw-tree-static { font-size: 12px; color: var(--sw-fg2); margin-top: 8px; }
 .shardwidget .sw-tree-static code { font-family: var(--sw-mono); }
 `;

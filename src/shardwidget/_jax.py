@@ -23,6 +23,8 @@ rest (tests/test_jax_adapter.py enforces it). What differs, and where it changed
 - ``jax.sharding.AbstractMesh``'s constructor: ``(axis_sizes, axis_names, axis_types)`` from
   jax 0.7 (0.5–0.6 took one tuple of ``(name, size)`` pairs); :func:`abstract_mesh`. Its
   ``axis_sizes``, ``axis_names`` and ``axis_types`` read the same on 0.7–0.10.
+  ``jax.set_mesh`` takes a concrete Mesh only; an AbstractMesh's context is
+  ``jax.sharding.use_abstract_mesh`` (0.7–0.10): :func:`mesh_context`.
 """
 
 from __future__ import annotations
@@ -165,3 +167,13 @@ def abstract_mesh(sizes: tuple[int, ...], names: tuple[str, ...], types: tuple[A
     import jax
 
     return jax.sharding.AbstractMesh(sizes, names, types)
+
+
+def mesh_context(mesh: Any) -> Any:
+    """The context a function runs under on this mesh: ``jax.set_mesh`` for a Mesh,
+    ``jax.sharding.use_abstract_mesh`` for an AbstractMesh (a plan: tracing and lowering only)."""
+    import jax
+
+    if isinstance(mesh, jax.sharding.AbstractMesh):
+        return jax.sharding.use_abstract_mesh(mesh)
+    return jax.set_mesh(mesh)

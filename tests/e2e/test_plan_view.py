@@ -71,3 +71,36 @@ def test_planned_tree_of_256_positions_draws_with_its_badge(
     assert page.locator(".sw-tree-mem-plot g[data-device]").count() == 256
     assert len(jax.live_arrays()) == before
     assert page.errors == []
+
+
+def test_planned_function_view_of_256_positions_draws_with_its_badge(
+    page: Any, tmp_path: Any, request: Any
+) -> None:
+    from .test_function_view import kinds, open_fn
+
+    def step(w: Any, x: Any) -> Any:
+        return (x @ w).sum(0)
+
+    w = jax.ShapeDtypeStruct((512, 256), jnp.float32)
+    x = jax.ShapeDtypeStruct((64, 512), jnp.float32)
+    pod = AbstractMesh((32, 8), ("data", "model"))
+    before = len(jax.live_arrays())
+    view = ShardView(step, w, x, mesh=pod, in_specs=[P("model", None), P("data", "model")])
+    request.addfinalizer(view.close)
+    view.hardware = "tpu-v5p"
+    assert view.error == ""
+    open_fn(page, tmp_path, view)
+    badge = page.inner_text(".sw-planned-badge")
+    assert "planned on AbstractMesh (32, 8) · no devices" in badge
+    assert "estimates for tpu-v5p" in badge
+    assert "256 devices (planned)" in page.inner_text(".shardwidget")
+    assert kinds(page) == [c.kind for c in view.trace.collectives] != []
+    page.wait_for_selector(".sw-tr-leaf .sw-mesh")
+    cells = page.eval_on_selector_all(
+        ".sw-tr-leaf", "els => els.map(e => e.querySelectorAll('.sw-mesh .sw-dev').length)"
+    )
+    assert cells and all(n == 256 for n in cells)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "plan_function_view_256.png"), full_page=True)
+    assert len(jax.live_arrays()) == before
+    assert page.errors == []

@@ -4388,7 +4388,8 @@ export const function8: FunctionModel = {
     null
    ]
   },
-  "run_disabled": ""
+  "run_disabled": "",
+  "planned": ""
  },
  "_trace": {
   "key": 1,
@@ -5131,8 +5132,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 93.1,
-  "run_ms": 33.4,
+  "compile_ms": 38.4,
+  "run_ms": 3.0,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -5882,7 +5883,8 @@ export const functionShardMap8: FunctionModel = {
     ]
    ]
   },
-  "run_disabled": ""
+  "run_disabled": "",
+  "planned": ""
  },
  "_trace": {
   "key": 1,
@@ -6214,8 +6216,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 45.9,
-  "run_ms": 1.6,
+  "compile_ms": 21.3,
+  "run_ms": 3.9,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -6723,6 +6725,7 @@ export const functionPmap8: FunctionModel = {
    ]
   },
   "run_disabled": "",
+  "planned": "",
   "static": "pmap fixes this layout: the mapped dimension goes one slice per device over pmap's own mesh. To try other layouts, view the function pmap wraps: ShardView(f, x, mode='shard_map') or ShardView(f, x)"
  },
  "_trace": {
@@ -7229,8 +7232,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 94.8,
-  "run_ms": 14.3,
+  "compile_ms": 41.1,
+  "run_ms": 4.2,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -9538,7 +9541,7 @@ export const treePlanned256: TreeModel = {
    ]
   },
   "mesh": "data=32 \u00d7 model=8",
-  "code": "import re\n\nimport jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.sharding.AbstractMesh((32, 8), ('data', 'model'), (AxisType.Auto, AxisType.Auto))  # a plan: no devices\nrules = [  # (regex on the leaf's path, spec): the first match wins\n    ('w', P('data', 'model')),\n    ('b', P('model')),\n]\nlogical = {}  # path -> spec of leaves laid out by logical axis names\n\n\ndef _place(path, x):\n    if not isinstance(x, (jax.Array, jax.ShapeDtypeStruct)):\n        return x\n    at = jax.tree_util.keystr(path)\n    spec = next((s for pattern, s in rules if re.search(pattern, at)), logical.get(at))\n    if spec is None:  # no rule: its own spec where its mesh has the plan's axes, else replicated\n        own = getattr(x, \"sharding\", None)\n        same = isinstance(own, NamedSharding) and dict(own.mesh.shape) == dict(mesh.shape)\n        spec = own.spec if same else P()\n    return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=NamedSharding(mesh, spec))\n\n\nparams = jax.tree_util.tree_map_with_path(_place, params)",
+  "code": "import re\n\nimport jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.sharding.AbstractMesh((32, 8), ('data', 'model'), (AxisType.Auto, AxisType.Auto))  # a plan\nrules = [  # (regex on the leaf's path, spec): the first match wins\n    ('w', P('data', 'model')),\n    ('b', P('model')),\n]\nlogical = {}  # path -> spec of leaves laid out by logical axis names\n\n\ndef _place(path, x):\n    if not isinstance(x, (jax.Array, jax.ShapeDtypeStruct)):\n        return x\n    at = jax.tree_util.keystr(path)\n    spec = next((s for pattern, s in rules if re.search(pattern, at)), logical.get(at))\n    if spec is None:  # no rule: its own spec where its mesh has the plan's axes, else replicated\n        own = getattr(x, \"sharding\", None)\n        same = isinstance(own, NamedSharding) and dict(own.mesh.shape) == dict(mesh.shape)\n        spec = own.spec if same else P()\n    return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=NamedSharding(mesh, spec))\n\n\nparams = jax.tree_util.tree_map_with_path(_place, params)",
   "planned": "planned on AbstractMesh (32, 8) \u00b7 no devices"
  },
  "_layout": {

@@ -48,7 +48,10 @@ def axis_types_text(types: Sequence[str]) -> str:
 
 
 def mesh_lines(
-    mesh: MeshInfo, all_ids: Sequence[int], make_mesh_ids: Sequence[int] | None
+    mesh: MeshInfo,
+    all_ids: Sequence[int],
+    make_mesh_ids: Sequence[int] | None,
+    planned: bool = False,
 ) -> tuple[list[str], bool]:
     """(lines that bind ``mesh``, whether they need numpy). ``all_ids``: the ids of
     ``jax.devices()`` in order; ``make_mesh_ids``: the ids of ``jax.make_mesh`` for this shape
@@ -57,6 +60,8 @@ def mesh_lines(
     shape = tuple_text([str(s) for s in mesh.axis_sizes])
     names = tuple_text([repr(a) for a in mesh.axis_names])
     types = axis_types_text(mesh.axis_types)
+    if planned:  # an AbstractMesh: positions, no devices
+        return [f"mesh = jax.sharding.AbstractMesh({shape}, {names}, {types})  # a plan"], False
     if make_mesh_ids is not None and tuple(make_mesh_ids) == tuple(mesh.device_ids):
         return [f"mesh = jax.make_mesh({shape}, {names}, axis_types={types})"], False
     pos = {d: i for i, d in enumerate(all_ids)}
@@ -173,6 +178,8 @@ class FunctionLayout:
     out: Any
     in_memory: Sequence[str | None] = ()
     """Per input leaf: its memory kind where not "device" (pinned_host), else None."""
+    planned: bool = False
+    """mesh is an AbstractMesh (a plan): the snippet plans the layout instead of running it."""
 
 
 def _sharding_of(spec: spec_mod.NormSpec | None, mode: str, memory_kind: str | None = None) -> str:
@@ -223,7 +230,8 @@ def function_code(fl: FunctionLayout) -> str:
 
     fn = fl.name if fl.name.isidentifier() else "f"
     ids = [int(d.id) for d in jax.devices()]
-    lines, needs_np = mesh_lines(fl.mesh, ids, make_mesh_ids(fl.mesh))
+    make_ids = None if fl.planned else make_mesh_ids(fl.mesh)
+    lines, needs_np = mesh_lines(fl.mesh, ids, make_ids, fl.planned)
     flat = any(not s.static for s in _leaves(fl.kwargs))
 
     def spec_of(s: Slot) -> str:  # a static leaf traced here: any sharding (jit: unspecified)
@@ -266,10 +274,15 @@ def function_code(fl: FunctionLayout) -> str:
             *lines,
             *_notes(fl, flat),
             f"{fn}_sharded = {_jitted(fl, target, ins, outs, flat)}",
-            "# with jax.set_mesh(mesh):",
-            f"#     out = {call}",
+            *(_PLANNED if fl.planned else ["# with jax.set_mesh(mesh):", f"#     out = {call}"]),
         ]
     )
+
+
+_PLANNED = [
+    "# a plan: shardwidget.plan.plan(f, *args, mesh=mesh, in_specs=..., out_specs=...) compiles",
+    "# this layout for the mesh's positions in the planning helper (nothing runs here)",
+]
 
 
 def _leaves(tree: Any) -> list[Slot]:

@@ -18,7 +18,7 @@ from ..model.layout import MeshInfo, mesh_info
 from ..model.mesh import is_planned
 from ..model.rules import Rule
 from ..model.tree import TreeLeaf
-from .code import IMPORTS, axis_types_text, make_mesh_ids, mesh_lines, tuple_text
+from .code import IMPORTS, make_mesh_ids, mesh_lines
 
 
 def _rules_lines(rules: Sequence[Rule]) -> list[str]:
@@ -111,12 +111,9 @@ def _planned_code(
     name: str,
 ) -> str:
     """tree_code on an AbstractMesh: the tree as ShapeDtypeStructs laid out on the plan."""
-    shape = tuple_text([str(s) for s in info.axis_sizes])
-    names = tuple_text([repr(a) for a in info.axis_names])
-    types = axis_types_text(info.axis_types)
     head = ["import re", "", "import jax", IMPORTS.split("\n")[1]]
     body = [
-        f"mesh = jax.sharding.AbstractMesh({shape}, {names}, {types})  # a plan: no devices",
+        *mesh_lines(info, [], None, planned=True)[0],
         *_rules_lines(rules),
         *_logical_lines(leaves, sources),
     ]

@@ -115,3 +115,13 @@ def test_jax_array_inputs_are_planned_as_shapes():
     assert view.error == ""
     assert view.trace.state.in_specs == ((("data",), ("model",)),)  # its own spec kept
     assert view.trace.inputs is None and view.outputs is None  # never run
+
+
+def test_a_plan_the_helper_refuses_is_shown_in_words():
+    """4,096 positions: XLA's CPU client refuses the compile (README, Planning a pod); the
+    view is made, says why, and the kernel goes on."""
+    pod = AbstractMesh((64, 64), ("data", "model"))
+    view = ShardView(lambda w, x: (x @ w).sum(), PARAMS["w1"], X, mesh=pod)
+    assert view.trace is None
+    assert "could not compile the plan for 4096 devices" in view.error
+    assert "4096 devices" in repr(view)

@@ -104,3 +104,23 @@ def test_planned_function_view_of_256_positions_draws_with_its_badge(
     page.screenshot(path=str(ARTIFACTS / "plan_function_view_256.png"), full_page=True)
     assert len(jax.live_arrays()) == before
     assert page.errors == []
+
+
+@pytest.mark.parametrize("sizes", [(64, 64), (96, 96)])
+def test_planned_tree_draws_thousands_of_positions(
+    page: Any, tmp_path: Any, request: Any, sizes: tuple[int, int]
+) -> None:
+    n = sizes[0] * sizes[1]
+    shapes = {"w": jax.ShapeDtypeStruct((sizes[0] * 16, sizes[1] * 8), jnp.float32)}
+    view = ShardView(shapes, mesh=AbstractMesh(sizes, ("data", "model")), spec=P("data", "model"))
+    request.addfinalizer(view.close)
+    open_tree(page, tmp_path, view)
+    assert f"AbstractMesh ({sizes[0]}, {sizes[1]})" in page.inner_text(".sw-planned-badge")
+    assert page.locator(".sw-tree-mem-plot g[data-device]").count() == n
+    page.wait_for_selector(".sw-tree-leafgrid .sw-mesh")
+    mesh = page.inner_text(".sw-tree-leafgrid .sw-mesh")
+    assert f"Mesh data={sizes[0]} × model={sizes[1]}" in mesh
+    assert f"–{n - 1}" in mesh  # the colour key reaches the last position
+    assert page.locator(".sw-tree-leafgrid canvas.sw-canvas").count() >= 1
+    page.screenshot(path=str(ARTIFACTS / f"plan_view_{n}.png"), full_page=False)
+    assert page.errors == []

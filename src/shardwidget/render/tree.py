@@ -24,11 +24,6 @@ def _mesh_text(mesh: Any) -> str:
     return " × ".join(f"{n}={s}" for n, s in zip(mesh.axis_names, sizes, strict=True))
 
 
-def _planned(view: Any) -> str:
-    """ "planned on AbstractMesh (32, 8) · no devices" for a plan, else ""."""
-    return mesh_mod.planned_text(view.mesh) if view.planned else ""
-
-
 def _rows(view: Any) -> list[tuple[str, str, str, str, int, bool]]:
     """(path, type, spec, flag, bytes per device, large replicated) of the largest leaves."""
     from ..model.rules import leaf_bytes
@@ -57,7 +52,7 @@ def text(view: Any) -> str:
         f"ShardView(tree): {len(rows)} array leaves"
         + (f", {len(view.static)} static" if view.static else "")
         + f" · mesh {_mesh_text(view.mesh)}"
-        + (f" · {_planned(view)}" if view.planned else ""),
+        + (f" · {view.planned}" if view.planned else ""),
         f"per device: max {fmt_bytes(top)} (device {most[0] if most else '-'})"
         + f", min {fmt_bytes(min(per.values()) if per else 0)}",
     ]
@@ -140,7 +135,7 @@ def tree_svg(view: Any, leaf_svg: str, width: int = 760) -> str:
     if view.planned:
         badge = (
             f'<text x="12" y="14" font-size="12" font-weight="600" font-family="sans-serif" '
-            f'fill="#8250df">{html.escape(_planned(view))} · estimates for '
+            f'fill="#8250df">{html.escape(view.planned)} · estimates for '
             f"{html.escape(hw.name)}</text>"
         )
         chart = f'<g transform="translate(0 20)">{chart}</g>'
@@ -156,7 +151,7 @@ def tree_svg(view: Any, leaf_svg: str, width: int = 760) -> str:
     total = height + 14 + leaf_h
     label = f"{len(view.leaves)} array leaves, mesh {_mesh_text(view.mesh)}"
     if view.planned:
-        label += f", {_planned(view)}"
+        label += f", {view.planned}"
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" '
         f'width="{width}" height="{total:.0f}" viewBox="0 0 {width} {total:.0f}" role="img" '

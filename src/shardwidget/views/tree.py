@@ -242,9 +242,10 @@ class TreeView(ShardView):
         return rules_mod.per_device(self._applied.leaves)
 
     @property
-    def planned(self) -> bool:
-        """Whether this view is a plan: its mesh is an AbstractMesh (no devices, no data)."""
-        return mesh_mod.is_planned(self._own_mesh)
+    def planned(self) -> str:
+        """For a plan (its mesh an AbstractMesh: no devices, no data), what it is in words:
+        "planned on AbstractMesh (32, 8) · no devices"; "" for a view on the kernel's devices."""
+        return mesh_mod.planned_text(self._mesh) if mesh_mod.is_planned(self._own_mesh) else ""
 
     @property
     def mesh(self) -> Any:
@@ -458,7 +459,7 @@ class TreeView(ShardView):
             key=self._key,
             mesh_text=mesh_text,
             code=self.code,
-            planned=self._planned_text(),
+            planned=self.planned,
         )
         pick = self._pick if self._pick is not None else self.selected
         self._pick = None
@@ -467,10 +468,6 @@ class TreeView(ShardView):
         self._set_traits({**st.to_wire(), "error": "", "_tree": payload, "selected": pick})
         self._publish_selected()
         self._remember(st)
-
-    def _planned_text(self) -> str:
-        """ "planned on AbstractMesh (32, 8) · no devices", "" for a view on devices."""
-        return mesh_mod.planned_text(self._mesh) if self.planned else ""
 
     def _n_devices(self) -> int:
         """The devices the view lays out over: the kernel's, or a plan's positions."""
@@ -629,7 +626,7 @@ class TreeView(ShardView):
         leaf = self._applied.leaves[self.selected]
         caption = f"{len(self._applied.leaves)} array leaves · mesh {self._tree.get('mesh', '')}"
         if self.planned:
-            caption += f" · {self._planned_text()}"
+            caption += f" · {self.planned}"
         caption += f" · leaf {leaf.path}"
         return snapshot.picture_html(self._svg(compute=False), self.error, repr(self), caption)
 

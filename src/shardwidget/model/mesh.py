@@ -119,6 +119,7 @@ def is_planned(mesh: Any) -> bool:
     return isinstance(mesh, jax.sharding.AbstractMesh)
 
 
+@lru_cache(maxsize=64)
 def mesh_sizes(mesh: Any) -> tuple[int, ...]:
     """The axis sizes of a Mesh or an AbstractMesh."""
     if is_planned(mesh):

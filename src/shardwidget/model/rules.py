@@ -13,6 +13,8 @@ leaf, unresolved names replicated.
 from __future__ import annotations
 
 import ast
+import functools
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -283,16 +285,25 @@ def leaf_bytes(leaf: TreeLeaf) -> tuple[tuple[int, ...], int]:
     from jax.sharding import NamedSharding
 
     s = leaf.sharding
-    if isinstance(s, NamedSharding) and not spec_mod.unreduced_of(s.spec):
-        sizes = dict(zip(s.mesh.axis_names, mesh_mod.mesh_sizes(s.mesh), strict=True))
-        norm = spec_mod.normalize(spec_entries(s.spec), len(leaf.shape))
-        n = 1
-        for dim, entry in zip(leaf.shape, norm, strict=True):
-            cut = int(np.prod([sizes[a] for a in entry], dtype=np.int64)) if entry else 1
-            n *= dim // cut
-        return mesh_mod.mesh_ids(s.mesh), -(-n * leaf.itemsize_bits // 8)
+    if isinstance(s, NamedSharding):
+        found = _named_bytes(s, leaf.shape, leaf.itemsize_bits)
+        if found is not None:
+            return found
     lay = leaf.layout
     return tuple(d.id for d in lay.devices), lay.bytes_per_device
+
+
+@functools.lru_cache(maxsize=4096)
+def _named_bytes(s: Any, shape: tuple[int, ...], bits: int) -> tuple[tuple[int, ...], int] | None:
+    """leaf_bytes of an even NamedSharding from its mesh and spec (None for an unreduced one),
+    once per sharding, shape and dtype width: a model's leaves share a few of each."""
+    if spec_mod.unreduced_of(s.spec):
+        return None
+    sizes = dict(zip(s.mesh.axis_names, mesh_mod.mesh_sizes(s.mesh), strict=True))
+    n = 1
+    for dim, entry in zip(shape, spec_mod.normalize(spec_entries(s.spec), len(shape)), strict=True):
+        n *= dim // math.prod(sizes[a] for a in entry)
+    return mesh_mod.mesh_ids(s.mesh), -(-n * bits // 8)
 
 
 def per_device(leaves: Sequence[TreeLeaf]) -> dict[int, int]:

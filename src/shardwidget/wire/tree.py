@@ -5,9 +5,11 @@ array view's ``_layout`` / ``_stats`` / ``_options`` (:mod:`.array`)."""
 
 from __future__ import annotations
 
+import functools
+import math
 import re
 from collections.abc import Sequence
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
 from .._jax import spec_entries
 from ..model import mesh as mesh_mod
@@ -87,16 +89,16 @@ def replication(leaf: TreeLeaf) -> int:
 
     s = leaf.sharding
     if isinstance(s, NamedSharding) and not spec_mod.unreduced_of(s.spec):
-        used = {
-            a for entry in spec_mod.normalize(spec_entries(s.spec), len(leaf.shape)) for a in entry
-        }
-        sizes = dict(zip(s.mesh.axis_names, mesh_mod.mesh_sizes(s.mesh), strict=True))
-        rep = 1
-        for a, n in sizes.items():
-            if a not in used:
-                rep *= int(n)
-        return rep
+        return _named_replication(s, len(leaf.shape))
     return leaf.layout.replication
+
+
+@functools.lru_cache(maxsize=1024)
+def _named_replication(s: Any, ndim: int) -> int:
+    """replication of a NamedSharding (once per sharding and rank: leaves share them)."""
+    used = {a for entry in spec_mod.normalize(spec_entries(s.spec), ndim) for a in entry}
+    sizes = dict(zip(s.mesh.axis_names, mesh_mod.mesh_sizes(s.mesh), strict=True))
+    return math.prod(int(n) for a, n in sizes.items() if a not in used)
 
 
 def tree_payload(

@@ -125,3 +125,22 @@ def test_a_plan_the_helper_refuses_is_shown_in_words():
     assert view.trace is None
     assert "could not compile the plan for 4096 devices" in view.error
     assert "4096 devices" in repr(view)
+
+
+def test_explicit_axes_plan_as_they_compile():
+    """Code for Explicit axes (reshard) traces under the AbstractMesh as under jax.set_mesh."""
+    from jax.sharding import AxisType
+
+    def f(a):
+        return jax.sharding.reshard(a, P(None, "model")) * 2
+
+    explicit = (AxisType.Explicit,) * 2
+    pod = AbstractMesh((4, 2), ("data", "model"), explicit)
+    planned = ShardView(f, X, mesh=pod, in_specs=[P("data", None)])
+    real = ShardView(
+        f, X, mesh_shape=[4, 2], axis_names=["data", "model"], axis_types=["explicit"] * 2,
+        in_specs=[P("data", None)],
+    )  # fmt: skip
+    assert planned.error == "" and planned.trace.state.axis_types == ("explicit", "explicit")
+    assert _colls(planned.trace) == _colls(real.trace) != []
+    assert [lf.layout.spec for lf in planned.trace.output_leaves] == [((), ("model",))]

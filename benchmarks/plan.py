@@ -11,7 +11,10 @@ This process (the kernel: whatever devices JAX has here) plans the step of
 - warm:     the median of REPEAT more plans (the helper reused);
 - compile:  the same step lowered and compiled (``jax.jit(step).lower(...).compile()``) in a
             process that already has N devices (its own start not counted), median of REPEAT;
-- overhead: warm / compile, side by side in this run.
+- overhead: warm / compile, side by side in this run;
+- view:     ``ShardView(step, params, tokens, mesh=AbstractMesh(...), in_specs=...)``, the
+            function view of the same plan (warm helper: its compile, the view's layouts and
+            payload), median of REPEAT, against warm.
 
 Targets: warm <= 3 s at 256 and <= 6 s at 1,024 devices; cold - start <= warm + 1 s (a cold
 helper adds only its start); overhead <= 1.5. ``--check`` exits 1 when one is missed.
@@ -66,6 +69,7 @@ def bench(n: int, repeat: int) -> dict[str, float]:
     from jax.sharding import AbstractMesh
 
     import _transformer as T
+    from shardwidget import ShardView
     from shardwidget.plan import helper, plan
 
     am = AbstractMesh((n // 8, 8), ("fsdp", "tp"))
@@ -81,11 +85,18 @@ def bench(n: int, repeat: int) -> dict[str, float]:
         t0 = time.perf_counter()
         pl = plan(lambda p, t: T.step(p, t), params, tokens, mesh=am, in_specs=specs)
         warm.append(time.perf_counter() - t0)
+    view_s = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        view = ShardView(lambda p, t: T.step(p, t), params, tokens, mesh=am, in_specs=tuple(specs))
+        view_s.append(time.perf_counter() - t0)
+        assert view.error == "", view.error
+        view.close()
     real = real_compile(n, repeat)
     w = statistics.median(warm)
     return {"devices": n, "cold_s": cold, "start_s": start, "warm_s": w,
             "compile_s": real["compile_s"], "overhead": w / real["compile_s"],
-            "collectives": len(pl.collectives)}  # fmt: skip
+            "collectives": len(pl.collectives), "view_s": statistics.median(view_s)}  # fmt: skip
 
 
 def main() -> None:
@@ -102,6 +113,8 @@ def main() -> None:
               f"{r['collectives']} collectives")  # fmt: skip
         print(f"ratios {n}: warm/compile {r['overhead']:.2f} (target <= {OVERHEAD}); "
               f"(cold-start)/warm {(r['cold_s'] - r['start_s']) / r['warm_s']:.2f}")  # fmt: skip
+        print(f"function view {n}: {r['view_s']:.2f} s, view/warm plan "
+              f"{r['view_s'] / r['warm_s']:.2f}")  # fmt: skip
         if n in WARM_S and r["warm_s"] > WARM_S[n]:
             missed.append(f"warm {r['warm_s']:.2f} s > {WARM_S[n]} s at {n}")
         if r["overhead"] > OVERHEAD:

@@ -19,7 +19,10 @@ a freshly initialised model is. Medians of REPEAT runs of:
                ratios (FSDP and tensor-parallel rounds cost 2-3× apart: a ratio of medians
                would mix them);
 - held:        bytes of ``jax.live_arrays()`` beyond the user's tree with the view alive and
-               ``view.tree`` read and dropped; target 0.
+               ``view.tree`` read and dropped; target 0;
+- planned:     the same tree as ShapeDtypeStructs planned on an AbstractMesh of PLANNED
+               positions (``--planned 256``, a (N/8, 8) mesh; no devices needed): a rules
+               change, target ≤ 100 ms, and the live arrays before and after (target: equal).
 
 Prints the table and a "ratios" line; with ``--check`` exits 1 when a target is missed.
 """
@@ -146,14 +149,47 @@ def run(n_devices: int, layers: int, repeat: int) -> dict[str, float]:
     }
 
 
+def _pod_shape(positions: int) -> tuple[int, int]:
+    """(N/8, 8); from 4,096 on (N/256 > 8 would not divide the 256-row weights) (256, N/256)."""
+    return (positions // 8, 8) if positions <= 2048 else (256, positions // 256)
+
+
+def run_planned(positions: int, layers: int, repeat: int) -> dict[str, float]:
+    """A rules change of the tree as shapes on an AbstractMesh of ``positions``, and the live
+    arrays before the view is made and after its changes (nothing allocated)."""
+    import jax
+    from jax.sharding import AbstractMesh
+
+    sys.path.insert(0, str(ROOT / "src"))
+    from shardwidget import ShardView
+
+    shapes = jax.eval_shape(lambda: model(layers))
+    gc.collect()
+    before = len(jax.live_arrays())
+    pod = AbstractMesh(_pod_shape(positions), ("data", "model"))
+    view = ShardView(shapes, mesh=pod)
+    rule_sets = [_rules(FSDP), _rules(TP)]
+    view.rules = rule_sets[0]
+    view.rules = rule_sets[1]  # warm-up
+    change = lambda i: setattr(view, "rules", rule_sets[i % 2])  # noqa: E731
+    times = [_timed(lambda i=i: change(i)) for i in range(2 * repeat)]
+    assert len(view.per_device) == positions
+    gc.collect()
+    after = len(jax.live_arrays())
+    view.close()
+    return {"rules_ms": statistics.median(times), "live_before": before, "live_after": after}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--devices", type=int, default=8)
     ap.add_argument("--layers", type=int, default=125)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--planned", type=int, default=256, help="positions of the plan (0: none)")
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args()
     r = run(args.devices, args.layers, args.repeat)
+    pl = run_planned(args.planned, args.layers, args.repeat) if args.planned else None
     ratio = r["tree_ratio"]
     print(f"{r['leaves']} leaves on {args.devices} devices (medians of {args.repeat})")
     print(f"  view + first publish  {r['view_ms']:8.1f} ms   (target <= 1000 ms)")
@@ -172,6 +208,14 @@ def main() -> int:
         and ratio <= 1.2
         and r["held_bytes"] == 0
     )
+    if pl is not None:
+        print(
+            f"planned on AbstractMesh {_pod_shape(args.planned)}, {r['leaves']} leaves as shapes: "
+            f"rules change {pl['rules_ms']:.1f} ms (target <= 100 ms, ratio "
+            f"{pl['rules_ms'] / 100:.3f}); live arrays {pl['live_before']} before, "
+            f"{pl['live_after']} after"
+        )
+        ok = ok and pl["rules_ms"] <= 100 and pl["live_before"] == pl["live_after"]
     return 0 if ok or not args.check else 1
 
 

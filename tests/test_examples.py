@@ -348,6 +348,9 @@ def test_plan_notebook_shows_the_story(kernel_env: None) -> None:
     assert out.count("fits in HBM") + out.count("does not fit in HBM") == 2
     assert out.count("estimated step on TPU v5p") == 2 and "collective latency" in out
     assert "over tp" in out and "over fsdp" in out  # the pod plan's collectives name both axes
+    tree = _cell(nb, "tree")
+    assert "256 positions" in _stream(tree)
+    assert "planned on AbstractMesh (32, 8) · no devices" in _plain(tree)
 
 
 @pytest.mark.slow

@@ -308,6 +308,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
       tag.title = "static argument";
       kids.push(tag);
     }
+    if (options?.planned) kids.push(this.plannedBadge(options.planned));
     this.titleEl.replaceChildren(...kids);
     this.modeNoteEl.textContent = MODE_NOTE[mode as keyof typeof MODE_NOTE] ?? "";
 
@@ -495,6 +496,15 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
 
   get cards(): { inputs: LeafCard[]; outputs: LeafCard[] } {
     return { inputs: this.inCards, outputs: this.outCards };
+  }
+
+  /** A plan (mesh=AbstractMesh): what it is, and the preset its estimates use. */
+  private plannedBadge(note: string): HTMLElement {
+    const hw = this.model.get("hardware") ?? "";
+    const what = note.split(" · planned:")[0];
+    const badge = mk(this.doc, "span", "sw-planned-badge", `${what}${hw ? ` · estimates for ${hw}` : ""}`);
+    badge.title = note;
+    return badge;
   }
 
   override dispose(): void {

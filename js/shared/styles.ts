@@ -42,6 +42,8 @@ export const CSS = `
 .shardwidget .sw-header-right { display: flex; align-items: center; gap: 8px; }
 .shardwidget .sw-typeof { font-family: var(--sw-mono); font-size: 14px; font-weight: 600; color: var(--sw-fg); overflow-wrap: anywhere; }
 .shardwidget .sw-badges { display: inline-flex; flex-wrap: wrap; gap: 4px; }
+.shardwidget .sw-planned-badge { font-size: 11.5px; font-weight: 600; padding: 1px 8px; border-radius: 10px;
+  color: #8250df; border: 1px solid color-mix(in srgb, #8250df 55%, transparent); background: color-mix(in srgb, #8250df 10%, transparent); }
 .shardwidget .sw-tag {
   display: inline-block; padding: 0 7px; border-radius: 10px; font-size: 11.5px; line-height: 18px;
   border: 1px solid var(--sw-border); color: var(--sw-fg2); background: var(--sw-bg2); white-space: nowrap;

@@ -60,6 +60,18 @@ describe("function view: rendering", () => {
     expect(el.querySelector(".sw-trace")).toBeNull();
   });
 
+  it("a plan (mesh=AbstractMesh) shows its badge with the preset its estimates use", () => {
+    const f = tfx.fxTraceSum();
+    const note =
+      "planned on AbstractMesh (32, 8) · no devices · planned: compiled by XLA's CPU compiler for 256 simulated devices.";
+    f.options = { ...f.options, planned: note };
+    const { el } = mountTrace(f, { hardware: "tpu-v5p" });
+    const badge = el.querySelector<HTMLElement>(".sw-planned-badge")!;
+    expect(badge.textContent).toBe("planned on AbstractMesh (32, 8) · no devices · estimates for tpu-v5p");
+    expect(badge.title).toBe(note);
+    expect(mountTrace(tfx.fxTraceSum()).el.querySelector(".sw-planned-badge")).toBeNull();
+  });
+
   for (const [name, make] of Object.entries(tfx.TRACE_FIXTURES)) {
     it(`renders ${name}`, () => {
       const f = make();

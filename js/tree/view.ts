@@ -11,6 +11,7 @@ import { injectFunctionStyles } from "../function/styles";
 import { CopyButton } from "../shared/copy";
 import { historyButtons } from "../shared/history";
 import { el as mk } from "../shared/dom";
+import { meshShapeChoices, rebuildKeepingFocus, selectField } from "../shared/fields";
 import { formatBytes, plural } from "../shared/text";
 import { injectTreeStyles } from "./styles";
 import { MemoryChart } from "./memory_chart";
@@ -36,8 +37,11 @@ export function largeReplicated(t: TreeWire, largeBytes: number): number[] {
 
 export class TreeView extends BaseView<TreeModel, TreeState, TreeRequestMsg> {
   private titleEl: HTMLElement;
+  private badgeEl: HTMLElement;
   private summaryEl: HTMLElement;
   private warnEl: HTMLElement;
+  private meshEl: HTMLElement;
+  private meshKey = "";
   private busyEl: HTMLElement;
   private historyEl: HTMLElement;
   private copyButton: CopyButton;
@@ -64,7 +68,11 @@ export class TreeView extends BaseView<TreeModel, TreeState, TreeRequestMsg> {
     const doc = this.doc;
     const header = mk(doc, "header", "sw-header");
     const top = mk(doc, "div", "sw-header-top");
-    this.titleEl = mk(doc, "div", "sw-header-left sw-typeof");
+    const left = mk(doc, "div", "sw-header-left sw-tree-title");
+    this.titleEl = mk(doc, "span", "sw-typeof");
+    this.badgeEl = mk(doc, "span", "sw-planned-badge");
+    this.badgeEl.hidden = true;
+    left.append(this.titleEl, this.badgeEl);
     this.busyEl = mk(doc, "span", "sw-busy");
     this.busyEl.setAttribute("role", "status");
     this.busyEl.append(mk(doc, "span", "shardwidget-spinner"), doc.createTextNode("laying out…"));
@@ -73,10 +81,11 @@ export class TreeView extends BaseView<TreeModel, TreeState, TreeRequestMsg> {
     this.copyButton = new CopyButton(doc);
     const right = mk(doc, "div", "sw-header-right");
     right.append(this.busyEl, this.historyEl, this.copyButton.el, this.picture.el);
-    top.append(this.titleEl, right);
+    top.append(left, right);
     this.summaryEl = mk(doc, "div", "sw-summary");
     this.warnEl = mk(doc, "div", "sw-note sw-tree-warn");
-    header.append(top, this.summaryEl, this.warnEl);
+    this.meshEl = mk(doc, "div", "sw-tree-meshbar");
+    header.append(top, this.summaryEl, this.meshEl, this.warnEl);
 
     this.chart = new MemoryChart(doc, (name) => {
       this.model.set("hardware", name);
@@ -167,6 +176,8 @@ export class TreeView extends BaseView<TreeModel, TreeState, TreeRequestMsg> {
     const most = Math.max(0, ...totals);
     const logical = t.logical_bytes.reduce((a, b) => a + b, 0);
     this.titleEl.textContent = `${plural(t.paths.length, "array leaf", "array leaves")} · mesh ${t.mesh}`;
+    this.renderBadge(t);
+    this.renderMeshShape();
     this.summaryEl.textContent =
       `${formatBytes(logical)} in all · the fullest device holds ${formatBytes(most)}` +
       (t.static.length ? ` · ${plural(t.static.length, "static leaf", "static leaves")}` : "");
@@ -178,6 +189,38 @@ export class TreeView extends BaseView<TreeModel, TreeState, TreeRequestMsg> {
         `${plural(large.length, "large leaf", "large leaves")} replicated on every device` +
         ` (the largest: ${t.paths[first]}, ${formatBytes(t.bytes[first])} on each of ${t.replication[first]}): a rule can shard it`;
     }
+  }
+
+  /** A plan (mesh=AbstractMesh): what it is, and the preset its estimates and HBM line use. */
+  private renderBadge(t: TreeWire): void {
+    const planned = t.planned ?? "";
+    this.badgeEl.hidden = !planned;
+    if (!planned) return;
+    const name = this.model.get("hardware");
+    const hw = (this.model.get("_hardware_presets") ?? []).find((h) => h.name === name);
+    const hbm = hw ? ` (HBM ${formatBytes(hw.hbm_bytes)})` : "";
+    this.badgeEl.textContent = `${planned} · estimates for ${name}${hbm}`;
+    this.badgeEl.title =
+      "A plan: the mesh is a jax.sharding.AbstractMesh, device ids are its positions (row-major), " +
+      "layouts come from the specs alone, no data and no device memory.";
+  }
+
+  /** The mesh-shape select: every factorization of the devices (a plan's N positions) with as
+   *  many axes as now; a choice re-lays the tree out on that shape, the rules kept. */
+  private renderMeshShape(): void {
+    const options = this.model.get("_options");
+    const shape = this.model.get("mesh_shape") ?? [];
+    if (!options?.factorizations || !shape.length) return;
+    const key = `${options.n_devices}:${shape.join(",")}:${this.model.get("axis_names").join(",")}`;
+    if (key === this.meshKey) return;
+    this.meshKey = key;
+    const choices = meshShapeChoices(options, shape);
+    const names = this.model.get("axis_names").join(", ");
+    rebuildKeepingFocus(this.meshEl, () => [
+      selectField(this.doc, "tree-mesh-shape", `mesh shape (${names})`, choices, shape.join(","), (v) =>
+        this.request({ ...this.state(), mesh_shape: v.split(",").map(Number) }),
+      ),
+    ]);
   }
 
   private renderLeaf(t: TreeWire): void {

@@ -50,6 +50,8 @@ export interface TraceOptions {
   /** Why the controls cannot re-compile: a saved page (view.save_html), or a kernel of several
    *  processes (re-compile from Python on every process); absent otherwise. */
   static?: string;
+  /** What a plan is, in words (ShardView(f, ..., mesh=AbstractMesh(...))): the badge's text. */
+  planned?: string;
 }
 
 export interface TraceLeaf extends LeafInfo {

@@ -48,6 +48,9 @@ export interface TreeWire {
   mesh: string;
   /** view.code: the snippet that lays the tree out as shown. */
   code: string;
+  /** "planned on AbstractMesh (32, 8) · no devices" for a plan (mesh=AbstractMesh): device ids
+   *  are positions on that mesh, no data; "" on the kernel's devices. */
+  planned: string;
 }
 
 /** The state a tree view asks for: the mesh and the rules text (one `regex  P(...)` per line). */

@@ -33,6 +33,11 @@ rest (tests/test_jax_adapter.py enforces it). What differs, and where it changed
 - Compiling a lowered module's text for N devices (the planning helper, ``plan/_worker.py``,
   which loads this file by path): ``jax._src.compiler.get_compile_options`` and the CPU
   client's ``compile_and_load`` (jax 0.10); :func:`compile_module_text`.
+- ``jax.sharding.AbstractMesh``'s constructor: ``(axis_sizes, axis_names, axis_types)`` from
+  jax 0.7 (0.5–0.6 took one tuple of ``(name, size)`` pairs); :func:`abstract_mesh`. Its
+  ``axis_sizes``, ``axis_names`` and ``axis_types`` read the same on 0.7–0.10.
+  ``jax.set_mesh`` takes a concrete Mesh only; an AbstractMesh's context is
+  ``jax.sharding.use_abstract_mesh`` (0.7–0.10): :func:`mesh_context`.
 """
 
 from __future__ import annotations
@@ -354,3 +359,21 @@ def jit_has_out_shardings(f: Any) -> bool:
         return False
     leaves = getattr(info, "out_shardings_leaves", ())
     return any(type(sh).__name__ != "UnspecifiedValue" for sh in leaves)
+
+
+def abstract_mesh(sizes: tuple[int, ...], names: tuple[str, ...], types: tuple[Any, ...]) -> Any:
+    """``jax.sharding.AbstractMesh`` of these axis sizes, names and ``AxisType``s: a mesh of
+    positions, no devices (jax 0.7–0.10 take them positionally)."""
+    import jax
+
+    return jax.sharding.AbstractMesh(sizes, names, types)
+
+
+def mesh_context(mesh: Any) -> Any:
+    """The context a function runs under on this mesh: ``jax.set_mesh`` for a Mesh,
+    ``jax.sharding.use_abstract_mesh`` for an AbstractMesh (a plan: tracing and lowering only)."""
+    import jax
+
+    if isinstance(mesh, jax.sharding.AbstractMesh):
+        return jax.sharding.use_abstract_mesh(mesh)
+    return jax.set_mesh(mesh)

@@ -5,7 +5,7 @@ import { buildRows, elide, isLargeReplicated, segments, type Row } from "../../t
 import { errorLine } from "../../tree/rules_editor";
 import { overLimit } from "../../tree/memory_chart";
 import type { TreeWire } from "../../wire";
-import { tree8 } from "../wire/fixtures.gen";
+import { tree8, treePlanned256 } from "../wire/fixtures.gen";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -35,6 +35,7 @@ function wireOf(n: number): TreeWire {
     memory: { ids: [0, 1], by_group: [[10, 20], [4, 0]] },
     mesh: "x=2",
     code: "",
+    planned: "",
   };
 }
 
@@ -135,6 +136,30 @@ describe("TreeView", () => {
     expect(el.querySelector(".sw-tree-leafhead")!.textContent).toContain(t.paths[tree8.selected]);
     expect(el.querySelector(".sw-tree-static")!.textContent).toContain("['n']");
     expect(el.querySelector("textarea")!.value).toBe(tree8.rules_text);
+  });
+
+  it("a plan shows its badge with the preset, every position in the chart and the grid", async () => {
+    const { el, model, view } = mountTree({ ...treePlanned256 });
+    const badge = el.querySelector<HTMLElement>(".sw-planned-badge")!;
+    expect(badge.hidden).toBe(false);
+    expect(badge.textContent).toContain("planned on AbstractMesh (32, 8) · no devices");
+    expect(badge.textContent).toContain(`estimates for ${treePlanned256.hardware}`);
+    expect(el.querySelectorAll(".sw-tree-mem-plot g[data-device]").length).toBe(256);
+    expect(el.querySelectorAll(".sw-tree-leafgrid .sw-mesh .sw-dev[data-device]").length).toBe(256);
+    expect(treePlanned256._options.factorizations["2"]).toContainEqual([32, 8]);
+    const shapes = [...el.querySelectorAll<HTMLOptionElement>("select[data-key='tree-mesh-shape'] option")];
+    expect(shapes.map((o) => o.value)).toContain("16,16");
+    expect(shapes.length).toBe(9); // every 2-axis factorization of 256
+    const pick = el.querySelector<HTMLSelectElement>("select[data-key='tree-mesh-shape']")!;
+    pick.value = "16,16";
+    pick.dispatchEvent(new Event("change"));
+    await new Promise((r) => setTimeout(r, 5));
+    const req = model.sent.find((m) => m.type === "tree_request");
+    expect(req.state.mesh_shape).toEqual([16, 16]);
+    model.set("hardware", "tpu-v5p");
+    view.flush();
+    expect(badge.textContent).toContain("estimates for tpu-v5p");
+    expect(mountTree().el.querySelector<HTMLElement>(".sw-planned-badge")!.hidden).toBe(true);
   });
 
   it("a leaf click selects it and tells the kernel", () => {

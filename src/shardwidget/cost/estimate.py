@@ -341,6 +341,8 @@ def estimate_trace(res: Any, hw: str | Hardware, dcn_axes: Sequence[str] = ()) -
     flops, accessed = cost_numbers(res.compiled)
     if flops is None:
         flops = res.flops
+    if accessed is None:
+        accessed = getattr(res, "bytes_accessed", None)
     peak = res.memory.get("peak") if res.memory else None
     return estimate(
         hw,

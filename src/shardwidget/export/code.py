@@ -37,24 +37,31 @@ class NotLiteral(Exception):
     """A pytree node the snippet cannot write as a Python literal (a custom pytree class)."""
 
 
-def _tuple(items: Sequence[str]) -> str:
+def tuple_text(items: Sequence[str]) -> str:
+    """``(a, b)`` / ``(a,)``: items (already Python text) as a tuple literal."""
     return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
 
 
-def _axis_types(types: Sequence[str]) -> str:
-    return _tuple([f"AxisType.{'Explicit' if t == 'explicit' else 'Auto'}" for t in types])
+def axis_types_text(types: Sequence[str]) -> str:
+    """``(AxisType.Explicit, AxisType.Auto)``: axis types as Python writes them."""
+    return tuple_text([f"AxisType.{'Explicit' if t == 'explicit' else 'Auto'}" for t in types])
 
 
 def mesh_lines(
-    mesh: MeshInfo, all_ids: Sequence[int], make_mesh_ids: Sequence[int] | None
+    mesh: MeshInfo,
+    all_ids: Sequence[int],
+    make_mesh_ids: Sequence[int] | None,
+    planned: bool = False,
 ) -> tuple[list[str], bool]:
     """(lines that bind ``mesh``, whether they need numpy). ``all_ids``: the ids of
     ``jax.devices()`` in order; ``make_mesh_ids``: the ids of ``jax.make_mesh`` for this shape
     in mesh order (None where it cannot make it): when they equal the mesh's, make_mesh says it
     in one line, else the devices are picked by their position in ``jax.devices()``."""
-    shape = _tuple([str(s) for s in mesh.axis_sizes])
-    names = _tuple([repr(a) for a in mesh.axis_names])
-    types = _axis_types(mesh.axis_types)
+    shape = tuple_text([str(s) for s in mesh.axis_sizes])
+    names = tuple_text([repr(a) for a in mesh.axis_names])
+    types = axis_types_text(mesh.axis_types)
+    if planned:  # an AbstractMesh: positions, no devices
+        return [f"mesh = jax.sharding.AbstractMesh({shape}, {names}, {types})  # a plan"], False
     if make_mesh_ids is not None and tuple(make_mesh_ids) == tuple(mesh.device_ids):
         return [f"mesh = jax.make_mesh({shape}, {names}, axis_types={types})"], False
     pos = {d: i for i, d in enumerate(all_ids)}
@@ -142,7 +149,7 @@ def render_tree(tree: Any, leaf: Callable[[Slot], str]) -> str:
     if tree is None:
         return "None"
     if type(tree) is tuple:
-        return _tuple([render_tree(t, leaf) for t in tree])
+        return tuple_text([render_tree(t, leaf) for t in tree])
     if type(tree) is list:
         return "[" + ", ".join(render_tree(t, leaf) for t in tree) + "]"
     if type(tree) is dict:
@@ -173,6 +180,8 @@ class FunctionLayout:
     out: Any
     in_memory: Sequence[str | None] = ()
     """Per input leaf: its memory kind where not "device" (pinned_host), else None."""
+    planned: bool = False
+    """mesh is an AbstractMesh (a plan): the snippet plans the layout instead of running it."""
 
 
 def _sharding_of(spec: spec_mod.NormSpec | None, mode: str, memory_kind: str | None = None) -> str:
@@ -209,7 +218,7 @@ def _jitted(fl: FunctionLayout, target: str, ins: str, outs: str, flat: bool) ->
     static = [i for i, a in enumerate(fl.args) if isinstance(a, Slot) and a.static]
     extra = "" if all(s is None for s in fl.out_specs) else f", out_shardings={outs}"
     if static and not flat:
-        extra += f", static_argnums={_tuple([str(i) for i in static])}"
+        extra += f", static_argnums={tuple_text([str(i) for i in static])}"
     return f"jax.jit({target}, in_shardings={ins}{extra})"
 
 
@@ -223,7 +232,8 @@ def function_code(fl: FunctionLayout) -> str:
 
     fn = fl.name if fl.name.isidentifier() else "f"
     ids = [int(d.id) for d in jax.devices()]
-    lines, needs_np = mesh_lines(fl.mesh, ids, make_mesh_ids(fl.mesh))
+    make_ids = None if fl.planned else make_mesh_ids(fl.mesh)
+    lines, needs_np = mesh_lines(fl.mesh, ids, make_ids, fl.planned)
     flat = any(not s.static for s in _leaves(fl.kwargs))
 
     def spec_of(s: Slot) -> str:  # a static leaf traced here: any sharding (jit: unspecified)
@@ -266,10 +276,15 @@ def function_code(fl: FunctionLayout) -> str:
             *lines,
             *_notes(fl, flat),
             f"{fn}_sharded = {_jitted(fl, target, ins, outs, flat)}",
-            "# with jax.set_mesh(mesh):",
-            f"#     out = {call}",
+            *(_PLANNED if fl.planned else ["# with jax.set_mesh(mesh):", f"#     out = {call}"]),
         ]
     )
+
+
+_PLANNED = [
+    "# a plan: shardwidget.plan.plan(f, *args, mesh=mesh, in_specs=..., out_specs=...) compiles",
+    "# this layout for the mesh's positions in the planning helper (nothing runs here)",
+]
 
 
 def _leaves(tree: Any) -> list[Slot]:

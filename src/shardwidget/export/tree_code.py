@@ -4,7 +4,8 @@ Run with the tree bound to ``name``, the snippet makes the mesh, the regex rules
 wins, as the view applies them) and, where logical rules set a leaf's layout, a path -> spec
 table; then it rebinds ``name`` to the tree with each such leaf placed by ``jax.device_put`` (a
 ``ShapeDtypeStruct`` gets the sharding, nothing is allocated). Leaves no rule matches are left
-as they are. Only jax (and the standard library's ``re``) is used.
+as they are. Only jax (and the standard library's ``re``) is used. On a plan (an AbstractMesh)
+every array leaf becomes a ``ShapeDtypeStruct`` on it: nothing is placed.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..model import spec as spec_mod
-from ..model.layout import mesh_info
+from ..model.layout import MeshInfo, mesh_info
+from ..model.mesh import is_planned
 from ..model.rules import Rule
 from ..model.tree import TreeLeaf
 from .code import IMPORTS, make_mesh_ids, mesh_lines
@@ -73,9 +75,47 @@ def tree_code(
     if not name.isidentifier():
         raise ValueError(f"name must be a Python identifier, got {name!r}")
     info = mesh_info(mesh)
+    if is_planned(mesh):
+        return _planned_code(info, rules, leaves, sources, name)
     lines, needs_np = mesh_lines(info, [int(d.id) for d in jax.devices()], make_mesh_ids(info))
     head = ["import re", "", "import jax", *(["import numpy as np"] if needs_np else [])]
     head.append(IMPORTS.split("\n")[1])
     body = [*lines, *_rules_lines(rules), *_logical_lines(leaves, sources)]
     put = f"{name} = jax.tree_util.tree_map_with_path(_place, {name})"
     return "\n".join([*head, "", *body]) + PLACE + put
+
+
+PLACE_PLANNED = """
+
+
+def _place(path, x):
+    if not isinstance(x, (jax.Array, jax.ShapeDtypeStruct)):
+        return x
+    at = jax.tree_util.keystr(path)
+    spec = next((s for pattern, s in rules if re.search(pattern, at)), logical.get(at))
+    if spec is None:  # no rule: its own spec where its mesh has the plan's axes, else replicated
+        own = getattr(x, "sharding", None)
+        same = isinstance(own, NamedSharding) and dict(own.mesh.shape) == dict(mesh.shape)
+        spec = own.spec if same else P()
+    return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=NamedSharding(mesh, spec))
+
+
+"""
+
+
+def _planned_code(
+    info: MeshInfo,
+    rules: Sequence[Rule],
+    leaves: Sequence[TreeLeaf],
+    sources: Sequence[str],
+    name: str,
+) -> str:
+    """tree_code on an AbstractMesh: the tree as ShapeDtypeStructs laid out on the plan."""
+    head = ["import re", "", "import jax", IMPORTS.split("\n")[1]]
+    body = [
+        *mesh_lines(info, [], None, planned=True)[0],
+        *_rules_lines(rules),
+        *_logical_lines(leaves, sources),
+    ]
+    put = f"{name} = jax.tree_util.tree_map_with_path(_place, {name})"
+    return "\n".join([*head, "", *body]) + PLACE_PLANNED + put

@@ -1,7 +1,10 @@
 """Shard geometry of an array, read from its Sharding. Imports JAX, never widget code.
 
 Everything here comes from ``sharding.devices_indices_map(shape)``, which covers every device of
-the sharding, addressable or not, so multi-process arrays are described whole.
+the sharding, addressable or not, so multi-process arrays are described whole; a NamedSharding's
+from its mesh and spec with numpy (the same blocks, checked in tests/test_layout.py). A
+NamedSharding on an AbstractMesh (a plan) takes that path only: its devices are the mesh's
+positions 0…N-1 (:func:`positions`).
 """
 
 from __future__ import annotations
@@ -283,13 +286,19 @@ def itemsize_bits_of(dtype: Any) -> int:
 
 
 def mesh_info(mesh: Any) -> MeshInfo:
-    """A jax Mesh as MeshInfo."""
+    """A jax Mesh as MeshInfo (an AbstractMesh: its positions 0…N-1 as device ids)."""
     return MeshInfo(
         axis_names=tuple(str(a) for a in mesh.axis_names),
-        axis_sizes=tuple(int(s) for s in mesh.devices.shape),
+        axis_sizes=mesh_mod.mesh_sizes(mesh),
         axis_types=tuple(mesh_mod.mesh_axis_types(mesh)),
-        device_ids=tuple(int(d.id) for d in mesh.devices.flat),
+        device_ids=mesh_mod.mesh_ids(mesh),
     )
+
+
+@lru_cache(maxsize=8)
+def positions(n: int) -> tuple[DeviceInfo, ...]:
+    """The devices of a plan (an AbstractMesh of n positions): position i as device id i."""
+    return tuple(DeviceInfo(i, "planned", "position", process_index=0) for i in range(n))
 
 
 def _norm_index(idx: tuple[slice, ...], shape: tuple[int, ...]) -> Index:
@@ -313,6 +322,8 @@ def _geometry(sharding: Any, shape: tuple[int, ...]) -> Geometry:
         fast = _named_geometry(sharding, shape)
         if fast is not None:
             return fast
+        if mesh_mod.is_planned(sharding.mesh):  # no devices_indices_map without devices
+            raise ValueError(f"{sharding.spec} cannot lay out shape {shape} on {sharding.mesh}")
     return _generic_geometry(sharding, shape)
 
 
@@ -331,7 +342,7 @@ def _named_geometry(sharding: Any, shape: tuple[int, ...]) -> Geometry | None:
         return None
     mesh = sharding.mesh
     names = list(mesh.axis_names)
-    sizes = tuple(int(n) for n in mesh.devices.shape)
+    sizes = mesh_mod.mesh_sizes(mesh)
     coords = np.indices(sizes).reshape(len(sizes), -1)
     cuts: list[int] = []
     block_of_dim: list[np.ndarray] = []
@@ -357,7 +368,7 @@ def _named_geometry(sharding: Any, shape: tuple[int, ...]) -> Geometry | None:
         if shape
         else np.zeros(coords.shape[1], np.int64)
     )
-    ids = np.array([int(dev.id) for dev in mesh.devices.flat], np.int64)
+    ids = np.array(mesh_mod.mesh_ids(mesh), np.int64)
     order = np.argsort(flat, kind="stable")  # by block (row-major), holders in mesh order
     used, first = np.unique(flat[order], return_index=True)
     held = ids[order].tolist()
@@ -415,7 +426,10 @@ def layout_of_sharding(sharding: Any, shape: tuple[int, ...], dtype: Any) -> Lay
         mesh = mesh_info(named.mesh)
         spec = spec_mod.normalize(spec_entries(named.spec), len(shape))
     blocks, device_block = _geometry(geometry, shape)
-    devices = tuple(_device_info(d) for d in sharding._device_assignment)
+    if mesh is not None and mesh_mod.is_planned(getattr(sharding, "mesh", None)):
+        devices = positions(len(mesh.device_ids))
+    else:
+        devices = tuple(_device_info(d) for d in sharding._device_assignment)
     return Layout(
         shape=shape,
         dtype=_dtype_name(dtype),

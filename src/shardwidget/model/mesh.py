@@ -111,6 +111,49 @@ def build_mesh(
     return jax.make_mesh(tuple(shape), tuple(names), axis_types=axis_types, devices=devs)
 
 
+def is_planned(mesh: Any) -> bool:
+    """Whether mesh is a ``jax.sharding.AbstractMesh``: axis names and sizes, no devices (a
+    plan for a pod the kernel does not have). Its devices are positions 0…N-1, row-major."""
+    import jax
+
+    return isinstance(mesh, jax.sharding.AbstractMesh)
+
+
+@lru_cache(maxsize=64)
+def mesh_sizes(mesh: Any) -> tuple[int, ...]:
+    """The axis sizes of a Mesh or an AbstractMesh."""
+    if is_planned(mesh):
+        return tuple(int(n) for n in mesh.axis_sizes)
+    return tuple(int(n) for n in mesh.devices.shape)
+
+
+@lru_cache(maxsize=64)
+def mesh_ids(mesh: Any) -> tuple[int, ...]:
+    """Device ids in mesh order (row-major): a Mesh's devices' ids, an AbstractMesh's
+    positions 0…N-1 (cached: asked once per leaf, meshes are few)."""
+    if is_planned(mesh):
+        return tuple(range(int(mesh.size)))
+    return tuple(int(d.id) for d in mesh.devices.flat)
+
+
+def planned_text(mesh: Any) -> str:
+    """How a view names a plan: "planned on AbstractMesh (32, 8) · no devices"."""
+    return f"planned on AbstractMesh {_fmt_shape(mesh_sizes(mesh))} · no devices"
+
+
+def build_abstract_mesh(
+    shape: Sequence[int], names: Sequence[str], types: Sequence[str], n: int
+) -> Any:
+    """An AbstractMesh of n positions (a planned view's mesh), validated first."""
+    from jax.sharding import AxisType
+
+    from .. import _jax
+
+    validate_mesh(shape, names, types, n, max(MAX_AXES, len(shape)), where="the plan")
+    axis_types = tuple(AxisType.Explicit if t == "explicit" else AxisType.Auto for t in types)
+    return _jax.abstract_mesh(tuple(shape), tuple(names), axis_types)
+
+
 def mesh_axis_types(mesh: jax.sharding.Mesh) -> list[str]:
     """'auto' / 'explicit' per axis; Manual axes (inside shard_map) are reported as 'auto'."""
     out = []

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from .._jax import spec_entries
+from . import mesh as mesh_mod
 from . import spec as spec_mod
 from .tree import Names, TreeLeaf
 
@@ -196,6 +198,18 @@ def logical_spec(names: Names, rules: LogicalRules) -> spec_mod.NormSpec:
     return tuple(tuple(a) if a else () for a in result)
 
 
+def with_spec(leaf: TreeLeaf, mesh: Any, spec: Any) -> TreeLeaf:
+    """leaf laid out by spec on mesh (``ShardView(x, mesh=…, spec=…)``: its own layout);
+    ValueError in words when spec cannot lay it out."""
+    from jax.sharding import NamedSharding
+
+    entries = _spec_entries(spec)
+    norm = spec_mod.normalize(entries, len(entries))
+    axes = dict(zip((str(a) for a in mesh.axis_names), mesh_mod.mesh_sizes(mesh), strict=True))
+    _fit(leaf, norm, axes, f"spec {spec_mod.to_text(norm)}")
+    return leaf.with_sharding(NamedSharding(mesh, spec_mod.to_partition_spec(norm)))
+
+
 @dataclass(frozen=True)
 class Applied:
     """Leaves laid out by rules: the leaves, and per leaf what set its layout ("rule 2",
@@ -237,7 +251,8 @@ def apply(
     reports; a logical spec has one entry per dimension, as flax writes it."""
     from jax.sharding import NamedSharding
 
-    axes = {str(n): int(s) for n, s in zip(mesh.axis_names, mesh.devices.shape, strict=True)}
+    sizes = mesh_mod.mesh_sizes(mesh)
+    axes = {str(n): s for n, s in zip(mesh.axis_names, sizes, strict=True)}
     shardings: dict[spec_mod.NormSpec, Any] = {}
     out: list[TreeLeaf] = []
     sources: list[str] = []
@@ -264,36 +279,58 @@ def apply(
     return Applied(tuple(out), tuple(sources))
 
 
-@functools.lru_cache(maxsize=64)
-def _mesh_ids(mesh: Any) -> tuple[int, ...]:
-    """The mesh's device ids (cached: asked once per leaf, meshes are few)."""
-    return tuple(int(d.id) for d in mesh.devices.flat)
-
-
 def leaf_bytes(leaf: TreeLeaf) -> tuple[tuple[int, ...], int]:
     """(device ids, bytes each holds) of a leaf: from the mesh and spec alone for an even
     NamedSharding (no geometry), else from its Layout."""
     from jax.sharding import NamedSharding
 
     s = leaf.sharding
-    if isinstance(s, NamedSharding) and not spec_mod.unreduced_of(s.spec):
-        sizes = dict(zip(s.mesh.axis_names, s.mesh.devices.shape, strict=True))
-        norm = spec_mod.normalize(spec_entries(s.spec), len(leaf.shape))
-        n = 1
-        for dim, entry in zip(leaf.shape, norm, strict=True):
-            cut = int(np.prod([sizes[a] for a in entry], dtype=np.int64)) if entry else 1
-            n *= dim // cut
-        return _mesh_ids(s.mesh), -(-n * leaf.itemsize_bits // 8)
+    if isinstance(s, NamedSharding):
+        found = _named_bytes(s, leaf.shape, leaf.itemsize_bits)
+        if found is not None:
+            return found
     lay = leaf.layout
     return tuple(d.id for d in lay.devices), lay.bytes_per_device
+
+
+@functools.lru_cache(maxsize=4096)
+def _named_bytes(s: Any, shape: tuple[int, ...], bits: int) -> tuple[tuple[int, ...], int] | None:
+    """leaf_bytes of an even NamedSharding from its mesh and spec (None for an unreduced one),
+    once per sharding, shape and dtype width: a model's leaves share a few of each."""
+    if spec_mod.unreduced_of(s.spec):
+        return None
+    sizes = dict(zip(s.mesh.axis_names, mesh_mod.mesh_sizes(s.mesh), strict=True))
+    n = 1
+    for dim, entry in zip(shape, spec_mod.normalize(spec_entries(s.spec), len(shape)), strict=True):
+        n *= dim // math.prod(sizes[a] for a in entry)
+    return mesh_mod.mesh_ids(s.mesh), -(-n * bits // 8)
 
 
 def per_device(leaves: Sequence[TreeLeaf]) -> dict[int, int]:
     """Device id -> bytes it holds of these leaves (each shard counted on each holder; int4
     packed as XLA stores it)."""
-    total: dict[int, int] = {}
-    for leaf in leaves:
+    ids, table = bytes_by_group(leaves, [0] * len(leaves), 1)
+    return dict(zip(ids, table[0].tolist(), strict=True))
+
+
+def bytes_by_group(
+    leaves: Sequence[TreeLeaf], groups: Sequence[int], n_groups: int
+) -> tuple[list[int], np.ndarray]:
+    """(every holder's device id, sorted; ``table[g, i]``: the bytes the leaves of group g put
+    on device ``ids[i]``). Leaves on one mesh share its ids tuple (cached per mesh), so the
+    sums are taken per mesh and spread over its devices once: 1,000 leaves at 4,096 devices
+    cost 4,096 additions per group, not 4 million."""
+    holders: dict[int, tuple[int, ...]] = {}  # id() of an ids tuple -> the tuple (kept alive)
+    sums: dict[int, dict[int, int]] = {}
+    for leaf, g in zip(leaves, groups, strict=True):
         ids, b = leaf_bytes(leaf)
-        for d in ids:
-            total[d] = total.get(d, 0) + b
-    return dict(sorted(total.items()))
+        holders[id(ids)] = ids
+        row = sums.setdefault(id(ids), {})
+        row[g] = row.get(g, 0) + b
+    all_ids = np.array(sorted(set().union(*holders.values())), np.int64)
+    table = np.zeros((n_groups, len(all_ids)), np.int64)
+    for k, row in sums.items():
+        cols = np.searchsorted(all_ids, np.array(holders[k], np.int64))
+        for g, b in row.items():
+            table[g, cols] += b
+    return all_ids.tolist(), table

@@ -225,7 +225,8 @@ def _short(x: Any, limit: int = 60) -> str:
 def mesh_of(leaves: tuple[TreeLeaf, ...]) -> Any:
     """The mesh of the first leaf laid out on one (the tree's own mesh); else a mesh made by
     ``jax.make_mesh`` for the first AbstractMesh a ShapeDtypeStruct names (``jax.eval_shape``
-    under ``jax.set_mesh``); None when no leaf has a mesh."""
+    under ``jax.set_mesh``), or that AbstractMesh itself (a plan) when it has more positions
+    than the kernel has devices; None when no leaf has a mesh."""
     import jax
     from jax.sharding import NamedSharding
 
@@ -239,25 +240,55 @@ def mesh_of(leaves: tuple[TreeLeaf, ...]) -> Any:
     if abstract is None:
         return None
     sizes = tuple(int(n) for n in abstract.axis_sizes)
+    if int(np.prod(sizes)) > len(jax.devices()):
+        return abstract  # more positions than the kernel has devices: a plan
+
     return jax.make_mesh(sizes, tuple(abstract.axis_names), axis_types=abstract.axis_types)
 
 
 def on_mesh(leaves: tuple[TreeLeaf, ...], mesh: Any) -> tuple[TreeLeaf, ...]:
     """Leaves whose sharding names an AbstractMesh, placed on ``mesh`` (the same spec) when it
     has that mesh's axes and sizes, else shown unplaced on the default device: a layout needs
-    devices. Other leaves as they are."""
+    devices. Other leaves as they are. On a planned ``mesh`` (an AbstractMesh):
+    :func:`on_plan`."""
     import jax
     from jax.sharding import NamedSharding
 
+    from .mesh import is_planned, mesh_sizes
+
+    if is_planned(mesh):
+        return on_plan(leaves, mesh)
     out = []
     for leaf in leaves:
         s = leaf.sharding
         if not isinstance(s, NamedSharding) or isinstance(s.mesh, jax.sharding.Mesh):
             out.append(leaf)
             continue
-        same = dict(zip(s.mesh.axis_names, s.mesh.axis_sizes, strict=True)) == dict(
-            zip(mesh.axis_names, mesh.devices.shape, strict=True)
-        )
+        same = _axes(s.mesh) == dict(zip(mesh.axis_names, mesh_sizes(mesh), strict=True))
         placed = NamedSharding(mesh, s.spec) if same else _default_sharding()
         out.append(dataclasses.replace(leaf, sharding=placed, placed=same))
+    return tuple(out)
+
+
+def _axes(mesh: Any) -> dict[str, int]:
+    from .mesh import mesh_sizes
+
+    return dict(zip(mesh.axis_names, mesh_sizes(mesh), strict=True))
+
+
+def on_plan(leaves: tuple[TreeLeaf, ...], plan: Any) -> tuple[TreeLeaf, ...]:
+    """Every leaf as shapes on the AbstractMesh ``plan`` (``abstract``: no data, a jax.Array
+    taken as its shape): a NamedSharding whose mesh has the plan's axes and sizes keeps its
+    spec there; any other leaf is replicated on the plan, ``placed=False`` (as ``jax.jit``
+    replicates an input it is given no sharding for)."""
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    axes = _axes(plan)
+    replicated = NamedSharding(plan, PartitionSpec())  # type: ignore[no-untyped-call]
+    out = []
+    for leaf in leaves:
+        s = leaf.sharding
+        same = isinstance(s, NamedSharding) and leaf.placed and _axes(s.mesh) == axes
+        sharding = NamedSharding(plan, s.spec) if same else replicated
+        out.append(dataclasses.replace(leaf, sharding=sharding, placed=same, abstract=True))
     return tuple(out)

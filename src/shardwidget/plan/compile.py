@@ -176,8 +176,18 @@ def plan(
     import time
 
     t0 = time.perf_counter()
-    n = int(np.prod(mesh.axis_sizes))
     text = lower(f, args, mesh, in_specs, out_specs, mode)
+    return compile_text(text, mesh, timeout, t0)
+
+
+def compile_text(text: str, mesh: Any, timeout: float | None = None, t0: float = 0.0) -> Plan:
+    """The Plan of a lowered module's text (:func:`lower`, or a function view's own lowering)
+    for ``mesh``, compiled in the planning helper; ``t0``: when the plan began
+    (``time.perf_counter()``; 0: now). PlanError in words when the helper cannot answer."""
+    import time
+
+    t0 = t0 or time.perf_counter()
+    n = int(np.prod(mesh.axis_sizes))
     h = _helper.helper(n)
     reply = h.compile(text, timeout or _helper.TIMEOUT_S)
     names, sizes = tuple(mesh.axis_names), tuple(int(s) for s in mesh.axis_sizes)

@@ -475,10 +475,15 @@ def marks(svg: Svg, x0: float, y0: float, width: float) -> float:
 
 # ------------------------------------------------------------------------------ function views
 def function_svg(
-    res: TraceResult, *, name: str = "f", width: int = 760, n_devices: int | None = None
+    res: TraceResult,
+    *,
+    name: str = "f",
+    width: int = 760,
+    n_devices: int | None = None,
+    note: str = "",
 ) -> str:
     """The picture of a function view: each input and output leaf's layout, the collectives XLA
-    inserted, memory per device."""
+    inserted, memory per device; ``note`` under the title (what a plan is)."""
     if n_devices is None:
         import jax
 
@@ -488,6 +493,9 @@ def function_svg(
     axes = " × ".join(f"{n}={s}" for n, s in zip(st.axis_names, st.mesh_shape, strict=False))
     svg.text(12, 20, f"{name} · {res.mode} · mesh {axes}", size=14, mono=True, weight="bold")
     y = 34.0
+    if note:
+        svg.text(12, 36, note if len(note) <= 120 else note[:119] + "…", size=11, fill="#8250df")
+        y += 16
     leaves = [
         (f"in {p}", layout_of_sharding(s, tuple(shape), dt))
         for p, s, shape, dt in zip(

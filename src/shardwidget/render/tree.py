@@ -11,6 +11,7 @@ import html
 import re
 from typing import Any
 
+from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
 from ..model.units import fmt_bytes
 from .colors import PALETTE16
@@ -19,7 +20,8 @@ TOP = 12  # leaves listed, largest first
 
 
 def _mesh_text(mesh: Any) -> str:
-    return " × ".join(f"{n}={s}" for n, s in zip(mesh.axis_names, mesh.devices.shape, strict=True))
+    sizes = mesh_mod.mesh_sizes(mesh)
+    return " × ".join(f"{n}={s}" for n, s in zip(mesh.axis_names, sizes, strict=True))
 
 
 def _rows(view: Any) -> list[tuple[str, str, str, str, int, bool]]:
@@ -49,7 +51,8 @@ def text(view: Any) -> str:
     lines = [
         f"ShardView(tree): {len(rows)} array leaves"
         + (f", {len(view.static)} static" if view.static else "")
-        + f" · mesh {_mesh_text(view.mesh)}",
+        + f" · mesh {_mesh_text(view.mesh)}"
+        + (f" · {view.planned}" if view.planned else ""),
         f"per device: max {fmt_bytes(top)} (device {most[0] if most else '-'})"
         + f", min {fmt_bytes(min(per.values()) if per else 0)}",
     ]
@@ -123,10 +126,20 @@ def memory_svg(
 
 
 def tree_svg(view: Any, leaf_svg: str, width: int = 760) -> str:
-    """The tree view's picture: the memory chart, then the selected leaf's array picture."""
+    """The tree view's picture: the memory chart, then the selected leaf's array picture; a
+    plan's first line says what it is ("planned on AbstractMesh (32, 8) · no devices")."""
     memory, groups = view.memory
     hw = view.hardware_preset
     chart, height = memory_svg(memory, groups, hw.hbm_bytes, hw.name, width)
+    badge = ""
+    if view.planned:
+        badge = (
+            f'<text x="12" y="14" font-size="12" font-weight="600" font-family="sans-serif" '
+            f'fill="#8250df">{html.escape(view.planned)} · estimates for '
+            f"{html.escape(hw.name)}</text>"
+        )
+        chart = f'<g transform="translate(0 20)">{chart}</g>'
+        height += 20
     m = re.search(r'height="(\d+)"', leaf_svg)
     leaf_h = int(m.group(1)) if m else 0
     path = view.leaves[view.selected].path
@@ -137,9 +150,11 @@ def tree_svg(view: Any, leaf_svg: str, width: int = 760) -> str:
     leaf = leaf_svg.replace("<svg ", f'<svg x="0" y="{height + 14:.0f}" ', 1)
     total = height + 14 + leaf_h
     label = f"{len(view.leaves)} array leaves, mesh {_mesh_text(view.mesh)}"
+    if view.planned:
+        label += f", {view.planned}"
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" '
         f'width="{width}" height="{total:.0f}" viewBox="0 0 {width} {total:.0f}" role="img" '
         f'aria-label="{html.escape(label)}"><title>{html.escape(label)}</title>'
-        f'<rect width="100%" height="100%" fill="#ffffff"/>{chart}{head}{leaf}</svg>'
+        f'<rect width="100%" height="100%" fill="#ffffff"/>{badge}{chart}{head}{leaf}</svg>'
     )

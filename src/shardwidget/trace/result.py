@@ -173,7 +173,7 @@ class TraceResult:
     output - alias + temp). Empty when XLA gives no analysis."""
     flops: float | None
     compiled: Any = field(repr=False)
-    """The jax.stages.Compiled executable."""
+    """The jax.stages.Compiled executable (None for a plan: compiled in the planning helper)."""
     hlo_text: str = field(repr=False)
     """The per-device HLO XLA compiled."""
     in_paths: list[str] = field(default_factory=list)
@@ -193,6 +193,8 @@ class TraceResult:
     jaxpr: str = field(default="", repr=False)
     """The jaxpr of the traced program as text (``str(jax.make_jaxpr(f)(*args))`` for the
     arguments laid out; Explicit axes show in its types, e.g. ``f32[8@x,4]``)."""
+    bytes_accessed: float | None = None
+    """Bytes read and written per device, where no executable is at hand to ask (a plan)."""
     notes: dict[str, list[str]] = field(default_factory=dict, repr=False)
     """{"in": [...], "out": [...]}: a line in words per leaf where the layout needs one
     (pmap's); empty otherwise."""

@@ -8,9 +8,8 @@ over). :meth:`Traced.run` compiles for one :class:`TraceState` and returns a :cl
   lets XLA choose;
 - mode ``"shard_map"``: ``jax.jit(jax.shard_map(g, mesh=…, in_specs=…, out_specs=…))``.
 
-Everything runs inside ``jax.set_mesh(mesh)``, so functions written for Explicit axes
-(``reshard(x, P('y'))``, ``out_sharding=P(...)``) see the view's mesh. Results are cached per
-state; the user's arguments are never donated or changed.
+Everything runs inside ``jax.set_mesh(mesh)`` (``_jax.mesh_context``), so code for Explicit axes
+(``reshard(x, P('y'))``) sees the view's mesh. Results are cached per state, arguments unchanged.
 """
 
 from __future__ import annotations
@@ -207,7 +206,7 @@ class Traced:
             mesh = self.mesh(state)
             structs = self._structs(state, mesh)
             try:
-                with jax.set_mesh(mesh):
+                with _jax.mesh_context(mesh):
                     if self.mode == "jit":
                         outs = jax.eval_shape(self._under_name(self._call), *structs)
                     else:
@@ -412,13 +411,6 @@ class Traced:
             for lf, s in zip(self.leaves, state.in_specs, strict=True)
         ]
 
-    def _shard_mapped(self, state: TraceState, mesh: Any) -> Any:
-        import jax
-
-        in_specs = tuple(spec_mod.to_partition_spec(s) for s in state.in_specs)
-        out_specs = tuple(spec_mod.to_partition_spec(s or ()) for s in state.out_specs)
-        return jax.shard_map(self._named, mesh=mesh, in_specs=in_specs, out_specs=out_specs)
-
     # -- validation with messages that name the leaf
     def validate(self, state: TraceState) -> None:
         """Cheap checks (no tracing or compiling): the mesh, every input spec against its leaf,
@@ -496,28 +488,37 @@ class Traced:
             self.run(res)
         return res
 
-    def _compile(self, state: TraceState) -> TraceResult:
+    def stage(self, state: TraceState) -> tuple[Any, list[Any], list[Any], list[Any], Any]:
+        """(mesh, input shardings, output dtypes, output shapes, the traced stage) of state: f
+        jitted (shard_map mode: its shard_map) for state's layout, traced under the mesh."""
         import jax
         from jax.sharding import NamedSharding
 
-        t0 = time.perf_counter()
         mesh = self.mesh(state)
         structs = self._structs(state, mesh)
         in_sh = [s.sharding for s in structs]
-        with jax.set_mesh(mesh):
+        with _jax.mesh_context(mesh):
             self.check_outputs(state)
             _, out_dtypes = self.output_info(state)
             out_shapes = self.global_out_shapes(state)
-            if self.mode == "jit":
-                out_sh = tuple(
-                    None if s is None else NamedSharding(mesh, spec_mod.to_partition_spec(s))
-                    for s in state.out_specs
-                )
-                jf = jax.jit(self._named, in_shardings=tuple(in_sh), out_shardings=out_sh)
+            to = spec_mod.to_partition_spec
+            if self.mode != "jit":
+                ins = tuple(to(s) for s in state.in_specs)
+                outs = tuple(to(s or ()) for s in state.out_specs)
+                sm = jax.shard_map(self._named, mesh=mesh, in_specs=ins, out_specs=outs)
+                jf = jax.jit(sm, in_shardings=tuple(in_sh))
             else:
-                jf = jax.jit(self._shard_mapped(state, mesh), in_shardings=tuple(in_sh))
+                out = [s if s is None else NamedSharding(mesh, to(s)) for s in state.out_specs]
+                jf = jax.jit(self._named, in_shardings=tuple(in_sh), out_shardings=tuple(out))
             self._check_jit_args(structs)
-            traced = jf.trace(*structs)
+            return mesh, in_sh, out_dtypes, out_shapes, jf.trace(*structs)
+
+    def _compile(self, state: TraceState) -> TraceResult:
+        import jax
+
+        t0 = time.perf_counter()
+        mesh, in_sh, out_dtypes, out_shapes, traced = self.stage(state)
+        with _jax.mesh_context(mesh):
             compiled = traced.lower().compile()
         compile_ms = (time.perf_counter() - t0) * 1e3
         constraints: list[Constraint] = []

@@ -150,12 +150,18 @@ class ShardView(anywidget.AnyWidget):
         """Whether ``ShardView(obj, ...)`` makes this kind of view."""
         return False
 
+    @classmethod
+    def _accepts_call(cls, obj: Any, kwargs: dict[str, Any]) -> bool:
+        """Whether ``ShardView(obj, **kwargs)`` makes this kind of view (default: as
+        :meth:`_accepts` says for obj alone)."""
+        return cls._accepts(obj)
+
     def __new__(cls, obj: Any = None, /, *args: Any, **kwargs: Any) -> Any:
         """Pick the subclass: a callable first argument makes a FunctionView, anything else an
         ArrayView (the first registered kind that accepts obj); Python then runs that
         subclass's ``__init__``."""
         if cls is ShardView:
-            cls = next(k for k in ShardView._KINDS if k._accepts(obj))
+            cls = next(k for k in ShardView._KINDS if k._accepts_call(obj, kwargs))
         return super().__new__(cls)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

@@ -20,6 +20,7 @@ import traitlets
 from .. import wire
 from ..model import spec as spec_mod
 from ..model.layout import _dtype_name, layout_of
+from ..model.mesh import is_planned
 from ..model.summary import Summary, plan_for
 from ..model.tiles import LeafStats
 from ..render import text
@@ -116,12 +117,18 @@ class FunctionView(CostMixin, ShardView):
         if pmap_mod.pmapped_of(f) is not None:  # pmap fixes its own mesh and layout
             self._traced = pmap_mod.PmapTraced(f, args, kwargs, self._devices, own.get("mode"))
             mode = "pmap"
+        elif is_planned(kwargs.get("mesh")):  # a plan: compiled in the planning helper
+            from ..plan.traced import PlanTraced
+
+            plan_mesh = kwargs.pop("mesh")
+            self._traced = PlanTraced(f, args, kwargs, mode, self._devices, plan_mesh=plan_mesh)
         else:
             self._traced = trace_mod.Traced(f, args, kwargs, mode, self._devices)
         self._with_stats = bool(own.get("stats", True))
         # Statistics without a compile per layout: inputs from their arguments' tiles (kept for
         # the view's life: the arguments never change), outputs where their shards sit.
-        self._leaf_stats = LeafStats(len(self._devices), wire.values_budget(len(self._devices)))
+        n = self._n_devices()
+        self._leaf_stats = LeafStats(n, wire.values_budget(n))
         # The statistics of each layout that ran (host data, as many as the compile cache):
         # going back to one needs no run, and the view keeps no device arrays for it.
         self._summaries: OrderedDict[result_mod.TraceState, list[list[Summary]]] = OrderedDict()
@@ -132,7 +139,7 @@ class FunctionView(CostMixin, ShardView):
         base = (
             self._traced.own
             if isinstance(self._traced, pmap_mod.PmapTraced)
-            else trace_mod.default_state(self._traced, len(self._devices))
+            else self._default_state()
         )
         self._original = base
         self._set_traits(base.to_wire())
@@ -161,6 +168,23 @@ class FunctionView(CostMixin, ShardView):
         rerun.register(self)
 
     # ---------------------------------------------------------------- public API
+    @property
+    def planned(self) -> str:
+        """For a plan (``mesh=AbstractMesh(...)``), what it is in words: "planned on
+        AbstractMesh (32, 8) · no devices · planned: compiled by XLA's CPU compiler for 256
+        simulated devices…"; "" for a view on the kernel's devices."""
+        return str(getattr(self._traced, "note", ""))
+
+    def _n_devices(self) -> int:
+        """The devices layouts span: the kernel's, or a plan's positions."""
+        return int(getattr(self._traced, "n_positions", len(self._devices)))
+
+    def _default_state(self) -> result_mod.TraceState:
+        """The layout the view starts from (the inputs' own; a plan's mesh for a plan)."""
+        if hasattr(self._traced, "plan_mesh"):
+            return self._traced.default_state()  # type: ignore[attr-defined, no-any-return]
+        return trace_mod.default_state(self._traced, len(self._devices))
+
     @property
     def fn_name(self) -> str:
         """The function's name (``f.__name__``, or its type's name)."""
@@ -216,6 +240,7 @@ class FunctionView(CostMixin, ShardView):
             kwargs=kwargs,
             out=self._traced.out_template(st),
             in_memory=[getattr(sh, "memory_kind", None) for sh in res.in_shardings],
+            planned=bool(self.planned),
         )
 
     def to_svg(self, width: int = 760) -> str:
@@ -227,7 +252,11 @@ class FunctionView(CostMixin, ShardView):
         if self._result is None:
             raise ValueError(f"nothing compiled to draw: {self.error or 'no layout yet'}")
         return function_svg(
-            self._result, name=self.fn_name, width=width, n_devices=len(self._devices)
+            self._result,
+            name=self.fn_name,
+            width=width,
+            n_devices=self._n_devices(),
+            note=self.planned,
         )
 
     def _picture_name(self) -> str:
@@ -248,13 +277,12 @@ class FunctionView(CostMixin, ShardView):
         return save_function_view(self, path)
 
     def __repr__(self) -> str:
-        return text.render_trace(
-            self.fn_name,
-            self.mode,
-            dict(zip(self.axis_names, self.mesh_shape, strict=False)),
-            self.error,
-            self._result,
-        )
+        mesh = dict(zip(self.axis_names, self.mesh_shape, strict=False))
+        out = text.render_trace(self.fn_name, self.mode, mesh, self.error, self._result)
+        if not self.planned:
+            return out
+        head, _, rest = out.partition("\n")
+        return "\n".join([head, f"  {self.planned}", *([rest] if rest else [])])
 
     def _static_html(self) -> str:
         from ..render.snapshot import picture_html
@@ -281,7 +309,7 @@ class FunctionView(CostMixin, ShardView):
         # None (as jax.jit's unspecified shardings): each input's own spec where it has one on
         # the view's mesh, and the outputs' defaults (XLA chooses; shard_map: see complete).
         if "in_specs" in changes and changes["in_specs"] is None:
-            own = trace_mod.default_state(self._traced, len(self._devices))
+            own = self._default_state()
             d["in_specs"] = [
                 spec_mod.to_wire(s) if own.mesh_key[1] == tuple(d["axis_names"]) else None
                 for s in own.in_specs
@@ -432,13 +460,16 @@ class FunctionView(CostMixin, ShardView):
     def _publish_options(self) -> None:
         opts = wire.trace_options(
             self._traced,
-            n_devices=len(self._devices),
-            platform=self._devices[0].platform,
-            memory_kinds=[m.kind for m in self._devices[0].addressable_memories()],
+            n_devices=self._n_devices(),
+            platform="planned" if self.planned else self._devices[0].platform,
+            memory_kinds=["device"]
+            if self.planned
+            else [m.kind for m in self._devices[0].addressable_memories()],
             original=self._original,
             outputs=self._out_leaves,
         )
         opts["mode"] = self.mode  # "pmap" for a pmap'd function (traced as jit of it)
+        opts["planned"] = self.planned
         own = self._traced.own_mesh
         if own is not None and own.devices.size < len(self._devices):  # a sub-mesh: offer both
             from ..model.mesh import all_factorizations
@@ -552,7 +583,7 @@ class FunctionView(CostMixin, ShardView):
         if known is not None:
             self._trace_stats = wire.trace_stats(known[0], key=self._key, inputs=known[1])
             return
-        n = len(self._devices)
+        n = self._n_devices()
         sides: list[list[Summary]] = []
         pixels = wire.thumb_pixel_budget(n)
         for side, leaves, is_input in (

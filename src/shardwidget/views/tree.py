@@ -41,6 +41,7 @@ INIT_KWARGS = (
     "large_bytes",
     "stats",
     "selected",
+    "spec",
 )
 
 
@@ -95,7 +96,14 @@ class TreeView(ShardView):
     tree's own, else one axis ``x`` of every device), ``rules``, ``logical_rules``, ``name``
     (the variable :attr:`code` rebinds, "params"), ``hardware`` (the preset whose HBM the
     memory chart marks), ``large_bytes`` (replicated leaves from this size on are flagged),
-    ``selected`` (the leaf shown in the device grid), ``stats=False`` (no per-shard data).
+    ``selected`` (the leaf shown in the device grid), ``stats=False`` (no per-shard data),
+    ``spec`` (a lone array or ShapeDtypeStruct: its own layout on ``mesh``).
+
+    ``mesh=jax.sharding.AbstractMesh(...)`` makes a plan for a pod the kernel need not have: the
+    leaves are taken as their shapes (jax.Arrays too; nothing is placed or allocated), devices
+    are the mesh's positions 0…N-1 (row-major), and layouts, :attr:`per_device` and the
+    pictures come from the specs and the mesh alone; per-shard statistics say "planned: no
+    data". ``ShardView(x, mesh=AbstractMesh(...), spec=P(...))`` plans one array.
     """
 
     _KIND_RANK = 50  # after the function view (a callable is a function), before arrays
@@ -105,6 +113,14 @@ class TreeView(ShardView):
         """A pytree of jax.Arrays / ShapeDtypeStructs that is not itself an array or a
         function: ``ShardView(params)``."""
         return is_tree(obj)
+
+    @classmethod
+    def _accepts_call(cls, obj: Any, kwargs: dict[str, Any]) -> bool:
+        """A tree, or a lone jax.Array planned on an AbstractMesh (``mesh=``): its shape."""
+        import jax
+
+        planned = mesh_mod.is_planned(kwargs.get("mesh"))
+        return is_tree(obj) or (planned and isinstance(obj, jax.Array))
 
     STATE_TRAITS: ClassVar[tuple[str, ...]] = STATE_TRAITS
     REQUEST_TYPE: ClassVar[str] = "tree_request"
@@ -175,7 +191,12 @@ class TreeView(ShardView):
         mesh = mesh if mesh is not None else mesh_of(self._flat.leaves)
         if mesh is None:
             mesh = mesh_mod.build_mesh((len(self._devices),), ("x",), ("auto",))
-        self._flat = dataclasses.replace(self._flat, leaves=on_mesh(self._flat.leaves, mesh))
+        leaves = on_mesh(self._flat.leaves, mesh)
+        if kwargs.get("spec") is not None:
+            if len(leaves) != 1:
+                raise ValueError("spec= lays out one array; give a tree rules= instead")
+            leaves = (rules_mod.with_spec(leaves[0], mesh, kwargs["spec"]),)
+        self._flat = dataclasses.replace(self._flat, leaves=leaves)
         self._own_mesh = mesh
         self._mesh = mesh
         self._applied = rules_mod.Applied(self._flat.leaves, ("",) * len(self._flat.leaves))
@@ -190,7 +211,7 @@ class TreeView(ShardView):
         self.hardware = hw.name
         self.large_bytes = int(kwargs.get("large_bytes", 1 << 20))
         st = TreeState(
-            tuple(int(s) for s in mesh.devices.shape),
+            mesh_mod.mesh_sizes(mesh),
             tuple(str(a) for a in mesh.axis_names),
             tuple(mesh_mod.mesh_axis_types(mesh)),
             rules_mod.make_rules(kwargs.get("rules")),
@@ -221,9 +242,16 @@ class TreeView(ShardView):
         return rules_mod.per_device(self._applied.leaves)
 
     @property
+    def planned(self) -> str:
+        """For a plan (its mesh an AbstractMesh: no devices, no data), what it is in words:
+        "planned on AbstractMesh (32, 8) · no devices"; "" for a view on the kernel's devices."""
+        return mesh_mod.planned_text(self._mesh) if mesh_mod.is_planned(self._own_mesh) else ""
+
+    @property
     def mesh(self) -> Any:
-        """The jax Mesh the rules lay out on. Setting it re-lays out with the same rules on the
-        new mesh (its own device order kept); ValueError, nothing changed, when a rule does not
+        """The jax Mesh (an AbstractMesh for a plan) the rules lay out on. Setting it re-lays
+        out with the same rules on the new mesh (its own device order kept; a plan takes an
+        AbstractMesh of as many positions); ValueError, nothing changed, when a rule does not
         fit it (an axis it lacks, a dimension its axes do not divide)."""
         return self._mesh
 
@@ -231,7 +259,11 @@ class TreeView(ShardView):
     def mesh(self, mesh: Any) -> None:
         import jax
 
-        if not isinstance(mesh, jax.sharding.Mesh):
+        if self.planned:
+            if not mesh_mod.is_planned(mesh) or mesh.size != self._own_mesh.size:
+                n = self._own_mesh.size
+                raise ValueError(f"a plan of {n} positions takes an AbstractMesh of {n}")
+        elif not isinstance(mesh, jax.sharding.Mesh):
             raise ValueError(f"mesh must be a jax.sharding.Mesh, got {type(mesh).__name__}")
         before = self._own_mesh
         self._own_mesh = mesh  # _mesh_for picks it for its own shape, names and types
@@ -239,7 +271,7 @@ class TreeView(ShardView):
             self._change(
                 dataclasses.replace(
                     self._shown,
-                    mesh_shape=tuple(int(n) for n in mesh.devices.shape),
+                    mesh_shape=mesh_mod.mesh_sizes(mesh),
                     axis_names=tuple(str(a) for a in mesh.axis_names),
                     axis_types=tuple(mesh_mod.mesh_axis_types(mesh)),
                 )
@@ -276,11 +308,18 @@ class TreeView(ShardView):
     def tree(self) -> Any:
         """The tree laid out as shown: the leaves whose layout changed placed with
         ``jax.device_put`` (a ShapeDtypeStruct gets the sharding), the others the user's own.
-        Made when asked for; the view keeps no copy."""
+        Made when asked for; the view keeps no copy. A plan: every array leaf as a
+        ShapeDtypeStruct with its sharding on the AbstractMesh (nothing placed)."""
         import jax
 
         flat = self._require_flat()
         values = list(flat.values)
+        if self.planned:
+            for leaf in self._applied.leaves:
+                values[leaf.index] = jax.ShapeDtypeStruct(  # type: ignore[no-untyped-call]
+                    leaf.shape, leaf.dtype, sharding=leaf.sharding
+                )
+            return jax.tree_util.tree_unflatten(flat.treedef, values)
         changed = self._changed_leaves()
         for i in changed:
             leaf = self._applied.leaves[i]
@@ -374,11 +413,15 @@ class TreeView(ShardView):
     def _mesh_for(self, st: TreeState) -> Any:
         own = self._own_mesh
         if (
-            st.mesh_shape == tuple(own.devices.shape)
+            st.mesh_shape == mesh_mod.mesh_sizes(own)
             and st.axis_names == tuple(own.axis_names)
             and st.axis_types == tuple(mesh_mod.mesh_axis_types(own))
         ):
             return own
+        if self.planned:
+            return mesh_mod.build_abstract_mesh(
+                st.mesh_shape, st.axis_names, st.axis_types, own.size
+            )
         return mesh_mod.build_mesh(st.mesh_shape, st.axis_names, st.axis_types, self._devices)
 
     def _check(self, st: TreeState) -> None:
@@ -416,6 +459,7 @@ class TreeView(ShardView):
             key=self._key,
             mesh_text=mesh_text,
             code=self.code,
+            planned=self.planned,
         )
         pick = self._pick if self._pick is not None else self.selected
         self._pick = None
@@ -424,6 +468,10 @@ class TreeView(ShardView):
         self._set_traits({**st.to_wire(), "error": "", "_tree": payload, "selected": pick})
         self._publish_selected()
         self._remember(st)
+
+    def _n_devices(self) -> int:
+        """The devices the view lays out over: the kernel's, or a plan's positions."""
+        return int(self._own_mesh.size) if self.planned else len(self._devices)
 
     def _state_label(self, st: Any) -> str:
         mesh = " × ".join(f"{n}={s}" for n, s in zip(st.axis_names, st.mesh_shape, strict=False))
@@ -490,8 +538,8 @@ class TreeView(ShardView):
             lay, key=self._key, source=source, note="", local_process=jax.process_index()
         )
         options = wire.options(
-            n_devices=len(self._devices),
-            platform=self._devices[0].platform,
+            n_devices=self._n_devices(),
+            platform="planned" if self.planned else self._devices[0].platform,
             shape=list(leaf.shape),
             dtype=lay.dtype,
             memory_kinds=["device"],
@@ -507,6 +555,8 @@ class TreeView(ShardView):
         """Statistics of leaf i as shown: placed for this, and released at once."""
         leaf = self._applied.leaves[i]
         n = len(lay.blocks)
+        if self.planned:
+            return Summary.unavailable(n, "planned: no data")
         if not self._with_stats:
             return Summary.unavailable(n, "statistics are off (stats=False)")
         if leaf.abstract:
@@ -563,7 +613,7 @@ class TreeView(ShardView):
             summ = shown[2]
         elif compute:
             summ = self._summarize(i, lay)
-        leaf = array_svg(lay, summ, dims, width=width, n_devices=len(self._devices))
+        leaf = array_svg(lay, summ, dims, width=width, n_devices=self._n_devices())
         return tree_svg(self, leaf, width)
 
     def _picture_name(self) -> str:
@@ -575,6 +625,8 @@ class TreeView(ShardView):
 
         leaf = self._applied.leaves[self.selected]
         caption = f"{len(self._applied.leaves)} array leaves · mesh {self._tree.get('mesh', '')}"
+        if self.planned:
+            caption += f" · {self.planned}"
         caption += f" · leaf {leaf.path}"
         return snapshot.picture_html(self._svg(compute=False), self.error, repr(self), caption)
 

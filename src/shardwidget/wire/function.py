@@ -53,6 +53,8 @@ class TraceOptions(TypedDict):
     run_disabled: str
     static: NotRequired[str]
     """Why the controls cannot re-compile: a saved page, or several processes."""
+    planned: NotRequired[str]
+    """What a plan is, in words (``mesh=AbstractMesh(...)``); "" on the kernel's devices."""
 
 
 class TraceLeaf(TypedDict):

@@ -5,13 +5,16 @@ array view's ``_layout`` / ``_stats`` / ``_options`` (:mod:`.array`)."""
 
 from __future__ import annotations
 
+import functools
+import math
 import re
 from collections.abc import Sequence
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
 from .._jax import spec_entries
+from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
-from ..model.rules import Applied, leaf_bytes
+from ..model.rules import Applied, bytes_by_group, leaf_bytes
 from ..model.tree import StaticLeaf, TreeLeaf
 
 
@@ -52,6 +55,7 @@ class TreeWire(TypedDict):
     memory: TreeMemory
     mesh: str  # "data=4 × model=2"
     code: str
+    planned: str  # "planned on AbstractMesh (32, 8) · no devices"; "" on the kernel's devices
 
 
 class TreeRequestMsg(TypedDict):
@@ -85,16 +89,16 @@ def replication(leaf: TreeLeaf) -> int:
 
     s = leaf.sharding
     if isinstance(s, NamedSharding) and not spec_mod.unreduced_of(s.spec):
-        used = {
-            a for entry in spec_mod.normalize(spec_entries(s.spec), len(leaf.shape)) for a in entry
-        }
-        sizes = dict(zip(s.mesh.axis_names, s.mesh.devices.shape, strict=True))
-        rep = 1
-        for a, n in sizes.items():
-            if a not in used:
-                rep *= int(n)
-        return rep
+        return _named_replication(s, len(leaf.shape))
     return leaf.layout.replication
+
+
+@functools.lru_cache(maxsize=1024)
+def _named_replication(s: Any, ndim: int) -> int:
+    """replication of a NamedSharding (once per sharding and rank: leaves share them)."""
+    used = {a for entry in spec_mod.normalize(spec_entries(s.spec), ndim) for a in entry}
+    sizes = dict(zip(s.mesh.axis_names, mesh_mod.mesh_sizes(s.mesh), strict=True))
+    return math.prod(int(n) for a, n in sizes.items() if a not in used)
 
 
 def tree_payload(
@@ -104,13 +108,13 @@ def tree_payload(
     key: int,
     mesh_text: str,
     code: str,
+    planned: str = "",
 ) -> TreeWire:
     """``_tree`` for these laid-out leaves."""
     leaves = applied.leaves
     group_names: list[str] = []
     group_at: dict[str, int] = {}
     groups: list[int] = []
-    per: dict[int, dict[int, int]] = {}
     byte_col: list[int] = []
     specs: list[str] = []
     for leaf in leaves:
@@ -119,15 +123,11 @@ def tree_payload(
             group_at[g] = len(group_names)
             group_names.append(g)
         groups.append(group_at[g])
-        ids, b = leaf_bytes(leaf)
-        byte_col.append(b)
-        row = per.setdefault(group_at[g], {})
-        for d in ids:
-            row[d] = row.get(d, 0) + b
+        byte_col.append(leaf_bytes(leaf)[1])
         spec = leaf.spec
         nd = len(leaf.shape)
         specs.append(spec_mod.to_text(spec_mod.normalize(spec, nd)) if spec is not None else "")
-    ids_all = sorted({d for row in per.values() for d in row})
+    ids_all, table = bytes_by_group(leaves, groups, len(group_names))
     return {
         "key": key,
         "paths": [leaf.path for leaf in leaves],
@@ -143,12 +143,8 @@ def tree_payload(
         "sources": list(applied.sources),
         "abstract": [leaf.abstract for leaf in leaves],
         "static": [{"path": s.path, "kind": s.kind, "text": s.text} for s in static],
-        "memory": {
-            "ids": ids_all,
-            "by_group": [
-                [per.get(g, {}).get(d, 0) for d in ids_all] for g in range(len(group_names))
-            ],
-        },
+        "memory": {"ids": ids_all, "by_group": table.tolist()},
         "mesh": mesh_text,
         "code": code,
+        "planned": planned,
     }

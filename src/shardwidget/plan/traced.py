@@ -1,0 +1,166 @@
+"""A function view's compiles for a plan: ``ShardView(step, *args, mesh=AbstractMesh(...))``.
+
+:class:`PlanTraced` is the function view's :class:`~shardwidget.trace.traced.Traced` on an
+AbstractMesh: the same states, specs and checks, with the mesh's positions 0…N-1 as its
+devices. Each layout is traced and lowered here under the AbstractMesh
+(``lowering_platforms=("cpu",)``, no device touched) and compiled in the planning helper
+(:func:`.compile.compile_text`): the collectives, memory and FLOPs are those of a real XLA
+compile for N devices. Outputs XLA lays out itself are read back as specs on the plan's mesh
+(:mod:`.shardings`). Nothing is run: inputs and outputs are shapes, statistics say so.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from .. import _jax
+from ..model import mesh as mesh_mod
+from ..model import spec as spec_mod
+from ..trace.result import TraceResult, TraceState, jaxpr_text
+from ..trace.traced import Traced
+from . import compile as compile_mod
+from . import shardings
+from .helper import PlanError
+
+
+class PlanTraced(Traced):
+    """f and its arguments, compiled per layout for an AbstractMesh in the planning helper."""
+
+    def __init__(self, *traced: Any, plan_mesh: Any, timeout: float | None = None) -> None:
+        """``traced``: Traced's own arguments (f, args, kwargs, mode, devices); ``plan_mesh``:
+        the AbstractMesh; ``timeout``: seconds the helper may take per compile."""
+        self.plan_mesh = plan_mesh
+        self.n_positions = int(plan_mesh.size)
+        self.timeout = timeout
+        super().__init__(*traced)
+        self.own_mesh = None  # the plan's mesh is the view's mesh, whatever the inputs carry
+        self.run_disabled = (
+            f"planned: no data (compiled for {self.n_positions} positions in the planning "
+            "helper, never run)"
+        )
+        self.runnable = False
+
+    @property
+    def note(self) -> str:
+        """What a plan is, in words (the view's "planned" badge)."""
+        sizes = mesh_mod.mesh_sizes(self.plan_mesh)
+        shape = "(" + ", ".join(map(str, sizes)) + ("," if len(sizes) == 1 else "") + ")"
+        what = compile_mod.WHAT_A_PLAN_IS.format(n=self.n_positions)
+        return f"planned on AbstractMesh {shape} · no devices · {what}"
+
+    def _jit_in_shardings(self, args: Sequence[Any], kwargs: dict[str, Any]) -> list[Any]:
+        return [None] * len(self.leaves)  # (f.lower(...) would compile on the kernel's devices)
+
+    def default_state(self) -> TraceState:
+        """The plan's mesh; each input's own spec where its mesh has the plan's axes and sizes,
+        else replicated (as ``jax.jit`` replicates an input given no sharding)."""
+        from jax.sharding import NamedSharding
+
+        def axes(mesh: Any) -> dict[str, int]:
+            return dict(zip(mesh.axis_names, mesh_mod.mesh_sizes(mesh), strict=True))
+
+        specs = []
+        for lf in self.leaves:
+            sh: Any = getattr(lf.value, "sharding", None)
+            if isinstance(sh, NamedSharding) and axes(sh.mesh) == axes(self.plan_mesh):
+                specs.append(spec_mod.normalize(_jax.spec_entries(sh.spec), len(lf.shape)))
+            else:
+                specs.append(((),) * len(lf.shape))
+        m = self.plan_mesh
+        types = tuple(mesh_mod.mesh_axis_types(m))
+        return TraceState(mesh_mod.mesh_sizes(m), tuple(m.axis_names), types, tuple(specs), ())
+
+    def mesh(self, state: TraceState) -> Any:
+        """The AbstractMesh of state (the plan's own while state asks for it)."""
+        self.validate_mesh(state)
+        m = self.plan_mesh
+        own = (mesh_mod.mesh_sizes(m), tuple(m.axis_names), tuple(mesh_mod.mesh_axis_types(m)))
+        if state.mesh_key == own:
+            return m
+        return mesh_mod.build_abstract_mesh(
+            state.mesh_shape, state.axis_names, state.axis_types, self.n_positions
+        )
+
+    def mesh_devices(self, state: TraceState) -> list[Any]:
+        """The plan's positions (the view sizes its checks by their count)."""
+        return list(range(self.n_positions))
+
+    def validate_mesh(self, state: TraceState) -> None:
+        """ValueError when state's mesh is not a mesh of the plan's N positions."""
+        bad = [a for a in state.axis_names if mesh_mod.xla_unsafe(a)]
+        if bad:
+            raise ValueError(f"axis name {bad[0]!r}: XLA cannot compile a name that is not ASCII")
+        mesh_mod.validate_mesh(
+            state.mesh_shape,
+            state.axis_names,
+            state.axis_types,
+            self.n_positions,
+            max(mesh_mod.MAX_AXES, len(state.mesh_shape)),
+            where="the plan",
+        )
+
+    def _compile(self, state: TraceState) -> TraceResult:
+        t0 = time.perf_counter()
+        mesh, in_sh, out_dtypes, out_shapes, traced = self.stage(state)
+        with _jax.mesh_context(mesh):
+            text = str(traced.lower(lowering_platforms=("cpu",)).as_text(debug_info=True))
+        try:
+            pl = compile_mod.compile_text(text, mesh, self.timeout, t0)
+        except PlanError as e:
+            raise ValueError(str(e)) from None
+        c_out, notes = self._out_shardings(state, mesh, pl.output_shardings, out_shapes)
+        if self.mode == "shard_map":
+            local_out = self.output_info(state)[0]
+        else:
+            local_out = [tuple(s.shard_shape(x)) for s, x in zip(c_out, out_shapes, strict=True)]
+        m = pl.memory
+        ins = [tuple(s.shard_shape(lf.shape)) for s, lf in zip(in_sh, self.leaves, strict=True)]
+        return TraceResult(  # (fields in the order a plan knows them)
+            state=state,
+            mode=self.mode,
+            collectives=pl.collectives,
+            out_shardings=c_out,
+            in_shardings=in_sh,
+            local_shapes={"in": ins, "out": local_out},
+            out_shapes=out_shapes,
+            in_shapes=[lf.shape for lf in self.leaves],
+            out_dtypes=out_dtypes,
+            in_dtypes=[lf.dtype for lf in self.leaves],
+            constraints=[],
+            memory={
+                "argument": m["arguments"],
+                "output": m["outputs"],
+                "alias": m["aliased"],
+                "temp": m["temporaries"],
+                "generated_code": m["code"],
+                "peak": m["peak"],
+            },
+            flops=pl.flops,
+            bytes_accessed=pl.bytes_accessed,
+            compiled=None,
+            hlo_text=pl.hlo_text,
+            in_paths=[lf.path for lf in self.leaves],
+            out_paths=self.out_paths(state),
+            compile_ms=(time.perf_counter() - t0) * 1e3,
+            jaxpr=jaxpr_text(traced.jaxpr),
+            notes={"in": [""] * len(self.leaves), "out": notes},
+        )
+
+    def _out_shardings(
+        self, state: TraceState, mesh: Any, texts: Sequence[str], shapes: Sequence[Any]
+    ) -> tuple[list[Any], list[str]]:
+        """Each output's NamedSharding on the plan's mesh: its out_spec where one was given,
+        else the spec of XLA's own layout (replicated, with a note, where none describes it)."""
+        from jax.sharding import NamedSharding
+
+        names, sizes = tuple(mesh.axis_names), mesh_mod.mesh_sizes(mesh)
+        out, notes = [], []
+        for i, shape in enumerate(shapes):
+            asked = state.out_specs[i] if i < len(state.out_specs) else None
+            text = texts[i] if i < len(texts) else "{replicated}"
+            spec = asked if asked is not None else shardings.spec_of(text, shape, names, sizes)
+            notes.append("" if spec is not None else f"XLA's layout {text}: no spec on this mesh")
+            out.append(NamedSharding(mesh, spec_mod.to_partition_spec(spec or ())))
+        return out, notes

@@ -97,8 +97,12 @@ def _only_cache_names(d: dict[Any, Any], view: Any) -> bool:
 
 
 def _no_front_end(view: Any) -> bool:
-    """Whether no front end can ever reach view: no kernel, so ipywidgets gave it a DummyComm."""
-    return type(getattr(view, "comm", None)).__name__ == "DummyComm"
+    """Whether no front end can ever reach view: no kernel. ipywidgets 8 then gives it a
+    DummyComm; ipywidgets 7 (Colab's 7.7.1) an ipykernel Comm whose ``kernel`` is None."""
+    c = getattr(view, "comm", None)
+    if c is None:
+        return False
+    return type(c).__name__ == "DummyComm" or getattr(c, "kernel", False) is None
 
 
 def register(view: Any) -> None:
@@ -106,10 +110,13 @@ def register(view: Any) -> None:
     (see the module's doc). Without a kernel (a script, a test) nothing can display a view, so
     the widget and comm registries let go of it at once: it is freed with its last reference."""
     if _no_front_end(view):
-        import comm
-
         _registry().pop(view.model_id, None)
-        comm.get_comm_manager().comms.pop(view.comm.comm_id, None)
+        try:
+            import comm
+        except ImportError:  # an ipykernel before the comm package registers comms nowhere here
+            pass
+        else:
+            comm.get_comm_manager().comms.pop(view.comm.comm_id, None)
         view.comm._closed = True  # unregistered already: close() has nothing left to undo
         return
     _views.append((weakref.ref(view), _site(), _run()))

@@ -15,24 +15,21 @@ from jax.sharding import PartitionSpec as P
 from shardwidget import ShardView
 
 
-class Capture:
-    """A stand-in comm that keeps what the widget sends."""
-
-    def __init__(self) -> None:
-        self.sent: list[tuple[Any, list[bytes]]] = []
-
-    def send(self, data: Any = None, metadata: Any = None, buffers: Any = None) -> None:
-        self.sent.append((data, [bytes(b) for b in buffers or []]))
-
-
 def _messages(view: Any, send_state: Any) -> tuple[Any, list[bytes]]:
-    cap = Capture()
-    real, view.comm.send = view.comm.send, cap.send
+    """The message send_state hands to the widget's ``_send`` (both ipywidgets 7 and 8 send
+    through it; their comm, without a kernel, drops it: ipywidgets 7 before it reaches
+    ``comm.send``)."""
+    sent: list[tuple[Any, list[bytes]]] = []
+
+    def capture(msg: Any, buffers: Any = None) -> None:
+        sent.append((msg, [bytes(b) for b in buffers or []]))
+
+    view._send = capture
     try:
         send_state(view)
     finally:
-        view.comm.send = real
-    (msg,) = cap.sent
+        del view._send
+    (msg,) = sent
     return msg
 
 

@@ -21,6 +21,9 @@ import types
 import weakref
 from typing import Any
 
+from .._widgets import no_front_end as _no_front_end
+from .._widgets import registry as _registry
+
 _PACKAGE = str(pathlib.Path(__file__).resolve().parents[1])
 _HIDDEN = re.compile(r"^_+\d*$|^_[io]?\d+$")  # IPython's output-cache names: _, __, _5, _i5
 _views: list[tuple[weakref.ref[Any], tuple[Any, ...], Any]] = []
@@ -59,15 +62,6 @@ def _run() -> Any:
     return getattr(ip, "execution_count", None) if ip is not None else None
 
 
-def _registry() -> dict[str, Any]:
-    """ipywidgets' dict of live widgets by model id: the module's ``_instances`` in 8,
-    the class attribute ``Widget.widgets`` in 7 (Colab's 7.7.1)."""
-    from ipywidgets.widgets import widget as ipw
-
-    found = getattr(ipw, "_instances", None)
-    return found if isinstance(found, dict) else ipw.Widget.widgets
-
-
 def _held_by_user(view: Any) -> bool:
     """Whether anything but the widget registry, the view's own bound methods (comm callbacks)
     and IPython's output cache references view. (No comprehension here mentions view: that
@@ -94,15 +88,6 @@ def _only_cache_names(d: dict[Any, Any], view: Any) -> bool:
             if not (isinstance(k, int) or (isinstance(k, str) and _HIDDEN.match(k))):
                 return False
     return found
-
-
-def _no_front_end(view: Any) -> bool:
-    """Whether no front end can ever reach view: no kernel. ipywidgets 8 then gives it a
-    DummyComm; ipywidgets 7 (Colab's 7.7.1) an ipykernel Comm whose ``kernel`` is None."""
-    c = getattr(view, "comm", None)
-    if c is None:
-        return False
-    return type(c).__name__ == "DummyComm" or getattr(c, "kernel", False) is None
 
 
 def register(view: Any) -> None:

@@ -196,12 +196,10 @@ def worker(n_devices: int, size: int, repeat: int) -> dict[str, Any]:
 def _watch_layout_messages(view: Any) -> list[float]:
     """Stand in for the kernel's side of view's comm: JSON-encode each message the widget sends
     (as jupyter_client's session does; binary buffers travel as they are), and note when one
-    carrying ``_layout`` (the geometry) was encoded. Returns the list of those times.
+    carrying ``_layout`` (the geometry) was encoded. Returns the list of those times. (The
+    messages are caught where ipywidgets 7 and 8 both hand them over: _widgets.route_messages.)"""
+    from shardwidget import _widgets
 
-    The widget's ``_send`` is replaced: ipywidgets 7 and 8 both send every message through it.
-    Without a kernel, ipywidgets 8 syncs a trait change through its DummyComm; ipywidgets 7
-    (Colab's 7.7.1) syncs only through a comm that has a kernel, so its comm is given a stand-in
-    one (nothing uses it: the comm sends nothing here, and was closed quietly when made)."""
     sent: list[float] = []
 
     def send(msg: Any, buffers: Any = None) -> None:
@@ -209,9 +207,7 @@ def _watch_layout_messages(view: Any) -> list[float]:
         if isinstance(msg, dict) and "_layout" in msg.get("state", {}):
             sent.append(time.perf_counter())
 
-    view._send = send
-    if getattr(view.comm, "kernel", False) is None:
-        view.comm._trait_values["kernel"] = object()  # past the trait's Kernel type check
+    _widgets.route_messages(view, send)
     return sent
 
 

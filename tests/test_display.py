@@ -61,3 +61,16 @@ def test_any_widget_has_a_bundle() -> None:
     w.close()
     assert not _widgets.is_open(w)
     assert _widgets.mimebundle(w) is None
+
+
+def test_route_messages_catches_trait_sync_and_custom_messages_without_a_kernel() -> None:
+    """Without a kernel ipywidgets 8 syncs through its DummyComm and ipywidgets 7 not at all;
+    routed, both hand every message over."""
+    v = ShardView(_x())
+    sent: list[Any] = []
+    _widgets.route_messages(v, lambda msg, buffers=None: sent.append(msg))
+    v.spec = ["y", "x"]
+    assert any("_layout" in m.get("state", {}) for m in sent if m.get("method") == "update")
+    v.send({"type": "ping"})
+    assert sent[-1] == {"method": "custom", "content": {"type": "ping"}}
+    v.close()

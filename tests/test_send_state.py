@@ -12,25 +12,17 @@ import numpy as np
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from shardwidget import ShardView
+from shardwidget import ShardView, _widgets
 
 
 def _messages(view: Any, send_state: Any) -> tuple[Any, list[bytes]]:
-    """The message send_state hands to the widget's ``_send`` (both ipywidgets 7 and 8 send
-    through it; their comm, without a kernel, drops it: ipywidgets 7 before it reaches
-    ``comm.send``)."""
+    """The message send_state hands over, caught where ipywidgets 7 and 8 both hand it
+    (_widgets.route_messages; without a kernel, ipywidgets 7's comm would drop it)."""
     sent: list[tuple[Any, list[bytes]]] = []
-
-    def capture(msg: Any, buffers: Any = None) -> None:
-        sent.append((msg, [bytes(b) for b in buffers or []]))
-
-    view._send = capture
-    try:
-        send_state(view)
-    finally:
-        del view._send
+    _widgets.route_messages(view, lambda msg, buffers=None: sent.append((msg, list(buffers or []))))
+    send_state(view)
     (msg,) = sent
-    return msg
+    return msg[0], [bytes(b) for b in msg[1]]
 
 
 def _no_bytes(v: Any, path: str = "") -> None:

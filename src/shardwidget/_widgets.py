@@ -16,7 +16,8 @@
 - No kernel (a script, a test): ipywidgets 8 gives a widget a ``DummyComm`` and still syncs its
   traits through it; ipywidgets 7 an ipykernel ``Comm`` whose ``kernel`` is None, and it sends
   nothing (its ``_send`` and trait notifications check the kernel): :func:`no_front_end`. Both
-  versions hand every message to the widget's ``_send(msg, buffers)``.
+  versions hand every message to the widget's ``_send(msg, buffers)``; benchmarks and tests
+  catch them there (:func:`route_messages`).
 """
 
 from __future__ import annotations
@@ -76,3 +77,15 @@ def _colab_metadata() -> dict[str, Any]:
     except ImportError:
         return {}
     return dict(get_repr_metadata())
+
+
+def route_messages(widget: Any, send: Any) -> None:
+    """Hand every message widget sends (trait sync and custom messages alike) to
+    ``send(msg, buffers)`` instead of its comm, with a kernel or without: a stand-in for the
+    kernel's side of the comm (benchmarks/update.py, tests). ipywidgets 7 syncs a trait change
+    only through a comm that has a kernel, so a kernel-less comm is given a stand-in one, past
+    the trait's type check (nothing uses it: the messages go to send)."""
+    widget._send = send
+    comm = getattr(widget, "comm", None)
+    if comm is not None and getattr(comm, "kernel", False) is None:
+        comm._trait_values["kernel"] = object()

@@ -196,15 +196,18 @@ def worker(n_devices: int, size: int, repeat: int) -> dict[str, Any]:
 def _watch_layout_messages(view: Any) -> list[float]:
     """Stand in for the kernel's side of view's comm: JSON-encode each message the widget sends
     (as jupyter_client's session does; binary buffers travel as they are), and note when one
-    carrying ``_layout`` (the geometry) was encoded. Returns the list of those times."""
+    carrying ``_layout`` (the geometry) was encoded. Returns the list of those times. (The
+    messages are caught where ipywidgets 7 and 8 both hand them over: _widgets.route_messages.)"""
+    from shardwidget import _widgets
+
     sent: list[float] = []
 
-    def send(data: Any = None, metadata: Any = None, buffers: Any = None) -> None:
-        json.dumps(data, ensure_ascii=False).encode("utf-8")
-        if isinstance(data, dict) and "_layout" in data.get("state", {}):
+    def send(msg: Any, buffers: Any = None) -> None:
+        json.dumps(msg, ensure_ascii=False).encode("utf-8")
+        if isinstance(msg, dict) and "_layout" in msg.get("state", {}):
             sent.append(time.perf_counter())
 
-    view.comm.send = send
+    _widgets.route_messages(view, send)
     return sent
 
 

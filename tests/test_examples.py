@@ -167,6 +167,13 @@ def test_notebook_runs(path: pathlib.Path, kernel_env: None) -> None:
             assert str(data.get("text/plain", "")).startswith("ShardView"), (
                 f"{path.name}: cell {cid!r} text/plain is {data.get('text/plain')!r}"
             )
+            # the view's picture just before it, for the notebook read without a kernel
+            # (views/fallback.py): on ipywidgets 7 (Colab) as on 8
+            before = c.outputs[c.outputs.index(results[-1]) - 1]
+            assert before.output_type == "display_data", f"{path.name}: cell {cid!r}: no picture"
+            assert 'class="shardwidget-fallback"' in before.data.get("text/html", ""), (
+                f"{path.name}: cell {cid!r}: the output before the view is not its picture"
+            )
     assert views, f"{path.name} displays no view (cells with ids 'view-…')"
 
 

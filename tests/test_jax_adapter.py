@@ -118,3 +118,29 @@ def test_pmap_is_told_apart_from_jit():
     assert is_pmapped(jax.pmap(f))
     assert not is_pmapped(jax.jit(f))
     assert not is_pmapped(f)
+
+
+def test_an_explicitly_typed_array_moves_onto_a_mesh_without_its_axes():
+    """jax.device_put refuses this on jax 0.7 (it checks the array's own spec on the target
+    mesh); the adapter retypes the array on Auto axes first, sharing its buffers."""
+    from jax.sharding import AxisType, NamedSharding
+
+    explicit = (AxisType.Explicit,) * 2
+    x = jax.device_put(
+        np.arange(32.0).reshape(4, 8),
+        NamedSharding(jax.make_mesh((2, 4), ("x", "y"), axis_types=explicit), P("x", "y")),
+    )
+    d = jax.make_mesh((8,), ("d",), axis_types=(AxisType.Explicit,))
+    out = _jax.device_put(x, NamedSharding(d, P(None, "d")))
+    assert out.sharding == NamedSharding(d, P(None, "d"))
+    assert str(jax.typeof(out)) == "float32[4,8@d]"
+    np.testing.assert_array_equal(np.asarray(out), np.arange(32.0).reshape(4, 8))
+    both = _jax.device_put([x, x], [NamedSharding(d, P(None, "d")), NamedSharding(d, P())])
+    assert [o.sharding.spec for o in both] == [P(None, "d"), P()]
+    retyped = _jax._auto_typed(x)
+    assert [s.data.unsafe_buffer_pointer() for s in retyped.addressable_shards] == [
+        s.data.unsafe_buffer_pointer() for s in x.addressable_shards
+    ]
+    assert not x.is_deleted()
+    with pytest.raises(ValueError, match="not found in mesh"):  # refused for its own reason
+        _jax.device_put(x, NamedSharding(d, P("x")))

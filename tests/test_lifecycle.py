@@ -196,6 +196,24 @@ def test_failed_constructor_leaves_no_open_widget(arr, make):
     assert ref() is None
 
 
+def test_a_view_made_without_a_kernel_is_not_kept_by_the_widget_registry(arr):
+    """No kernel (this test): ipywidgets 8 gives the view a DummyComm, ipywidgets 7 an ipykernel
+    Comm with no kernel; either way no front end can show it, and it is freed with its last
+    reference, not kept open in the installed ipywidgets' registry."""
+    import gc
+    import weakref
+
+    from shardwidget.views import rerun
+
+    v = ShardView(arr)
+    assert rerun._no_front_end(v)
+    assert v.model_id not in rerun._registry()
+    ref = weakref.ref(v)
+    del v
+    gc.collect()
+    assert ref() is None
+
+
 # ------------------------------------------------------------------ 3. kernel interrupt
 def test_interrupt_during_a_request_ends_it_in_words(arr):
     v = ShardView(arr)

@@ -12,28 +12,17 @@ import numpy as np
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from shardwidget import ShardView
-
-
-class Capture:
-    """A stand-in comm that keeps what the widget sends."""
-
-    def __init__(self) -> None:
-        self.sent: list[tuple[Any, list[bytes]]] = []
-
-    def send(self, data: Any = None, metadata: Any = None, buffers: Any = None) -> None:
-        self.sent.append((data, [bytes(b) for b in buffers or []]))
+from shardwidget import ShardView, _widgets
 
 
 def _messages(view: Any, send_state: Any) -> tuple[Any, list[bytes]]:
-    cap = Capture()
-    real, view.comm.send = view.comm.send, cap.send
-    try:
-        send_state(view)
-    finally:
-        view.comm.send = real
-    (msg,) = cap.sent
-    return msg
+    """The message send_state hands over, caught where ipywidgets 7 and 8 both hand it
+    (_widgets.route_messages; without a kernel, ipywidgets 7's comm would drop it)."""
+    sent: list[tuple[Any, list[bytes]]] = []
+    _widgets.route_messages(view, lambda msg, buffers=None: sent.append((msg, list(buffers or []))))
+    send_state(view)
+    (msg,) = sent
+    return msg[0], [bytes(b) for b in msg[1]]
 
 
 def _no_bytes(v: Any, path: str = "") -> None:

@@ -367,3 +367,20 @@ def test_logical_rules_in_the_editor_text():
     assert rules_text.parse(rules_text.to_text(rules, logical)) == (rules, logical)
     errors = dict(rules_text.line_errors("vocab -> (data, 'x y')\nw  P('x')\n(  P()"))
     assert set(errors) == {1, 3} and "logical rule 'vocab'" in errors[1]
+
+
+def test_explicitly_typed_leaves_move_onto_a_mesh_without_their_axes():
+    """Leaves typed on Explicit axes, re-laid out by rules on a mesh without those axes: the
+    selected leaf's statistics and view.tree place them (jax 0.7's device_put refused this)."""
+    explicit = jax.make_mesh((2, 4), ("x", "y"), axis_types=(jax.sharding.AxisType.Explicit,) * 2)
+    w = jax.device_put(jnp.arange(32.0).reshape(4, 8), NamedSharding(explicit, P("x", "y")))
+    view = ShardView({"w": w, "b": w * 2})
+    view.set_layout(
+        mesh_shape=[8], axis_names=["d"], axis_types=["auto"], rules_text="w  P(None, 'd')"
+    )
+    assert not view.error, view.error
+    assert view._stats["status"] == "ready"
+    tree = view.tree
+    assert tree["w"].sharding.spec == P(None, "d") and tree["w"].sharding.mesh.shape == {"d": 8}
+    np.testing.assert_array_equal(np.asarray(tree["w"]), np.asarray(w))
+    assert not w.is_deleted()

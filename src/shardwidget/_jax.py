@@ -22,6 +22,10 @@ rest (tests/test_jax_adapter.py enforces it). What differs, and where it changed
 - pmap's name for an axis the user did not name: ``_internal_pmap_axis_name`` in jax 0.10,
   the text of a ``_TempAxisName`` (``"<axis 0x7f…>"``) in 0.8–0.9, and the object itself on
   0.7 (where this package names it ``_internal_pmap_axis_name``): :func:`is_unnamed_pmap_axis`.
+- ``jax.device_put`` of an array typed on Explicit axes (``float32[4@x,8@y]``): jax 0.7 checks
+  the array's own spec against the target mesh (``ValueError: Resource axis: x … not found in
+  mesh``), from 0.8 the target's spec; :func:`device_put` retypes such an array on Auto axes
+  first (no copy) where JAX refuses.
 - The order ``jax.typeof`` writes unreduced/reduced axes in: mesh order from jax 0.10, the
   spec's frozenset order before (:func:`typeof_axes`).
 - pmap's outputs: a ``PmapSharding`` on jax 0.7, a NamedSharding over a one-axis mesh from
@@ -377,3 +381,39 @@ def mesh_context(mesh: Any) -> Any:
     if isinstance(mesh, jax.sharding.AbstractMesh):
         return jax.sharding.use_abstract_mesh(mesh)
     return jax.set_mesh(mesh)
+
+
+def device_put(x: Any, sharding: Any) -> Any:
+    """``jax.device_put(x, sharding)`` (one array and sharding, or lists of them). jax 0.7 checks
+    an array typed on Explicit axes (``float32[4@x,8@y]``) by its own spec on the target mesh:
+    moving it onto a mesh without those axes raises ``ValueError: Resource axis: x … not found
+    in mesh`` (from jax 0.8 the target's spec is checked, and the move works). Where JAX
+    refuses, each such array is first retyped on its own mesh with Auto axes (the same devices,
+    spec and buffers: no copy), then moved; a refusal for another reason is raised again."""
+    import jax
+
+    try:
+        return jax.device_put(x, sharding)
+    except ValueError:
+        xs = x if isinstance(x, list) else [x]
+        retyped = [_auto_typed(a) for a in xs]
+        if all(r is a for r, a in zip(retyped, xs, strict=True)):
+            raise
+        return jax.device_put(retyped if isinstance(x, list) else retyped[0], sharding)
+
+
+def _auto_typed(x: Any) -> Any:
+    """x on its own mesh with every axis Auto (no copy), or x itself when it has no Explicit
+    axis (or is not an array on a NamedSharding)."""
+    import jax
+    from jax.sharding import AxisType, NamedSharding
+
+    sharding = getattr(x, "sharding", None)
+    if not isinstance(x, jax.Array) or not isinstance(sharding, NamedSharding):
+        return x
+    mesh = sharding.mesh
+    types = tuple(getattr(mesh, "axis_types", ()))
+    if AxisType.Explicit not in types:
+        return x
+    auto = mesh.update(axis_types=(AxisType.Auto,) * len(types))
+    return jax.device_put(x, sharding.update(mesh=auto))

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import traitlets
 
-from .. import wire
+from .. import _jax, wire
 from ..export.code import array_code
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
@@ -524,7 +524,7 @@ class ArrayView(CostMixin, ShardView):
             memory.check_fits({d: per_device for d in sharding.addressable_devices}, what)
         src = _movable(self._source)
         try:
-            out = jax.device_put(src, sharding)
+            out = _jax.device_put(src, sharding)
         except AssertionError:  # JAX's reshard of a custom layout to another device order
             out = jax.device_put(np.asarray(src), sharding)
         out.block_until_ready()

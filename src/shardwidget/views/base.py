@@ -28,7 +28,7 @@ import anywidget
 import numpy as np
 import traitlets
 
-from .. import wire
+from .. import _widgets, wire
 
 if TYPE_CHECKING:
     from ..export.page import ExportReport
@@ -109,6 +109,8 @@ class ShardView(anywidget.AnyWidget):
     """
 
     _esm = _bundle()
+    _ipython_display_ = None
+    """Displayed through :meth:`_repr_mimebundle_` on ipywidgets 7 as on 8 (see _widgets.py)."""
 
     STATE_TRAITS: ClassVar[tuple[str, ...]] = ()
     """The synced traits that make up the state a request carries."""
@@ -256,6 +258,8 @@ class ShardView(anywidget.AnyWidget):
         """The widget. In a kernel, a picture of the view's last state is displayed just before
         it, for the notebook read without the kernel (views/fallback.py); elsewhere the picture
         rides in the widget's bundle as text/html, for viewers without a widget manager."""
+        if not _widgets.is_open(self):  # closed: shown by its text (IPython's plain repr)
+            return None
         bundle = super()._repr_mimebundle_(**kwargs)
         if bundle is None:
             return None

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import wire
+from .. import _widgets, wire
 from ..cost import hardware as hw_mod
 from ..cost.estimate import fmt_seconds
 from ..cost.hardware import Hardware
@@ -104,9 +104,9 @@ class Comparison:
         from . import fallback
 
         w = self.widget()
-        bundle = w._repr_mimebundle_(**kwargs)
+        bundle = _widgets.mimebundle(w, **kwargs)
         if bundle is not None:
-            data = bundle[0] if isinstance(bundle, tuple) else bundle
+            data = bundle[0]
             pictures = "".join(
                 '<div style="display:inline-block;vertical-align:top;margin-right:16px">'
                 f"<b>{html.escape(n)}</b>{v._static_html()}</div>"

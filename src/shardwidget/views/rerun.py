@@ -21,6 +21,9 @@ import types
 import weakref
 from typing import Any
 
+from .._widgets import no_front_end as _no_front_end
+from .._widgets import registry as _registry
+
 _PACKAGE = str(pathlib.Path(__file__).resolve().parents[1])
 _HIDDEN = re.compile(r"^_+\d*$|^_[io]?\d+$")  # IPython's output-cache names: _, __, _5, _i5
 _views: list[tuple[weakref.ref[Any], tuple[Any, ...], Any]] = []
@@ -59,15 +62,6 @@ def _run() -> Any:
     return getattr(ip, "execution_count", None) if ip is not None else None
 
 
-def _registry() -> dict[str, Any]:
-    """ipywidgets' dict of live widgets by model id: the module's ``_instances`` in 8,
-    the class attribute ``Widget.widgets`` in 7 (Colab's 7.7.1)."""
-    from ipywidgets.widgets import widget as ipw
-
-    found = getattr(ipw, "_instances", None)
-    return found if isinstance(found, dict) else ipw.Widget.widgets
-
-
 def _held_by_user(view: Any) -> bool:
     """Whether anything but the widget registry, the view's own bound methods (comm callbacks)
     and IPython's output cache references view. (No comprehension here mentions view: that
@@ -96,20 +90,18 @@ def _only_cache_names(d: dict[Any, Any], view: Any) -> bool:
     return found
 
 
-def _no_front_end(view: Any) -> bool:
-    """Whether no front end can ever reach view: no kernel, so ipywidgets gave it a DummyComm."""
-    return type(getattr(view, "comm", None)).__name__ == "DummyComm"
-
-
 def register(view: Any) -> None:
     """Record view, and close views made at the same place by an earlier run that nobody uses
     (see the module's doc). Without a kernel (a script, a test) nothing can display a view, so
     the widget and comm registries let go of it at once: it is freed with its last reference."""
     if _no_front_end(view):
-        import comm
-
         _registry().pop(view.model_id, None)
-        comm.get_comm_manager().comms.pop(view.comm.comm_id, None)
+        try:
+            import comm
+        except ImportError:  # an ipykernel before the comm package registers comms nowhere here
+            pass
+        else:
+            comm.get_comm_manager().comms.pop(view.comm.comm_id, None)
         view.comm._closed = True  # unregistered already: close() has nothing left to undo
         return
     _views.append((weakref.ref(view), _site(), _run()))

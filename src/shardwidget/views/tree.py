@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import traitlets
 
-from .. import wire
+from .. import _jax, wire
 from ..cost import hardware as hw_mod
 from ..export.tree_code import tree_code
 from ..model import mesh as mesh_mod
@@ -331,7 +331,7 @@ class TreeView(ShardView):
         concrete = [i for i in changed if not self._applied.leaves[i].abstract]
         self._check_fits(concrete, "placing the tree's re-laid-out leaves (view.tree)")
         if concrete:
-            placed = jax.device_put(
+            placed = _jax.device_put(
                 [values[self._applied.leaves[i].index] for i in concrete],
                 [self._applied.leaves[i].sharding for i in concrete],
             )
@@ -561,15 +561,13 @@ class TreeView(ShardView):
             return Summary.unavailable(n, "statistics are off (stats=False)")
         if leaf.abstract:
             return Summary.unavailable(n, "an abstract leaf (ShapeDtypeStruct): no data")
-        import jax
-
         x = self._require_flat().values[leaf.index]
         if self._changed(i):
             try:
                 self._check_fits([i], f"statistics of {leaf.path} as laid out")
             except ValueError as e:
                 return Summary.unavailable(n, str(e))
-        arr = jax.device_put(x, leaf.sharding) if self._changed(i) else x
+        arr = _jax.device_put(x, leaf.sharding) if self._changed(i) else x
         nd = len(leaf.shape)
         dims = (0, 1) if nd >= 2 else (0,) if nd == 1 else ()
         budget = len(lay.devices)

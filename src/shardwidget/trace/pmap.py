@@ -209,6 +209,22 @@ class PmapTraced(trace_mod.Traced):
     def find_own_mesh(self) -> None:
         """pmap has its own mesh (:meth:`mesh`): nothing to look for in f."""
 
+    def _user_error(self, e: BaseException) -> str:
+        """The error in words; on jax 0.8, whose pmap answers a trace after a failed one with
+        only "Store empty" (its cached shard_map kept the failed call's output store), the
+        first error instead: what pmap itself said."""
+        msg = super()._user_error(e)
+        first = getattr(self, "_first_error", "")
+        if "Store empty" in msg and first:
+            return first
+        self._first_error = first or msg
+        return msg
+
+    def _jit_in_shardings(self, args: Sequence[Any], kwargs: dict[str, Any]) -> list[Any]:
+        """pmap has no in_shardings of a jit: none read (and no trace of f before the compile:
+        on jax 0.8 a second trace after a failed one says only "Store empty")."""
+        return [None] * len(self.leaves)
+
     def mesh(self, state: result_mod.TraceState) -> Any:
         """pmap's own mesh (the only one :meth:`validate` lets through)."""
         return self.pmap.mesh

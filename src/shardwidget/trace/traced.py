@@ -619,7 +619,7 @@ class Traced:
         t0 = time.perf_counter()
         try:
             placed = [
-                jax.device_put(lf.value, sh)
+                _jax.device_put(lf.value, sh)
                 for lf, sh in zip(self.leaves, res.in_shardings, strict=True)
             ]
             with jax.set_mesh(self.mesh(res.state)):

@@ -14,6 +14,7 @@ from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
 
+from ..helpers import collect
 from .conftest import ARTIFACTS
 from .test_tree import open_tree
 
@@ -34,6 +35,7 @@ def test_planned_tree_of_256_positions_draws_with_its_badge(
             for _ in range(2)
         ],
     }
+    collect()  # (garbage an earlier test left is not counted, nor seen to vanish)
     before = len(jax.live_arrays())
     pod = AbstractMesh((32, 8), ("data", "model"))
     view = ShardView(
@@ -69,6 +71,7 @@ def test_planned_tree_of_256_positions_draws_with_its_badge(
     assert tuple(view.mesh.axis_sizes) == (16, 16) and view.error == ""
     page.wait_for_function("document.querySelector('.sw-header').innerText.includes('data=16')")
     assert page.locator(".sw-tree-mem-plot g[data-device]").count() == 256
+    collect()
     assert len(jax.live_arrays()) == before
     assert page.errors == []
 
@@ -84,6 +87,7 @@ def test_planned_function_view_of_256_positions_draws_with_its_badge(
     w = jax.ShapeDtypeStruct((512, 256), jnp.float32)
     x = jax.ShapeDtypeStruct((64, 512), jnp.float32)
     pod = AbstractMesh((32, 8), ("data", "model"))
+    collect()  # (garbage an earlier test left is not counted, nor seen to vanish)
     before = len(jax.live_arrays())
     view = ShardView(step, w, x, mesh=pod, in_specs=[P("model", None), P("data", "model")])
     request.addfinalizer(view.close)
@@ -102,6 +106,7 @@ def test_planned_function_view_of_256_positions_draws_with_its_badge(
     assert cells and all(n == 256 for n in cells)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "plan_function_view_256.png"), full_page=True)
+    collect()
     assert len(jax.live_arrays()) == before
     assert page.errors == []
 

@@ -480,6 +480,15 @@ def test_make_array_from_callback_and_single_device_arrays():
         np.testing.assert_allclose(v.summary.stats[0][:2], [host[:2, :2].min(), host[:2, :2].max()])
 
 
+def _same_marks(ours: str, jaxs: str) -> bool:
+    """The same typeof, the axes inside a {U:(...)} / {R:(...)} mark compared as sets."""
+
+    def norm(t: str) -> str:
+        return re.sub(r"\(([^()]*)\)", lambda m: ",".join(sorted(m.group(1).split(","))), t)
+
+    return ours == jaxs or (norm(ours) == norm(jaxs) and "{" in jaxs)
+
+
 def test_unreduced_over_two_axes_and_reduced_sets_read_as_jax_writes_them():
     from jax.sharding import AxisType
 
@@ -491,7 +500,9 @@ def test_unreduced_over_two_axes_and_reduced_sets_read_as_jax_writes_them():
     with jax.set_mesh(mesh):
         y = jax.lax.reduce_sum(x, [0], out_sharding=P("z", unreduced={"y", "x"}))
     v = ShardView(y)
-    assert v.layout.unreduced == ("x", "y") and v.layout.typeof == str(jax.typeof(y))
+    # (before jax 0.10, JAX writes the set in its own iteration order, which depends on the
+    # process's string hashes: the same axes, in the order this set gives, or mesh order)
+    assert v.layout.unreduced == ("x", "y") and _same_marks(v.layout.typeof, str(jax.typeof(y)))
     assert v.layout.spec_text == "P('z', unreduced={'x', 'y'})"
     assert v.layout.replication == 1 and len(v.summary.partials) == 8
     v.spec = [None]

@@ -191,8 +191,14 @@ def _cpp_pmap_call(
             f"compiling computation that requires {n} logical devices, but only {len(devs)} "
             f"XLA devices are available (num_replicas={n})"
         )
-    mesh = jax.sharding.Mesh(np.array(devs[:n]), (_pmap_axis(f),))
-    return p, mesh, _pmap_axis(f)
+    axis = _pmap_axis(f)
+    return p, jax.sharding.Mesh(np.array(devs[:n]), (axis,)), axis
+
+
+def _closure(fn: Any) -> dict[str, Any]:
+    """A function's free variables by name (what its closure cells hold)."""
+    cells = [c.cell_contents for c in fn.__closure__ or ()]
+    return dict(zip(fn.__code__.co_freevars, cells, strict=True))
 
 
 def pmap_spec(axis: Any, ax: int | None) -> Any:
@@ -217,17 +223,8 @@ def pmap_params(
         p, mesh, axis = _cpp_pmap_call(f, args, kwargs, check=False)
         specs = tuple(pmap_spec(axis, ax) for ax in p.in_axes_flat)
         return mesh, specs, list(p.flat_args)
-    cells = dict(
-        zip(f.__code__.co_freevars, [c.cell_contents for c in f.__closure__ or ()], strict=True)
-    )
-    infer = cells["infer_params"]
-    inner = dict(
-        zip(
-            infer.__code__.co_freevars,
-            [c.cell_contents for c in infer.__closure__ or ()],
-            strict=True,
-        )
-    )
+    infer = _closure(f)["infer_params"]
+    inner = _closure(infer)
     if "out_axes_flat" in inner:  # jax 0.9+: (cached shard_map, jitted, flat args, …)
         res = infer(*args, **kwargs)
         return res[0].mesh, tuple(res[0].in_specs_flat), list(res[2])

@@ -512,3 +512,29 @@ def test_transfer_bytes_of_int4_are_packed(dtype):
     for s, r, _ in t.pairs:
         sent[s] = sent.get(s, 0) + int((om[s] & nm[r] & ~om[r]).sum())
     assert t.sent == {d: math.ceil(sent.get(d, 0) * 4 / 8) for d in om}
+
+
+def test_a_plan_made_again_from_kept_arrays_is_the_same():
+    """Showing a layout again reuses the numpy arrays kept with each Layout (Layout.derived):
+    the plan equals the first one, made before anything was kept, and the kept arrays are
+    read-only (shared by every plan of that layout)."""
+    from shardwidget.cost import transfer as transfer_mod
+    from shardwidget.model.layout import layout_of_sharding
+
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=AUTO2)
+    shape = (8, 16)
+    layout_of_sharding.cache_clear()  # layouts with nothing kept yet
+    a, b = NamedSharding(mesh, P("x", "y")), NamedSharding(mesh, P(("y", "x"), None))
+    first = Transfer(a, b, shape, np.float32)
+    old, new = first.old, first.new
+    assert "_derived" in old.__dict__ and "_derived" in new.__dict__
+    again = Transfer(a, b, shape, np.float32)
+    assert again.old is old and again.new is new  # the cached layouts, with their arrays
+    assert again.received == first.received and again.sent == first.sent
+    assert again.pairs == first.pairs
+    back = Transfer(b, a, shape, np.float32)  # the same kept arrays, the other way round
+    assert sum(back.received.values()) == back.total == first.total
+    for arr in (*transfer_mod._boxes(old), *transfer_mod._holders(new), transfer_mod._ids(new)):
+        assert not arr.flags.writeable
+        with pytest.raises(ValueError, match="read-only"):
+            arr[...] = 0

@@ -282,3 +282,42 @@ def test_size_0_named_cases(shape, spec, blocks):
     lay = check_against_jax(arr)
     assert len(lay.blocks) == blocks
     assert lay.replication == 8 // blocks
+
+
+def test_a_layouts_payload_lists_are_made_once_and_equal_fresh_ones():
+    """wire.layout keeps a layout's per-block and per-device lists with the Layout
+    (Layout.derived): a layout shown again sends the same lists, equal to ones made from a
+    fresh copy of the layout with nothing kept; a view that goes B → A → B sends B's
+    geometry unchanged."""
+    import dataclasses
+
+    from shardwidget import ShardView, wire
+
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto, AxisType.Auto))
+    x = jax.device_put(jnp.arange(128.0).reshape(8, 16), NamedSharding(mesh, P("x", "y")))
+    lay = layout_of(x)
+    calls = []
+    assert lay.derived("test.n", lambda v: calls.append(v) or len(v.blocks)) == 8
+    assert lay.derived("test.n", lambda v: calls.append(v) or -1) == 8 and calls == [lay]
+    kw = {"source": "x", "note": "", "local_process": 0}
+    one, two = wire.layout(lay, key=1, **kw), wire.layout(lay, key=2, **kw)
+    assert one["blocks"] is two["blocks"] and one["devices"]["ids"] is two["devices"]["ids"]
+    fresh = dataclasses.replace(lay)
+    assert "_derived" not in fresh.__dict__ and fresh == lay
+    assert wire.layout(fresh, key=1, **kw) == one
+    assert one["devices"]["local_process"] == 0
+    assert wire.layout(lay, key=3, **{**kw, "local_process": 1})["devices"]["local_process"] == 1
+    assert one["devices"]["local_process"] == 0  # the kept lists, not the dict around them
+
+    view = ShardView(x, stats=False)
+    try:
+        view.spec = ["y", "x"]
+        first = {k: v for k, v in view._layout.items() if k != "key"}
+        view.spec = ["x", "y"]
+        view.spec = ["y", "x"]
+        assert {k: v for k, v in view._layout.items() if k != "key"} == first
+        assert [b["i"] for b in first["blocks"]] == [
+            [list(r) for r in b.index] for b in layout_of(view.array).blocks
+        ]
+    finally:
+        view.close()

@@ -1,5 +1,6 @@
 """ShardView.send_state: the message is ipywidgets' own, byte for byte, though it does not search
-PLAIN_TRAITS (the array view's geometry) for binary buffers; and those traits hold none."""
+PLAIN_TRAITS (the array view's geometry and transfer) for binary buffers and searches
+TOP_BUFFER_TRAITS (the statistics) at their top level only; and those traits keep that promise."""
 
 from __future__ import annotations
 
@@ -43,17 +44,27 @@ def test_array_view_message_equals_ipywidgets() -> None:
     )
     view = ShardView(x)
     try:
-        assert view.PLAIN_TRAITS == ("_layout",)
+        assert view.PLAIN_TRAITS == ("_layout", "_transfer")
+        assert view.TOP_BUFFER_TRAITS == ("_stats",)
+        view.spec = ["y", "x"]  # a transfer to send (the original layout has none)
         fview = ShardView(lambda a: a * 2, x)
-        for v in [view, fview]:
+        tview = ShardView({"w": x, "b": jnp.ones(8)})
+        assert tview.TOP_BUFFER_TRAITS == ("_stats",)
+        for v in [view, fview, tview]:
             ours, ours_buffers = _messages(v, type(v).send_state)
             theirs, their_buffers = _messages(v, ipywidgets.Widget.send_state)
             assert ours == theirs
             assert ours_buffers == their_buffers
         fview.close()
+        tview.close()
         data, buffers = _messages(view, type(view).send_state)
         assert buffers  # the statistics' thumbnails went as binary buffers
         assert "_layout" in data["state"] and data["buffer_paths"]
-        _no_bytes(view._layout, "_layout")  # what PLAIN_TRAITS promises
+        assert ["_stats", "thumbs"] in data["buffer_paths"]
+        for name in view.PLAIN_TRAITS:  # what PLAIN_TRAITS promises
+            _no_bytes(getattr(view, name), name)
+        for k, v in view._stats.items():  # what TOP_BUFFER_TRAITS promises: bytes on top only
+            if not isinstance(v, bytes | bytearray | memoryview):
+                _no_bytes(v, f"_stats.{k}")
     finally:
         view.close()

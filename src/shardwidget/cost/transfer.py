@@ -20,6 +20,7 @@ then array operations over the pieces: no Python loop over devices or blocks.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -45,10 +46,38 @@ class Plan:
 
 
 def _boxes(lay: Layout) -> tuple[np.ndarray, np.ndarray]:
-    """(lo, hi) int64 arrays (n_blocks, ndim) of the layout's blocks."""
+    """(lo, hi) int64 arrays (n_blocks, ndim) of the layout's blocks (made once per layout)."""
+    return lay.derived("transfer.boxes", _make_boxes)
+
+
+def _make_boxes(lay: Layout) -> tuple[np.ndarray, np.ndarray]:
     nd = len(lay.shape)
     idx = np.array([b.index for b in lay.blocks], dtype=np.int64).reshape(len(lay.blocks), nd, 2)
+    idx.flags.writeable = False  # kept with the layout: views of it are read-only too
     return idx[..., 0], idx[..., 1]
+
+
+def _ids(lay: Layout) -> np.ndarray:
+    """The layout's device ids, in its device order, int64 (made once per layout)."""
+    return lay.derived("transfer.ids", lambda v: _frozen([d.id for d in v.devices]))
+
+
+def _frozen(values: Any) -> np.ndarray:
+    """values as a read-only int64 array (kept with a layout, shared by every plan)."""
+    out = np.array(values, dtype=np.int64)
+    out.flags.writeable = False
+    return out
+
+
+def _device_blocks(lay: Layout) -> tuple[np.ndarray, np.ndarray]:
+    """``device_block`` as two int64 arrays, (device ids, block numbers) (made once)."""
+
+    def make(v: Layout) -> tuple[np.ndarray, np.ndarray]:
+        n = len(v.device_block)
+        dev = np.fromiter(v.device_block.keys(), dtype=np.int64, count=n)
+        return _frozen(dev), _frozen(np.fromiter(v.device_block.values(), np.int64, count=n))
+
+    return lay.derived("transfer.device_blocks", make)
 
 
 def _intervals(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -109,13 +138,17 @@ def _pieces(old: Layout, new: Layout) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 
 def _holders(lay: Layout) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The devices of each block as CSR (start, count, device ids), ids ascending per block."""
-    dev = np.fromiter(lay.device_block.keys(), dtype=np.int64, count=len(lay.device_block))
-    blk = np.fromiter(lay.device_block.values(), dtype=np.int64, count=len(dev))
+    """The devices of each block as CSR (start, count, device ids), ids ascending per block
+    (made once per layout)."""
+    return lay.derived("transfer.holders", _make_holders)
+
+
+def _make_holders(lay: Layout) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    dev, blk = _device_blocks(lay)
     order = np.lexsort((dev, blk))
     count = np.bincount(blk, minlength=len(lay.blocks)).astype(np.int64)
     start = np.concatenate([[0], np.cumsum(count)[:-1]]).astype(np.int64)
-    return start, count, dev[order]
+    return _frozen(start), _frozen(count), _frozen(dev[order])
 
 
 def plan(old: Layout, new: Layout) -> Plan:
@@ -129,7 +162,8 @@ def plan(old: Layout, new: Layout) -> Plan:
         out: np.ndarray = -(-n.astype(np.int64) * bits // 8)
         return out
 
-    ids = np.unique([d.id for d in old.devices] + [d.id for d in new.devices]).astype(np.int64)
+    old_ids, new_ids = _ids(old), _ids(new)
+    ids = np.unique(np.concatenate([old_ids, new_ids]))
     lut = np.zeros(int(ids[-1]) + 1 if len(ids) else 1, dtype=np.int64)
     lut[ids] = np.arange(len(ids))
 
@@ -147,7 +181,8 @@ def plan(old: Layout, new: Layout) -> Plan:
     po, vol = po[rep], vol[rep]
     # a receiver already holding the old block keeps its part (its own old block only)
     own = np.full(len(ids), -1, dtype=np.int64)
-    own[pos(np.array(list(old.device_block), dtype=np.int64))] = list(old.device_block.values())
+    own_dev, own_blk = _device_blocks(old)
+    own[pos(own_dev)] = own_blk
     need = own[pos(recv)] != po
     recv, po, vol = recv[need], po[need], vol[need]
     # the sender rule: round-robin over the holders of each old block, receivers in id order
@@ -167,11 +202,8 @@ def plan(old: Layout, new: Layout) -> Plan:
     sent = packed(np.bincount(pos(sender), weights=vol, minlength=len(ids)).astype(np.int64))
     nbytes = packed(vol)  # one piece per (sender, receiver): a device holds one old block
     pairs = np.stack([sender, recv, nbytes], 1) if len(recv) else np.zeros((0, 3), np.int64)
-    r_ids, s_ids = [d.id for d in new.devices], [d.id for d in old.devices]
     return Plan(
-        received={
-            int(d): int(received[i]) for d, i in zip(r_ids, pos(np.asarray(r_ids)), strict=True)
-        },
-        sent={int(d): int(sent[i]) for d, i in zip(s_ids, pos(np.asarray(s_ids)), strict=True)},
+        received=dict(zip(new_ids.tolist(), received[pos(new_ids)].tolist(), strict=True)),
+        sent=dict(zip(old_ids.tolist(), sent[pos(old_ids)].tolist(), strict=True)),
         pairs=pairs.astype(np.int64),
     )

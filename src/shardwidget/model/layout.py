@@ -9,9 +9,10 @@ positions 0…N-1 (:func:`positions`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -22,6 +23,7 @@ from . import mesh as mesh_mod
 from . import spec as spec_mod
 
 Index = tuple[tuple[int, int], ...]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,16 @@ class Layout:
     # the unreduced and reduced axes in the order jax.typeof writes them (_jax.typeof_axes);
     # () where that is mesh order
     typeof_sets: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+
+    def derived(self, name: str, make: Callable[[Layout], T]) -> T:
+        """``make(self)``, made once per layout and kept with it: what other layers derive from
+        the geometry alone (numpy arrays of the blocks, payload lists), so that showing a
+        layout again (cached by :func:`layout_of_sharding`) does not rebuild them. A layout
+        never changes; callers must not change what they get either."""
+        memo: dict[str, Any] = self.__dict__.setdefault("_derived", {})  # not a field
+        if name not in memo:
+            memo[name] = make(self)
+        return memo[name]  # type: ignore[no-any-return]
 
     @property
     def partial(self) -> bool:

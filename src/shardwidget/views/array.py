@@ -84,7 +84,8 @@ class ArrayView(CostMixin, ShardView):
         "_transfer",
     )
     FRONT_END_TRAITS: ClassVar[tuple[str, ...]] = ("view_dims", "hardware")
-    PLAIN_TRAITS: ClassVar[tuple[str, ...]] = ("_layout",)  # wire.LayoutWire: JSON types only
+    PLAIN_TRAITS: ClassVar[tuple[str, ...]] = ("_layout", "_transfer")  # JSON types only
+    TOP_BUFFER_TRAITS: ClassVar[tuple[str, ...]] = ("_stats",)  # wire.Stats: values, thumbs
 
     mesh_shape = traitlets.List(traitlets.Int()).tag(sync=True)
     """list[int], default: the array's own mesh (else one axis of every device): the mesh
@@ -366,7 +367,7 @@ class ArrayView(CostMixin, ShardView):
                 source=_source_of(arr, self._source),
                 note=self._note,
                 local_process=_process_index(),
-                code=array_code(lay),
+                code=lay.derived("code", array_code),
             ),
             wire.stats(self._summarize(arr, lay), key=key),
         )
@@ -560,7 +561,7 @@ class ArrayView(CostMixin, ShardView):
             source=_source_of(arr, self._source),
             note=self._note,
             local_process=_process_index(),
-            code=array_code(lay),
+            code=lay.derived("code", array_code),
         )
         stats = self._stats_now() if quick else wire.pending_stats(self._key)
         self._set_traits({**st.to_wire(), "error": "", "_layout": layout, "_stats": stats})

@@ -140,6 +140,7 @@ class TreeView(ShardView):
     )
     FRONT_END_TRAITS: ClassVar[tuple[str, ...]] = ("selected", "hardware")
     PLAIN_TRAITS: ClassVar[tuple[str, ...]] = ("_tree", "_layout")
+    TOP_BUFFER_TRAITS: ClassVar[tuple[str, ...]] = ("_stats",)  # wire.Stats: values, thumbs
 
     _kind = traitlets.Unicode("tree", read_only=True).tag(sync=True)
     """str, "tree": which view the front end draws. Python → JS."""

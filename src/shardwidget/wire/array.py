@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, cast
 
 import numpy as np
 
@@ -205,16 +205,13 @@ def layout(
     lay: Layout, *, key: int, source: str, note: str, local_process: int, code: str = ""
 ) -> LayoutWire:
     """``_layout`` of an array view (and the ``layout`` of a function-view leaf)."""
-    devs = lay.devices
-    has_coords = any(d.coords is not None for d in devs)
-    has_core = any(d.core_on_chip is not None for d in devs)
     mesh: MeshWire | None = None
     if lay.mesh is not None:
         mesh = {
             "axis_names": list(lay.mesh.axis_names),
             "axis_sizes": list(lay.mesh.axis_sizes),
             "axis_types": list(lay.mesh.axis_types),
-            "device_ids": list(lay.mesh.device_ids),
+            "device_ids": lay.derived("wire.mesh_ids", _mesh_ids),
         }
     spec: list[SpecEntry] = (
         [None if not a else a[0] if len(a) == 1 else list(a) for a in lay.spec]
@@ -233,24 +230,44 @@ def layout(
         "spec": spec,
         "spec_str": lay.spec_text,
         "memory_kind": lay.memory_kind,
-        "devices": {
-            "ids": [d.id for d in devs],
-            "process": [d.process_index for d in devs],
-            "platform": devs[0].platform if devs else "",
-            "kind": devs[0].kind if devs else "",
-            "coords": [list(d.coords or ()) for d in devs] if has_coords else None,
-            "core_on_chip": [d.core_on_chip or 0 for d in devs] if has_core else None,
-            "local_process": local_process,
-        },
-        "blocks": [{"i": [list(r) for r in b.index], "d": list(b.devices)} for b in lay.blocks],
+        "devices": cast(
+            DeviceTable,
+            {**lay.derived("wire.devices", _devices_wire), "local_process": local_process},
+        ),
+        "blocks": lay.derived("wire.blocks", _blocks_wire),
         "bytes_per_device": lay.bytes_per_device,
         "logical_bytes": lay.logical_bytes,
         "replication": lay.replication,
         "note": note,
         "code": code,
         "unreduced": list(lay.unreduced),
-        "legend": legend_wire(lay),
+        "legend": lay.derived("wire.legend", legend_wire),
     }
+
+
+# The per-device and per-block lists of a layout's payload are made once per Layout (a 4096-device
+# layout shown again costs no rebuild: ~20,000 lists). The payloads of every update share them:
+# nothing may change them in place.
+def _mesh_ids(lay: Layout) -> list[int]:
+    return list(lay.mesh.device_ids) if lay.mesh is not None else []
+
+
+def _devices_wire(lay: Layout) -> dict[str, Any]:
+    devs = lay.devices
+    has_coords = any(d.coords is not None for d in devs)
+    has_core = any(d.core_on_chip is not None for d in devs)
+    return {
+        "ids": [d.id for d in devs],
+        "process": [d.process_index for d in devs],
+        "platform": devs[0].platform if devs else "",
+        "kind": devs[0].kind if devs else "",
+        "coords": [list(d.coords or ()) for d in devs] if has_coords else None,
+        "core_on_chip": [d.core_on_chip or 0 for d in devs] if has_core else None,
+    }
+
+
+def _blocks_wire(lay: Layout) -> list[BlockWire]:
+    return [{"i": [list(r) for r in b.index], "d": list(b.devices)} for b in lay.blocks]
 
 
 def legend_wire(lay: Layout) -> LegendWire:

@@ -86,6 +86,9 @@ def test_python_setters_relayout_and_keep_the_original(arr):
         ({"memory_kind": "hbm"}, "memory kind 'hbm' is not offered.*pinned_host"),
         ({"axis_types": ["auto", "manual"]}, "'manual' is not one of"),
         ({"axis_names": ["x", "x"]}, "'x' is used twice"),
+        ({"mesh_shape": [0, 8]}, r"mesh sizes must be positive integers; got \(0, 8\)"),
+        ({"mesh_shape": [8, 0]}, r"mesh sizes must be positive integers"),
+        ({"mesh_shape": [-2, -4]}, r"mesh sizes must be positive integers"),
     ],
 )
 def test_invalid_python_changes_raise_and_change_nothing(arr, changes, match):
@@ -319,3 +322,23 @@ def test_repr_draws_the_view_dims():
     assert "d1 \\d2" in text
     assert "[d0=0:2]" in text
     assert "[d0=2:4]" in text
+
+
+@pytest.mark.parametrize("bad", [[0, 8], [8, 0], [-1, -8]])
+def test_a_mesh_axis_of_size_0_is_refused_in_words_everywhere(arr, bad):
+    """A mesh axis of size 0 (or less) is refused with the mesh's own message in every view
+    and from every side: Python, the constructor and the front end, whose value is put back
+    (no ZeroDivisionError from the padding hint, no trait left at the bad value)."""
+    with pytest.raises(ValueError, match="mesh sizes must be positive integers"):
+        ShardView(arr, mesh_shape=bad)
+    for v in (ShardView(arr), ShardView(lambda a: a * 2, arr)):
+        shown = v._layout["key"] if "_layout" in v.keys else v._trace["key"]
+        with pytest.raises(ValueError, match="mesh sizes must be positive integers"):
+            v.mesh_shape = bad
+        v.set_state({"mesh_shape": bad})  # what the front end sends
+        assert v.mesh_shape == [2, 4] and "mesh sizes must be positive integers" in v.error
+        assert (v._layout["key"] if "_layout" in v.keys else v._trace["key"]) == shown
+        v.set_state({"mesh_shape": [4, 2]})  # the next request goes through, the error clears
+        assert v.mesh_shape == [4, 2] and v.error == ""
+        v.close()
+    assert not arr.is_deleted()

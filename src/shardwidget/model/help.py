@@ -157,8 +157,12 @@ def _distinct(items: list[Suggestion]) -> list[Suggestion]:
 def pad_for(
     shape: Sequence[int], spec: spec_mod.NormSpec, axes: dict[str, int]
 ) -> tuple[tuple[int, int], ...]:
-    """(0, k) per dimension: the padding that makes each dimension divisible by its shards."""
-    return tuple((0, -n % p) for n, p in zip(shape, _shards(spec, axes), strict=True))
+    """(0, k) per dimension: the padding that makes each dimension divisible by its shards.
+    ValueError when a dimension has no shards to divide into (an axis of size 0 or less)."""
+    shards = _shards(spec, axes)
+    if any(p < 1 for p in shards):
+        raise ValueError(f"mesh axis sizes must be positive: {axes}")
+    return tuple((0, -n % p) for n, p in zip(shape, shards, strict=True))
 
 
 def indivisible_hint(

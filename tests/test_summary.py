@@ -249,3 +249,33 @@ def test_only_xla_s_fixed_refusal_is_remembered(monkeypatch):
         _, got = summarize(arr)
         assert got.status == "ready"
     assert len(tries) == 2 and S._REFUSED == {}
+
+
+@pytest.mark.parametrize("masked", [False, True])
+@pytest.mark.parametrize("path", ["compiled", "host", "host_inplace"])
+def test_large_finite_values_keep_finite_statistics(monkeypatch, path, masked):
+    """Finite values past ~1.8e19 square past float32's range, and sums of values near its
+    largest overflow: the mean and std are still finite and numpy's (float64), on the compiled
+    per-device path, the host fallback and numpy's in-place reduction; with NaN and Inf in a
+    block (masked statistics) too."""
+    x = np.exp(np.arange(64, dtype=np.float64)).reshape(8, 8)  # up to 2.3e27
+    x[0, :4] = [3e38, -3e38, 1e38, 2e38]  # sums and differences past float32's largest
+    x = x.astype(np.float32)
+    if masked:
+        x[0, 5], x[7, 7] = np.nan, -np.inf
+    arr = put(x, (2, 4), ("x", "y"), ("x", "y"))
+    monkeypatch.setattr(S, "_REFUSED", {})
+    if path == "host":
+        monkeypatch.setattr(
+            S, "_compiled", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("no"))
+        )
+    lay, got = summarize(arr, pix=64, vals=0) if path != "host_inplace" else (None, None)
+    if path == "host_inplace":
+        lay = layout_of(arr)
+        got = S.summarize(arr, lay, S.plan_for(lay, (0, 1), 64, 0), prefer_host=True)
+    assert got.status == "ready"
+    for blk, row in zip(lay.blocks, got.stats, strict=True):
+        want = ref_stats(x[blk.slices])
+        assert np.all(np.isfinite(row[:4])), (blk.index, row)
+        np.testing.assert_allclose(row[:4], want[:4], rtol=1e-5)
+        assert list(row[4:]) == want[4:]

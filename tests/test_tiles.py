@@ -116,3 +116,27 @@ def test_block_without_finite_values_via_tiles():
     for blk, got in zip(lay.blocks, s.stats, strict=True):
         np.testing.assert_allclose(got, ref_stats(x[blk.slices]))
     assert np.isnan(s.stats[0][:4]).all()
+
+
+@pytest.mark.parametrize("nonfinite", [False, True])
+def test_tile_stats_of_large_finite_values_stay_finite(nonfinite):
+    """Tiles whose values square (or sum) past float32's largest: every block's mean and std
+    are numpy's, finite (the tiles are reduced in units of their largest |value| and scaled
+    back in float64; XLA's reciprocal of that unit must not flush to 0)."""
+    x = np.exp(np.arange(512 * 512, dtype=np.float64) % 80).reshape(512, 512)
+    x[0, :4] = [3e38, -3e38, 1e38, 2e38]
+    x = x.astype(np.float32)
+    if nonfinite:
+        x[1, 1], x[-1, -1] = np.nan, np.inf
+    mesh = jax.make_mesh((4, 2), ("x", "y"))
+    arr = jax.device_put(x, NamedSharding(mesh, P("x", "y")))
+    tiles = T.tile_summary(arr, N, values_budget=0)
+    assert tiles is not None and math.prod(tiles.tile) > 1
+    for spec in [P("x", "y"), P("y", None), P()]:
+        lay = layout_of(jax.device_put(arr, NamedSharding(mesh, spec)))
+        s = T.summarize(tiles, lay, (0, 1), 8192, want_values=False)
+        for blk, got in zip(lay.blocks, s.stats, strict=True):
+            want = ref_stats(x[blk.slices])
+            assert np.all(np.isfinite(got[:4])), (spec, blk.index, got)
+            np.testing.assert_allclose(got[:4], want[:4], rtol=1e-5)
+            assert list(got[4:]) == want[4:]

@@ -105,11 +105,36 @@ def plan_for(
     return Plan(dims, (math.ceil(h / fh), math.ceil(w / fw)), (fh, fw), values)
 
 
+def _mean_std(y: Any, xp: Any, finite: Any = None, axis: int | None = None) -> tuple[Any, Any]:
+    """Mean and std of float32 `y` (of its `finite` values where given; along `axis`, None:
+    all), computed on y / max|y| and scaled back: no sum or square of finite values overflows
+    float32, however large they are (NaN and Inf still propagate where `finite` is None)."""
+    keep = axis is not None
+    mag = xp.abs(y if finite is None else xp.where(finite, y, 0))
+    s = mag.max(axis=axis, keepdims=keep)
+    # All zeros: any scale; NaN: 1, and NaN propagates. An eighth of the largest |y|: XLA
+    # divides by multiplying with the reciprocal, which must stay a normal float32 (a flushed
+    # 1 / 3e38 made every value 0).
+    s = xp.where(s > 0, s * xp.float32(0.125), xp.float32(1))
+    z = y / s
+    if finite is None:
+        n = y.size if axis is None else y.shape[axis]
+        mz = z.sum(axis=axis, keepdims=keep) / xp.float32(n)
+        d2 = ((z - mz) ** 2).sum(axis=axis) / xp.float32(n)
+    else:
+        n = xp.maximum(finite.sum(axis=axis, keepdims=keep), 1).astype(xp.float32)
+        mz = xp.where(finite, z, 0).sum(axis=axis, keepdims=keep) / n
+        d2 = xp.where(finite, (z - mz) ** 2, 0).sum(axis=axis) / (n if axis is None else n[..., 0])
+    if keep:
+        s, mz = s[..., 0], mz[..., 0]
+    return mz * s, xp.sqrt(d2) * s
+
+
 def _plain_stats(y: Any, xp: Any) -> Any:
     """min, max, mean, std of float32 `y` in two passes, and zero counts. NaN and Inf propagate,
-    which the caller reads as "use the masked statistics". `xp` as in _masked_stats."""
-    mean = y.mean()
-    std = xp.sqrt(((y - mean) ** 2).mean())
+    which the caller reads as "use the masked statistics". `xp` as in _masked_stats; the mean
+    and std as _mean_std (no overflow for large finite values)."""
+    mean, std = _mean_std(y, xp)
     zero = xp.float32(0)
     return xp.stack([y.min(), y.max(), mean, std, zero, zero]).astype(xp.float32)
 
@@ -118,15 +143,13 @@ def _masked_stats(y: Any, xp: Any) -> Any:
     """min, max, mean, std of the finite values of float32 `y`, and its NaN and Inf counts.
     `xp` is jax.numpy (inside the compiled per-device call) or numpy (the host path)."""
     finite = xp.isfinite(y)
-    n_fin = xp.maximum(finite.sum(), 1).astype(xp.float32)
-    mean = xp.where(finite, y, 0).sum() / n_fin
-    var = xp.where(finite, (y - mean) ** 2, 0).sum() / n_fin
+    mean, std = _mean_std(y, xp, finite)
     return xp.stack(
         [
             xp.where(finite, y, xp.inf).min(),
             xp.where(finite, y, -xp.inf).max(),
             mean,
-            xp.sqrt(var),
+            std,
             xp.isnan(y).sum().astype(xp.float32),
             xp.isinf(y).sum().astype(xp.float32),
         ]
@@ -278,8 +301,7 @@ def _host_blocks(xs: np.ndarray, plan: Plan) -> tuple[np.ndarray, np.ndarray, np
     y = (np.abs(xs) if np.iscomplexobj(xs) else xs).astype(np.float32, copy=False)
     flat = y.reshape(b, -1)
     with np.errstate(invalid="ignore", over="ignore"):  # NaN/Inf propagate, as on devices
-        mean = flat.mean(axis=1)
-        std = np.sqrt(flat.var(axis=1))  # two-pass, as _plain_stats
+        mean, std = _mean_std(flat, np, axis=1)  # as _plain_stats
         zero = np.zeros(b, np.float32)
         stats = np.stack([flat.min(axis=1), flat.max(axis=1), mean, std, zero, zero], axis=1)
     for j in np.flatnonzero(~np.isfinite(stats[:, :4]).all(axis=1)):

@@ -110,26 +110,33 @@ def _compiled(
     inner = tuple(range(1, 2 * len(shape), 2))
 
     def fn(x: Any) -> tuple[Any, ...]:
+        # Sums and M2 of each tile are of y / (its largest |y|), returned with that scale: no
+        # float32 sum or square of finite values overflows (the host scales back in float64).
         y = (jnp.abs(x) if is_complex else x).astype(jnp.float32).reshape(split)
-        if masked:
-            fin = jnp.isfinite(y)
+        fin = jnp.isfinite(y) if masked else None
+        sc = jnp.abs(y if fin is None else jnp.where(fin, y, 0)).max(inner, keepdims=True)
+        # all zeros: any scale; NaN: 1, propagating. An eighth of the largest |y|: XLA divides
+        # by multiplying with the reciprocal, which must stay a normal float32 (not flushed)
+        sc = jnp.where(sc > 0, sc * jnp.float32(0.125), jnp.float32(1))
+        z = y / sc
+        if fin is not None:
             cnt = fin.sum(inner).astype(jnp.float32)
-            s = jnp.where(fin, y, 0).sum(inner)
+            s = jnp.where(fin, z, 0).sum(inner)
             mean = s / jnp.maximum(cnt, 1)
-            m2 = jnp.where(fin, (y - jnp.expand_dims(mean, inner)) ** 2, 0).sum(inner)
+            m2 = jnp.where(fin, (z - jnp.expand_dims(mean, inner)) ** 2, 0).sum(inner)
             mn = jnp.where(fin, y, jnp.inf).min(inner)
             mx = jnp.where(fin, y, -jnp.inf).max(inner)
             nan = jnp.isnan(y).sum(inner).astype(jnp.float32)
             inf = jnp.isinf(y).sum(inner).astype(jnp.float32)
-            return cnt, s, m2, mn, mx, nan, inf
-        s = y.sum(inner)
-        mean = s / (y.size // max(1, s.size))
-        m2 = ((y - jnp.expand_dims(mean, inner)) ** 2).sum(inner)
-        return s, m2, y.min(inner), y.max(inner)
+            return sc.squeeze(inner), cnt, s, m2, mn, mx, nan, inf
+        s = z.sum(inner)
+        mean = s / (z.size // max(1, s.size))
+        m2 = ((z - jnp.expand_dims(mean, inner)) ** 2).sum(inner)
+        return sc.squeeze(inner), s, m2, y.min(inner), y.max(inner)
 
     if not isinstance(sharding, NamedSharding):
         return jax.jit(fn)
-    n_out = 7 if masked else 4
+    n_out = 8 if masked else 5
     return jax.jit(
         jax.shard_map(
             fn,
@@ -163,14 +170,15 @@ def tile_summary(arr: Any, n_devices: int, values_budget: int) -> Tiles | None:
     per = 16 if np.iscomplexobj(np.zeros((), arr.dtype)) else 8
     host = np.asarray(arr) if arr.size * per <= values_budget else None
     fn = _compiled(arr.sharding, shape, arr.dtype, grid, False)
-    s, m2, mn, mx = (np.asarray(o, np.float64) for o in fn(arr))
+    sc, s, m2, mn, mx = (np.asarray(o, np.float64) for o in fn(arr))
     tile_n = float(math.prod(shape) // max(1, math.prod(grid)))
     if np.isfinite(s).all() and np.isfinite(mn).all() and np.isfinite(mx).all():
         zeros = np.zeros_like(s)
-        return Tiles(shape, grid, np.full_like(s, tile_n), s, m2, mn, mx, zeros, zeros, host)
+        n = np.full_like(s, tile_n)
+        return Tiles(shape, grid, n, s * sc, m2 * sc * sc, mn, mx, zeros, zeros, host)
     fn = _compiled(arr.sharding, shape, arr.dtype, grid, True)
-    cnt, s, m2, mn, mx, nan, inf = (np.asarray(o, np.float64) for o in fn(arr))
-    return Tiles(shape, grid, cnt, s, m2, mn, mx, nan, inf, host)
+    sc, cnt, s, m2, mn, mx, nan, inf = (np.asarray(o, np.float64) for o in fn(arr))
+    return Tiles(shape, grid, cnt, s * sc, m2 * sc * sc, mn, mx, nan, inf, host)
 
 
 def _block_grid(tiles: Tiles, layout: Layout) -> tuple[int, ...]:

@@ -341,6 +341,10 @@ FUNCS: dict[str, Fn] = {
         lambda a: lax.with_sharding_constraint(a * 2, NamedSharding(_meshes()["x8"], P("x"))),
         lambda: (ar(13),),
     ),
+    "constraint-unconstrained": Fn(_wsc("xy", P(P.UNCONSTRAINED, "y")), lambda: (_x42(),)),
+    "constraint-unconstrained-tuple": Fn(
+        _wsc("xy", P(("x", "y"), P.UNCONSTRAINED)), lambda: (_x42(),)
+    ),
     "pinned_host-in": Fn(
         lambda a: a * 2, lambda: (put(ar(8, 8), "xy", P("x", "y"), "pinned_host"),)
     ),
@@ -806,3 +810,20 @@ def test_a_keyword_of_f_named_mode_is_pointed_to_partial() -> None:
     v = ShardView(partial(f, mode="train"), _x42())
     assert v.error == ""
     np.testing.assert_allclose(np.asarray(v.outputs[0]), ar(8, 8) * 2, rtol=1e-6)
+
+
+def test_an_unconstrained_constraint_is_shown_as_jax_writes_it() -> None:
+    """with_sharding_constraint with P.UNCONSTRAINED dimensions (XLA chooses them): the view
+    compiles f as JAX does, names those dimensions P.UNCONSTRAINED, and follows a new input
+    layout as JAX's own jit does."""
+    f = _wsc("xy", P(P.UNCONSTRAINED, "y"))
+    x = _x42()
+    v = ShardView(f, x)
+    assert v.error == ""
+    assert [c.spec_text for c in v.trace.constraints] == ["P(P.UNCONSTRAINED, 'y')"]
+    assert v.trace.out_shardings[0].spec == jax.jit(f)(x).sharding.spec
+    v.set_layout(in_specs=[["y", "x"]])
+    moved = jax.device_put(x, NamedSharding(_meshes()["xy"], P("y", "x")))
+    assert v.error == "" and v.trace.out_shardings[0].spec == jax.jit(f)(moved).sharding.spec
+    g = _wsc("xy", P(P.UNCONSTRAINED))  # shorter than the rank: the rest replicated
+    assert [c.spec_text for c in ShardView(g, x).trace.constraints] == ["P(P.UNCONSTRAINED, None)"]

@@ -43,6 +43,23 @@ def _path_text(path: Any, arg_names: Sequence[str]) -> str:
     return jax.tree_util.keystr(path)
 
 
+def _constraint_text(spec: Any, ndim: int) -> str:
+    """A constraint's spec as written: P('x', None), with ``P.UNCONSTRAINED`` entries (the
+    dimensions a with_sharding_constraint leaves to XLA) named as JAX names them."""
+    from jax.sharding import PartitionSpec
+
+    entries = tuple(spec)
+    free = [e is PartitionSpec.UNCONSTRAINED for e in entries]
+    norm = spec_mod.normalize(tuple(None if f else e for f, e in zip(free, entries)), ndim)
+    if not any(free):
+        return spec_mod.to_text(norm)
+    parts = [
+        "P.UNCONSTRAINED" if i < len(free) and free[i] else spec_mod.to_text((axes,))[2:-1]
+        for i, axes in enumerate(norm)
+    ]
+    return "P(" + ", ".join(parts) + ")"
+
+
 def _walk_constraints(jaxpr: Any, out: list[Constraint]) -> None:
     for eqn in jaxpr.eqns:
         name = eqn.primitive.name
@@ -51,11 +68,7 @@ def _walk_constraints(jaxpr: Any, out: list[Constraint]) -> None:
             aval = eqn.outvars[0].aval
             spec = getattr(sh, "spec", None)
             ndim = len(aval.shape)
-            text = (
-                spec_mod.to_text(spec_mod.normalize(tuple(spec), ndim))
-                if spec is not None
-                else str(sh)
-            )
+            text = _constraint_text(spec, ndim) if spec is not None else str(sh)
             try:
                 src = _jax.source_line(eqn.source_info)
             except Exception:

@@ -50,7 +50,9 @@ def _constraint_text(spec: Any, ndim: int) -> str:
 
     entries = tuple(spec)
     free = [e is PartitionSpec.UNCONSTRAINED for e in entries]
-    norm = spec_mod.normalize(tuple(None if f else e for f, e in zip(free, entries)), ndim)
+    norm = spec_mod.normalize(
+        tuple(None if f else e for f, e in zip(free, entries, strict=True)), ndim
+    )
     if not any(free):
         return spec_mod.to_text(norm)
     parts = [

@@ -227,6 +227,30 @@ def test_deleted_and_donated_arrays_are_refused_in_words(how: str) -> None:
         ShardView(a)
 
 
+@pytest.mark.parametrize("how", ["deleted", "donated"])
+def test_a_function_views_input_deleted_or_donated_later_is_never_run(how: str) -> None:
+    """The user's own step donates (or deletes) an input after the function view was made:
+    the view never runs f on it (JAX's compiled call on a donated buffer aborted the process),
+    says so in words, and still compiles and shows new layouts."""
+    a = put(ar(8, 8), "xy", P("x", "y"))
+    v = ShardView(lambda x: x + 1, a)
+    assert v.trace.ran
+    if how == "deleted":
+        a.delete()
+    else:
+        jax.jit(lambda x: x * 2, donate_argnums=0)(a)
+    assert a.is_deleted()
+    for read in (lambda: v.outputs, lambda: v.trace.inputs):
+        with pytest.raises(ValueError, match=r"input x \(8, 8\) float32 was deleted or donated"):
+            read()
+    v.set_layout(in_specs=[["y", "x"]])
+    assert v.error == "" and not v.trace.ran
+    assert "deleted or donated" in v.trace.run_error and "deleted or donated" in v._trace["message"]
+    assert v.trace.out_shardings[0].spec == P("y", "x")
+    assert "<svg" in v.to_svg() and repr(v)
+    v.close()
+
+
 def test_relayouts_hold_no_device_memory() -> None:
     import gc
 

@@ -80,3 +80,16 @@ def _local_shape(
     return tuple(
         d // math.prod(sizes[a] for a in entry) for d, entry in zip(shape, spec, strict=True)
     )
+
+
+def _check_alive(leaves: Sequence[Leaf]) -> None:
+    """ValueError naming the inputs deleted or donated since the view was made: running on
+    them is refused in words (JAX's compiled call on a donated buffer can abort the process)."""
+    gone = [lf for lf in leaves if getattr(lf.value, "is_deleted", lambda: False)()]
+    if gone:
+        what = ", ".join(f"{lf.path} {tuple(lf.shape)} {lf.dtype}" for lf in gone[:3])
+        more = f" and {len(gone) - 3} more" if len(gone) > 3 else ""
+        raise ValueError(
+            f"input {what}{more} was deleted or donated after this view was made, so f cannot "
+            "run on it; the compiled layout is still shown (make a new view on live inputs)"
+        )

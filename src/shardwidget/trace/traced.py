@@ -28,7 +28,7 @@ from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
 from ..model import state as state_mod
 from . import hlo
-from ._compiled import _flops, _local_shape, _memory, _run_disabled
+from ._compiled import _check_alive, _flops, _local_shape, _memory, _run_disabled
 from ._jaxpr import (
     _notes,
     _param_names,
@@ -618,6 +618,7 @@ class Traced:
             )
         t0 = time.perf_counter()
         try:
+            _check_alive(self.leaves)
             placed = [
                 _jax.device_put(lf.value, sh)
                 for lf, sh in zip(self.leaves, res.in_shardings, strict=True)

@@ -800,6 +800,21 @@ def test_jit_memory_kinds_are_the_views_as_jax_runs_them(
         assert v.outputs[0].sharding.memory_kind == kind
 
 
+def test_jitted_f_refusing_an_input_in_another_memory_kind_shows_jax_error() -> None:
+    """jax.jit(g, in_shardings=… pinned_host) called on an array in device memory: JAX refuses
+    the call (it does not move an argument between memory kinds), and so does the view."""
+    mesh = _meshes()["xy"]
+    pinned = NamedSharding(mesh, P("x", "y"), memory_kind="pinned_host")
+    g = jax.jit(lambda a: a * 2, in_shardings=pinned, out_shardings=pinned)
+    x = put(ar(8, 8), "xy", P("x", "y"))
+    with pytest.raises(ValueError, match="memory kind on the respective arg") as e:
+        g(x)
+    v = ShardView(g, x)
+    assert v.trace is None and v.outputs is None
+    assert v.error.startswith(str(e.value).split("for arg type")[0]), (v.error, str(e.value))
+    assert x.sharding.memory_kind == "device"
+
+
 def test_errors_in_f_and_pmap_relayouts_are_said_in_words() -> None:
     def boom(a: Any) -> Any:
         raise RuntimeError("user bug")

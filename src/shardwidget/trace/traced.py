@@ -575,7 +575,8 @@ class Traced:
         """Raise JAX's own error when f is a ``jax.jit(g, in_shardings=...)`` that refuses
         its arguments laid out as structs say: ``f(x)`` on a committed array whose sharding is
         not f's in_shardings raises "Sharding passed to jit does not match the sharding on the
-        respective arg" (the view lays every input out with device_put, which commits it).
+        respective arg" (the view lays every input out with device_put, which commits it), and
+        one in another memory kind "Memory kinds passed to jax.jit does not match memory kind".
         ``f.lower`` on the structs makes that same check; any other error is left to the
         compile."""
         import jax
@@ -594,7 +595,7 @@ class Traced:
         try:
             self.f.lower(*args, **kwargs)
         except ValueError as e:
-            if JIT_REFUSES in str(e):
+            if any(m in str(e) for m in JIT_REFUSES):
                 raise
         except Exception:  # f's own errors: the compile reports them
             return

@@ -756,6 +756,93 @@ def test_pinned_host_input_keeps_its_memory_kind_as_jit_does() -> None:
     assert v.error == "" and v.trace.in_shardings[0].memory_kind == "pinned_host"
 
 
+def _memory_kinds() -> set[str]:
+    return {m.kind for m in jax.devices()[0].addressable_memories()}
+
+
+@pytest.mark.parametrize(
+    ("given", "in_kind", "out_kind"),
+    [
+        ("device", None, "pinned_host"),
+        ("device", None, "unpinned_host"),
+        ("pinned_host", "pinned_host", "pinned_host"),
+        ("numpy", "pinned_host", "pinned_host"),
+        ("numpy", "pinned_host", None),
+    ],
+)
+def test_jit_memory_kinds_are_the_views_as_jax_runs_them(
+    given: str, in_kind: str | None, out_kind: str | None
+) -> None:
+    """memories_test's form: jax.jit(g, in_shardings=…, out_shardings=…) with memory kinds.
+    The view compiles and runs f as ``f(x)`` does: its trace's shardings, its outputs and their
+    layout are in the memory kinds of JAX's own compile and call, view.code writes them (and
+    reproduces them when run), and a re-layout from the controls keeps the memory kind f's jit
+    asks for on each output."""
+    missing = {given, in_kind, out_kind} - {None, "numpy"} - _memory_kinds()
+    if missing:
+        pytest.skip(f"this backend has no memory kind {sorted(missing)}")
+    mesh = _meshes()["xy"]
+    kw = {}
+    if in_kind:
+        kw["in_shardings"] = NamedSharding(mesh, P("x", "y"), memory_kind=in_kind)
+    if out_kind:
+        kw["out_shardings"] = NamedSharding(mesh, P("x", "y"), memory_kind=out_kind)
+    f = jax.jit(lambda a: a * 2, **kw)
+    x = ar(8, 8) if given == "numpy" else put(ar(8, 8), "xy", P("x", "y"), given)
+    c = f.lower(x).compile()
+    want = f(x)
+    kind = want.sharding.memory_kind
+    assert c.output_shardings.memory_kind == kind
+    v = ShardView(f, x)
+    assert v.error == "", v.error
+    assert v.trace.in_shardings[0].memory_kind == c.input_shardings[0][0].memory_kind
+    assert v.trace.out_shardings[0].memory_kind == kind
+    assert v.trace.output_leaves[0].layout.memory_kind == kind
+    assert v.outputs[0].sharding.memory_kind == kind
+    assert _index_map(v.outputs[0].sharding, (8, 8)) == _index_map(want.sharding, (8, 8))
+    np.testing.assert_allclose(np.asarray(v.outputs[0]), np.asarray(want))
+    if kind != "device":
+        assert f"memory_kind={kind!r}" in v.code
+    ns: dict[str, Any] = {"f": f}
+    exec(v.code, ns)
+    with jax.set_mesh(ns["mesh"]):
+        out = ns["f_sharded"](x)
+    assert out.sharding.memory_kind == kind
+    assert _index_map(out.sharding, (8, 8)) == _index_map(want.sharding, (8, 8))
+    # re-layouts from the controls: each output stays in the memory kind f's jit gives it
+    v.set_layout(out_specs=[["y", None]])
+    assert v.error == "", v.error
+    ref = jax.jit(f, out_shardings=NamedSharding(mesh, P("y", None), memory_kind=kind))(x)
+    assert v.trace.out_shardings[0].memory_kind == ref.sharding.memory_kind == kind
+    assert v.outputs[0].sharding.memory_kind == kind
+    assert _index_map(v.outputs[0].sharding, (8, 8)) == _index_map(ref.sharding, (8, 8))
+    assert f"memory_kind={kind!r}" in v.code or kind == "device"
+    if in_kind is None:  # (f's own in_shardings refuse any other layout of x)
+        v.set_layout(in_specs=[["y", "x"]])
+        assert v.error == "", v.error
+        assert v.trace.in_shardings[0].memory_kind == x.sharding.memory_kind
+        assert v.outputs[0].sharding.memory_kind == kind
+        v.set_layout(mesh_shape=[2, 4])
+        assert v.error == "", v.error
+        assert v.trace.out_shardings[0].spec == P("y", None)
+        assert v.outputs[0].sharding.memory_kind == kind
+
+
+def test_jitted_f_refusing_an_input_in_another_memory_kind_shows_jax_error() -> None:
+    """jax.jit(g, in_shardings=… pinned_host) called on an array in device memory: JAX refuses
+    the call (it does not move an argument between memory kinds), and so does the view."""
+    mesh = _meshes()["xy"]
+    pinned = NamedSharding(mesh, P("x", "y"), memory_kind="pinned_host")
+    g = jax.jit(lambda a: a * 2, in_shardings=pinned, out_shardings=pinned)
+    x = put(ar(8, 8), "xy", P("x", "y"))
+    with pytest.raises(ValueError, match="memory kind on the respective arg") as e:
+        g(x)
+    v = ShardView(g, x)
+    assert v.trace is None and v.outputs is None
+    assert v.error.startswith(str(e.value).split("for arg type")[0]), (v.error, str(e.value))
+    assert x.sharding.memory_kind == "device"
+
+
 def test_errors_in_f_and_pmap_relayouts_are_said_in_words() -> None:
     def boom(a: Any) -> Any:
         raise RuntimeError("user bug")

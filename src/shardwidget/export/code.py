@@ -180,6 +180,8 @@ class FunctionLayout:
     out: Any
     in_memory: Sequence[str | None] = ()
     """Per input leaf: its memory kind where not "device" (pinned_host), else None."""
+    out_memory: Sequence[str | None] = ()
+    """Per output leaf: its memory kind (jit's out_shardings write it where not "device")."""
     planned: bool = False
     """mesh is an AbstractMesh (a plan): the snippet plans the layout instead of running it."""
 
@@ -242,13 +244,16 @@ def function_code(fl: FunctionLayout) -> str:
         mk = fl.in_memory[s.i] if s.i < len(fl.in_memory) else None
         return _sharding_of(fl.in_specs[s.i], fl.mode, mk)
 
+    def out_mk(s: Slot) -> str | None:
+        return fl.out_memory[s.i] if s.i < len(fl.out_memory) else None
+
     try:
         if flat:
             ins = render_tree((tuple(fl.args), dict(fl.kwargs)), spec_of)
         else:
             dynamic = [a for a in fl.args if not (isinstance(a, Slot) and a.static)]
             ins = render_tree(tuple(dynamic), spec_of)
-        outs = render_tree(fl.out, lambda s: _sharding_of(fl.out_specs[s.i], fl.mode))
+        outs = render_tree(fl.out, lambda s: _sharding_of(fl.out_specs[s.i], fl.mode, out_mk(s)))
     except NotLiteral as e:
         return f"# {fn}'s arguments or outputs hold a {e} pytree node: no snippet is written\n"
     target, call = fn, f"{fn}_sharded(...)  # your arguments, as given to the view"

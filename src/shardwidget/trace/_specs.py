@@ -121,6 +121,68 @@ def _own_mesh(leaves: Sequence[Leaf]) -> Any:
     return None
 
 
+def jit_own_shardings(
+    f: Any, args: Sequence[Any], kwargs: dict[str, Any], n: int
+) -> tuple[list[Any], list[str | None], list[Any]]:
+    """What a jitted f's own compile for (args, kwargs) does with its n array leaves:
+
+    - per input leaf, its NamedSharding where not fully replicated (else None);
+    - per input leaf, its memory kind (where f's in_shardings place a leaf that has no
+      sharding of its own: numpy, as ``f(*args)`` places it);
+    - per output leaf, its NamedSharding (memory kind included) where f gives out_shardings of
+      its own, else [].
+
+    All None (and []) when f does not compile for them (committed inputs it refuses, …); the
+    input lists are all None when f's inputs are not the n leaves one for one."""
+    import jax
+    from jax.sharding import NamedSharding
+
+    from .. import _jax
+
+    none: list[Any] = [None] * n
+    try:
+        compiled = f.lower(*args, **kwargs).compile()
+        shs = jax.tree_util.tree_leaves(compiled.input_shardings)
+    except Exception:  # (committed inputs it refuses, pmap, …): the view's defaults
+        return none, list(none), []
+    outs: list[Any] = []
+    if _jax.jit_has_out_shardings(f):
+        outs = jax.tree_util.tree_leaves(compiled.output_shardings)
+        outs = [sh if isinstance(sh, NamedSharding) else None for sh in outs]
+    if len(shs) != n:
+        return none, list(none), outs
+    ins = [
+        sh if isinstance(sh, NamedSharding) and not sh.is_fully_replicated else None for sh in shs
+    ]
+    return ins, memory_kinds(shs, n), outs
+
+
+def memory_kinds(shardings: Sequence[Any], n: int) -> list[str | None]:
+    """The memory kind of each of n leaves' shardings ("pinned_host", …; None where a leaf has
+    none, and for every leaf when the counts differ)."""
+    if len(shardings) != n:
+        return [None] * n
+    return [getattr(sh, "memory_kind", None) for sh in shardings]
+
+
+def as_called(
+    structs: Sequence[Any], leaves: Sequence[Leaf], memory: Sequence[str | None]
+) -> list[Any]:
+    """structs as ``f(*args)`` traces the leaves: one with no sharding of its own (numpy) that
+    f's own in_shardings place in another memory kind (``memory``, pinned_host) goes in
+    without a sharding, as numpy does: JAX traces its value in device memory, so an output
+    XLA lays out lands in device memory, as ``f(x)`` returns it (a struct in pinned_host
+    would put it there). Every other leaf as laid out."""
+    import jax
+
+    return [
+        jax.ShapeDtypeStruct(s.shape, s.dtype)  # type: ignore[no-untyped-call]
+        if getattr(lf.value, "sharding", None) is None and mk not in (None, "device")
+        else s
+        for s, lf, mk in zip(structs, leaves, memory, strict=True)
+    ]
+
+
 def jit_out_specs(
     own: Sequence[Any], own_mesh: Any, mesh_key: Any, shapes: Sequence[tuple[int, ...]]
 ) -> tuple[Any, ...]:

@@ -15,8 +15,12 @@ from ..model.layout import Layout
 from . import hlo
 
 MODES = ("jit", "shard_map")
-JIT_REFUSES = "does not match the sharding on the respective arg"
-"""Part of JAX's message when a jitted function's in_shardings refuse a committed argument."""
+JIT_REFUSES = (
+    "does not match the sharding on the respective arg",
+    "does not match memory kind on the respective arg",
+)
+"""Parts of JAX's messages when a jitted function's in_shardings refuse a committed argument
+(its layout, or its memory kind)."""
 
 
 @dataclass(frozen=True)

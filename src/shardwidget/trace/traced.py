@@ -27,7 +27,7 @@ from .. import _jax
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
 from ..model import state as state_mod
-from . import hlo
+from . import _specs, hlo
 from ._compiled import _check_alive, _flops, _local_shape, _memory, _run_disabled
 from ._jaxpr import (
     _notes,
@@ -105,7 +105,10 @@ class Traced:
         self.jit_out_shardings: list[Any] = []
         """Per output leaf: the sharding a ``jax.jit(g, out_shardings=…)`` f puts it in, as
         its own compile reports it ([] where f gives no out_shardings or is not jitted): the
-        default out_specs on f's mesh, so the view shows what ``f(*args)`` does."""
+        default out_specs on f's mesh, so the view shows what ``f(*args)`` does; their memory
+        kinds (pinned_host) go with every out_spec the view compiles."""
+        self.jit_in_memory: list[str | None] = [None] * len(self.leaves)
+        """Per input leaf: the memory kind f's own jit places it in (None where not jitted)."""
         self.jit_in_shardings: list[Any] = self._jit_in_shardings(args, kwargs)
         """Per input leaf: the sharding a ``jax.jit(g, in_shardings=…)`` f gives it (its own
         in_shardings; None where it gives none or f is not jitted). A leaf without a
@@ -337,28 +340,14 @@ class Traced:
             ) from None
 
     def _jit_in_shardings(self, args: Sequence[Any], kwargs: dict[str, Any]) -> list[Any]:
-        """See :attr:`jit_in_shardings`: read from ``f.lower(*args)`` when f is jitted and its
-        lowered input shardings match the array leaves one for one (else all None)."""
-        import jax
-        from jax.sharding import NamedSharding
-
-        none: list[Any] = [None] * len(self.leaves)
+        """See :attr:`jit_in_shardings` (and :attr:`jit_in_memory`, :attr:`jit_out_shardings`):
+        read from ``f.lower(*args)`` when f is jitted (see :func:`_specs.jit_own_shardings`)."""
         if not hasattr(self.f, "lower") or self.mode != "jit" or not self.leaves:
-            return none
-        try:
-            compiled = self.f.lower(*args, **kwargs).compile()
-            shs = jax.tree_util.tree_leaves(compiled.input_shardings)
-        except Exception:  # (committed inputs it refuses, pmap, …): the view's defaults
-            return none
-        if _jax.jit_has_out_shardings(self.f):
-            outs = jax.tree_util.tree_leaves(compiled.output_shardings)
-            self.jit_out_shardings = [sh if isinstance(sh, NamedSharding) else None for sh in outs]
-        if len(shs) != len(self.leaves):
-            return none
-        return [
-            sh if isinstance(sh, NamedSharding) and not sh.is_fully_replicated else None
-            for sh in shs
-        ]
+            return [None] * len(self.leaves)
+        ins, self.jit_in_memory, self.jit_out_shardings = _specs.jit_own_shardings(
+            self.f, args, kwargs, len(self.leaves)
+        )
+        return ins
 
     def find_own_mesh(self) -> None:
         """No input has a mesh: take the mesh of f's first sharding constraint with a concrete
@@ -397,18 +386,22 @@ class Traced:
         import jax
         from jax.sharding import NamedSharding
 
-        def kind(lf: Leaf) -> str | None:
-            # jit: an input keeps its own memory kind (pinned_host), as jax.jit(f)(x) runs it
-            mk = getattr(getattr(lf.value, "sharding", None), "memory_kind", None)
+        def kind(i: int, lf: Leaf) -> str | None:
+            # jit: an input keeps its own memory kind (pinned_host), else (numpy) takes the one
+            # f's own in_shardings give it, as jax.jit(f)(x) runs it
+            sh = getattr(lf.value, "sharding", None)
+            mk = self.jit_in_memory[i] if sh is None else getattr(sh, "memory_kind", None)
             return mk if self.mode == "jit" and mk not in (None, "device") else None
 
         return [
             jax.ShapeDtypeStruct(  # type: ignore[no-untyped-call]
                 lf.shape,
                 lf.dtype,
-                sharding=NamedSharding(mesh, spec_mod.to_partition_spec(s), memory_kind=kind(lf)),
+                sharding=NamedSharding(
+                    mesh, spec_mod.to_partition_spec(s), memory_kind=kind(i, lf)
+                ),
             )
-            for lf, s in zip(self.leaves, state.in_specs, strict=True)
+            for i, (lf, s) in enumerate(zip(self.leaves, state.in_specs, strict=True))
         ]
 
     # -- validation with messages that name the leaf
@@ -508,10 +501,16 @@ class Traced:
                 sm = jax.shard_map(self._named, mesh=mesh, in_specs=ins, out_specs=outs)
                 jf = jax.jit(sm, in_shardings=tuple(in_sh))
             else:
-                out = [s if s is None else NamedSharding(mesh, to(s)) for s in state.out_specs]
+                # each output in the memory kind f's own out_shardings give it (pinned_host)
+                mks = _specs.memory_kinds(self.jit_out_shardings, len(state.out_specs))
+                out = [
+                    s if s is None else NamedSharding(mesh, to(s), memory_kind=mk)
+                    for s, mk in zip(state.out_specs, mks, strict=True)
+                ]
                 jf = jax.jit(self._named, in_shardings=tuple(in_sh), out_shardings=tuple(out))
             self._check_jit_args(structs)
-            return mesh, in_sh, out_dtypes, out_shapes, jf.trace(*structs)
+            called = _specs.as_called(structs, self.leaves, self.jit_in_memory)
+            return mesh, in_sh, out_dtypes, out_shapes, jf.trace(*called)
 
     def _compile(self, state: TraceState) -> TraceResult:
         import jax
@@ -576,7 +575,8 @@ class Traced:
         """Raise JAX's own error when f is a ``jax.jit(g, in_shardings=...)`` that refuses
         its arguments laid out as structs say: ``f(x)`` on a committed array whose sharding is
         not f's in_shardings raises "Sharding passed to jit does not match the sharding on the
-        respective arg" (the view lays every input out with device_put, which commits it).
+        respective arg" (the view lays every input out with device_put, which commits it), and
+        one in another memory kind "Memory kinds passed to jax.jit does not match memory kind".
         ``f.lower`` on the structs makes that same check; any other error is left to the
         compile."""
         import jax
@@ -595,7 +595,7 @@ class Traced:
         try:
             self.f.lower(*args, **kwargs)
         except ValueError as e:
-            if JIT_REFUSES in str(e):
+            if any(m in str(e) for m in JIT_REFUSES):
                 raise
         except Exception:  # f's own errors: the compile reports them
             return

@@ -240,6 +240,7 @@ class FunctionView(CostMixin, ShardView):
             kwargs=kwargs,
             out=self._traced.out_template(st),
             in_memory=[getattr(sh, "memory_kind", None) for sh in res.in_shardings],
+            out_memory=[getattr(sh, "memory_kind", None) for sh in res.out_shardings],
             planned=bool(self.planned),
         )
 

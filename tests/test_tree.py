@@ -384,3 +384,23 @@ def test_explicitly_typed_leaves_move_onto_a_mesh_without_their_axes():
     assert tree["w"].sharding.spec == P(None, "d") and tree["w"].sharding.mesh.shape == {"d": 8}
     np.testing.assert_array_equal(np.asarray(tree["w"]), np.asarray(w))
     assert not w.is_deleted()
+
+
+@pytest.mark.parametrize("shape", [(4, 2), (16, 16)])  # on the kernel's devices; a plan
+def test_abstract_leaves_keep_their_memory_kind(shape):
+    """A ShapeDtypeStruct on an AbstractMesh in pinned_host memory keeps that memory kind
+    when the tree view places it on the kernel's mesh (and on a plan bigger than the kernel),
+    as jax.device_put / jax.jit place it; view.tree puts it there."""
+    am = jax.sharding.AbstractMesh(shape, ("x", "y"))
+    sh = NamedSharding(am, P("x", "y"), memory_kind="pinned_host")
+    sds = jax.ShapeDtypeStruct((32, 32), np.float32, sharding=sh)
+    view = ShardView({"w": sds, "b": jax.ShapeDtypeStruct((4,), np.float32)})
+    w = view.leaf("['w']")
+    assert w.sharding.memory_kind == "pinned_host" and w.spec == P("x", "y")
+    assert view.leaf("['b']").sharding.memory_kind in (None, "device")  # None: a plan
+    assert w.layout.memory_kind == "pinned_host"
+    if shape == (4, 2):
+        concrete = NamedSharding(
+            jax.make_mesh(shape, ("x", "y")), P("x", "y"), memory_kind="pinned_host"
+        )
+        assert _layout_geometry(w.layout) == _geometry(concrete, (32, 32))

@@ -265,9 +265,20 @@ def on_mesh(leaves: tuple[TreeLeaf, ...], mesh: Any) -> tuple[TreeLeaf, ...]:
             out.append(leaf)
             continue
         same = _axes(s.mesh) == dict(zip(mesh.axis_names, mesh_sizes(mesh), strict=True))
-        placed = NamedSharding(mesh, s.spec) if same else _default_sharding()
+        placed = _on(mesh, s) if same else _default_sharding()
         out.append(dataclasses.replace(leaf, sharding=placed, placed=same))
     return tuple(out)
+
+
+def _on(mesh: Any, s: Any) -> Any:
+    """NamedSharding s moved onto mesh: its spec and its memory kind (pinned_host), as the
+    ShapeDtypeStruct asked; the spec alone where mesh's devices lack that memory kind."""
+    from jax.sharding import NamedSharding
+
+    try:
+        return NamedSharding(mesh, s.spec, memory_kind=s.memory_kind)
+    except ValueError:  # e.g. a kind these devices do not have
+        return NamedSharding(mesh, s.spec)
 
 
 def _axes(mesh: Any) -> dict[str, int]:
@@ -289,6 +300,6 @@ def on_plan(leaves: tuple[TreeLeaf, ...], plan: Any) -> tuple[TreeLeaf, ...]:
     for leaf in leaves:
         s = leaf.sharding
         same = isinstance(s, NamedSharding) and leaf.placed and _axes(s.mesh) == axes
-        sharding = NamedSharding(plan, s.spec) if same else replicated
+        sharding = _on(plan, s) if same else replicated
         out.append(dataclasses.replace(leaf, sharding=sharding, placed=same, abstract=True))
     return tuple(out)

@@ -404,3 +404,76 @@ def test_abstract_leaves_keep_their_memory_kind(shape):
             jax.make_mesh(shape, ("x", "y")), P("x", "y"), memory_kind="pinned_host"
         )
         assert _layout_geometry(w.layout) == _geometry(concrete, (32, 32))
+
+
+def test_front_end_values_a_tree_view_refuses_are_put_back():
+    """A ``selected`` leaf that does not exist, or an unknown hardware preset, from the front
+    end: said in ``error``, the value put back, and every picture still draws."""
+    view = ShardView({"w": jnp.ones((16, 8)), "b": jnp.ones((8,))})
+    shown = view.selected
+    for bad in (7, -1, 10**30):
+        view.set_state({"selected": bad})
+        assert view.selected == shown and f"got {bad}" in view.error
+    view.set_state({"hardware": "zzz"})
+    assert view.hardware != "zzz" and "unknown hardware 'zzz'" in view.error
+    assert "<svg" in view.to_svg() and view._repr_mimebundle_() and view.snapshot() is not None
+    view.set_state({"selected": 1 - shown})
+    assert view.selected == 1 - shown
+    with pytest.raises(TypeError, match="selected must be a leaf index"):
+        ShardView({"w": jnp.ones(8)}, selected="a")
+    with pytest.raises(ValueError, match="selected=99 is not a leaf index 0…0"):
+        ShardView({"w": jnp.ones(8)}, selected=99)
+    with pytest.raises(TypeError, match=r"mesh must be a jax\.sharding\.Mesh"):
+        ShardView({"w": jnp.ones(8)}, mesh="x")
+    with pytest.raises(TypeError, match="or an AbstractMesh"):
+        ShardView(jax.ShapeDtypeStruct((8,), jnp.float32), mesh=(8,), spec=P())
+
+
+@pytest.mark.parametrize("k", [17, 200, 2000])
+def test_many_mesh_axes_are_refused_at_once(k):
+    """A mesh of more axes than any mesh here may have (HARD_MAX_AXES), from the front end or
+    Python, on the kernel or a plan: refused in words at once (it listed every factorization
+    of the device count first: 1.3 GB at 80 axes, the kernel killed at 200)."""
+    import time
+
+    view = ShardView({"w": jnp.ones((16, 8))})
+    t0 = time.perf_counter()
+    state = {"mesh_shape": [1] * (k - 1) + [3], "axis_names": [f"a{i}" for i in range(k)]}
+    view._on_custom_msg(
+        view,
+        {
+            "type": "tree_request",
+            "seq": 1,
+            "state": {**state, "axis_types": ["auto"] * k, "rules_text": ""},
+        },
+        [],
+    )
+    assert "a mesh has 1 to 16 axes" in view.error and view.mesh_shape == [8]
+    plan = ShardView(
+        {"w": jax.ShapeDtypeStruct((16, 16), jnp.float32)},
+        mesh=jax.sharding.AbstractMesh((16, 16), ("x", "y")),
+    )
+    with pytest.raises(ValueError, match="a mesh has 1 to 16 axes"):
+        plan.mesh_shape = [1] * (k - 1) + [3]
+    # 16 axes whose product is wrong: the suggestions come without listing every shape
+    with pytest.raises(
+        ValueError,
+        match=r"shapes with 16 axes that fit: \(1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 256\)",
+    ):
+        plan.mesh_shape = [1] * 15 + [3]
+    assert time.perf_counter() - t0 < 5
+
+
+@pytest.mark.parametrize("pattern", ["#x", " w", "w ", "a:", "b->", "x", r"P\(", "a -> b"])
+def test_rules_text_round_trips_every_regex(pattern):
+    """The editor's text of a rule reads back as a rule that matches the same leaves: a regex
+    that starts with '#' is not lost as a comment, nor are spaces at its ends or a trailing
+    separator."""
+    names = {"#x": 16, " w": 8, "w ": 8, "a:": 8, "b->": 8, "x": 8, "P(": 8, "a -> b": 8}
+    tree = {k: jnp.ones(n) for k, n in names.items()}
+    view = ShardView(tree, rules=[(pattern, P("x"))])
+    sharded = [lf.path for lf in view.leaves if lf.spec == P("x")]
+    assert sharded
+    view.set_state({"rules_text": view.rules_text + "\n"})  # what the editor sends back
+    assert view.error == ""
+    assert [lf.path for lf in view.leaves if lf.spec == P("x")] == sharded

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     import jax
 
 MAX_AXES = 4
+HARD_MAX_AXES = 16  # the most axes any mesh may have here, its own included
 DEFAULT_AXIS_NAMES = ("x", "y", "z", "w")
 AXIS_TYPES = ("auto", "explicit")
 
@@ -29,6 +30,26 @@ def factorizations(n: int, k: int) -> tuple[tuple[int, ...], ...]:
         if n % d == 0:
             out.extend((d, *rest) for rest in factorizations(n // d, k - 1))
     return tuple(out)
+
+
+def first_factorizations(n: int, k: int, limit: int) -> list[tuple[int, ...]]:
+    """The first ``limit`` of :func:`factorizations` (n, k), found without listing the others
+    (a 200-axis shape has more factorizations than memory holds)."""
+    out: list[tuple[int, ...]] = []
+
+    def walk(prefix: tuple[int, ...], rest: int, slots: int) -> None:
+        if slots == 1:
+            out.append((*prefix, rest))
+            return
+        for d in range(1, rest + 1):
+            if rest % d == 0:
+                walk((*prefix, d), rest // d, slots - 1)
+                if len(out) >= limit:
+                    return
+
+    if n >= 1 and 1 <= k <= HARD_MAX_AXES and limit > 0:
+        walk((), n, k)
+    return out[:limit]
 
 
 def all_factorizations(n: int, max_axes: int = MAX_AXES) -> dict[str, list[list[int]]]:
@@ -59,6 +80,7 @@ def validate_mesh(
     (with at most max_axes axes: more for an array whose own mesh has more); ``where`` names
     the device set in the message ("the kernel", "the array")."""
     shape = list(shape)
+    max_axes = min(max_axes, HARD_MAX_AXES)
     if not 1 <= len(shape) <= max_axes:
         raise ValueError(f"a mesh has 1 to {max_axes} axes; got {len(shape)} ({_fmt_shape(shape)})")
     if any(not isinstance(s, int) or isinstance(s, bool) or s < 1 for s in shape):
@@ -67,7 +89,7 @@ def validate_mesh(
     for s in shape:
         size *= s
     if size != n_devices:
-        valid = ", ".join(_fmt_shape(f) for f in factorizations(n_devices, len(shape))[:12])
+        valid = ", ".join(_fmt_shape(f) for f in first_factorizations(n_devices, len(shape), 12))
         raise ValueError(
             f"mesh shape {_fmt_shape(shape)} has {size} devices, but {where} has {n_devices} "
             f"devices; shapes with {len(shape)} axes that fit: {valid}"

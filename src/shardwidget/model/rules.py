@@ -54,8 +54,21 @@ class Rule:
 
     @property
     def text(self) -> str:
-        """The rule as one line of the rules editor: ``regex  P(...)``."""
-        return f"{self.pattern}  {spec_mod.to_text(self.spec)}"
+        """The rule as one line of the rules editor: ``regex  P(...)``. A regex that the line
+        would read back otherwise (a leading ``#`` reads as a comment, spaces at either end
+        are stripped, a trailing ``:`` or ``->`` reads as the separator) is written as the
+        equal ``(?:regex)``."""
+        spec = spec_mod.to_text(self.spec)
+        line = f"{self.pattern}  {spec}"
+        try:
+            back = parse_line(line, 1)
+        except ValueError:
+            back = None
+        return (
+            line
+            if back is not None and back.pattern == self.pattern
+            else f"(?:{self.pattern})  {spec}"
+        )
 
 
 def _spec_entries(spec: Any) -> list[Any]:

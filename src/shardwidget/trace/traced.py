@@ -334,7 +334,7 @@ class Traced:
             size = int(own.devices.size) if own is not None else n
             if size == n or "devices, but the kernel has" not in str(e):
                 raise
-            fits = ", ".join(map(str, mesh_mod.factorizations(size, k)[:6]))
+            fits = ", ".join(map(str, mesh_mod.first_factorizations(size, k, 6)))
             raise ValueError(
                 f"{e}; or on the inputs' own mesh of {size} devices: {fits or 'none'}"
             ) from None

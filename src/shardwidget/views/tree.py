@@ -26,7 +26,7 @@ from ..model.layout import Layout
 from ..model.summary import Summary, plan_for, summarize
 from ..model.tree import Flat, StaticLeaf, TreeLeaf, flatten, mesh_of, on_mesh
 from ..render import tree as tree_render
-from .base import ShardView, refuse_unknown
+from .base import InvalidValue, ShardView, refuse_unknown
 
 if TYPE_CHECKING:
     from ..export.page import ExportReport
@@ -188,7 +188,12 @@ class TreeView(ShardView):
         if not self._name.isidentifier():
             raise ValueError(f"name must be a Python identifier, got {self._name!r}")
         self._with_stats = bool(kwargs.get("stats", True))
-        mesh = kwargs.get("mesh")
+        mesh: Any = kwargs.get("mesh")
+        if mesh is not None and not isinstance(mesh, jax.sharding.Mesh | jax.sharding.AbstractMesh):
+            raise TypeError(
+                "mesh must be a jax.sharding.Mesh (the kernel's devices) or an AbstractMesh (a "
+                f"plan), got {type(mesh).__name__}"
+            )
         mesh = mesh if mesh is not None else mesh_of(self._flat.leaves)
         if mesh is None:
             mesh = mesh_mod.build_mesh((len(self._devices),), ("x",), ("auto",))
@@ -220,6 +225,10 @@ class TreeView(ShardView):
         )
         self._set_traits(st.to_wire())
         self._pick = kwargs.get("selected")
+        if self._pick is not None and (
+            isinstance(self._pick, bool) or not isinstance(self._pick, int)
+        ):
+            raise TypeError(f"selected must be a leaf index (an int), not {self._pick!r}"[:200])
         self._quiet = False
         self._change(st)
 
@@ -463,6 +472,10 @@ class TreeView(ShardView):
             planned=self.planned,
         )
         pick = self._pick if self._pick is not None else self.selected
+        if self._pick is not None and not 0 <= pick < len(self._applied.leaves):
+            raise ValueError(
+                f"selected={pick} is not a leaf index 0…{len(self._applied.leaves) - 1}"
+            )
         self._pick = None
         if not 0 <= pick < len(self._applied.leaves):
             pick = max(range(len(payload["bytes"])), key=payload["bytes"].__getitem__)
@@ -490,15 +503,15 @@ class TreeView(ShardView):
     def _validate_hardware(self, proposal: Any) -> Any:
         try:
             hw_mod.hardware(proposal["value"])
-        except (ValueError, TypeError) as e:
-            raise ValueError(str(e)) from None
+        except (ValueError, TypeError) as e:  # a TraitError: the front end's value is put back
+            raise InvalidValue(str(e)) from None
         return proposal["value"]
 
     @traitlets.validate("selected")
     def _validate_selected(self, proposal: Any) -> Any:
-        i = proposal["value"]
-        if not self._quiet and not 0 <= i < len(self._applied.leaves):
-            raise ValueError(f"selected must be a leaf index 0…{len(self._applied.leaves) - 1}")
+        i, n = proposal["value"], len(self._applied.leaves)
+        if not self._quiet and not (isinstance(i, int) and 0 <= i < n):
+            raise InvalidValue(f"selected must be a leaf index 0…{n - 1}; got {i!r}"[:200])
         return i
 
     @traitlets.observe("selected")

@@ -342,3 +342,25 @@ def test_a_mesh_axis_of_size_0_is_refused_in_words_everywhere(arr, bad):
         assert v.mesh_shape == [4, 2] and v.error == ""
         v.close()
     assert not arr.is_deleted()
+
+
+@pytest.mark.parametrize(
+    ("seq", "state", "answered"),
+    [(5, "x", True), (5, None, True), (5, [1, 2], True), ("5", {}, False), (None, {}, False)],
+)
+def test_a_malformed_request_is_said_and_answered_when_it_can_be(arr, seq, state, answered):
+    """A request of the view's type without an integer seq or a state object: said in
+    ``error``, answered with a failed result where its seq is an integer (the front end waits
+    on it), nothing else changed; the next request goes through."""
+    v = ShardView(arr)
+    sent = Sent(v)
+    key, shown = v._layout["key"], v.array
+    v._on_custom_msg(v, {"type": "request", "seq": seq, "state": state}, [])
+    assert "a malformed request was ignored" in v.error
+    results = [m for m in sent.msgs if m.get("type") == "result"]
+    assert results == (
+        [{"type": "result", "seq": 5, "ok": False, "error": v.error}] if answered else []
+    )
+    assert v._layout["key"] == key and v.array is shown
+    request(v, 6, spec=["y", "x"])
+    assert v.error == "" and v.spec == ["y", "x"]

@@ -484,6 +484,8 @@ class ShardView(anywidget.AnyWidget):
             return
         req = wire.parse_request(content, self.REQUEST_TYPE)
         if req is None:
+            if isinstance(content, dict) and content.get("type") == self.REQUEST_TYPE:
+                self._malformed(content.get("seq"))
             return
         seq, raw = req
         if self._last_seq - SEQ_WINDOW < seq <= self._last_seq:  # a newer one was handled
@@ -506,6 +508,16 @@ class ShardView(anywidget.AnyWidget):
             self._busy_depth -= 1
             if self._busy_depth == 0:
                 self.busy = False
+
+    def _malformed(self, seq: Any) -> None:
+        """A request of this view's type without an integer ``seq`` and a ``state`` object:
+        said in ``error``, answered when its seq can be (nothing else changes)."""
+        self.error = (
+            f"a malformed {self.REQUEST_TYPE} was ignored: it needs an integer seq and a state "
+            "object; the last good view is shown"
+        )
+        if isinstance(seq, int) and not isinstance(seq, bool):
+            self.send(wire.result_msg(seq, self.error))
 
     def _on_history(self, step: int) -> None:
         """The undo/redo buttons: step through the history; a failure is shown in ``error``,

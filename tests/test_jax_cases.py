@@ -789,8 +789,11 @@ def test_jit_memory_kinds_are_the_views_as_jax_runs_them(
         kw["out_shardings"] = NamedSharding(mesh, P("x", "y"), memory_kind=out_kind)
     f = jax.jit(lambda a: a * 2, **kw)
     x = ar(8, 8) if given == "numpy" else put(ar(8, 8), "xy", P("x", "y"), given)
-    c = f.lower(x).compile()
-    want = f(x)
+    try:
+        c = f.lower(x).compile()
+        want = f(x)
+    except Exception as e:  # jax before 0.10 on CPU: "Side-effect ops cannot be replicated"
+        pytest.skip(f"jax {jax.__version__} cannot compile f itself: {str(e)[:120]}")
     kind = want.sharding.memory_kind
     assert c.output_shardings.memory_kind == kind
     v = ShardView(f, x)
@@ -810,9 +813,14 @@ def test_jit_memory_kinds_are_the_views_as_jax_runs_them(
     assert out.sharding.memory_kind == kind
     assert _index_map(out.sharding, (8, 8)) == _index_map(want.sharding, (8, 8))
     # re-layouts from the controls: each output stays in the memory kind f's jit gives it
+    try:
+        ref = jax.jit(f, out_shardings=NamedSharding(mesh, P("y", None), memory_kind=kind))(x)
+    except Exception as e:  # JAX itself cannot compile it here: the view says so in words
+        with pytest.raises(ValueError, match=re.escape(str(e).split(":")[0])):
+            v.set_layout(out_specs=[["y", None]])
+        return
     v.set_layout(out_specs=[["y", None]])
     assert v.error == "", v.error
-    ref = jax.jit(f, out_shardings=NamedSharding(mesh, P("y", None), memory_kind=kind))(x)
     assert v.trace.out_shardings[0].memory_kind == ref.sharding.memory_kind == kind
     assert v.outputs[0].sharding.memory_kind == kind
     assert _index_map(v.outputs[0].sharding, (8, 8)) == _index_map(ref.sharding, (8, 8))

@@ -279,3 +279,21 @@ def test_large_finite_values_keep_finite_statistics(monkeypatch, path, masked):
         assert np.all(np.isfinite(row[:4])), (blk.index, row)
         np.testing.assert_allclose(row[:4], want[:4], rtol=1e-5)
         assert list(row[4:]) == want[4:]
+
+
+def test_no_finite_value_sends_no_heatmap():
+    """An all-NaN (or all-Inf) array has no heatmap to draw: the statistics send no thumbnails
+    (not flat ones that read as zeros) and the static picture draws none either; a partly NaN
+    array still sends its heatmap (NaN pixels as 0, as documented)."""
+    from shardwidget import ShardView
+    from shardwidget.render.scene import heat_range
+
+    for fill in (np.nan, np.inf):
+        v = ShardView(put(np.full((8, 8), fill, np.float32), (2, 4), ("x", "y"), ("x", "y")))
+        assert v._stats["status"] == "ready" and v._stats["thumbs"] is None
+        assert all(s == [0, 0] for s in v._stats["thumb_shapes"])
+        assert heat_range(v.summary) is None
+    x = np.arange(64, dtype=np.float32).reshape(8, 8)
+    x[:4] = np.nan
+    v = ShardView(put(x, (2, 4), ("x", "y"), ("x", "y")))
+    assert v._stats["thumbs"] is not None and (v._stats["vmin"], v._stats["vmax"]) == (32.0, 63.0)

@@ -11,6 +11,11 @@ export function heatRange(stats: Stats | null): { text: string; ready: boolean }
   if (stats.status === "unavailable") return { text: stats.message || "no values", ready: false };
   if (!Number.isFinite(stats.vmin) || !Number.isFinite(stats.vmax))
     return { text: "no finite values", ready: false };
+  if (!stats.thumbs) {
+    // No heatmap is drawn: the blocks are too small, the array is 0-d, or no value is finite.
+    const finite = stats.blocks.some((r) => r !== null && Number.isFinite(r[0]));
+    return { text: finite ? "no heatmap at this size" : "no finite values", ready: false };
+  }
   return { text: `${formatNumber(stats.vmin)} → ${formatNumber(stats.vmax)}`, ready: true };
 }
 

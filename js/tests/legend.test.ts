@@ -77,5 +77,12 @@ describe("legend", () => {
   it("heatRange", () => {
     expect(heatRange(null).ready).toBe(false);
     expect(heatRange({ ...gen.array8._stats, vmin: NaN }).text).toBe("no finite values");
+    // no thumbnails sent: all NaN / Inf (no block has a finite min), or nothing to draw (0-d)
+    const none = { ...gen.array8._stats, thumbs: null };
+    expect(heatRange({ ...none, blocks: none.blocks.map(() => [NaN, NaN, NaN, NaN, 4, 0]) })).toEqual({
+      text: "no finite values",
+      ready: false,
+    });
+    expect(heatRange(none)).toEqual({ text: "no heatmap at this size", ready: false });
   });
 });

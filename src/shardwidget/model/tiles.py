@@ -213,7 +213,9 @@ def summarize(
     mx = _per_block(tiles.max, nb, "max")
     nan = _per_block(tiles.nan, nb, "sum")
     inf = _per_block(tiles.inf, nb, "sum")
-    thumbs_grid = _thumbs(tiles, tile_mean, nb, layout, thumb_dims, pixel_budget)
+    # a tile without a finite value has no mean to draw: NaN (not 0, which reads as zeros)
+    tile_px = np.where(tiles.count > 0, tile_mean, np.nan)
+    thumbs_grid = _thumbs(tiles, tile_px, nb, layout, thumb_dims, pixel_budget)
     shard = layout.shard_shape
     stats: list[np.ndarray | None] = []
     values: list[np.ndarray | None] = []

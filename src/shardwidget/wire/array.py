@@ -324,9 +324,13 @@ def stats(summary: Summary, *, key: int) -> Stats:
     out["values_offsets"] = offsets
     out["values"] = np.concatenate(chunks).tobytes() if chunks else None
     # Thumbnails: uint8 between the finite min and max of all thumbnails; non-finite pixels 0.
+    # Without one finite pixel (all NaN / Inf) there is no heatmap to draw: none is sent (as
+    # render.scene.heat_range, and the legend says why), not a flat one that reads as zeros.
     present = [t for t in summary.thumbs if t is not None]
     flat = np.concatenate([t.reshape(-1) for t in present]) if present else np.zeros(0)
     fin = flat[np.isfinite(flat)]
+    if not fin.size:
+        present = []
     vmin = float(fin.min()) if fin.size else 0.0
     vmax = float(fin.max()) if fin.size else 0.0
     if vmax > vmin:
@@ -338,7 +342,7 @@ def stats(summary: Summary, *, key: int) -> Stats:
     toffs: list[int] = []
     tpos = 0
     for t in summary.thumbs:
-        if t is None:
+        if t is None or not present:
             shapes.append([0, 0])
             toffs.append(-1)
             continue

@@ -47,7 +47,7 @@ def first_factorizations(n: int, k: int, limit: int) -> list[tuple[int, ...]]:
                 if len(out) >= limit:
                     return
 
-    if n >= 1 and 1 <= k <= HARD_MAX_AXES and limit > 0:
+    if n >= 1 and k >= 1 and limit > 0:
         walk((), n, k)
     return out[:limit]
 

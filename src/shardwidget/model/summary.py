@@ -105,17 +105,23 @@ def plan_for(
     return Plan(dims, (math.ceil(h / fh), math.ceil(w / fw)), (fh, fw), values)
 
 
+def unit(y: Any, xp: Any, finite: Any = None, axis: Any = None) -> Any:
+    """The unit that float32 statistics of `y` are summed in (of its `finite` values where
+    given; along `axis`, kept as size-1 dims): an eighth of the largest |y|, so that no sum or
+    square of finite values overflows, and XLA's reciprocal of it (it divides by multiplying)
+    stays a normal float32 (a flushed 1 / 3e38 made every value 0). 1 for all zeros and NaN
+    (which then propagates)."""
+    mag = xp.abs(y if finite is None else xp.where(finite, y, 0))
+    s = mag.max(axis=axis, keepdims=axis is not None)
+    return xp.where(s > 0, s * xp.float32(0.125), xp.float32(1))
+
+
 def _mean_std(y: Any, xp: Any, finite: Any = None, axis: int | None = None) -> tuple[Any, Any]:
     """Mean and std of float32 `y` (of its `finite` values where given; along `axis`, None:
-    all), computed on y / max|y| and scaled back: no sum or square of finite values overflows
-    float32, however large they are (NaN and Inf still propagate where `finite` is None)."""
+    all), computed in :func:`unit` of y and scaled back: no sum or square of finite values
+    overflows float32, however large they are (NaN and Inf propagate where `finite` is None)."""
     keep = axis is not None
-    mag = xp.abs(y if finite is None else xp.where(finite, y, 0))
-    s = mag.max(axis=axis, keepdims=keep)
-    # All zeros: any scale; NaN: 1, and NaN propagates. An eighth of the largest |y|: XLA
-    # divides by multiplying with the reciprocal, which must stay a normal float32 (a flushed
-    # 1 / 3e38 made every value 0).
-    s = xp.where(s > 0, s * xp.float32(0.125), xp.float32(1))
+    s = unit(y, xp, finite, axis)
     z = y / s
     if finite is None:
         n = y.size if axis is None else y.shape[axis]

@@ -114,10 +114,7 @@ def _compiled(
         # float32 sum or square of finite values overflows (the host scales back in float64).
         y = (jnp.abs(x) if is_complex else x).astype(jnp.float32).reshape(split)
         fin = jnp.isfinite(y) if masked else None
-        sc = jnp.abs(y if fin is None else jnp.where(fin, y, 0)).max(inner, keepdims=True)
-        # all zeros: any scale; NaN: 1, propagating. An eighth of the largest |y|: XLA divides
-        # by multiplying with the reciprocal, which must stay a normal float32 (not flushed)
-        sc = jnp.where(sc > 0, sc * jnp.float32(0.125), jnp.float32(1))
+        sc = summary_mod.unit(y, jnp, fin, inner)
         z = y / sc
         if fin is not None:
             cnt = fin.sum(inner).astype(jnp.float32)

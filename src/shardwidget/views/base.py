@@ -224,7 +224,7 @@ class ShardView(anywidget.AnyWidget):
         nested list and dict for binary buffers (at 4096 devices the geometry, the transfer and
         the statistics spent ~20 ms there per update). The message is the same, buffers in the
         same order (tests/test_send_state.py checks it against ipywidgets' own)."""
-        from ipywidgets.widgets.widget import _separate_buffers
+        from ipywidgets.widgets.widget import _binary_types, _separate_buffers
 
         state = self.get_state(key=key)
         if not state:
@@ -237,15 +237,15 @@ class ShardView(anywidget.AnyWidget):
         buffers: list[Any] = []
         out: dict[str, Any] = {}
         for name, value in state.items():  # in order, as ipywidgets walks the state
-            if isinstance(value, _BINARY):
+            if isinstance(value, _binary_types):
                 buffers.append(value)
                 buffer_paths.append([name])
             elif name in self.PLAIN_TRAITS or not isinstance(value, dict | list | tuple):
                 out[name] = value
             elif name in self.TOP_BUFFER_TRAITS and isinstance(value, dict):
-                out[name] = {k: v for k, v in value.items() if not isinstance(v, _BINARY)}
+                out[name] = {k: v for k, v in value.items() if not isinstance(v, _binary_types)}
                 for k, v in value.items():
-                    if isinstance(v, _BINARY):
+                    if isinstance(v, _binary_types):
                         buffers.append(v)
                         buffer_paths.append([name, k])
             else:
@@ -569,7 +569,6 @@ class ShardView(anywidget.AnyWidget):
 
 SUPERSEDED = "superseded by a newer request"
 _QUIET = ("busy", "_hardware_presets")
-_BINARY = (memoryview, bytearray, bytes)  # what ipywidgets sends as a binary buffer
 """Synced traits whose change leaves the picture as it is."""
 _HOLDERS = (
     "_flat",

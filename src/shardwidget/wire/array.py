@@ -323,16 +323,16 @@ def stats(summary: Summary, *, key: int) -> Stats:
         chunks.append(flat)
     out["values_offsets"] = offsets
     out["values"] = np.concatenate(chunks).tobytes() if chunks else None
-    # Thumbnails: uint8 between the finite min and max of all thumbnails; non-finite pixels 0.
-    # Without one finite pixel (all NaN / Inf) there is no heatmap to draw: none is sent (as
-    # render.scene.heat_range, and the legend says why), not a flat one that reads as zeros.
-    present = [t for t in summary.thumbs if t is not None]
+    # Thumbnails: uint8 between the finite min and max of all thumbnails (render.scene's
+    # heat_range); non-finite pixels 0. Without one finite pixel (all NaN / Inf) there is no
+    # heatmap to draw: none is sent, not a flat one that reads as zeros (the legend says why).
+    from ..render.scene import heat_range
+
+    scale = heat_range(summary)
+    thumbs = list(summary.thumbs) if scale is not None else [None] * len(summary.thumbs)
+    present = [t for t in thumbs if t is not None]
     flat = np.concatenate([t.reshape(-1) for t in present]) if present else np.zeros(0)
-    fin = flat[np.isfinite(flat)]
-    if not fin.size:
-        present = []
-    vmin = float(fin.min()) if fin.size else 0.0
-    vmax = float(fin.max()) if fin.size else 0.0
+    vmin, vmax = scale or (0.0, 0.0)
     if vmax > vmin:
         q = np.where(np.isfinite(flat), (flat - vmin) * (255.0 / (vmax - vmin)), 0.0)
     else:
@@ -341,8 +341,8 @@ def stats(summary: Summary, *, key: int) -> Stats:
     shapes: list[list[int]] = []
     toffs: list[int] = []
     tpos = 0
-    for t in summary.thumbs:
-        if t is None or not present:
+    for t in thumbs:
+        if t is None:
             shapes.append([0, 0])
             toffs.append(-1)
             continue

@@ -32,7 +32,9 @@ export class LegendPanel {
     this.el.append(sum, this.body);
   }
 
-  update(layout: Layout | null, stats: Stats | null): void {
+  /** `barShown`: whether the grid draws its heatmaps (and the colour bar) now; blocks too small
+   *  for one draw none, and the range then says so instead of pointing at a bar. */
+  update(layout: Layout | null, stats: Stats | null, barShown = true): void {
     const doc = this.doc;
     const lg = layout?.legend;
     if (!layout || !lg) {
@@ -46,7 +48,7 @@ export class LegendPanel {
       const dd = el(doc, "dd", "", meaning);
       // Unreduced: no block has a heatmap, so no range and no bar under the grid (the mark
       // itself says "none: … only partial sums").
-      if (mark === "inner heatmap" && layout.unreduced.length === 0) dd.append(this.rangeText(stats));
+      if (mark === "inner heatmap" && layout.unreduced.length === 0) dd.append(this.rangeText(stats, barShown));
       marks.append(dt, dd);
     }
     const rep = el(doc, "ul", "sw-key-rep");
@@ -57,9 +59,10 @@ export class LegendPanel {
 
   /** The heatmap's range in words, always (the colour bar under the grid draws it while the
    *  thumbnails are shown; here it is said while values are pending or unavailable too). */
-  private rangeText(stats: Stats | null): HTMLElement {
+  private rangeText(stats: Stats | null, barShown: boolean): HTMLElement {
     const r = heatRange(stats);
-    const e = el(this.doc, "span", "sw-key-bar", r.ready ? ` range ${r.text} (the bar under the grid)` : ` (${r.text})`);
+    const where = barShown ? "the bar under the grid" : "no heatmap at this size: the blocks are too small";
+    const e = el(this.doc, "span", "sw-key-bar", r.ready ? ` range ${r.text} (${where})` : ` (${r.text})`);
     e.dataset.range = r.text;
     return e;
   }

@@ -314,7 +314,8 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
     }
     if (d.has("detail")) this.renderDetail();
     if (d.has("transfer")) this.renderTransfer();
-    if (d.has("header") && !this.viewOpts.embedded) this.legend.update(layout, this.stats);
+    if ((d.has("header") || d.has("grid")) && !this.viewOpts.embedded)
+      this.legend.update(layout, this.stats, this.arrayPane.heatmapShown);
     measure("shardwidget:flush", "shardwidget:flush-start");
   }
 

@@ -2,7 +2,7 @@
 // shardwidget.legend wrote the words): the four marks, the heatmap's range on the ramp, and
 // replication in words.
 import { afterEach, describe, expect, it } from "vitest";
-import { heatRange } from "../array/legend";
+import { heatRange, LegendPanel } from "../array/legend";
 import { mount, unmountAll, flush } from "./testing";
 import * as fx from "./fixtures";
 import * as gen from "./wire/fixtures.gen";
@@ -53,6 +53,18 @@ describe("legend", () => {
     await flush();
     expect(el.querySelector<HTMLElement>(".sw-key-bar")!.dataset.range).toBe("values pending…");
     expect(el.querySelector<HTMLElement>(".sw-key-bar")!.textContent).toBe(" (values pending…)");
+  });
+
+  it("blocks too small for their heatmaps (thousands of devices): the range points at no bar", () => {
+    const { _layout: layout, _stats: stats } = gen.array8;
+    const panel = new LegendPanel(document);
+    panel.update(layout, stats, false);
+    const range = `${formatNumber(stats.vmin)} → ${formatNumber(stats.vmax)}`;
+    expect(panel.el.querySelector(".sw-key-bar")!.textContent).toBe(
+      ` range ${range} (no heatmap at this size: the blocks are too small)`,
+    );
+    panel.update(layout, stats, true);
+    expect(panel.el.querySelector(".sw-key-bar")!.textContent).toBe(` range ${range} (the bar under the grid)`);
   });
 
   it("an unreduced array (no heatmap, no bar under the grid) claims no range or bar", async () => {

@@ -172,6 +172,11 @@ export class ArrayPane {
 
   /** Redraw the grid for new input. The geometry (blocks, colours, labels, ticks) is drawn now;
    *  the thumbnails' pixels follow in finishData() (called at the end of the current task). */
+  /** Whether the last update draws thumbnails (and the heatmap's colour bar). */
+  get heatmapShown(): boolean {
+    return this.scene.thumbs.size > 0;
+  }
+
   update(inp: GridInput): void {
     mark("shardwidget:grid-start");
     const { layout, stats, viewDims, slice } = inp;

@@ -1,7 +1,7 @@
 """Real wire payloads, written as a TypeScript module the renderer's tests type-check and consume.
 
 ``python tests/wire_fixtures.py N`` prints, as JSON, the synced state of views made on N simulated
-CPU devices (binary values as {"__b64__": base64}). ``tests/test_wire_contract.py`` runs it for 8
+CPU devices (binary values as {"__b64__": base64}). ``tests/wire/test_wire_contract.py`` runs it for 8
 and 32 devices and writes ``js/tests/wire/fixtures.gen.ts``: each view's state as a literal typed
 with the TypeScript wire types (``ArrayModel``, ``FunctionModel``), so tsc refuses any field Python
 sends that TypeScript does not declare, and any declared field Python does not send, and vitest

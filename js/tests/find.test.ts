@@ -1,6 +1,6 @@
 // Find by mesh coordinate (issue 14, item 7): "x=3", "y=*", "x=1,y=2" in the find box light up
 // the devices JAX puts at those mesh positions (mesh_coords.gen.json: written by
-// tests/test_find_coords.py from jax's mesh.devices[...], device orders unlike id order too).
+// tests/wire/test_find_coords.py from jax's mesh.devices[...], device orders unlike id order too).
 import { afterEach, describe, expect, it } from "vitest";
 import type { Layout } from "../wire";
 import { coordText, devicesAt, parseCoordQuery } from "../array/find";

@@ -2,7 +2,7 @@
 
 Everything here comes from ``sharding.devices_indices_map(shape)``, which covers every device of
 the sharding, addressable or not, so multi-process arrays are described whole; a NamedSharding's
-from its mesh and spec with numpy (the same blocks, checked in tests/test_layout.py). A
+from its mesh and spec with numpy (the same blocks, checked in tests/model/test_layout.py). A
 NamedSharding on an AbstractMesh (a plan) takes that path only: its devices are the mesh's
 positions 0…N-1 (:func:`positions`).
 """
@@ -348,7 +348,7 @@ def _named_geometry(sharding: Any, shape: tuple[int, ...]) -> Geometry | None:
     generic path) for anything else: an axis the mesh lacks, an uneven cut, a spec longer
     than the shape. A size-0 dimension is not cut at all: JAX gives every device the same
     empty index there, so the devices that differ only along its axes hold one block.
-    tests/test_layout.py checks both paths agree."""
+    tests/model/test_layout.py checks both paths agree."""
     spec = tuple(sharding.spec)
     if len(spec) > len(shape):
         return None

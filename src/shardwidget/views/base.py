@@ -223,7 +223,7 @@ class ShardView(anywidget.AnyWidget):
         TOP_BUFFER_TRAITS searched at their top level only, not with ipywidgets' search of every
         nested list and dict for binary buffers (at 4096 devices the geometry, the transfer and
         the statistics spent ~20 ms there per update). The message is the same, buffers in the
-        same order (tests/test_send_state.py checks it against ipywidgets' own)."""
+        same order (tests/views/test_send_state.py checks it against ipywidgets' own)."""
         from ipywidgets.widgets.widget import _binary_types, _separate_buffers
 
         state = self.get_state(key=key)

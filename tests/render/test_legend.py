@@ -15,8 +15,7 @@ from jax.sharding import PartitionSpec as P
 from shardwidget import ShardView
 from shardwidget.model.layout import layout_of
 from shardwidget.render.legend import MARKS, legend_of
-
-from .helpers import require_unreduced
+from tests.helpers import require_unreduced
 
 
 def _put(shape: tuple[int, ...], names: tuple[str, ...], spec: P) -> Any:

@@ -263,8 +263,7 @@ def test_unused_argument_in_shard_map_mode(x: Any, mesh: Any) -> None:
 
 def test_odd_input_views_hold_no_device_memory_between_updates(mesh: Any) -> None:
     from shardwidget.model import memory
-
-    from .helpers import collect
+    from tests.helpers import collect
 
     def live() -> int:
         collect()

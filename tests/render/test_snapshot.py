@@ -20,8 +20,7 @@ from jax.sharding import PartitionSpec as P
 from shardwidget import ShardView
 from shardwidget.render import picture, png
 from shardwidget.views import fallback
-
-from .helpers import svgs_in
+from tests.helpers import svgs_in
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -19,8 +19,7 @@ from jax.sharding import PartitionSpec as P
 from shardwidget import ShardView
 from shardwidget.model import memory
 from shardwidget.trace import traced as trace_mod
-
-from .helpers import collect
+from tests.helpers import collect
 
 SPECS = [["x", "y"], ["y", "x"], [None, "x"], ["y", None], [["x", "y"], None], [None, None]]
 

@@ -208,7 +208,7 @@ def test_inputs_accepted_and_rejected(arr):
         ShardView(gone)
     with pytest.raises(TypeError, match=r"got str; expected a jax\.Array"):
         ShardView("hello")
-    fv = ShardView(jnp.sin)  # a function view (tests/test_trace.py); here: no arguments given
+    fv = ShardView(jnp.sin)  # a function view (tests/trace/test_trace.py); here: no arguments given
     assert type(fv).__name__ == "FunctionView"
     assert "argument" in fv.error and fv.trace is None
     with pytest.raises(TypeError, match="takes one array"):
@@ -278,7 +278,7 @@ SCRIPT = textwrap.dedent("""
 @pytest.mark.slow
 @pytest.mark.parametrize(("n", "mesh"), [(256, (16, 16)), (1024, (32, 32))])
 def test_many_devices_payload_and_text(n, mesh):
-    src = str(pathlib.Path(__file__).parents[1] / "src")
+    src = str(pathlib.Path(__file__).parents[2] / "src")
     env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
     out = subprocess.run(
         [sys.executable, "-c", SCRIPT.format(n=n, mesh=mesh, size=2048)],

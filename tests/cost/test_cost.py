@@ -19,8 +19,7 @@ from shardwidget.cost import hardware as hw_mod
 from shardwidget.cost import reshard
 from shardwidget.cost.reshard import Transfer
 from shardwidget.trace import hlo
-
-from .helpers import Sent, collect
+from tests.helpers import Sent, collect
 
 AUTO2 = (AxisType.Auto, AxisType.Auto)
 MESHES = [((8,), ("a",)), ((2, 4), ("x", "y")), ((4, 2), ("x", "y")), ((2, 2, 2), ("a", "b", "c"))]
@@ -426,7 +425,7 @@ def test_transfer_to_another_memory_kind_says_so():
 
 
 def test_front_end_request_publishes_the_transfer_and_a_failure_keeps_the_view(monkeypatch):
-    from .helpers import request
+    from tests.helpers import request
 
     mesh = jax.make_mesh((2, 4), ("x", "y"))
     x = jax.device_put(np.zeros((8, 16), np.float32), NamedSharding(mesh, P("x", "y")))

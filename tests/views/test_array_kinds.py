@@ -14,8 +14,7 @@ from jax.sharding import PartitionSpec as P
 from shardwidget import ShardView
 from shardwidget.model import spec as spec_mod
 from shardwidget.render import picture, text
-
-from .helpers import require_unreduced
+from tests.helpers import require_unreduced
 
 
 def _pictured(h: str) -> str:

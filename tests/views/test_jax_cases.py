@@ -23,8 +23,7 @@ from jax.sharding import AxisType, NamedSharding, SingleDeviceSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
-
-from .helpers import require_unreduced
+from tests.helpers import require_unreduced
 
 COLL = re.compile(
     r"=\s*\S.*?\s(all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute)(?:-start)?\("

@@ -1,6 +1,6 @@
 """ShardView(tree): leaves, per_device, rules, tree and code checked against JAX's own
 shardings (devices_indices_map, addressable_shards), on plain pytrees and ShapeDtypeStruct
-trees. Flax NNX / optax trees: tests/test_tree_flax.py."""
+trees. Flax NNX / optax trees: tests/views/test_tree_flax.py."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from jax.sharding import PartitionSpec as P
 from shardwidget import ShardView
 
 FIXTURE = (
-    pathlib.Path(__file__).resolve().parents[1] / "js" / "tests" / "wire" / "mesh_coords.gen.json"
+    pathlib.Path(__file__).resolve().parents[2] / "js" / "tests" / "wire" / "mesh_coords.gen.json"
 )
 
 

@@ -17,8 +17,7 @@ from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
 from shardwidget.render.scene import stats_text
-
-from .helpers import svgs_in
+from tests.helpers import svgs_in
 
 SVG = "{http://www.w3.org/2000/svg}"
 

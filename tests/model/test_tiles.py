@@ -16,9 +16,8 @@ from shardwidget.model import summary as S
 from shardwidget.model import tiles as T
 from shardwidget.model.layout import layout_of
 from shardwidget.model.state import build_sharding
-
-from .test_layout import layouts
-from .test_summary import ref_stats
+from tests.model.test_layout import layouts
+from tests.model.test_summary import ref_stats
 
 N = 8
 

@@ -25,7 +25,7 @@ from shardwidget.render.colors import heat_ramp as ramp
 from shardwidget.render.text import holder_candidates
 
 NS = "{http://www.w3.org/2000/svg}"
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _put(data: Any, mesh_shape: tuple[int, ...], names: tuple[str, ...], spec: P) -> Any:

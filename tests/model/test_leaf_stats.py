@@ -17,8 +17,7 @@ from shardwidget import ShardView
 from shardwidget.model import summary as S
 from shardwidget.model import tiles as T
 from shardwidget.model.layout import layout_of
-
-from .test_summary import assert_same_summary
+from tests.model.test_summary import assert_same_summary
 
 N = 8
 PIXELS, VALUES = 8192, 4096

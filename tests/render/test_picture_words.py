@@ -8,8 +8,7 @@ from jax.sharding import PartitionSpec as P
 from shardwidget import ShardView
 from shardwidget.render.legend import legend_of
 from shardwidget.render.text import holder_candidates
-
-from .helpers import svgs_in
+from tests.helpers import svgs_in
 
 
 def test_function_picture_names_each_leaf_once() -> None:
@@ -81,7 +80,7 @@ def test_the_picture_counts_collective_groups_as_the_widget_does() -> None:
 def test_an_unreduced_picture_claims_no_heatmap_scale() -> None:
     # No device holds a block's values (only partial sums): no heatmap, so no colour bar and no
     # "statistics unavailable" (they are available: the partials' own).
-    from .test_array_kinds import _unreduced
+    from tests.views.test_array_kinds import _unreduced
 
     *_, y = _unreduced()
     assert y.sharding.spec.unreduced  # really unreduced, as JAX says

@@ -1,7 +1,7 @@
 """ShardView(step, *args, mesh=AbstractMesh(...)): a function view compiled for a plan's mesh in
 the planning helper. On this 8-device kernel a plan of 8 positions must read exactly as the same
 view compiled on a real mesh of that shape (collectives, output layouts, argument and output
-bytes); 256 positions read as ``shardwidget.plan.plan`` says (tests/test_plan.py checks that
+bytes); 256 positions read as ``shardwidget.plan.plan`` says (tests/plan/test_plan.py checks that
 against a process with 256 devices)."""
 
 from __future__ import annotations

@@ -1,8 +1,11 @@
-"""The package's shape: no runtime import cycles, few modules at the top, no long files.
+"""The package's shape: no runtime import cycles, dependencies that point down its floors,
+imports at module level, few modules at the top, no long files.
 
 Runtime imports are every import statement, function-level ones included (they still tie the
-modules together when they run); imports under ``if TYPE_CHECKING:`` are not. A cycle, a 13th
-module directly in src/shardwidget/ or a file over 700 lines fails here, hence in ./dev test.
+modules together when they run); imports under ``if TYPE_CHECKING:`` are not. A cycle, an import
+that runs up a floor (:data:`FLOORS`) or closes a cycle between packages, an import inside a
+function that :data:`LAZY_IMPORTS` does not allow, a 13th module directly in src/shardwidget/ or
+a file over 700 lines fails here, hence in ./dev test.
 """
 
 from __future__ import annotations
@@ -17,6 +20,46 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "shardwidget"
 MAX_TOP_MODULES = 12
 MAX_LINES = 700
+
+FLOORS: dict[str, int] = {
+    # the JAX adapter: every private JAX read and version difference
+    "shardwidget._jax": 0,
+    # pure: geometry, specs, rules, statistics; and the parser of compiled HLO text (no JAX)
+    "shardwidget.model": 1,
+    "shardwidget.trace.hlo": 1,
+    # what a layout or a program costs: bytes moved, time on a hardware preset (reads HLO)
+    "shardwidget.cost": 2,
+    # tracing and compiling a function with JAX; its result estimates itself through cost
+    "shardwidget.trace": 3,
+    # plans: a program compiled for a mesh bigger than the kernel's, in a helper process
+    "shardwidget.plan": 4,
+    # pictures (SVG, PNG, the scene), then the payload the front end reads (which uses them)
+    "shardwidget.render": 5,
+    "shardwidget.wire": 6,
+    # snippets and saved pages; ipywidgets' registry
+    "shardwidget.export": 7,
+    "shardwidget._widgets": 7,
+    # the widgets, then the package's face and its doc writer
+    "shardwidget.views": 8,
+    "shardwidget._docs": 9,
+    "shardwidget": 9,
+}
+"""The package's floors, bottom first: a module may import from its own floor or below, never
+above. Each key is a group (a module or a package, whichever key is the longest prefix of a
+module's name); groups on one floor must not import each other in a cycle."""
+
+LAZY_IMPORTS: dict[tuple[str, str], str] = {
+    ("_jax.py", "jax._src"): "private JAX modules move between versions: a missing one fails "
+    "only the function that reads it",
+    ("_widgets.py", "anywidget._util"): "private, absent from older anywidget (try/except)",
+    ("plan/_worker.py", "jax"): "the helper process sets XLA_FLAGS (its device count) first",
+    ("render/png.py", "cairosvg"): "optional: PNG without a browser",
+    ("render/png.py", "playwright"): "optional and heavy: PNG through headless Chromium",
+    ("views/rerun.py", "comm"): "optional: older ipykernels have no comm package (try/except)",
+}
+"""Imports allowed inside functions, by file (relative to the package) and imported module,
+each with why: an optional or heavy dependency, or one that must wait. Every other import sits
+at module level, where this test (and a reader) sees the dependency."""
 
 
 def modules(pkg: pathlib.Path) -> dict[str, pathlib.Path]:
@@ -142,6 +185,92 @@ def test_no_runtime_import_cycles():
     assert cycles(import_graph(PACKAGE)) == []
 
 
+def group_of(module: str, floors: dict[str, int] = FLOORS) -> str:
+    """The key of FLOORS that is the longest prefix of module (by dotted parts)."""
+    keys = [k for k in floors if module == k or module.startswith(k + ".")]
+    if not keys:
+        raise AssertionError(f"{module} is on no floor: add it to FLOORS")
+    return max(keys, key=len)
+
+
+def upward_imports(graph: dict[str, set[str]], floors: dict[str, int] = FLOORS) -> list[str]:
+    """Every import from a module to one on a higher floor."""
+    out = []
+    for a, deps in sorted(graph.items()):
+        for b in sorted(deps):
+            fa, fb = floors[group_of(a, floors)], floors[group_of(b, floors)]
+            if fb > fa:
+                out.append(f"{a} (floor {fa}) imports {b} (floor {fb})")
+    return out
+
+
+def group_cycles(graph: dict[str, set[str]], floors: dict[str, int] = FLOORS) -> list[list[str]]:
+    """Cycles between groups (packages, or the modules FLOORS names on their own)."""
+    groups: dict[str, set[str]] = {group_of(m, floors): set() for m in graph}
+    for a, deps in graph.items():
+        for b in deps:
+            ga, gb = group_of(a, floors), group_of(b, floors)
+            if ga != gb and not ga.startswith(gb + ".") and not gb.startswith(ga + "."):
+                groups[ga].add(gb)
+    return cycles(groups)
+
+
+def function_imports(pkg: pathlib.Path) -> list[tuple[str, int, str]]:
+    """(file relative to pkg, line, imported module) for every import inside a function."""
+    out = []
+    for p in sorted(pkg.rglob("*.py")):
+        tree = ast.parse(p.read_text(encoding="utf-8"))
+        seen: set[int] = set()
+        for fn in ast.walk(tree):
+            if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for sub in ast.walk(fn):
+                if id(sub) in seen or not isinstance(sub, ast.Import | ast.ImportFrom):
+                    continue
+                seen.add(id(sub))
+                rel = p.relative_to(pkg).as_posix()
+                if isinstance(sub, ast.ImportFrom) and sub.module:
+                    mods = ["." * sub.level + sub.module]
+                elif isinstance(sub, ast.ImportFrom):
+                    mods = ["." * sub.level + a.name for a in sub.names]
+                else:
+                    mods = [a.name for a in sub.names]
+                out.extend((rel, sub.lineno, m) for m in mods)
+    return out
+
+
+def unallowed_function_imports(
+    pkg: pathlib.Path, allowed: dict[tuple[str, str], str] = LAZY_IMPORTS
+) -> list[str]:
+    def ok(rel: str, mod: str) -> bool:
+        return any(rel == f and (mod == m or mod.startswith(m + ".")) for f, m in allowed)
+
+    return [
+        f"{rel}:{line} imports {mod}"
+        for rel, line, mod in function_imports(pkg)
+        if not ok(rel, mod)
+    ]
+
+
+def test_every_module_is_on_a_floor():
+    for m in modules(PACKAGE):
+        group_of(m)
+
+
+def test_dependencies_point_down_the_floors():
+    assert upward_imports(import_graph(PACKAGE)) == []
+
+
+def test_no_cycle_between_packages():
+    assert group_cycles(import_graph(PACKAGE)) == []
+
+
+def test_imports_at_module_level():
+    """A function-level import hides a dependency from this test and from a reader; only the
+    ones LAZY_IMPORTS names (each with why) are allowed."""
+    assert unallowed_function_imports(PACKAGE) == []
+
+
 def test_few_modules_directly_in_the_package():
     top = sorted(p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py")
     assert len(top) <= MAX_TOP_MODULES, top
@@ -201,3 +330,55 @@ def test_the_checker_reads_import_forms(tmp_path):
         },
     )
     assert import_graph(pkg)["pkg.a"] == {"pkg.b", "pkg.c", "pkg.d"}
+
+
+_FLOORS = {"pkg.low": 0, "pkg.mid": 1, "pkg.midb": 1, "pkg": 2}
+
+
+def test_the_checker_finds_an_import_up_a_floor(tmp_path):
+    pkg = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "low/__init__.py": "",
+            "low/a.py": "def f():\n    from ..mid import b\n",
+            "mid/__init__.py": "",
+            "mid/b.py": "X = 1\n",
+            "midb/__init__.py": "",
+        },
+    )
+    graph = import_graph(pkg)
+    assert upward_imports(graph, _FLOORS) == ["pkg.low.a (floor 0) imports pkg.mid.b (floor 1)"]
+    assert upward_imports({"pkg.mid.b": {"pkg.low.a"}}, _FLOORS) == []
+
+
+def test_the_checker_finds_a_cycle_between_packages_on_one_floor(tmp_path):
+    pkg = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "low/__init__.py": "",
+            "mid/__init__.py": "",
+            "mid/a.py": "from ..midb import c\n",
+            "midb/__init__.py": "",
+            "midb/c.py": "X = 1\n",
+            "midb/d.py": "from ..mid import a\n",
+        },
+    )
+    graph = import_graph(pkg)
+    assert cycles(graph) == []  # no cycle between modules...
+    assert group_cycles(graph, _FLOORS) == [["pkg.mid", "pkg.midb"]]  # ...but between packages
+
+
+def test_the_checker_finds_imports_inside_functions(tmp_path):
+    pkg = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "a.py": "import json\n\ndef f():\n    import re\n    from . import b\n",
+            "b.py": "def g():\n    try:\n        import cairosvg\n    except ImportError:\n"
+            "        pass\n",
+        },
+    )
+    allowed = {("b.py", "cairosvg"): "optional"}
+    assert unallowed_function_imports(pkg, allowed) == ["a.py:4 imports re", "a.py:5 imports .b"]

@@ -28,43 +28,46 @@ from typing import Any
 
 import traitlets
 
+import shardwidget
+
+from . import (
+    ArrayView,
+    Comparison,
+    Estimate,
+    ExportReport,
+    FunctionView,
+    Hardware,
+    Layout,
+    LayoutState,
+    MemoryMap,
+    ShardView,
+    TraceResult,
+    TraceState,
+    Transfer,
+    TreeView,
+    compare,
+    hardware,
+    memory_map,
+    suggest_layouts,
+)
+from .cost.estimate import CollectiveTime
+from .model.device_memory import ArrayEntry
+from .model.help import Suggestion
+from .model.layout import Block, DeviceInfo, MeshInfo
+from .model.layout_diff import BlockMove, DeviceChange, LayoutDiff
+from .model.summary import Summary
+from .model.tree import StaticLeaf, TreeLeaf
+from .plan import Plan, PlanError, plan
+from .render.snapshot import Snapshot
+from .trace.hlo import Collective, HloShape
+from .trace.result import Constraint, Leaf, LeafResult
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 API_MD = ROOT / "docs" / "api.md"
 
 
 def sections() -> list[tuple[str, str, list[Any]]]:
     """(title, introduction, objects) of each section of the reference, in order."""
-    from . import (
-        ArrayView,
-        Comparison,
-        Estimate,
-        ExportReport,
-        FunctionView,
-        Hardware,
-        Layout,
-        LayoutState,
-        MemoryMap,
-        ShardView,
-        TraceResult,
-        TraceState,
-        Transfer,
-        TreeView,
-        compare,
-        hardware,
-        memory_map,
-        suggest_layouts,
-    )
-    from .cost.estimate import CollectiveTime
-    from .model.device_memory import ArrayEntry
-    from .model.help import Suggestion
-    from .model.layout import Block, DeviceInfo, MeshInfo
-    from .model.layout_diff import BlockMove, DeviceChange, LayoutDiff
-    from .model.summary import Summary
-    from .model.tree import StaticLeaf, TreeLeaf
-    from .plan import Plan, PlanError, plan
-    from .render.snapshot import Snapshot
-    from .trace.hlo import Collective, HloShape
-    from .trace.result import Constraint, Leaf, LeafResult
 
     secs: list[tuple[str, str, list[Any]]] = [
         (
@@ -127,8 +130,6 @@ def sections() -> list[tuple[str, str, list[Any]]]:
 def _others(listed: set[str]) -> list[tuple[str, str, list[Any]]]:
     """A section for the public names no section lists (a name exported later), so the
     reference covers every name of ``shardwidget.__all__`` whatever the sections say."""
-    import shardwidget
-
     rest = [
         getattr(shardwidget, n)
         for n in shardwidget.__all__
@@ -328,8 +329,6 @@ class _Written:
 def undocumented() -> list[str]:
     """Every documented object, and every member its section lists, that has no docstring; and
     every name of ``shardwidget.__all__`` that no section covers."""
-    import shardwidget
-
     objs = [o for _, _, group in sections() for o in group]
     documented = {o for o in objs if isinstance(o, type)}
     missing: list[str] = []
@@ -364,8 +363,6 @@ def _anchor(title: str) -> str:
 
 def render() -> str:
     """The text of docs/api.md."""
-    import shardwidget
-
     secs = sections()
     documented = {o for _, _, group in secs for o in group if isinstance(o, type)}
     out = [

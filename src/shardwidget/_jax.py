@@ -42,16 +42,23 @@ rest (tests/test_jax_adapter.py enforces it). What differs, and where it changed
   ``axis_sizes``, ``axis_names`` and ``axis_types`` read the same on 0.7–0.10.
   ``jax.set_mesh`` takes a concrete Mesh only; an AbstractMesh's context is
   ``jax.sharding.use_abstract_mesh`` (0.7–0.10): :func:`mesh_context`.
+
+The ``jax._src`` imports sit inside the functions that use them (the one kind of import inside a
+function tests/test_structure.py allows here): a private module one JAX version lacks then fails
+only the function that reads it, not the package's import.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import jax
 import numpy as np
+from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 
 PMAP_INTERNAL_AXIS = "_internal_pmap_axis_name"
 """The mesh axis name of an unnamed pmap axis in its outputs' NamedSharding (jax 0.7–0.10)."""
@@ -74,8 +81,6 @@ def spec_entries(spec: Any) -> tuple[Any, ...]:
 def itemsize_bits(dtype: Any) -> int | None:
     """Bits per element as XLA stores the dtype (4 for int4: two to a byte); None when JAX
     does not say (an extended dtype such as a PRNG key)."""
-    import jax
-
     fn = getattr(jax.dtypes, "itemsize_bits", None)
     if fn is not None:
         try:
@@ -92,8 +97,6 @@ def itemsize_bits(dtype: Any) -> int | None:
 @functools.cache
 def pmap_source_files() -> frozenset[str]:
     """The files that define the function ``jax.pmap`` returns (for telling it apart)."""
-    import importlib
-
     files = set()
     for name in ("jax._src.pmap", "jax._src.api"):
         try:
@@ -142,7 +145,6 @@ def pmap_sharding_named(sharding: Any, ndim: int) -> Any | None:
     caller checks the blocks against ``devices_indices_map``)."""
     if type(sharding).__name__ != "PmapSharding":
         return None
-    from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
     entries: list[Any] = []
     for s in sharding.sharding_spec.sharding:
@@ -181,8 +183,6 @@ def _cpp_pmap_call(
     """pmap's call info (jax 0.7's ``PmapCallInfo``) and its mesh for f(*args, **kwargs);
     ValueError in pmap's words when the mapped axis is larger than the devices (``check``;
     else the mesh has the devices there are, and the compile says so)."""
-    import jax
-
     p = f._prepare_pmap(tuple(args), dict(kwargs))
     devs = list(jax.devices() if p.devices is None else p.devices)
     n = int(p.local_axis_size)
@@ -204,8 +204,6 @@ def _closure(fn: Any) -> dict[str, Any]:
 def pmap_spec(axis: Any, ax: int | None) -> Any:
     """The PartitionSpec pmap gives an argument or output mapped at dimension ``ax`` over
     ``axis`` (``P()`` for ``None``: the same whole value on each device)."""
-    from jax.sharding import PartitionSpec
-
     if ax is None:
         return PartitionSpec()  # type: ignore[no-untyped-call]
     return PartitionSpec(*([None] * ax), axis)  # type: ignore[no-untyped-call]
@@ -230,7 +228,6 @@ def pmap_params(
         return res[0].mesh, tuple(res[0].in_specs_flat), list(res[2])
     # jax 0.8: its infer_params caches a shard_map whose output tree is only known once run,
     # so calling it here would break the next call; pmap's call info is read as it reads it.
-    import jax
     from jax._src import pmap as pmap_impl
 
     prepare: Any = pmap_impl.__dict__["_prepare_pmap"]  # (0.8's signature, not 0.10's)
@@ -259,7 +256,6 @@ def pmap_compilable(f: Any) -> Callable[..., Any]:
     ``shard_map`` over pmap's mesh (as 0.7's own ``jax_pmap_shmap_merge`` path builds it)."""
     if not is_cpp_pmap(f):
         return f  # type: ignore[no-any-return]
-    import jax
     from jax._src import shard_map
 
     def as_shard_map(*args: Any, **kwargs: Any) -> Any:
@@ -327,7 +323,6 @@ def compile_module_text(text: str, n: int) -> Any:
     partitioned (Shardy when the module has ``sdy.`` annotations). Its ``hlo_modules()``,
     ``get_compiled_memory_stats()``, ``cost_analysis()`` and ``get_output_shardings()``
     are what the planning helper returns."""
-    import jax
     from jax._src import compiler, xla_bridge
     from jax._src.lib import xla_client as xc  # type: ignore[attr-defined]
 
@@ -365,16 +360,12 @@ def jit_has_out_shardings(f: Any) -> bool:
 def abstract_mesh(sizes: tuple[int, ...], names: tuple[str, ...], types: tuple[Any, ...]) -> Any:
     """``jax.sharding.AbstractMesh`` of these axis sizes, names and ``AxisType``s: a mesh of
     positions, no devices (jax 0.7–0.10 take them positionally)."""
-    import jax
-
     return jax.sharding.AbstractMesh(sizes, names, types)
 
 
 def mesh_context(mesh: Any) -> Any:
     """The context a function runs under on this mesh: ``jax.set_mesh`` for a Mesh,
     ``jax.sharding.use_abstract_mesh`` for an AbstractMesh (a plan: tracing and lowering only)."""
-    import jax
-
     if isinstance(mesh, jax.sharding.AbstractMesh):
         return jax.sharding.use_abstract_mesh(mesh)
     return jax.set_mesh(mesh)
@@ -387,8 +378,6 @@ def device_put(x: Any, sharding: Any) -> Any:
     in mesh`` (from jax 0.8 the target's spec is checked, and the move works). Where JAX
     refuses, each such array is first retyped on its own mesh with Auto axes (the same devices,
     spec and buffers: no copy), then moved; a refusal for another reason is raised again."""
-    import jax
-
     try:
         return jax.device_put(x, sharding)
     except ValueError:
@@ -402,8 +391,6 @@ def device_put(x: Any, sharding: Any) -> Any:
 def _auto_typed(x: Any) -> Any:
     """x on its own mesh with every axis Auto (no copy), or x itself when it has no Explicit
     axis (or is not an array on a NamedSharding)."""
-    import jax
-    from jax.sharding import AxisType, NamedSharding
 
     sharding = getattr(x, "sharding", None)
     if not isinstance(x, jax.Array) or not isinstance(sharding, NamedSharding):

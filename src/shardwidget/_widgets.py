@@ -24,14 +24,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from ipywidgets.widgets import widget as ipw
+
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 
 def registry() -> dict[str, Any]:
     """ipywidgets' dict of live widgets by model id: the module's ``_instances`` in 8,
     the class attribute ``Widget.widgets`` in 7 (Colab's 7.7.1)."""
-    from ipywidgets.widgets import widget as ipw
-
     found = getattr(ipw, "_instances", None)
     return found if isinstance(found, dict) else ipw.Widget.widgets
 
@@ -73,6 +73,7 @@ def _colab_metadata() -> dict[str, Any]:
     """What anywidget adds to a widget's display metadata on Colab (its custom widget manager,
     which third-party widgets need there); {} elsewhere, or where anywidget lacks it."""
     try:
+        # private, and absent from older anywidget: imported here, under the try
         from anywidget._util import get_repr_metadata
     except ImportError:
         return {}

@@ -70,6 +70,10 @@ import os
 import time
 from typing import Any
 
+import jax
+import jax.numpy as jnp
+import numpy as np
+
 GB, GIB = 1e9, float(1 << 30)
 
 
@@ -245,9 +249,6 @@ def measure_local() -> Hardware:
     the last device (ici_bandwidth; with one device, hbm_bandwidth), a one-element copy
     (ici_latency; dcn_latency at least 10 µs); hbm_bytes from the
     device's memory stats, else the host's physical memory shared by the local devices."""
-    import jax
-    import jax.numpy as jnp
-    import numpy as np
 
     devs = jax.local_devices()
     n = 1024

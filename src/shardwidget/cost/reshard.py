@@ -12,14 +12,17 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+import jax
 import numpy as np
 
 from ..model.layout import Layout, layout_of_sharding
+from ..model.memory import compiled_memory  # the function view's per-device numbers
+from ..model.mesh import xla_safe_sharding
 from ..model.units import fmt_bytes
 from ..trace import hlo
 from . import estimate as est
 from . import transfer as transfer_mod
-from .hardware import Hardware
+from .hardware import DEFAULT, Hardware
 
 
 @dataclass(frozen=True)
@@ -69,10 +72,6 @@ def compile_reshard(old: Any, new: Any, shape: tuple[int, ...], dtype: Any) -> C
 
 
 def _compile(old: Any, new: Any, shape: tuple[int, ...], dtype: Any) -> Compiled:
-    import jax
-
-    from ..model.mesh import xla_safe_sharding
-    from ..trace._compiled import _memory  # the same per-device memory numbers as the function view
 
     try:
         # (axis names XLA cannot read would abort the process: compiled over renamed axes)
@@ -92,7 +91,7 @@ def _compile(old: Any, new: Any, shape: tuple[int, ...], dtype: Any) -> Compiled
         names, sizes = ("devices",), (len(da),)
     colls = hlo.collectives(compiled.as_text() or "", da, coords, names, sizes)
     flops, accessed = est.cost_numbers(compiled)
-    mem = _memory(compiled)
+    mem = compiled_memory(compiled)
     return Compiled(colls, flops, accessed, mem.get("peak") if mem else None, "")
 
 
@@ -159,8 +158,6 @@ class Transfer:
     def estimate(self, hw: str | Hardware | None = None) -> est.Estimate:
         """Estimated time of the reshard on ``hw`` (a preset name or Hardware); when XLA
         compiles no collective but bytes move, the most bytes one device receives / B."""
-        from .hardware import DEFAULT
-
         c = self.compiled
         return est.estimate(
             hw or DEFAULT,

@@ -14,23 +14,18 @@ sub-set of devices) as an explicit device array.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import jax
+
 from ..model import spec as spec_mod
 from ..model.layout import Layout, MeshInfo
+from ..trace.result import Slot
 
 IMPORTS = "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P"
-
-
-@dataclass(frozen=True)
-class Slot:
-    """A placeholder for leaf ``i`` of a pytree of arguments or outputs (see
-    :meth:`shardwidget.trace.traced.Traced.arg_template`); static: a leaf the view closes over."""
-
-    i: int
-    static: bool = False
 
 
 class NotLiteral(Exception):
@@ -88,9 +83,6 @@ def make_mesh_ids(mesh: MeshInfo) -> list[int] | None:
 def _make_mesh_ids(sizes: tuple[int, ...], names: tuple[str, ...]) -> tuple[int, ...] | None:
     """make_mesh_ids, once per mesh shape and names: the devices never change in a process, and
     make_mesh takes ~9 ms at 4096 devices, on the path of every layout change (view.code)."""
-    import math
-
-    import jax
 
     if math.prod(sizes) != len(jax.devices()):
         return None
@@ -109,8 +101,6 @@ def _header(needs_np: bool) -> list[str]:
 
 def array_code(lay: Layout, var: str = "x") -> str:
     """The snippet that lays ``var`` out as ``lay``: mesh, then ``jax.device_put``."""
-    import jax
-
     kind = repr(lay.memory_kind)
     if lay.mesh is None or lay.spec is None:
         if lay.sharding_type == "SingleDeviceSharding" and len(lay.devices) == 1:
@@ -230,8 +220,6 @@ def function_code(fl: FunctionLayout) -> str:
 
     Array keyword arguments (jit takes no in_shardings for keywords) make the snippet wrap f
     as ``f_flat(args, kwargs)``, whose two arguments carry the shardings."""
-    import jax
-
     fn = fl.name if fl.name.isidentifier() else "f"
     ids = [int(d.id) for d in jax.devices()]
     make_ids = None if fl.planned else make_mesh_ids(fl.mesh)

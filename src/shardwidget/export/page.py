@@ -25,6 +25,8 @@ from typing import Any, Protocol
 from .. import wire
 from ..model.layout import Layout
 from ..model.state import LayoutState
+from ..render.snapshot import picture_html
+from . import _page
 
 
 class ArrayView(Protocol):
@@ -172,8 +174,6 @@ def function_page_data(view: FunctionView) -> wire.PageData:
 def _picture(view: ArrayView | FunctionView) -> str:
     """The view's static picture (to_svg's drawing) for the page's no-script fallback; "" when
     it has nothing drawn (a function view that never compiled)."""
-    from ..render.snapshot import picture_html
-
     try:
         return picture_html(view.to_svg())
     except ValueError:  # nothing compiled to draw
@@ -183,8 +183,6 @@ def _picture(view: ArrayView | FunctionView) -> str:
 def _write(
     path: str | pathlib.Path, title: str, data: wire.PageData, picture: str = ""
 ) -> pathlib.Path:
-    from . import _page
-
     missing = _page.bundle_missing()
     if missing:
         raise FileNotFoundError(missing)

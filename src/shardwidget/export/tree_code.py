@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import jax
+
 from ..model import spec as spec_mod
 from ..model.layout import MeshInfo, mesh_info
 from ..model.mesh import is_planned
@@ -70,8 +72,6 @@ def tree_code(
 ) -> str:
     """The snippet that rebinds ``name`` to the tree laid out by ``rules`` on ``mesh`` (leaves
     whose ``sources`` entry is "logical" get their spec from a table)."""
-    import jax
-
     if not name.isidentifier():
         raise ValueError(f"name must be a Python identifier, got {name!r}")
     info = mesh_info(mesh)

@@ -15,7 +15,12 @@ import html
 from dataclasses import dataclass, field
 from typing import Any
 
+import jax
+from jax.sharding import NamedSharding
+
 from .._jax import spec_entries
+from . import spec as spec_mod
+from .layout import _dtype_name
 from .units import fmt_bytes
 
 TOP = 10
@@ -185,9 +190,6 @@ def device_stats(device: Any) -> dict[str, Any] | None:
 
 
 def _spec_of(sharding: Any) -> str:
-    from jax.sharding import NamedSharding
-
-    from . import spec as spec_mod
 
     if isinstance(sharding, NamedSharding):
         ndim = len(sharding.spec)
@@ -213,9 +215,6 @@ def _buffers_of(arr: Any) -> list[tuple[int, int, int]] | None:
 def memory_map(top: int = TOP) -> MemoryMap:
     """Device memory per device now, summed over ``jax.live_arrays()`` (each buffer once),
     with the ``top`` largest arrays, the imbalance and capacity where reported."""
-    import jax
-
-    from .layout import _dtype_name
 
     live = [(a, _buffers_of(a)) for a in jax.live_arrays()]  # type: ignore[no-untyped-call]
     # An array owns the buffers it shares with the per-shard arrays cached on it: visit arrays

@@ -17,7 +17,9 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+import jax
 import numpy as np
+from jax.sharding import AxisType, NamedSharding, PartitionSpec
 
 from .. import _jax
 from .mesh import default_axis_names
@@ -38,8 +40,6 @@ def _index_map(sharding: Any, shape: tuple[int, ...]) -> dict[int, tuple[tuple[i
 
 def _tiled_mesh(sharding: Any, ndim: int) -> tuple[Any, tuple[Any, ...]] | None:
     """(jax Mesh, PartitionSpec entries) read from the tile assignment, or None."""
-    import jax
-    from jax.sharding import AxisType
 
     hs = getattr(sharding, "_hlo_sharding", None)
     if hs is None:
@@ -71,8 +71,6 @@ def _tiled_mesh(sharding: Any, ndim: int) -> tuple[Any, tuple[Any, ...]] | None:
 def named_equivalent(sharding: Any, shape: tuple[int, ...]) -> Any | None:
     """The NamedSharding that puts the same blocks on the same devices as this GSPMDSharding
     (checked with devices_indices_map), or None when no mesh and spec do ("custom layout")."""
-    from jax.sharding import NamedSharding, PartitionSpec
-
     if isinstance(sharding, NamedSharding):
         return None
     pmapped = _jax.pmap_sharding_named(sharding, len(shape))  # (jax 0.7's pmap outputs)
@@ -100,8 +98,6 @@ def as_named(arr: Any) -> Any | None:
     """arr's own device buffers as an array with the equivalent NamedSharding (no copy), or
     None when none describes its layout. JAX's device_put from a GSPMDSharding to a mesh in
     another device order fails (an assertion in its reshard); from this view of it, it works."""
-    import jax
-
     named = named_equivalent(arr.sharding, tuple(int(d) for d in arr.shape))
     if named is None:
         return None

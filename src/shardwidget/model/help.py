@@ -13,10 +13,13 @@ the controls (and ``jax.device_put`` accepts it); an axis-type switch suggested 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import jax
 
 from . import mesh as mesh_mod
 from . import spec as spec_mod
@@ -122,8 +125,6 @@ def suggest_layouts(
     if not isinstance(shape, Sequence):
         shape = tuple(int(d) for d in shape.shape)
     if n_devices is None:
-        import jax
-
         n_devices = len(jax.devices())
     shape = tuple(int(d) for d in shape)
     every = _layouts(shape, n_devices, max(1, min(max_axes, mesh_mod.MAX_AXES)))
@@ -189,8 +190,6 @@ def explicit_fixes(
     """(axes switched to Auto, the state) of the candidates that ``compiles``: each Explicit
     axis alone (the first that compiles is enough), else all of them at once. ``state`` is a
     dataclass with axis_names and axis_types (a TraceState)."""
-    import dataclasses
-
     explicit = [
         n for n, t in zip(state.axis_names, state.axis_types, strict=True) if t == "explicit"
     ]

@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, TypeVar
 
+import jax
 import numpy as np
+from jax.sharding import NamedSharding
 
 from .. import _jax
 from .._jax import spec_entries
@@ -260,8 +262,6 @@ def _device_info(d: Any) -> DeviceInfo:
 
 
 def _dtype_name(dtype: Any) -> str:
-    import jax
-
     if _is_extended(dtype):
         return str(dtype)
     if np.dtype(dtype) == jax.dtypes.float0:  # numpy prints it as a structured void dtype
@@ -270,16 +270,12 @@ def _dtype_name(dtype: Any) -> str:
 
 
 def _is_extended(dtype: Any) -> bool:
-    import jax
-
     return bool(jax.numpy.issubdtype(dtype, jax.dtypes.extended))
 
 
 def itemsize_of(dtype: Any) -> int:
     """Bytes per element; PRNG keys count their key data (e.g. 8 bytes for threefry)."""
     if _is_extended(dtype):
-        import jax
-
         impl = getattr(dtype, "_impl", None)
         if impl is not None:
             return int(np.prod(impl.key_shape)) * int(np.dtype(jax.numpy.uint32).itemsize)
@@ -328,8 +324,6 @@ Geometry = tuple[tuple[Block, ...], dict[int, int]]  # blocks, device id -> bloc
 
 @lru_cache(maxsize=64)
 def _geometry(sharding: Any, shape: tuple[int, ...]) -> Geometry:
-    from jax.sharding import NamedSharding
-
     if isinstance(sharding, NamedSharding):
         fast = _named_geometry(sharding, shape)
         if fast is not None:
@@ -417,8 +411,6 @@ def _generic_geometry(sharding: Any, shape: tuple[int, ...]) -> Geometry:
 @lru_cache(maxsize=64)
 def layout_of_sharding(sharding: Any, shape: tuple[int, ...], dtype: Any) -> Layout:
     """Layout of an array with this sharding, shape and dtype (cached)."""
-    from jax.sharding import NamedSharding
-
     mesh = spec = None
     unreduced: tuple[str, ...] = ()
     reduced: tuple[str, ...] = ()

@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import jax
+
 GIB = 1 << 30
 
 
@@ -58,8 +60,6 @@ def check_fits(need: Mapping[Any, int], what: str) -> None:
     """ValueError in words when ``need`` (bytes per jax device) does not fit in free memory:
     per device where the backend reports it, else summed over the devices that share the
     host's memory. ``what`` names the work ("re-laying out to P('x', None)")."""
-    import jax
-
     here = jax.process_index()
     devices = [d for d in need if getattr(d, "process_index", here) == here]  # this process's
     per_device, host = free_memory(devices)
@@ -105,8 +105,38 @@ def buffers(arrays: Any) -> dict[tuple[int, int], int]:
 def held_bytes(own: Any = ()) -> int:
     """Bytes of live device buffers (``jax.live_arrays()``, each buffer once) beyond those of
     the arrays in own (the user's arrays): what views and caches hold."""
-    import jax
-
     mine = buffers(own)
     live = buffers(jax.live_arrays())  # type: ignore[no-untyped-call]
     return int(sum(n for k, n in live.items() if k not in mine))
+
+
+def compiled_memory(compiled: Any) -> dict[str, int]:
+    """Per-device bytes of a compiled executable (``memory_analysis()``): argument, output,
+    alias, temp, generated code, and the peak (argument + output - alias + temp); {} where the
+    backend says nothing."""
+    try:
+        m = compiled.memory_analysis()
+    except Exception:
+        return {}
+    if m is None:
+        return {}
+    if isinstance(m, list | tuple):
+        m = m[0]
+
+    def g(k: str) -> int:
+        return int(getattr(m, k, 0) or 0)
+
+    arg, out, alias, temp = (
+        g("argument_size_in_bytes"),
+        g("output_size_in_bytes"),
+        g("alias_size_in_bytes"),
+        g("temp_size_in_bytes"),
+    )
+    return {
+        "argument": arg,
+        "output": out,
+        "alias": alias,
+        "temp": temp,
+        "generated_code": g("generated_code_size_in_bytes"),
+        "peak": arg + out - alias + temp,
+    }

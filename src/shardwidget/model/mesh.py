@@ -9,6 +9,11 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+import jax
+from jax.sharding import AxisType, NamedSharding, PartitionSpec
+
+from .. import _jax
+
 if TYPE_CHECKING:
     import jax
 
@@ -124,8 +129,6 @@ def build_mesh(
     devices: Sequence[jax.Device] | None = None,
 ) -> jax.sharding.Mesh:
     """A Mesh over the given devices (default: all of them), validated first."""
-    import jax
-    from jax.sharding import AxisType
 
     devs = list(devices) if devices is not None else jax.devices()
     validate_mesh(shape, names, types, len(devs), max(MAX_AXES, len(shape)))
@@ -136,8 +139,6 @@ def build_mesh(
 def is_planned(mesh: Any) -> bool:
     """Whether mesh is a ``jax.sharding.AbstractMesh``: axis names and sizes, no devices (a
     plan for a pod the kernel does not have). Its devices are positions 0…N-1, row-major."""
-    import jax
-
     return isinstance(mesh, jax.sharding.AbstractMesh)
 
 
@@ -167,9 +168,6 @@ def build_abstract_mesh(
     shape: Sequence[int], names: Sequence[str], types: Sequence[str], n: int
 ) -> Any:
     """An AbstractMesh of n positions (a planned view's mesh), validated first."""
-    from jax.sharding import AxisType
-
-    from .. import _jax
 
     validate_mesh(shape, names, types, n, max(MAX_AXES, len(shape)), where="the plan")
     axis_types = tuple(AxisType.Explicit if t == "explicit" else AxisType.Auto for t in types)
@@ -195,8 +193,6 @@ def xla_safe_sharding(sharding: Any) -> Any:
     """sharding with its mesh's axes renamed (``_sw0``, ``_sw1``, …) when XLA cannot read one
     of their names (:func:`xla_unsafe`): the same devices in the same order, the same blocks.
     Any other sharding is returned as it is."""
-    import jax
-    from jax.sharding import NamedSharding, PartitionSpec
 
     mesh = getattr(sharding, "mesh", None)
     if not isinstance(sharding, NamedSharding) or not isinstance(mesh, jax.sharding.Mesh):
@@ -223,8 +219,6 @@ def xla_safe_sharding(sharding: Any) -> Any:
 def xla_safe_array(arr: Any) -> Any:
     """arr itself, or (a mesh axis name XLA cannot read, see :func:`xla_safe_sharding`) the
     same device buffers as an array over the renamed mesh: no copy, arr untouched."""
-    import jax
-
     sh = xla_safe_sharding(arr.sharding)
     if sh is arr.sharding:
         return arr

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from jax.sharding import NamedSharding
 
 from .._jax import spec_entries
 from . import mesh as mesh_mod
@@ -214,8 +215,6 @@ def logical_spec(names: Names, rules: LogicalRules) -> spec_mod.NormSpec:
 def with_spec(leaf: TreeLeaf, mesh: Any, spec: Any) -> TreeLeaf:
     """leaf laid out by spec on mesh (``ShardView(x, mesh=…, spec=…)``: its own layout);
     ValueError in words when spec cannot lay it out."""
-    from jax.sharding import NamedSharding
-
     entries = _spec_entries(spec)
     norm = spec_mod.normalize(entries, len(entries))
     axes = dict(zip((str(a) for a in mesh.axis_names), mesh_mod.mesh_sizes(mesh), strict=True))
@@ -262,8 +261,6 @@ def apply(
     A rule's spec is kept as written (``P('data')`` on a 2-d leaf stays ``P('data')``, which
     JAX reads as ``P('data', None)``), so a leaf's spec is what ``jax.device_put`` to it
     reports; a logical spec has one entry per dimension, as flax writes it."""
-    from jax.sharding import NamedSharding
-
     sizes = mesh_mod.mesh_sizes(mesh)
     axes = {str(n): s for n, s in zip(mesh.axis_names, sizes, strict=True)}
     shardings: dict[spec_mod.NormSpec, Any] = {}
@@ -295,8 +292,6 @@ def apply(
 def leaf_bytes(leaf: TreeLeaf) -> tuple[tuple[int, ...], int]:
     """(device ids, bytes each holds) of a leaf: from the mesh and spec alone for an even
     NamedSharding (no geometry), else from its Layout."""
-    from jax.sharding import NamedSharding
-
     s = leaf.sharding
     if isinstance(s, NamedSharding):
         found = _named_bytes(s, leaf.shape, leaf.itemsize_bits)

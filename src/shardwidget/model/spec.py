@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from jax.sharding import NamedSharding, PartitionSpec
+
 from .._jax import spec_entries
 
 SpecEntry = None | str | list[str]
@@ -72,8 +74,6 @@ def to_wire(spec: NormSpec) -> list[SpecEntry]:
 
 def to_partition_spec(spec: NormSpec) -> Any:
     """The jax PartitionSpec of a normalized spec."""
-    from jax.sharding import PartitionSpec
-
     return PartitionSpec(  # type: ignore[no-untyped-call]
         *(None if not a else a[0] if len(a) == 1 else tuple(a) for a in spec)
     )
@@ -100,8 +100,6 @@ def partitions_only(sharding: Any) -> Any:
     same devices. JAX's ``devices_indices_map`` (and so ``addressable_shards``, ``np.asarray``
     and ``device_put``) raises NotImplementedError for an unreduced spec; the geometry of the
     partitions is what each device's partial value covers."""
-    from jax.sharding import NamedSharding, PartitionSpec
-
     pspec = sharding.spec
     if not (getattr(pspec, "unreduced", None) or getattr(pspec, "reduced", None)):
         return sharding

@@ -10,9 +10,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from jax.sharding import NamedSharding
+
 from .._jax import spec_entries
 from . import mesh as mesh_mod
 from . import spec as spec_mod
+from .gspmd import named_equivalent
 
 
 @dataclass(frozen=True)
@@ -88,8 +91,6 @@ def default_state(ndim: int, n_devices: int, memory_kind: str) -> LayoutState:
 
 def state_of_sharding(sharding: Any, ndim: int) -> LayoutState | None:
     """The state that reproduces a NamedSharding, or None for other shardings."""
-    from jax.sharding import NamedSharding
-
     if not isinstance(sharding, NamedSharding):
         return None
     m = sharding.mesh
@@ -110,8 +111,6 @@ def own_state(
     of a GSPMD tile assignment, see :mod:`.gspmd`); a single-device array is a mesh of one
     device. ``relabel`` renames mesh axes (pmap's internal axis). Without a mesh (a custom
     layout) the array's devices as one axis, replicated: a target, not the array's layout."""
-    from jax.sharding import NamedSharding
-
     kind = str(sharding.memory_kind or "device")
     names = relabel or {}
     ndim = len(shape)
@@ -134,8 +133,6 @@ def own_state(
 
 
 def _equivalent_spec(sharding: Any, shape: tuple[int, ...]) -> Any:
-    from .gspmd import named_equivalent
-
     named = named_equivalent(sharding, shape)
     return spec_entries(named.spec) if named is not None else None
 
@@ -165,8 +162,6 @@ def validate(
 
 def build_sharding(state: LayoutState, mesh: Any) -> Any:
     """The NamedSharding of state on mesh."""
-    from jax.sharding import NamedSharding
-
     return NamedSharding(
         mesh, spec_mod.to_partition_spec(state.spec), memory_kind=state.memory_kind
     )

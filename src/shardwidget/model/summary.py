@@ -15,10 +15,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+import jax
+import jax.numpy as jnp
 import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec, SingleDeviceSharding
 
 from . import mesh as mesh_mod
-from .layout import Layout
+from .gspmd import as_named
+from .layout import Layout, layout_of_sharding
 
 MAX_VALUES = 64  # a block with at most this many elements sends its values
 MAX_THUMB_SIDE = 32
@@ -206,8 +210,6 @@ def _pool_rows(img: np.ndarray, t: int, f: int) -> np.ndarray:
 
 def _block_fn(shard_shape: tuple[int, ...], dtype: Any, plan: Plan) -> Any:
     """The per-block computation: (stats[1,6], values[1,k], thumb[1,p]) of one local block."""
-    import jax.numpy as jnp
-
     is_complex = jnp.issubdtype(dtype, jnp.complexfloating)
 
     def fn(x: Any) -> tuple[Any, ...]:
@@ -225,10 +227,6 @@ def _block_fn(shard_shape: tuple[int, ...], dtype: Any, plan: Plan) -> Any:
 
 @lru_cache(maxsize=32)
 def _compiled(sharding: Any, shape: tuple[int, ...], dtype: Any, plan: Plan) -> Any:
-    import jax
-    from jax.sharding import NamedSharding, PartitionSpec, SingleDeviceSharding
-
-    from .layout import layout_of_sharding
 
     shard_shape = layout_of_sharding(sharding, shape, dtype).shard_shape
     fn = _block_fn(shard_shape, dtype, plan)
@@ -260,8 +258,6 @@ def clear_caches() -> None:
 
 def _rows(out: Any, sharding: Any) -> dict[int, np.ndarray]:
     """Device id -> its row of a (n_devices, k) result, reading only this process's shards."""
-    from jax.sharding import NamedSharding
-
     if out.is_fully_addressable:
         host = np.array(out)  # a copy: rows of a view would keep `out` alive on CPU
         if isinstance(sharding, NamedSharding):
@@ -370,8 +366,6 @@ def _host_rows(
 def summarize(arr: Any, layout: Layout, plan: Plan, *, prefer_host: bool = False) -> Summary:
     """Statistics, values and thumbnails of every block of arr (as described by layout), in one
     compiled per-device pass; with prefer_host, by numpy where :func:`in_host_memory` allows."""
-    import jax
-    from jax.sharding import NamedSharding, SingleDeviceSharding
 
     n = len(layout.blocks)
     if jax.numpy.issubdtype(arr.dtype, jax.dtypes.extended):
@@ -439,8 +433,6 @@ def _other_sharding(arr: Any, layout: Layout, plan: Plan) -> Summary:
     """Statistics of an array with another sharding (GSPMDSharding, HloSharding-based): through
     the NamedSharding with the same blocks on the same devices when one exists (.gspmd; the
     compiled per-device pass over it), else each distinct shard on the host, within a budget."""
-    from .gspmd import as_named
-
     same = as_named(arr)  # the same buffers, as the equivalent NamedSharding
     if same is not None:
         return summarize(same, layout, plan)

@@ -21,7 +21,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+import jax
+import jax.numpy as jnp
 import numpy as np
+from jax.sharding import NamedSharding, SingleDeviceSharding
 
 from . import mesh as mesh_mod
 from . import summary as summary_mod
@@ -98,9 +101,6 @@ def tile_grid(shape: tuple[int, ...], n_devices: int) -> tuple[int, ...] | None:
 def _compiled(
     sharding: Any, shape: tuple[int, ...], dtype: Any, grid: tuple[int, ...], masked: bool
 ) -> Any:
-    import jax
-    import jax.numpy as jnp
-    from jax.sharding import NamedSharding
 
     is_complex = jnp.issubdtype(dtype, jnp.complexfloating)
     # Each device tiles its own block: the grid is aligned to the source's blocks.
@@ -147,8 +147,6 @@ def _compiled(
 
 def tile_summary(arr: Any, n_devices: int, values_budget: int) -> Tiles | None:
     """Tile partials of arr, or None when this path does not apply (see module doc)."""
-    import jax
-    from jax.sharding import NamedSharding, SingleDeviceSharding
 
     if not arr.is_fully_addressable or arr.size == 0:
         return None

@@ -15,10 +15,13 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
+import jax
 import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec
 
 from . import spec as spec_mod
 from .layout import Layout, itemsize_bits_of, layout_of_sharding
+from .mesh import is_planned, mesh_sizes
 
 Names = tuple[str | None, ...]  # a logical axis name (or None) per dimension
 
@@ -62,8 +65,6 @@ class TreeLeaf:
         """The PartitionSpec, as JAX holds it (``sharding.spec``: a spec shorter than the rank
         leaves the rest replicated); for a sharding without one, the spec of its layout's mesh
         where one describes it, else None (one device, or a custom layout)."""
-        from jax.sharding import NamedSharding
-
         if isinstance(self.sharding, NamedSharding):
             return self.sharding.spec
         lay = self.layout
@@ -121,8 +122,6 @@ class Flat:
 
 def is_array_leaf(x: Any) -> bool:
     """A jax.Array or a ShapeDtypeStruct: what a tree view lays out."""
-    import jax
-
     return isinstance(x, jax.Array | jax.ShapeDtypeStruct)
 
 
@@ -156,8 +155,6 @@ def _names_of(var: Any) -> Names | None:
 
 def logical_names(tree: Any) -> dict[str, Names]:
     """Path of each array leaf under a flax variable -> that variable's logical axis names."""
-    import jax
-
     found: dict[str, Names] = {}
     nodes, _ = jax.tree_util.tree_flatten_with_path(tree, is_leaf=_is_flax_variable)
     for path, node in nodes:
@@ -173,15 +170,11 @@ def logical_names(tree: Any) -> dict[str, Names]:
 
 
 def _default_sharding() -> Any:
-    import jax
-
     return jax.sharding.SingleDeviceSharding(jax.devices()[0])
 
 
 def flatten(tree: Any) -> Flat:
     """The tree taken apart; TypeError when it has no array leaf at all."""
-    import jax
-
     pairs, treedef = jax.tree_util.tree_flatten_with_path(tree)
     names = logical_names(tree)
     leaves: list[TreeLeaf] = []
@@ -227,8 +220,6 @@ def mesh_of(leaves: tuple[TreeLeaf, ...]) -> Any:
     ``jax.make_mesh`` for the first AbstractMesh a ShapeDtypeStruct names (``jax.eval_shape``
     under ``jax.set_mesh``), or that AbstractMesh itself (a plan) when it has more positions
     than the kernel has devices; None when no leaf has a mesh."""
-    import jax
-    from jax.sharding import NamedSharding
 
     abstract = None
     for leaf in leaves:
@@ -251,10 +242,6 @@ def on_mesh(leaves: tuple[TreeLeaf, ...], mesh: Any) -> tuple[TreeLeaf, ...]:
     has that mesh's axes and sizes, else shown unplaced on the default device: a layout needs
     devices. Other leaves as they are. On a planned ``mesh`` (an AbstractMesh):
     :func:`on_plan`."""
-    import jax
-    from jax.sharding import NamedSharding
-
-    from .mesh import is_planned, mesh_sizes
 
     if is_planned(mesh):
         return on_plan(leaves, mesh)
@@ -273,8 +260,6 @@ def on_mesh(leaves: tuple[TreeLeaf, ...], mesh: Any) -> tuple[TreeLeaf, ...]:
 def _on(mesh: Any, s: Any) -> Any:
     """NamedSharding s moved onto mesh: its spec and its memory kind (pinned_host), as the
     ShapeDtypeStruct asked; the spec alone where mesh's devices lack that memory kind."""
-    from jax.sharding import NamedSharding
-
     try:
         return NamedSharding(mesh, s.spec, memory_kind=s.memory_kind)
     except ValueError:  # e.g. a kind these devices do not have
@@ -282,8 +267,6 @@ def _on(mesh: Any, s: Any) -> Any:
 
 
 def _axes(mesh: Any) -> dict[str, int]:
-    from .mesh import mesh_sizes
-
     return dict(zip(mesh.axis_names, mesh_sizes(mesh), strict=True))
 
 
@@ -292,8 +275,6 @@ def on_plan(leaves: tuple[TreeLeaf, ...], plan: Any) -> tuple[TreeLeaf, ...]:
     taken as its shape): a NamedSharding whose mesh has the plan's axes and sizes keeps its
     spec there; any other leaf is replicated on the plan, ``placed=False`` (as ``jax.jit``
     replicates an input it is given no sharding for)."""
-    from jax.sharding import NamedSharding, PartitionSpec
-
     axes = _axes(plan)
     replicated = NamedSharding(plan, PartitionSpec())  # type: ignore[no-untyped-call]
     out = []

@@ -64,7 +64,7 @@ def _compile(text: str, n: int, adapter: Any) -> dict[str, object]:
 def main() -> None:
     n = int(sys.argv[1])
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
-    import jax
+    import jax  # here, not at the top: JAX reads XLA_FLAGS (the device count) when imported
 
     if len(jax.devices()) < n:
         print(json.dumps({"fatal": f"asked for {n} devices, JAX made {len(jax.devices())}"}))

@@ -9,12 +9,17 @@ the compiled HLO (``trace.hlo``), with device ids as positions on the plan's mes
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import jax
 import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec
 
+from ..cost.estimate import estimate
+from ..cost.hardware import DEFAULT
 from ..trace import hlo
 from . import helper as _helper
 
@@ -60,8 +65,6 @@ class Plan:
 
     def estimate(self, hw: Any = None, dcn_axes: Sequence[str] = ()) -> Any:
         """The estimated time per device on a hardware preset (:mod:`shardwidget.cost.estimate`)."""
-        from ..cost.estimate import estimate
-        from ..cost.hardware import DEFAULT
 
         return estimate(
             hw or DEFAULT,
@@ -74,8 +77,6 @@ class Plan:
 
 
 def _sds(x: Any, mesh: Any, spec: Any) -> Any:
-    import jax
-    from jax.sharding import NamedSharding
 
     if not hasattr(x, "shape") or not hasattr(x, "dtype"):
         raise TypeError(f"a plan takes arrays or jax.ShapeDtypeStruct; got {type(x).__name__}")
@@ -85,8 +86,6 @@ def _sds(x: Any, mesh: Any, spec: Any) -> Any:
 
 
 def _pspec(spec: Any) -> Any:
-    from jax.sharding import PartitionSpec
-
     if isinstance(spec, PartitionSpec):
         return spec
     return PartitionSpec(*(spec or ()))  # type: ignore[no-untyped-call]
@@ -104,8 +103,6 @@ def lower(
     ``args`` laid out by ``in_specs`` (one spec per argument; None: replicated) on ``mesh``;
     ``mode="shard_map"``: of ``jax.jit(jax.shard_map(f, mesh=mesh, in_specs=..., out_specs=...))``
     (out_specs then required: shard_map has no default)."""
-    import jax
-    from jax.sharding import NamedSharding
 
     specs = list(in_specs) if in_specs is not None else [None] * len(args)
     if len(specs) != len(args):
@@ -137,8 +134,6 @@ def lower(
 
 
 def _is_spec(s: Any) -> bool:
-    from jax.sharding import PartitionSpec
-
     if isinstance(s, PartitionSpec):
         return True
     return isinstance(s, list | tuple) and all(
@@ -152,8 +147,6 @@ def _is_spec(s: Any) -> bool:
 def _arg_sds(a: Any, spec: Any, mesh: Any) -> Any:
     """One argument as ShapeDtypeStructs on the mesh: ``spec`` None (replicated), one spec for
     every leaf, or a tree of specs shaped like the argument."""
-    import jax
-
     if spec is None or _is_spec(spec):
         return jax.tree.map(lambda x: _sds(x, mesh, spec), a)
     return jax.tree.map(
@@ -173,8 +166,6 @@ def plan(
     """Compile ``jax.jit(f)(*args)`` for ``mesh`` (a ``jax.sharding.AbstractMesh``) in the
     planning helper (``mode="shard_map"``: ``jax.shard_map(f, ...)`` with these specs); PlanError
     in words when the helper cannot answer."""
-    import time
-
     t0 = time.perf_counter()
     text = lower(f, args, mesh, in_specs, out_specs, mode)
     return compile_text(text, mesh, timeout, t0)
@@ -184,8 +175,6 @@ def compile_text(text: str, mesh: Any, timeout: float | None = None, t0: float =
     """The Plan of a lowered module's text (:func:`lower`, or a function view's own lowering)
     for ``mesh``, compiled in the planning helper; ``t0``: when the plan began
     (``time.perf_counter()``; 0: now). PlanError in words when the helper cannot answer."""
-    import time
-
     t0 = t0 or time.perf_counter()
     n = int(np.prod(mesh.axis_sizes))
     h = _helper.helper(n)

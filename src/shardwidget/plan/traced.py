@@ -15,6 +15,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from jax.sharding import NamedSharding
+
 from .. import _jax
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
@@ -56,7 +58,6 @@ class PlanTraced(Traced):
     def default_state(self) -> TraceState:
         """The plan's mesh; each input's own spec where its mesh has the plan's axes and sizes,
         else replicated (as ``jax.jit`` replicates an input given no sharding)."""
-        from jax.sharding import NamedSharding
 
         def axes(mesh: Any) -> dict[str, int]:
             return dict(zip(mesh.axis_names, mesh_mod.mesh_sizes(mesh), strict=True))
@@ -153,8 +154,6 @@ class PlanTraced(Traced):
     ) -> tuple[list[Any], list[str]]:
         """Each output's NamedSharding on the plan's mesh: its out_spec where one was given,
         else the spec of XLA's own layout (replicated, with a note, where none describes it)."""
-        from jax.sharding import NamedSharding
-
         names, sizes = tuple(mesh.axis_names), mesh_mod.mesh_sizes(mesh)
         out, notes = [], []
         for i, shape in enumerate(shapes):

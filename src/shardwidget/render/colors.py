@@ -5,8 +5,8 @@ widget, in the static picture of a notebook saved without widget state, and in a
 At most 16 devices: a colour-blind-safe palette. More: OKLCH hue bands over contiguous
 power-of-two id ranges (at most 12 bands), lightness = id mod the number of steps (at most 8).
 The arithmetic follows the TypeScript line by line (IEEE doubles in both; JavaScript's
-``Math.round`` is ``floor(x + 0.5)``); ``tests/wire/test_wire_contract.py`` writes these colours into
-the TypeScript fixtures and vitest checks them against the renderer's.
+``Math.round`` is ``floor(x + 0.5)``); ``tests/wire/test_wire_contract.py`` writes these colours
+into the TypeScript fixtures and vitest checks them against the renderer's.
 """
 
 from __future__ import annotations

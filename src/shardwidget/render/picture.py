@@ -21,6 +21,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+import jax
 import numpy as np
 
 from ..model.gspmd import CUSTOM
@@ -485,8 +486,6 @@ def function_svg(
     """The picture of a function view: each input and output leaf's layout, the collectives XLA
     inserted, memory per device; ``note`` under the title (what a plan is)."""
     if n_devices is None:
-        import jax
-
         n_devices = jax.device_count()
     svg = Svg()
     st = res.state

@@ -12,9 +12,11 @@ from __future__ import annotations
 import base64
 import os
 import pathlib
+import re
 import shutil
 import struct
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -90,7 +92,6 @@ def _chromium(svg: str, scale: float) -> bytes:
         import playwright.sync_api  # noqa: F401  (optional, heavy: only for to_png)
     except ImportError as e:
         raise ImportError(f"playwright is not importable ({e})") from None
-    from concurrent.futures import ThreadPoolExecutor
 
     # Playwright's sync API refuses a thread with a running event loop (a Jupyter kernel's).
     with ThreadPoolExecutor(1) as pool:
@@ -98,8 +99,6 @@ def _chromium(svg: str, scale: float) -> bytes:
 
 
 def _chromium_shot(svg: str, scale: float) -> bytes:
-    import re
-
     from playwright.sync_api import sync_playwright
 
     m = re.search(r'<svg[^>]*\bwidth="([\d.]+)"[^>]*\bheight="([\d.]+)"', svg)

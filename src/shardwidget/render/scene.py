@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import jax
 import numpy as np
 
 from ..model.layout import Block, Layout
@@ -193,8 +194,6 @@ def array_scene(
     """The scene of an array view's layout and statistics. ``n_devices``: the kernel's device
     count (default ``jax.device_count()``), which the colours depend on, as in the widget."""
     if n_devices is None:
-        import jax
-
         n_devices = jax.device_count()
     ids = [*(lay.mesh.device_ids if lay.mesh else ()), *(d.id for d in lay.devices)]
     color_of = color_scheme(n_devices, ids)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import base64
 import html
+import uuid
+import xml.etree.ElementTree as ET
 from typing import Any
 
 
@@ -19,8 +21,6 @@ def embed(svg_text: str) -> str:
     whose areas carry each block's hover title. JupyterLab's sanitizer (a notebook it does not
     trust) drops inline ``<svg>`` and ``<style>`` but keeps the text inside them, which reads
     as a jumble; an image keeps the picture whole."""
-    import uuid
-    import xml.etree.ElementTree as ET
 
     ns = "{http://www.w3.org/2000/svg}"
     root = ET.fromstring(svg_text)

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
+from ..model.rules import leaf_bytes
 from ..model.units import fmt_bytes
 from .colors import PALETTE16
 
@@ -26,8 +27,6 @@ def _mesh_text(mesh: Any) -> str:
 
 def _rows(view: Any) -> list[tuple[str, str, str, str, int, bool]]:
     """(path, type, spec, flag, bytes per device, large replicated) of the largest leaves."""
-    from ..model.rules import leaf_bytes
-
     rows = []
     for leaf in view.leaves:
         b = leaf_bytes(leaf)[1]

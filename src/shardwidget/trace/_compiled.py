@@ -12,35 +12,6 @@ from ..model import spec as spec_mod
 from .result import Leaf
 
 
-def _memory(compiled: Any) -> dict[str, int]:
-    try:
-        m = compiled.memory_analysis()
-    except Exception:
-        return {}
-    if m is None:
-        return {}
-    if isinstance(m, list | tuple):
-        m = m[0]
-
-    def g(k: str) -> int:
-        return int(getattr(m, k, 0) or 0)
-
-    arg, out, alias, temp = (
-        g("argument_size_in_bytes"),
-        g("output_size_in_bytes"),
-        g("alias_size_in_bytes"),
-        g("temp_size_in_bytes"),
-    )
-    return {
-        "argument": arg,
-        "output": out,
-        "alias": alias,
-        "temp": temp,
-        "generated_code": g("generated_code_size_in_bytes"),
-        "peak": arg + out - alias + temp,
-    }
-
-
 def _flops(compiled: Any) -> float | None:
     try:
         c = compiled.cost_analysis()

@@ -5,12 +5,17 @@ outputs and unused arguments (notes), read from the jaxpr and attributed to argu
 from __future__ import annotations
 
 import inspect
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import jax
+from jax.sharding import NamedSharding, PartitionSpec
+
 from .. import _jax
 from ..model import spec as spec_mod
+from ..model.layout import _dtype_name
 from .result import CONSTANT_NOTE, OTHER_MESH_NOTE, UNUSED_NOTE, Constraint, Leaf
 
 
@@ -32,8 +37,6 @@ def _param_names(f: Callable[..., Any], n: int) -> list[str]:
 
 
 def _path_text(path: Any, arg_names: Sequence[str]) -> str:
-    import jax
-
     head, rest = path[0], path[1:]
     if getattr(head, "idx", None) == 0 and rest:  # positional args
         i = rest[0].idx
@@ -46,8 +49,6 @@ def _path_text(path: Any, arg_names: Sequence[str]) -> str:
 def _constraint_text(spec: Any, ndim: int) -> str:
     """A constraint's spec as written: P('x', None), with ``P.UNCONSTRAINED`` entries (the
     dimensions a with_sharding_constraint leaves to XLA) named as JAX names them."""
-    from jax.sharding import PartitionSpec
-
     entries = tuple(spec)
     free = [e is PartitionSpec.UNCONSTRAINED for e in entries]
     norm = spec_mod.normalize(
@@ -92,9 +93,6 @@ def _walk_constraints(jaxpr: Any, out: list[Constraint]) -> None:
 def _same_blocks_spec(sharding: Any, shape: tuple[int, ...], own: Any) -> tuple[Any, ...] | None:
     """PartitionSpec entries on the mesh own that put the same blocks on the same devices as
     sharding (checked with devices_indices_map), or None when no spec does."""
-    import itertools
-
-    from jax.sharding import NamedSharding, PartitionSpec
 
     def key(sh: Any) -> dict[int, tuple[tuple[int, int], ...]]:
         return {
@@ -140,8 +138,6 @@ def other_mesh(value: Any, own: Any) -> tuple[tuple[Any, ...] | None, str] | Non
     The same blocks on the same devices where a spec on own gives them (jax.jit(f) accepts
     that), else its own spec where own has the same axes (another device order or axis
     types: jax.jit(f) refuses it), else replicated."""
-    import jax
-    from jax.sharding import NamedSharding
 
     sh = getattr(value, "sharding", None)
     mesh = getattr(sh, "mesh", None)
@@ -185,8 +181,6 @@ def _notes(
     """{"in": [...], "out": [...]}: a line per input XLA dropped (unused, or float0), per input
     on another mesh than the view's (``other_mesh``) and per output that is a constant (a
     literal or a closed-over value in the traced jaxpr)."""
-    from ..model.layout import _dtype_name
-
     ins = []
     other = list(other_mesh) or [""] * len(leaves)
     for gone, lf, elsewhere in zip(dropped, leaves, other, strict=True):
@@ -229,8 +223,6 @@ def _constant_outputs(jaxpr: Any) -> list[bool]:
 
 def _walk_shard_map_meshes(jaxpr: Any, out: list[Any]) -> None:
     """The concrete meshes of the shard_maps in jaxpr (and the jaxprs inside it), in order."""
-    import jax
-
     for eqn in jaxpr.eqns:
         mesh = eqn.params.get("mesh") if eqn.primitive.name == "shard_map" else None
         if isinstance(mesh, jax.sharding.Mesh):

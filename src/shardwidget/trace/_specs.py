@@ -8,15 +8,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import jax
 import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec, SingleDeviceSharding
 
+from .. import _jax
+from ..model import state as state_mod
 from .result import Leaf
 
 
 def is_spec(v: Any) -> bool:
     """A single spec as JAX reads one in a pytree of specs: a PartitionSpec, or None."""
-    from jax.sharding import PartitionSpec
-
     return v is None or isinstance(v, PartitionSpec)
 
 
@@ -56,8 +58,6 @@ def leaf_specs(
       ``as_prefix``), each spec or None broadcast over the leaves below it.
 
     Raises ValueError in JAX's words when it is none of these."""
-    import jax
-
     if is_spec(value) and value is not None:
         return [value] * len(keep)
     seq = isinstance(value, list | tuple)
@@ -106,8 +106,6 @@ def _own_mesh(leaves: Sequence[Leaf]) -> Any:
     """The jax Mesh of the first leaf with a NamedSharding over a concrete mesh; else, for an
     array committed to one device (``jax.device_put(x, device)``: jax.jit runs there), a
     one-axis mesh of that device; else None."""
-    import jax
-    from jax.sharding import NamedSharding, SingleDeviceSharding
 
     for lf in leaves:
         sh = getattr(lf.value, "sharding", None)
@@ -134,10 +132,6 @@ def jit_own_shardings(
 
     All None (and []) when f does not compile for them (committed inputs it refuses, …); the
     input lists are all None when f's inputs are not the n leaves one for one."""
-    import jax
-    from jax.sharding import NamedSharding
-
-    from .. import _jax
 
     none: list[Any] = [None] * n
     try:
@@ -173,8 +167,6 @@ def as_called(
     without a sharding, as numpy does: JAX traces its value in device memory, so an output
     XLA lays out lands in device memory, as ``f(x)`` returns it (a struct in pinned_host
     would put it there). Every other leaf as laid out."""
-    import jax
-
     return [
         jax.ShapeDtypeStruct(s.shape, s.dtype)  # type: ignore[no-untyped-call]
         if getattr(lf.value, "sharding", None) is None and mk not in (None, "device")
@@ -189,8 +181,6 @@ def jit_out_specs(
     """jit mode's default out_specs: a ``jax.jit(g, out_shardings=…)`` f's own output
     shardings (``own``, one per output leaf) where the state is on their mesh, as ``f(*args)``
     lays its outputs out; else None (XLA chooses)."""
-    from ..model import state as state_mod
-
     if len(own) != len(shapes):
         return (None,) * len(shapes)
     outs = []

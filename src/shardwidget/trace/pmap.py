@@ -21,6 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import jax
+
 from .. import _jax
 from ..model import spec as spec_mod
 from ..model.layout import Layout
@@ -82,8 +84,6 @@ class PmapLayout:
 def pmap_layout(f: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any]) -> PmapLayout:
     """pmap's mesh and in_specs for f(*args, **kwargs); ValueError in pmap's words when pmap
     refuses the arguments (e.g. a mapped axis larger than the device count)."""
-    import jax
-
     try:
         mesh, in_specs_flat, flat = _jax.pmap_params(f, args, kwargs)
     except Exception as e:  # pmap's own checks: axis sizes, in_axes against the arguments
@@ -188,8 +188,6 @@ class PmapTraced(trace_mod.Traced):
         pm = pmapped_of(f)
         run = _jax.pmap_compilable(pm)
         if run is not pm and pm is not f:
-            import jax
-
             run = jax.jit(run)
         super().__init__(run, args, kwargs, "jit", devices)
         self.user_f = f  # (what the jaxpr is made of: the function pmap returned)
@@ -241,8 +239,6 @@ class PmapTraced(trace_mod.Traced):
             raise ValueError(FIXED)
 
     def _compile(self, state: result_mod.TraceState) -> result_mod.TraceResult:
-        import jax
-
         base = super()._compile(state)
         res = PmapResult(**{f.name: getattr(base, f.name) for f in dataclasses.fields(base)})
         res.mode = "pmap"

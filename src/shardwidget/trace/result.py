@@ -8,10 +8,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import jax
 import numpy as np
 
+from ..cost.estimate import estimate_trace
+from ..cost.hardware import DEFAULT
 from ..model import spec as spec_mod
-from ..model.layout import Layout
+from ..model.layout import Layout, layout_of_sharding
 from . import hlo
 
 MODES = ("jit", "shard_map")
@@ -21,6 +24,16 @@ JIT_REFUSES = (
 )
 """Parts of JAX's messages when a jitted function's in_shardings refuse a committed argument
 (its layout, or its memory kind)."""
+
+
+@dataclass(frozen=True)
+class Slot:
+    """A placeholder for leaf ``i`` of a pytree of arguments or outputs (see
+    :meth:`shardwidget.trace.traced.Traced.arg_template`; the snippets of
+    :mod:`shardwidget.export.code` write them out); static: a leaf the view closes over."""
+
+    i: int
+    static: bool = False
 
 
 @dataclass(frozen=True)
@@ -37,8 +50,6 @@ class Leaf:
     @property
     def concrete(self) -> bool:
         """False for a jax.ShapeDtypeStruct (compiled only, never run)."""
-        import jax
-
         return not isinstance(self.value, jax.ShapeDtypeStruct)
 
 
@@ -213,8 +224,6 @@ class TraceResult:
         ``.seconds`` = ``.latency_s`` + ``.bandwidth_s``), ``.total_s``, ``.bound``, ``.fits``;
         ``dcn_axes``: mesh axes crossing slices or hosts (DCN latency). The model is in
         :mod:`shardwidget.cost.estimate`."""
-        from ..cost.estimate import estimate_trace
-        from ..cost.hardware import DEFAULT
 
         return estimate_trace(self, hw or DEFAULT, tuple(dcn_axes))
 
@@ -239,8 +248,6 @@ class TraceResult:
     @property
     def input_leaves(self) -> list[LeafResult]:
         """Every input array leaf as laid out for this compile."""
-        from ..model.layout import layout_of_sharding
-
         return [
             LeafResult(path, shape, dtype, sh, tuple(loc), layout_of_sharding(sh, shape, dtype))
             for path, shape, dtype, sh, loc in zip(
@@ -256,8 +263,6 @@ class TraceResult:
     @property
     def output_leaves(self) -> list[LeafResult]:
         """Every output leaf: the computed arrays' layouts when the function ran."""
-        from ..model.layout import layout_of_sharding
-
         out = []
         for i, (path, shape, dtype, sh, loc) in enumerate(
             zip(
@@ -281,8 +286,6 @@ class TraceResult:
 # ------------------------------------------------------------------------------- helpers
 def is_array_leaf(x: Any) -> bool:
     """Whether an argument leaf gets a sharding from the view (else it is static)."""
-    import jax
-
     return isinstance(x, jax.Array | np.ndarray | jax.ShapeDtypeStruct)
 
 

@@ -16,19 +16,24 @@ from __future__ import annotations
 
 import math
 import pathlib
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import jax
 import numpy as np
+from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 
 from .. import _jax
+from ..model import memory
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
 from ..model import state as state_mod
+from ..model.layout import layout_of
 from . import _specs, hlo
-from ._compiled import _check_alive, _flops, _local_shape, _memory, _run_disabled
+from ._compiled import _check_alive, _flops, _local_shape, _run_disabled
 from ._jaxpr import (
     _notes,
     _param_names,
@@ -43,6 +48,7 @@ from .result import (
     MODES,
     Constraint,
     Leaf,
+    Slot,
     TraceResult,
     TraceState,
     clean_error,
@@ -65,8 +71,6 @@ class Traced:
         mode: str,
         devices: Sequence[Any],
     ) -> None:
-        import jax
-
         if mode not in MODES:
             raise ValueError(
                 f"mode must be one of {', '.join(MODES)}; got {mode!r} (mode is the view's own "
@@ -132,8 +136,6 @@ class Traced:
         prefix of the positional arguments (as ``jax.shard_map`` / ``jax.jit`` read it;
         keyword arguments' leaves are replicated); a list of one spec per array leaf is the
         view's own form."""
-        import jax
-
         args, kwargs = jax.tree_util.tree_unflatten(self._treedef, self._all)
         full = (tuple(args), dict(kwargs))
 
@@ -145,8 +147,6 @@ class Traced:
     def out_leaf_specs(self, value: Any, state: TraceState) -> list[Any]:
         """out_specs as given to the view, one per output leaf (see :meth:`in_leaf_specs`; a
         prefix is of f's output pytree). Traces f (ValueError for errors in f)."""
-        import jax
-
         self.output_info(state)
         tree = self._out_tree[None if self.mode == "jit" else (state.mesh_key, state.in_specs)]
         full = jax.tree_util.tree_unflatten(tree, [0] * tree.num_leaves)
@@ -156,8 +156,6 @@ class Traced:
 
     # -- the function with array leaves as its only arguments
     def _call(self, *dyn: Any) -> Any:
-        import jax
-
         vals = list(self._all)
         for pos, v in zip(self._dyn_pos, dyn, strict=True):
             vals[pos] = v
@@ -167,8 +165,6 @@ class Traced:
     def _user_error(self, e: BaseException) -> str:
         """JAX's message about f, naming the user's function where JAX names the internal
         wrapper (its name and this file's line, e.g. "function f at .../trace.py:688")."""
-        import re
-
         try:
             where = _jax.function_source(self.f)
         except Exception:  # a callable JAX cannot describe
@@ -192,16 +188,12 @@ class Traced:
         return self._under_name(self._call_flat)
 
     def _call_flat(self, *dyn: Any) -> tuple[Any, ...]:
-        import jax
-
         return tuple(jax.tree_util.tree_leaves(self._call(*dyn)))
 
     def output_info(self, state: TraceState) -> tuple[list[tuple[int, ...]], list[Any]]:
         """Shapes and dtypes of the output leaves: global shapes in jit mode (traced once: a
         layout never changes them); in shard_map mode the body's local shapes (they follow the
         in_specs; the global shape is the local one times the out_spec's axis sizes)."""
-        import jax
-        from jax.sharding import PartitionSpec
 
         key = None if self.mode == "jit" else (state.mesh_key, state.in_specs)
         hit = self._out_info.get(key)
@@ -240,11 +232,8 @@ class Traced:
         return self._out_info[None if self.mode == "jit" else (state.mesh_key, state.in_specs)][2]
 
     def arg_template(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        """(args, kwargs) as given, each leaf replaced by a :class:`shardwidget.export.code.Slot`:
+        """(args, kwargs) as given, each leaf replaced by a :class:`shardwidget.trace.result.Slot`:
         the array leaves numbered in order, the static ones marked (for ``view.code``)."""
-        import jax
-
-        from ..export.code import Slot
 
         dyn = {pos: k for k, pos in enumerate(self._dyn_pos)}
         slots = [Slot(dyn[i]) if i in dyn else Slot(i, True) for i in range(len(self._all))]
@@ -254,9 +243,6 @@ class Traced:
     def out_template(self, state: TraceState) -> Any:
         """The outputs' pytree with leaf i replaced by ``Slot(i)`` (from the trace that
         :meth:`output_info` keeps)."""
-        import jax
-
-        from ..export.code import Slot
 
         self.output_info(state)
         tree = self._out_tree[None if self.mode == "jit" else (state.mesh_key, state.in_specs)]
@@ -287,8 +273,6 @@ class Traced:
         """The jax Mesh of state: the inputs' own mesh devices in their order while the mesh
         shape is that mesh's (names and types as state says); else ``jax.make_mesh`` over the
         own mesh's devices when the sizes multiply to their count, else over every device."""
-        from jax.sharding import AxisType, Mesh
-
         own = self.own_mesh
         if own is not None and tuple(own.devices.shape) == state.mesh_shape:
             self.validate_mesh(state)
@@ -355,8 +339,6 @@ class Traced:
         device order, the axis names f uses), else of the first shard_map f calls, so the
         view compiles f where ``jax.jit(f)`` does. Traces f once; errors are left to the
         compile."""
-        import jax
-        from jax.sharding import NamedSharding
 
         if self.own_mesh is not None or not self.leaves:
             return
@@ -383,8 +365,6 @@ class Traced:
                 return
 
     def _structs(self, state: TraceState, mesh: Any) -> list[Any]:
-        import jax
-        from jax.sharding import NamedSharding
 
         def kind(i: int, lf: Leaf) -> str | None:
             # jit: an input keeps its own memory kind (pinned_host), else (numpy) takes the one
@@ -484,8 +464,6 @@ class Traced:
     def stage(self, state: TraceState) -> tuple[Any, list[Any], list[Any], list[Any], Any]:
         """(mesh, input shardings, output dtypes, output shapes, the traced stage) of state: f
         jitted (shard_map mode: its shard_map) for state's layout, traced under the mesh."""
-        import jax
-        from jax.sharding import NamedSharding
 
         mesh = self.mesh(state)
         structs = self._structs(state, mesh)
@@ -513,8 +491,6 @@ class Traced:
             return mesh, in_sh, out_dtypes, out_shapes, jf.trace(*called)
 
     def _compile(self, state: TraceState) -> TraceResult:
-        import jax
-
         t0 = time.perf_counter()
         mesh, in_sh, out_dtypes, out_shapes, traced = self.stage(state)
         with _jax.mesh_context(mesh):
@@ -560,7 +536,7 @@ class Traced:
             local_shapes={"in": local_in, "out": local_out},
             collectives=colls,
             constraints=constraints,
-            memory=_memory(compiled),
+            memory=memory.compiled_memory(compiled),
             flops=_flops(compiled),
             compiled=compiled,
             hlo_text=txt,
@@ -579,8 +555,6 @@ class Traced:
         one in another memory kind "Memory kinds passed to jax.jit does not match memory kind".
         ``f.lower`` on the structs makes that same check; any other error is left to the
         compile."""
-        import jax
-
         if self.mode != "jit" or not self.leaves or not hasattr(self.f, "lower"):
             return
         if not hasattr(self.f, "trace"):  # jax.jit's wrapper has both (pmap has no trace)
@@ -605,10 +579,6 @@ class Traced:
         the caller holds, or None when the run failed (``res.run_error`` says why). Records
         the outputs' layouts and the run time on res. ValueError (nothing run) when the run
         would not fit in free device memory (see :mod:`shardwidget.model.memory`)."""
-        import jax
-
-        from ..model import memory
-        from ..model.layout import layout_of
 
         if res.memory:
             mesh_devices = list(self.mesh(res.state).devices.flat)
@@ -650,8 +620,6 @@ class Traced:
 def default_state(traced: Traced, n_devices: int) -> TraceState:
     """The inputs' own mesh (:attr:`Traced.own_mesh`; else one axis 'x' over every device),
     each input's own spec on it (else replicated); out_specs empty (see :func:`complete`)."""
-    from jax.sharding import NamedSharding, PartitionSpec
-
     mesh_st: state_mod.LayoutState | None = None
     own_mesh = traced.own_mesh
     if own_mesh is not None:

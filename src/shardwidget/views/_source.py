@@ -5,9 +5,12 @@ words for where it came from. No widget code.
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
+import jax
 import numpy as np
+from jax.sharding import NamedSharding
 
 from .. import _jax
 from ..model import gspmd
@@ -20,8 +23,6 @@ if TYPE_CHECKING:
 
 def _coerce(obj: Any) -> tuple[Any, str]:
     """(jax.Array, note) for what ShardView accepts; TypeError/ValueError naming what was given."""
-    import jax
-
     accepted = "a jax.Array, a numpy array or a Python/numpy scalar"
     if isinstance(obj, jax.core.Tracer):
         raise TypeError(
@@ -58,8 +59,6 @@ def _default_view_dims(ndim: int, spec: Any) -> list[int]:
 def _in_kernel() -> bool:
     """Whether this runs in an IPython kernel (whose event loop runs between messages; other
     running loops, such as one a library left set in this thread, may never come back)."""
-    import sys
-
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None else None
     return getattr(shell, "kernel", None) is not None
@@ -73,8 +72,6 @@ def _own_mesh(arr: Any) -> tuple[Any | None, dict[str, str] | None]:
     """(the mesh of arr's own layout, axis renames) for the controls: a NamedSharding's mesh
     (pmap's internal axis renamed to LABEL, a mesh of the same devices), a GSPMD tile
     assignment's mesh, a one-device mesh for one device; (None, None) for a custom layout."""
-    import jax
-    from jax.sharding import NamedSharding
 
     sh = arr.sharding
     named = sh if isinstance(sh, NamedSharding) else gspmd.named_equivalent(sh, tuple(arr.shape))
@@ -95,8 +92,6 @@ def _own_mesh(arr: Any) -> tuple[Any | None, dict[str, str] | None]:
 def _movable(arr: Any) -> Any:
     """arr in a form jax.device_put moves to any sharding: unreduced partials summed, a GSPMD
     layout as its equivalent NamedSharding (the same buffers)."""
-    from jax.sharding import NamedSharding
-
     if isinstance(arr.sharding, NamedSharding):
         return _summed(arr)
     named = gspmd.as_named(arr)
@@ -108,8 +103,6 @@ def _summed(arr: Any) -> Any:
     for: the partials summed over the unreduced axes, laid out as its partitions. device_put
     cannot move an unreduced array (JAX has no shard indices for it); a jit with that output
     sharding makes XLA sum them (an all-reduce over the unreduced axes)."""
-    import jax
-
     sharding = arr.sharding
     if not spec_mod.unreduced_of(getattr(sharding, "spec", None)):
         return arr
@@ -121,6 +114,4 @@ def _source_of(arr: Any, original: Any) -> str:
 
 
 def _process_index() -> int:
-    import jax
-
     return int(jax.process_index())

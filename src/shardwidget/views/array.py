@@ -36,6 +36,17 @@ from .cost import CostMixin
 if TYPE_CHECKING:
     from ..cost.reshard import Transfer
     from ..export.page import ExportReport
+import asyncio
+import re
+
+import jax
+from jax.sharding import PartitionSpec
+
+from ..cost.reshard import Transfer
+from ..export.page import save_array_view
+from ..model import memory
+from ..model.help import indivisible_hint, pad_for
+from ..render.picture import array_svg
 from ._source import (
     PartialSource,
     _coerce,
@@ -126,7 +137,6 @@ class ArrayView(CostMixin, ShardView):
                 "To view a function, pass it first: ShardView(f, *args)"
             )
         refuse_unknown("ShardView", kwargs, INIT_KWARGS)
-        import jax
 
         source, note = _coerce(arr)
         self._source = source
@@ -239,8 +249,6 @@ class ArrayView(CostMixin, ShardView):
         ``.sent`` (device id -> bytes; the sender rule is in :mod:`shardwidget.cost.transfer`),
         ``.total``, ``.pairs``, ``.collectives`` (what XLA compiles for the reshard; the compile
         is cached per pair of layouts) and ``.estimate(hw)``. Holds no device memory."""
-        from ..cost.reshard import Transfer
-
         axes = spec_mod.unreduced_of(getattr(self._source.sharding, "spec", None))
         if axes:  # the byte count follows blocks; partials are summed, which it does not model
             raise PartialSource(
@@ -274,8 +282,6 @@ class ArrayView(CostMixin, ShardView):
         """to_svg's drawing, from the statistics the view last published (the same numbers as
         the widget's); with compute=False never computed here (the display bundle's picture
         is drawn off the update path and does no device work)."""
-        from ..render.picture import array_svg
-
         summ = None
         if self._with_stats:
             shown = self._shown_summary
@@ -288,8 +294,6 @@ class ArrayView(CostMixin, ShardView):
         )
 
     def _picture_name(self) -> str:
-        import re
-
         lay = self.layout
         spec = re.sub(r"[^A-Za-z0-9_]+", "_", lay.spec_text).strip("_")
         return f"shardwidget_{lay.dtype}_{'x'.join(map(str, lay.shape))}_{spec}".rstrip("_")
@@ -386,8 +390,6 @@ class ArrayView(CostMixin, ShardView):
         page's controls answer from what it stores, within ``budget`` bytes of variant data,
         and show other choices as unavailable. Returns a report of the size and what was kept.
         """
-        from ..export.page import save_array_view
-
         return save_array_view(self, path, variants=variants, budget=budget)
 
     def _static_html(self) -> str:
@@ -406,11 +408,8 @@ class ArrayView(CostMixin, ShardView):
     def __setattr__(self, name: str, value: Any) -> None:
         """``view.spec = P("x", None)`` as ``view.spec = ["x", None]`` (a PartitionSpec is
         what JAX users write); every other assignment as for any view."""
-        if name == "spec" and not isinstance(value, list | str | None):
-            from jax.sharding import PartitionSpec
-
-            if isinstance(value, PartitionSpec):
-                value = list(value)
+        if name == "spec" and isinstance(value, PartitionSpec):
+            value = list(value)
         super().__setattr__(name, value)
 
     def _from_wire(self, d: dict[str, Any]) -> LayoutState:
@@ -468,8 +467,6 @@ class ArrayView(CostMixin, ShardView):
         """msg, ending with the padding that makes st fit, when padding is all st lacks (the
         padded shape passes the same validation). The message is capped when shown: the hint
         keeps its place, the first part gives way."""
-        from ..model.help import indivisible_hint, pad_for
-
         shape = tuple(int(d) for d in self._source.shape)
         axes = dict(zip(st.axis_names, st.mesh_shape, strict=False))
         try:
@@ -515,9 +512,6 @@ class ArrayView(CostMixin, ShardView):
     def _relayout(self, sharding: Any, what: str) -> Any:
         """The source laid out with sharding, after the memory guard (ValueError in words, with
         nothing done, when the copy would not fit in free device memory)."""
-        import jax
-
-        from ..model import memory
 
         shape = tuple(int(d) for d in self._source.shape)
         if sharding != self._source.sharding:
@@ -681,8 +675,6 @@ def _later(view: ArrayView) -> bool:
     """Compile the view's transfer soon on the kernel's event loop; False outside a kernel (the
     caller then does the work now). The loop holds only a weak reference: a view dropped
     meanwhile is freed, not kept for a callback."""
-    import asyncio
-
     if not _in_kernel():
         return False
     try:

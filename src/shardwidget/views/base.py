@@ -25,10 +25,17 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import anywidget
+import jax
 import numpy as np
 import traitlets
+from ipywidgets.widgets.widget import _binary_types, _separate_buffers
 
 from .. import _widgets, wire
+from ..model.mesh import default_axis_names
+from ..model.spec import to_text
+from ..render.png import svg_to_png
+from ..render.snapshot import Snapshot
+from . import fallback
 
 if TYPE_CHECKING:
     from ..export.page import ExportReport
@@ -62,8 +69,6 @@ def _bundle() -> str | pathlib.Path:
 
 def is_function(obj: Any) -> bool:
     """Whether ShardView(obj, ...) makes a function view (a callable that is not an array)."""
-    import jax
-
     return callable(obj) and not isinstance(obj, jax.Array | np.ndarray | np.generic | type)
 
 
@@ -82,8 +87,6 @@ def refuse_unknown(what: str, given: Iterable[str], accepted: Sequence[str]) -> 
 def fit_axes(d: dict[str, Any], changes: dict[str, Any]) -> None:
     """A new number of mesh axes with names/types not given: keep those that still fit and fill
     in defaults (the rule the front end's controls follow). Edits d in place."""
-    from ..model.mesh import default_axis_names
-
     k = len(d["mesh_shape"]) if isinstance(d["mesh_shape"], list | tuple) else 0
     names = list(d["axis_names"])
     if "axis_names" not in changes and len(names) != k:
@@ -224,8 +227,6 @@ class ShardView(anywidget.AnyWidget):
         nested list and dict for binary buffers (at 4096 devices the geometry, the transfer and
         the statistics spent ~20 ms there per update). The message is the same, buffers in the
         same order (tests/views/test_send_state.py checks it against ipywidgets' own)."""
-        from ipywidgets.widgets.widget import _binary_types, _separate_buffers
-
         state = self.get_state(key=key)
         if not state:
             return
@@ -265,8 +266,6 @@ class ShardView(anywidget.AnyWidget):
         """This view frozen now, to display: the static picture (HTML + SVG, hover a block for its
         details; the error, when one is shown) and the terminal text. Later changes to the view
         do not reach it: use it where a notebook must read right top to bottom."""
-        from ..render.snapshot import Snapshot
-
         return Snapshot(self._static_html(), repr(self))
 
     def _static_html(self) -> str:
@@ -283,7 +282,6 @@ class ShardView(anywidget.AnyWidget):
         if bundle is None:
             return None
         data, meta = bundle
-        from . import fallback
 
         if not fallback.emit(self):
             data["text/html"] = self._static_html()
@@ -291,8 +289,6 @@ class ShardView(anywidget.AnyWidget):
 
     def _on_shown_change(self, _change: Any) -> None:
         if self._fallback_shown:
-            from . import fallback
-
             fallback.mark_stale(self)
 
     def to_svg(self, width: int = 760) -> str:
@@ -305,8 +301,6 @@ class ShardView(anywidget.AnyWidget):
         in pixels. Converts with ``cairosvg`` when it is installed, else with headless Chromium
         through Playwright (``SHARDWIDGET_CHROMIUM`` or ``chromium`` on PATH); RuntimeError
         naming what to install when neither is available (see :mod:`shardwidget.render.png`)."""
-        from ..render.png import svg_to_png
-
         return svg_to_png(self.to_svg(width), path, scale)
 
     def _picture_name(self) -> str:
@@ -366,8 +360,6 @@ class ShardView(anywidget.AnyWidget):
     def _state_label(self, st: Any) -> str:
         """A state in a few words, for the undo/redo buttons' tooltips: the mesh, the specs
         (``in_specs -> out_specs`` for a function) and a memory kind other than "device"."""
-        from ..model.spec import to_text
-
         mesh = " × ".join(f"{n}={s}" for n, s in zip(st.axis_names, st.mesh_shape, strict=False))
         if hasattr(st, "in_specs"):
             ins = ", ".join(to_text(s) for s in st.in_specs)

@@ -8,6 +8,7 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
+import ipywidgets
 import numpy as np
 
 from .. import _widgets, wire
@@ -16,6 +17,7 @@ from ..cost.estimate import fmt_seconds
 from ..cost.hardware import Hardware
 from ..model.layout_diff import LayoutDiff, diff
 from ..model.units import fmt_bytes
+from . import fallback
 from .array import ArrayView
 from .function import FunctionView
 
@@ -78,8 +80,6 @@ class Comparison:
 
     def widget(self) -> Any:
         """The table above the views side by side, as one ipywidgets box."""
-        import ipywidgets
-
         # Side by side while each view has room for its tables (560 px), else one under the
         # other; a column that is still too narrow scrolls rather than cutting its tables.
         column = ipywidgets.Layout(flex="1 1 560px", min_width="0", overflow="auto")
@@ -101,8 +101,6 @@ class Comparison:
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         """The table and the views as one widget; in a kernel a picture of them as displayed comes
         just before it (views/fallback.py), hidden while the first view is live."""
-        from . import fallback
-
         w = self.widget()
         bundle = _widgets.mimebundle(w, **kwargs)
         if bundle is not None:

@@ -23,9 +23,14 @@ from the widget's controls, once the kernel has been quiet for ``QUIET_S`` secon
 
 from __future__ import annotations
 
+import asyncio
 import html
+import sys
 import weakref
 from typing import TYPE_CHECKING, Any
+
+import IPython.display
+from IPython import get_ipython
 
 if TYPE_CHECKING:
     from .base import ShardView
@@ -42,8 +47,6 @@ _hooked = False
 
 def in_kernel() -> bool:
     """Whether this runs in an IPython kernel (a front end that keeps display outputs)."""
-    import sys
-
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None else None
     return getattr(shell, "kernel", None) is not None
@@ -100,8 +103,6 @@ def mark_stale(view: ShardView) -> None:
     global _timer
     _stale.add(view)
     try:
-        import asyncio
-
         loop = asyncio.get_running_loop()
     except RuntimeError:
         return  # no loop: the cell's post_run_cell redraws it
@@ -130,8 +131,6 @@ def refresh_stale(*_: Any) -> None:
 
 def _ipython_display(name: str) -> Any:
     """IPython.display's function (untyped there), looked up when called."""
-    import IPython.display
-
     return getattr(IPython.display, name)
 
 
@@ -139,7 +138,6 @@ def _hook() -> None:
     global _hooked
     if _hooked:
         return
-    from IPython import get_ipython
 
     shell = get_ipython()
     if shell is not None:

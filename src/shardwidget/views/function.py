@@ -11,19 +11,28 @@ from __future__ import annotations
 
 import math
 import pathlib
+import re
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import jax
 import traitlets
 
 from .. import wire
+from ..export.code import FunctionLayout, function_code
+from ..export.page import save_function_view
 from ..model import spec as spec_mod
-from ..model.layout import _dtype_name, layout_of
-from ..model.mesh import is_planned
+from ..model.help import explicit_fixes, indivisible_hint, pad_for, sharding_type_hint
+from ..model.layout import _dtype_name, _is_extended, layout_of, mesh_info
+from ..model.mesh import all_factorizations, is_planned
+from ..model.state import LayoutState, validate
 from ..model.summary import Summary, plan_for
 from ..model.tiles import LeafStats
+from ..plan.traced import PlanTraced
 from ..render import text
+from ..render.picture import function_svg
+from ..render.snapshot import picture_html
 from ..trace import _specs as specs_mod
 from ..trace import pmap as pmap_mod
 from ..trace import result as result_mod
@@ -108,8 +117,6 @@ class FunctionView(CostMixin, ShardView):
     ``_trace``). Python → JS."""
 
     def __init__(self, f: Callable[..., Any], /, *args: Any, **kwargs: Any) -> None:
-        import jax
-
         own = {k: kwargs.pop(k) for k in list(kwargs) if k in OWN_KWARGS}
         mode = own.get("mode", "jit")
         self._devices = list(jax.devices())
@@ -118,8 +125,6 @@ class FunctionView(CostMixin, ShardView):
             self._traced = pmap_mod.PmapTraced(f, args, kwargs, self._devices, own.get("mode"))
             mode = "pmap"
         elif is_planned(kwargs.get("mesh")):  # a plan: compiled in the planning helper
-            from ..plan.traced import PlanTraced
-
             plan_mesh = kwargs.pop("mesh")
             self._traced = PlanTraced(f, args, kwargs, mode, self._devices, plan_mesh=plan_mesh)
         else:
@@ -211,8 +216,6 @@ class FunctionView(CostMixin, ShardView):
         in_shardings=..., out_shardings=...)`` (jit) or ``jax.jit(jax.shard_map(f, mesh=mesh,
         in_specs=..., out_specs=...))``; "" before a layout compiled. What the widget's "copy"
         button copies."""
-        from ..export.code import function_code
-
         if self._result is None:
             return ""
         if self.mode == "pmap":  # pmap's own layout: nothing to choose, so no shardings to write
@@ -225,8 +228,6 @@ class FunctionView(CostMixin, ShardView):
         return function_code(self._code_layout(self._result))
 
     def _code_layout(self, res: result_mod.TraceResult) -> Any:
-        from ..export.code import FunctionLayout
-        from ..model.layout import mesh_info
 
         args, kwargs = self._traced.arg_template()
         st = res.state
@@ -248,8 +249,6 @@ class FunctionView(CostMixin, ShardView):
         """The compiled function as a standalone SVG (no browser needed): every input and
         output leaf's layout, the collectives XLA inserted and memory per device. ValueError
         when no layout compiled yet."""
-        from ..render.picture import function_svg
-
         if self._result is None:
             raise ValueError(f"nothing compiled to draw: {self.error or 'no layout yet'}")
         return function_svg(
@@ -261,8 +260,6 @@ class FunctionView(CostMixin, ShardView):
         )
 
     def _picture_name(self) -> str:
-        import re
-
         return "shardwidget_" + (re.sub(r"[^A-Za-z0-9_]+", "_", self.fn_name).strip("_") or "f")
 
     def reset(self) -> None:
@@ -273,8 +270,6 @@ class FunctionView(CostMixin, ShardView):
         """Write one self-contained HTML file (no network, no kernel) showing the function as
         compiled now: shardings, collectives, memory and outputs. Returns a report of the size
         (one layout: a saved page cannot re-compile)."""
-        from ..export.page import save_function_view
-
         return save_function_view(self, path)
 
     def __repr__(self) -> str:
@@ -286,8 +281,6 @@ class FunctionView(CostMixin, ShardView):
         return "\n".join([head, f"  {self.planned}", *([rest] if rest else [])])
 
     def _static_html(self) -> str:
-        from ..render.snapshot import picture_html
-
         drawn = self.to_svg() if self._result is not None else ""
         return picture_html(drawn, self.error, repr(self), caption=f"{self.fn_name} ({self.mode})")
 
@@ -358,8 +351,6 @@ class FunctionView(CostMixin, ShardView):
     def _with_pad_hint(self, msg: str, st: result_mod.TraceState) -> str:
         """msg, ending with the padding of the first input that needs it, when padding the
         inputs is all st lacks (their padded shapes pass the same validation)."""
-        from ..model.help import indivisible_hint, pad_for
-        from ..model.state import LayoutState, validate
 
         n = len(self._traced.mesh_devices(st))  # a sub-mesh: its own devices
         axes = dict(zip(st.axis_names, st.mesh_shape, strict=False))
@@ -421,7 +412,6 @@ class FunctionView(CostMixin, ShardView):
         capped when shown: the hint keeps its place, JAX's text gives way."""
         if not msg.startswith("ShardingTypeError") or "explicit" not in st.axis_types:
             return msg
-        from ..model.help import explicit_fixes, sharding_type_hint
 
         def compiles(candidate: result_mod.TraceState) -> bool:
             try:
@@ -473,8 +463,6 @@ class FunctionView(CostMixin, ShardView):
         opts["planned"] = self.planned
         own = self._traced.own_mesh
         if own is not None and own.devices.size < len(self._devices):  # a sub-mesh: offer both
-            from ..model.mesh import all_factorizations
-
             mine = all_factorizations(int(own.devices.size))
             both = opts["factorizations"]
             opts["factorizations"] = {k: mine.get(k, []) + v for k, v in both.items()}
@@ -636,17 +624,12 @@ MULTIPROCESS = (
 
 
 def _several_processes() -> bool:
-    import jax
-
     return int(jax.process_count()) > 1
 
 
 def _no_stats(arr: Any) -> str:
     """Why a leaf of a run has no value statistics ("" when it has): float0 (no data, and
     not a jax.Array) and PRNG keys (their data is opaque key bits)."""
-    import jax
-
-    from ..model.layout import _is_extended
 
     if not isinstance(arr, jax.Array):
         return f"no data: {_dtype_name(getattr(arr, 'dtype', 'float0'))} (not a jax.Array)"

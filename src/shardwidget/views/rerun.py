@@ -97,7 +97,7 @@ def register(view: Any) -> None:
     if _no_front_end(view):
         _registry().pop(view.model_id, None)
         try:
-            import comm
+            import comm  # optional: older ipykernels have no comm package
         except ImportError:  # an ipykernel before the comm package registers comms nowhere here
             pass
         else:

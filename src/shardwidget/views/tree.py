@@ -11,21 +11,29 @@ statistics, and released at once. ``view.tree`` places the changed leaves on dem
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import pathlib
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import jax
+import numpy as np
 import traitlets
 
 from .. import _jax, wire
 from ..cost import hardware as hw_mod
+from ..export.page import save_tree_view
 from ..export.tree_code import tree_code
+from ..model import memory
 from ..model import mesh as mesh_mod
 from ..model import rules as rules_mod
 from ..model import rules_text as editor_text
 from ..model.layout import Layout
 from ..model.summary import Summary, plan_for, summarize
 from ..model.tree import Flat, StaticLeaf, TreeLeaf, flatten, mesh_of, on_mesh
+from ..render import snapshot
 from ..render import tree as tree_render
+from ..render.picture import array_svg
+from ..render.tree import tree_svg
 from .base import InvalidValue, ShardView, refuse_unknown
 
 if TYPE_CHECKING:
@@ -77,8 +85,6 @@ class TreeState:
 def is_tree(obj: Any) -> bool:
     """Whether ShardView(obj) makes a tree view: a pytree (not itself an array) with at least
     one jax.Array or ShapeDtypeStruct leaf, or a lone ShapeDtypeStruct."""
-    import jax
-    import numpy as np
 
     if isinstance(obj, jax.Array | np.ndarray | np.generic | int | float | complex | bool):
         return False
@@ -117,8 +123,6 @@ class TreeView(ShardView):
     @classmethod
     def _accepts_call(cls, obj: Any, kwargs: dict[str, Any]) -> bool:
         """A tree, or a lone jax.Array planned on an AbstractMesh (``mesh=``): its shape."""
-        import jax
-
         planned = mesh_mod.is_planned(kwargs.get("mesh"))
         return is_tree(obj) or (planned and isinstance(obj, jax.Array))
 
@@ -178,7 +182,6 @@ class TreeView(ShardView):
         if args:
             raise TypeError(f"ShardView(tree) takes one tree; got {len(args)} more argument(s)")
         refuse_unknown("ShardView(tree)", kwargs, INIT_KWARGS)
-        import jax
 
         self._flat: Flat | None = flatten(tree)
         if not self._flat.leaves:
@@ -267,8 +270,6 @@ class TreeView(ShardView):
 
     @mesh.setter
     def mesh(self, mesh: Any) -> None:
-        import jax
-
         if self.planned:
             if not mesh_mod.is_planned(mesh) or mesh.size != self._own_mesh.size:
                 n = self._own_mesh.size
@@ -320,8 +321,6 @@ class TreeView(ShardView):
         ``jax.device_put`` (a ShapeDtypeStruct gets the sharding), the others the user's own.
         Made when asked for; the view keeps no copy. A plan: every array leaf as a
         ShapeDtypeStruct with its sharding on the AbstractMesh (nothing placed)."""
-        import jax
-
         flat = self._require_flat()
         values = list(flat.values)
         if self.planned:
@@ -362,7 +361,6 @@ class TreeView(ShardView):
         for leaf in self._applied.leaves:
             if leaf.path == path:
                 return leaf
-        import difflib
 
         close = difflib.get_close_matches(path, [x.path for x in self._applied.leaves], n=3)
         raise KeyError(f"no array leaf at {path!r}" + (f"; close: {close}" if close else ""))
@@ -395,8 +393,6 @@ class TreeView(ShardView):
     def _check_fits(self, leaves: list[int], what: str) -> None:
         """ValueError in words, before any device work, when the copies of these leaves would
         not fit in free device memory (the user's own leaves stay as they are)."""
-        from ..model import memory
-
         need: dict[int, int] = {}
         for i in leaves:
             ids, b = rules_mod.leaf_bytes(self._applied.leaves[i])
@@ -538,8 +534,6 @@ class TreeView(ShardView):
         """The selected leaf's geometry, options and statistics, for the embedded grid. The
         statistics are computed again (one leaf placed, then released) only when that leaf or
         its layout changed: a rules edit that leaves it as it is does no device work."""
-        import jax
-
         i = self.selected
         leaf = self._applied.leaves[i]
         lay = leaf.layout
@@ -612,8 +606,6 @@ class TreeView(ShardView):
     def _svg(self, width: int = 760, *, compute: bool) -> str:
         """to_svg's drawing, with the selected leaf's statistics as last published; with
         compute=False never computed here (the display bundle's picture does no device work)."""
-        from ..render.picture import array_svg
-        from ..render.tree import tree_svg
 
         i = self.selected
         lay = self._applied.leaves[i].layout
@@ -633,8 +625,6 @@ class TreeView(ShardView):
 
     def _static_html(self) -> str:
         """The shared static picture (chart and selected leaf), the text table under it."""
-        from ..render import snapshot
-
         leaf = self._applied.leaves[self.selected]
         caption = f"{len(self._applied.leaves)} array leaves · mesh {self._tree.get('mesh', '')}"
         if self.planned:
@@ -646,6 +636,4 @@ class TreeView(ShardView):
         """Write one self-contained HTML file (no network, no kernel) showing this view with the
         notebook's renderer: the table, the chart and the selected leaf's grid (the rules
         editor says there is no kernel to re-lay out)."""
-        from ..export.page import save_tree_view
-
         return save_tree_view(self, path)

@@ -17,6 +17,8 @@ from ..model.summary import Summary
 
 if TYPE_CHECKING:
     pass
+from ..render.legend import legend_of
+from ..render.scene import heat_range
 from ._common import SpecEntry, _num, _round_rows
 
 
@@ -272,8 +274,6 @@ def _blocks_wire(lay: Layout) -> list[BlockWire]:
 
 def legend_wire(lay: Layout) -> LegendWire:
     """``LayoutWire.legend`` of a layout."""
-    from ..render.legend import legend_of
-
     lg = legend_of(lay)
     return {"marks": [list(m) for m in lg.marks], "replication": list(lg.replication)}
 
@@ -326,7 +326,6 @@ def stats(summary: Summary, *, key: int) -> Stats:
     # Thumbnails: uint8 between the finite min and max of all thumbnails (render.scene's
     # heat_range); non-finite pixels 0. Without one finite pixel (all NaN / Inf) there is no
     # heatmap to draw: none is sent, not a flat one that reads as zeros (the legend says why).
-    from ..render.scene import heat_range
 
     scale = heat_range(summary)
     thumbs = list(summary.thumbs) if scale is not None else [None] * len(summary.thumbs)

@@ -15,6 +15,7 @@ from ..model.summary import Summary
 if TYPE_CHECKING:
     from ..trace.result import TraceResult, TraceState
     from ..trace.traced import Traced
+from ..model.layout import _dtype_name
 from ._common import MAX_JAXPR, MAX_LEAVES, MAX_RECORDS, SpecEntry
 from .array import LayoutWire, Stats, layout, pending_stats, stats
 
@@ -182,8 +183,6 @@ def trace_options(
     outputs: Sequence[LeafInfo],
 ) -> TraceOptions:
     """``_trace_options`` of a function view."""
-    from ..model.layout import _dtype_name
-
     return {
         "n_devices": n_devices,
         "platform": platform,

@@ -11,6 +11,8 @@ import re
 from collections.abc import Sequence
 from typing import Any, Literal, TypedDict
 
+from jax.sharding import NamedSharding
+
 from .._jax import spec_entries
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
@@ -85,8 +87,6 @@ def group_of(path: str) -> str:
 
 def replication(leaf: TreeLeaf) -> int:
     """How many devices hold each element (from the spec alone for a NamedSharding)."""
-    from jax.sharding import NamedSharding
-
     s = leaf.sharding
     if isinstance(s, NamedSharding) and not spec_mod.unreduced_of(s.spec):
         return _named_replication(s, len(leaf.shape))

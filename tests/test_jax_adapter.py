@@ -2,7 +2,10 @@
 
 Every other module uses JAX's public API only: no ``jax._src`` import, no reading of
 ``PartitionSpec.partitions`` / ``_partitions`` or ``jax.dtypes.itemsize_bits``, no check of
-JAX's version, and no spelling of JAX's internal pmap axis name.
+JAX's version, no spelling of JAX's internal pmap axis name, and no ``_``-prefixed attribute of
+anyone else's object: a private name (``x._y`` or ``getattr(x, "_y")``) the package does not
+define itself is JAX's, unless :data:`NOT_JAX` names whose it is. :data:`JAX_PRIVATE` are
+caught even where the package has a field of the same name.
 """
 
 from __future__ import annotations
@@ -22,9 +25,87 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "src" / "shardwidget"
 ADAPTER = PACKAGE / "_jax.py"
 
 
-def offences(tree: ast.AST) -> list[str]:
-    """What a module does that only the adapter may do, one line per place."""
+JAX_PRIVATE = frozenset(
+    {
+        "_device_assignment",
+        "_addressable_device_assignment",
+        "_internal_device_list",
+        "_partitions",
+        "_parsed_pspec",
+        "_hlo_sharding",
+        "_to_xla_hlo_sharding",
+        "_impl",
+        "_jit_info",
+        "_src",
+        "_axis_name",
+        "_prepare_pmap",
+        "_shard_map",
+        "_TempAxisName",
+        "_cache_size",
+        "_fun",
+    }
+)
+"""Private attributes of JAX objects the package has read (or might): only _jax.py reads them."""
+
+NOT_JAX: dict[str, str] = {
+    "_exit": "os._exit (the planning helper's exit)",
+    "_getframe": "sys._getframe (the calling cell)",
+    "_value2member_map_": "enum: signal.Signals' names",
+    "_instances": "ipywidgets 8's registry of live widgets",
+    "_property_lock": "ipywidgets: the traits a front-end message is setting",
+    "_trait_values": "traitlets: a widget's values",
+    "_view_name": "ipywidgets: a widget's front-end class",
+    "_repr_mimebundle_": "IPython's display protocol",
+}
+"""Private names of other libraries the package reads, with whose they are."""
+
+
+def own_names(pkg: pathlib.Path) -> frozenset[str]:
+    """Every name the package defines: functions, classes, attributes it assigns, variables."""
+    out: set[str] = set()
+    for path in pkg.rglob("*.py"):
+        for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                out.add(n.name)
+            elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
+                out.add(n.attr)
+            elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                out.add(n.id)
+            elif isinstance(n, ast.alias):
+                out.add(n.asname or n.name.split(".")[-1])
+    return frozenset(out)
+
+
+def _private_reads(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, name) of each ``x._name`` and ``getattr/hasattr(x, "_name")``, dunders aside."""
     out = []
+    for node in ast.walk(tree):
+        name = None
+        if isinstance(node, ast.Attribute):
+            name = node.attr
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("getattr", "hasattr", "setattr")
+            and len(node.args) > 1
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+        ):
+            name = node.args[1].value
+        if name and name.startswith("_") and not name.startswith("__"):
+            out.append((node.lineno, name))
+    return out
+
+
+def offences(tree: ast.AST, own: frozenset[str] = frozenset()) -> list[str]:
+    """What a module does that only the adapter may do, one line per place (own: the names
+    the package defines itself)."""
+    out = []
+    for line, name in _private_reads(tree):
+        if name == "_partitions":
+            continue  # said below, with the public spelling
+        if name in JAX_PRIVATE or (name not in own and name not in NOT_JAX):
+            out.append(f"{line}: private {name}")
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 0)
         if isinstance(node, ast.Import):
@@ -50,10 +131,11 @@ def offences(tree: ast.AST) -> list[str]:
 
 def test_only_the_adapter_reaches_into_jax():
     found = {}
+    own = own_names(PACKAGE)
     for path in PACKAGE.rglob("*.py"):
         if path == ADAPTER:
             continue
-        bad = offences(ast.parse(path.read_text(encoding="utf-8")))
+        bad = offences(ast.parse(path.read_text(encoding="utf-8")), own)
         if bad:
             found[str(path.relative_to(PACKAGE))] = bad
     assert found == {}
@@ -69,10 +151,21 @@ def test_only_the_adapter_reaches_into_jax():
         "import jax\nb = jax.dtypes.itemsize_bits\n",
         "import jax\nv = jax.__version__\n",
         "A = '_internal_pmap_axis_name'\n",
+        "def f(sh):\n    return list(sh._device_assignment)\n",
+        "def f(sh):\n    return sh._internal_device_list\n",
+        "def f(sh):\n    return getattr(sh, '_hlo_sharding', None)\n",
+        "def f(sh):\n    return hasattr(sh, '_addressable_device_assignment')\n",
+        "def f(arr):\n    return arr._committed\n",  # a name the package does not define
     ],
 )
 def test_the_check_finds_each_kind(source):
     assert offences(ast.parse(source)) != []
+
+
+def test_a_jax_private_name_is_caught_though_the_package_has_one_like_it():
+    own = frozenset({"_device_assignment", "_cached"})
+    assert offences(ast.parse("def f(s):\n    return s._device_assignment\n"), own) != []
+    assert offences(ast.parse("def f(self):\n    return self._cached\n"), own) == []
 
 
 def test_the_check_leaves_our_own_fields_alone():

@@ -346,6 +346,31 @@ def hlo_sharding_text(proto: Any) -> str:
     return str(xc.HloSharding.from_proto(proto))
 
 
+def device_assignment(sharding: Any) -> list[Any]:
+    """The devices of a sharding in XLA's order (the order its compiled HLO numbers them:
+    the private ``_device_assignment``, jax 0.7–0.10; ``device_set`` is unordered)."""
+    return list(sharding._device_assignment)
+
+
+def hlo_sharding(sharding: Any) -> Any:
+    """The sharding's ``xla_client.HloSharding`` (private ``_hlo_sharding``: GSPMDSharding,
+    jax 0.7–0.10), or None for a sharding without one."""
+    return getattr(sharding, "_hlo_sharding", None)
+
+
+def prng_key_shape(dtype: Any) -> tuple[int, ...] | None:
+    """The key data's shape of a PRNG key dtype (the private ``dtype._impl.key_shape``,
+    jax 0.7–0.10: (2,) for threefry), or None for another dtype."""
+    impl = getattr(dtype, "_impl", None)
+    return None if impl is None else tuple(int(k) for k in impl.key_shape)
+
+
+def jit_user_in_shardings(f: Any) -> bool:
+    """Whether a ``jax.jit`` function was given in_shardings of its own (the private
+    ``_jit_info.user_specified_in_shardings``); True where JAX does not say (check anyway)."""
+    return bool(getattr(getattr(f, "_jit_info", None), "user_specified_in_shardings", True))
+
+
 def jit_has_out_shardings(f: Any) -> bool:
     """Whether f is a ``jax.jit(g, out_shardings=…)`` with out_shardings of its own (read from
     the private ``_jit_info``, jax 0.7–0.10). False where it is absent (a pmap'd function, or a

@@ -15,6 +15,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from .. import _jax
 from ..model.layout import Layout, layout_of_sharding
 from ..model.memory import compiled_memory  # the function view's per-device numbers
 from ..model.mesh import xla_safe_sharding
@@ -82,7 +83,7 @@ def _compile(old: Any, new: Any, shape: tuple[int, ...], dtype: Any) -> Compiled
         return Compiled([], None, None, None, f"{type(e).__name__}: {e}".splitlines()[0][:300])
     mesh = getattr(new, "mesh", None) or getattr(old, "mesh", None)
     c_in = jax.tree_util.tree_leaves(compiled.input_shardings[0])
-    da = [d.id for d in c_in[0]._device_assignment] if c_in else [d.id for d in new.device_set]
+    da = [d.id for d in _jax.device_assignment(c_in[0])] if c_in else [d.id for d in new.device_set]
     if mesh is not None and hasattr(mesh, "axis_names"):
         coords = {int(d.id): tuple(int(v) for v in i) for i, d in np.ndenumerate(mesh.devices)}
         names, sizes = tuple(mesh.axis_names), tuple(mesh.devices.shape)

@@ -41,10 +41,10 @@ def _index_map(sharding: Any, shape: tuple[int, ...]) -> dict[int, tuple[tuple[i
 def _tiled_mesh(sharding: Any, ndim: int) -> tuple[Any, tuple[Any, ...]] | None:
     """(jax Mesh, PartitionSpec entries) read from the tile assignment, or None."""
 
-    hs = getattr(sharding, "_hlo_sharding", None)
+    hs = _jax.hlo_sharding(sharding)
     if hs is None:
         return None
-    assignment = list(sharding._device_assignment)
+    assignment = _jax.device_assignment(sharding)
     if hs.is_replicated():
         dims, order = [1] * ndim + [len(assignment)], list(range(len(assignment)))
     elif hs.is_tiled():
@@ -76,7 +76,7 @@ def named_equivalent(sharding: Any, shape: tuple[int, ...]) -> Any | None:
     pmapped = _jax.pmap_sharding_named(sharding, len(shape))  # (jax 0.7's pmap outputs)
     if pmapped is not None:
         return pmapped if _index_map(pmapped, shape) == _index_map(sharding, shape) else None
-    if not hasattr(sharding, "_hlo_sharding"):
+    if _jax.hlo_sharding(sharding) is None:
         return None
     try:
         found = _tiled_mesh(sharding, len(shape))

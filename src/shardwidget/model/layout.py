@@ -276,9 +276,9 @@ def _is_extended(dtype: Any) -> bool:
 def itemsize_of(dtype: Any) -> int:
     """Bytes per element; PRNG keys count their key data (e.g. 8 bytes for threefry)."""
     if _is_extended(dtype):
-        impl = getattr(dtype, "_impl", None)
-        if impl is not None:
-            return int(np.prod(impl.key_shape)) * int(np.dtype(jax.numpy.uint32).itemsize)
+        key_shape = _jax.prng_key_shape(dtype)
+        if key_shape is not None:
+            return int(np.prod(key_shape)) * int(np.dtype(jax.numpy.uint32).itemsize)
         return int(getattr(dtype, "itemsize", 0) or 0)
     return int(np.dtype(dtype).itemsize)
 
@@ -433,7 +433,7 @@ def layout_of_sharding(sharding: Any, shape: tuple[int, ...], dtype: Any) -> Lay
     if mesh is not None and mesh_mod.is_planned(getattr(sharding, "mesh", None)):
         devices = positions(len(mesh.device_ids))
     else:
-        devices = tuple(_device_info(d) for d in sharding._device_assignment)
+        devices = tuple(_device_info(d) for d in _jax.device_assignment(sharding))
     return Layout(
         shape=shape,
         dtype=_dtype_name(dtype),

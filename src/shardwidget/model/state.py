@@ -12,6 +12,7 @@ from typing import Any
 
 from jax.sharding import NamedSharding
 
+from .. import _jax
 from .._jax import spec_entries
 from . import mesh as mesh_mod
 from . import spec as spec_mod
@@ -115,7 +116,7 @@ def own_state(
     names = relabel or {}
     ndim = len(shape)
     if mesh is None:
-        n = len(sharding._device_assignment)
+        n = len(_jax.device_assignment(sharding))
         return LayoutState((n,), ("x",), ("auto",), ((),) * ndim, kind, "array")
     spec = (
         spec_mod.normalize(spec_entries(sharding.spec), ndim)

@@ -507,7 +507,7 @@ class Traced:
         notes = _notes(traced.jaxpr.jaxpr, [k is None for k in kept], self.leaves, other)
         txt = compiled.as_text()
         used = [k for k in kept if k is not None]
-        da = [d.id for d in (used[0]._device_assignment if used else mesh.devices.flat)]
+        da = [d.id for d in (_jax.device_assignment(used[0]) if used else mesh.devices.flat)]
         coords = {int(d.id): tuple(int(v) for v in idx) for idx, d in np.ndenumerate(mesh.devices)}
         colls = hlo.collectives(txt, da, coords, mesh.axis_names, tuple(mesh.devices.shape))
         sizes = dict(zip(state.axis_names, state.mesh_shape, strict=True))
@@ -559,8 +559,7 @@ class Traced:
             return
         if not hasattr(self.f, "trace"):  # jax.jit's wrapper has both (pmap has no trace)
             return
-        info = getattr(self.f, "_jit_info", None)  # (private: when absent, check anyway)
-        if not getattr(info, "user_specified_in_shardings", True):
+        if not _jax.jit_user_in_shardings(self.f):
             return  # no in_shardings: nothing to refuse, and no second trace of f
         vals = list(self._all)
         for pos, v in zip(self._dyn_pos, structs, strict=True):

@@ -83,7 +83,7 @@ def _own_mesh(arr: Any) -> tuple[Any | None, dict[str, str] | None]:
         names = tuple(LABEL if a == unnamed else a for a in mesh.axis_names)
         renamed = jax.sharding.Mesh(mesh.devices, names, axis_types=mesh.axis_types)
         return renamed, {unnamed: LABEL}
-    devs = list(sh._device_assignment)
+    devs = _jax.device_assignment(sh)
     if len(devs) == 1:
         return jax.sharding.Mesh(np.array(devs, dtype=object), ("x",)), None
     return None, None

@@ -157,7 +157,7 @@ class ArrayView(CostMixin, ShardView):
         self._own_devices = (
             list(self._mesh.devices.flat)
             if self._mesh is not None
-            else list(source.sharding._device_assignment)
+            else _jax.device_assignment(source.sharding)
         )
         shape = tuple(int(d) for d in source.shape)
         self._original: LayoutState | None = (

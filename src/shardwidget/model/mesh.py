@@ -7,15 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import jax
 from jax.sharding import AxisType, NamedSharding, PartitionSpec
 
 from .. import _jax
-
-if TYPE_CHECKING:
-    import jax
 
 MAX_AXES = 4
 HARD_MAX_AXES = 16  # the most axes any mesh may have here, its own included

@@ -8,45 +8,37 @@ changed), publish geometry first and statistics second.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import math
 import pathlib
+import re
 import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import jax
 import numpy as np
 import traitlets
+from jax.sharding import PartitionSpec
 
 from .. import _jax, wire
+from ..cost.reshard import Transfer
 from ..export.code import array_code
+from ..export.page import save_array_view
+from ..model import memory
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
 from ..model import state as state_mod
 from ..model import tiles as tiles_mod
+from ..model.help import indivisible_hint, pad_for
 from ..model.layout import Layout, layout_of, layout_of_sharding
 from ..model.state import LayoutState
 from ..model.summary import Summary, plan_for, summarize
 from ..render import scene, snapshot, text
+from ..render.picture import array_svg
 from ..trace.pmap import LABEL, relabel
 from . import rerun
-from .base import InvalidValue, ShardView, refuse_unknown
-from .cost import CostMixin
-
-if TYPE_CHECKING:
-    from ..cost.reshard import Transfer
-    from ..export.page import ExportReport
-import asyncio
-import re
-
-import jax
-from jax.sharding import PartitionSpec
-
-from ..cost.reshard import Transfer
-from ..export.page import save_array_view
-from ..model import memory
-from ..model.help import indivisible_hint, pad_for
-from ..render.picture import array_svg
 from ._source import (
     PartialSource,
     _coerce,
@@ -57,6 +49,11 @@ from ._source import (
     _process_index,
     _source_of,
 )
+from .base import InvalidValue, ShardView, refuse_unknown
+from .cost import CostMixin
+
+if TYPE_CHECKING:
+    from ..export.page import ExportReport
 
 _UNSET = object()
 LAYOUT_TRAITS = ("mesh_shape", "axis_names", "axis_types", "spec", "memory_kind", "devices")

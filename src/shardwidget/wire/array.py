@@ -14,12 +14,12 @@ from ..model import mesh as mesh_mod
 from ..model.layout import Layout
 from ..model.state import LayoutState
 from ..model.summary import Summary
-
-if TYPE_CHECKING:
-    pass
 from ..render.legend import legend_of
 from ..render.scene import heat_range
 from ._common import SpecEntry, _num, _round_rows
+
+if TYPE_CHECKING:
+    pass
 
 
 # ---------------------------------------------------------------------- shapes (twin: js/wire/)

@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING, Literal, TypedDict, cast
 
 import numpy as np
 
+from ._common import MAX_PAIRS_PER_DEVICE, MAX_RECORDS, _num, cap_message
+from .function import CollectiveWire, collective, group_sets
+
 if TYPE_CHECKING:
     from ..cost.estimate import Estimate
     from ..cost.hardware import Hardware
     from ..cost.reshard import Transfer
-from ._common import MAX_PAIRS_PER_DEVICE, MAX_RECORDS, _num, cap_message
-from .function import CollectiveWire, collective, group_sets
 
 
 class HardwareWire(TypedDict):

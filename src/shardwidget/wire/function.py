@@ -9,15 +9,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, cast
 
 from ..model import mesh as mesh_mod
-from ..model.layout import Layout
+from ..model.layout import Layout, _dtype_name
 from ..model.summary import Summary
+from ._common import MAX_JAXPR, MAX_LEAVES, MAX_RECORDS, SpecEntry
+from .array import LayoutWire, Stats, layout, pending_stats, stats
 
 if TYPE_CHECKING:
     from ..trace.result import TraceResult, TraceState
     from ..trace.traced import Traced
-from ..model.layout import _dtype_name
-from ._common import MAX_JAXPR, MAX_LEAVES, MAX_RECORDS, SpecEntry
-from .array import LayoutWire, Stats, layout, pending_stats, stats
 
 
 class TraceStateWire(TypedDict):

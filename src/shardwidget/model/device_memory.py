@@ -20,7 +20,7 @@ from jax.sharding import NamedSharding
 
 from .._jax import spec_entries
 from . import spec as spec_mod
-from .layout import _dtype_name
+from .layout import dtype_name
 from .units import fmt_bytes
 
 TOP = 10
@@ -241,7 +241,7 @@ def memory_map(top: int = TOP) -> MemoryMap:
         entries.append(
             ArrayEntry(
                 shape=tuple(int(s) for s in a.shape),
-                dtype=_dtype_name(a.dtype),
+                dtype=dtype_name(a.dtype),
                 spec=_spec_of(a.sharding),
                 memory_kind=str(kind or "device"),
                 bytes_per_device=mine,

@@ -261,21 +261,24 @@ def _device_info(d: Any) -> DeviceInfo:
     )
 
 
-def _dtype_name(dtype: Any) -> str:
-    if _is_extended(dtype):
+def dtype_name(dtype: Any) -> str:
+    """A dtype's name as the views and pictures write it ("float32", "bfloat16", "int4"; a PRNG
+    key dtype as JAX prints it, "key<fry>"; float0 by name)."""
+    if is_extended(dtype):
         return str(dtype)
     if np.dtype(dtype) == jax.dtypes.float0:  # numpy prints it as a structured void dtype
         return "float0"
     return str(np.dtype(dtype))
 
 
-def _is_extended(dtype: Any) -> bool:
+def is_extended(dtype: Any) -> bool:
+    """Whether a dtype is one of JAX's extended dtypes (a PRNG key's): no plain numpy dtype."""
     return bool(jax.numpy.issubdtype(dtype, jax.dtypes.extended))
 
 
 def itemsize_of(dtype: Any) -> int:
     """Bytes per element; PRNG keys count their key data (e.g. 8 bytes for threefry)."""
-    if _is_extended(dtype):
+    if is_extended(dtype):
         key_shape = _jax.prng_key_shape(dtype)
         if key_shape is not None:
             return int(np.prod(key_shape)) * int(np.dtype(jax.numpy.uint32).itemsize)
@@ -286,7 +289,7 @@ def itemsize_of(dtype: Any) -> int:
 def itemsize_bits_of(dtype: Any) -> int:
     """Bits per element: 4 for int4 / uint4 / float4_e2m1fn (packed two to a byte), else
     itemsize_of(dtype) * 8 (PRNG keys: their key data)."""
-    if not _is_extended(dtype):
+    if not is_extended(dtype):
         bits = _jax.itemsize_bits(dtype)
         if bits is not None:
             return bits
@@ -436,7 +439,7 @@ def layout_of_sharding(sharding: Any, shape: tuple[int, ...], dtype: Any) -> Lay
         devices = tuple(_device_info(d) for d in _jax.device_assignment(sharding))
     return Layout(
         shape=shape,
-        dtype=_dtype_name(dtype),
+        dtype=dtype_name(dtype),
         itemsize=itemsize_of(dtype),
         itemsize_bits=itemsize_bits_of(dtype),
         sharding_type=type(sharding).__name__,

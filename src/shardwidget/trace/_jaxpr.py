@@ -15,7 +15,7 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 from .. import _jax
 from ..model import spec as spec_mod
-from ..model.layout import _dtype_name
+from ..model.layout import dtype_name
 from .result import CONSTANT_NOTE, OTHER_MESH_NOTE, UNUSED_NOTE, Constraint, Leaf
 
 
@@ -188,7 +188,7 @@ def _notes(
             ins.append(elsewhere)
         elif not gone:
             ins.append("")
-        elif _dtype_name(lf.dtype) == "float0":
+        elif dtype_name(lf.dtype) == "float0":
             ins.append("float0: a zero tangent with no data; XLA takes no buffer for it")
         else:
             ins.append(UNUSED_NOTE)

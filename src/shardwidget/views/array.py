@@ -10,31 +10,23 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import math
 import pathlib
 import re
 import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import jax
-import numpy as np
 import traitlets
 from jax.sharding import PartitionSpec
 
-from .. import _jax, wire
+from .. import wire
 from ..cost.reshard import Transfer
 from ..export.code import array_code
 from ..export.page import save_array_view
-from ..model import memory
-from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
-from ..model import state as state_mod
-from ..model import tiles as tiles_mod
-from ..model.help import indivisible_hint, pad_for
 from ..model.layout import Layout, layout_of, layout_of_sharding
 from ..model.state import LayoutState
-from ..model.summary import Summary, plan_for, summarize
+from ..model.summary import Summary
 from ..render import scene, snapshot, text
 from ..render.picture import array_svg
 from ..trace.pmap import LABEL, relabel
@@ -44,24 +36,21 @@ from ._source import (
     _coerce,
     _default_view_dims,
     _in_kernel,
-    _movable,
-    _own_mesh,
     _process_index,
     _source_of,
 )
+from .array_path import ArrayPath
 from .base import InvalidValue, ShardView, refuse_unknown
 from .cost import CostMixin
 
 if TYPE_CHECKING:
     from ..export.page import ExportReport
 
-_UNSET = object()
 LAYOUT_TRAITS = ("mesh_shape", "axis_names", "axis_types", "spec", "memory_kind", "devices")
 INIT_KWARGS = (*LAYOUT_TRAITS, "view_dims", "stats")
-MAX_SPEC_SCAN = 200_000  # spec combinations every_spec looks at, at most
 
 
-class ArrayView(CostMixin, ShardView):
+class ArrayView(CostMixin, ShardView[LayoutState]):
     """Live view of how a jax.Array is laid out across devices, with controls to re-lay it out.
 
     Made by ``ShardView(arr)`` (or ``ArrayView(arr)``): a jax.Array of any sharding, or a numpy
@@ -71,6 +60,8 @@ class ArrayView(CostMixin, ShardView):
     """
 
     _KIND_RANK = 100  # the last kind asked: anything that is not another kind is an array
+    HOLDS: ClassVar[tuple[str, ...]] = ("_path", "_held")
+    _path: ArrayPath
 
     @classmethod
     def _accepts(cls, obj: Any) -> bool:
@@ -136,36 +127,14 @@ class ArrayView(CostMixin, ShardView):
         refuse_unknown("ShardView", kwargs, INIT_KWARGS)
 
         source, note = _coerce(arr)
-        self._source = source
+        self._path = ArrayPath(source)
         self._note = note
         self._with_stats = bool(kwargs.pop("stats", True))
-        self._devices = list(jax.devices())
-        self._memory_kinds = [m.kind for m in jax.local_devices()[0].addressable_memories()]
-        self._ndim = source.ndim
-        # The array's own layout in the controls' terms, and its own mesh (kept for layouts on
-        # it, see _mesh_for): a NamedSharding's, a GSPMD tile assignment's (.gspmd), a mesh of
-        # one device; pmap's internal axis named in words. None for a custom layout.
-        self._mesh, relabel = _own_mesh(source)
-        if relabel and not note:
+        if self._path.relabel and not note:
             self._note = (
                 f"a jax.pmap output: one slice per device along the mapped dimension; pmap's "
                 f"unnamed mesh axis is shown as {LABEL!r}"
             )
-        self._own_devices = (
-            list(self._mesh.devices.flat)
-            if self._mesh is not None
-            else _jax.device_assignment(source.sharding)
-        )
-        shape = tuple(int(d) for d in source.shape)
-        self._original: LayoutState | None = (
-            state_mod.own_state(source.sharding, shape, self._mesh, relabel)
-            if self._mesh is not None
-            else None
-        )
-        self._mesh_key = self._original.mesh_key if self._original is not None else None
-        self._max_axes = max(
-            mesh_mod.MAX_AXES, len(self._original.mesh_shape) if self._original else 0
-        )
         # What is shown, without holding a copy: the source (the user's own array), or the
         # sharding of a re-laid-out copy, which is released once its statistics are out and
         # re-made on demand (view.array); a weak reference finds it while someone holds it.
@@ -173,29 +142,22 @@ class ArrayView(CostMixin, ShardView):
         self._is_source = True
         self._array_ref: Any = None
         self._held: Any = None  # the copy, only while its payload and statistics are made
-        self._tiles: Any = _UNSET
         self._transfer_of: tuple[int, Transfer] | None = None  # (layout key, its Transfer)
         self._shown_summary: tuple[tuple[int, tuple[int, ...]], Summary] | None = None
         super().__init__()
-        disabled = ""
-        if jax.process_count() > 1:
-            disabled = (
-                "re-laying out is off with several processes: device_put would have to run "
-                "on every process at once"
-            )
+        path = self._path
         self._options = wire.options(
-            n_devices=len(self._devices),
-            platform=self._devices[0].platform,
+            n_devices=len(path.devices),
+            platform=path.devices[0].platform,
             shape=list(source.shape),
             dtype=layout_of(source).dtype,
-            memory_kinds=self._memory_kinds,
-            original=self._original,
-            reshard_disabled=disabled,
-            own_devices=[int(d.id) for d in self._own_devices],
-            max_axes=self._max_axes,
+            memory_kinds=path.memory_kinds,
+            original=path.original,
+            reshard_disabled=path.reshard_disabled,
+            own_devices=[int(d.id) for d in path.own_devices],
+            max_axes=path.max_axes,
         )
-        self._first = self._original or state_mod.own_state(source.sharding, shape, None)
-        self._set_traits(self._first.to_wire())
+        self._set_traits(path.first.to_wire())
         self.view_dims = _default_view_dims(source.ndim, layout_of(source).spec)
         self._quiet = False
         overrides = {k: kwargs[k] for k in LAYOUT_TRAITS if k in kwargs}
@@ -204,7 +166,7 @@ class ArrayView(CostMixin, ShardView):
         if overrides:
             self.set_layout(**overrides)
         else:
-            self._publish(self._first, source)
+            self._publish(path.first, source)
         rerun.register(self)
 
     # ---------------------------------------------------------------- public API
@@ -215,13 +177,13 @@ class ArrayView(CostMixin, ShardView):
         asked for and no one holds the last one; the caller holds what it gets. ValueError when
         that is needed and the original array was deleted or donated."""
         if self._is_source:
-            return self._source
+            return self._path.source
         a = self._held if self._held is not None else None
         if a is None and self._array_ref is not None:
             a = self._array_ref()
         if a is None or a.is_deleted():
             self._check_source()  # a deleted original: say so (the layout shown stays)
-            a = self._relayout(self._sharding, "re-creating the array shown")
+            a = self._path.relayout(self._sharding, "re-creating the array shown")
             self._array_ref = weakref.ref(a)
         return a
 
@@ -231,7 +193,9 @@ class ArrayView(CostMixin, ShardView):
         ``.devices``; ``.mesh``, ``.spec``, ``.devices``, byte counts."""
         return relabel(
             layout_of_sharding(
-                self._sharding, tuple(int(d) for d in self._source.shape), self._source.dtype
+                self._sharding,
+                tuple(int(d) for d in self._path.source.shape),
+                self._path.source.dtype,
             )
         )
 
@@ -246,7 +210,7 @@ class ArrayView(CostMixin, ShardView):
         ``.sent`` (device id -> bytes; the sender rule is in :mod:`shardwidget.cost.transfer`),
         ``.total``, ``.pairs``, ``.collectives`` (what XLA compiles for the reshard; the compile
         is cached per pair of layouts) and ``.estimate(hw)``. Holds no device memory."""
-        axes = spec_mod.unreduced_of(getattr(self._source.sharding, "spec", None))
+        axes = spec_mod.unreduced_of(getattr(self._path.source.sharding, "spec", None))
         if axes:  # the byte count follows blocks; partials are summed, which it does not model
             raise PartialSource(
                 f"the original array holds partial sums over {', '.join(map(repr, axes))} "
@@ -254,7 +218,7 @@ class ArrayView(CostMixin, ShardView):
                 "axes), which the transfer estimate does not model"
             )
         if self._transfer_of is None or self._transfer_of[0] != self._key:
-            src = self._source
+            src = self._path.source
             self._transfer_of = (
                 self._key,
                 Transfer(src.sharding, self._sharding, tuple(src.shape), src.dtype),
@@ -287,7 +251,7 @@ class ArrayView(CostMixin, ShardView):
             elif compute:
                 summ = self.summary
         return array_svg(
-            self.layout, summ, tuple(self.view_dims), width=width, n_devices=len(self._devices)
+            self.layout, summ, tuple(self.view_dims), width=width, n_devices=len(self._path.devices)
         )
 
     def _picture_name(self) -> str:
@@ -305,7 +269,7 @@ class ArrayView(CostMixin, ShardView):
         """Show the original array again, with its own layout in the controls (ValueError when
         it was deleted)."""
         self._check_source()
-        self._publish(self._original or self._first, self._source)
+        self._publish(self._path.original or self._path.first, self._path.source)
 
     def propose(self, changes: dict[str, Any]) -> LayoutState:
         """The layout of the current one with ``changes`` (layout trait names), validated but
@@ -314,7 +278,7 @@ class ArrayView(CostMixin, ShardView):
         if bad:
             raise ValueError(f"unknown key {bad[0]!r}; use {', '.join(LAYOUT_TRAITS)}")
         st: LayoutState = self._candidate(changes)
-        self._validate(st, self._source.shape)
+        self._path.validate(st, self._path.source.shape)
         return st
 
     def every_spec(self, limit: int | None = None) -> list[LayoutState]:
@@ -324,35 +288,7 @@ class ArrayView(CostMixin, ShardView):
         return list(itertools.islice(self._iter_specs(), limit))
 
     def _iter_specs(self) -> Iterator[LayoutState]:
-        base = self._candidate({})
-        names = list(base.axis_names)
-        sizes = dict(zip(names, base.mesh_shape, strict=True))
-        choices: list[tuple[str, ...]] = [()]
-        for r in range(1, len(names) + 1):
-            choices += [c for c in itertools.permutations(names, r) if all(sizes[a] > 1 for a in c)]
-        # per dimension, only the choices whose shard count divides it (far fewer combinations)
-        per_dim = [
-            [c for c in choices if n % math.prod(sizes[a] for a in c) == 0]
-            for n in self._source.shape
-        ]
-        for scanned, combo in enumerate(itertools.product(*per_dim)):
-            if scanned >= MAX_SPEC_SCAN:  # a bound on the work, whatever the rank
-                return
-            used = [a for c in combo for a in c]
-            if len(used) != len(set(used)):
-                continue
-            try:
-                spec_mod.validate(tuple(combo), self._source.shape, sizes)
-            except ValueError:
-                continue
-            yield LayoutState(
-                base.mesh_shape,
-                base.axis_names,
-                base.axis_types,
-                tuple(combo),
-                base.memory_kind,
-                base.devices,
-            )
+        return self._path.iter_specs(self._candidate({}))
 
     def variant(self, st: LayoutState, key: int) -> wire.Variant:
         """The geometry and statistics of the array laid out as st, under layout key ``key``,
@@ -365,7 +301,7 @@ class ArrayView(CostMixin, ShardView):
             wire.layout(
                 lay,
                 key=key,
-                source=_source_of(arr, self._source),
+                source=_source_of(arr, self._path.source),
                 note=self._note,
                 local_process=_process_index(),
                 code=lay.derived("code", array_code),
@@ -409,118 +345,8 @@ class ArrayView(CostMixin, ShardView):
             value = list(value)
         super().__setattr__(name, value)
 
-    def _from_wire(self, d: dict[str, Any]) -> LayoutState:
-        return LayoutState.from_wire(d, self._ndim)
-
-    def _adjust(self, d: dict[str, Any], changes: dict[str, Any]) -> None:
-        # A mesh shape that fits only the other device set picks that set, unless the change
-        # names one: ShardView(numpy_array).mesh_shape = [2, 4] lays out on all 8 devices,
-        # view.mesh_shape = [2] on an array of 2 of the 8 stays on its 2.
-        try:
-            n = math.prod(int(s) for s in d["mesh_shape"])
-        except (TypeError, ValueError):
-            return  # from_wire says what is wrong with it
-        own, every = len(self._own_devices), len(self._devices)
-        if "devices" in changes and "mesh_shape" not in changes:
-            # Another device set alone: a mesh that no longer fits becomes one axis over the
-            # new set, replicated unless a spec is given (the controls keep a shape that fits).
-            want = own if changes["devices"] == "array" else every
-            if n != want and changes["devices"] in state_mod.DEVICE_SETS:
-                d["mesh_shape"] = [want]
-                d["axis_names"] = changes.get("axis_names", ["x"])
-                d["axis_types"] = changes.get("axis_types", list(d["axis_types"])[:1] or ["auto"])
-                if "spec" not in changes:
-                    d["spec"] = [None] * self._ndim
-            return
-        if "devices" in changes or "mesh_shape" not in changes:
-            return
-        if n == own != every:
-            d["devices"] = "array"
-        elif n == every != own:
-            d["devices"] = "all"
-
-    def _check(self, st: LayoutState) -> None:
-        if self._options.get("reshard_disabled"):
-            raise ValueError(self._options["reshard_disabled"])
-        try:
-            self._validate(st, self._source.shape)
-        except ValueError as e:
-            raise ValueError(self._with_pad_hint(str(e), st)) from None
-        self._check_source()
-
-    def _validate(self, st: LayoutState, shape: Any) -> None:
-        """state.validate against the devices st lays out on (the array's own, or all)."""
-        own = st.devices == "array"
-        state_mod.validate(
-            st,
-            shape,
-            len(self._own_devices) if own else len(self._devices),
-            self._memory_kinds,
-            self._max_axes,
-            "the array" if own and len(self._own_devices) != len(self._devices) else "the kernel",
-        )
-
-    def _with_pad_hint(self, msg: str, st: LayoutState) -> str:
-        """msg, ending with the padding that makes st fit, when padding is all st lacks (the
-        padded shape passes the same validation). The message is capped when shown: the hint
-        keeps its place, the first part gives way."""
-        shape = tuple(int(d) for d in self._source.shape)
-        axes = dict(zip(st.axis_names, st.mesh_shape, strict=False))
-        try:
-            padded = [n + a for n, (_, a) in zip(shape, pad_for(shape, st.spec, axes), strict=True)]
-            self._validate(st, padded)
-        except (ValueError, KeyError):
-            return msg  # padding would not make it fit: the message says what is wrong
-        hint = indivisible_hint(shape, st.spec, axes)
-        room = wire.MAX_MESSAGE - len(hint) - 2
-        return (msg if len(msg) <= room else msg[: room - 1] + "…") + ". " + hint
-
     def _check_source(self) -> None:
-        """ValueError when the user's array was deleted (or donated) since the view was made:
-        every layout is made from it, its own included."""
-        if self._source.is_deleted():
-            raise ValueError(
-                f"the original array (shape {tuple(self._source.shape)}, {self._source.dtype}) "
-                "was deleted or donated after this view was made, so it cannot be shown, laid "
-                "out or made again; the view keeps the layout it shows"
-            )
-
-    def _compute(self, st: LayoutState) -> Any:
-        """The original array laid out as st (the original itself for its own layout)."""
-        if st == self._original:
-            return self._source
-        return self._relayout(
-            state_mod.build_sharding(st, self._mesh_for(st)),
-            f"re-laying out to {spec_mod.to_text(st.spec)}",
-        )
-
-    def _mesh_for(self, st: LayoutState) -> Any:
-        """The mesh of a layout, whatever came before (deterministic device assignment): the
-        original array's own mesh (its device order) for its mesh shape, names and types, when
-        that mesh is on st's devices; else ``jax.make_mesh`` over st's devices (the array's
-        own, in their own order, or ``jax.devices()``), as ``mesh.build_mesh`` makes it."""
-        own = st.devices == "array"
-        same_devices = own or (self._mesh is not None and self._mesh.size == len(self._devices))
-        if st.mesh_key == self._mesh_key and self._mesh is not None and same_devices:
-            return self._mesh
-        devices = self._own_devices if own else self._devices
-        return mesh_mod.build_mesh(st.mesh_shape, st.axis_names, st.axis_types, devices)
-
-    def _relayout(self, sharding: Any, what: str) -> Any:
-        """The source laid out with sharding, after the memory guard (ValueError in words, with
-        nothing done, when the copy would not fit in free device memory)."""
-
-        shape = tuple(int(d) for d in self._source.shape)
-        if sharding != self._source.sharding:
-            per_device = layout_of_sharding(sharding, shape, self._source.dtype).bytes_per_device
-            memory.check_fits({d: per_device for d in sharding.addressable_devices}, what)
-        src = _movable(self._source)
-        try:
-            out = _jax.device_put(src, sharding)
-        except AssertionError:  # JAX's reshard of a custom layout to another device order
-            out = jax.device_put(np.asarray(src), sharding)
-        out.block_until_ready()
-        return out
+        self._path.check_source()
 
     def _is_shown(self, st: LayoutState) -> bool:
         """The state shown already: changing to it does no device work."""
@@ -529,7 +355,7 @@ class ArrayView(CostMixin, ShardView):
     def _publish(self, st: LayoutState, arr: Any) -> None:
         """Show arr: geometry now, statistics right after; both in one update when the
         statistics come from the source's tiles (a few ms on the host, no device work)."""
-        self._is_source = arr is self._source
+        self._is_source = arr is self._path.source
         self._sharding = arr.sharding
         self._array_ref = None if self._is_source else weakref.ref(arr)
         self._shown = st
@@ -545,11 +371,11 @@ class ArrayView(CostMixin, ShardView):
     def _publish_layout(self, st: LayoutState, arr: Any, lay: Layout) -> None:
         # Never delay the geometry for device work: only tiles already computed make it quick,
         # and with statistics off there is nothing to wait for (one update, not two).
-        quick = not self._with_stats or self._tiles_for(lay, compute=False) is not None
+        quick = not self._with_stats or self._path.tiles_for(lay, compute=False) is not None
         layout = wire.layout(
             lay,
             key=self._key,
-            source=_source_of(arr, self._source),
+            source=_source_of(arr, self._path.source),
             note=self._note,
             local_process=_process_index(),
             code=lay.derived("code", array_code),
@@ -572,30 +398,9 @@ class ArrayView(CostMixin, ShardView):
     def _summarize(self, arr: Any | None, lay: Layout) -> Summary:
         """Statistics of arr (None: the array shown, re-created only when the source's tiles do
         not serve lay)."""
-        n = len(self._devices)
-        pixels, values = wire.thumb_pixel_budget(n), wire.values_budget(n)
-        plan = plan_for(lay, tuple(self.view_dims), pixels, values)
-        t = self._tiles_for(lay)
-        if t is not None:
-            return tiles_mod.summarize(t, lay, plan.thumb_dims, pixels, plan.values)
-        return summarize(self.array if arr is None else arr, lay, plan)
-
-    def _tiles_for(self, lay: Layout, compute: bool = True) -> tiles_mod.Tiles | None:
-        """The source's tile partials when they serve this layout (computed once per view: the
-        source's data never changes; with compute=False only if that already happened)."""
-        if lay.partial:  # each device's partial, not the array's values: no tiles serve it
-            return None
-        if self._tiles is _UNSET and compute:
-            n = len(self._devices)
-            # An unreduced source holds partials: its tiles would not be the array's values.
-            src_partial = bool(spec_mod.unreduced_of(getattr(self._source.sharding, "spec", None)))
-            self._tiles = (
-                None
-                if src_partial
-                else tiles_mod.tile_summary(self._source, n, wire.values_budget(n))
-            )
-        t = self._tiles
-        return t if isinstance(t, tiles_mod.Tiles) and t.aligned(lay) else None
+        return self._path.summarize(
+            lay, tuple(self.view_dims), lambda: self.array if arr is None else arr
+        )
 
     def _stats_now(self) -> wire.Stats:
         if not self._with_stats:
@@ -650,15 +455,12 @@ class ArrayView(CostMixin, ShardView):
     @traitlets.validate("view_dims")
     def _validate_view_dims(self, proposal: Any) -> Any:
         dims = list(proposal["value"])
-        want = min(self._ndim, 2)
-        if (
-            len(dims) != want
-            or len(set(dims)) != len(dims)
-            or any(not 0 <= d < self._ndim for d in dims)
-        ):
+        ndim = self._path.ndim
+        want = min(ndim, 2)
+        if len(dims) != want or len(set(dims)) != len(dims) or any(not 0 <= d < ndim for d in dims):
             raise InvalidValue(
-                f"view_dims must list {want} distinct dimension(s) of the {self._ndim}-d array "
-                f"(0 to {self._ndim - 1}); got {dims}"
+                f"view_dims must list {want} distinct dimension(s) of the {ndim}-d array "
+                f"(0 to {ndim - 1}); got {dims}"
             )
         return dims
 

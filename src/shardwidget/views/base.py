@@ -1,4 +1,4 @@
-"""ShardView: the base of both views. The request boundary and the one path of a change.
+"""ShardView: the base of every view kind. The request boundary and the one path of a change.
 
 Two ways in, one way through:
 
@@ -11,7 +11,9 @@ Two ways in, one way through:
 Both end in :meth:`ShardView._change`: validate the candidate state (cheap, no device work),
 compute (``device_put``, or compile and run), then publish once. Trait validators only
 validate; the compute runs in the trait observer, which puts the traits back quietly and raises
-when it fails. Subclasses say what a state is and how to compute and publish one.
+when it fails. ``ShardView[S]`` is generic over the kind's layout state ``S``: each kind hands
+the base its change path (a :class:`~shardwidget.views.path.ChangePath` of S, a plain class
+without widget code) and says how to publish a result. The base names no kind.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import os
 import pathlib
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import anywidget
 import jax
@@ -32,14 +34,16 @@ from ipywidgets.widgets.widget import _binary_types, _separate_buffers
 
 from .. import _widgets, wire
 from ..model.mesh import default_axis_names
-from ..model.spec import to_text
 from ..render.png import svg_to_png
 from ..render.snapshot import Snapshot
 from . import fallback
+from .path import ChangePath
 
 if TYPE_CHECKING:
     from ..export.page import ExportReport
-    from ..render.snapshot import Snapshot
+
+S = TypeVar("S")
+"""A view kind's layout state (LayoutState, TraceState, TreeState)."""
 
 STATIC = pathlib.Path(__file__).parents[1] / "static"
 
@@ -96,7 +100,7 @@ def fit_axes(d: dict[str, Any], changes: dict[str, Any]) -> None:
         d["axis_types"] = (list(d["axis_types"]) + ["auto"] * k)[:k]
 
 
-class ShardView(anywidget.AnyWidget):
+class ShardView(anywidget.AnyWidget, Generic[S]):
     """A live view of how JAX lays data out across devices, with controls to change the layout.
 
     ``ShardView(arr)`` shows a jax.Array (or a numpy array / scalar, placed on the default
@@ -143,6 +147,15 @@ class ShardView(anywidget.AnyWidget):
     _history: Any = traitlets.Dict().tag(sync=True)  # a wire TypedDict
     """wire.HistoryWire: how many steps :meth:`undo` and :meth:`redo` can take, and to what.
     Python → JS (the undo/redo buttons send a ``history`` message)."""
+
+    QUIET_TRAITS: ClassVar[tuple[str, ...]] = ("busy",)
+    """Synced traits whose change leaves the picture as it is (a kind or a mixin adds its own:
+    every class in the MRO is asked)."""
+    HOLDS: ClassVar[tuple[str, ...]] = ()
+    """Attributes of a view that may hold the user's arrays or copies (dropped when its
+    constructor fails)."""
+    _path: ChangePath[S, Any]
+    """The kind's change path: read, check, compute (set by the kind's constructor)."""
 
     HISTORY_LIMIT: ClassVar[int] = 50
     """The most layouts a view remembers (the oldest are forgotten first)."""
@@ -199,7 +212,7 @@ class ShardView(anywidget.AnyWidget):
         """Close a view whose constructor failed and let go of what it holds."""
         if getattr(self, "comm", None) is not None:
             self.close()
-        for k in _HOLDERS:
+        for k in self.HOLDS:
             if k in self.__dict__:
                 self.__dict__[k] = None
 
@@ -207,18 +220,19 @@ class ShardView(anywidget.AnyWidget):
         self._key = 0
         self._last_seq = -1
         self._quiet = True  # while True, trait validators/observers stand aside
-        self._proposed: Any = None  # the state a trait validator accepted, for its observer
-        self._shown: Any = None  # the state in the traits now (of what is published)
+        self._proposed: S | None = None  # the state a trait validator accepted, for its observer
+        self._shown: S | None = None  # the state in the traits now (of what is published)
         self._failed = ""  # why the state in the traits did not compute ("" when it did)
         self._busy_depth = 0  # requests being handled (re-entrant handling nests them)
         self._fallback_shown = False  # whether a picture output of this view was displayed
-        self._states: list[Any] = []  # the layouts shown, oldest first (undo / redo)
+        self._states: list[S] = []  # the layouts shown, oldest first (undo / redo)
         self._at = -1  # the index in _states of the layout shown
         self._stepping = False  # True while undo/redo shows a remembered layout
         super().__init__(**kwargs)
         self._fallback_id = f"shardwidget-{uuid.uuid4().hex}"
         self.on_msg(self._on_custom_msg)
-        self.observe(self._on_shown_change, names=[k for k in self.SYNCED if k not in _QUIET])
+        quiet = {n for k in type(self).__mro__ for n in k.__dict__.get("QUIET_TRAITS", ())}
+        self.observe(self._on_shown_change, names=[k for k in self.SYNCED if k not in quiet])
 
     # ---------------------------------------------------------------- public protocol
     def send_state(self, key: Any = None) -> None:
@@ -326,7 +340,7 @@ class ShardView(anywidget.AnyWidget):
         self._step(1)
 
     @property
-    def history(self) -> list[Any]:
+    def history(self) -> list[S]:
         """The layouts shown, oldest first (``LayoutState`` / ``TraceState``); the one shown now
         is ``history[history_index]``."""
         return list(self._states)
@@ -348,7 +362,7 @@ class ShardView(anywidget.AnyWidget):
         self._at = to
         self._history = wire.history(self._states, self._at, self._state_label)
 
-    def _remember(self, st: Any) -> None:
+    def _remember(self, st: S) -> None:
         """Note that st is shown now (called by each subclass's ``_publish``): a new step unless
         undo/redo is showing a remembered one; the layouts undone are forgotten."""
         if self._stepping or (0 <= self._at < len(self._states) and self._states[self._at] == st):
@@ -357,39 +371,33 @@ class ShardView(anywidget.AnyWidget):
         self._at = len(self._states) - 1
         self._history = wire.history(self._states, self._at, self._state_label)
 
-    def _state_label(self, st: Any) -> str:
-        """A state in a few words, for the undo/redo buttons' tooltips: the mesh, the specs
-        (``in_specs -> out_specs`` for a function) and a memory kind other than "device"."""
-        mesh = " × ".join(f"{n}={s}" for n, s in zip(st.axis_names, st.mesh_shape, strict=False))
-        if hasattr(st, "in_specs"):
-            ins = ", ".join(to_text(s) for s in st.in_specs)
-            outs = ", ".join("auto" if s is None else to_text(s) for s in st.out_specs)
-            return f"mesh {mesh} · {ins} → {outs or 'auto'}"
-        kind = "" if st.memory_kind == "device" else f" · {st.memory_kind}"
-        return f"mesh {mesh} · {to_text(st.spec)}{kind}"
+    def _state_label(self, st: S) -> str:
+        """A state in a few words, for the undo/redo buttons' tooltips (the path's label)."""
+        return self._path.label(st)
 
-    # ---------------------------------------------------------------- subclass hooks
-    def _from_wire(self, d: dict[str, Any]) -> Any:
+    # ---------------------------------------------------------------- the kind's path
+    def _from_wire(self, d: dict[str, Any]) -> S:
         """The state of trait values / a request; ValueError when malformed."""
-        raise NotImplementedError
+        return self._path.from_wire(d)
 
-    def _check(self, st: Any) -> None:
+    def _check(self, st: S) -> None:
         """Cheap validation (no device work); ValueError naming what is wrong."""
-        raise NotImplementedError
+        self._path.check(st)
 
-    def _compute(self, st: Any) -> Any:
+    def _compute(self, st: S) -> Any:
         """The device work for a valid state (device_put, or compile and run); ValueError."""
-        raise NotImplementedError
+        return self._path.compute(st)
 
-    def _publish(self, st: Any, result: Any) -> None:
-        """Show result: set every synced trait it changes, once."""
+    def _publish(self, st: S, result: Any) -> None:
+        """Show result: set every synced trait it changes, once (the kind's own)."""
         raise NotImplementedError
 
     def _adjust(self, d: dict[str, Any], changes: dict[str, Any]) -> None:
         """Complete a candidate's trait values after ``changes`` (beyond the axis rule)."""
+        self._path.adjust(d, changes)
 
     # ---------------------------------------------------------------- the one path
-    def _candidate(self, changes: dict[str, Any]) -> Any:
+    def _candidate(self, changes: dict[str, Any]) -> S:
         """The state of the current traits with ``changes`` applied; ValueError if malformed."""
         d = {k: getattr(self, k) for k in self.STATE_TRAITS}
         d.update(changes)
@@ -397,11 +405,11 @@ class ShardView(anywidget.AnyWidget):
         self._adjust(d, changes)
         return self._from_wire(d)
 
-    def _is_shown(self, st: Any) -> bool:
+    def _is_shown(self, st: S) -> bool:
         """True when st is what is shown already, so a change to it does no device work."""
         return False
 
-    def _change(self, st: Any, current: Callable[[], bool] = lambda: True) -> bool:
+    def _change(self, st: S, current: Callable[[], bool] = lambda: True) -> bool:
         """Validate, compute, publish once. Raises ValueError and changes nothing when st fails.
         The state shown already is a no-op: checked, its error cleared, nothing computed.
         ``current`` is asked after the compute: False (a newer change was handled meanwhile)
@@ -560,20 +568,6 @@ class ShardView(anywidget.AnyWidget):
 
 
 SUPERSEDED = "superseded by a newer request"
-_QUIET = ("busy", "_hardware_presets")
-"""Synced traits whose change leaves the picture as it is."""
-_HOLDERS = (
-    "_flat",
-    "_source",
-    "_array",
-    "_first",
-    "_original",
-    "_tiles",
-    "_traced",
-    "_result",
-    "_mesh",
-)
-"""Attributes of a view that may hold the user's arrays or copies (dropped by _abandon)."""
 
 
 def _capped(e: BaseException) -> InvalidValue:

@@ -1,7 +1,9 @@
-"""The cost traits both views share: the hardware the estimates are for, and its presets.
+"""The cost traits the view kinds share: the hardware the estimates are for, and its presets.
 
-A mixin, so the two views gain the same ``hardware`` trait without a change to their base.
-Each view says what to re-publish when the hardware changes (``_cost_changed``).
+A mixin, so every kind gains the same ``hardware`` trait without a change to their base (the
+array and function views' estimates; the tree view's memory chart, which marks the preset's
+HBM, redefines the trait with its own default). Each view says what to re-publish when the
+hardware changes (``_cost_changed``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ class HardwareName(traitlets.Unicode):  # type: ignore[type-arg]
 
 class CostMixin(traitlets.HasTraits):
     """``hardware`` (the dropdown's choice) and ``_hardware_presets`` (its options)."""
+
+    QUIET_TRAITS = ("_hardware_presets",)
+    """A new preset in the dropdown leaves the picture as it is (see ShardView.QUIET_TRAITS)."""
 
     hardware = HardwareName(hw_mod.DEFAULT).tag(sync=True)
     """str, default "tpu-v5p": the hardware preset estimates are for ("tpu-v4", "tpu-v5e",

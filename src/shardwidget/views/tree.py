@@ -19,22 +19,22 @@ import jax
 import numpy as np
 import traitlets
 
-from .. import _jax, wire
+from .. import wire
 from ..cost import hardware as hw_mod
 from ..export.page import save_tree_view
 from ..export.tree_code import tree_code
-from ..model import memory
 from ..model import mesh as mesh_mod
 from ..model import rules as rules_mod
-from ..model import rules_text as editor_text
 from ..model.layout import Layout
-from ..model.summary import Summary, plan_for, summarize
-from ..model.tree import Flat, StaticLeaf, TreeLeaf, flatten, mesh_of, on_mesh
+from ..model.summary import Summary
+from ..model.tree import StaticLeaf, TreeLeaf, flatten, mesh_of, on_mesh
 from ..render import snapshot
 from ..render import tree as tree_render
 from ..render.picture import array_svg
 from ..render.tree import tree_svg
 from .base import InvalidValue, ShardView, refuse_unknown
+from .cost import CostMixin, HardwareName
+from .tree_path import TreePath, TreeState, leaf_dims
 
 if TYPE_CHECKING:
     from ..export.page import ExportReport
@@ -53,35 +53,6 @@ INIT_KWARGS = (
 )
 
 
-@dataclasses.dataclass(frozen=True)
-class TreeState:
-    """The layout a tree view shows, as data: the mesh, the regex rules, the logical rules.
-
-    Attributes:
-        mesh_shape, axis_names, axis_types: the mesh the rules lay out on.
-        rules: the regex rules (first match wins); logical: the logical axis rules.
-        text: the rules as the editor holds them (comments kept); not part of equality.
-    """
-
-    mesh_shape: tuple[int, ...]
-    axis_names: tuple[str, ...]
-    axis_types: tuple[str, ...]
-    rules: tuple[rules_mod.Rule, ...] = ()
-    logical: rules_mod.LogicalRules = ()
-    text: str | None = dataclasses.field(default=None, compare=False)
-
-    def to_wire(self) -> dict[str, Any]:
-        """The trait values of this state."""
-        return {
-            "mesh_shape": list(self.mesh_shape),
-            "axis_names": list(self.axis_names),
-            "axis_types": list(self.axis_types),
-            "rules_text": self.text
-            if self.text is not None
-            else editor_text.to_text(self.rules, self.logical),
-        }
-
-
 def is_tree(obj: Any) -> bool:
     """Whether ShardView(obj) makes a tree view: a pytree (not itself an array) with at least
     one jax.Array or ShapeDtypeStruct leaf, or a lone ShapeDtypeStruct."""
@@ -92,7 +63,7 @@ def is_tree(obj: Any) -> bool:
     return any(isinstance(x, jax.Array | jax.ShapeDtypeStruct) for x in leaves)
 
 
-class TreeView(ShardView):
+class TreeView(CostMixin, ShardView[TreeState]):
     """Live view of a whole pytree's layout: every array leaf with its spec and bytes per
     device, memory per device by top-level group, and partition rules that re-lay it out.
 
@@ -113,6 +84,8 @@ class TreeView(ShardView):
     """
 
     _KIND_RANK = 50  # after the function view (a callable is a function), before arrays
+    HOLDS: ClassVar[tuple[str, ...]] = ("_path", "_applied", "_mesh")
+    _path: TreePath
 
     @classmethod
     def _accepts(cls, obj: Any) -> bool:
@@ -161,14 +134,12 @@ class TreeView(ShardView):
     selected = traitlets.Int(-1).tag(sync=True)
     """int, default: the leaf with the most bytes per device: the array leaf (index into
     :attr:`leaves`) drawn in the device grid. Both directions."""
-    hardware = traitlets.Unicode("h100").tag(sync=True)
+    hardware = HardwareName("h100").tag(sync=True)
     """str, default "h100": the preset whose HBM the memory chart draws as a line. Both
     directions."""
     large_bytes = traitlets.Int(1 << 20).tag(sync=True)
     """int, default 1 MiB: replicated leaves holding this many bytes per device or more are
     flagged. Python → JS."""
-    _hardware_presets: Any = traitlets.List().tag(sync=True)
-    """list[wire.HardwareWire]: the presets the chart offers. Python → JS."""
     _tree: Any = traitlets.Dict().tag(sync=True)
     """wire.TreeWire: every leaf, memory per device. Python → JS."""
     _layout: Any = traitlets.Dict().tag(sync=True)
@@ -183,10 +154,9 @@ class TreeView(ShardView):
             raise TypeError(f"ShardView(tree) takes one tree; got {len(args)} more argument(s)")
         refuse_unknown("ShardView(tree)", kwargs, INIT_KWARGS)
 
-        self._flat: Flat | None = flatten(tree)
-        if not self._flat.leaves:
+        flat = flatten(tree)
+        if not flat.leaves:
             raise TypeError("ShardView got a tree with no jax.Array or ShapeDtypeStruct leaf")
-        self._devices = list(jax.devices())
         self._name = str(kwargs.get("name", "params"))
         if not self._name.isidentifier():
             raise ValueError(f"name must be a Python identifier, got {self._name!r}")
@@ -197,18 +167,17 @@ class TreeView(ShardView):
                 "mesh must be a jax.sharding.Mesh (the kernel's devices) or an AbstractMesh (a "
                 f"plan), got {type(mesh).__name__}"
             )
-        mesh = mesh if mesh is not None else mesh_of(self._flat.leaves)
+        mesh = mesh if mesh is not None else mesh_of(flat.leaves)
         if mesh is None:
-            mesh = mesh_mod.build_mesh((len(self._devices),), ("x",), ("auto",))
-        leaves = on_mesh(self._flat.leaves, mesh)
+            mesh = mesh_mod.build_mesh((len(jax.devices()),), ("x",), ("auto",))
+        leaves = on_mesh(flat.leaves, mesh)
         if kwargs.get("spec") is not None:
             if len(leaves) != 1:
                 raise ValueError("spec= lays out one array; give a tree rules= instead")
             leaves = (rules_mod.with_spec(leaves[0], mesh, kwargs["spec"]),)
-        self._flat = dataclasses.replace(self._flat, leaves=leaves)
-        self._own_mesh = mesh
+        self._path = TreePath(dataclasses.replace(flat, leaves=leaves), mesh)
         self._mesh = mesh
-        self._applied = rules_mod.Applied(self._flat.leaves, ("",) * len(self._flat.leaves))
+        self._applied = rules_mod.Applied(leaves, ("",) * len(leaves))
         self._shown_leaf: tuple[int, Layout] | None = None  # the leaf in _layout / _stats
         self._changed_cache: tuple[rules_mod.Applied, tuple[int, ...]] | None = None
         self._leaf_summary: tuple[int, Layout, Summary] | None = None
@@ -216,7 +185,6 @@ class TreeView(ShardView):
         hw = hw_mod.hardware(kwargs.get("hardware", "h100"))
         if hw.name not in hw_mod.names():
             hw_mod.register(hw)  # a Hardware of the user's own: findable by its name
-        self._hardware_presets = wire.hardware_presets(hw_mod.listed())
         self.hardware = hw.name
         self.large_bytes = int(kwargs.get("large_bytes", 1 << 20))
         st = TreeState(
@@ -246,7 +214,8 @@ class TreeView(ShardView):
     @property
     def static(self) -> list[StaticLeaf]:
         """The leaves that are not arrays (ints, strings, …): listed, never laid out."""
-        return list(self._flat.static) if self._flat is not None else []
+        flat = self._path.flat
+        return list(flat.static) if flat is not None else []
 
     @property
     def per_device(self) -> dict[int, int]:
@@ -258,7 +227,7 @@ class TreeView(ShardView):
     def planned(self) -> str:
         """For a plan (its mesh an AbstractMesh: no devices, no data), what it is in words:
         "planned on AbstractMesh (32, 8) · no devices"; "" for a view on the kernel's devices."""
-        return mesh_mod.planned_text(self._mesh) if mesh_mod.is_planned(self._own_mesh) else ""
+        return mesh_mod.planned_text(self._mesh) if self._path.planned else ""
 
     @property
     def mesh(self) -> Any:
@@ -271,13 +240,13 @@ class TreeView(ShardView):
     @mesh.setter
     def mesh(self, mesh: Any) -> None:
         if self.planned:
-            if not mesh_mod.is_planned(mesh) or mesh.size != self._own_mesh.size:
-                n = self._own_mesh.size
+            if not mesh_mod.is_planned(mesh) or mesh.size != self._path.own_mesh.size:
+                n = self._path.own_mesh.size
                 raise ValueError(f"a plan of {n} positions takes an AbstractMesh of {n}")
         elif not isinstance(mesh, jax.sharding.Mesh):
             raise ValueError(f"mesh must be a jax.sharding.Mesh, got {type(mesh).__name__}")
-        before = self._own_mesh
-        self._own_mesh = mesh  # _mesh_for picks it for its own shape, names and types
+        before = self._path.own_mesh
+        self._path.own_mesh = mesh  # mesh_for picks it for its own shape, names and types
         try:
             self._change(
                 dataclasses.replace(
@@ -288,7 +257,7 @@ class TreeView(ShardView):
                 )
             )
         except BaseException:
-            self._own_mesh = before
+            self._path.own_mesh = before
             raise
 
     @property
@@ -321,32 +290,7 @@ class TreeView(ShardView):
         ``jax.device_put`` (a ShapeDtypeStruct gets the sharding), the others the user's own.
         Made when asked for; the view keeps no copy. A plan: every array leaf as a
         ShapeDtypeStruct with its sharding on the AbstractMesh (nothing placed)."""
-        flat = self._require_flat()
-        values = list(flat.values)
-        if self.planned:
-            for leaf in self._applied.leaves:
-                values[leaf.index] = jax.ShapeDtypeStruct(  # type: ignore[no-untyped-call]
-                    leaf.shape, leaf.dtype, sharding=leaf.sharding
-                )
-            return jax.tree_util.tree_unflatten(flat.treedef, values)
-        changed = self._changed_leaves()
-        for i in changed:
-            leaf = self._applied.leaves[i]
-            x = values[leaf.index]
-            if leaf.abstract:
-                values[leaf.index] = jax.ShapeDtypeStruct(  # type: ignore[no-untyped-call]
-                    x.shape, x.dtype, sharding=leaf.sharding
-                )
-        concrete = [i for i in changed if not self._applied.leaves[i].abstract]
-        self._check_fits(concrete, "placing the tree's re-laid-out leaves (view.tree)")
-        if concrete:
-            placed = _jax.device_put(
-                [values[self._applied.leaves[i].index] for i in concrete],
-                [self._applied.leaves[i].sharding for i in concrete],
-            )
-            for i, a in zip(concrete, placed, strict=True):
-                values[self._applied.leaves[i].index] = a
-        return jax.tree_util.tree_unflatten(flat.treedef, values)
+        return self._path.placed(self._applied, self._changed_leaves())
 
     @property
     def code(self) -> str:
@@ -369,11 +313,6 @@ class TreeView(ShardView):
         return tree_render.text(self)
 
     # ---------------------------------------------------------------- the change path
-    def _require_flat(self) -> Flat:
-        if self._flat is None:
-            raise ValueError("this view was closed: it holds no tree")
-        return self._flat
-
     def _changed_leaves(self) -> tuple[int, ...]:
         """The leaves whose layout differs from the user's (worked out once per layout)."""
         if self._changed_cache is None or self._changed_cache[0] is not self._applied:
@@ -382,77 +321,14 @@ class TreeView(ShardView):
         return self._changed_cache[1]
 
     def _changed(self, i: int) -> bool:
-        leaf = self._applied.leaves[i]
-        if not self._applied.sources[i]:
-            return False
-        orig = self._require_flat().leaves[i]
-        if not orig.placed:
-            return True
-        return not leaf.sharding.is_equivalent_to(orig.sharding, len(leaf.shape))
-
-    def _check_fits(self, leaves: list[int], what: str) -> None:
-        """ValueError in words, before any device work, when the copies of these leaves would
-        not fit in free device memory (the user's own leaves stay as they are)."""
-        need: dict[int, int] = {}
-        for i in leaves:
-            ids, b = rules_mod.leaf_bytes(self._applied.leaves[i])
-            for d in ids:
-                need[d] = need.get(d, 0) + b
-        by_id = {int(d.id): d for d in self._devices}
-        memory.check_fits({by_id[d]: n for d, n in need.items() if d in by_id}, what)
-
-    def _from_wire(self, d: dict[str, Any]) -> TreeState:
-        try:
-            shape = tuple(d["mesh_shape"])
-            names = tuple(d["axis_names"])
-            types = tuple(d["axis_types"])
-            text = d["rules_text"]
-        except (KeyError, TypeError) as e:
-            raise ValueError(f"incomplete tree request: {e}") from None
-        if not isinstance(text, str):
-            raise ValueError(f"rules must be text, one rule per line; got {type(text).__name__}")
-        if not all(isinstance(s, int) and not isinstance(s, bool) for s in shape):
-            raise ValueError(f"mesh sizes must be integers; got {list(shape)}")
-        rules, logical = editor_text.parse(text)
-        return TreeState(shape, names, types, rules, logical, text)
-
-    def _mesh_for(self, st: TreeState) -> Any:
-        own = self._own_mesh
-        if (
-            st.mesh_shape == mesh_mod.mesh_sizes(own)
-            and st.axis_names == tuple(own.axis_names)
-            and st.axis_types == tuple(mesh_mod.mesh_axis_types(own))
-        ):
-            return own
-        if self.planned:
-            return mesh_mod.build_abstract_mesh(
-                st.mesh_shape, st.axis_names, st.axis_types, own.size
-            )
-        return mesh_mod.build_mesh(st.mesh_shape, st.axis_names, st.axis_types, self._devices)
-
-    def _check(self, st: TreeState) -> None:
-        mesh = self._mesh_for(st)
-        leaves = self._require_flat().leaves
-        self._checked: tuple[TreeState, Any, rules_mod.Applied] | None = (
-            st,
-            mesh,
-            rules_mod.apply(leaves, mesh, st.rules, st.logical),
-        )
-
-    def _compute(self, st: TreeState) -> Any:
-        checked = getattr(self, "_checked", None)
-        if checked is None or checked[0] != st:
-            self._check(st)
-            checked = self._checked
-        assert checked is not None
-        return checked[1], checked[2]
+        return self._path.changed(self._applied, i)
 
     def _is_shown(self, st: TreeState) -> bool:
         return bool(st == self._shown) and st.text == self.rules_text
 
     def _publish(self, st: TreeState, result: Any) -> None:
         self._mesh, self._applied = result
-        self._checked = None
+        self._path.forget()
         self._shown = st
         self._failed = ""
         self._key += 1
@@ -461,7 +337,7 @@ class TreeView(ShardView):
         )
         payload = wire.tree_payload(
             self._applied,
-            self._require_flat().static,
+            self._path.require_flat().static,
             key=self._key,
             mesh_text=mesh_text,
             code=self.code,
@@ -480,12 +356,7 @@ class TreeView(ShardView):
         self._remember(st)
 
     def _n_devices(self) -> int:
-        """The devices the view lays out over: the kernel's, or a plan's positions."""
-        return int(self._own_mesh.size) if self.planned else len(self._devices)
-
-    def _state_label(self, st: Any) -> str:
-        mesh = " × ".join(f"{n}={s}" for n, s in zip(st.axis_names, st.mesh_shape, strict=False))
-        return f"mesh {mesh} · {len(st.rules)} rule{'' if len(st.rules) == 1 else 's'}"
+        return self._path.n_devices()
 
     @traitlets.validate(*STATE_TRAITS)
     def _validate_tree_state(self, proposal: Any) -> Any:
@@ -494,14 +365,6 @@ class TreeView(ShardView):
     @traitlets.observe(*STATE_TRAITS)
     def _on_tree_trait(self, change: Any) -> None:
         self._on_state_trait(change)
-
-    @traitlets.validate("hardware")
-    def _validate_hardware(self, proposal: Any) -> Any:
-        try:
-            hw_mod.hardware(proposal["value"])
-        except (ValueError, TypeError) as e:  # a TraitError: the front end's value is put back
-            raise InvalidValue(str(e)) from None
-        return proposal["value"]
 
     @traitlets.validate("selected")
     def _validate_selected(self, proposal: Any) -> Any:
@@ -547,7 +410,7 @@ class TreeView(ShardView):
         )
         options = wire.options(
             n_devices=self._n_devices(),
-            platform="planned" if self.planned else self._devices[0].platform,
+            platform="planned" if self.planned else self._path.devices[0].platform,
             shape=list(leaf.shape),
             dtype=lay.dtype,
             memory_kinds=["device"],
@@ -561,29 +424,7 @@ class TreeView(ShardView):
 
     def _summarize(self, i: int, lay: Layout) -> Summary:
         """Statistics of leaf i as shown: placed for this, and released at once."""
-        leaf = self._applied.leaves[i]
-        n = len(lay.blocks)
-        if self.planned:
-            return Summary.unavailable(n, "planned: no data")
-        if not self._with_stats:
-            return Summary.unavailable(n, "statistics are off (stats=False)")
-        if leaf.abstract:
-            return Summary.unavailable(n, "an abstract leaf (ShapeDtypeStruct): no data")
-        x = self._require_flat().values[leaf.index]
-        if self._changed(i):
-            try:
-                self._check_fits([i], f"statistics of {leaf.path} as laid out")
-            except ValueError as e:
-                return Summary.unavailable(n, str(e))
-        arr = _jax.device_put(x, leaf.sharding) if self._changed(i) else x
-        nd = len(leaf.shape)
-        dims = (0, 1) if nd >= 2 else (0,) if nd == 1 else ()
-        budget = len(lay.devices)
-        plan = plan_for(lay, dims, wire.thumb_pixel_budget(budget), wire.values_budget(budget))
-        try:
-            return summarize(arr, lay, plan)
-        finally:
-            del arr
+        return self._path.summarize(self._applied, i, lay, self._with_stats)
 
     # ---------------------------------------------------------------- static pictures
     @property
@@ -609,8 +450,7 @@ class TreeView(ShardView):
 
         i = self.selected
         lay = self._applied.leaves[i].layout
-        nd = len(lay.shape)
-        dims = (0, 1) if nd >= 2 else (0,) if nd == 1 else ()
+        dims = leaf_dims(len(lay.shape))
         shown = self._leaf_summary
         summ = None
         if shown is not None and shown[0] == i and shown[1] is lay:

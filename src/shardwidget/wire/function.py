@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, cast
 
 from ..model import mesh as mesh_mod
-from ..model.layout import Layout, _dtype_name
+from ..model.layout import Layout, dtype_name
 from ..model.summary import Summary
 from ._common import MAX_JAXPR, MAX_LEAVES, MAX_RECORDS, SpecEntry
 from .array import LayoutWire, Stats, layout, pending_stats, stats
@@ -189,7 +189,7 @@ def trace_options(
         "memory_kinds": list(memory_kinds),
         "mode": traced.mode,
         "fn_name": traced.fn_name,
-        "inputs": [leaf_info(lf.path, lf.shape, _dtype_name(lf.dtype)) for lf in traced.leaves],
+        "inputs": [leaf_info(lf.path, lf.shape, dtype_name(lf.dtype)) for lf in traced.leaves],
         "outputs": list(outputs),
         "static_args": list(traced.static_args),
         "original": cast(TraceStateWire, original.to_wire()),

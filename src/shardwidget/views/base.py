@@ -37,12 +37,12 @@ from ..model.mesh import default_axis_names
 from ..render.png import svg_to_png
 from ..render.snapshot import Snapshot
 from . import fallback
-from .path import ChangePath
+from .path import ChangePath, State
 
 if TYPE_CHECKING:
     from ..export.page import ExportReport
 
-S = TypeVar("S")
+S = TypeVar("S", bound=State)
 """A view kind's layout state (LayoutState, TraceState, TreeState)."""
 
 STATIC = pathlib.Path(__file__).parents[1] / "static"
@@ -165,7 +165,7 @@ class ShardView(anywidget.AnyWidget, Generic[S]):
     are asked in rising rank whether they accept obj (:meth:`_accepts`), and the first that
     does is made. The kinds register themselves (a subclass that sets it), so this base
     imports none of them."""
-    _KINDS: ClassVar[list[type[ShardView]]] = []
+    _KINDS: ClassVar[list[type[ShardView[Any]]]] = []
 
     @classmethod
     def _accepts(cls, obj: Any) -> bool:
@@ -198,7 +198,7 @@ class ShardView(anywidget.AnyWidget, Generic[S]):
             return
 
         @functools.wraps(init)
-        def __init__(self: ShardView, *args: Any, **kw: Any) -> None:
+        def __init__(self: ShardView[Any], *args: Any, **kw: Any) -> None:
             try:
                 init(self, *args, **kw)
             except BaseException:

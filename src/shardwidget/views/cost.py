@@ -8,7 +8,7 @@ hardware changes (``_cost_changed``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import traitlets
 
@@ -33,7 +33,7 @@ class HardwareName(traitlets.Unicode):  # type: ignore[type-arg]
 class CostMixin(traitlets.HasTraits):
     """``hardware`` (the dropdown's choice) and ``_hardware_presets`` (its options)."""
 
-    QUIET_TRAITS = ("_hardware_presets",)
+    QUIET_TRAITS: ClassVar[tuple[str, ...]] = ("_hardware_presets",)
     """A new preset in the dropdown leaves the picture as it is (see ShardView.QUIET_TRAITS)."""
 
     hardware = HardwareName(hw_mod.DEFAULT).tag(sync=True)

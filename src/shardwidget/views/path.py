@@ -13,7 +13,16 @@ from __future__ import annotations
 
 from typing import Any, Protocol, TypeVar
 
-S = TypeVar("S")
+
+class State(Protocol):
+    """A kind's layout state: immutable, compared by value, and written as its trait values."""
+
+    def to_wire(self) -> dict[str, Any]:
+        """The trait values of this state."""
+        ...
+
+
+S = TypeVar("S", bound=State)
 R_co = TypeVar("R_co", covariant=True)
 
 

@@ -250,7 +250,7 @@ class TreeView(CostMixin, ShardView[TreeState]):
         try:
             self._change(
                 dataclasses.replace(
-                    self._shown,
+                    self._state,
                     mesh_shape=mesh_mod.mesh_sizes(mesh),
                     axis_names=tuple(str(a) for a in mesh.axis_names),
                     axis_types=tuple(mesh_mod.mesh_axis_types(mesh)),
@@ -266,23 +266,23 @@ class TreeView(CostMixin, ShardView[TreeState]):
         regex takes the first such rule's spec (padded with None to its rank); unmatched leaves
         keep their layout. Setting it re-lays out at once; a rule that cannot apply raises
         ValueError naming the leaf and the rule, and nothing changes."""
-        return [(r.pattern, r.partition_spec) for r in self._shown.rules]
+        return [(r.pattern, r.partition_spec) for r in self._state.rules]
 
     @rules.setter
     def rules(self, value: Any) -> None:
-        self._change(dataclasses.replace(self._shown, rules=rules_mod.make_rules(value), text=None))
+        self._change(dataclasses.replace(self._state, rules=rules_mod.make_rules(value), text=None))
 
     @property
     def logical_rules(self) -> list[tuple[str, Any]]:
         """``[(logical name, mesh axis or axes), ...]``: leaves with logical axis names (flax
         ``nnx.with_partitioning``) no regex rule matches are laid out as flax's
         ``logical_to_mesh_sharding`` would. ValueError (nothing changed) when one cannot."""
-        return [(n, a if a is None or len(a) != 1 else a[0]) for n, a in self._shown.logical]
+        return [(n, a if a is None or len(a) != 1 else a[0]) for n, a in self._state.logical]
 
     @logical_rules.setter
     def logical_rules(self, value: Any) -> None:
         logical = rules_mod.make_logical_rules(value)
-        self._change(dataclasses.replace(self._shown, logical=logical, text=None))
+        self._change(dataclasses.replace(self._state, logical=logical, text=None))
 
     @property
     def tree(self) -> Any:
@@ -297,7 +297,7 @@ class TreeView(CostMixin, ShardView[TreeState]):
         """Python (jax only) that, run with the tree bound to ``name`` (``params``), makes the
         mesh and the shardings and rebinds the name to the tree laid out as shown."""
         return tree_code(
-            self._mesh, self._shown.rules, self._applied.leaves, self._applied.sources, self._name
+            self._mesh, self._state.rules, self._applied.leaves, self._applied.sources, self._name
         )
 
     def leaf(self, path: str) -> TreeLeaf:
@@ -313,6 +313,12 @@ class TreeView(CostMixin, ShardView[TreeState]):
         return tree_render.text(self)
 
     # ---------------------------------------------------------------- the change path
+    @property
+    def _state(self) -> TreeState:
+        """The state shown (a tree view always shows one once made)."""
+        assert self._shown is not None
+        return self._shown
+
     def _changed_leaves(self) -> tuple[int, ...]:
         """The leaves whose layout differs from the user's (worked out once per layout)."""
         if self._changed_cache is None or self._changed_cache[0] is not self._applied:

@@ -512,7 +512,7 @@ def test_every_front_end_layout_change_refused_with_several_processes(arr, monke
     f.send_state = lambda key=None: synced.append(key)
 
     def snap():
-        return ({k: getattr(f, k) for k in f.STATE_TRAITS}, len(f._traced._cache), f._at)
+        return ({k: getattr(f, k) for k in f.STATE_TRAITS}, len(f._traced._cache), f.history_index)
 
     before = snap()
     f.set_state({"in_specs": [["x", "y"]], "mesh_shape": [4, 2]})

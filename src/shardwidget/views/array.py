@@ -36,10 +36,9 @@ from ._source import (
     _coerce,
     _default_view_dims,
     _in_kernel,
-    _process_index,
     _source_of,
 )
-from .array_path import ArrayPath
+from .array_path import ArrayPath, layout_wire
 from .base import InvalidValue, ShardView, refuse_unknown
 from .cost import CostMixin
 
@@ -60,7 +59,7 @@ class ArrayView(CostMixin, ShardView[LayoutState]):
     """
 
     _KIND_RANK = 100  # the last kind asked: anything that is not another kind is an array
-    HOLDS: ClassVar[tuple[str, ...]] = ("_path", "_held")
+    _HOLDS: ClassVar[tuple[str, ...]] = ("_path", "_held")
     _path: ArrayPath
 
     @classmethod
@@ -294,20 +293,7 @@ class ArrayView(CostMixin, ShardView[LayoutState]):
         """The geometry and statistics of the array laid out as st, under layout key ``key``,
         without changing the view (what a saved page stores to answer its controls)."""
         self._check(st)
-        arr = self._compute(st)
-        lay = relabel(layout_of(arr))
-        return wire.variant(
-            st,
-            wire.layout(
-                lay,
-                key=key,
-                source=_source_of(arr, self._path.source),
-                note=self._note,
-                local_process=_process_index(),
-                code=lay.derived("code", array_code),
-            ),
-            wire.stats(self._summarize(arr, lay), key=key),
-        )
+        return self._path.variant(st, self._compute(st), key, self._note, tuple(self.view_dims))
 
     def save_html(
         self,
@@ -372,14 +358,8 @@ class ArrayView(CostMixin, ShardView[LayoutState]):
         # Never delay the geometry for device work: only tiles already computed make it quick,
         # and with statistics off there is nothing to wait for (one update, not two).
         quick = not self._with_stats or self._path.tiles_for(lay, compute=False) is not None
-        layout = wire.layout(
-            lay,
-            key=self._key,
-            source=_source_of(arr, self._path.source),
-            note=self._note,
-            local_process=_process_index(),
-            code=lay.derived("code", array_code),
-        )
+        source = _source_of(arr, self._path.source)
+        layout = layout_wire(lay, self._key, source, self._note, code=True)
         stats = self._stats_now() if quick else wire.pending_stats(self._key)
         self._set_traits({**st.to_wire(), "error": "", "_layout": layout, "_stats": stats})
         if not quick:

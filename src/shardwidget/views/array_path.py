@@ -20,15 +20,17 @@ import jax
 import numpy as np
 
 from .. import _jax, wire
+from ..export.code import array_code
 from ..model import memory
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
 from ..model import state as state_mod
 from ..model import tiles as tiles_mod
 from ..model.help import indivisible_hint, pad_for
-from ..model.layout import Layout, layout_of_sharding
+from ..model.layout import Layout, layout_of, layout_of_sharding
 from ..model.state import LayoutState
 from ..model.summary import Summary, plan_for, summarize
+from ..trace.pmap import relabel
 from ._source import _movable, _own_mesh
 
 _UNSET: Any = object()
@@ -37,6 +39,19 @@ MULTIPROCESS = (
     "re-laying out is off with several processes: device_put would have to run on every "
     "process at once"
 )
+
+
+def layout_wire(lay: Layout, key: int, source: str, note: str, code: bool) -> wire.LayoutWire:
+    """The geometry payload of one array laid out as lay (the array view's ``_layout``, and
+    the tree view's selected leaf); with code, the snippet that lays it out so."""
+    return wire.layout(
+        lay,
+        key=key,
+        source=source,
+        note=note,
+        local_process=int(jax.process_index()),
+        code=lay.derived("code", array_code) if code else "",
+    )
 
 
 def leaf_summary(arr: jax.Array, lay: Layout, view_dims: tuple[int, ...], n: int) -> Summary:
@@ -240,6 +255,19 @@ class ArrayPath:
                 base.memory_kind,
                 base.devices,
             )
+
+    def variant(
+        self, st: LayoutState, arr: jax.Array, key: int, note: str, view_dims: tuple[int, ...]
+    ) -> wire.Variant:
+        """The geometry and statistics of arr (the array laid out as st, computed) under
+        layout key ``key``: what a saved page stores to answer its controls."""
+        lay = relabel(layout_of(arr))
+        source = "original" if arr is self.source else "resharded"
+        return wire.variant(
+            st,
+            layout_wire(lay, key, source, note, code=True),
+            wire.stats(self.summarize(lay, view_dims, lambda: arr), key=key),
+        )
 
     # ---------------------------------------------------------------- statistics
     def summarize(

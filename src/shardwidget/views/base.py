@@ -26,18 +26,16 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-import anywidget
 import jax
 import numpy as np
 import traitlets
 from ipywidgets.widgets.widget import _binary_types, _separate_buffers
 
-from .. import _widgets, wire
+from .. import wire
 from ..model.mesh import default_axis_names
-from ..render.png import svg_to_png
-from ..render.snapshot import Snapshot
-from . import fallback
+from .history import History
 from .path import ChangePath, State
+from .pictures import Pictures
 
 if TYPE_CHECKING:
     from ..export.page import ExportReport
@@ -100,7 +98,7 @@ def fit_axes(d: dict[str, Any], changes: dict[str, Any]) -> None:
         d["axis_types"] = (list(d["axis_types"]) + ["auto"] * k)[:k]
 
 
-class ShardView(anywidget.AnyWidget, Generic[S]):
+class ShardView(Pictures, Generic[S]):
     """A live view of how JAX lays data out across devices, with controls to change the layout.
 
     ``ShardView(arr)`` shows a jax.Array (or a numpy array / scalar, placed on the default
@@ -148,10 +146,10 @@ class ShardView(anywidget.AnyWidget, Generic[S]):
     """wire.HistoryWire: how many steps :meth:`undo` and :meth:`redo` can take, and to what.
     Python → JS (the undo/redo buttons send a ``history`` message)."""
 
-    QUIET_TRAITS: ClassVar[tuple[str, ...]] = ("busy",)
+    _QUIET_TRAITS: ClassVar[tuple[str, ...]] = ("busy",)
     """Synced traits whose change leaves the picture as it is (a kind or a mixin adds its own:
     every class in the MRO is asked)."""
-    HOLDS: ClassVar[tuple[str, ...]] = ()
+    _HOLDS: ClassVar[tuple[str, ...]] = ()
     """Attributes of a view that may hold the user's arrays or copies (dropped when its
     constructor fails)."""
     _path: ChangePath[S, Any]
@@ -212,7 +210,7 @@ class ShardView(anywidget.AnyWidget, Generic[S]):
         """Close a view whose constructor failed and let go of what it holds."""
         if getattr(self, "comm", None) is not None:
             self.close()
-        for k in self.HOLDS:
+        for k in self._HOLDS:
             if k in self.__dict__:
                 self.__dict__[k] = None
 
@@ -225,13 +223,11 @@ class ShardView(anywidget.AnyWidget, Generic[S]):
         self._failed = ""  # why the state in the traits did not compute ("" when it did)
         self._busy_depth = 0  # requests being handled (re-entrant handling nests them)
         self._fallback_shown = False  # whether a picture output of this view was displayed
-        self._states: list[S] = []  # the layouts shown, oldest first (undo / redo)
-        self._at = -1  # the index in _states of the layout shown
-        self._stepping = False  # True while undo/redo shows a remembered layout
+        self._steps: History[S] = History(self.HISTORY_LIMIT)  # the layouts shown (undo/redo)
         super().__init__(**kwargs)
         self._fallback_id = f"shardwidget-{uuid.uuid4().hex}"
         self.on_msg(self._on_custom_msg)
-        quiet = {n for k in type(self).__mro__ for n in k.__dict__.get("QUIET_TRAITS", ())}
+        quiet = {n for k in type(self).__mro__ for n in k.__dict__.get("_QUIET_TRAITS", ())}
         self.observe(self._on_shown_change, names=[k for k in self.SYNCED if k not in quiet])
 
     # ---------------------------------------------------------------- public protocol
@@ -248,23 +244,7 @@ class ShardView(anywidget.AnyWidget, Generic[S]):
         for name, value in state.items() if lock else ():
             if name in lock:  # as ipywidgets does: keep it up to date with the front end
                 lock[name] = value
-        buffer_paths: list[list[Any]] = []
-        buffers: list[Any] = []
-        out: dict[str, Any] = {}
-        for name, value in state.items():  # in order, as ipywidgets walks the state
-            if isinstance(value, _binary_types):
-                buffers.append(value)
-                buffer_paths.append([name])
-            elif name in self.PLAIN_TRAITS or not isinstance(value, dict | list | tuple):
-                out[name] = value
-            elif name in self.TOP_BUFFER_TRAITS and isinstance(value, dict):
-                out[name] = {k: v for k, v in value.items() if not isinstance(v, _binary_types)}
-                for k, v in value.items():
-                    if isinstance(v, _binary_types):
-                        buffers.append(v)
-                        buffer_paths.append([name, k])
-            else:
-                out[name] = _separate_buffers(value, [name], buffer_paths, buffers)
+        out, buffer_paths, buffers = split_buffers(state, self.PLAIN_TRAITS, self.TOP_BUFFER_TRAITS)
         msg = {"method": "update", "state": out, "buffer_paths": buffer_paths}
         self._send(msg, buffers=buffers)
 
@@ -275,58 +255,6 @@ class ShardView(anywidget.AnyWidget, Generic[S]):
     def save_html(self, path: str | pathlib.Path) -> ExportReport:
         """Write one self-contained HTML file (no network, no kernel) showing this view."""
         raise NotImplementedError
-
-    def snapshot(self) -> Snapshot:
-        """This view frozen now, to display: the static picture (HTML + SVG, hover a block for its
-        details; the error, when one is shown) and the terminal text. Later changes to the view
-        do not reach it: use it where a notebook must read right top to bottom."""
-        return Snapshot(self._static_html(), repr(self))
-
-    def _static_html(self) -> str:
-        """The view's current state as HTML without script (snapshot, the notebook picture)."""
-        raise NotImplementedError
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        """The widget. In a kernel, a picture of the view's last state is displayed just before
-        it, for the notebook read without the kernel (views/fallback.py); elsewhere the picture
-        rides in the widget's bundle as text/html, for viewers without a widget manager."""
-        if not _widgets.is_open(self):  # closed: shown by its text (IPython's plain repr)
-            return None
-        bundle = super()._repr_mimebundle_(**kwargs)
-        if bundle is None:
-            return None
-        data, meta = bundle
-
-        if not fallback.emit(self):
-            data["text/html"] = self._static_html()
-        return data, meta
-
-    def _on_shown_change(self, _change: Any) -> None:
-        if self._fallback_shown:
-            fallback.mark_stale(self)
-
-    def to_svg(self, width: int = 760) -> str:
-        """The view as a standalone SVG (no browser needed), drawn like the live view: for
-        slides and papers. ``width`` in pixels; the height follows from the content."""
-        raise NotImplementedError
-
-    def to_png(self, path: str | pathlib.Path, width: int = 760, scale: float = 2.0) -> Any:
-        """Write :meth:`to_svg` as a PNG at ``scale`` times its size; returns (width, height)
-        in pixels. Converts with ``cairosvg`` when it is installed, else with headless Chromium
-        through Playwright (``SHARDWIDGET_CHROMIUM`` or ``chromium`` on PATH); RuntimeError
-        naming what to install when neither is available (see :mod:`shardwidget.render.png`)."""
-        return svg_to_png(self.to_svg(width), path, scale)
-
-    def _picture_name(self) -> str:
-        """The file name the "save picture" button offers (without extension)."""
-        return "shardwidget"
-
-    def _send_picture(self) -> None:
-        """Answer the "save picture" button with :meth:`to_svg` (or why it failed)."""
-        try:
-            self.send(wire.picture_msg(self.to_svg(), self._picture_name()))
-        except Exception as e:  # the boundary: said in the widget, never raised
-            self.send(wire.picture_msg("", "", wire.cap_message(f"no picture: {e}")))
 
     def undo(self) -> None:
         """Show the layout shown before the current one (the controls follow); ValueError when
@@ -341,35 +269,31 @@ class ShardView(anywidget.AnyWidget, Generic[S]):
 
     @property
     def history(self) -> list[S]:
-        """The layouts shown, oldest first (``LayoutState`` / ``TraceState``); the one shown now
-        is ``history[history_index]``."""
-        return list(self._states)
+        """The layouts shown, oldest first (``LayoutState``, ``TraceState``, ``TreeState``); the
+        one shown now is ``history[history_index]``."""
+        return list(self._steps.states)
 
     @property
     def history_index(self) -> int:
         """The index in :attr:`history` of the layout shown (-1 before the first)."""
-        return self._at
+        return self._steps.at
 
     def _step(self, by: int) -> None:
-        to = self._at + by
-        if not 0 <= to < len(self._states):
-            raise ValueError(f"nothing to {'undo' if by < 0 else 'redo'}")
-        self._stepping = True
+        steps = self._steps
+        to = steps.target(by)
+        steps.stepping = True
         try:
-            self._change(self._states[to])
+            self._change(steps.states[to])
         finally:
-            self._stepping = False
-        self._at = to
-        self._history = wire.history(self._states, self._at, self._state_label)
+            steps.stepping = False
+        steps.at = to
+        self._history = wire.history(steps.states, steps.at, self._state_label)
 
     def _remember(self, st: S) -> None:
-        """Note that st is shown now (called by each subclass's ``_publish``): a new step unless
+        """Note that st is shown now (called by each kind's ``_publish``): a new step unless
         undo/redo is showing a remembered one; the layouts undone are forgotten."""
-        if self._stepping or (0 <= self._at < len(self._states) and self._states[self._at] == st):
-            return
-        self._states = [*self._states[: self._at + 1], st][-self.HISTORY_LIMIT :]
-        self._at = len(self._states) - 1
-        self._history = wire.history(self._states, self._at, self._state_label)
+        if self._steps.remember(st):
+            self._history = wire.history(self._steps.states, self._steps.at, self._state_label)
 
     def _state_label(self, st: S) -> str:
         """A state in a few words, for the undo/redo buttons' tooltips (the path's label)."""
@@ -568,6 +492,32 @@ class ShardView(anywidget.AnyWidget, Generic[S]):
 
 
 SUPERSEDED = "superseded by a newer request"
+
+
+def split_buffers(
+    state: dict[str, Any], plain: Sequence[str], top: Sequence[str]
+) -> tuple[dict[str, Any], list[list[Any]], list[Any]]:
+    """(state without its binary values, their paths, the values), as ipywidgets' own
+    ``_remove_buffers`` makes them, in the same order; traits in ``plain`` are not searched,
+    those in ``top`` (dicts) at their top level only."""
+    buffer_paths: list[list[Any]] = []
+    buffers: list[Any] = []
+    out: dict[str, Any] = {}
+    for name, value in state.items():  # in order, as ipywidgets walks the state
+        if isinstance(value, _binary_types):
+            buffers.append(value)
+            buffer_paths.append([name])
+        elif name in plain or not isinstance(value, dict | list | tuple):
+            out[name] = value
+        elif name in top and isinstance(value, dict):
+            out[name] = {k: v for k, v in value.items() if not isinstance(v, _binary_types)}
+            for k, v in value.items():
+                if isinstance(v, _binary_types):
+                    buffers.append(v)
+                    buffer_paths.append([name, k])
+        else:
+            out[name] = _separate_buffers(value, [name], buffer_paths, buffers)
+    return out, buffer_paths, buffers
 
 
 def _capped(e: BaseException) -> InvalidValue:

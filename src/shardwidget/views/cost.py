@@ -33,8 +33,8 @@ class HardwareName(traitlets.Unicode):  # type: ignore[type-arg]
 class CostMixin(traitlets.HasTraits):
     """``hardware`` (the dropdown's choice) and ``_hardware_presets`` (its options)."""
 
-    QUIET_TRAITS: ClassVar[tuple[str, ...]] = ("_hardware_presets",)
-    """A new preset in the dropdown leaves the picture as it is (see ShardView.QUIET_TRAITS)."""
+    _QUIET_TRAITS: ClassVar[tuple[str, ...]] = ("_hardware_presets",)
+    """A new preset in the dropdown leaves the picture as it is (see ShardView._QUIET_TRAITS)."""
 
     hardware = HardwareName(hw_mod.DEFAULT).tag(sync=True)
     """str, default "tpu-v5p": the hardware preset estimates are for ("tpu-v4", "tpu-v5e",

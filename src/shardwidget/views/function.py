@@ -54,7 +54,7 @@ class FunctionView(CostMixin, ShardView[TraceState]):
     """
 
     _KIND_RANK = 0
-    HOLDS: ClassVar[tuple[str, ...]] = ("_path", "_result")
+    _HOLDS: ClassVar[tuple[str, ...]] = ("_path", "_result")
     _path: FunctionPath
 
     @classmethod

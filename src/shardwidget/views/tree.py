@@ -32,9 +32,10 @@ from ..render import snapshot
 from ..render import tree as tree_render
 from ..render.picture import array_svg
 from ..render.tree import tree_svg
+from .array_path import layout_wire
 from .base import InvalidValue, ShardView, refuse_unknown
 from .cost import CostMixin, HardwareName
-from .tree_path import TreePath, TreeState, leaf_dims
+from .tree_path import TreePath, TreeState, leaf_dims, pick_leaf
 
 if TYPE_CHECKING:
     from ..export.page import ExportReport
@@ -84,7 +85,7 @@ class TreeView(CostMixin, ShardView[TreeState]):
     """
 
     _KIND_RANK = 50  # after the function view (a callable is a function), before arrays
-    HOLDS: ClassVar[tuple[str, ...]] = ("_path", "_applied", "_mesh")
+    _HOLDS: ClassVar[tuple[str, ...]] = ("_path", "_applied", "_mesh")
     _path: TreePath
 
     @classmethod
@@ -179,7 +180,6 @@ class TreeView(CostMixin, ShardView[TreeState]):
         self._mesh = mesh
         self._applied = rules_mod.Applied(leaves, ("",) * len(leaves))
         self._shown_leaf: tuple[int, Layout] | None = None  # the leaf in _layout / _stats
-        self._changed_cache: tuple[rules_mod.Applied, tuple[int, ...]] | None = None
         self._leaf_summary: tuple[int, Layout, Summary] | None = None
         super().__init__()
         hw = hw_mod.hardware(kwargs.get("hardware", "h100"))
@@ -320,11 +320,7 @@ class TreeView(CostMixin, ShardView[TreeState]):
         return self._shown
 
     def _changed_leaves(self) -> tuple[int, ...]:
-        """The leaves whose layout differs from the user's (worked out once per layout)."""
-        if self._changed_cache is None or self._changed_cache[0] is not self._applied:
-            idx = tuple(i for i in range(len(self._applied.leaves)) if self._changed(i))
-            self._changed_cache = (self._applied, idx)
-        return self._changed_cache[1]
+        return self._path.changed_leaves(self._applied)
 
     def _changed(self, i: int) -> bool:
         return self._path.changed(self._applied, i)
@@ -338,25 +334,9 @@ class TreeView(CostMixin, ShardView[TreeState]):
         self._shown = st
         self._failed = ""
         self._key += 1
-        mesh_text = " × ".join(
-            f"{n}={s}" for n, s in zip(st.axis_names, st.mesh_shape, strict=True)
-        )
-        payload = wire.tree_payload(
-            self._applied,
-            self._path.require_flat().static,
-            key=self._key,
-            mesh_text=mesh_text,
-            code=self.code,
-            planned=self.planned,
-        )
-        pick = self._pick if self._pick is not None else self.selected
-        if self._pick is not None and not 0 <= pick < len(self._applied.leaves):
-            raise ValueError(
-                f"selected={pick} is not a leaf index 0…{len(self._applied.leaves) - 1}"
-            )
+        payload = self._path.payload(st, self._applied, self._key, self.code, self.planned)
+        pick = pick_leaf(self._pick, self.selected, payload["bytes"])
         self._pick = None
-        if not 0 <= pick < len(self._applied.leaves):
-            pick = max(range(len(payload["bytes"])), key=payload["bytes"].__getitem__)
         self._set_traits({**st.to_wire(), "error": "", "_tree": payload, "selected": pick})
         self._publish_selected()
         self._remember(st)
@@ -411,18 +391,8 @@ class TreeView(CostMixin, ShardView[TreeState]):
         self._shown_leaf = (i, lay)
         self._key += 1
         source = "resharded" if self._changed(i) else "original"
-        layout = wire.layout(
-            lay, key=self._key, source=source, note="", local_process=jax.process_index()
-        )
-        options = wire.options(
-            n_devices=self._n_devices(),
-            platform="planned" if self.planned else self._path.devices[0].platform,
-            shape=list(leaf.shape),
-            dtype=lay.dtype,
-            memory_kinds=["device"],
-            original=None,
-            reshard_disabled="the tree view's rules set this layout",
-        )
+        layout = layout_wire(lay, self._key, source, "", code=False)
+        options = self._path.leaf_options(leaf.shape, lay)
         summ = self._summarize(i, lay)
         self._leaf_summary = (i, lay, summ)  # host data: the static picture draws from it
         stats = wire.stats(summ, key=self._key)

@@ -15,7 +15,7 @@ from typing import Any
 
 import jax
 
-from .. import _jax
+from .. import _jax, wire
 from ..model import memory
 from ..model import mesh as mesh_mod
 from ..model import rules as rules_mod
@@ -73,6 +73,7 @@ class TreePath:
         self.devices = list(jax.devices())
         self.own_mesh = own_mesh
         self._applied_for: tuple[TreeState, Any, Computed] | None = None
+        self._changed_for: tuple[rules_mod.Applied, tuple[int, ...]] | None = None
 
     @property
     def planned(self) -> bool:
@@ -159,6 +160,37 @@ class TreePath:
             return True
         return not leaf.sharding.is_equivalent_to(orig.sharding, len(leaf.shape))
 
+    def payload(
+        self, st: TreeState, applied: rules_mod.Applied, key: int, code: str, planned: str
+    ) -> wire.TreeWire:
+        """``_tree``: every leaf as laid out, memory per device (see :mod:`shardwidget.wire`)."""
+        mesh_text = " × ".join(
+            f"{n}={s}" for n, s in zip(st.axis_names, st.mesh_shape, strict=True)
+        )
+        static = self.require_flat().static
+        return wire.tree_payload(
+            applied, static, key=key, mesh_text=mesh_text, code=code, planned=planned
+        )
+
+    def changed_leaves(self, applied: rules_mod.Applied) -> tuple[int, ...]:
+        """The leaves whose layout differs from the user's (worked out once per layout)."""
+        if self._changed_for is None or self._changed_for[0] is not applied:
+            idx = tuple(i for i in range(len(applied.leaves)) if self.changed(applied, i))
+            self._changed_for = (applied, idx)
+        return self._changed_for[1]
+
+    def leaf_options(self, shape: tuple[int, ...], lay: Layout) -> wire.Options:
+        """The options of a leaf's embedded grid: its layout is the rules' (no controls)."""
+        return wire.options(
+            n_devices=self.n_devices(),
+            platform="planned" if self.planned else self.devices[0].platform,
+            shape=list(shape),
+            dtype=lay.dtype,
+            memory_kinds=["device"],
+            original=None,
+            reshard_disabled="the tree view's rules set this layout",
+        )
+
     def check_fits(self, applied: rules_mod.Applied, leaves: list[int], what: str) -> None:
         """ValueError in words, before any device work, when the copies of these leaves would
         not fit in free device memory (the user's own leaves stay as they are)."""
@@ -225,6 +257,16 @@ class TreePath:
             return leaf_summary(arr, lay, leaf_dims(len(leaf.shape)), len(lay.devices))
         finally:
             del arr
+
+
+def pick_leaf(asked: int | None, current: int, leaf_bytes: list[int]) -> int:
+    """The leaf to select: the one asked for (``selected=``; ValueError when it is no leaf
+    index), else the current one while it is a leaf, else the one with the most bytes."""
+    n = len(leaf_bytes)
+    if asked is not None and not 0 <= asked < n:
+        raise ValueError(f"selected={asked} is not a leaf index 0…{n - 1}")
+    pick = asked if asked is not None else current
+    return pick if 0 <= pick < n else max(range(n), key=leaf_bytes.__getitem__)
 
 
 def leaf_dims(ndim: int) -> tuple[int, ...]:

@@ -31,7 +31,7 @@ MIB = 1 << 20
 
 
 def held(own: list[Any]) -> int:
-    from shardwidget.model import memory
+    from shardwidget.model import free_memory
 
     gc.collect()
     return memory.held_bytes(own)

@@ -13,9 +13,9 @@ from .cost.estimate import Estimate
 from .cost.hardware import Hardware, hardware
 from .cost.reshard import Transfer
 from .export.page import ExportReport
-from .model.device_memory import MemoryMap, memory_map
 from .model.help import suggest_layouts
 from .model.layout import Layout
+from .model.memory_map import MemoryMap, memory_map
 from .model.state import LayoutState
 from .render.snapshot import Snapshot
 from .trace.result import TraceResult, TraceState

@@ -51,10 +51,10 @@ from . import (
     suggest_layouts,
 )
 from .cost.estimate import CollectiveTime
-from .model.device_memory import ArrayEntry
 from .model.help import Suggestion
 from .model.layout import Block, DeviceInfo, MeshInfo
 from .model.layout_diff import BlockMove, DeviceChange, LayoutDiff
+from .model.memory_map import ArrayEntry
 from .model.summary import Summary
 from .model.tree import StaticLeaf, TreeLeaf
 from .plan import Plan, PlanError, plan

@@ -12,7 +12,7 @@ from jax.sharding import PartitionSpec as P
 
 import shardwidget
 from shardwidget import ShardView, memory_map
-from shardwidget.model import device_memory as memory_map_mod
+from shardwidget.model import memory_map as memory_map_mod
 
 
 def _shard_sum(arrays: list[Any], kinds: tuple[Any, ...] = ("device",)) -> dict[int, int]:

@@ -262,12 +262,12 @@ def test_unused_argument_in_shard_map_mode(x: Any, mesh: Any) -> None:
 
 
 def test_odd_input_views_hold_no_device_memory_between_updates(mesh: Any) -> None:
-    from shardwidget.model import memory
+    from shardwidget.model import free_memory
     from tests.helpers import collect
 
     def live() -> int:
         collect()
-        return sum(memory.buffers(jax.live_arrays()).values())
+        return sum(free_memory.buffers(jax.live_arrays()).values())
 
     keys = jax.device_put(jax.random.split(jax.random.key(2), 8), NamedSharding(mesh, P("x")))
     sub = jax.make_mesh((2,), ("x",), devices=jax.devices()[2:4])

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from shardwidget import ShardView, _jax, compare, wire
-from shardwidget.model import memory
+from shardwidget.model import free_memory
 from shardwidget.trace import pmap as pmap_mod
 from shardwidget.trace.pmap import FIXED, INTERNAL_AXIS, is_pmapped
 
@@ -309,7 +309,7 @@ def test_pmaps_own_refusal_in_its_words() -> None:
 
 def live_bytes() -> int:
     gc.collect()
-    return sum(memory.buffers(jax.live_arrays()).values())
+    return sum(free_memory.buffers(jax.live_arrays()).values())
 
 
 def test_a_pmap_view_keeps_no_device_memory() -> None:

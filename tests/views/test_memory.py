@@ -17,8 +17,8 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
-from shardwidget.model import memory
-from shardwidget.trace import traced as trace_mod
+from shardwidget.model import free_memory
+from shardwidget.trace import function as trace_mod
 from tests.helpers import collect
 
 SPECS = [["x", "y"], ["y", "x"], [None, "x"], ["y", None], [["x", "y"], None], [None, None]]
@@ -28,7 +28,7 @@ def live_bytes() -> int:
     """Bytes of live device buffers (each once: per-shard views share their array's), garbage
     collected first to the end (see helpers.collect: one pass is not enough on jax < 0.10)."""
     collect()
-    return sum(memory.buffers(jax.live_arrays()).values())
+    return sum(free_memory.buffers(jax.live_arrays()).values())
 
 
 @pytest.fixture
@@ -216,7 +216,7 @@ def small_device(monkeypatch: Any, free: int) -> None:
     def fake(devices: Any) -> tuple[dict[int, int], int | None]:
         return {int(d.id): free for d in devices}, free
 
-    monkeypatch.setattr(memory, "free_memory", fake)
+    monkeypatch.setattr(free_memory, "free_memory", fake)
 
 
 def test_relayout_that_does_not_fit_is_refused_in_words(arr: Any, monkeypatch: Any) -> None:
@@ -241,7 +241,7 @@ def test_relayout_that_does_not_fit_is_refused_in_words(arr: Any, monkeypatch: A
 
 def test_cpu_devices_share_host_memory(arr: Any, monkeypatch: Any) -> None:
     """On CPU the devices' needs add up against the host's available memory."""
-    monkeypatch.setattr(memory, "host_available_bytes", lambda: 8 * 1024 * 8 - 1)
+    monkeypatch.setattr(free_memory, "host_available_bytes", lambda: 8 * 1024 * 8 - 1)
     v = ShardView(arr)
     with pytest.raises(ValueError, match=r"in all on 8 device.*share the host's memory"):
         v.spec = [None, None]  # 8 KiB on each of 8 devices: 64 KiB in all
@@ -261,10 +261,10 @@ def test_function_run_that_does_not_fit_is_refused(arr: Any, monkeypatch: Any) -
 
 
 def test_free_memory_reports_host_memory_for_cpu_devices() -> None:
-    per_device, host = memory.free_memory(jax.devices())
+    per_device, host = free_memory.free_memory(jax.devices())
     assert per_device == {}  # CPU devices report no memory_stats of their own
     assert host is None or host > 0
-    assert memory.gib(3 << 30) == "3.00 GiB"
+    assert free_memory.gib(3 << 30) == "3.00 GiB"
 
 
 class FakeIPython:

@@ -1,4 +1,4 @@
-"""The one core of both views: the family base, the change path, the public protocol that
+"""The one core of every view kind: the family base, the change path, the public protocol that
 saved pages use, the complete traced result."""
 
 from __future__ import annotations

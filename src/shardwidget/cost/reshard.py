@@ -16,8 +16,8 @@ import jax
 import numpy as np
 
 from .. import _jax
+from ..model.free_memory import compiled_memory  # the function view's per-device numbers
 from ..model.layout import Layout, layout_of_sharding
-from ..model.memory import compiled_memory  # the function view's per-device numbers
 from ..model.mesh import xla_safe_sharding
 from ..model.units import fmt_bytes
 from ..trace import hlo

@@ -29,7 +29,7 @@ from ..render.snapshot import picture_html
 from . import _page
 
 
-class ArrayView(Protocol):
+class ArrayViewLike(Protocol):
     """What a page of an array view reads from it: the views' public protocol (ArrayView
     has it), so this module needs no view class."""
 
@@ -44,7 +44,7 @@ class ArrayView(Protocol):
     def variant(self, st: LayoutState, key: int) -> wire.Variant: ...
 
 
-class FunctionView(Protocol):
+class FunctionViewLike(Protocol):
     """What a page of a function view reads from it (FunctionView has it)."""
 
     @property
@@ -53,7 +53,7 @@ class FunctionView(Protocol):
     def synced_state(self) -> dict[str, Any]: ...
 
 
-class TreeView(Protocol):
+class TreeViewLike(Protocol):
     """What a page of a tree view reads from it (TreeView has it)."""
 
     def synced_state(self) -> dict[str, Any]: ...
@@ -101,7 +101,7 @@ def _size(v: Any) -> int:
 
 
 def variant_states(
-    view: ArrayView, variants: str | Sequence[dict[str, Any]] | None
+    view: ArrayViewLike, variants: str | Sequence[dict[str, Any]] | None
 ) -> list[LayoutState]:
     """The layouts ``variants`` asks for: None, "specs" (every valid spec for the current mesh,
     the first MAX_SPECS + 1 of them: one more tells that the list was cut) or a list of dicts of
@@ -132,7 +132,7 @@ def variant_states(
 
 
 def array_page_data(
-    view: ArrayView, variants: Iterable[LayoutState] = (), budget: int = DEFAULT_BUDGET
+    view: ArrayViewLike, variants: Iterable[LayoutState] = (), budget: int = DEFAULT_BUDGET
 ) -> tuple[wire.PageData, int, int]:
     """(page data, layouts carried, variants skipped) of an array view: its synced state, the
     layout shown, and the variants, in order, until the next one would pass ``budget`` bytes of
@@ -164,14 +164,14 @@ def array_page_data(
     return wire.page_data(state, answers), len(answers), skipped
 
 
-def function_page_data(view: FunctionView) -> wire.PageData:
+def function_page_data(view: FunctionViewLike) -> wire.PageData:
     """Page data of a function view as compiled now; its controls say there is no kernel."""
     state = view.synced_state()
     state["_trace_options"] = {**state["_trace_options"], "static": NO_KERNEL}
     return wire.page_data(state, {})
 
 
-def _picture(view: ArrayView | FunctionView) -> str:
+def _picture(view: ArrayViewLike | FunctionViewLike) -> str:
     """The view's static picture (to_svg's drawing) for the page's no-script fallback; "" when
     it has nothing drawn (a function view that never compiled)."""
     try:
@@ -206,7 +206,7 @@ def _write(
 
 
 def save_array_view(
-    view: ArrayView,
+    view: ArrayViewLike,
     path: str | pathlib.Path,
     variants: str | Sequence[dict[str, Any]] | None = None,
     budget: int = DEFAULT_BUDGET,
@@ -223,13 +223,13 @@ def save_array_view(
     return ExportReport(str(p), p.stat().st_size, n, skipped, budget, truncated)
 
 
-def save_function_view(view: FunctionView, path: str | pathlib.Path) -> ExportReport:
+def save_function_view(view: FunctionViewLike, path: str | pathlib.Path) -> ExportReport:
     """Write one self-contained HTML file showing a function view; see FunctionView.save_html."""
     p = _write(path, f"shardwidget · {view.fn_name}", function_page_data(view), _picture(view))
     return ExportReport(str(p), p.stat().st_size, 1, 0, 0)
 
 
-def save_tree_view(view: TreeView, path: str | pathlib.Path) -> ExportReport:
+def save_tree_view(view: TreeViewLike, path: str | pathlib.Path) -> ExportReport:
     """Write one self-contained HTML file showing a tree view as laid out now (the selected
     leaf's grid with it); see TreeView.save_html."""
     p = _write(path, "shardwidget · tree", wire.page_data(view.synced_state(), {}))

@@ -1,7 +1,7 @@
 """A function and its arguments as pytrees: the array leaves a view lays out (every other
 leaf is static, closed over), the function called on those leaves alone, its outputs traced
 once per layout that can change them, and specs as JAX reads them (a single spec, a pytree
-prefix, one per leaf). The base of :class:`~shardwidget.trace.traced.Traced`, which compiles
+prefix, one per leaf). The base of :class:`~shardwidget.trace.function.Traced`, which compiles
 and runs it. Imports no widget code.
 """
 

@@ -26,8 +26,8 @@ import jax
 from .. import _jax
 from ..model import spec as spec_mod
 from ..model.layout import Layout
+from . import function as trace_mod
 from . import result as result_mod
-from . import traced as trace_mod
 
 INTERNAL_AXIS = _jax.PMAP_INTERNAL_AXIS
 """The name pmap gives its mesh axis when the user gives none."""

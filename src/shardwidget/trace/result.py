@@ -29,7 +29,7 @@ JIT_REFUSES = (
 @dataclass(frozen=True)
 class Slot:
     """A placeholder for leaf ``i`` of a pytree of arguments or outputs (see
-    :meth:`shardwidget.trace.traced.Traced.arg_template`; the snippets of
+    :meth:`shardwidget.trace.function.Traced.arg_template`; the snippets of
     :mod:`shardwidget.export.code` write them out); static: a leaf the view closes over."""
 
     i: int

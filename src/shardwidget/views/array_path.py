@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import _jax, wire
 from ..export.code import array_code
-from ..model import memory
+from ..model import free_memory
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
 from ..model import state as state_mod
@@ -214,7 +214,7 @@ class ArrayPath:
         shape = self.shape
         if sharding != self.source.sharding:
             per_device = layout_of_sharding(sharding, shape, self.source.dtype).bytes_per_device
-            memory.check_fits({d: per_device for d in sharding.addressable_devices}, what)
+            free_memory.check_fits({d: per_device for d in sharding.addressable_devices}, what)
         src = _movable(self.source)
         try:
             out = _jax.device_put(src, sharding)

@@ -1,7 +1,7 @@
 """FunctionView: ShardView(f, *args), what XLA does with a layout of a function's inputs.
 
 Traits of the function view and its compute. The model (tracing, compiling, collectives,
-memory) lives in :mod:`shardwidget.trace.traced` and :mod:`shardwidget.trace.hlo`; the wire format
+memory) lives in :mod:`shardwidget.trace.function` and :mod:`shardwidget.trace.hlo`; the wire format
 in :mod:`shardwidget.wire`. As with array views, a front-end request that fails sets ``error`` and
 keeps the last good view; a Python setter that fails raises ValueError with the same message and
 changes nothing.
@@ -27,8 +27,8 @@ from ..render import text
 from ..render.picture import function_svg
 from ..render.snapshot import picture_html
 from ..trace import _specs as specs_mod
+from ..trace import function as trace_mod
 from ..trace import pmap as pmap_mod
-from ..trace import traced as trace_mod
 from ..trace.result import TraceResult, TraceState
 from . import rerun
 from .base import InvalidValue, ShardView, is_function

@@ -2,7 +2,7 @@
 checked against the function's leaves and the mesh, compiled (with the way out of an error
 that has one) and run, and the per-leaf statistics of a run.
 
-:class:`FunctionPath` holds the traced function (:class:`~shardwidget.trace.traced.Traced`, a
+:class:`FunctionPath` holds the traced function (:class:`~shardwidget.trace.function.Traced`, a
 pmap's or a plan's), the compile cache lives there; the statistics of each layout that ran
 are kept here (host data), so going back to a layout runs nothing.
 :class:`~shardwidget.views.function.FunctionView` runs it through ``ShardView._change`` and
@@ -25,10 +25,10 @@ from ..model.mesh import is_planned
 from ..model.state import LayoutState, validate
 from ..model.summary import Summary, plan_for
 from ..model.tiles import LeafStats
-from ..plan.traced import PlanTraced
+from ..plan.planned_function import PlanTraced
 from ..trace import _specs as specs_mod
+from ..trace import function as trace_mod
 from ..trace import pmap as pmap_mod
-from ..trace import traced as trace_mod
 from ..trace.result import TraceResult, TraceState
 
 Computed = tuple[TraceResult, bool, Any]

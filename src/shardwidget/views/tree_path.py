@@ -16,7 +16,7 @@ from typing import Any
 import jax
 
 from .. import _jax, wire
-from ..model import memory
+from ..model import free_memory
 from ..model import mesh as mesh_mod
 from ..model import rules as rules_mod
 from ..model import rules_text as editor_text
@@ -200,7 +200,7 @@ class TreePath:
             for d in ids:
                 need[d] = need.get(d, 0) + b
         by_id = {int(d.id): d for d in self.devices}
-        memory.check_fits({by_id[d]: n for d, n in need.items() if d in by_id}, what)
+        free_memory.check_fits({by_id[d]: n for d, n in need.items() if d in by_id}, what)
 
     def placed(self, applied: rules_mod.Applied, changed: tuple[int, ...]) -> Any:
         """The tree laid out as applied: the changed leaves placed with ``jax.device_put`` (a

@@ -1,5 +1,5 @@
-"""The cost model's wire format (both views): hardware presets, estimates, and what a re-layout
-moves. Mirrors ``js/wire/cost.ts``.
+"""The cost model's wire format (the array and function views): hardware presets, estimates,
+and what a re-layout moves. Mirrors ``js/wire/cost.ts``.
 """
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ from ._common import MAX_JAXPR, MAX_LEAVES, MAX_RECORDS, SpecEntry
 from .array import LayoutWire, Stats, layout, pending_stats, stats
 
 if TYPE_CHECKING:
+    from ..trace.function import Traced
     from ..trace.result import TraceResult, TraceState
-    from ..trace.traced import Traced
 
 
 class TraceStateWire(TypedDict):

@@ -1,6 +1,6 @@
 """A function view's compiles for a plan: ``ShardView(step, *args, mesh=AbstractMesh(...))``.
 
-:class:`PlanTraced` is the function view's :class:`~shardwidget.trace.traced.Traced` on an
+:class:`PlanTraced` is the function view's :class:`~shardwidget.trace.function.Traced` on an
 AbstractMesh: the same states, specs and checks, with the mesh's positions 0…N-1 as its
 devices. Each layout is traced and lowered here under the AbstractMesh
 (``lowering_platforms=("cpu",)``, no device touched) and compiled in the planning helper
@@ -20,8 +20,8 @@ from jax.sharding import NamedSharding
 from .. import _jax
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
+from ..trace.function import Traced
 from ..trace.result import TraceResult, TraceState, jaxpr_text
-from ..trace.traced import Traced
 from . import compile as compile_mod
 from . import shardings
 from .helper import PlanError

@@ -25,7 +25,7 @@ import numpy as np
 from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 
 from .. import _jax
-from ..model import memory
+from ..model import free_memory
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
 from ..model import state as state_mod
@@ -374,7 +374,7 @@ class Traced(FunctionCall):
             local_shapes={"in": local_in, "out": local_out},
             collectives=colls,
             constraints=constraints,
-            memory=memory.compiled_memory(compiled),
+            memory=free_memory.compiled_memory(compiled),
             flops=_flops(compiled),
             compiled=compiled,
             hlo_text=txt,
@@ -415,11 +415,11 @@ class Traced(FunctionCall):
         """Run res's executable on the arguments laid out for it: (inputs, outputs), which only
         the caller holds, or None when the run failed (``res.run_error`` says why). Records
         the outputs' layouts and the run time on res. ValueError (nothing run) when the run
-        would not fit in free device memory (see :mod:`shardwidget.model.memory`)."""
+        would not fit in free device memory (see :mod:`shardwidget.model.free_memory`)."""
 
         if res.memory:
             mesh_devices = list(self.mesh(res.state).devices.flat)
-            memory.check_fits(
+            free_memory.check_fits(
                 {d: res.memory["peak"] for d in mesh_devices},
                 f"running {self.fn_name} for this layout",
             )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import re
 import textwrap
 
 import pytest
@@ -382,3 +383,38 @@ def test_the_checker_finds_imports_inside_functions(tmp_path):
     )
     allowed = {("b.py", "cairosvg"): "optional"}
     assert unallowed_function_imports(pkg, allowed) == ["a.py:4 imports re", "a.py:5 imports .b"]
+
+
+JS_MAY_NOT_IMPORT: dict[str, tuple[str, ...]] = {
+    "wire": ("shared", "cost", "array", "function", "tree"),
+    "shared": ("cost", "array", "function", "tree"),
+    "cost": ("array", "function", "tree"),
+    "array": ("function", "tree"),
+    "tree": ("function",),
+}
+"""js/'s folders and those they must not import: what array/ and function/ share lives in
+shared/ (the function view and the tree view embed array/'s view; array/ knows neither)."""
+
+
+def js_upward_imports(js: pathlib.Path) -> list[str]:
+    out = []
+    for folder, banned in JS_MAY_NOT_IMPORT.items():
+        for p in sorted((js / folder).rglob("*.ts")):
+            text = p.read_text(encoding="utf-8")
+            for m in re.finditer(r"""from\s+["'](\.\.?/[^"']+)["']""", text):
+                target = (p.parent / m.group(1)).resolve().relative_to(js.resolve()).parts[0]
+                if target in banned:
+                    out.append(f"{p.relative_to(js)} imports {m.group(1)}")
+    return out
+
+
+def test_js_folders_share_through_shared():
+    assert js_upward_imports(ROOT / "js") == []
+
+
+def test_the_js_checker_finds_an_import_across(tmp_path):
+    (tmp_path / "array").mkdir()
+    (tmp_path / "function").mkdir()
+    (tmp_path / "array" / "view.ts").write_text('import { x } from "../function/styles";\n')
+    (tmp_path / "function" / "view.ts").write_text('import { y } from "../array/view";\n')
+    assert js_upward_imports(tmp_path) == ["array/view.ts imports ../function/styles"]

@@ -5,7 +5,7 @@
 import type { Collective, HardwareWire, Layout, TransferWire } from "../wire";
 import { formatBytes } from "../shared/text";
 import { el } from "../shared/dom";
-import { renderCollectives } from "../function/collectives";
+import { renderCollectives } from "../shared/collectives";
 import { hasEstimate, renderEstimate } from "../cost/estimate";
 import { HardwarePicker } from "../cost/hardware";
 import { collectivePaint, type GroupPaint } from "../cost/groups";

@@ -2,7 +2,7 @@
 // detail of a pinned block or device. Wire format: wire/array.ts. Also embedded, one per input
 // and output, in a function view (function/leaf.ts).
 import type { AnyModel } from "@anywidget/types";
-import type { ArrayModel, Layout, LayoutState, Options, RequestMsg, Stats } from "../wire";
+import type { Layout, LayoutState, Options, RequestMsg, Stats } from "../wire";
 import { ArrayPane } from "./grid/pane";
 import { MAX_GRID_WIDTH } from "./grid/geometry";
 import { MeshPane } from "./mesh/pane";
@@ -12,13 +12,16 @@ import { highlights, matchFind, samePin, type FindMatch, type Pointing } from ".
 import { Controls } from "./controls";
 import { detailSection, renderDetail, type Pin } from "./detail";
 import { BaseView, published } from "../shared/view";
+import type { ArrayViewModel } from "../shared/leaf_model";
+
+export type { ArrayViewModel };
 import { layoutRequests, stateKey } from "./state";
 import { blocksByDevice, effectiveViewDims, sliderDims } from "./blocks";
 import { colorScheme, type ColorScheme } from "../shared/colors";
 import { statsFor } from "./stats";
 import { mark, measure } from "../shared/dom";
 import { TransferPanel, transferFor } from "./transfer";
-import { injectFunctionStyles } from "../function/styles";
+import { injectFunctionStyles } from "../shared/trace_styles";
 import { injectCostStyles } from "../cost/styles";
 import type { GroupPaint } from "../cost/groups";
 
@@ -36,7 +39,6 @@ const STATE_TRAITS = ["mesh_shape", "axis_names", "axis_types", "spec", "memory_
 
 /** What the array view reads: its traits, where the host of an embedded view may have no
  *  statistics to give (null). */
-export type ArrayViewModel = Omit<ArrayModel, "_stats"> & { _stats: Stats | null };
 
 /** How a view is mounted. `embedded`: inside another view (a function view's input or output
  *  leaf): no header and no re-layout controls of its own, as the host shows them. */

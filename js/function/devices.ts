@@ -8,7 +8,7 @@ import { plural } from "../shared/text";
 import { MeshAxesDrawing } from "../array/mesh/mesh_axes";
 import { CellPaint } from "../array/mesh/heat";
 import type { GroupPaint } from "../cost/groups";
-import { groupsLabel } from "./collectives";
+import { groupsLabel } from "../shared/collectives";
 
 const HINT = "hover a collective: its device groups light up, one colour per group";
 

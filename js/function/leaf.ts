@@ -11,35 +11,15 @@ import type {
   TraceOptions,
   TraceState,
 } from "../wire";
-import { ArrayView, type ArrayViewModel } from "../array/view";
+import { ArrayView } from "../array/view";
 import type { GroupPaint } from "../cost/groups";
-import { LocalModel } from "../shared/local_model";
+import { LeafModel } from "../shared/leaf_model";
 import { statsHint } from "../array/header";
 import { formatBytes } from "../shared/text";
 import { specString } from "../shared/spec";
 import { specSelectors } from "./controls";
 import { selectField } from "../shared/fields";
 import { outSpecOf, withInSpecEntry, withOutSpec, withOutSpecEntry } from "./state";
-
-/**
- * The model an embedded array view reads: `_layout`, `_stats`, `_options`, `view_dims`, `error`,
- * `busy`. Everything it writes (view_dims) stays here; it never talks to the kernel.
- */
-export class LeafModel extends LocalModel<ArrayViewModel> {
-  constructor(init: Pick<ArrayViewModel, "_layout" | "_stats" | "_options" | "view_dims">) {
-    super({
-      mesh_shape: [],
-      axis_names: [],
-      axis_types: [],
-      spec: [],
-      memory_kind: "",
-      devices: "all",
-      error: "",
-      busy: false,
-      ...init,
-    });
-  }
-}
 
 /** Python's tuple text of a shape: "(4, 4)", "(4,)", "()". */
 export function pyTuple(shape: number[]): string {

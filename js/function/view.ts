@@ -13,7 +13,7 @@ import type {
   TraceState,
 } from "../wire";
 import { BaseView, published } from "../shared/view";
-import { injectFunctionStyles } from "./styles";
+import { injectFunctionStyles } from "../shared/trace_styles";
 import { FunctionMeshControls } from "./controls";
 import { LeafCard } from "./leaf";
 import { cloneTraceState, normalizeTraceState } from "./state";
@@ -22,7 +22,7 @@ import {
   renderCollectives,
   renderConstraints,
   renderMemory,
-} from "./collectives";
+} from "../shared/collectives";
 import { JaxprPanel } from "./jaxpr";
 import { formatCount, formatMs, plural } from "../shared/text";
 import { CopyButton } from "../shared/copy";

@@ -4,7 +4,7 @@ import widget from "../widget";
 import { FakeModel } from "./fake_model";
 import { FunctionView } from "../function/view";
 import * as tfx from "./function_fixtures";
-import { NO_COLLECTIVES, axesLabel, groupsLabel } from "../function/collectives";
+import { NO_COLLECTIVES, axesLabel, groupsLabel } from "../shared/collectives";
 import { INPUT_STATS_MESSAGE, pyTuple } from "../function/leaf";
 import {
   leafSpecOptions,

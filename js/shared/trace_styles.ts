@@ -1,6 +1,6 @@
-// CSS of the function view, scoped under .shardwidget like shared/styles.ts (which it builds on: the
-// theme variables --sw-* come from there). Injected once per document or shadow root.
-import { injectCss } from "../shared/styles";
+// CSS of the function view, its collectives table and the embedded leaf cards (the array and tree
+// views show both), scoped under .shardwidget like shared/styles.ts, whose --sw-* theme it uses.
+import { injectCss } from "./styles";
 
 const STYLE_ID = "shardwidget-trace-styles";
 

@@ -1,8 +1,8 @@
 // What XLA did with a layout, as tables: the collectives it inserted, the sharding constraints
 // the function pins, and the memory and flops of one device.
 import type { Collective, CollectiveKind, Constraint, Memory } from "../wire";
-import { formatBytes, formatCount, plural } from "../shared/text";
-import { el, tableHead } from "../shared/dom";
+import { formatBytes, formatCount, plural } from "./text";
+import { el, tableHead } from "./dom";
 
 /** What each collective does, in words (tooltips; a student's first question). */
 const KIND_INFO: Record<CollectiveKind, string> = {

@@ -68,7 +68,7 @@ class PartialSource(ValueError):
     """The view's original array is unreduced: its transfer to another layout is not modelled."""
 
 
-def _own_mesh(arr: Any) -> tuple[Any | None, dict[str, str] | None]:
+def _own_mesh(arr: jax.Array) -> tuple[Any | None, dict[str, str] | None]:
     """(the mesh of arr's own layout, axis renames) for the controls: a NamedSharding's mesh
     (pmap's internal axis renamed to LABEL, a mesh of the same devices), a GSPMD tile
     assignment's mesh, a one-device mesh for one device; (None, None) for a custom layout."""
@@ -89,7 +89,7 @@ def _own_mesh(arr: Any) -> tuple[Any | None, dict[str, str] | None]:
     return None, None
 
 
-def _movable(arr: Any) -> Any:
+def _movable(arr: jax.Array) -> jax.Array:
     """arr in a form jax.device_put moves to any sharding: unreduced partials summed, a GSPMD
     layout as its equivalent NamedSharding (the same buffers)."""
     if isinstance(arr.sharding, NamedSharding):
@@ -98,7 +98,7 @@ def _movable(arr: Any) -> Any:
     return named if named is not None else arr
 
 
-def _summed(arr: Any) -> Any:
+def _summed(arr: jax.Array) -> jax.Array:
     """arr itself, or for an unreduced array (partial sums on each device) the array it stands
     for: the partials summed over the unreduced axes, laid out as its partitions. device_put
     cannot move an unreduced array (JAX has no shard indices for it); a jit with that output
@@ -106,10 +106,11 @@ def _summed(arr: Any) -> Any:
     sharding = arr.sharding
     if not spec_mod.unreduced_of(getattr(sharding, "spec", None)):
         return arr
-    return jax.jit(lambda a: a, out_shardings=spec_mod.partitions_only(sharding))(arr)
+    summed: jax.Array = jax.jit(lambda a: a, out_shardings=spec_mod.partitions_only(sharding))(arr)
+    return summed
 
 
-def _source_of(arr: Any, original: Any) -> str:
+def _source_of(arr: jax.Array, original: jax.Array) -> str:
     return "original" if arr is original else "resharded"
 
 

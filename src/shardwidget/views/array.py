@@ -16,8 +16,10 @@ import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import jax
 import traitlets
 from jax.sharding import PartitionSpec
+from traitlets.utils.bunch import Bunch
 
 from .. import wire
 from ..cost.reshard import Transfer
@@ -338,7 +340,7 @@ class ArrayView(CostMixin, ShardView[LayoutState]):
         """The state shown already: changing to it does no device work."""
         return bool(st == self._shown)
 
-    def _publish(self, st: LayoutState, arr: Any) -> None:
+    def _publish(self, st: LayoutState, arr: jax.Array) -> None:
         """Show arr: geometry now, statistics right after; both in one update when the
         statistics come from the source's tiles (a few ms on the host, no device work)."""
         self._is_source = arr is self._path.source
@@ -354,7 +356,7 @@ class ArrayView(CostMixin, ShardView[LayoutState]):
             self._held = None
         self._remember(st)
 
-    def _publish_layout(self, st: LayoutState, arr: Any, lay: Layout) -> None:
+    def _publish_layout(self, st: LayoutState, arr: jax.Array, lay: Layout) -> None:
         # Never delay the geometry for device work: only tiles already computed make it quick,
         # and with statistics off there is nothing to wait for (one update, not two).
         quick = not self._with_stats or self._path.tiles_for(lay, compute=False) is not None
@@ -367,15 +369,15 @@ class ArrayView(CostMixin, ShardView[LayoutState]):
         self._publish_transfer()  # after the geometry and statistics, as they are
 
     @traitlets.validate(*LAYOUT_TRAITS)
-    def _validate_layout(self, proposal: Any) -> Any:
+    def _validate_layout(self, proposal: Bunch) -> Any:
         return self._validate_state(proposal)
 
     @traitlets.observe(*LAYOUT_TRAITS)
-    def _on_layout_trait(self, change: Any) -> None:
+    def _on_layout_trait(self, change: Bunch) -> None:
         self._on_state_trait(change)
 
     # ---------------------------------------------------------------- statistics
-    def _summarize(self, arr: Any | None, lay: Layout) -> Summary:
+    def _summarize(self, arr: jax.Array | None, lay: Layout) -> Summary:
         """Statistics of arr (None: the array shown, re-created only when the source's tiles do
         not serve lay)."""
         return self._path.summarize(
@@ -433,7 +435,7 @@ class ArrayView(CostMixin, ShardView[LayoutState]):
         self._publish_transfer()
 
     @traitlets.validate("view_dims")
-    def _validate_view_dims(self, proposal: Any) -> Any:
+    def _validate_view_dims(self, proposal: Bunch) -> Any:
         dims = list(proposal["value"])
         ndim = self._path.ndim
         want = min(ndim, 2)
@@ -445,7 +447,7 @@ class ArrayView(CostMixin, ShardView[LayoutState]):
         return dims
 
     @traitlets.observe("view_dims")
-    def _on_view_dims(self, _change: Any) -> None:
+    def _on_view_dims(self, _change: Bunch) -> None:
         if not self._quiet:
             self._send_stats()  # thumbnails are drawn over the view dims
 

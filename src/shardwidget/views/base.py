@@ -30,6 +30,7 @@ import jax
 import numpy as np
 import traitlets
 from ipywidgets.widgets.widget import _binary_types, _separate_buffers
+from traitlets.utils.bunch import Bunch
 
 from .. import wire
 from ..model.mesh import default_axis_names
@@ -459,7 +460,7 @@ class ShardView(Pictures, Generic[S]):
 
     # Python setters: the validator checks the whole new state; the observer computes and
     # publishes it, or puts the traits back and raises.
-    def _validate_state(self, proposal: Any) -> Any:
+    def _validate_state(self, proposal: Bunch) -> Any:
         value = proposal["value"]
         if self._quiet:
             return value
@@ -473,7 +474,7 @@ class ShardView(Pictures, Generic[S]):
         self._proposed = st
         return value
 
-    def _on_state_trait(self, _change: Any) -> None:
+    def _on_state_trait(self, _change: Bunch) -> None:
         if self._quiet:
             return
         st, self._proposed = self._proposed, None

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import traitlets
+from traitlets.utils.bunch import Bunch
 
 from .. import wire
 from ..cost import hardware as hw_mod
@@ -49,7 +50,7 @@ class CostMixin(traitlets.HasTraits):
         return wire.hardware_presets(hw_mod.listed())
 
     @traitlets.validate("hardware")
-    def _validate_hardware(self, proposal: Any) -> Any:
+    def _validate_hardware(self, proposal: Bunch) -> Any:
         try:
             hw_mod.hardware(proposal["value"])  # "local" is measured here, once per process
         except (ValueError, TypeError) as e:
@@ -57,7 +58,7 @@ class CostMixin(traitlets.HasTraits):
         return proposal["value"]
 
     @traitlets.observe("hardware")
-    def _on_hardware(self, _change: Any) -> None:
+    def _on_hardware(self, _change: Bunch) -> None:
         presets = wire.hardware_presets(hw_mod.listed())  # "local" or a user preset may be new
         if presets != self._hardware_presets:
             self._hardware_presets = presets

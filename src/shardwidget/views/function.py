@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import jax
 import traitlets
+from traitlets.utils.bunch import Bunch
 
 from .. import wire
 from ..export.code import FunctionLayout, function_code
@@ -33,7 +34,7 @@ from ..trace.result import TraceResult, TraceState
 from . import rerun
 from .base import InvalidValue, ShardView, is_function
 from .cost import CostMixin
-from .function_path import FunctionPath
+from .function_path import Computed, FunctionPath, RunArrays
 
 if TYPE_CHECKING:
     from ..export.page import ExportReport
@@ -334,7 +335,7 @@ class FunctionView(CostMixin, ShardView[TraceState]):
             self._trace_stats = wire.pending_trace_stats(self._key, 0)
             self._estimate = wire.empty_estimate(self._key, self.hardware)
 
-    def _publish(self, st: Any, result: tuple[TraceResult, bool, Any]) -> None:
+    def _publish(self, st: TraceState, result: Computed) -> None:
         res, cached, arrays = result
         self._result = res
         self._shown, self._failed = st, ""
@@ -367,7 +368,7 @@ class FunctionView(CostMixin, ShardView[TraceState]):
         self._publish_estimate()
 
     @traitlets.validate("mode")
-    def _validate_mode(self, proposal: Any) -> Any:
+    def _validate_mode(self, proposal: Bunch) -> Any:
         """The mode is fixed when the view is made: ``set_trait`` (which passes read_only by)
         is refused too."""
         if not self._quiet and proposal["value"] != self.mode:
@@ -378,15 +379,15 @@ class FunctionView(CostMixin, ShardView[TraceState]):
         return proposal["value"]
 
     @traitlets.validate(*STATE_TRAITS)
-    def _validate_layout(self, proposal: Any) -> Any:
+    def _validate_layout(self, proposal: Bunch) -> Any:
         return self._validate_state(proposal)
 
     @traitlets.observe(*STATE_TRAITS)
-    def _on_layout_trait(self, change: Any) -> None:
+    def _on_layout_trait(self, change: Bunch) -> None:
         self._on_state_trait(change)
 
     # ---------------------------------------------------------------- statistics
-    def _send_stats(self, arrays: Any) -> None:
+    def _send_stats(self, arrays: RunArrays | None) -> None:
         """Per-block statistics of the result shown (see FunctionPath.leaf_summaries); arrays:
         the run's (inputs, outputs), or None when it did not run."""
         res = self._result

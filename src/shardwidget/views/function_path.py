@@ -31,7 +31,11 @@ from ..trace import function as trace_mod
 from ..trace import pmap as pmap_mod
 from ..trace.result import TraceResult, TraceState
 
-Computed = tuple[TraceResult, bool, Any]
+RunArrays = tuple[list[Any], list[Any]]
+"""A run's (inputs as laid out, outputs), flattened: jax.Arrays, and what f returns that is
+not one (float0 data)."""
+
+Computed = tuple[TraceResult, bool, RunArrays | None]
 """What a function view's compute returns: (the compiled result, whether it came from the
 compile cache, the run's (inputs, outputs) or None when nothing ran)."""
 
@@ -227,7 +231,7 @@ class FunctionPath:
         room = wire.MAX_MESSAGE - len(hint) - 1
         return (msg if len(msg) <= room else msg[: room - 1] + "…") + " " + hint
 
-    def run(self, res: TraceResult) -> Any:
+    def run(self, res: TraceResult) -> RunArrays | None:
         """(inputs, outputs) of a run of res, held by the caller only for the publish; None
         when the function cannot run here (ShapeDtypeStruct leaves) or the run failed."""
         if not self.traced.runnable:
@@ -250,7 +254,7 @@ class FunctionPath:
         """The statistics of res's layout when it ran before (outputs, inputs)."""
         return self.summaries.get(res.state) if res.ran else None
 
-    def leaf_summaries(self, res: TraceResult, arrays: Any) -> list[list[Summary]]:
+    def leaf_summaries(self, res: TraceResult, arrays: RunArrays | None) -> list[list[Summary]]:
         """Per-block statistics of every output leaf, then every input leaf as laid out for
         the run (the first MAX_OUTPUT_STATS of each side); arrays: the run's (inputs, outputs),
         or None when it did not run (each leaf then says why). Kept per layout that ran."""

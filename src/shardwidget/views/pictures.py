@@ -10,6 +10,7 @@ import pathlib
 from typing import Any
 
 import anywidget
+from traitlets.utils.bunch import Bunch
 
 from .. import _widgets, wire
 from ..render.png import svg_to_png
@@ -48,7 +49,7 @@ class Pictures(anywidget.AnyWidget):
             data["text/html"] = self._static_html()
         return data, meta
 
-    def _on_shown_change(self, _change: Any) -> None:
+    def _on_shown_change(self, _change: Bunch) -> None:
         if self._fallback_shown:
             fallback.mark_stale(self)
 

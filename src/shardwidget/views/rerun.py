@@ -19,10 +19,13 @@ import re
 import sys
 import types
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._widgets import no_front_end as _no_front_end
 from .._widgets import registry as _registry
+
+if TYPE_CHECKING:
+    from .base import ShardView
 
 _PACKAGE = str(pathlib.Path(__file__).resolve().parents[1])
 _HIDDEN = re.compile(r"^_+\d*$|^_[io]?\d+$")  # IPython's output-cache names: _, __, _5, _i5
@@ -62,7 +65,7 @@ def _run() -> Any:
     return getattr(ip, "execution_count", None) if ip is not None else None
 
 
-def _held_by_user(view: Any) -> bool:
+def _held_by_user(view: ShardView[Any]) -> bool:
     """Whether anything but the widget registry, the view's own bound methods (comm callbacks)
     and IPython's output cache references view. (No comprehension here mentions view: that
     would put it in a closure cell, one more referrer.)"""
@@ -80,7 +83,7 @@ def _held_by_user(view: Any) -> bool:
     return False
 
 
-def _only_cache_names(d: dict[Any, Any], view: Any) -> bool:
+def _only_cache_names(d: dict[Any, Any], view: ShardView[Any]) -> bool:
     found = False
     for k, v in d.items():
         if v is view:
@@ -90,7 +93,7 @@ def _only_cache_names(d: dict[Any, Any], view: Any) -> bool:
     return found
 
 
-def register(view: Any) -> None:
+def register(view: ShardView[Any]) -> None:
     """Record view, and close views made at the same place by an earlier run that nobody uses
     (see the module's doc). Without a kernel (a script, a test) nothing can display a view, so
     the widget and comm registries let go of it at once: it is freed with its last reference."""

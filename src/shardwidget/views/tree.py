@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import jax
 import numpy as np
 import traitlets
+from traitlets.utils.bunch import Bunch
 
 from .. import wire
 from ..cost import hardware as hw_mod
@@ -345,22 +346,22 @@ class TreeView(CostMixin, ShardView[TreeState]):
         return self._path.n_devices()
 
     @traitlets.validate(*STATE_TRAITS)
-    def _validate_tree_state(self, proposal: Any) -> Any:
+    def _validate_tree_state(self, proposal: Bunch) -> Any:
         return self._validate_state(proposal)
 
     @traitlets.observe(*STATE_TRAITS)
-    def _on_tree_trait(self, change: Any) -> None:
+    def _on_tree_trait(self, change: Bunch) -> None:
         self._on_state_trait(change)
 
     @traitlets.validate("selected")
-    def _validate_selected(self, proposal: Any) -> Any:
+    def _validate_selected(self, proposal: Bunch) -> Any:
         i, n = proposal["value"], len(self._applied.leaves)
         if not self._quiet and not (isinstance(i, int) and 0 <= i < n):
             raise InvalidValue(f"selected must be a leaf index 0…{n - 1}; got {i!r}"[:200])
         return i
 
     @traitlets.observe("selected")
-    def _on_selected(self, _change: Any) -> None:
+    def _on_selected(self, _change: Bunch) -> None:
         if not self._quiet:
             self._publish_selected()
 

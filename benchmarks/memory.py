@@ -34,7 +34,7 @@ def held(own: list[Any]) -> int:
     from shardwidget.model import free_memory
 
     gc.collect()
-    return memory.held_bytes(own)
+    return free_memory.held_bytes(own)
 
 
 def layouts(mesh: tuple[int, int]) -> list[dict[str, Any]]:

@@ -238,7 +238,8 @@ def test_collective_seconds_ring_formulas(n):
         assert want["all-to-all"] == pytest.approx(want["all-gather"])
 
 
-PRESET_NAMES = ["tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "h100", "a100"]
+PRESET_NAMES = ["tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu7x", "h100", "a100", "h200", "b200",
+                "gb200"]
 
 
 @pytest.mark.parametrize("name", PRESET_NAMES)

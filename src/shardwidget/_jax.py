@@ -414,3 +414,62 @@ def _auto_typed(x: Any) -> Any:
         return x
     auto = mesh.update(axis_types=(AxisType.Auto,) * len(types))
     return jax.device_put(x, sharding.update(mesh=auto))
+
+
+# ------------------------------------------------------------------ compiles and memory kinds
+BACKEND_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+"""The jax.monitoring duration event JAX records once per XLA compile (``jax._src.dispatch``'s
+BACKEND_COMPILE_EVENT, the same name in jax 0.7–0.10; a cached call records none)."""
+
+
+_ACTIVE_COUNTS: list[CompileCount] = []
+_LISTENING: list[bool] = []
+
+
+def _on_duration(event: str, duration: float, **kw: Any) -> None:
+    if event == BACKEND_COMPILE_EVENT:
+        for c in _ACTIVE_COUNTS:
+            c.n += 1
+            c.names.append(str(kw.get("fun_name", "")))
+            c.seconds += duration
+
+
+class CompileCount:
+    """Counts XLA compiles while active (``with CompileCount() as c: ...; c.n``), from JAX's own
+    monitoring event: tests and benchmarks say how many programs an update compiled."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.names: list[str] = []  # each compile's function name, as JAX reports it
+        self.seconds = 0.0  # XLA's compile time, all compiles together
+
+    def of(self, name: str) -> int:
+        """How many compiles were of a function whose name contains ``name``."""
+        return sum(name in n for n in self.names)
+
+    def __enter__(self) -> CompileCount:
+        import jax
+
+        if not _LISTENING:  # one listener for the process: JAX keeps every one registered
+            jax.monitoring.register_event_duration_secs_listener(_on_duration)
+            _LISTENING.append(True)
+        _ACTIVE_COUNTS.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _ACTIVE_COUNTS.remove(self)
+
+
+def to_device_memory(x: Any) -> Any:
+    """Inside a jit: ``x`` moved to the device's own memory kind (a value in ``pinned_host`` or
+    ``unpinned_host`` cannot be computed on there: XLA refuses "memory_space of all inputs passed
+    to select_n must be the same"). ``jax.memory.Space.Device`` from jax 0.8; before, JAX's
+    TransferToMemoryKind("device")."""
+    import jax
+
+    space = getattr(getattr(jax, "memory", None), "Space", None)
+    if space is not None:
+        return jax.device_put(x, space.Device)
+    from jax._src.sharding_impls import TransferToMemoryKind  # jax 0.7 only
+
+    return jax.device_put(x, TransferToMemoryKind("device"))

@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 
 from . import mesh as mesh_mod
+from . import shard_program
+from . import spec as spec_mod
 from .layout import Layout
 
 MAX_VALUES = 64  # a block with at most this many elements sends its values
@@ -255,6 +257,7 @@ def clear_caches() -> None:
     """Forget every compiled statistics function (benchmarks time a layout never seen) and every
     refusal remembered."""
     _compiled.cache_clear()
+    shard_program.clear()
     _REFUSED.clear()
 
 
@@ -272,10 +275,39 @@ def _rows(out: Any, sharding: Any) -> dict[int, np.ndarray]:
     return {int(s.device.id): np.array(s.data)[0] for s in out.addressable_shards}
 
 
+def _block_rows(shard_shape: tuple[int, ...], dtype: Any, plan: Any) -> Any:
+    """_block_fn's rows without their leading 1: (stats[6], values[k], thumb[p])."""
+    fn = _block_fn(shard_shape, dtype, plan)
+    return lambda x: tuple(o[0] for o in fn(x))
+
+
+def _shared_rows(
+    arr: Any, plan: Plan
+) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray], dict[int, np.ndarray]] | None:
+    """Per-device rows from the program shared by every layout with arr's shard shape
+    (shard_program: compiled once per shard shape, dtype, memory kind and devices); None for a
+    0-d array."""
+    per = shard_program.run(arr, _block_rows, plan)
+    if per is None:
+        return None
+    stat_rows = {d: r[0] for d, r in per.items()}
+    if not plan.masked and not all(np.isfinite(r[:4]).all() for r in stat_rows.values()):
+        # NaN or Inf somewhere: one more call, with statistics of the finite values and counts.
+        return _shared_rows(arr, dataclasses.replace(plan, masked=True))
+    val_rows = {d: r[1] for d, r in per.items()} if plan.values else {}
+    thumb_rows = {d: r[2] for d, r in per.items()} if plan.thumb_shape[0] else {}
+    return stat_rows, val_rows, thumb_rows
+
+
 def _device_rows(
     arr: Any, plan: Plan
 ) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray], dict[int, np.ndarray]]:
-    """Per-device rows of statistics, values and thumbnails from the compiled per-device call."""
+    """Per-device rows of statistics, values and thumbnails from the compiled per-device call:
+    the shared program of the shard shape, or (0-d, unreduced) one over arr's own sharding."""
+    if not spec_mod.unreduced_of(getattr(arr.sharding, "spec", None)):
+        shared = _shared_rows(arr, plan)
+        if shared is not None:
+            return shared
     sharding, shape = arr.sharding, tuple(arr.shape)
     stats_out, vals_out, thumb_out = _compiled(sharding, shape, arr.dtype, plan)(arr)
     stat_rows = _rows(stats_out, sharding)

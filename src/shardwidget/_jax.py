@@ -351,15 +351,41 @@ def hlo_sharding_text(proto: Any) -> str:
     return str(xc.HloSharding.from_proto(proto))
 
 
-def jit_has_out_shardings(f: Any) -> bool:
-    """Whether f is a ``jax.jit(g, out_shardings=…)`` with out_shardings of its own (read from
-    the private ``_jit_info``, jax 0.7–0.10). False where it is absent (a pmap'd function, or a
-    JAX without it): the view then lets XLA choose, as before."""
-    info = getattr(f, "_jit_info", None)
+def jit_has_out_shardings(
+    f: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
+) -> bool:
+    """Whether f is a ``jax.jit(g, out_shardings=…)`` with out_shardings of its own.
+
+    Read first from f's own jaxpr for (args, kwargs): one jit equation whose ``out_shardings``
+    parameter holds a sharding (not UnspecifiedValue) for some output: the structure JAX
+    traces, on every version. Then, where the trace fails, from the private ``_jit_info``
+    (jax 0.7–0.10). False otherwise (a pmap'd function, …): the view then lets XLA choose.
+    (A view that lost f's out_shardings showed the output of a constraint onto a sub-mesh as
+    the constraint's P('x') with no collective, where JAX compiles f's P(None) and an
+    all-gather.)"""
+    import jax
+
+    try:
+        eqns = jax.make_jaxpr(f)(*args, **(kwargs or {})).jaxpr.eqns
+    except Exception:  # (f refuses these arguments, …): what the jit object says, if anything
+        eqns = None
+    if eqns is not None:
+        if len(eqns) != 1 or "out_shardings" not in eqns[0].params:
+            return False
+        return any(_specified(sh) for sh in eqns[0].params["out_shardings"])
+    info = _jit_info_of(f)
     if info is None:
         return False
-    leaves = getattr(info, "out_shardings_leaves", ())
-    return any(type(sh).__name__ != "UnspecifiedValue" for sh in leaves)
+    return any(_specified(sh) for sh in getattr(info, "out_shardings_leaves", ()))
+
+
+def _specified(sh: Any) -> bool:
+    return sh is not None and type(sh).__name__ != "UnspecifiedValue"
+
+
+def _jit_info_of(f: Any) -> Any:
+    """A jit object's private ``_jit_info`` (jax 0.7–0.10), None where it has none."""
+    return getattr(f, "_jit_info", None)
 
 
 def abstract_mesh(sizes: tuple[int, ...], names: tuple[str, ...], types: tuple[Any, ...]) -> Any:

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 import pytest
-from jax.sharding import NamedSharding
+from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget.model import summary as S
@@ -15,7 +15,7 @@ from shardwidget.model.layout import layout_of
 
 
 def put(x, mshape, names, spec, **kw):
-    mesh = jax.make_mesh(mshape, names)
+    mesh = jax.make_mesh(mshape, names, axis_types=(AxisType.Explicit,) * len(names))
     return jax.device_put(x, NamedSharding(mesh, P(*spec), **kw))
 
 

@@ -17,8 +17,12 @@ rest (tests/test_jax_adapter.py enforces it). What differs, and where it changed
   compares a spec with a tuple or list (``views/function.py``'s ``_empty_seq``: P() is
   replicated outputs, not "no out_specs").
 - ``jax.lax.pcast``: missing in jax 0.7.2. The package does not call it.
-- ``jax.make_mesh``'s default axis types: Auto in 0.7–0.8, Explicit from 0.9. The package
-  always passes ``axis_types=``, so its meshes are the same on every version.
+- The default axis types of a mesh made without ``axis_types=``: ``jax.make_mesh`` Auto in
+  0.7–0.8, Explicit from 0.9 or 0.10; ``jax.sharding.AbstractMesh`` Auto up to 0.10 and
+  Explicit from 0.11 (where a plan's sharded contraction is then refused, as JAX refuses it);
+  ``jax.sharding.Mesh`` Auto. :func:`default_axis_type` measures it for the running JAX, and
+  :func:`axis_types` spells a mesh's ``axis_types=`` for tests, notebooks and the README. The
+  package always passes ``axis_types=``, so its meshes are the same on every version.
 - pmap's name for an axis the user did not name: ``_internal_pmap_axis_name`` in jax 0.10,
   the text of a ``_TempAxisName`` (``"<axis 0x7f…>"``) in 0.8–0.9, and the object itself on
   0.7 (where this package names it ``_internal_pmap_axis_name``): :func:`is_unnamed_pmap_axis`.
@@ -499,3 +503,37 @@ def to_device_memory(x: Any) -> Any:
     from jax._src.sharding_impls import TransferToMemoryKind  # jax 0.7 only
 
     return jax.device_put(x, TransferToMemoryKind("device"))
+
+
+# ------------------------------------------------------------------ axis-type defaults
+MESH_CONSTRUCTORS = ("make_mesh", "AbstractMesh", "Mesh")
+
+
+@functools.cache
+def default_axis_type(constructor: str = "make_mesh") -> Any:
+    """The ``AxisType`` the running JAX gives every axis of a mesh made by ``constructor``
+    ("make_mesh", "AbstractMesh" or "Mesh") without ``axis_types=`` (module docstring: it
+    changed between versions), measured on a one-axis mesh of one device."""
+    import jax
+
+    if constructor not in MESH_CONSTRUCTORS:
+        raise ValueError(f"constructor must be one of {MESH_CONSTRUCTORS}; got {constructor!r}")
+    dev = jax.devices()[0]
+    if constructor == "make_mesh":
+        mesh: Any = jax.make_mesh((1,), ("a",), devices=[dev])
+    elif constructor == "AbstractMesh":
+        mesh = jax.sharding.AbstractMesh((1,), ("a",))
+    else:
+        mesh = jax.sharding.Mesh(np.array([dev], dtype=object), ("a",))
+    return next(iter(mesh.axis_types))
+
+
+def axis_types(kind: str, n: int) -> tuple[Any, ...]:
+    """``axis_types=`` for a mesh of n axes, all of one kind ("auto", "explicit", "manual"):
+    what a test, notebook or README snippet passes so its meaning is the same on every JAX."""
+    import jax
+
+    kinds = {"auto": "Auto", "explicit": "Explicit", "manual": "Manual"}
+    if kind not in kinds:
+        raise ValueError(f"kind must be one of {sorted(kinds)}; got {kind!r}")
+    return (getattr(jax.sharding.AxisType, kinds[kind]),) * n

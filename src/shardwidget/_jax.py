@@ -18,8 +18,8 @@ rest (tests/test_jax_adapter.py enforces it). What differs, and where it changed
   replicated outputs, not "no out_specs").
 - ``jax.lax.pcast``: missing in jax 0.7.2. The package does not call it.
 - The default axis types of a mesh made without ``axis_types=``: ``jax.make_mesh`` Auto in
-  0.7–0.8, Explicit from 0.9 or 0.10; ``jax.sharding.AbstractMesh`` Auto up to 0.10 and
-  Explicit from 0.11 (where a plan's sharded contraction is then refused, as JAX refuses it);
+  0.7–0.8 (0.8 warns it will change), Explicit from 0.9 (measured on 0.7.2, 0.8.3, 0.9.2 and
+  0.10.2); ``jax.sharding.AbstractMesh`` Auto up to 0.10 and Explicit from 0.11 (where a plan's sharded contraction is then refused, as JAX refuses it);
   ``jax.sharding.Mesh`` Auto. :func:`default_axis_type` measures it for the running JAX, and
   :func:`axis_types` spells a mesh's ``axis_types=`` for tests, notebooks and the README. The
   package always passes ``axis_types=``, so its meshes are the same on every version.
@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import functools
 import re
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -456,12 +457,12 @@ _ACTIVE_COUNTS: list[CompileCount] = []
 _LISTENING: list[bool] = []
 
 
-def _on_duration(event: str, duration: float, **kw: Any) -> None:
+def _on_duration(event: str, duration_secs: float, **kw: str | int) -> None:
     if event == BACKEND_COMPILE_EVENT:
         for c in _ACTIVE_COUNTS:
             c.n += 1
             c.names.append(str(kw.get("fun_name", "")))
-            c.seconds += duration
+            c.seconds += duration_secs
 
 
 class CompileCount:
@@ -500,7 +501,9 @@ def to_device_memory(x: Any) -> Any:
     space = getattr(getattr(jax, "memory", None), "Space", None)
     if space is not None:
         return jax.device_put(x, space.Device)
-    from jax._src.sharding_impls import TransferToMemoryKind  # jax 0.7 only
+    from jax._src.sharding_impls import (  # type: ignore[attr-defined]  # jax 0.7 only
+        TransferToMemoryKind,
+    )
 
     return jax.device_put(x, TransferToMemoryKind("device"))
 
@@ -519,12 +522,14 @@ def default_axis_type(constructor: str = "make_mesh") -> Any:
     if constructor not in MESH_CONSTRUCTORS:
         raise ValueError(f"constructor must be one of {MESH_CONSTRUCTORS}; got {constructor!r}")
     dev = jax.devices()[0]
-    if constructor == "make_mesh":
-        mesh: Any = jax.make_mesh((1,), ("a",), devices=[dev])
-    elif constructor == "AbstractMesh":
-        mesh = jax.sharding.AbstractMesh((1,), ("a",))
-    else:
-        mesh = jax.sharding.Mesh(np.array([dev], dtype=object), ("a",))
+    with warnings.catch_warnings():  # jax 0.8 warns that make_mesh's default will change
+        warnings.simplefilter("ignore", DeprecationWarning)
+        if constructor == "make_mesh":
+            mesh: Any = jax.make_mesh((1,), ("a",), devices=[dev])
+        elif constructor == "AbstractMesh":
+            mesh = jax.sharding.AbstractMesh((1,), ("a",))
+        else:
+            mesh = jax.sharding.Mesh(np.array([dev], dtype=object), ("a",))
     return next(iter(mesh.axis_types))
 
 

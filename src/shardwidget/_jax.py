@@ -19,10 +19,11 @@ rest (tests/test_jax_adapter.py enforces it). What differs, and where it changed
 - ``jax.lax.pcast``: missing in jax 0.7.2. The package does not call it.
 - The default axis types of a mesh made without ``axis_types=``: ``jax.make_mesh`` Auto in
   0.7–0.8 (0.8 warns it will change), Explicit from 0.9 (measured on 0.7.2, 0.8.3, 0.9.2 and
-  0.10.2); ``jax.sharding.AbstractMesh`` Auto up to 0.10 and Explicit from 0.11 (where a plan's sharded contraction is then refused, as JAX refuses it);
-  ``jax.sharding.Mesh`` Auto. :func:`default_axis_type` measures it for the running JAX, and
-  :func:`axis_types` spells a mesh's ``axis_types=`` for tests, notebooks and the README. The
-  package always passes ``axis_types=``, so its meshes are the same on every version.
+  0.10.2); ``jax.sharding.AbstractMesh`` Auto up to 0.10 and Explicit from 0.11 (where a plan's
+  sharded contraction is then refused, as JAX refuses it); ``jax.sharding.Mesh`` Auto.
+  :func:`default_axis_type` measures it for the running JAX, and :func:`axis_types` spells a
+  mesh's ``axis_types=`` for tests, notebooks and the README. The package always passes
+  ``axis_types=``, so its meshes are the same on every version.
 - pmap's name for an axis the user did not name: ``_internal_pmap_axis_name`` in jax 0.10,
   the text of a ``_TempAxisName`` (``"<axis 0x7f…>"``) in 0.8–0.9, and the object itself on
   0.7 (where this package names it ``_internal_pmap_axis_name``): :func:`is_unnamed_pmap_axis`.

@@ -28,9 +28,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from . import hlo
 from .hlo import HloShape, _balanced, parse_shapes
 
-_HEAD = re.compile(r"^\s*(?:ROOT\s+)?%?(?P<name>[\w.\-]+)\s*=\s*")
 _GEMM_TARGETS = ("__cublas$gemm", "__cublas$lt$matmul")
 _CONV_TARGET = "__cudnn$conv"
 
@@ -63,22 +63,11 @@ class Counted:
 
 
 def _instructions(text: str) -> Iterator[tuple[str, str, str, str]]:
-    """(name, result shape text, op, rest of the line after ``op(``) of every instruction."""
-    for line in text.splitlines():
-        m = _HEAD.match(line)
-        if m is None:
-            continue
-        i = m.end()
-        if line.startswith("(", i):
-            shape = _balanced(line, i)
-        else:
-            sm = re.match(r"[a-z][a-z0-9]*\[[0-9,]*\](?:\{[^}]*\})?", line[i:])
-            if sm is None:
-                continue
-            shape = sm.group(0)
-        om = re.compile(r"\s*(?P<op>[a-z][a-z\-]*)\(").match(line, i + len(shape))
-        if om:
-            yield m.group("name"), shape, om.group("op"), line[om.end() - 1 :]
+    """(name, result shape text, op, the rest of the line from ``op(`` on) of every
+    instruction (hlo's own reading of the text)."""
+    for name, shape, op, line in hlo._instructions(text):
+        at = line.index(op + "(", line.index(shape) + len(shape))
+        yield name, shape, op, line[at + len(op) :]
 
 
 def _operands(rest: str) -> list[str]:

@@ -112,3 +112,15 @@ def test_one_program_serves_every_layout_of_a_dtype(dtype):
         _check(arr if dtype != np.complex64 else jnp.abs(arr),
                S.summarize(arr, lay, S.plan_for(lay, (0, 1), 8192, 0)))  # fmt: skip
     assert S.shard_program._program.cache_info().misses == 1
+
+
+def test_scalars_compile_nothing():
+    S.clear_caches()
+    flat = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,))
+    for mesh in (_mesh(), flat):
+        arr = jax.device_put(np.float32(3.5), NamedSharding(mesh, P()))
+        lay = layout_of(arr)
+        with CompileCount() as c:
+            summ = S.summarize(arr, lay, S.plan_for(lay, (), 8192, 8192))
+        assert c.n == 0 and summ.status == "ready", c.names
+        np.testing.assert_allclose(summ.stats[0][:4], [3.5, 3.5, 3.5, 0.0])

@@ -303,8 +303,11 @@ def _device_rows(
     arr: Any, plan: Plan
 ) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray], dict[int, np.ndarray]]:
     """Per-device rows of statistics, values and thumbnails from the compiled per-device call:
-    the shared program of the shard shape, or (0-d, unreduced) one over arr's own sharding."""
+    the shared program of the shard shape; a 0-d array's one value per device read on the host
+    (nothing to compile); an unreduced one's partials over arr's own sharding."""
     if not spec_mod.unreduced_of(getattr(arr.sharding, "spec", None)):
+        if arr.ndim == 0:
+            return _host_rows(arr, plan, None)
         shared = _shared_rows(arr, plan)
         if shared is not None:
             return shared

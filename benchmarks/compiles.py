@@ -27,7 +27,7 @@ Targets (``--check`` exits 1 when missed): an array re-layout onto a shard shape
 compiles no statistics program; a function-view update compiles what the view without
 statistics compiles, with no statistics compile once its shard shapes were seen; the function
 view with statistics stays ≤ 1.5 × jax.jit's trace + compile + run (cold: layouts never seen by
-either).
+either; the median over the layouts, each timed once).
 """
 
 from __future__ import annotations
@@ -183,12 +183,13 @@ def run(n_devices: int, size: int, repeat: int, device_stats: bool) -> bool:
             ok &= kv["stats"] == 0 and cv.n == cp.n
         if cp.n:  # a layout the views had not compiled: compare with jax.jit's cold path
             ratios.append(dv / dj)
-            ok &= dv <= FACTOR * dj
         name = ",".join("".join(str(e)[0] for e in s) for s in lay)
         print(f"{name:>24} {_fmt(kv):>20} {_fmt(_kinds(cp.names)):>20} {cj.n:>4} "
               f"{dv * 1e3:8.1f} {dj * 1e3:7.1f} {dv / dj:6.2f}")  # fmt: skip
+    med = statistics.median(ratios) if ratios else 0.0
+    ok &= med <= FACTOR
     print(f"ratios {n_devices} devices: function view / jit trace+compile+run "
-          f"{', '.join(f'{r:.2f}' for r in ratios)} (≤ {FACTOR:g}×); "
+          f"{', '.join(f'{r:.2f}' for r in ratios)}, median {med:.2f} (≤ {FACTOR:g}×); "
           f"{'ok' if ok else 'MISSED'}")  # fmt: skip
     return ok
 

@@ -70,12 +70,18 @@ def test_summary_and_tiles_of_every_memory_kind(kind: str, case: str) -> None:
     _check(arr, T.summarize(tiles, lay, (0, 1), 4096, False).stats)
 
 
+@pytest.mark.parametrize("stats", [True, False])
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("case", ["mesh4x2", "single", "numpy_put"])
-def test_array_view_statistics_of_every_memory_kind(kind: str, case: str) -> None:
+def test_array_view_statistics_of_every_memory_kind(kind: str, case: str, stats: bool) -> None:
     arr = _arrays(kind)[case]
-    v = ShardView(arr)
-    assert v.error == "" and v.summary.status == "ready", (v.error, v.summary.message)
+    v = ShardView(arr, stats=stats)
+    assert v.error == "", v.error
+    if not stats:  # the view says so and shows the layout; the summary is still there on ask
+        assert v._stats["status"] == "unavailable" and "stats=False" in v._stats["message"]
+    else:
+        assert v._stats["status"] == "ready", v._stats.get("message")
+    assert v.summary.status == "ready", v.summary.message
     _check(arr, v.summary.stats)
     if case == "mesh4x2":
         v.spec = ["y", "x"]  # a re-layout keeps the memory kind; its statistics as numpy's

@@ -19,7 +19,7 @@ from jax.sharding import PartitionSpec as P  # noqa: E402
 
 from shardwidget import ShardView  # noqa: E402
 
-mesh = jax.make_mesh((2, 4), ("x", "y"))
+mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(jax.sharding.AxisType.Explicit,) * 2)
 x = np.arange(64.0, dtype=np.float32).reshape(8, 8)
 sharding = NamedSharding(mesh, P("x", "y"))
 arr = jax.make_array_from_callback(x.shape, sharding, lambda idx: x[idx])

@@ -87,7 +87,9 @@ def views(n: int) -> dict[str, Any]:
     tree = {"w": a, "b": jax.ShapeDtypeStruct((8,), jnp.float32), "n": 3}
     out["tree8"] = traits(ShardView(tree, mesh=mesh, rules=[("b", P("y"))]))
     # A plan: the same tree's shapes on an AbstractMesh of 256 positions (no devices).
-    pod = jax.sharding.AbstractMesh((32, 8), ("data", "model"))
+    pod = jax.sharding.AbstractMesh(
+        (32, 8), ("data", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2
+    )
     shapes = {"w": jax.ShapeDtypeStruct((256, 64), jnp.float32), "b": tree["b"], "n": 3}
     out["treePlanned256"] = traits(
         ShardView(shapes, mesh=pod, rules=[("w", P("data", "model")), ("b", P("model"))])

@@ -17,8 +17,13 @@ rest (tests/test_jax_adapter.py enforces it). What differs, and where it changed
   compares a spec with a tuple or list (``views/function.py``'s ``_empty_seq``: P() is
   replicated outputs, not "no out_specs").
 - ``jax.lax.pcast``: missing in jax 0.7.2. The package does not call it.
-- ``jax.make_mesh``'s default axis types: Auto in 0.7–0.8, Explicit from 0.9. The package
-  always passes ``axis_types=``, so its meshes are the same on every version.
+- The default axis types of a mesh made without ``axis_types=``: ``jax.make_mesh`` Auto in
+  0.7–0.8 (0.8 warns it will change), Explicit from 0.9 (measured on 0.7.2, 0.8.3, 0.9.2 and
+  0.10.2); ``jax.sharding.AbstractMesh`` Auto up to 0.10 and Explicit from 0.11 (where a plan's
+  sharded contraction is then refused, as JAX refuses it); ``jax.sharding.Mesh`` Auto.
+  :func:`default_axis_type` measures it for the running JAX, and :func:`axis_types` spells a
+  mesh's ``axis_types=`` for tests, notebooks and the README. The package always passes
+  ``axis_types=``, so its meshes are the same on every version.
 - pmap's name for an axis the user did not name: ``_internal_pmap_axis_name`` in jax 0.10,
   the text of a ``_TempAxisName`` (``"<axis 0x7f…>"``) in 0.8–0.9, and the object itself on
   0.7 (where this package names it ``_internal_pmap_axis_name``): :func:`is_unnamed_pmap_axis`.
@@ -53,6 +58,7 @@ from __future__ import annotations
 import functools
 import importlib
 import re
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -371,15 +377,39 @@ def jit_user_in_shardings(f: Any) -> bool:
     return bool(getattr(getattr(f, "_jit_info", None), "user_specified_in_shardings", True))
 
 
-def jit_has_out_shardings(f: Any) -> bool:
-    """Whether f is a ``jax.jit(g, out_shardings=…)`` with out_shardings of its own (read from
-    the private ``_jit_info``, jax 0.7–0.10). False where it is absent (a pmap'd function, or a
-    JAX without it): the view then lets XLA choose, as before."""
-    info = getattr(f, "_jit_info", None)
+def jit_has_out_shardings(
+    f: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
+) -> bool:
+    """Whether f is a ``jax.jit(g, out_shardings=…)`` with out_shardings of its own.
+
+    Read first from f's own jaxpr for (args, kwargs): one jit equation whose ``out_shardings``
+    parameter holds a sharding (not UnspecifiedValue) for some output: the structure JAX
+    traces, on every version. Then, where the trace fails, from the private ``_jit_info``
+    (jax 0.7–0.10). False otherwise (a pmap'd function, …): the view then lets XLA choose.
+    (A view that lost f's out_shardings showed the output of a constraint onto a sub-mesh as
+    the constraint's P('x') with no collective, where JAX compiles f's P(None) and an
+    all-gather.)"""
+    try:
+        eqns = jax.make_jaxpr(f)(*args, **(kwargs or {})).jaxpr.eqns
+    except Exception:  # (f refuses these arguments, …): what the jit object says, if anything
+        eqns = None
+    if eqns is not None:
+        if len(eqns) != 1 or "out_shardings" not in eqns[0].params:
+            return False
+        return any(_specified(sh) for sh in eqns[0].params["out_shardings"])
+    info = _jit_info_of(f)
     if info is None:
         return False
-    leaves = getattr(info, "out_shardings_leaves", ())
-    return any(type(sh).__name__ != "UnspecifiedValue" for sh in leaves)
+    return any(_specified(sh) for sh in getattr(info, "out_shardings_leaves", ()))
+
+
+def _specified(sh: Any) -> bool:
+    return sh is not None and type(sh).__name__ != "UnspecifiedValue"
+
+
+def _jit_info_of(f: Any) -> Any:
+    """A jit object's private ``_jit_info`` (jax 0.7–0.10), None where it has none."""
+    return getattr(f, "_jit_info", None)
 
 
 def abstract_mesh(sizes: tuple[int, ...], names: tuple[str, ...], types: tuple[Any, ...]) -> Any:
@@ -426,3 +456,92 @@ def _auto_typed(x: Any) -> Any:
         return x
     auto = mesh.update(axis_types=(AxisType.Auto,) * len(types))
     return jax.device_put(x, sharding.update(mesh=auto))
+
+
+# ------------------------------------------------------------------ compiles and memory kinds
+BACKEND_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+"""The jax.monitoring duration event JAX records once per XLA compile (``jax._src.dispatch``'s
+BACKEND_COMPILE_EVENT, the same name in jax 0.7–0.10; a cached call records none)."""
+
+
+_ACTIVE_COUNTS: list[CompileCount] = []
+_LISTENING: list[bool] = []
+
+
+def _on_duration(event: str, duration_secs: float, **kw: str | int) -> None:
+    if event == BACKEND_COMPILE_EVENT:
+        for c in _ACTIVE_COUNTS:
+            c.n += 1
+            c.names.append(str(kw.get("fun_name", "")))
+            c.seconds += duration_secs
+
+
+class CompileCount:
+    """Counts XLA compiles while active (``with CompileCount() as c: ...; c.n``), from JAX's own
+    monitoring event: tests and benchmarks say how many programs an update compiled."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.names: list[str] = []  # each compile's function name, as JAX reports it
+        self.seconds = 0.0  # XLA's compile time, all compiles together
+
+    def of(self, name: str) -> int:
+        """How many compiles were of a function whose name contains ``name``."""
+        return sum(name in n for n in self.names)
+
+    def __enter__(self) -> CompileCount:
+        if not _LISTENING:  # one listener for the process: JAX keeps every one registered
+            jax.monitoring.register_event_duration_secs_listener(_on_duration)
+            _LISTENING.append(True)
+        _ACTIVE_COUNTS.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _ACTIVE_COUNTS.remove(self)
+
+
+def to_device_memory(x: Any) -> Any:
+    """Inside a jit: ``x`` moved to the device's own memory kind (a value in ``pinned_host`` or
+    ``unpinned_host`` cannot be computed on there: XLA refuses "memory_space of all inputs passed
+    to select_n must be the same"). ``jax.memory.Space.Device`` from jax 0.8; before, JAX's
+    TransferToMemoryKind("device")."""
+    space = getattr(getattr(jax, "memory", None), "Space", None)
+    if space is not None:
+        return jax.device_put(x, space.Device)
+    from jax._src.sharding_impls import (  # type: ignore[attr-defined]  # jax 0.7 only
+        TransferToMemoryKind,
+    )
+
+    return jax.device_put(x, TransferToMemoryKind("device"))
+
+
+# ------------------------------------------------------------------ axis-type defaults
+MESH_CONSTRUCTORS = ("make_mesh", "AbstractMesh", "Mesh")
+
+
+@functools.cache
+def default_axis_type(constructor: str = "make_mesh") -> Any:
+    """The ``AxisType`` the running JAX gives every axis of a mesh made by ``constructor``
+    ("make_mesh", "AbstractMesh" or "Mesh") without ``axis_types=`` (module docstring: it
+    changed between versions), measured on a one-axis mesh of one device."""
+    if constructor not in MESH_CONSTRUCTORS:
+        raise ValueError(f"constructor must be one of {MESH_CONSTRUCTORS}; got {constructor!r}")
+    dev = jax.devices()[0]
+    with warnings.catch_warnings():  # jax 0.8 warns that make_mesh's default will change
+        warnings.simplefilter("ignore", DeprecationWarning)
+        if constructor == "make_mesh":
+            mesh: Any = jax.make_mesh((1,), ("a",), devices=[dev])
+        elif constructor == "AbstractMesh":
+            mesh = jax.sharding.AbstractMesh((1,), ("a",))
+        else:
+            mesh = jax.sharding.Mesh(np.array([dev], dtype=object), ("a",))
+    return next(iter(mesh.axis_types))
+
+
+def axis_types(kind: str, n: int) -> tuple[Any, ...]:
+    """``axis_types=`` for a mesh of n axes, all of one kind ("auto", "explicit", "manual"):
+    what a test, notebook or README snippet passes so its meaning is the same on every JAX."""
+    kinds = {"auto": "Auto", "explicit": "Explicit", "manual": "Manual"}
+    if kind not in kinds:
+        raise ValueError(f"kind must be one of {sorted(kinds)}; got {kind!r}")
+    return (getattr(jax.sharding.AxisType, kinds[kind]),) * n

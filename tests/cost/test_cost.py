@@ -88,7 +88,7 @@ def test_transfer_bytes_match_devices_indices_map(pair, dtype):
 def test_sender_rule_round_robin_over_replicas():
     """P('x') on (2, 4) -> P(('x','y')): each old block has 4 holders; the pieces it gives are
     dealt to its holders in id order, receivers in id order (the stated rule)."""
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     old, new = NamedSharding(mesh, P(None)), NamedSharding(mesh, P(("x", "y")))
     t = Transfer(old, new, (16,), np.float32)
     assert t.total == 0  # replicated everywhere: everyone holds its new block already
@@ -109,7 +109,7 @@ def test_sender_rule_round_robin_over_replicas():
 def test_transfer_plan_of_other_devices_and_scalars():
     devs = jax.devices()
     a = jax.sharding.SingleDeviceSharding(devs[0])
-    mesh = jax.make_mesh((8,), ("x",))
+    mesh = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,) * 1)
     t = Transfer(a, NamedSharding(mesh, P("x")), (8, 4), np.float32)
     assert t.received == {d.id: 0 if d.id == 0 else 16 for d in devs}
     assert t.sent[0] == 7 * 16
@@ -128,7 +128,7 @@ _COLL = re.compile(
     [(P("x", "y"), P("y", "x")), (P("x", "y"), P()), (P("x", None), P(None, "x")), (P(), P("x"))],
 )
 def test_reshard_collectives_match_compiled_hlo(a, b):
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     old, new = NamedSharding(mesh, a), NamedSharding(mesh, b)
     x = jax.device_put(np.zeros((8, 16), np.float32), old)
     text = jax.jit(lambda v: v, out_shardings=new).lower(x).compile().as_text()
@@ -162,7 +162,7 @@ def test_reshard_collectives_match_compiled_hlo_for_random_pairs(pair):
 
 
 def test_reshard_compile_is_cached_per_pair():
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     old, new = NamedSharding(mesh, P("x")), NamedSharding(mesh, P("y"))
     first = Transfer(old, new, (8, 8), np.float32).collectives
     hits, compiles = reshard.stats["hits"], reshard.stats["compiles"]
@@ -237,7 +237,18 @@ def test_collective_seconds_ring_formulas(n):
         assert want["all-to-all"] == pytest.approx(want["all-gather"])
 
 
-PRESET_NAMES = ["tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "h100", "a100"]
+PRESET_NAMES = [
+    "tpu-v4",
+    "tpu-v5e",
+    "tpu-v5p",
+    "tpu-v6e",
+    "tpu7x",
+    "h100",
+    "a100",
+    "h200",
+    "b200",
+    "gb200",
+]
 
 
 @pytest.mark.parametrize("name", PRESET_NAMES)
@@ -338,7 +349,7 @@ def test_trace_estimate_against_cost_analysis_and_formulas():
 
 
 def test_transfer_estimate_and_view_wire():
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     x = jax.device_put(np.arange(8 * 16, dtype=np.float32).reshape(8, 16),
                        NamedSharding(mesh, P("x", "y")))  # fmt: skip
     v = sw.ShardView(x)
@@ -393,7 +404,7 @@ def test_compare_shows_estimates_side_by_side():
 
 
 def test_transfer_holds_no_device_memory():
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     x = jax.device_put(np.zeros((8, 16), np.float32), NamedSharding(mesh, P("x", "y")))
     v = sw.ShardView(x)
     collect()  # arrays earlier tests left to the collector must not count here
@@ -405,7 +416,7 @@ def test_transfer_holds_no_device_memory():
 
 
 def test_transfer_to_another_memory_kind_says_so():
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     old = NamedSharding(mesh, P("x"))
     same = Transfer(old, NamedSharding(mesh, P("x"), memory_kind="pinned_host"), (8, 8), np.float32)
     assert same.total == 0 and "memory device → pinned_host" in same.line()
@@ -427,7 +438,7 @@ def test_transfer_to_another_memory_kind_says_so():
 def test_front_end_request_publishes_the_transfer_and_a_failure_keeps_the_view(monkeypatch):
     from tests.helpers import request
 
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     x = jax.device_put(np.zeros((8, 16), np.float32), NamedSharding(mesh, P("x", "y")))
     v = sw.ShardView(x)
     sent = Sent(v)
@@ -455,7 +466,7 @@ def test_in_a_kernel_the_reshard_compile_follows_the_update(monkeypatch):
 
     monkeypatch.setattr(array_mod, "_in_kernel", lambda: True)
 
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     x = jax.device_put(np.zeros((24, 8), np.float32), NamedSharding(mesh, P("x", None)))
     v = sw.ShardView(x)
 
@@ -496,7 +507,7 @@ def test_transfer_bytes_of_int4_are_packed(dtype):
     """int4 / uint4: two elements a byte, ceil(elements * 4 / 8) per device, from
     devices_indices_map (a (8, 3) array on 8 devices: 3-element blocks, 2 B each)."""
     shape = (8, 3)
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     old = NamedSharding(mesh, P("x"))
     new = NamedSharding(jax.sharding.Mesh(np.array(jax.devices()[::-1]).reshape(8), ("d",)), P("d"))
     t = Transfer(old, new, shape, dtype)

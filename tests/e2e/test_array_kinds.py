@@ -20,7 +20,9 @@ def _select(page, key, value):
 
 
 def test_sub_mesh_devices_control_relays_out_onto_own_then_all(page, tmp_path):
-    mesh = jax.make_mesh((2,), ("x",), devices=jax.devices()[2:4])
+    mesh = jax.make_mesh(
+        (2,), ("x",), devices=jax.devices()[2:4], axis_types=(AxisType.Explicit,) * 1
+    )
     host = np.arange(16.0, dtype=np.float32).reshape(4, 4)
     view = ShardView(jax.device_put(host, NamedSharding(mesh, P("x"))))
     loop = open_view(page, tmp_path, view)
@@ -59,7 +61,7 @@ def test_partials_empty_gspmd_and_pmap_are_drawn(page, tmp_path):
     screenshot(page, "unreduced")
     del loop
 
-    mesh = jax.make_mesh((8,), ("x",))
+    mesh = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,) * 1)
     open_view(
         page,
         tmp_path,
@@ -68,7 +70,7 @@ def test_partials_empty_gspmd_and_pmap_are_drawn(page, tmp_path):
     assert "empty array" in page.inner_text(".sw-summary")
     assert page.eval_on_selector_all(".sw-grid .sw-block", "b => b.length") == 8
 
-    m2 = jax.make_mesh((2, 4), ("x", "y"))
+    m2 = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     hs = NamedSharding(m2, P("y", None))._to_xla_hlo_sharding(2)
     g = jax.device_put(np.arange(32.0).reshape(8, 4), GSPMDSharding(tuple(m2.devices.flat), hs))
     open_view(page, tmp_path, ShardView(g))
@@ -83,7 +85,9 @@ def test_partials_empty_gspmd_and_pmap_are_drawn(page, tmp_path):
 
 
 def test_saved_page_answers_the_devices_choice(page, tmp_path):
-    mesh = jax.make_mesh((2,), ("x",), devices=jax.devices()[2:4])
+    mesh = jax.make_mesh(
+        (2,), ("x",), devices=jax.devices()[2:4], axis_types=(AxisType.Explicit,) * 1
+    )
     view = ShardView(
         jax.device_put(np.arange(16.0, dtype=np.float32).reshape(4, 4), NamedSharding(mesh, P("x")))
     )

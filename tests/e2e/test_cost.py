@@ -87,7 +87,7 @@ def assert_lit(page, scope, groups, before):
 
 
 def test_array_view_moved_line_heat_partners_and_groups(page, tmp_path):
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     x = jax.device_put(jnp.arange(64.0 * 32).reshape(64, 32), NamedSharding(mesh, P("x", "y")))
     view = ShardView(x)
     loop = open_view(page, tmp_path, view)
@@ -192,7 +192,7 @@ def test_function_view_estimate_dropdown_and_groups(page, tmp_path):
 
 
 def test_saved_page_shows_the_cost(page, tmp_path):
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     x = jax.device_put(jnp.arange(64.0 * 32).reshape(64, 32), NamedSharding(mesh, P("x", "y")))
     view = ShardView(x)
     view.spec = ["y", "x"]

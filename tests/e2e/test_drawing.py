@@ -3,7 +3,7 @@
 import jax
 import jax.numpy as jnp
 import pytest
-from jax.sharding import NamedSharding
+from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
@@ -25,7 +25,7 @@ _CHAR_TOPS = """el => {
 
 @pytest.fixture
 def arr2d():
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     x = jnp.arange(64.0 * 32).reshape(64, 32)
     return jax.device_put(x, NamedSharding(mesh, P("x", "y")))
 
@@ -45,7 +45,7 @@ def test_vertical_axis_labels_read_downward_and_point_down(page, tmp_path, arr2d
 @pytest.fixture
 def tall_blocks():
     """8 blocks of 2048×1024 (taller than wide)."""
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     x = jnp.sin(jnp.arange(4096.0 * 4096).reshape(4096, 4096) / 37.0)
     return jax.device_put(x, NamedSharding(mesh, P("x", "y")))
 
@@ -76,7 +76,7 @@ def test_heatmap_colour_bar_ring_and_tall_card(page, tmp_path, tall_blocks):
 def test_axis_titles_are_never_cut(page, tmp_path):
     """A 3-D view's short grid: the rotated title shortens ("dim 1 · x") instead of being cut
     mid-word ("sharded ove"); the full title stays in its tooltip."""
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     x = jnp.arange(4.0 * 8 * 256).reshape(4, 8, 256)
     arr = jax.device_put(x, NamedSharding(mesh, P(None, "x", "y")))
     open_view(page, tmp_path, ShardView(arr, view_dims=(1, 2)))
@@ -126,7 +126,7 @@ def test_controls_hold_still_when_messages_appear(page, tmp_path, arr2d):
 def test_pinned_card_stays_next_to_its_block(page, tmp_path):
     """A tall mesh pane (8×1) puts the card's place in the side column far below the top
     blocks: pinning one floats the card beside it; every pinned block has its card near."""
-    mesh = jax.make_mesh((8, 1), ("x", "y"))
+    mesh = jax.make_mesh((8, 1), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     x = jnp.arange(2048.0 * 64).reshape(2048, 64)
     open_view(page, tmp_path, ShardView(jax.device_put(x, NamedSharding(mesh, P("x", None)))))
     assert page.errors == []

@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import nbformat
 import pytest
-from jax.sharding import NamedSharding
+from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
@@ -23,7 +23,7 @@ LOCAL = ("file:", "blob:", "data:", "about:")
 
 @pytest.fixture
 def view():
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     x = jnp.arange(64.0 * 32).reshape(64, 32)
     return ShardView(jax.device_put(x, NamedSharding(mesh, P("x", "y"))))
 
@@ -178,7 +178,7 @@ def test_saved_page_with_script_comment_text_is_not_blank(page, tmp_path, view):
     assert page.errors == []
     assert blocks(page) == 8
     # the same text as an axis name, in every part of the page's data
-    mesh = jax.make_mesh((2, 4), (bad, "y"))
+    mesh = jax.make_mesh((2, 4), (bad, "y"), axis_types=(AxisType.Explicit,) * 2)
     x = jax.device_put(jnp.ones((64, 32)), NamedSharding(mesh, P(bad, "y")))
     ShardView(x).save_html(tmp_path / "n.html", variants=[{"spec": ["y", bad]}])
     open_offline(page, tmp_path / "n.html")

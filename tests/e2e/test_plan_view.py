@@ -9,7 +9,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import pytest
-from jax.sharding import AbstractMesh
+from jax.sharding import AbstractMesh, AxisType
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
@@ -37,7 +37,7 @@ def test_planned_tree_of_256_positions_draws_with_its_badge(
     }
     collect()  # (garbage an earlier test left is not counted, nor seen to vanish)
     before = len(jax.live_arrays())
-    pod = AbstractMesh((32, 8), ("data", "model"))
+    pod = AbstractMesh((32, 8), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
     view = ShardView(
         shapes, mesh=pod, rules=[("w", P("data", "model"))], hardware="tpu-v5e", selected=1
     )
@@ -86,7 +86,7 @@ def test_planned_function_view_of_256_positions_draws_with_its_badge(
 
     w = jax.ShapeDtypeStruct((512, 256), jnp.float32)
     x = jax.ShapeDtypeStruct((64, 512), jnp.float32)
-    pod = AbstractMesh((32, 8), ("data", "model"))
+    pod = AbstractMesh((32, 8), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
     collect()  # (garbage an earlier test left is not counted, nor seen to vanish)
     before = len(jax.live_arrays())
     view = ShardView(step, w, x, mesh=pod, in_specs=[P("model", None), P("data", "model")])
@@ -117,7 +117,11 @@ def test_planned_tree_draws_thousands_of_positions(
 ) -> None:
     n = sizes[0] * sizes[1]
     shapes = {"w": jax.ShapeDtypeStruct((sizes[0] * 16, sizes[1] * 8), jnp.float32)}
-    view = ShardView(shapes, mesh=AbstractMesh(sizes, ("data", "model")), spec=P("data", "model"))
+    view = ShardView(
+        shapes,
+        mesh=AbstractMesh(sizes, ("data", "model"), axis_types=(AxisType.Auto,) * 2),
+        spec=P("data", "model"),
+    )
     request.addfinalizer(view.close)
     open_tree(page, tmp_path, view)
     assert f"AbstractMesh ({sizes[0]}, {sizes[1]})" in page.inner_text(".sw-planned-badge")

@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.sharding import NamedSharding
+from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
@@ -69,7 +69,7 @@ def settle(page, loop, n=1):
 
 @pytest.fixture
 def arr():
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     x = jnp.arange(64.0 * 32).reshape(64, 32)
     return jax.device_put(x, NamedSharding(mesh, P("x", "y")))
 
@@ -154,7 +154,7 @@ def test_invalid_choices_are_explained_and_keep_the_view(page, tmp_path, arr):
 
 
 def test_3d_slider_and_single_device(page, tmp_path):
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     cube = jax.device_put(
         jnp.arange(4.0 * 8 * 8).reshape(4, 8, 8), NamedSharding(mesh, P("x", None, "y"))
     )

@@ -3,7 +3,7 @@
 import jax
 import jax.numpy as jnp
 import pytest
-from jax.sharding import NamedSharding
+from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.e2e
 def test_collectives_table_fits_beside_its_mesh(page, tmp_path):
     # The Communication section puts a mesh pane beside the table; a long op name
     # (jit(<lambda>)/shard_map/psum_invariant) wraps in its cell instead of being cut off.
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     x = jax.device_put(jnp.ones((16, 8)), NamedSharding(mesh, P("x", None)))
     view = ShardView(
         lambda a: jax.lax.psum(a, "x"),
@@ -38,7 +38,7 @@ def test_collectives_table_fits_beside_its_mesh(page, tmp_path):
 def test_find_box_shows_its_whole_example(page, tmp_path):
     # The placeholder names ids and a mesh coordinate; with long axis names it is longer than
     # the box's default width, and the box grows to show it whole.
-    mesh = jax.make_mesh((2, 4), ("batch", "model"))
+    mesh = jax.make_mesh((2, 4), ("batch", "model"), axis_types=(AxisType.Explicit,) * 2)
     x = jax.device_put(jnp.ones((16, 8)), NamedSharding(mesh, P("batch", "model")))
     open_view(page, tmp_path, ShardView(x))
     fit = page.eval_on_selector(
@@ -59,7 +59,7 @@ def test_find_box_shows_its_whole_example(page, tmp_path):
 def test_saved_page_controls_as_wide_as_the_live_ones(page, tmp_path):
     # A saved page marks the choices it did not save ("2 × 4 — not in this page"); the selects
     # keep the live widget's widths instead of growing to those long labels.
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     x = jax.device_put(jnp.arange(64.0 * 32).reshape(64, 32), NamedSharding(mesh, P("x", "y")))
     view = ShardView(x)
     keys = ["naxes", "shape", "type-0", "type-1", "spec-0", "spec-1", "mem"]

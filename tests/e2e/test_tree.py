@@ -10,7 +10,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import pytest
-from jax.sharding import NamedSharding
+from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.e2e
 
 
 def _model() -> dict[str, Any]:
-    mesh = jax.make_mesh((4, 2), ("data", "model"))
+    mesh = jax.make_mesh((4, 2), ("data", "model"), axis_types=(AxisType.Explicit,) * 2)
     put = jax.device_put
     every = NamedSharding(mesh, P())
     return {
@@ -66,7 +66,7 @@ def open_tree(page: Any, tmp_path: Any, view: Any) -> TreeLoop:
 
 
 def test_tree_pane_select_chart_and_rules(page: Any, tmp_path: Any, request: Any) -> None:
-    mesh = jax.make_mesh((4, 2), ("data", "model"))
+    mesh = jax.make_mesh((4, 2), ("data", "model"), axis_types=(AxisType.Explicit,) * 2)
     import dataclasses
 
     tiny = dataclasses.replace(

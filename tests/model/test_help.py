@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.sharding import NamedSharding
+from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import shardwidget
@@ -33,7 +33,7 @@ def _best_without_padding(shape: tuple[int, ...]) -> int:
     host = np.zeros(shape, np.float32)
     for ms in [(8,), (2, 4), (4, 2)]:
         names = ("x", "y")[: len(ms)]
-        mesh = jax.make_mesh(ms, names)
+        mesh = jax.make_mesh(ms, names, axis_types=(AxisType.Explicit,) * len(names))
         for placement in itertools.product(range(-1, len(shape)), repeat=len(ms)):
             spec = [
                 tuple(n for n, d in zip(names, placement, strict=True) if d == dim)
@@ -54,7 +54,9 @@ def test_every_suggestion_works_with_device_put(shape: tuple[int, ...]) -> None:
     host = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
     for s in sugg:
         padded = np.pad(host, s.pad)
-        mesh = jax.make_mesh(s.mesh_shape, s.axis_names)
+        mesh = jax.make_mesh(
+            s.mesh_shape, s.axis_names, axis_types=(AxisType.Explicit,) * len(s.axis_names)
+        )
         arr = jax.device_put(padded, NamedSharding(mesh, to_partition_spec(s.spec)))
         assert _blocks(arr) == s.shards
         np.testing.assert_array_equal(np.asarray(arr)[tuple(slice(0, n) for n in shape)], host)

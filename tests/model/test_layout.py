@@ -116,7 +116,7 @@ def test_single_device():
 
 
 def test_partially_replicated_jit_output():
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     a = jax.device_put(jnp.arange(32.0).reshape(4, 8), NamedSharding(mesh, P("x", "y")))
     out = jax.jit(lambda x: x.sum(axis=0))(a)
     lay = check_against_jax(out)
@@ -140,7 +140,7 @@ def test_pmap_output():
 
 
 def test_pinned_host_memory_kind():
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     a = jax.device_put(jnp.ones((4, 8)), NamedSharding(mesh, P("x"), memory_kind="pinned_host"))
     assert check_against_jax(a).memory_kind == "pinned_host"
 
@@ -149,7 +149,7 @@ def test_pinned_host_memory_kind():
     "dtype", [jnp.bool_, jnp.int8, jnp.int32, jnp.float16, jnp.bfloat16, jnp.float32, jnp.complex64]
 )
 def test_dtypes(dtype):
-    mesh = jax.make_mesh((8,), ("x",))
+    mesh = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,) * 1)
     a = jax.device_put(jnp.zeros((16, 3), dtype), NamedSharding(mesh, P("x")))
     lay = check_against_jax(a)
     assert lay.itemsize == np.dtype(dtype).itemsize
@@ -159,14 +159,14 @@ def test_zero_d_and_prng_keys():
     lay = check_against_jax(jnp.float32(2.0) + 0)
     assert lay.shape == () and lay.blocks[0].index == ()
     keys = jax.random.split(jax.random.key(0), 8)
-    mesh = jax.make_mesh((8,), ("x",))
+    mesh = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,) * 1)
     keys = jax.device_put(keys, NamedSharding(mesh, P("x")))
     lay = layout_of(keys)
     assert lay.dtype.startswith("key<") and len(lay.blocks) == 8 and lay.itemsize == 8
 
 
 def test_spec_roundtrip_through_jax():
-    mesh = jax.make_mesh((2, 2, 2), ("a", "b", "c"))
+    mesh = jax.make_mesh((2, 2, 2), ("a", "b", "c"), axis_types=(AxisType.Explicit,) * 3)
     s = NamedSharding(mesh, P(("a", "b"), None, "c"))
     norm = spec_mod.normalize(tuple(s.spec), 3)
     assert spec_mod.to_partition_spec(norm) == s.spec
@@ -277,7 +277,7 @@ def test_size_0_geometry_equals_jax(case, shuffled):
 )
 def test_size_0_named_cases(shape, spec, blocks):
     """The cases of issue 23 by hand: (0, 8) on P('x', 'y') is 4 blocks of 2 devices."""
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     arr = jax.device_put(jnp.ones(shape), NamedSharding(mesh, spec))
     lay = check_against_jax(arr)
     assert len(lay.blocks) == blocks

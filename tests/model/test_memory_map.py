@@ -7,7 +7,7 @@ from typing import Any
 import jax
 import numpy as np
 import pytest
-from jax.sharding import NamedSharding
+from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import shardwidget
@@ -38,7 +38,7 @@ def _diff(after: dict[int, int], before: dict[int, int]) -> dict[int, int]:
 
 @pytest.fixture
 def mesh() -> Any:
-    return jax.make_mesh((2, 4), ("x", "y"))
+    return jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
 
 
 def test_per_device_matches_the_shards(mesh: Any) -> None:

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 import pytest
-from jax.sharding import NamedSharding
+from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget.model import summary as S
@@ -15,7 +15,7 @@ from shardwidget.model.layout import layout_of
 
 
 def put(x, mshape, names, spec, **kw):
-    mesh = jax.make_mesh(mshape, names)
+    mesh = jax.make_mesh(mshape, names, axis_types=(AxisType.Explicit,) * len(names))
     return jax.device_put(x, NamedSharding(mesh, P(*spec), **kw))
 
 
@@ -114,14 +114,15 @@ def test_budget_limits_thumbnail_size():
     assert plan.thumb_shape[0] * plan.thumb_shape[1] <= 100
 
 
-def test_one_compile_per_layout_and_cached():
-    S._compiled.cache_clear()
+def test_one_compile_per_shard_shape_and_cached():
+    S.clear_caches()
     x = np.ones((64, 64), np.float32)
     a = put(x, (2, 4), ("x", "y"), ("x", "y"))
     summarize(a)
     summarize(put(x * 2, (2, 4), ("x", "y"), ("x", "y")))
-    info = S._compiled.cache_info()
-    assert info.misses == 1 and info.hits == 1
+    summarize(put(x * 3, (4, 2), ("x", "y"), ("y", "x")))  # another layout, the same shards
+    info = S.shard_program._program.cache_info()
+    assert info.misses == 1 and info.hits == 2
 
 
 def test_single_device_and_pmap_and_keys_and_empty():
@@ -190,7 +191,7 @@ def test_host_path_agrees_with_the_compiled_one(monkeypatch, shape, spec, view_d
         raise RuntimeError("INVALID_ARGUMENT: Multiprocess computations aren't implemented")
 
     monkeypatch.setattr(S, "_REFUSED", {})  # this test's refusals stay in this test
-    monkeypatch.setattr(S, "_compiled", refuse)
+    monkeypatch.setattr(S, "_device_rows", refuse)
     _, got = summarize(arr, view_dims)
     assert_same_summary(got, want, lay, x)
     # refused once on this many devices: the next summary goes to the host at once
@@ -244,7 +245,7 @@ def test_only_xla_s_fixed_refusal_is_remembered(monkeypatch):
         raise RuntimeError("RESOURCE_EXHAUSTED: out of memory")
 
     monkeypatch.setattr(S, "_REFUSED", {})
-    monkeypatch.setattr(S, "_compiled", fail)
+    monkeypatch.setattr(S, "_device_rows", fail)
     for _ in range(2):
         _, got = summarize(arr)
         assert got.status == "ready"
@@ -267,7 +268,7 @@ def test_large_finite_values_keep_finite_statistics(monkeypatch, path, masked):
     monkeypatch.setattr(S, "_REFUSED", {})
     if path == "host":
         monkeypatch.setattr(
-            S, "_compiled", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("no"))
+            S, "_device_rows", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("no"))
         )
     lay, got = summarize(arr, pix=64, vals=0) if path != "host_inplace" else (None, None)
     if path == "host_inplace":

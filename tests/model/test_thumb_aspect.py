@@ -5,7 +5,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.sharding import NamedSharding
+from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
@@ -25,7 +25,7 @@ def _thumb(v, k=0):
     [((8192, 2048), P("x", "y"), True), ((2048, 8192), P("x", "y"), False)],
 )
 def test_thumbnail_shape_follows_the_block(shape, spec, tall):
-    mesh = jax.make_mesh((4, 2), ("x", "y"))
+    mesh = jax.make_mesh((4, 2), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
     v = ShardView(jax.device_put(jnp.asarray(x), NamedSharding(mesh, spec)))
     t, vmin, vmax = _thumb(v)

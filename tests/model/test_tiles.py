@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from jax.sharding import NamedSharding
+from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget.model import mesh as mesh_mod
@@ -63,7 +63,7 @@ def test_tile_stats_match_numpy_for_any_relayout(case, dtype, nonfinite):
 
 def test_tile_path_agrees_with_direct_path_and_thumbnails_are_means():
     x = np.random.default_rng(3).standard_normal((256, 128)).astype(np.float32)
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     src = jax.device_put(x, NamedSharding(mesh, P("y", None)))
     tiles = T.tile_summary(src, N, 0)
     arr = jax.device_put(src, NamedSharding(mesh, P("x", "y")))
@@ -90,7 +90,7 @@ def test_not_used_for_keys_and_empty():
 @pytest.mark.parametrize("view_dims", [(0, 2), (2, 1)])
 def test_3d_thumbnails_average_other_dims(view_dims):
     x = np.random.default_rng(1).standard_normal((4, 16, 8)).astype(np.float32)
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     arr = jax.device_put(x, NamedSharding(mesh, P("x", None, "y")))
     tiles = T.tile_summary(arr, N, 0)
     lay = layout_of(arr)
@@ -109,7 +109,7 @@ def test_block_without_finite_values_via_tiles():
     x[4:6] = np.inf
     src = jax.device_put(x)
     tiles = T.tile_summary(src, N, 0)
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     lay = layout_of(jax.device_put(src, NamedSharding(mesh, P("x", None))))
     s = T.summarize(tiles, lay, (0, 1), 8192, False)
     for blk, got in zip(lay.blocks, s.stats, strict=True):
@@ -127,7 +127,7 @@ def test_tile_stats_of_large_finite_values_stay_finite(nonfinite):
     x = x.astype(np.float32)
     if nonfinite:
         x[1, 1], x[-1, -1] = np.nan, np.inf
-    mesh = jax.make_mesh((4, 2), ("x", "y"))
+    mesh = jax.make_mesh((4, 2), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     arr = jax.device_put(x, NamedSharding(mesh, P("x", "y")))
     tiles = T.tile_summary(arr, N, values_budget=0)
     assert tiles is not None and math.prod(tiles.tile) > 1

@@ -12,7 +12,7 @@ import time
 
 import jax
 import pytest
-from jax.sharding import AbstractMesh
+from jax.sharding import AbstractMesh, AxisType
 from jax.sharding import PartitionSpec as P
 
 from shardwidget.plan import PlanError, plan
@@ -81,7 +81,7 @@ def _stop_helpers():
 
 @pytest.mark.parametrize("shape", [(8, 8), (16, 4), (32, 8)])
 def test_a_plan_matches_a_real_compile_on_that_many_devices(shape):
-    am = AbstractMesh(shape, ("data", "model"))
+    am = AbstractMesh(shape, ("data", "model"), axis_types=(AxisType.Auto,) * 2)
     pl = plan(_ns["step"], _ns["PARAMS"], _ns["X"], mesh=am, in_specs=_ns["SPECS"])
     real = real_compile(shape)
     assert len(jax.devices()) < pl.n_devices == shape[0] * shape[1]
@@ -98,11 +98,11 @@ def test_a_plan_matches_a_real_compile_on_that_many_devices(shape):
 
 
 def test_the_helper_is_reused_for_plans_of_the_same_size_and_ends_with_stop():
-    am = AbstractMesh((4, 4), ("data", "model"))
+    am = AbstractMesh((4, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
     plan(_ns["step"], _ns["PARAMS"], _ns["X"], mesh=am, in_specs=_ns["SPECS"])
     h = helper_mod._HELPERS[16]
     t0 = time.perf_counter()
-    plan(_ns["step"], _ns["PARAMS"], _ns["X"], mesh=AbstractMesh((2, 8), ("data", "model")),
+    plan(_ns["step"], _ns["PARAMS"], _ns["X"], mesh=AbstractMesh((2, 8), ("data", "model"), axis_types=(AxisType.Auto,) * 2),
          in_specs=_ns["SPECS"])  # fmt: skip
     warm = time.perf_counter() - t0
     assert helper_mod._HELPERS[16] is h and h.alive
@@ -112,7 +112,7 @@ def test_the_helper_is_reused_for_plans_of_the_same_size_and_ends_with_stop():
 
 
 def test_a_dead_helper_is_said_in_words_and_the_next_plan_starts_another():
-    am = AbstractMesh((4, 4), ("data", "model"))
+    am = AbstractMesh((4, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
     plan(_ns["step"], _ns["PARAMS"], _ns["X"], mesh=am, in_specs=_ns["SPECS"])
     h = helper_mod._HELPERS[16]
     h.proc.kill()
@@ -125,7 +125,7 @@ def test_a_dead_helper_is_said_in_words_and_the_next_plan_starts_another():
 
 
 def test_a_helper_past_its_time_limit_is_stopped_in_words():
-    am = AbstractMesh((4, 4), ("data", "model"))
+    am = AbstractMesh((4, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
     with pytest.raises(PlanError, match=r"took longer than 0\.001 s"):
         plan(_ns["step"], _ns["PARAMS"], _ns["X"], mesh=am, in_specs=_ns["SPECS"], timeout=1e-3)
     assert not helper_mod._HELPERS[16].alive
@@ -188,7 +188,7 @@ SHARD_MAP_REAL = textwrap.dedent(
 
 
 def test_a_shard_map_plan_matches_a_real_compile():
-    am = AbstractMesh((4, 4), ("data", "model"))
+    am = AbstractMesh((4, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
 
     def f(w, x):
         return jax.lax.psum(x @ w, "model")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import pytest
-from jax.sharding import AbstractMesh, NamedSharding
+from jax.sharding import AbstractMesh, AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
@@ -41,7 +41,13 @@ def _colls(trace):
 @pytest.mark.parametrize("out_specs", [None, [P(), P("data", None), P(None, "data")]])
 def test_a_plan_of_8_positions_reads_as_the_real_compile(out_specs):
     kw = {"in_specs": IN_SPECS} | ({"out_specs": out_specs} if out_specs else {})
-    planned = ShardView(step, PARAMS, X, mesh=AbstractMesh((4, 2), ("data", "model")), **kw)
+    planned = ShardView(
+        step,
+        PARAMS,
+        X,
+        mesh=AbstractMesh((4, 2), ("data", "model"), axis_types=(AxisType.Auto,) * 2),
+        **kw,
+    )
     real = ShardView(step, PARAMS, X, mesh_shape=[4, 2], axis_names=["data", "model"], **kw)
     assert planned.error == "" and real.error == ""
     assert planned.planned and not real.planned
@@ -60,7 +66,9 @@ def test_shard_map_mode_plans_too():
         return jax.lax.psum(a, "data")
 
     kw = {"mode": "shard_map", "in_specs": [P("data", None)], "out_specs": [P(None, None)]}
-    planned = ShardView(body, X, mesh=AbstractMesh((4, 2), ("data", "model")), **kw)
+    planned = ShardView(
+        body, X, mesh=AbstractMesh((4, 2), ("data", "model"), axis_types=(AxisType.Auto,) * 2), **kw
+    )
     real = ShardView(body, X, mesh_shape=[4, 2], axis_names=["data", "model"], **kw)
     assert planned.error == ""
     assert _colls(planned.trace) == _colls(real.trace) != []
@@ -68,7 +76,7 @@ def test_shard_map_mode_plans_too():
 
 
 def test_256_positions_plan_as_plan_does_and_allocate_nothing():
-    pod = AbstractMesh((32, 8), ("data", "model"))
+    pod = AbstractMesh((32, 8), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
     before = len(jax.live_arrays())
     view = ShardView(step, PARAMS, X, mesh=pod, in_specs=IN_SPECS)
     assert view.error == ""
@@ -96,7 +104,7 @@ def test_256_positions_plan_as_plan_does_and_allocate_nothing():
 
 
 def test_a_planned_layout_changes_and_refuses_in_words():
-    pod = AbstractMesh((32, 8), ("data", "model"))
+    pod = AbstractMesh((32, 8), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
     view = ShardView(step, PARAMS, X, mesh=pod, in_specs=IN_SPECS)
     view.in_specs = [P(None, "model"), P("model", None), P("data")]
     assert view.trace.state.in_specs[0] == ((), ("model",))
@@ -109,9 +117,13 @@ def test_a_planned_layout_changes_and_refuses_in_words():
 
 
 def test_jax_array_inputs_are_planned_as_shapes():
-    mesh = jax.make_mesh((4, 2), ("data", "model"))
+    mesh = jax.make_mesh((4, 2), ("data", "model"), axis_types=(AxisType.Explicit,) * 2)
     x = jax.device_put(jnp.ones((64, 256)), NamedSharding(mesh, P("data", "model")))
-    view = ShardView(lambda a: a.sum(0), x, mesh=AbstractMesh((4, 2), ("data", "model")))
+    view = ShardView(
+        lambda a: a.sum(0),
+        x,
+        mesh=AbstractMesh((4, 2), ("data", "model"), axis_types=(AxisType.Auto,) * 2),
+    )
     assert view.error == ""
     assert view.trace.state.in_specs == ((("data",), ("model",)),)  # its own spec kept
     assert view.trace.inputs is None and view.outputs is None  # never run
@@ -120,7 +132,7 @@ def test_jax_array_inputs_are_planned_as_shapes():
 def test_a_plan_the_helper_refuses_is_shown_in_words():
     """4,096 positions: XLA's CPU client refuses the compile (README, Planning a pod); the
     view is made, says why, and the kernel goes on."""
-    pod = AbstractMesh((64, 64), ("data", "model"))
+    pod = AbstractMesh((64, 64), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
     view = ShardView(lambda w, x: (x @ w).sum(), PARAMS["w1"], X, mesh=pod)
     assert view.trace is None
     assert "could not compile the plan for 4096 devices" in view.error

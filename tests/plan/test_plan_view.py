@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.sharding import AbstractMesh, NamedSharding
+from jax.sharding import AbstractMesh, AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
@@ -39,7 +39,7 @@ def _blocks_by_position(lay) -> dict[int, tuple]:
 
 def _jax_blocks(mesh_shape, names, spec, shape) -> dict[int, tuple]:
     """Position on the mesh (row-major) -> its (start, stop) per dimension, as JAX says."""
-    mesh = jax.make_mesh(mesh_shape, names)
+    mesh = jax.make_mesh(mesh_shape, names, axis_types=(AxisType.Explicit,) * len(names))
     pos = {d.id: i for i, d in enumerate(mesh.devices.flat)}
     out = {}
     for dev, idx in NamedSharding(mesh, spec).devices_indices_map(shape).items():
@@ -65,7 +65,7 @@ RULES = [(r"embed", P("data")), (r"\['w'\]", P(None, "model"))]
 
 @pytest.mark.parametrize(("mesh_shape", "names", "spec"), CASES)
 def test_geometry_equals_jax_on_a_real_mesh_of_the_same_shape(mesh_shape, names, spec):
-    am = AbstractMesh(mesh_shape, names)
+    am = AbstractMesh(mesh_shape, names, axis_types=(AxisType.Auto,) * len(names))
     lay = layout_of_sharding(NamedSharding(am, spec), SHAPE, np.dtype("float32"))
     assert [d.id for d in lay.devices] == list(range(8))
     assert lay.mesh is not None and lay.mesh.device_ids == tuple(range(8))
@@ -77,7 +77,7 @@ import json, jax
 from jax.sharding import NamedSharding, PartitionSpec as P
 out = []
 for sizes, names, spec, shape in json.loads(input()):
-    mesh = jax.make_mesh(tuple(sizes), tuple(names))
+    mesh = jax.make_mesh(tuple(sizes), tuple(names), axis_types=(jax.sharding.AxisType.Explicit,) * len(names))
     pos = {d.id: i for i, d in enumerate(mesh.devices.flat)}
     m = NamedSharding(mesh, P(*[tuple(e) if isinstance(e, list) else e for e in spec]))
     got = {pos[d.id]: [list(s.indices(n)[:2]) for s, n in zip(ix, shape)]
@@ -112,7 +112,13 @@ def test_geometry_equals_jax_at_256_devices():
     theirs = json.loads(run.stdout)
     for (sizes, names, spec, shape), got in zip(cases, theirs, strict=True):
         pspec = P(*[tuple(e) if isinstance(e, list) else e for e in spec])
-        lay = layout_of_sharding(NamedSharding(AbstractMesh(sizes, names), pspec), shape, "f4")
+        lay = layout_of_sharding(
+            NamedSharding(
+                AbstractMesh(sizes, names, axis_types=(AxisType.Auto,) * len(names)), pspec
+            ),
+            shape,
+            "f4",
+        )
         ours = _blocks_by_position(lay)
         assert len(ours) == 256
         assert {d: [list(r) for r in ix] for d, ix in ours.items()} == dict(got), spec
@@ -120,7 +126,7 @@ def test_geometry_equals_jax_at_256_devices():
 
 def test_planned_tree_allocates_nothing_and_covers_every_position(sds_tree):
     before = len(jax.live_arrays())
-    am = AbstractMesh((32, 8), ("data", "model"))
+    am = AbstractMesh((32, 8), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
     view = ShardView(sds_tree, mesh=am, rules=RULES)
     assert view.planned and view.mesh is am
     per = view.per_device
@@ -137,13 +143,15 @@ def test_planned_tree_allocates_nothing_and_covers_every_position(sds_tree):
 
 
 def test_jax_arrays_are_taken_as_their_shapes():
-    mesh = jax.make_mesh((4, 2), ("data", "model"))
+    mesh = jax.make_mesh((4, 2), ("data", "model"), axis_types=(AxisType.Explicit,) * 2)
     tree = {
         "w": jax.device_put(jnp.ones((64, 32)), NamedSharding(mesh, P("data", "model"))),
         "b": jnp.zeros(32),
     }
     before = len(jax.live_arrays())
-    view = ShardView(tree, mesh=AbstractMesh((4, 2), ("data", "model")))
+    view = ShardView(
+        tree, mesh=AbstractMesh((4, 2), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+    )
     w, b = view.leaf("['w']"), view.leaf("['b']")
     assert w.abstract and b.abstract
     assert w.spec == P("data", "model")  # its mesh has the plan's axes: its spec kept
@@ -158,7 +166,7 @@ def test_jax_arrays_are_taken_as_their_shapes():
 
 def test_one_array_planned_with_spec():
     sds = jax.ShapeDtypeStruct((4096, 1024), jnp.bfloat16)
-    am = AbstractMesh((16, 16), ("x", "y"))
+    am = AbstractMesh((16, 16), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
     view = ShardView(sds, mesh=am, spec=P("x", "y"))
     leaf = view.leaves[0]
     assert leaf.layout.typeof == "bfloat16[4096@x,1024@y]"
@@ -171,7 +179,11 @@ def test_one_array_planned_with_spec():
 
 
 def test_a_planned_view_says_what_it_is(sds_tree):
-    view = ShardView(sds_tree, mesh=AbstractMesh((32, 8), ("data", "model")), rules=RULES)
+    view = ShardView(
+        sds_tree,
+        mesh=AbstractMesh((32, 8), ("data", "model"), axis_types=(AxisType.Auto,) * 2),
+        rules=RULES,
+    )
     words = "planned on AbstractMesh (32, 8) · no devices"
     assert words in repr(view)
     assert view._tree["planned"] == words
@@ -183,7 +195,11 @@ def test_a_planned_view_says_what_it_is(sds_tree):
 
 
 def test_rules_that_cannot_apply_are_refused_in_words(sds_tree):
-    view = ShardView(sds_tree, mesh=AbstractMesh((32, 8), ("data", "model")), rules=RULES)
+    view = ShardView(
+        sds_tree,
+        mesh=AbstractMesh((32, 8), ("data", "model"), axis_types=(AxisType.Auto,) * 2),
+        rules=RULES,
+    )
     shown = view.rules
     with pytest.raises(ValueError, match=r"leaf \['layers'\]\[0\]\['b'\].*not in the mesh"):
         view.rules = [(r"\['b'\]", P("nope"))]
@@ -198,20 +214,28 @@ def test_rules_that_cannot_apply_are_refused_in_words(sds_tree):
 
 
 def test_mesh_shape_changes_within_the_plan(sds_tree):
-    view = ShardView(sds_tree, mesh=AbstractMesh((32, 8), ("data", "model")), rules=RULES)
+    view = ShardView(
+        sds_tree,
+        mesh=AbstractMesh((32, 8), ("data", "model"), axis_types=(AxisType.Auto,) * 2),
+        rules=RULES,
+    )
     view.mesh_shape = [16, 16]
     assert tuple(view.mesh.axis_sizes) == (16, 16)
     assert list(view.per_device) == list(range(256))
     with pytest.raises(ValueError, match="the plan has 256 devices"):
         view.mesh_shape = [8, 8]
     with pytest.raises(ValueError, match="AbstractMesh of 256"):
-        view.mesh = jax.make_mesh((4, 2), ("data", "model"))
-    view.mesh = AbstractMesh((64, 4), ("data", "model"))
+        view.mesh = jax.make_mesh((4, 2), ("data", "model"), axis_types=(AxisType.Explicit,) * 2)
+    view.mesh = AbstractMesh((64, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
     assert view.leaf("['embed']").layout.blocks[0].shape == (16, 256)
 
 
 def test_code_rebinds_the_tree_as_planned(sds_tree):
-    view = ShardView(sds_tree, mesh=AbstractMesh((32, 8), ("data", "model")), rules=RULES)
+    view = ShardView(
+        sds_tree,
+        mesh=AbstractMesh((32, 8), ("data", "model"), axis_types=(AxisType.Auto,) * 2),
+        rules=RULES,
+    )
     scope = {"params": sds_tree}
     exec(view.code, scope)
     sds = lambda t: [x for x in jax.tree.leaves(t) if isinstance(x, jax.ShapeDtypeStruct)]  # noqa: E731
@@ -223,7 +247,7 @@ def test_code_rebinds_the_tree_as_planned(sds_tree):
 
 def test_4096_positions_lay_out_quickly():
     tree = {f"l{i}": jax.ShapeDtypeStruct((4096, 512), jnp.float32) for i in range(100)}
-    am = AbstractMesh((64, 64), ("data", "model"))
+    am = AbstractMesh((64, 64), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
     view = ShardView(tree, mesh=am, rules=[(".*", P("data", "model"))])
     t = time.perf_counter()
     view.rules = [(".*", P("model", "data"))]
@@ -234,7 +258,7 @@ def test_4096_positions_lay_out_quickly():
 
 
 def test_shapes_on_an_abstract_mesh_bigger_than_the_kernel_plan_on_it():
-    pod = AbstractMesh((16, 16), ("data", "model"))
+    pod = AbstractMesh((16, 16), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
     f32 = jnp.float32
     tree = {
         "w": jax.ShapeDtypeStruct((512, 256), f32, sharding=NamedSharding(pod, P("data", "model"))),

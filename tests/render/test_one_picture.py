@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.sharding import NamedSharding
+from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
@@ -37,7 +37,7 @@ def _surfaces(v: Any) -> tuple[str, str, str]:
 
 
 def _put(a: Any, spec: P) -> Any:
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     return jax.device_put(a, NamedSharding(mesh, spec))
 
 

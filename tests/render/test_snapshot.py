@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.sharding import NamedSharding
+from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
@@ -27,7 +27,7 @@ SVG = "{http://www.w3.org/2000/svg}"
 
 @pytest.fixture
 def x() -> Any:
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     return jax.device_put(jnp.arange(64.0 * 32).reshape(64, 32), NamedSharding(mesh, P("x", "y")))
 
 
@@ -122,7 +122,7 @@ def test_function_view_snapshot_names_its_collectives(x: Any) -> None:
 
 
 def test_tall_arrays_keep_their_aspect() -> None:
-    mesh = jax.make_mesh((8,), ("x",))
+    mesh = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,) * 1)
     t = jax.device_put(jnp.ones((2048, 1024)), NamedSharding(mesh, P("x")))
     svg = _svg(ShardView(t).snapshot().html)
     rects = [r for r in svg.iter(f"{SVG}rect") if r.get("stroke") == "#ffffff"]
@@ -217,7 +217,7 @@ def test_a_snapshot_holds_no_device_memory(x: Any) -> None:
 def test_the_row_title_fits_a_short_or_empty_strip(shape: tuple[int, ...], spec: P) -> None:
     """The rotated row-axis title (reading downwards from the grid's top) lies inside the
     picture: its rough length (6.5 px a character at 11 px) fits the SVG's height."""
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     v = ShardView(jax.device_put(jnp.zeros(shape), NamedSharding(mesh, spec)))
     for s in [picture.array_svg(v.layout, n_devices=8), *svgs_in(v.snapshot().html)]:
         root = ET.fromstring(s)

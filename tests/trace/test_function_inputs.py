@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.sharding import NamedSharding
+from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
@@ -19,7 +19,7 @@ from shardwidget.trace.result import CONSTANT_NOTE, UNUSED_NOTE
 
 @pytest.fixture(scope="module")
 def mesh() -> Any:
-    return jax.make_mesh((8,), ("x",))
+    return jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,) * 1)
 
 
 @pytest.fixture(scope="module")
@@ -270,7 +270,9 @@ def test_odd_input_views_hold_no_device_memory_between_updates(mesh: Any) -> Non
         return sum(free_memory.buffers(jax.live_arrays()).values())
 
     keys = jax.device_put(jax.random.split(jax.random.key(2), 8), NamedSharding(mesh, P("x")))
-    sub = jax.make_mesh((2,), ("x",), devices=jax.devices()[2:4])
+    sub = jax.make_mesh(
+        (2,), ("x",), devices=jax.devices()[2:4], axis_types=(AxisType.Explicit,) * 1
+    )
     a = jax.device_put(jnp.ones((8, 8)), NamedSharding(sub, P("x")))
     before = live()
     fs = [lambda k: jax.vmap(lambda k1: jax.random.normal(k1, (4,)))(k), lambda p, q: p * 2]

@@ -189,7 +189,9 @@ def test_copy_as_code_keeps_the_mesh(where: str) -> None:
 
 
 def test_inputs_on_a_five_axis_mesh_keep_it() -> None:
-    mesh = jax.make_mesh((2, 2, 2, 1, 1), ("a", "b", "c", "d", "e"))
+    mesh = jax.make_mesh(
+        (2, 2, 2, 1, 1), ("a", "b", "c", "d", "e"), axis_types=(AxisType.Explicit,) * 5
+    )
     x = jax.device_put(jnp.arange(64.0).reshape(8, 8), NamedSharding(mesh, P(("a", "b"), "c")))
 
     def f(a: Any) -> Any:

@@ -12,7 +12,7 @@ from typing import Any
 import jax
 import numpy as np
 import pytest
-from jax.sharding import NamedSharding
+from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget.trace import hlo
@@ -179,7 +179,7 @@ def test_source_lines_from_the_stack_frame_tables() -> None:
 
 
 def test_source_lines_of_a_real_compile() -> None:
-    mesh = jax.make_mesh(SIZES, NAMES)
+    mesh = jax.make_mesh(SIZES, NAMES, axis_types=(AxisType.Explicit,) * len(NAMES))
     x = jax.device_put(np.ones((64, 32), np.float32), NamedSharding(mesh, P("x", "y")))
 
     def f(a: Any) -> Any:

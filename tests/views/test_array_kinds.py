@@ -8,7 +8,7 @@ import re
 import jax
 import numpy as np
 import pytest
-from jax.sharding import NamedSharding
+from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
@@ -42,7 +42,7 @@ def _layout_map(lay):
     [((0, 8), P(None, "x")), ((0, 8), P()), ((8, 0), P("x")), ((0,), P()), ((16, 0, 4), P("x"))],
 )
 def test_empty_arrays_show_their_layout_and_say_empty(tmp_path, shape, spec):
-    mesh = jax.make_mesh((8,), ("x",))
+    mesh = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,) * 1)
     a = jax.device_put(np.zeros(shape, np.float32), NamedSharding(mesh, spec))
     v = ShardView(a)
     lay = v.layout
@@ -162,7 +162,9 @@ def test_function_view_of_an_unreduced_output():
 # ---------------------------------------------------------------------------- sub-meshes
 def _sub_array():
     """array_test's arrays on part of the devices: a (4, 4) on a 2-device mesh of devices 2, 3."""
-    mesh = jax.make_mesh((2,), ("x",), devices=jax.devices()[2:4])
+    mesh = jax.make_mesh(
+        (2,), ("x",), devices=jax.devices()[2:4], axis_types=(AxisType.Explicit,) * 1
+    )
     host = np.arange(16, dtype=np.float32).reshape(4, 4)
     return host, jax.device_put(host, NamedSharding(mesh, P("x")))
 
@@ -189,7 +191,12 @@ def test_sub_mesh_relayout_onto_all_devices_and_back():
     v = ShardView(a)
     v.set_layout(devices="all", mesh_shape=[4, 2], axis_names=["x", "y"], spec=["x", "y"])
     assert v.devices == "all" and v.layout.n_devices == 8
-    want = NamedSharding(jax.make_mesh((4, 2), ("x", "y"), devices=jax.devices()), P("x", "y"))
+    want = NamedSharding(
+        jax.make_mesh(
+            (4, 2), ("x", "y"), devices=jax.devices(), axis_types=(AxisType.Explicit,) * 2
+        ),
+        P("x", "y"),
+    )
     assert _layout_map(v.layout) == _index_map(want, (4, 4))
     np.testing.assert_array_equal(np.asarray(v.array), host)
     # a mesh shape only one device set fits picks it: 2 devices -> the array's own
@@ -212,7 +219,9 @@ def test_sub_mesh_relayout_onto_all_devices_and_back():
 
 
 def test_five_axis_mesh_spec_and_relayout_within_it():
-    mesh = jax.make_mesh((1, 2, 1, 2, 2), ("a", "b", "c", "d", "e"))
+    mesh = jax.make_mesh(
+        (1, 2, 1, 2, 2), ("a", "b", "c", "d", "e"), axis_types=(AxisType.Explicit,) * 5
+    )
     host = np.arange(64, dtype=np.float32).reshape(8, 8)
     a = jax.device_put(host, NamedSharding(mesh, P("b")))
     v = ShardView(a)
@@ -261,7 +270,7 @@ def test_single_device_array_controls_describe_one_device():
 def _gspmd(spec, shape, mesh_shape=(2, 4)):
     from jax._src.sharding_impls import GSPMDSharding
 
-    mesh = jax.make_mesh(mesh_shape, ("x", "y"))
+    mesh = jax.make_mesh(mesh_shape, ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     named = NamedSharding(mesh, spec)
     hs = named._to_xla_hlo_sharding(len(shape))
     host = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
@@ -452,7 +461,7 @@ def test_device_local_layout_format_is_shown_and_relaid_out():
     """layout_test: an array with a custom device-local layout (Format(Layout(...), sharding))."""
     from jax.experimental.layout import Format, Layout
 
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     s = NamedSharding(mesh, P("x", "y"))
     host = np.arange(64, dtype=np.float32).reshape(8, 8)
     a = jax.device_put(host, Format(Layout(major_to_minor=(0, 1)), s))
@@ -465,7 +474,7 @@ def test_device_local_layout_format_is_shown_and_relaid_out():
 
 def test_make_array_from_callback_and_single_device_arrays():
     """array_test: arrays assembled per device from host data."""
-    mesh = jax.make_mesh((4, 2), ("x", "y"))
+    mesh = jax.make_mesh((4, 2), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     s = NamedSharding(mesh, P("x", "y"))
     host = np.arange(32, dtype=np.float32).reshape(8, 4)
     a = jax.make_array_from_callback(host.shape, s, lambda idx: host[idx])
@@ -557,7 +566,7 @@ def test_svg_pictures_say_empty_partial_and_custom():
     _, _, _, _, y = _unreduced()
     pic = ShardView(y).to_svg()
     assert ">Σ 0,4<" in pic and "each device holds a partial value" in pic
-    mesh = jax.make_mesh((8,), ("x",))
+    mesh = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,) * 1)
     e = jax.device_put(np.zeros((0, 8), np.float32), NamedSharding(mesh, P(None, "x")))
     assert text.EMPTY in ShardView(e).to_svg()
     op = xc.OpSharding()

@@ -3,14 +3,14 @@ tables (issue 13 item 12)."""
 
 import jax
 import jax.numpy as jnp
-from jax.sharding import NamedSharding
+from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView, compare
 
 
 def _views():
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     x = jax.device_put(jnp.arange(64.0).reshape(8, 8), NamedSharding(mesh, P("x", "y")))
     return ShardView(lambda a: a.sum(axis=0), x), ShardView(lambda a: a * 2, x)
 
@@ -42,7 +42,7 @@ def test_widget_columns_wrap_and_scroll_instead_of_cutting():
 def test_layout_diff_text_lines_up():
     """compare() of two array views: the arrows and amounts of every device line line up,
     whatever the lengths of the boxes."""
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     x = jax.device_put(jnp.arange(16.0 * 128).reshape(16, 128), NamedSharding(mesh, P("x", "y")))
     a, b = ShardView(x), ShardView(x)
     b.spec = ["y", None]  # rows of 4 (boxes like [0:4, 0:128]) against [0:8, 0:32]

@@ -11,7 +11,7 @@ import ipywidgets
 import jax
 import jax.numpy as jnp
 from IPython.core.formatters import DisplayFormatter
-from jax.sharding import NamedSharding
+from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView, _widgets, compare
@@ -26,7 +26,7 @@ def _format(obj: Any) -> dict[str, Any]:
 
 
 def _x() -> Any:
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     return jax.device_put(jnp.arange(64.0).reshape(8, 8), NamedSharding(mesh, P("x", "y")))
 
 

@@ -222,6 +222,9 @@ def test_deleted_and_donated_arrays_are_refused_in_words(how: str) -> None:
         a.delete()
     else:
         jax.jit(lambda x: x + 1, donate_argnums=0)(a)
+    if not a.is_deleted():  # a backend that did not donate the buffer: nothing to refuse
+        assert how == "donated" and ShardView(a).error == ""
+        return
     with pytest.raises(ValueError, match="deleted"):
         ShardView(a)
 
@@ -238,7 +241,8 @@ def test_a_function_views_input_deleted_or_donated_later_is_never_run(how: str) 
         a.delete()
     else:
         jax.jit(lambda x: x * 2, donate_argnums=0)(a)
-    assert a.is_deleted()
+    if not a.is_deleted():  # donation is the backend's choice: one that kept the buffer
+        pytest.skip(f"the {jax.default_backend()} backend did not donate the input")
     for read in (lambda: v.outputs, lambda: v.trace.inputs):
         with pytest.raises(ValueError, match=r"input x \(8, 8\) float32 was deleted or donated"):
             read()

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import traitlets
-from jax.sharding import NamedSharding
+from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView, wire
@@ -343,7 +343,7 @@ def test_saved_page_path_rules(arr, tmp_path):
 # ------------------------------------------------------------------ 8. axis names
 @pytest.mark.parametrize("name", ["data-parallel", "x y", "1x", "a+b"])
 def test_axis_names_jax_allows_do_not_block_relayout(name):
-    mesh = jax.make_mesh((2, 4), (name, "y"))
+    mesh = jax.make_mesh((2, 4), (name, "y"), axis_types=(AxisType.Explicit,) * 2)
     a = jax.device_put(jnp.ones((4, 8)), NamedSharding(mesh, P(name, "y")))
     v = ShardView(a)
     assert v.axis_names == [name, "y"]

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.sharding import NamedSharding
+from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
@@ -33,7 +33,7 @@ def live_bytes() -> int:
 
 @pytest.fixture
 def arr() -> Any:
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     x = jax.device_put(
         jnp.arange(64 * 32, dtype=jnp.float32).reshape(64, 32), NamedSharding(mesh, P("x", "y"))
     )

@@ -10,7 +10,7 @@ import ipywidgets
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import NamedSharding
+from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView, _widgets
@@ -37,7 +37,7 @@ def _no_bytes(v: Any, path: str = "") -> None:
 
 
 def test_array_view_message_equals_ipywidgets() -> None:
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     x = jax.device_put(
         jnp.asarray(np.random.default_rng(0).standard_normal((64, 32)), jnp.float32),
         NamedSharding(mesh, P("x", "y")),

@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.sharding import NamedSharding
+from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
@@ -23,7 +23,7 @@ from shardwidget.views.tree import TreeView
 
 @pytest.fixture
 def mesh():
-    return jax.make_mesh((4, 2), ("data", "model"))
+    return jax.make_mesh((4, 2), ("data", "model"), axis_types=(AxisType.Explicit,) * 2)
 
 
 @pytest.fixture
@@ -320,12 +320,12 @@ def test_prng_key_leaves_counted_by_their_key_data():
 
 def test_mesh_and_rules_text_from_python(params, mesh):
     view = ShardView(params, mesh=mesh, rules=[("embed", P("data"))])
-    flat = jax.make_mesh((8,), ("data",))
+    flat = jax.make_mesh((8,), ("data",), axis_types=(AxisType.Explicit,) * 1)
     view.mesh = flat
     assert view.mesh is flat and view.mesh_shape == [8]
     assert view.leaf("['embed']").sharding.is_equivalent_to(NamedSharding(flat, P("data")), 2)
     with pytest.raises(ValueError, match="'data' is not in the mesh"):
-        view.mesh = jax.make_mesh((8,), ("x",))
+        view.mesh = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,) * 1)
     assert view.mesh is flat and view.rules == [("embed", P("data"))]
     view.rules_text = "embed  P(None, 'data')\n# the columns"
     assert view.leaf("['embed']").spec == P(None, "data")
@@ -391,7 +391,7 @@ def test_abstract_leaves_keep_their_memory_kind(shape):
     """A ShapeDtypeStruct on an AbstractMesh in pinned_host memory keeps that memory kind
     when the tree view places it on the kernel's mesh (and on a plan bigger than the kernel),
     as jax.device_put / jax.jit place it; view.tree puts it there."""
-    am = jax.sharding.AbstractMesh(shape, ("x", "y"))
+    am = jax.sharding.AbstractMesh(shape, ("x", "y"), axis_types=(AxisType.Auto,) * 2)
     sh = NamedSharding(am, P("x", "y"), memory_kind="pinned_host")
     sds = jax.ShapeDtypeStruct((32, 32), np.float32, sharding=sh)
     view = ShardView({"w": sds, "b": jax.ShapeDtypeStruct((4,), np.float32)})
@@ -401,7 +401,9 @@ def test_abstract_leaves_keep_their_memory_kind(shape):
     assert w.layout.memory_kind == "pinned_host"
     if shape == (4, 2):
         concrete = NamedSharding(
-            jax.make_mesh(shape, ("x", "y")), P("x", "y"), memory_kind="pinned_host"
+            jax.make_mesh(shape, ("x", "y"), axis_types=(AxisType.Explicit,) * 2),
+            P("x", "y"),
+            memory_kind="pinned_host",
         )
         assert _layout_geometry(w.layout) == _geometry(concrete, (32, 32))
 
@@ -451,7 +453,7 @@ def test_many_mesh_axes_are_refused_at_once(k):
     assert "a mesh has 1 to 16 axes" in view.error and view.mesh_shape == [8]
     plan = ShardView(
         {"w": jax.ShapeDtypeStruct((16, 16), jnp.float32)},
-        mesh=jax.sharding.AbstractMesh((16, 16), ("x", "y")),
+        mesh=jax.sharding.AbstractMesh((16, 16), ("x", "y"), axis_types=(AxisType.Auto,) * 2),
     )
     with pytest.raises(ValueError, match="a mesh has 1 to 16 axes"):
         plan.mesh_shape = [1] * (k - 1) + [3]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 import pytest
-from jax.sharding import NamedSharding
+from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 nnx = pytest.importorskip("flax.nnx", reason="flax is an optional extra (pip install .[models])")
@@ -48,7 +48,7 @@ def model():
 
 @pytest.fixture
 def mesh():
-    return jax.make_mesh((4, 2), ("data", "model"))
+    return jax.make_mesh((4, 2), ("data", "model"), axis_types=(AxisType.Explicit,) * 2)
 
 
 def _arrays(tree):

@@ -2,7 +2,9 @@
 
 All per device. With ``hw`` a :class:`~shardwidget.cost.hardware.Hardware`:
 
-- compute: FLOPs (XLA's cost analysis) / ``peak_flops``;
+- compute: FLOPs / ``peak_flops``: XLA's cost analysis, with what it leaves out counted from the
+  compiled HLO (gemm and convolution custom-calls, which XLA's GPU cost analysis omits; see
+  :mod:`shardwidget.trace.hlo_flops`); ``flops_source`` says which;
 - memory: bytes accessed (XLA's cost analysis) / ``hbm_bandwidth``;
 - each collective, ring model with ``n`` devices per group, ``V`` the bytes of the whole buffer
   one group works on, ``B = ici_bandwidth``:
@@ -40,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model.units import fmt_bytes
-from ..trace import hlo
+from ..trace import hlo, hlo_flops
 from .hardware import Hardware, hardware
 
 OVERLAP = (
@@ -176,6 +178,9 @@ class Estimate:
     """Mesh axes marked as crossing slices or hosts: their collectives pay DCN latency."""
     overlap: str = field(default=OVERLAP, repr=False)
     """The assumption about what overlaps, in words."""
+    flops_source: str = ""
+    """Where ``flops`` came from: "cost_analysis", "cost_analysis + N matrix custom-calls
+    counted from HLO", "counted from HLO" ("" when given by the caller)."""
 
     @property
     def communication_s(self) -> float:
@@ -199,7 +204,8 @@ class Estimate:
                 "label": "compute",
                 "seconds": self.compute_s,
                 "collective": -1,
-                "formula": f"FLOPs / peak = {self.flops:.4g} / {self.hardware.peak_flops:.4g}",
+                "formula": f"FLOPs / peak = {self.flops:.4g} / {self.hardware.peak_flops:.4g}"
+                + (f" (FLOPs: {self.flops_source})" if self.flops_source else ""),
                 "latency_s": 0.0,
             },
             {
@@ -269,10 +275,12 @@ def estimate(
     peak_bytes: int | None,
     transfer_bytes: int = 0,
     dcn_axes: Sequence[str] = (),
+    flops_source: str = "",
 ) -> Estimate:
     """The estimate of one program's per-device numbers (module docstring); ``transfer_bytes``:
     the most bytes one device receives in a re-layout XLA compiled no collective for;
-    ``dcn_axes``: mesh axes that cross slices or hosts (their collectives pay DCN latency)."""
+    ``dcn_axes``: mesh axes that cross slices or hosts (their collectives pay DCN latency);
+    ``flops_source``: where ``flops`` came from, in words."""
     h = hardware(hw)
     fl, ba = float(flops or 0.0), float(bytes_accessed or 0.0)
     compute_s, memory_s = fl / h.peak_flops, ba / h.hbm_bandwidth
@@ -312,6 +320,7 @@ def estimate(
         transfer_formula=t_formula,
         transfer_latency_s=t_lat,
         dcn_axes=tuple(dcn_axes),
+        flops_source=flops_source,
     )
 
 
@@ -336,9 +345,21 @@ def cost_numbers(compiled: Any) -> tuple[float | None, float | None]:
     return (None if fl is None else float(fl)), (None if ba is None else float(ba))
 
 
+def counted_numbers(compiled: Any) -> hlo_flops.Counted:
+    """FLOPs and bytes accessed per device of a compiled program: XLA's cost analysis with what
+    it leaves out counted from the compiled HLO (:func:`shardwidget.trace.hlo_flops.count`)."""
+    flops, accessed = cost_numbers(compiled)
+    try:
+        text = compiled.as_text()
+    except Exception:  # an executable without text (deserialized): the cost analysis alone
+        text = None
+    return hlo_flops.count(text, flops, accessed)
+
+
 def estimate_trace(res: Any, hw: str | Hardware, dcn_axes: Sequence[str] = ()) -> Estimate:
     """The estimate of a function view's compiled layout (a trace.TraceResult)."""
-    flops, accessed = cost_numbers(res.compiled)
+    counted = counted_numbers(res.compiled)
+    flops, accessed, source = counted.flops, counted.bytes_accessed, counted.source
     if flops is None:
         flops = res.flops
     if accessed is None:
@@ -351,4 +372,5 @@ def estimate_trace(res: Any, hw: str | Hardware, dcn_axes: Sequence[str] = ()) -
         collectives=res.collectives,
         peak_bytes=peak,
         dcn_axes=dcn_axes,
+        flops_source=source,
     )

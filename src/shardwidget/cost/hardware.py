@@ -38,6 +38,24 @@ h100     989 TF/s  80 GB      3.35 TB/s    450 GB/s      nvidia.com/en-us/data-c
 a100     312 TF/s  80 GB      2039 GB/s    300 GB/s      nvidia.com/en-us/data-center/a100 (80GB
                                                          SXM: 312 TF/s bf16 dense; NVLink 600
                                                          GB/s both directions)
+h200     989 TF/s  141 GB     4.8 TB/s     450 GB/s      nvidia.com/en-us/data-center/h200 (SXM:
+                                                         H100's compute, 141 GB HBM3e at 4.8
+                                                         TB/s; NVLink 900 GB/s both directions)
+b200     2250 TF/s 178 GiB    7.7 TB/s     900 GB/s      XLA's GPU target spec
+                                                         (xla/backends/gpu/target_config/specs/
+                                                         b200.txtpb: usable memory, bandwidth);
+                                                         nvidia.com/en-us/data-center/hgx (HGX
+                                                         B200: 36 PF bf16 sparse / 8 GPUs / 2);
+                                                         NVLink 5: 1.8 TB/s both directions
+gb200    2500 TF/s 186 GB     8 TB/s       900 GB/s      nvidia.com/en-us/data-center/gb200-nvl72
+                                                         (NVL72: 180 PF bf16 dense, 13.4 TB HBM3e
+                                                         at 576 TB/s over 72 GPUs; one NVLink
+                                                         domain of 72 GPUs, 1.8 TB/s per GPU)
+tpu7x    1154 TF/s 96 GiB     3.69 TB/s    100 GB/s      cloud.google.com/tpu/docs/tpu7x (Ironwood:
+                                                         per chip 2307 TF/s bf16, 192 GiB at 7.38
+                                                         TB/s, 1.2 TB/s bidirectional ICI, 3D
+                                                         torus, 6 ports); JAX sees two devices per
+                                                         chip: each figure here is half a chip's
 ======== ========= ========== ============ ============= =====================================
 
 Latencies per collective step (the "α" of the α-β model: a collective of ``s`` steps costs
@@ -52,7 +70,7 @@ tpu-*    1 µs         10 µs        ICI: "How to Scale Your Model" (jax-ml.gith
                                    ring step (src/graph/tuning.cc, hwLat NET Ring Simple 9.6 µs,
                                    rounded to 10); Google publishes no per-step DCN latency
 h100     1.9 µs       10 µs        NVLink: NCCL's model (src/graph/tuning.cc, hwLat NVLink Ring
-a100                               LL128 = 1.9 µs per step); DCN as above
+a100, h200, b200, gb200                               LL128 = 1.9 µs per step); DCN as above
 ======== ============ ============ =================================================================
 
 A DCN axis keeps the preset's ICI bandwidth (only the latency changes): a first-order model.
@@ -168,6 +186,35 @@ PRESETS: dict[str, Hardware] = {
             "a100", 312e12, 80 * GB, 2039 * GB, 600 * GB / 2, "A100 80GB SXM",
             "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23)" + _LAT_GPU,
             **_GPU_LAT,
+        ),
+        Hardware(
+            "h200", 989e12, 141 * GB, 4.8e12, 900 * GB / 2, "H200 SXM",
+            "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26)" + _LAT_GPU,
+            **_GPU_LAT,
+        ),
+        Hardware(
+            "b200", 2250e12, 178 * GIB, 7.7e12, 1800 * GB / 2, "B200",
+            "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs "
+            "(b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ "
+            "(HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both "
+            "directions; read 2026-11-26)" + _LAT_GPU,
+            **_GPU_LAT,
+        ),
+        Hardware(
+            "gb200", 2500e12, 186 * GB, 8e12, 1800 * GB / 2, "GB200 NVL72 (72-GPU NVLink domain)",
+            "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, "
+            "13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s "
+            "per GPU both directions; read 2026-11-26)" + _LAT_GPU,
+            **_GPU_LAT,
+        ),
+        # Ironwood: JAX sees 2 devices per chip; each figure is half a chip's (the ICI per axis
+        # as the other TPUs: per-chip bidirectional / 6 ports / 2 directions × 2 links, halved)
+        Hardware(
+            "tpu7x", 2307e12 / 2, 192 * GIB / 2, 7.38e12 / 2, 1200 * GB / 6 / 2 * 2 / 2,
+            "TPU7x (Ironwood, per device: half a chip)",
+            _TPU + "tpu7x (per chip: 2307 TF/s bf16, 192 GiB HBM at 7.38 TB/s, 1.2 TB/s "
+            "bidirectional ICI; two devices per chip; read 2026-11-26)" + _LAT_TPU,
+            **_TPU_LAT,
         ),
     )
 }  # fmt: skip

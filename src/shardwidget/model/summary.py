@@ -21,6 +21,8 @@ import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec, SingleDeviceSharding
 
 from . import mesh as mesh_mod
+from . import shard_program
+from . import spec as spec_mod
 from .gspmd import as_named
 from .layout import Layout, layout_of_sharding
 
@@ -210,6 +212,7 @@ def _pool_rows(img: np.ndarray, t: int, f: int) -> np.ndarray:
 
 def _block_fn(shard_shape: tuple[int, ...], dtype: Any, plan: Plan) -> Any:
     """The per-block computation: (stats[1,6], values[1,k], thumb[1,p]) of one local block."""
+
     is_complex = jnp.issubdtype(dtype, jnp.complexfloating)
 
     def fn(x: Any) -> tuple[Any, ...]:
@@ -253,11 +256,13 @@ def clear_caches() -> None:
     """Forget every compiled statistics function (benchmarks time a layout never seen) and every
     refusal remembered."""
     _compiled.cache_clear()
+    shard_program.clear()
     _REFUSED.clear()
 
 
 def _rows(out: Any, sharding: Any) -> dict[int, np.ndarray]:
     """Device id -> its row of a (n_devices, k) result, reading only this process's shards."""
+
     if out.is_fully_addressable:
         host = np.array(out)  # a copy: rows of a view would keep `out` alive on CPU
         if isinstance(sharding, NamedSharding):
@@ -268,10 +273,42 @@ def _rows(out: Any, sharding: Any) -> dict[int, np.ndarray]:
     return {int(s.device.id): np.array(s.data)[0] for s in out.addressable_shards}
 
 
+def _block_rows(shard_shape: tuple[int, ...], dtype: Any, plan: Any) -> Any:
+    """_block_fn's rows without their leading 1: (stats[6], values[k], thumb[p])."""
+    fn = _block_fn(shard_shape, dtype, plan)
+    return lambda x: tuple(o[0] for o in fn(x))
+
+
+def _shared_rows(
+    arr: Any, plan: Plan
+) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray], dict[int, np.ndarray]] | None:
+    """Per-device rows from the program shared by every layout with arr's shard shape
+    (shard_program: compiled once per shard shape, dtype, memory kind and devices); None for a
+    0-d array."""
+    per = shard_program.run(arr, _block_rows, plan)
+    if per is None:
+        return None
+    stat_rows = {d: r[0] for d, r in per.items()}
+    if not plan.masked and not all(np.isfinite(r[:4]).all() for r in stat_rows.values()):
+        # NaN or Inf somewhere: one more call, with statistics of the finite values and counts.
+        return _shared_rows(arr, dataclasses.replace(plan, masked=True))
+    val_rows = {d: r[1] for d, r in per.items()} if plan.values else {}
+    thumb_rows = {d: r[2] for d, r in per.items()} if plan.thumb_shape[0] else {}
+    return stat_rows, val_rows, thumb_rows
+
+
 def _device_rows(
     arr: Any, plan: Plan
 ) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray], dict[int, np.ndarray]]:
-    """Per-device rows of statistics, values and thumbnails from the compiled per-device call."""
+    """Per-device rows of statistics, values and thumbnails from the compiled per-device call:
+    the shared program of the shard shape; a 0-d array's one value per device read on the host
+    (nothing to compile); an unreduced one's partials over arr's own sharding."""
+    if not spec_mod.unreduced_of(getattr(arr.sharding, "spec", None)):
+        if arr.ndim == 0:
+            return _host_rows(arr, plan, None)
+        shared = _shared_rows(arr, plan)
+        if shared is not None:
+            return shared
     sharding, shape = arr.sharding, tuple(arr.shape)
     stats_out, vals_out, thumb_out = _compiled(sharding, shape, arr.dtype, plan)(arr)
     stat_rows = _rows(stats_out, sharding)
@@ -433,6 +470,7 @@ def _other_sharding(arr: Any, layout: Layout, plan: Plan) -> Summary:
     """Statistics of an array with another sharding (GSPMDSharding, HloSharding-based): through
     the NamedSharding with the same blocks on the same devices when one exists (.gspmd; the
     compiled per-device pass over it), else each distinct shard on the host, within a budget."""
+
     same = as_named(arr)  # the same buffers, as the equivalent NamedSharding
     if same is not None:
         return summarize(same, layout, plan)

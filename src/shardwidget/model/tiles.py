@@ -8,17 +8,16 @@ count, sum, M2 (squared deviations from its own mean), min, max and NaN/Inf coun
 statistics are then combined on the host (Chan et al.'s parallel variance, in float64) and its
 thumbnail is pooled from tile means: no device work per re-layout.
 
-One compiled ``jax.jit`` call per (sharding, shape, dtype) computes the tiles; XLA partitions it
-over the source's own sharding, so every device reduces what it holds. When the grid would be
-too large (thousands of devices) or the array spans processes, :func:`tile_summary` returns None
-and the caller uses the per-layout path in summary.py.
+One compiled program per shard shape (dtype, memory kind, devices) computes the tiles, shared by
+every layout with that shard shape (:mod:`.shard_program`): every device reduces what it holds.
+When the grid would be too large (thousands of devices) or the array spans processes,
+:func:`tile_summary` returns None and the caller uses the per-layout path in summary.py.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import jax
@@ -27,6 +26,7 @@ import numpy as np
 from jax.sharding import NamedSharding, SingleDeviceSharding
 
 from . import mesh as mesh_mod
+from . import shard_program
 from . import summary as summary_mod
 from .layout import Layout, layout_of_sharding
 from .summary import MAX_THUMB_SIDE, Plan, Summary, thumb_rows
@@ -97,17 +97,14 @@ def tile_grid(shape: tuple[int, ...], n_devices: int) -> tuple[int, ...] | None:
         grid[d] *= f
 
 
-@lru_cache(maxsize=16)
-def _compiled(
-    sharding: Any, shape: tuple[int, ...], dtype: Any, grid: tuple[int, ...], masked: bool
-) -> Any:
+def _tile_fn(local: tuple[int, ...], dtype: Any, key: Any) -> Any:
+    """The per-block tile partials of one local block of shape ``local``: key is (the block's
+    own tile grid, masked). Run by shard_program: one program per shard shape, every layout."""
 
+    local_grid, masked = key
     is_complex = jnp.issubdtype(dtype, jnp.complexfloating)
-    # Each device tiles its own block: the grid is aligned to the source's blocks.
-    local = layout_of_sharding(sharding, shape, dtype).shard_shape
-    local_grid = tuple(g * ln // n for g, ln, n in zip(grid, local, shape, strict=True))
     split = tuple(x for g, n in zip(local_grid, local, strict=True) for x in (g, n // g))
-    inner = tuple(range(1, 2 * len(shape), 2))
+    inner = tuple(range(1, 2 * len(local), 2))
 
     def fn(x: Any) -> tuple[Any, ...]:
         # Sums and M2 of each tile are of y / (its largest |y|), returned with that scale: no
@@ -131,18 +128,33 @@ def _compiled(
         m2 = ((z - jnp.expand_dims(mean, inner)) ** 2).sum(inner)
         return sc.squeeze(inner), s, m2, y.min(inner), y.max(inner)
 
-    if not isinstance(sharding, NamedSharding):
-        return jax.jit(fn)
-    n_out = 8 if masked else 5
-    return jax.jit(
-        jax.shard_map(
-            fn,
-            mesh=sharding.mesh,
-            in_specs=sharding.spec,
-            out_specs=(sharding.spec,) * n_out,
-            check_vma=False,
+    return fn
+
+
+def _tile_partials(
+    arr: Any, grid: tuple[int, ...], local: tuple[int, ...], masked: bool
+) -> list[np.ndarray] | None:
+    """The tile partials of arr over ``grid`` (each float64[grid]): every device tiles its own
+    block in the program shared by all layouts with this shard shape, and the host places each
+    distinct block's tiles where the block lies."""
+    shape = tuple(int(n) for n in arr.shape)
+    local_grid = tuple(g * ln // n for g, ln, n in zip(grid, local, shape, strict=True))
+    per = shard_program.run(arr, _tile_fn, (local_grid, masked))
+    if per is None:
+        return None
+    tile = tuple(n // g for n, g in zip(shape, grid, strict=True))
+    outs: list[np.ndarray] | None = None
+    for s in arr.addressable_shards:
+        rows = per[int(s.device.id)]
+        if outs is None:
+            outs = [np.empty(grid, np.float64) for _ in rows]
+        at = tuple(
+            slice((sl.start or 0) // t, (sl.start or 0) // t + g)
+            for sl, t, g in zip(s.index, tile, local_grid, strict=True)
         )
-    )
+        for o, r in zip(outs, rows, strict=True):
+            o[at] = r
+    return outs
 
 
 def tile_summary(arr: Any, n_devices: int, values_budget: int) -> Tiles | None:
@@ -164,15 +176,18 @@ def tile_summary(arr: Any, n_devices: int, values_budget: int) -> Tiles | None:
         return None  # the source's own blocks do not fall on tile edges (a mesh of fewer devices)
     per = 16 if np.iscomplexobj(np.zeros((), arr.dtype)) else 8
     host = np.asarray(arr) if arr.size * per <= values_budget else None
-    fn = _compiled(arr.sharding, shape, arr.dtype, grid, False)
-    sc, s, m2, mn, mx = (np.asarray(o, np.float64) for o in fn(arr))
+    parts = _tile_partials(arr, grid, local, False)
+    if parts is None:
+        return None
+    sc, s, m2, mn, mx = parts
     tile_n = float(math.prod(shape) // max(1, math.prod(grid)))
     if np.isfinite(s).all() and np.isfinite(mn).all() and np.isfinite(mx).all():
         zeros = np.zeros_like(s)
         n = np.full_like(s, tile_n)
         return Tiles(shape, grid, n, s * sc, m2 * sc * sc, mn, mx, zeros, zeros, host)
-    fn = _compiled(arr.sharding, shape, arr.dtype, grid, True)
-    sc, cnt, s, m2, mn, mx, nan, inf = (np.asarray(o, np.float64) for o in fn(arr))
+    parts = _tile_partials(arr, grid, local, True)
+    assert parts is not None  # (None only for 0-d arrays, which returned above)
+    sc, cnt, s, m2, mn, mx, nan, inf = parts
     return Tiles(shape, grid, cnt, s * sc, m2 * sc * sc, mn, mx, nan, inf, host)
 
 

@@ -140,7 +140,7 @@ def jit_own_shardings(
     except Exception:  # (committed inputs it refuses, pmap, …): the view's defaults
         return none, list(none), []
     outs: list[Any] = []
-    if _jax.jit_has_out_shardings(f):
+    if _jax.jit_has_out_shardings(f, tuple(args), kwargs):
         outs = jax.tree_util.tree_leaves(compiled.output_shardings)
         outs = [sh if isinstance(sh, NamedSharding) else None for sh in outs]
     if len(shs) != n:

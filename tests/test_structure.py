@@ -26,9 +26,11 @@ MAX_CLASS_LINES = 400
 FLOORS: dict[str, int] = {
     # the JAX adapter: every private JAX read and version difference
     "shardwidget._jax": 0,
-    # pure: geometry, specs, rules, statistics; and the parser of compiled HLO text (no JAX)
+    # pure: geometry, specs, rules, statistics; and the readers of compiled HLO text (no JAX):
+    # its collectives (hlo) and the FLOPs of its dots and gemms (hlo_flops)
     "shardwidget.model": 1,
     "shardwidget.trace.hlo": 1,
+    "shardwidget.trace.hlo_flops": 1,
     # what a layout or a program costs: bytes moved, time on a hardware preset (reads HLO)
     "shardwidget.cost": 2,
     # tracing and compiling a function with JAX; its result estimates itself through cost

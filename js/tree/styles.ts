@@ -10,9 +10,14 @@ const TREE_CSS = `
 .shardwidget .sw-tree-side { display: flex; flex-direction: column; gap: 12px; min-width: 0; }
 .shardwidget .sw-tree-mem-top { display: flex; justify-content: space-between; align-items: center; gap: 8px; flex-wrap: wrap; }
 .shardwidget .sw-tree-mem-head, .shardwidget .sw-tree-rules-title { font-weight: 600; font-size: 13px; }
-.shardwidget .sw-tree-mem-plot svg { display: block; max-height: 170px; }
+.shardwidget .sw-tree-mem-plot { min-width: 0; overflow: hidden; }
+.shardwidget .sw-tree-mem-plot svg { display: block; }
 .shardwidget .sw-tree-axis { stroke: var(--sw-border1); }
-.shardwidget .sw-tree-tick { font-size: 9px; fill: var(--sw-fg2); font-family: var(--sw-font); }
+.shardwidget .sw-tree-gridline { stroke: var(--sw-border); stroke-dasharray: 2 3; }
+.shardwidget .sw-tree-slot { fill: var(--sw-bg2); stroke: var(--sw-border); stroke-width: 0.5; }
+.shardwidget .sw-tree-slot-thin { stroke: none; }
+.shardwidget .sw-tree-range { stroke: var(--sw-fg); stroke-width: 1; opacity: 0.7; }
+.shardwidget .sw-tree-tick { font-size: 10px; fill: var(--sw-fg2); font-family: var(--sw-font); font-variant-numeric: tabular-nums; }
 .shardwidget .sw-tree-hbm { stroke: var(--sw-error-fg); stroke-dasharray: 4 3; stroke-width: 1.5; }
 .shardwidget .sw-tree-hbm-label { fill: var(--sw-error-fg); }
 .shardwidget .sw-tree-over rect { stroke: var(--sw-error-fg); stroke-width: 1.5; }

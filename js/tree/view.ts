@@ -165,6 +165,7 @@ export class TreeView extends BaseView<TreeModel, TreeState, TreeRequestMsg> {
       groupNames: t.group_names,
       presets: m.get("_hardware_presets") ?? [],
       hardware: m.get("hardware"),
+      meshDevices: (m.get("mesh_shape") ?? []).reduce((a, b) => a * b, 1),
     });
     this.table.render({ tree: t, selected: m.get("selected"), largeBytes: m.get("large_bytes") });
     this.renderLeaf(t);
@@ -283,6 +284,7 @@ export class TreeView extends BaseView<TreeModel, TreeState, TreeRequestMsg> {
 
   dispose(): void {
     this.editor.dispose();
+    this.chart.dispose();
     this.leafView?.dispose();
     this.leafModel?.off();
     super.dispose();

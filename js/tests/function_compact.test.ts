@@ -69,7 +69,7 @@ describe("function view: a table of leaves and one grid", () => {
   });
 
   it("an input's spec selectors sit on its one card and ask the kernel", () => {
-    const { el, model } = mountFn(withInputs(6));
+    const { el } = mountFn(withInputs(6));
     (el.querySelector<HTMLElement>(".sw-tr-leafrow[data-side='in'][data-index='3']")!).click();
     const sel = el.querySelector<HTMLSelectElement>(".sw-tr-leaf select[data-key^='in-3']");
     expect(sel).not.toBeNull();

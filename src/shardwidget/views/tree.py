@@ -642,10 +642,31 @@ class TreeView(ShardView):
         caption += f" · leaf {leaf.path}"
         return snapshot.picture_html(self._svg(compute=False), self.error, repr(self), caption)
 
-    def save_html(self, path: str | pathlib.Path) -> ExportReport:
+    def save_html(
+        self, path: str | pathlib.Path, variants: Any = None, budget: int | None = None
+    ) -> ExportReport:
         """Write one self-contained HTML file (no network, no kernel) showing this view with the
-        notebook's renderer: the table, the chart and the selected leaf's grid (the rules
-        editor says there is no kernel to re-lay out)."""
+        notebook's renderer: the table, the chart, the selected leaf's grid with its statistics,
+        and the grid of every other leaf (layout only) that fits in ``budget`` bytes (default
+        4 MiB; leaves of one layout share it); a click on a leaf left out says so. The rules
+        editor and the mesh select say there is no kernel to re-lay out. ``variants`` (other
+        layouts, as an array view's page carries) is refused: other rules or meshes need a kernel."""
         from ..export.page import save_tree_view
 
-        return save_tree_view(self, path)
+        return save_tree_view(self, path, variants=variants, budget=budget)
+
+    def leaf_grid(self, i: int, key: int) -> wire.LeafGrid:
+        """Leaf i's grid as laid out now, without statistics (no device work): what a saved
+        page shows when that leaf is clicked."""
+        import jax
+
+        lay = self._applied.leaves[i].layout
+        return wire.leaf_grid(
+            lay,
+            key=key,
+            source="resharded" if self._changed(i) else "original",
+            n_devices=self._n_devices(),
+            platform="planned" if self.planned else self._devices[0].platform,
+            local_process=jax.process_index(),
+            why_no_stats="a saved page: statistics only for the leaf selected when it was saved",
+        )

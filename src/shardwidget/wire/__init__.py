@@ -94,11 +94,13 @@ from .function import (
     trace_stats,
 )
 from .tree import (
+    LeafGrid,
     StaticWire,
     TreeMemory,
     TreeRequestMsg,
     TreeSelectMsg,
     TreeWire,
+    leaf_grid,
     tree_payload,
 )
 
@@ -177,6 +179,8 @@ __all__ = [
     "trace_stats",
     "transfer",
     "tree_payload",
+    "LeafGrid",
+    "leaf_grid",
     "values_budget",
     "variant",
     "wire_size",

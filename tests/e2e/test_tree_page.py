@@ -32,7 +32,10 @@ def _tree() -> dict[str, Any]:
     return {
         "embed": put(jnp.ones((64, 16)), NamedSharding(mesh, P("data", "model"))),
         "layers": [
-            {"w": put(jnp.ones((16, 32)), NamedSharding(mesh, P(None, "model"))), "b": jnp.zeros(32)}
+            {
+                "w": put(jnp.ones((16, 32)), NamedSharding(mesh, P(None, "model"))),
+                "b": jnp.zeros(32),
+            }
             for _ in range(3)
         ],
     }

@@ -43,7 +43,9 @@ def test_every_leaf_has_a_grid_leaves_of_one_layout_share_it(view):
     for i, leaf in enumerate(view.leaves):
         lay = answers[answers[f"leaf:{i}"]["grid"]]["_layout"]
         assert lay["shape"] == list(leaf.shape)
-        assert len(lay["blocks"]) == len({str(ix) for ix in leaf.sharding.devices_indices_map(leaf.shape).values()})
+        assert len(lay["blocks"]) == len(
+            {str(ix) for ix in leaf.sharding.devices_indices_map(leaf.shape).values()}
+        )
     assert data["state"]["_static"]["saved"] == n
 
 
@@ -51,7 +53,9 @@ def test_budget_bounds_the_grids_and_says_how_many(view, tmp_path):
     report = view.save_html(tmp_path / "t.html", budget=0)
     assert (report.variants, report.skipped) == (1, len(view.leaves) - 1)
     page = (tmp_path / "t.html").read_text()
-    m = re.search(r'<script type="application/json" id="shardwidget-data">(.*?)</script>', page, re.S)
+    m = re.search(
+        r'<script type="application/json" id="shardwidget-data">(.*?)</script>', page, re.S
+    )
     assert m is not None
     assert json.loads(m.group(1))["state"]["_static"] == {
         "note": "saved page: no kernel to lay the tree out again (rules and mesh are as saved)",

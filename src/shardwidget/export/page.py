@@ -235,9 +235,7 @@ def save_function_view(view: FunctionView, path: str | pathlib.Path) -> ExportRe
     return ExportReport(str(p), p.stat().st_size, 1, 0, 0)
 
 
-def tree_page_data(
-    view: TreeView, budget: int = DEFAULT_BUDGET
-) -> tuple[wire.PageData, int, int]:
+def tree_page_data(view: TreeView, budget: int = DEFAULT_BUDGET) -> tuple[wire.PageData, int, int]:
     """(page data, leaves whose grid it carries, leaves left out) of a tree view. The selected
     leaf's grid as shown (with its statistics), then every other leaf's layout in tree order
     until ``budget`` bytes of encoded JSON are spent; leaves with the same layout share one

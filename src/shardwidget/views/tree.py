@@ -650,7 +650,8 @@ class TreeView(ShardView):
         and the grid of every other leaf (layout only) that fits in ``budget`` bytes (default
         4 MiB; leaves of one layout share it); a click on a leaf left out says so. The rules
         editor and the mesh select say there is no kernel to re-lay out. ``variants`` (other
-        layouts, as an array view's page carries) is refused: other rules or meshes need a kernel."""
+        layouts, as an array view's page carries) is refused: other rules or meshes need a
+        kernel."""
         from ..export.page import save_tree_view
 
         return save_tree_view(self, path, variants=variants, budget=budget)

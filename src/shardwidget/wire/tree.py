@@ -14,8 +14,8 @@ from typing import Any, Literal, TypedDict
 from .._jax import spec_entries
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
-from ..model.rules import Applied, bytes_by_group, leaf_bytes
 from ..model.layout import Layout
+from ..model.rules import Applied, bytes_by_group, leaf_bytes
 from ..model.summary import Summary
 from ..model.tree import StaticLeaf, TreeLeaf
 from .array import LayoutWire, Options, Stats, layout, options, stats

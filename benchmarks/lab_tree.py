@@ -52,7 +52,8 @@ CLICK = """async ([n, leaf]) => {
   const want = row.querySelector('.sw-tree-path').title.split(' · ')[0];
   return await new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const done = () => head.textContent.startsWith(want) && root.querySelector('.sw-tree-leafgrid .sw-block');
+    const done = () =>
+      head.textContent.startsWith(want) && root.querySelector('.sw-tree-leafgrid .sw-block');
     const obs = new MutationObserver(() => {
       if (!done()) return;
       obs.disconnect();
@@ -86,6 +87,8 @@ EDIT = """async ([n, text, spec]) => {
   });
 }"""
 
+SHOW = "(n) => document.querySelectorAll('.shardwidget.sw-tree')[n].scrollIntoView()"
+
 RULES = [
     ("up|q|k|v  P('data', 'model')\ndown|o  P('model', 'data')", "P('data', 'model')"),
     ("up|q|k|v  P('model', None)\ndown|o  P(None, 'model')", "P('model', None)"),
@@ -115,16 +118,13 @@ def main() -> int:
             page = new_page(browser, width=1400, height=1000)
             open_and_run_all(page, server.url + "lab/tree/bench.ipynb", timeout=600_000)
             page.wait_for_function(
-                "() => document.querySelectorAll('.shardwidget.sw-tree .sw-tree-leafgrid .sw-block').length >= 2",
+                "() => document.querySelectorAll("
+                "'.shardwidget.sw-tree .sw-tree-leafgrid .sw-block').length >= 2",
                 timeout=120_000,
             )
-            page.evaluate(
-                "() => document.querySelectorAll('.shardwidget.sw-tree')[0].scrollIntoView()"
-            )
+            page.evaluate(SHOW, 0)
             clicks = [page.evaluate(CLICK, [0, 1 + 3 * k]) for k in range(a.repeat)]
-            page.evaluate(
-                "() => document.querySelectorAll('.shardwidget.sw-tree')[1].scrollIntoView()"
-            )
+            page.evaluate(SHOW, 1)
             edits = []
             for k in range(max(2, a.repeat // 2)):
                 text, spec = RULES[k % 2]
@@ -132,14 +132,11 @@ def main() -> int:
             browser.close()
     click, edit = statistics.median(clicks), statistics.median(edits)
     print(f"{'measure':<44}{'median ms':>10}{'target ms':>10}   runs (ms)")
-    print(
-        f"{f'leaf click -> grid, {a.leaves:,} leaves':<44}{click:>10.0f}{CLICK_MS:>10.0f}   "
-        + " ".join(f"{v:.0f}" for v in clicks)
-    )
-    print(
-        f"{f'rules edit -> table after debounce, {a.edit_leaves:,}':<44}{edit:>10.0f}{EDIT_MS:>10.0f}   "
-        + " ".join(f"{v:.0f}" for v in edits)
-    )
+    for name, med, target, runs in [
+        (f"leaf click -> grid, {a.leaves:,} leaves", click, CLICK_MS, clicks),
+        (f"rules edit -> table after debounce, {a.edit_leaves:,}", edit, EDIT_MS, edits),
+    ]:
+        print(f"{name:<44}{med:>10.0f}{target:>10.0f}   " + " ".join(f"{v:.0f}" for v in runs))
     print(f"ratios  click/target {click / CLICK_MS:.2f}  edit/target {edit / EDIT_MS:.2f}")
     return 1 if a.check and (click > CLICK_MS or edit > EDIT_MS) else 0
 

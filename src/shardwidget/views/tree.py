@@ -560,10 +560,13 @@ class TreeView(ShardView):
             original=None,
             reshard_disabled="the tree view's rules set this layout",
         )
+        # Geometry first: the grid is drawn while the statistics are computed (a first leaf of
+        # a new shape compiles its statistics pass: hundreds of ms).
+        pending = wire.pending_stats(self._key)
+        self._set_traits({"_layout": layout, "_options": options, "_stats": pending})
         summ = self._summarize(i, lay)
         self._leaf_summary = (i, lay, summ)  # host data: the static picture draws from it
-        stats = wire.stats(summ, key=self._key)
-        self._set_traits({"_layout": layout, "_options": options, "_stats": stats})
+        self._set_traits({"_stats": wire.stats(summ, key=self._key)})
 
     def _summarize(self, i: int, lay: Layout) -> Summary:
         """Statistics of leaf i as shown: placed for this, and released at once."""

@@ -68,8 +68,10 @@ export function totalsOf(m: TreeMemory): number[] {
 }
 
 /** The bars: one per device (zeros included) up to `maxBars`, else at most `bins` bins of
- *  consecutive devices (in the wire's order). */
-export function chartBars(m: TreeMemory, g: ChartGroups, maxBars = MAX_BARS, bins = BINS): Bar[] {
+ *  consecutive devices (in the wire's order). `missing`: devices of the mesh the wire has no id
+ *  for (an older kernel sends only devices holding something): empty bars after the rest,
+ *  their id -1 (one per device only; in bins they are said in words). */
+export function chartBars(m: TreeMemory, g: ChartGroups, missing = 0, maxBars = MAX_BARS, bins = BINS): Bar[] {
   const n = m.ids.length;
   const totals = totalsOf(m);
   const per = n <= maxBars ? 1 : Math.ceil(n / bins);
@@ -89,6 +91,8 @@ export function chartBars(m: TreeMemory, g: ChartGroups, maxBars = MAX_BARS, bin
     }
     bars.push({ first: m.ids[s], last: m.ids[e - 1], count: e - s, stack, total: stack.reduce((a, b) => a + b, 0), min, max });
   }
+  if (per === 1 && n + missing <= maxBars)
+    for (let k = 0; k < missing; k++) bars.push({ first: -1, last: -1, count: 1, stack: g.rows.map(() => 0), total: 0, min: 0, max: 0 });
   return bars;
 }
 

@@ -8,7 +8,7 @@ import { formatBytes, plural } from "../shared/text";
 import { el as mk } from "../shared/dom";
 import { selectField } from "../shared/fields";
 import { PALETTE16 } from "../shared/colors";
-import { chartBars, chartGroups, totalsOf, yTicks, type Bar, type ChartGroups } from "./chart_data";
+import { BINS, MAX_BARS, chartBars, chartGroups, totalsOf, yTicks, type Bar, type ChartGroups } from "./chart_data";
 
 const NS = "http://www.w3.org/2000/svg";
 const HEIGHT = 120;
@@ -19,8 +19,6 @@ const FALLBACK_WIDTH = 420;
 /** The HBM line is drawn inside the chart when it is at most this many times the fullest device;
  *  further up, the bars would be slivers: the line's value is said in words instead. */
 const LINE_RANGE = 4;
-/** Pixels between two x-axis labels at least. */
-const LABEL_GAP = 44;
 
 export interface ChartInput {
   memory: TreeMemory;
@@ -59,6 +57,8 @@ export class MemoryChart {
   private last: ChartInput | null = null;
   private groupsOf: { memory: TreeMemory; names: string[]; groups: ChartGroups } | null = null;
   private drawnWidth = 0;
+  /** Devices of the mesh the wire sent no bar for (an older kernel leaves empty ones out). */
+  private missing = 0;
   private resize: ResizeObserver | null = null;
 
   constructor(
@@ -99,21 +99,25 @@ export class MemoryChart {
     const hw = presets.find((p) => p.name === inp.hardware) ?? null;
     const limit = hw ? hw.hbm_bytes : Infinity;
     const over = overLimit(m, limit);
-    this.head.textContent = `Memory per device · max ${formatBytes(most)}`;
+    const n = m.ids.length;
+    this.head.textContent =
+      `Memory per device · max ${formatBytes(most)}` +
+      (n > MAX_BARS ? ` · ${n.toLocaleString()} devices in bins of ${Math.ceil(n / BINS).toLocaleString()} (bar: mean, line: min…max)` : "");
     this.renderPicker(presets, inp.hardware);
     const lineInside = hw !== null && limit <= most * LINE_RANGE;
     if (this.groupsOf?.memory !== m || this.groupsOf.names !== inp.groupNames)
       this.groupsOf = { memory: m, names: inp.groupNames, groups: chartGroups(m, inp.groupNames) };
     const groups = this.groupsOf.groups;
+    this.missing = Math.max(0, (inp.meshDevices ?? 0) - m.ids.length);
     this.plot.replaceChildren(this.drawPlot(m, groups, most, lineInside ? hw : null, limit));
     this.renderLegend(groups);
     this.note.classList.toggle("sw-tree-mem-bad", over.length > 0);
     const words: string[] = [];
     const empty = totals.filter((t) => t === 0).length;
-    const unsent = Math.max(0, (inp.meshDevices ?? 0) - m.ids.length);
+    const unsent = this.missing;
     if (empty + unsent > 0 && empty + unsent < (inp.meshDevices || m.ids.length))
       words.push(`${plural(empty + unsent, "device")} of ${(inp.meshDevices || m.ids.length).toLocaleString()} hold nothing` +
-        (unsent ? ` (${unsent.toLocaleString()} not drawn: the kernel sent no bar for them)` : ""));
+        (unsent ? ` (${unsent.toLocaleString()} the kernel sent no id for: drawn empty, unnumbered)` : ""));
     if (hw && over.length)
       words.push(
         `${plural(over.length, "device")} over the ${hw.name} HBM (${formatBytes(limit)}): ` +
@@ -150,7 +154,7 @@ export class MemoryChart {
   private drawPlot(m: TreeMemory, g: ChartGroups, most: number, hw: HardwareWire | null, limit: number): SVGSVGElement {
     const doc = this.doc;
     const width = (this.drawnWidth = this.width());
-    const bars = chartBars(m, g);
+    const bars = chartBars(m, g, this.missing);
     const binned = bars.length < m.ids.length;
     const ticks = yTicks(Math.max(most, hw ? hw.hbm_bytes : 0, 1));
     const top = Math.max(ticks[ticks.length - 1], most, hw ? hw.hbm_bytes : 0, 1);
@@ -191,10 +195,14 @@ export class MemoryChart {
     const doc = this.doc;
     const over = b.max > limit;
     const one = b.count === 1;
-    const e = svg(doc, "g", one ? { "data-device": b.first } : { "data-devices": `${b.first}-${b.last}` });
+    const id: Record<string, string | number> =
+      b.first < 0 ? { "data-unsent": "" } : one ? { "data-device": b.first } : { "data-devices": `${b.first}-${b.last}` };
+    const e = svg(doc, "g", id);
     if (over) e.setAttribute("class", "sw-tree-over");
     const tip = svg(doc, "title", {});
-    tip.textContent = one
+    tip.textContent = b.first < 0
+      ? "a device of the mesh with nothing on it (the kernel sent no id for it)"
+      : one
       ? `device ${b.first}: ${formatBytes(b.total)}` + (b.total === 0 ? " (empty)" : "")
       : `devices ${b.first}–${b.last} (${b.count}): mean ${formatBytes(b.total)}, ${formatBytes(b.min)} … ${formatBytes(b.max)}`;
     if (over) tip.textContent += " — over the HBM";
@@ -213,19 +221,19 @@ export class MemoryChart {
     return e;
   }
 
-  /** Device ids under the bars: every one when they have room, else as many as fit (the first
-   *  and the last always). */
+  /** Device ids under the bars (a bin: its first device): every one when they have room, else
+   *  every 2nd, 4th, 8th… (mesh sizes are mostly powers of two), at the bar's left edge. */
   private xLabels(root: SVGSVGElement, bars: Bar[], barW: number): void {
-    const every = Math.max(1, Math.ceil(LABEL_GAP / Math.max(barW, 0.01)));
-    const label = (b: Bar) => (b.count === 1 ? String(b.first) : `${b.first}–${b.last}`);
-    const wide = bars.length > 1 && bars[0].count > 1;
-    const step = wide ? Math.max(every, Math.ceil((LABEL_GAP * 2) / Math.max(barW, 0.01))) : every;
-    for (let i = 0; i < bars.length; i++) {
-      const last = i === bars.length - 1;
-      if (i % step !== 0 && !last) continue;
-      if (last && i % step !== 0 && (i % step) * barW < LABEL_GAP) continue;
-      const x = PAD_LEFT + i * barW + barW / 2;
-      root.append(this.tick(x, HEIGHT + 12, label(bars[i]), i === 0 && barW < LABEL_GAP ? "start" : last && barW < LABEL_GAP ? "end" : "middle"));
+    const text = bars.map((b) => (b.first < 0 ? "" : String(b.first)));
+    const need = Math.max(1, ...text.map((t) => t.length)) * 6.2 + 10;
+    let step = 1;
+    while (step * barW < need && step < bars.length) step *= 2;
+    const centred = barW >= need;
+    for (let i = 0; i < bars.length; i += step) {
+      if (!text[i]) continue;
+      const x = PAD_LEFT + i * barW + (centred ? barW / 2 : 0);
+      if (!centred) root.append(svg(this.doc, "line", { x1: x, x2: x, y1: HEIGHT, y2: HEIGHT + 3, class: "sw-tree-axis" }));
+      root.append(this.tick(centred ? x : x + 1, HEIGHT + 12, text[i], centred ? "middle" : "start"));
     }
   }
 

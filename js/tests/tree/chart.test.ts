@@ -78,6 +78,11 @@ describe("memory chart", () => {
   it("a wire without the empty devices still says they are there", () => {
     const chart = mountChart({ ids: [0], by_group: [[100]] }, ["['params']"], 8);
     expect(chart.el.querySelector(".sw-tree-mem-note")!.textContent).toContain("7 devices of 8 hold nothing");
+    // One full bar and seven empty ones.
+    expect(chart.el.querySelectorAll("g[data-device]").length).toBe(1);
+    const empty = chart.el.querySelectorAll("g[data-unsent]");
+    expect(empty.length).toBe(7);
+    expect(empty[0].querySelectorAll("rect").length).toBe(1);
   });
 
   it("2,500 groups: a legend of MAX_GROUPS keys and bars of at most MAX_GROUPS segments", () => {

@@ -58,7 +58,7 @@ export function collectiveWords(cs: Collective[], idx: number[]): string {
   return [...count].map(([k, n]) => (n > 1 ? `${k} ×${n}` : k)).join(" · ");
 }
 
-const HEADS = ["path", "type", "spec", "per device", "collectives of its shape"];
+const HEADS = ["path", "type", "spec", "per device", "collectives"];
 
 /** One side's table; rows call `onPick` with their leaf. */
 export function renderLeafTable(doc: Document, inp: LeafTableInput, onPick: (r: LeafRef) => void): HTMLElement {
@@ -68,7 +68,7 @@ export function renderLeafTable(doc: Document, inp: LeafTableInput, onPick: (r: 
   const head = tableHead(doc, HEADS);
   head.querySelectorAll("th")[4]?.setAttribute(
     "title",
-    "collectives whose result per device has this leaf's dtype and its whole or local shape: " +
+    "collectives of this leaf's shape: those whose result per device has this leaf's dtype and its whole or local shape: " +
       "a match of shape (HLO does not name the leaves)",
   );
   const body = mk(doc, "tbody");
@@ -86,7 +86,12 @@ function row(doc: Document, inp: LeafTableInput, info: LeafInfo, i: number, onPi
   const sel = inp.selected.side === inp.side && inp.selected.index === i;
   tr.setAttribute("aria-selected", String(sel));
   if (sel) tr.classList.add("sw-tr-leafrow-selected");
-  const path = mk(doc, "td", "sw-tr-leafpath", info.path);
+  const path = mk(doc, "td", "sw-tr-leafpath");
+  // A narrow table breaks a path between its keys ("params['layers'][0]" | "['down']").
+  info.path.split(/(?=\[)/).forEach((part, k) => {
+    if (k) path.append(doc.createElement("wbr"));
+    path.append(part);
+  });
   path.title = `${inp.side === "in" ? "input" : "output"} ${info.path} (click: its device grid below)`;
   const type = mk(doc, "td", "sw-tr-leaftype", `${info.dtype}[${info.shape.join(",")}]`);
   const asked = inp.side === "in" ? inp.state.in_specs[i] : undefined;

@@ -76,9 +76,9 @@ const FUNCTION_CSS = `
 /* the leaves as a table (more than a few leaves): the path wraps, the rest stays on one line */
 .shardwidget .sw-tr-leaves { width: 100%; }
 .shardwidget .sw-tr-leaves td { font-family: var(--sw-mono); font-size: 12px; padding-top: 2px; padding-bottom: 2px; }
-.shardwidget .sw-tr-leaves td.sw-tr-leafpath { white-space: normal; overflow-wrap: anywhere; min-width: 10em; }
+.shardwidget .sw-tr-leaves td.sw-tr-leafpath { white-space: normal; overflow-wrap: break-word; min-width: 8em; }
 .shardwidget .sw-tr-leaves td.sw-tr-leafbytes { text-align: right; font-variant-numeric: tabular-nums; }
-.shardwidget .sw-tr-leaves td.sw-tr-leafcoll { font-family: var(--sw-font); color: var(--sw-fg2); }
+.shardwidget .sw-tr-leaves td.sw-tr-leafcoll { font-family: var(--sw-font); color: var(--sw-fg2); white-space: normal; }
 .shardwidget .sw-tr-leafrow { cursor: pointer; }
 .shardwidget .sw-tr-leafrow:hover { background: var(--sw-bg2); }
 .shardwidget .sw-tr-leafrow-selected, .shardwidget .sw-tr-leafrow-selected:hover {

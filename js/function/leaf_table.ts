@@ -68,8 +68,8 @@ export function renderLeafTable(doc: Document, inp: LeafTableInput, onPick: (r: 
   const head = tableHead(doc, HEADS);
   head.querySelectorAll("th")[4]?.setAttribute(
     "title",
-    "collectives of this leaf's shape: those whose result per device has this leaf's dtype and its whole or local shape: " +
-      "a match of shape (HLO does not name the leaves)",
+    "collectives of this leaf's shape: their result per device has its dtype and its whole " +
+      "or local shape (a match of shape: HLO does not name the leaves)",
   );
   const body = mk(doc, "tbody");
   inp.infos.forEach((info, i) => body.append(row(doc, inp, info, i, onPick)));

@@ -8,7 +8,11 @@ and a rules edit until the leaf table shows the new layout.
           and the grid's blocks are drawn for its layout), a frame included. Target ≤ 150 ms.
 - edit:   a tree of EDIT_LEAVES leaves: the rules text changed (an input event, as typing),
           until the table's rows show the new specs, minus the editor's 300 ms pause (the
-          debounce) — what the user waits for after they stop typing. Target ≤ 300 ms.
+          debounce) — what the user waits for after they stop typing. Target ≤ 300 ms. Two
+          rules sets in turn; the first edit of each (it compiles the selected leaf's
+          statistics pass for its new layout) is printed apart.
+
+Each measure starts with the kernel idle (as a user's next click or edit would).
 
 Medians of REPEAT; prints the table and a "ratios" line (measured / target); with ``--check``
 exits 1 when a target is missed. Starts its own JupyterLab (tests/e2e/servers.py) and stops it.
@@ -87,6 +91,9 @@ EDIT = """async ([n, text, spec]) => {
   });
 }"""
 
+IDLE = """() => document.querySelector('.jp-Notebook-ExecutionIndicator')
+  ?.getAttribute('data-status') === 'idle'"""
+
 SHOW = "(n) => document.querySelectorAll('.shardwidget.sw-tree')[n].scrollIntoView()"
 
 RULES = [
@@ -123,12 +130,19 @@ def main() -> int:
                 timeout=120_000,
             )
             page.evaluate(SHOW, 0)
-            clicks = [page.evaluate(CLICK, [0, 1 + 3 * k]) for k in range(a.repeat)]
+            clicks = []
+            for k in range(a.repeat):  # each once the kernel is idle (a user's pace)
+                page.wait_for_function(IDLE, timeout=60_000)
+                clicks.append(page.evaluate(CLICK, [0, 1 + 3 * k]))
             page.evaluate(SHOW, 1)
             edits = []
-            for k in range(max(2, a.repeat // 2)):
+            for k in range(a.repeat + 2):
+                page.wait_for_function(IDLE, timeout=60_000)
                 text, spec = RULES[k % 2]
                 edits.append(page.evaluate(EDIT, [1, text, spec]) - DEBOUNCE_MS)
+            # The first edit of each rules set compiles the selected leaf's statistics pass
+            # for its new layout: said apart, the medians are of the rest.
+            cold, edits = edits[:2], edits[2:]
             browser.close()
     click, edit = statistics.median(clicks), statistics.median(edits)
     print(f"{'measure':<44}{'median ms':>10}{'target ms':>10}   runs (ms)")
@@ -137,6 +151,8 @@ def main() -> int:
         (f"rules edit -> table after debounce, {a.edit_leaves:,}", edit, EDIT_MS, edits),
     ]:
         print(f"{name:<44}{med:>10.0f}{target:>10.0f}   " + " ".join(f"{v:.0f}" for v in runs))
+    first = ", ".join(f"{v:.0f}" for v in cold)
+    print(f"first edit of each rules set (compiles a statistics pass): {first} ms")
     print(f"ratios  click/target {click / CLICK_MS:.2f}  edit/target {edit / EDIT_MS:.2f}")
     return 1 if a.check and (click > CLICK_MS or edit > EDIT_MS) else 0
 

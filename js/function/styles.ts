@@ -86,9 +86,9 @@ const FUNCTION_CSS = `
 .shardwidget .sw-tr-leaves[data-side="out"] td.sw-tr-leafpath { box-shadow: inset 3px 0 0 var(--sw-accent); }
 /* A training step inserts dozens of collectives: their table and the estimate's bars are
    bounded boxes (the header row stays in sight), so the view stays about two screens tall. */
-.shardwidget.sw-trace .sw-tr-collectives { max-height: 30em; overflow-y: auto; }
+.shardwidget.sw-trace .sw-tr-collectives { max-height: 22em; overflow-y: auto; }
 .shardwidget.sw-trace .sw-tr-collectives th { position: sticky; top: 0; background: var(--sw-bg); z-index: 1; }
-.shardwidget.sw-trace .sw-est-chart { max-height: 24em; overflow-y: auto; }
+.shardwidget.sw-trace .sw-est-chart { max-height: 18em; overflow-y: auto; }
 .shardwidget .sw-tr-coll-row:hover td, .shardwidget .sw-tr-coll-row:focus td { background: var(--sw-bg2); }
 .shardwidget .sw-tr-coll-row:focus-visible { outline: 2px solid var(--sw-accent); outline-offset: -2px; }
 .shardwidget .sw-tr-kind {

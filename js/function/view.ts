@@ -31,6 +31,7 @@ import { injectCostStyles } from "../cost/styles";
 import { EstimateSection } from "./estimate";
 import { collectivePaint } from "../cost/groups";
 import { DevicesPicture } from "./devices";
+import { CARDS_UP_TO, CompactLeaves } from "./compact";
 
 const STATE_TRAITS = ["mesh_shape", "axis_names", "axis_types", "in_specs", "out_specs"] as const;
 
@@ -78,6 +79,10 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
   private jaxpr: JaxprPanel;
   private inCards: LeafCard[] = [];
   private outCards: LeafCard[] = [];
+  /** More than CARDS_UP_TO leaves: tables and one card (the picked leaf's). */
+  private picked: Section;
+  private compact: CompactLeaves;
+  private isCompact = false;
   /** The last trace with compiled leaves: shown while a newer one failed. */
   private good: Trace | null = null;
   private tablesOf: Trace | null = null;
@@ -125,6 +130,13 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     );
     this.inputs = this.section("Inputs");
     this.outputs = this.section("Outputs");
+    this.picked = this.section("Device grid");
+    this.picked.el.hidden = true;
+    this.compact = new CompactLeaves(doc, {
+      inputs: this.inputs.body,
+      outputs: this.outputs.body,
+      picked: this.picked.body,
+    }, () => this.schedule());
     this.comm = this.section("Communication");
     this.est = this.section("Estimated time");
     this.estimate = new EstimateSection(
@@ -147,6 +159,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
       this.errorEl,
       this.inputs.el,
       this.outputs.el,
+      this.picked.el,
       this.comm.el,
       this.est.el,
       this.cons.el,
@@ -286,6 +299,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     const p = c ? collectivePaint(c, shown?.group_sets) : null;
     this.devices.light(p, c);
     for (const card of [...this.inCards, ...this.outCards]) card.lightGroups(p);
+    this.compact.lightGroups(p);
   }
 
   private renderHeader(options: TraceOptions | null): void {
@@ -361,6 +375,65 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
 
     const allIn: LeafInfo[] = options.inputs.length ? options.inputs : shown?.inputs ?? [];
     const inInfos = allIn.slice(0, MAX_CARDS);
+    const allOut = Math.max(
+      options.outputs.length,
+      (shown?.outputs.length ?? 0) + (shown?.left_out?.outputs ?? 0),
+    );
+    const nOut = Math.min(allOut, MAX_CARDS);
+    const outInfos: LeafInfo[] = Array.from(
+      { length: nOut },
+      (_, i) => shown?.outputs[i] ?? options.outputs[i],
+    );
+    this.setCompact(inInfos.length + nOut > CARDS_UP_TO);
+    if (this.isCompact) {
+      this.compact.update({
+        mode,
+        inInfos,
+        outInfos,
+        inLeaves: shown?.inputs ?? [],
+        outLeaves: shown?.outputs ?? [],
+        inStats,
+        outStats: stats as (Stats | null)[],
+        collectives: shown?.collectives ?? [],
+        state,
+        options,
+        request,
+      });
+      const p = this.compact.pickedLeaf;
+      const info = (p.side === "in" ? inInfos : outInfos)[p.index];
+      this.picked.title.textContent = info ? `Device grid of ${p.side === "in" ? "input" : "output"} ${info.path}` : "Device grid";
+      this.picked.note.textContent = "click a row above for another leaf's";
+    } else this.renderCards(mode, inInfos, outInfos, inStats, stats, state, options, request);
+    this.sectionTitles(mode, allIn.length, inInfos.length, allOut, nOut);
+  }
+
+  /** Cards, or tables with one card: the other form's DOM is dropped. */
+  private setCompact(on: boolean): void {
+    if (on === this.isCompact) return;
+    this.isCompact = on;
+    this.picked.el.hidden = !on;
+    if (on) {
+      for (const c of [...this.inCards, ...this.outCards]) c.dispose();
+      this.inCards = [];
+      this.outCards = [];
+    } else {
+      this.compact.dispose();
+      this.inputs.body.replaceChildren();
+      this.outputs.body.replaceChildren();
+    }
+  }
+
+  private renderCards(
+    mode: TraceOptions["mode"],
+    inInfos: LeafInfo[],
+    outInfos: LeafInfo[],
+    inStats: Stats[],
+    stats: Stats[],
+    state: TraceState,
+    options: TraceOptions,
+    request: (s: TraceState) => void,
+  ): void {
+    const shown = this.shown;
     this.inCards = this.syncCards(this.inCards, inInfos.length, this.inputs.body, "no array inputs");
     inInfos.forEach((info, i) =>
       this.inCards[i].update({
@@ -375,15 +448,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
         request,
       }),
     );
-    const allOut = Math.max(
-      options.outputs.length,
-      (shown?.outputs.length ?? 0) + (shown?.left_out?.outputs ?? 0),
-    );
-    const nOut = Math.min(allOut, MAX_CARDS);
-    const outInfos: LeafInfo[] = Array.from(
-      { length: nOut },
-      (_, i) => shown?.outputs[i] ?? options.outputs[i],
-    );
+    const nOut = outInfos.length;
     this.outCards = this.syncCards(
       this.outCards,
       nOut,
@@ -403,9 +468,12 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
         request,
       }),
     );
+  }
+
+  private sectionTitles(mode: TraceOptions["mode"], allIn: number, nIn: number, allOut: number, nOut: number): void {
     const sm = mode === "shard_map";
     const more = (all: number, n: number) => (all > n ? `, the first ${n} shown` : "");
-    this.inputs.title.textContent = `Inputs (${allIn.length}${more(allIn.length, inInfos.length)})`;
+    this.inputs.title.textContent = `Inputs (${allIn}${more(allIn, nIn)})`;
     this.inputs.note.textContent = sm
       ? "in_specs: the block each device's body receives"
       : "in_shardings: how each argument is laid out";
@@ -498,6 +566,11 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     return { inputs: this.inCards, outputs: this.outCards };
   }
 
+  /** The tables and the picked leaf's card, when there are more than CARDS_UP_TO leaves (tests). */
+  get compactLeaves(): CompactLeaves | null {
+    return this.isCompact ? this.compact : null;
+  }
+
   /** A plan (mesh=AbstractMesh): what it is, and the preset its estimates use. */
   private plannedBadge(note: string): HTMLElement {
     const hw = this.model.get("hardware") ?? "";
@@ -509,6 +582,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
 
   override dispose(): void {
     super.dispose();
+    this.compact.dispose();
     for (const c of [...this.inCards, ...this.outCards]) c.dispose();
     this.inCards = [];
     this.outCards = [];

@@ -73,6 +73,22 @@ const FUNCTION_CSS = `
 .shardwidget .sw-tr-cause { color: var(--sw-fg2); min-width: 12em; overflow-wrap: anywhere; }
 .shardwidget .sw-tr-table td:not(.sw-tr-cause) { white-space: nowrap; }
 .shardwidget .sw-tr-coll-row { cursor: default; }
+/* the leaves as a table (more than a few leaves): the path wraps, the rest stays on one line */
+.shardwidget .sw-tr-leaves { width: 100%; }
+.shardwidget .sw-tr-leaves td { font-family: var(--sw-mono); font-size: 12px; padding-top: 2px; padding-bottom: 2px; }
+.shardwidget .sw-tr-leaves td.sw-tr-leafpath { white-space: normal; overflow-wrap: break-word; min-width: 8em; }
+.shardwidget .sw-tr-leaves td.sw-tr-leafbytes { text-align: right; font-variant-numeric: tabular-nums; }
+.shardwidget .sw-tr-leaves td.sw-tr-leafcoll { font-family: var(--sw-font); color: var(--sw-fg2); white-space: normal; }
+.shardwidget .sw-tr-leafrow { cursor: pointer; }
+.shardwidget .sw-tr-leafrow:hover { background: var(--sw-bg2); }
+.shardwidget .sw-tr-leafrow-selected, .shardwidget .sw-tr-leafrow-selected:hover {
+  background: color-mix(in srgb, var(--sw-accent) 16%, transparent); }
+.shardwidget .sw-tr-leaves[data-side="out"] td.sw-tr-leafpath { box-shadow: inset 3px 0 0 var(--sw-accent); }
+/* A training step inserts dozens of collectives: their table and the estimate's bars are
+   bounded boxes (the header row stays in sight), so the view stays about two screens tall. */
+.shardwidget.sw-trace .sw-tr-collectives { max-height: 22em; overflow-y: auto; }
+.shardwidget.sw-trace .sw-tr-collectives th { position: sticky; top: 0; background: var(--sw-bg); z-index: 1; }
+.shardwidget.sw-trace .sw-est-chart { max-height: 18em; overflow-y: auto; }
 .shardwidget .sw-tr-coll-row:hover td, .shardwidget .sw-tr-coll-row:focus td { background: var(--sw-bg2); }
 .shardwidget .sw-tr-coll-row:focus-visible { outline: 2px solid var(--sw-accent); outline-offset: -2px; }
 .shardwidget .sw-tr-kind {

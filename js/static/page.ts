@@ -77,7 +77,27 @@ export function createModel(state: PageState, send: Send): PageModel {
 /** The saved page's `send`: a request whose state the page carries gets that layout, any other
  *  an error in words; either way the result arrives on the next task, as from a kernel. */
 export function answerFrom(answers: Record<string, unknown>): Send {
+  let fresh = 2_000_000; // layout keys above the saved ones: each answer is a new layout
   return (msg, model) => {
+    if (msg.type === "tree_select") {
+      // A tree page's leaf click: the grid it carries for that leaf, else nothing (the view
+      // says the page left that leaf out).
+      const ref = answers[`leaf:${msg.leaf}`] as { grid?: string } | undefined;
+      const grid = ref?.grid ? (revive(answers[ref.grid]) as Record<string, { key: number }>) : null;
+      if (!grid) return;
+      const key = ++fresh;
+      setTimeout(
+        () =>
+          model.push({
+            _layout: { ...grid._layout, key },
+            _options: grid._options,
+            _stats: { ...grid._stats, key },
+            selected: msg.leaf,
+          }),
+        0,
+      );
+      return;
+    }
     if (msg.type !== "request" && msg.type !== "trace_request" && msg.type !== "tree_request") return; // no kernel to ask
     setTimeout(() => {
       const raw = msg.type === "request" ? answers[stateKey(msg.state)] : undefined;

@@ -7,6 +7,11 @@ import { el as mk } from "../shared/dom";
 import { buildRows, elide, isLargeReplicated, type Row, type SortBy } from "./rows";
 
 export const ROW_PX = 22;
+/** What "∅" after a type means (the count line says it, the cell's tooltip too). */
+const ABSTRACT_WORDS = "= no data (a ShapeDtypeStruct)";
+const ABSTRACT_TIP =
+  "∅: a jax.ShapeDtypeStruct leaf: a shape and dtype, no data; it is laid out like an array, " +
+  "but has no statistics or heatmap";
 /** Characters of a path shown in its column (cut in the middle; the tooltip has it whole). */
 const PATH_CHARS = 40;
 /** Indent of each level of the path tree. */
@@ -104,8 +109,26 @@ export class LeafTable {
     this.sortButton.title = this.sort === "bytes" ? "show in tree order" : "sort by bytes per device";
     const leaves = this.rows.filter((r) => r.kind === "leaf").length;
     this.countEl.textContent = `${leaves.toLocaleString()} of ${t.paths.length.toLocaleString()} leaves`;
+    if (t.abstract.some(Boolean)) {
+      this.countEl.textContent += ` · ∅ ${ABSTRACT_WORDS}`;
+      this.countEl.title = ABSTRACT_TIP;
+    }
+    this.sizeColumns(t);
     this.spacer.style.height = `${this.rows.length * ROW_PX}px`;
     this.draw(true);
+  }
+
+  /** Type and spec columns as wide as their longest text (12 px monospace: ~7.3 px a char). */
+  private sizeColumns(t: TreeWire): void {
+    let type = 4;
+    let spec = 10;
+    for (let i = 0; i < t.paths.length; i++) {
+      type = Math.max(type, t.dtypes[i].length + t.shapes[i].join(",").length + 2 + (t.abstract[i] ? 2 : 0));
+      spec = Math.max(spec, (t.specs[i] || "one device").length);
+    }
+    const px = (chars: number) => `${Math.ceil(Math.min(chars, 48) * 7.3) + 8}px`;
+    this.el.style.setProperty("--sw-type-w", px(type));
+    this.el.style.setProperty("--sw-spec-w", px(spec));
   }
 
   /** Draw the rows in sight. */
@@ -172,11 +195,13 @@ export class LeafTable {
     path.title = t.paths[i] + (t.names[i] ? ` · logical axes (${t.names[i]})` : "");
     const type = `${t.dtypes[i]}[${t.shapes[i].join(",")}]`;
     const spec = mk(doc, "span", "sw-tree-spec", t.specs[i] || "one device");
-    if (t.sources[i]) spec.title = `set by ${t.sources[i]}`;
     if (t.sources[i]) spec.classList.add("sw-tree-ruled");
     const bytes = mk(doc, "span", "sw-tree-bytes", formatBytes(t.bytes[i]));
     if (t.replication[i] > 1) bytes.append(mk(doc, "span", "sw-tree-rep", ` ×${t.replication[i]}`));
-    e.append(path, mk(doc, "span", "sw-tree-type", type + (t.abstract[i] ? " ∅" : "")), spec, bytes);
+    const typeEl = mk(doc, "span", "sw-tree-type", type + (t.abstract[i] ? " ∅" : ""));
+    if (t.abstract[i]) typeEl.title = ABSTRACT_TIP;
+    spec.title = `${t.specs[i] || "one device"}${t.sources[i] ? ` · set by ${t.sources[i]}` : ""}`;
+    e.append(path, typeEl, spec, bytes);
     e.addEventListener("click", () => this.onSelect(i));
     return e;
   }

@@ -43,12 +43,18 @@ export class RulesEditor {
     this.area.dataset.key = "tree-rules";
     this.area.placeholder = "embed  P('model', None)\nkernel  P('data', 'model')\nvocab -> model";
     this.area.setAttribute("aria-label", "partition rules, one per line");
+    this.area.setAttribute("data-lm-suppress-shortcuts", "true"); // Lumino's own opt-out
     this.area.addEventListener("input", () => {
       this.drawGutter(0);
       clearTimeout(this.timer);
       this.timer = setTimeout(() => this.onText(this.area.value), DEBOUNCE_MS);
     });
     this.area.addEventListener("scroll", () => (this.gutter.scrollTop = this.area.scrollTop));
+    // Keys typed here are the editor's: JupyterLab's notebook bindings listen on the document
+    // and would take Enter (edit mode), Shift+Enter (run the cell), A / B / D D, … (as
+    // ipywidgets' Textarea does, they stop here). Ctrl / Cmd + Enter sends the text now.
+    for (const type of ["keydown", "keypress", "keyup"] as const)
+      this.area.addEventListener(type, (e) => this.ownKey(e));
     box.append(this.gutter, this.area);
     this.errorEl = mk(doc, "div", "sw-error sw-tree-rules-error");
     this.errorEl.setAttribute("role", "alert");
@@ -74,6 +80,14 @@ export class RulesEditor {
   flush(): void {
     clearTimeout(this.timer);
     this.onText(this.area.value);
+  }
+
+  private ownKey(e: KeyboardEvent): void {
+    e.stopPropagation();
+    if (e.type === "keydown" && e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+      e.preventDefault();
+      this.flush();
+    }
   }
 
   get textarea(): HTMLTextAreaElement {

@@ -5,14 +5,23 @@ import { injectCss } from "../shared/styles";
 const STYLE_ID = "shardwidget-tree-styles";
 
 const TREE_CSS = `
-.shardwidget.sw-tree .sw-tree-top { display: grid; grid-template-columns: minmax(260px, 0.8fr) minmax(360px, 1.6fr); gap: 12px; margin-top: 8px; }
-@container (max-width: 700px) { .shardwidget.sw-tree .sw-tree-top { grid-template-columns: 1fr; } }
+/* The view is the container its columns answer to (a notebook beside Lab's file browser is
+   ~600 px): under 780 px the chart and the editor go above the table, which keeps its width. */
+.shardwidget.sw-tree { container-type: inline-size; }
+.shardwidget.sw-tree .sw-tree-top { display: grid; grid-template-columns: minmax(260px, 0.8fr) minmax(480px, 1.6fr); gap: 12px; margin-top: 8px; }
+@container (max-width: 780px) { .shardwidget.sw-tree .sw-tree-top { grid-template-columns: minmax(0, 1fr); } }
+.shardwidget .sw-tree-table { min-width: 0; }
 .shardwidget .sw-tree-side { display: flex; flex-direction: column; gap: 12px; min-width: 0; }
 .shardwidget .sw-tree-mem-top { display: flex; justify-content: space-between; align-items: center; gap: 8px; flex-wrap: wrap; }
 .shardwidget .sw-tree-mem-head, .shardwidget .sw-tree-rules-title { font-weight: 600; font-size: 13px; }
-.shardwidget .sw-tree-mem-plot svg { display: block; max-height: 170px; }
+.shardwidget .sw-tree-mem-plot { min-width: 0; overflow: hidden; }
+.shardwidget .sw-tree-mem-plot svg { display: block; }
 .shardwidget .sw-tree-axis { stroke: var(--sw-border1); }
-.shardwidget .sw-tree-tick { font-size: 9px; fill: var(--sw-fg2); font-family: var(--sw-font); }
+.shardwidget .sw-tree-gridline { stroke: var(--sw-border); stroke-dasharray: 2 3; }
+.shardwidget .sw-tree-slot { fill: var(--sw-bg2); stroke: var(--sw-border); stroke-width: 0.5; }
+.shardwidget .sw-tree-slot-thin { stroke: none; }
+.shardwidget .sw-tree-range { stroke: var(--sw-fg); stroke-width: 1; opacity: 0.7; }
+.shardwidget .sw-tree-tick { font-size: 10px; fill: var(--sw-fg2); font-family: var(--sw-font); font-variant-numeric: tabular-nums; }
 .shardwidget .sw-tree-hbm { stroke: var(--sw-error-fg); stroke-dasharray: 4 3; stroke-width: 1.5; }
 .shardwidget .sw-tree-hbm-label { fill: var(--sw-error-fg); }
 .shardwidget .sw-tree-over rect { stroke: var(--sw-error-fg); stroke-width: 1.5; }
@@ -34,7 +43,10 @@ const TREE_CSS = `
 .shardwidget .sw-tree-scroll { overflow-y: auto; border: 1px solid var(--sw-border); border-radius: 4px; position: relative; }
 .shardwidget .sw-tree-spacer { position: relative; }
 .shardwidget .sw-tree-body { position: absolute; left: 0; right: 0; top: 0; will-change: transform; }
-.shardwidget .sw-tree-row { display: grid; grid-template-columns: minmax(120px, 2.4fr) minmax(130px, 1.2fr) minmax(110px, 1.3fr) 92px;
+/* Type and spec as wide as their longest text (--sw-type-w / --sw-spec-w, set from the tree) when
+   there is room; the path takes the rest: a spec is never cut while the path has room. */
+.shardwidget .sw-tree-row { display: grid;
+  grid-template-columns: minmax(100px, 1fr) minmax(80px, var(--sw-type-w, 160px)) minmax(90px, var(--sw-spec-w, 150px)) 84px;
   gap: 8px; height: 22px; line-height: 22px; padding: 0 6px 0 0; font-size: 12px; white-space: nowrap; cursor: pointer; }
 .shardwidget .sw-tree-row > span { overflow: hidden; text-overflow: ellipsis; }
 .shardwidget .sw-tree-headrow { cursor: default; color: var(--sw-fg2); font-weight: 600; font-size: 11.5px; border-bottom: 1px solid var(--sw-border); }

@@ -19,6 +19,10 @@ import { LeafTable } from "./leaf_table";
 import { RulesEditor } from "./rules_editor";
 import { isLargeReplicated } from "./rows";
 
+/** A clicked leaf's grid that has not come after this long is said to be on its way (or, in a
+ *  saved page, missing from it). */
+const WAIT_WORDS_MS = 400;
+
 function cloneState(s: TreeState): TreeState {
   return {
     mesh_shape: [...s.mesh_shape],
@@ -57,6 +61,10 @@ export class TreeView extends BaseView<TreeModel, TreeState, TreeRequestMsg> {
    *  at once); a click shows at once in the table, and here once the kernel answers. */
   private shownLeaf = -1;
   private shownKey = -1;
+  /** When the last leaf click was made (its grid is said to be on its way only after
+   *  WAIT_WORDS_MS: a kernel's usual answer never flashes words). */
+  private askedAt = 0;
+  private waitTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(model: AnyModel<TreeModel>, el: HTMLElement) {
     super(model, el, "sw-tree", {
@@ -103,7 +111,7 @@ export class TreeView extends BaseView<TreeModel, TreeState, TreeRequestMsg> {
     this.root.append(header, grid, this.leafHead, this.gridHost, this.staticEl);
     el.append(this.root);
 
-    this.onChange(["_tree", "selected", "large_bytes", "hardware", "_hardware_presets", "rules_text", "error", "busy", "_history"], () =>
+    this.onChange(["_static", "_tree", "selected", "large_bytes", "hardware", "_hardware_presets", "rules_text", "error", "busy", "_history"], () =>
       this.schedule(),
     );
     this.onChange(["_layout", "_stats", "_options"], () => this.schedule());
@@ -127,6 +135,9 @@ export class TreeView extends BaseView<TreeModel, TreeState, TreeRequestMsg> {
     // Shown at once; the kernel answers with the leaf's layout and statistics (a message, not
     // trait sync, so that a page standing in for the kernel hears it too).
     this.model.set("selected", i);
+    this.askedAt = performance.now();
+    clearTimeout(this.waitTimer);
+    this.waitTimer = setTimeout(() => this.schedule(), WAIT_WORDS_MS + 10);
     this.model.send({ type: "tree_select", leaf: i });
     this.schedule();
   }
@@ -154,6 +165,9 @@ export class TreeView extends BaseView<TreeModel, TreeState, TreeRequestMsg> {
     );
     const error = m.get("error") || this.lastResultError;
     this.editor.render(m.get("rules_text"), error);
+    const page = m.get("_static");
+    this.editor.textarea.readOnly = !!page;
+    this.editor.textarea.title = page?.note ?? "";
     if (!t) {
       this.titleEl.textContent = "no tree yet";
       return;
@@ -165,6 +179,7 @@ export class TreeView extends BaseView<TreeModel, TreeState, TreeRequestMsg> {
       groupNames: t.group_names,
       presets: m.get("_hardware_presets") ?? [],
       hardware: m.get("hardware"),
+      meshDevices: (m.get("mesh_shape") ?? []).reduce((a, b) => a * b, 1),
     });
     this.table.render({ tree: t, selected: m.get("selected"), largeBytes: m.get("large_bytes") });
     this.renderLeaf(t);
@@ -211,7 +226,8 @@ export class TreeView extends BaseView<TreeModel, TreeState, TreeRequestMsg> {
     const options = this.model.get("_options");
     const shape = this.model.get("mesh_shape") ?? [];
     if (!options?.factorizations || !shape.length) return;
-    const key = `${options.n_devices}:${shape.join(",")}:${this.model.get("axis_names").join(",")}`;
+    const page = this.model.get("_static");
+    const key = `${options.n_devices}:${shape.join(",")}:${this.model.get("axis_names").join(",")}:${!!page}`;
     if (key === this.meshKey) return;
     this.meshKey = key;
     const choices = meshShapeChoices(options, shape);
@@ -221,6 +237,12 @@ export class TreeView extends BaseView<TreeModel, TreeState, TreeRequestMsg> {
         this.request({ ...this.state(), mesh_shape: v.split(",").map(Number) }),
       ),
     ]);
+    // A saved page cannot lay the tree out again: the select shows the saved shape, fixed.
+    for (const sel of this.meshEl.querySelectorAll("select")) {
+      sel.disabled = !!page;
+      if (page) sel.title = page.note;
+    }
+    if (page) this.meshEl.append(mk(this.doc, "span", "sw-hint sw-tree-pagenote", ` ${page.note}`));
   }
 
   private renderLeaf(t: TreeWire): void {
@@ -238,10 +260,8 @@ export class TreeView extends BaseView<TreeModel, TreeState, TreeRequestMsg> {
     const spec = mk(this.doc, "code", "", t.specs[i] || "one device");
     const names = t.names[i] ? mk(this.doc, "span", "sw-hint", `logical axes (${t.names[i]})`) : null;
     const asked = this.model.get("selected");
-    const waiting =
-      asked !== i && asked >= 0 && asked < t.paths.length
-        ? mk(this.doc, "span", "sw-hint", `${t.paths[asked]}: waiting for the kernel (a saved page has none)`)
-        : null;
+    const words = asked !== i && asked >= 0 && asked < t.paths.length ? this.waitingWords(t.paths[asked]) : "";
+    const waiting = words ? mk(this.doc, "span", "sw-hint sw-tree-waiting", words) : null;
     this.leafHead.replaceChildren(path, spec, ...(names ? [names] : []), ...(waiting ? [waiting] : []));
     const stats = published(this.model.get("_stats"));
     const options = this.model.get("_options");
@@ -266,6 +286,19 @@ export class TreeView extends BaseView<TreeModel, TreeState, TreeRequestMsg> {
     if (lm.get("_stats") !== stats) lm.set("_stats", stats);
   }
 
+  /** What the header says of a clicked leaf whose grid has not come: nothing for the first
+   *  WAIT_WORDS_MS; then, live, that it is on its way, and in a saved page that the page left
+   *  that leaf's grid out. */
+  private waitingWords(path: string): string {
+    if (performance.now() - this.askedAt < WAIT_WORDS_MS) return "";
+    const page = this.model.get("_static");
+    if (!page) return `${path}: its grid is on its way from the kernel…`;
+    return (
+      `${path}: its grid is not in this saved page (${page.saved.toLocaleString()} of ` +
+      `${page.leaves.toLocaleString()} leaves' grids fit in it; save_html(budget=...) carries more)`
+    );
+  }
+
   private renderStatic(t: TreeWire): void {
     if (!t.static.length) {
       this.staticEl.replaceChildren();
@@ -283,6 +316,8 @@ export class TreeView extends BaseView<TreeModel, TreeState, TreeRequestMsg> {
 
   dispose(): void {
     this.editor.dispose();
+    clearTimeout(this.waitTimer);
+    this.chart.dispose();
     this.leafView?.dispose();
     this.leafModel?.off();
     super.dispose();

@@ -91,4 +91,13 @@ export interface TreeModel extends TreeState {
   _stats: Stats;
   _options: Options;
   _history?: HistoryWire;
+  /** A saved page (TreeView.save_html): why nothing can be laid out again, and how many of the
+   *  leaves' grids it carries (a click on another says so). Absent in a live view. */
+  _static?: TreeStatic;
+}
+
+export interface TreeStatic {
+  note: string;
+  saved: number;
+  leaves: number;
 }

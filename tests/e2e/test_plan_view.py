@@ -125,7 +125,9 @@ def test_planned_tree_draws_thousands_of_positions(
     request.addfinalizer(view.close)
     open_tree(page, tmp_path, view)
     assert f"AbstractMesh ({sizes[0]}, {sizes[1]})" in page.inner_text(".sw-planned-badge")
-    assert page.locator(".sw-tree-mem-plot g[data-device]").count() == n
+    # Thousands of positions: the chart draws bins of consecutive positions (every one counted).
+    assert page.locator(".sw-tree-mem-plot g[data-devices]").count() == 256
+    assert f"{n} devices in 256 bins" in page.get_attribute(".sw-tree-mem-plot svg", "aria-label")
     page.wait_for_selector(".sw-tree-leafgrid .sw-mesh")
     mesh = page.inner_text(".sw-tree-leafgrid .sw-mesh")
     assert f"Mesh data={sizes[0]} × model={sizes[1]}" in mesh

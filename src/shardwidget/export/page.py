@@ -57,6 +57,10 @@ class TreeViewLike(Protocol):
     """What a page of a tree view reads from it (TreeView has it)."""
 
     def synced_state(self) -> dict[str, Any]: ...
+    def leaf_grid(self, i: int, key: int) -> wire.LeafGrid: ...
+
+
+NO_KERNEL_TREE = "saved page: no kernel to lay the tree out again (rules and mesh are as saved)"
 
 
 DEFAULT_BUDGET = 4 << 20  # bytes of variant data a page may carry
@@ -229,8 +233,65 @@ def save_function_view(view: FunctionViewLike, path: str | pathlib.Path) -> Expo
     return ExportReport(str(p), p.stat().st_size, 1, 0, 0)
 
 
-def save_tree_view(view: TreeViewLike, path: str | pathlib.Path) -> ExportReport:
+def tree_page_data(
+    view: TreeViewLike, budget: int = DEFAULT_BUDGET
+) -> tuple[wire.PageData, int, int]:
+    """(page data, leaves whose grid it carries, leaves left out) of a tree view. The selected
+    leaf's grid as shown (with its statistics), then every other leaf's layout in tree order
+    until ``budget`` bytes of encoded JSON are spent; leaves with the same layout share one
+    stored grid (``answers["leaf:i"] = {"grid": "grid:k"}``). ``state["_static"]`` tells the
+    front end it is a page, and how many grids it carries."""
+    state = view.synced_state()
+    n = len(state["_tree"].get("paths", []))
+    sel = state["selected"]
+    answers: dict[str, Any] = {}
+    grids: dict[str, str] = {}  # a grid's JSON (keys zeroed) -> its answer's name
+    used, saved, skipped, spent = 0, 0, 0, False
+    if 0 <= sel < n and state.get("_layout"):
+        shown = {k: state[k] for k in ("_layout", "_options", "_stats")}
+        answers["grid:0"] = shown
+        answers[f"leaf:{sel}"] = {"grid": "grid:0"}
+        used, saved = _size(wire.encode(shown)), 1
+    for i in range(n):
+        if i == sel:
+            continue
+        if spent:  # the budget is spent: count the rest, compute nothing more
+            skipped += 1
+            continue
+        g = wire.encode(view.leaf_grid(i, 0))
+        sig = json.dumps(g, sort_keys=True, separators=(",", ":"))
+        name = grids.get(sig)
+        if name is None:
+            if used + len(sig) > budget:
+                skipped, spent = skipped + 1, True
+                continue
+            name = grids[sig] = f"grid:{len(grids) + 1}"
+            answers[name] = g
+            used += len(sig)
+        answers[f"leaf:{i}"] = {"grid": name}
+        saved += 1
+    state["_static"] = {"note": NO_KERNEL_TREE, "saved": saved, "leaves": n}
+    return wire.page_data(state, answers), saved, skipped
+
+
+def save_tree_view(
+    view: TreeViewLike,
+    path: str | pathlib.Path,
+    variants: Any = None,
+    budget: int | None = None,
+) -> ExportReport:
     """Write one self-contained HTML file showing a tree view as laid out now (the selected
-    leaf's grid with it); see TreeView.save_html."""
-    p = _write(path, "shardwidget · tree", wire.page_data(view.synced_state(), {}))
-    return ExportReport(str(p), p.stat().st_size, 1, 0, 0)
+    leaf's grid with it, and every leaf's grid that fits ``budget``); see TreeView.save_html."""
+    if variants is not None:
+        raise TypeError(
+            "TreeView.save_html takes no variants: a tree page carries the tree as laid out "
+            "now, with each leaf's grid (within budget=); other rules or meshes need a kernel "
+            "(save one page per layout, or an array view's page with variants for one leaf)"
+        )
+    if budget is None:
+        budget = DEFAULT_BUDGET
+    if not isinstance(budget, int) or isinstance(budget, bool) or budget < 0:
+        raise ValueError(f"budget must be a number of bytes (an int >= 0), not {budget!r:.80}")
+    data, saved, skipped = tree_page_data(view, budget)
+    p = _write(path, "shardwidget · tree", data)
+    return ExportReport(str(p), p.stat().st_size, saved, skipped, budget)

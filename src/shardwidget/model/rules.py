@@ -53,12 +53,13 @@ class Rule:
         """The rule's jax PartitionSpec."""
         return spec_mod.to_partition_spec(self.spec)
 
-    @property
+    @functools.cached_property
     def text(self) -> str:
         """The rule as one line of the rules editor: ``regex  P(...)``. A regex that the line
         would read back otherwise (a leading ``#`` reads as a comment, spaces at either end
         are stripped, a trailing ``:`` or ``->`` reads as the separator) is written as the
-        equal ``(?:regex)``."""
+        equal ``(?:regex)``. Made once per rule (it parses the line back): rules name
+        themselves in the message of every leaf they are checked against."""
         spec = spec_mod.to_text(self.spec)
         line = f"{self.pattern}  {spec}"
         try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,8 +73,9 @@ class TreeLeaf:
 
     @property
     def size(self) -> int:
-        """Elements of the whole leaf."""
-        return int(np.prod(self.shape, dtype=np.int64))
+        """Elements of the whole leaf (math.prod: numpy's costs ~40 µs a call, and a rules
+        change of 5,000 leaves asks every leaf)."""
+        return math.prod(int(d) for d in self.shape)
 
     @property
     def logical_bytes(self) -> int:

@@ -29,6 +29,7 @@ from ..model.layout import Layout, layout_of_sharding
 from ..model.summary import Summary
 from ..model.units import fmt_bytes
 from .colors import HEAT_LUT, VIRIDIS, text_color_on
+from .function_leaves import CARDS_UP_TO, leaf_table
 from .legend import MARKS, legend_of
 from .png import png_data_uri
 from .scene import MAX_STRIPES, ArrayScene, SceneBlock, array_scene
@@ -505,6 +506,12 @@ def function_svg(
         (p if p.startswith("out") else f"out {p}", lay)
         for p, lay in zip(res.out_paths, _out_layouts(res), strict=False)
     ]
+    if len(leaves) > CARDS_UP_TO:  # a model's leaves: a table, and one grid (the widget's form)
+        y = leaf_table(svg.text, leaves, 12, y, width - 24, (FG2, FG3))
+        label, lay = leaves[0]
+        svg.text(12, y + 14, f"{label}: {lay.typeof} {lay.spec_text}", size=12, mono=True)
+        y += 22 + grid(svg, array_scene(lay, n_devices=n_devices), 12, y + 22, width - 24, 240)
+        leaves = []
     col_w = (width - 36) / 2
     row_h = 0.0
     for i, (label, lay) in enumerate(leaves):

@@ -148,6 +148,23 @@ class Comparison:
         )
 
 
+def distinct_labels(views: Sequence[Any]) -> list[str]:
+    """One row name per function view: its function's name; where two views share it, with the
+    view's mode ("f · jit", "f · shard_map"), and where that still repeats, its place
+    ("f · jit #2")."""
+    labels = [v.fn_name for v in views]
+    if len(set(labels)) == len(labels):
+        return labels
+    shared = {n for n in labels if labels.count(n) > 1}
+    labels = [f"{n} · {v.mode}" if n in shared else n for n, v in zip(labels, views, strict=True)]
+    seen: dict[str, int] = {}
+    out = []
+    for n in labels:
+        seen[n] = seen.get(n, 0) + 1
+        out.append(n if labels.count(n) == 1 else f"{n} #{seen[n]}")
+    return out
+
+
 def compare(
     *views: Any,
     names: Sequence[str] | None = None,
@@ -170,7 +187,7 @@ def compare(
             raise TypeError(
                 f"compare() takes views of functions, ShardView(f, ...); got {type(v).__name__}"
             )
-    labels = list(names) if names is not None else [v.fn_name for v in views]
+    labels = list(names) if names is not None else distinct_labels(views)
     if len(labels) != len(views):
         raise ValueError(f"{len(labels)} names for {len(views)} views")
     ref = views[0].outputs

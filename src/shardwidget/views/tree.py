@@ -394,10 +394,13 @@ class TreeView(CostMixin, ShardView[TreeState]):
         source = "resharded" if self._changed(i) else "original"
         layout = layout_wire(lay, self._key, source, "", code=False)
         options = self._path.leaf_options(leaf.shape, lay)
+        # Geometry first: the grid is drawn while the statistics are computed (a first leaf of
+        # a new shape compiles its statistics pass: hundreds of ms).
+        pending = wire.pending_stats(self._key)
+        self._set_traits({"_layout": layout, "_options": options, "_stats": pending})
         summ = self._summarize(i, lay)
         self._leaf_summary = (i, lay, summ)  # host data: the static picture draws from it
-        stats = wire.stats(summ, key=self._key)
-        self._set_traits({"_layout": layout, "_options": options, "_stats": stats})
+        self._set_traits({"_stats": wire.stats(summ, key=self._key)})
 
     def _summarize(self, i: int, lay: Layout) -> Summary:
         """Statistics of leaf i as shown: placed for this, and released at once."""
@@ -449,8 +452,15 @@ class TreeView(CostMixin, ShardView[TreeState]):
         caption += f" · leaf {leaf.path}"
         return snapshot.picture_html(self._svg(compute=False), self.error, repr(self), caption)
 
-    def save_html(self, path: str | pathlib.Path) -> ExportReport:
-        """Write one self-contained HTML file (no network, no kernel) showing this view with the
-        notebook's renderer: the table, the chart and the selected leaf's grid (the rules
-        editor says there is no kernel to re-lay out)."""
-        return save_tree_view(self, path)
+    def save_html(
+        self, path: str | pathlib.Path, variants: Any = None, budget: int | None = None
+    ) -> ExportReport:
+        """A self-contained HTML file (no network, no kernel): the table, the chart, the selected
+        leaf's grid and statistics, and every other leaf's grid within ``budget`` bytes (default
+        4 MiB); ``variants`` is refused (other rules or meshes need a kernel)."""
+        return save_tree_view(self, path, variants=variants, budget=budget)
+
+    def leaf_grid(self, i: int, key: int) -> wire.LeafGrid:
+        """Leaf i's grid as laid out now, without statistics (no device work): what a saved
+        page shows when that leaf is clicked."""
+        return self._path.leaf_grid(self._applied, i, key, self._changed(i))

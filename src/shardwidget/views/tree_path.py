@@ -191,6 +191,20 @@ class TreePath:
             reshard_disabled="the tree view's rules set this layout",
         )
 
+    def leaf_grid(
+        self, applied: rules_mod.Applied, i: int, key: int, changed: bool
+    ) -> wire.LeafGrid:
+        """Leaf i's grid as applied, without statistics: what a saved page shows on a click."""
+        return wire.leaf_grid(
+            applied.leaves[i].layout,
+            key=key,
+            source="resharded" if changed else "original",
+            n_devices=self.n_devices(),
+            platform="planned" if self.planned else self.devices[0].platform,
+            local_process=jax.process_index(),
+            why_no_stats="a saved page: statistics only for the leaf selected when it was saved",
+        )
+
     def check_fits(self, applied: rules_mod.Applied, leaves: list[int], what: str) -> None:
         """ValueError in words, before any device work, when the copies of these leaves would
         not fit in free device memory (the user's own leaves stay as they are)."""

@@ -94,11 +94,13 @@ from .function import (
     trace_stats,
 )
 from .tree import (
+    LeafGrid,
     StaticWire,
     TreeMemory,
     TreeRequestMsg,
     TreeSelectMsg,
     TreeWire,
+    leaf_grid,
     tree_payload,
 )
 
@@ -120,6 +122,7 @@ __all__ = [
     "HistoryWire",
     "LayoutStateWire",
     "LayoutWire",
+    "LeafGrid",
     "LeafInfo",
     "LeftOut",
     "LegendWire",
@@ -156,6 +159,7 @@ __all__ = [
     "history",
     "is_picture_request",
     "layout",
+    "leaf_grid",
     "leaf_info",
     "legend_wire",
     "no_transfer",

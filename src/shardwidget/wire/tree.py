@@ -16,8 +16,11 @@ from jax.sharding import NamedSharding
 from .._jax import spec_entries
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
+from ..model.layout import Layout
 from ..model.rules import Applied, bytes_by_group, leaf_bytes
+from ..model.summary import Summary
 from ..model.tree import StaticLeaf, TreeLeaf
+from .array import LayoutWire, Options, Stats, layout, options, stats
 
 
 class StaticWire(TypedDict):
@@ -147,4 +150,40 @@ def tree_payload(
         "mesh": mesh_text,
         "code": code,
         "planned": planned,
+    }
+
+
+class LeafGrid(TypedDict):
+    """A leaf's grid as the tree view's embedded array view reads it (a saved page's answer to a
+    click on that leaf)."""
+
+    _layout: LayoutWire
+    _options: Options
+    _stats: Stats
+
+
+def leaf_grid(
+    lay: Layout,
+    *,
+    key: int,
+    source: str,
+    n_devices: int,
+    platform: str,
+    local_process: int,
+    why_no_stats: str,
+) -> LeafGrid:
+    """Leaf ``lay``'s ``_layout`` and ``_options`` as the tree view publishes them for its
+    selected leaf, with ``_stats`` saying ``why_no_stats`` (no device work)."""
+    return {
+        "_layout": layout(lay, key=key, source=source, note="", local_process=local_process),
+        "_options": options(
+            n_devices=n_devices,
+            platform=platform,
+            shape=list(lay.shape),
+            dtype=lay.dtype,
+            memory_kinds=["device"],
+            original=None,
+            reshard_disabled="the tree view's rules set this layout",
+        ),
+        "_stats": stats(Summary.unavailable(len(lay.blocks), why_no_stats), key=key),
     }

@@ -1,0 +1,98 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { FakeModel } from "./fake_model";
+import { FunctionView } from "../function/view";
+import { CARDS_UP_TO } from "../function/compact";
+import { hloDtype, leafCollectives } from "../function/leaf_table";
+import { function8 } from "./wire/fixtures.gen";
+import type { FunctionModel } from "../wire";
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  cleanups.splice(0).forEach((c) => c());
+  document.body.replaceChildren();
+});
+
+/** function8 (inputs a, b; outputs out['out'], out['total']) with `extra` more inputs, copies of
+ *  a named p[0] … (a parameter tree's leaves). */
+function withInputs(extra: number): FunctionModel {
+  const f = structuredClone(function8);
+  const copy = <T extends { path: string }>(x: T, i: number): T => ({ ...x, path: `p[${i}]` });
+  for (let i = 0; i < extra; i++) {
+    f._trace_options.inputs.push(copy(f._trace_options.inputs[0], i));
+    f._trace.inputs.push(copy(f._trace.inputs[0], i));
+    f.in_specs.push(f.in_specs[0]);
+    f._trace_stats.inputs?.push(f._trace_stats.inputs[0]);
+  }
+  return f;
+}
+
+function mountFn(f: FunctionModel) {
+  const model = new FakeModel(f);
+  const el = document.createElement("div");
+  el.style.width = "1000px";
+  document.body.append(el);
+  const view = new FunctionView(model as never, el);
+  cleanups.push(() => view.dispose());
+  return { model, el, view };
+}
+
+describe("function view: a table of leaves and one grid", () => {
+  it("a few leaves keep a card each", () => {
+    const { el, view } = mountFn(function8);
+    expect(function8._trace.inputs.length + function8._trace.outputs.length).toBeLessThanOrEqual(CARDS_UP_TO);
+    expect(el.querySelectorAll(".sw-tr-leaf").length).toBe(4);
+    expect(view.compactLeaves).toBeNull();
+  });
+
+  it("more leaves: one row each, ONE card and ONE mesh; a click draws that leaf's grid", () => {
+    const f = withInputs(10);
+    const { el, view } = mountFn(f);
+    const rows = el.querySelectorAll<HTMLElement>(".sw-tr-leafrow");
+    expect(rows.length).toBe(12 + 2);
+    expect(el.querySelectorAll(".sw-tr-leaf").length).toBe(1);
+    expect(el.querySelectorAll(".sw-tr-leaf .sw-mesh").length).toBeLessThanOrEqual(1);
+    expect(el.querySelectorAll(".shardwidget.sw-embedded").length).toBe(1);
+    // Row a: its type, spec, bytes per device, and the collective of its local shape.
+    const a = rows[0];
+    const leaf = f._trace.inputs[0];
+    expect(a.textContent).toContain(`${leaf.dtype}[${leaf.shape.join(",")}]`);
+    expect(a.getAttribute("aria-selected")).toBe("true");
+    const out = el.querySelector<HTMLElement>(".sw-tr-leafrow[data-side='out'][data-index='0']")!;
+    out.click();
+    expect(view.compactLeaves!.pickedLeaf).toEqual({ side: "out", index: 0 });
+    const card = el.querySelector<HTMLElement>(".sw-tr-leaf")!;
+    expect(card.dataset.side).toBe("out");
+    expect(view.compactLeaves!.pickedCard!.leafModel!.get("_layout")).toBe(f._trace.outputs[0].layout);
+    expect(el.querySelectorAll(".sw-tr-leaf").length).toBe(1);
+    expect(out.isConnected ? out : el.querySelector(".sw-tr-leafrow[data-side='out'][data-index='0']")!).toBeTruthy();
+    expect(el.querySelector(".sw-tr-leafrow-selected")!.getAttribute("data-side")).toBe("out");
+  });
+
+  it("an input's spec selectors sit on its one card and ask the kernel", () => {
+    const { el } = mountFn(withInputs(6));
+    (el.querySelector<HTMLElement>(".sw-tr-leafrow[data-side='in'][data-index='3']")!).click();
+    const sel = el.querySelector<HTMLSelectElement>(".sw-tr-leaf select[data-key^='in-3']");
+    expect(sel).not.toBeNull();
+  });
+});
+
+describe("collectives of a leaf's shape", () => {
+  it("match by dtype and whole or local shape", () => {
+    expect(hloDtype("float32")).toBe("f32");
+    expect(hloDtype("bfloat16")).toBe("bf16");
+    expect(hloDtype("int8")).toBe("s8");
+    expect(hloDtype("bool")).toBe("pred");
+    const cs = function8._trace.collectives;
+    const leaves = [...function8._trace.inputs, ...function8._trace.outputs];
+    const found = leaves.map((l) => leafCollectives(l, cs));
+    // Each collective names the leaves of its shape: the [8, 4] all-reduce and the scalar one.
+    for (const [k, c] of cs.entries()) {
+      const want = leaves
+        .map((l, i) => [l, i] as const)
+        .filter(([l]) => [l.shape, l.local_shape].some((s) => s.join() === c.shape.join()))
+        .map(([, i]) => i);
+      expect(found.flatMap((f, i) => (f.includes(k) ? [i] : []))).toEqual(want);
+    }
+    expect(found.flat().length).toBeGreaterThan(0);
+  });
+});

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from ..export.page import ExportReport
 
 STATE_TRAITS = ("mesh_shape", "axis_names", "axis_types", "in_specs", "out_specs")
-OWN_KWARGS = ("mode", "stats", *STATE_TRAITS)
+OWN_KWARGS = ("mode", "stats", "hardware", *STATE_TRAITS)
 
 
 class FunctionView(CostMixin, ShardView):
@@ -45,7 +45,8 @@ class FunctionView(CostMixin, ShardView):
 
     Made by ``ShardView(f, *args, **kwargs)``. Keyword arguments named ``mode`` ("jit" or
     "shard_map"), ``mesh_shape``, ``axis_names``, ``axis_types``, ``in_specs``, ``out_specs`` and
-    ``stats`` set up the view; all other keyword arguments go to ``f``. Array leaves of the
+    ``stats`` set up the view, as do ``hardware`` (the preset the estimates are for) and, for
+    a plan, ``mesh=AbstractMesh(...)``; all other keyword arguments go to ``f``. Array leaves of the
     arguments (jax.Array, numpy arrays, jax.ShapeDtypeStruct) get a sharding from the view; other
     leaves are static.
     """
@@ -136,6 +137,8 @@ class FunctionView(CostMixin, ShardView):
         self._out_leaves: list[wire.LeafInfo] = []
         super().__init__()
         self.set_trait("mode", mode)
+        if "hardware" in own:  # the view's keyword (the estimates' preset), never f's
+            self.hardware = own["hardware"]
         base = (
             self._traced.own
             if isinstance(self._traced, pmap_mod.PmapTraced)
@@ -172,8 +175,12 @@ class FunctionView(CostMixin, ShardView):
     def planned(self) -> str:
         """For a plan (``mesh=AbstractMesh(...)``), what it is in words: "planned on
         AbstractMesh (32, 8) · no devices · planned: compiled by XLA's CPU compiler for 256
-        simulated devices…"; "" for a view on the kernel's devices."""
-        return str(getattr(self._traced, "note", ""))
+        simulated devices…" (the mesh shown); "" for a view on the kernel's devices."""
+        note_on = getattr(self._traced, "note_on", None)
+        if note_on is None:
+            return ""
+        shown = self._result.state if self._result is not None else self._traced.default_state()
+        return str(note_on(self._traced.mesh(shown)))
 
     def _n_devices(self) -> int:
         """The devices layouts span: the kernel's, or a plan's positions."""
@@ -529,6 +536,8 @@ class FunctionView(CostMixin, ShardView):
         if not self._out_leaves and res.out_shapes:  # the first layout that compiled
             self._out_leaves = self._output_infos(res, res.state)
             self._publish_options()
+        elif self._trace_options.get("planned", "") != self.planned:  # a plan on another mesh
+            self._trace_options = {**self._trace_options, "planned": self.planned}
         trace = wire.trace(res, mode=self.mode, key=self._key, cached=cached, code=self.code)
         pending = wire.pending_trace_stats(self._key, len(res.out_shapes))
         self._set_traits(

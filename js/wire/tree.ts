@@ -36,8 +36,10 @@ export interface TreeWire {
   /** Bytes each holder keeps of the leaf. */
   bytes: number[];
   logical_bytes: number[];
-  /** Devices holding each element. */
+  /** Devices holding each element (copies). */
   replication: number[];
+  /** Every device of the mesh holds the whole leaf (replicated on every device). */
+  everywhere: boolean[];
   /** What set the layout: "rule 2", "logical", or "" (the leaf's own). */
   sources: string[];
   /** ShapeDtypeStruct leaves: no data, no statistics. */

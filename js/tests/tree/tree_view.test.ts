@@ -29,6 +29,7 @@ function wireOf(n: number): TreeWire {
     bytes: [...paths.map((_, i) => i + 1), 4],
     logical_bytes: [...paths.map((_, i) => i + 1), 4],
     replication: [...paths.map((_, i) => (i % 3 === 0 ? 8 : 1)), 1],
+    everywhere: [...paths.map((_, i) => i % 3 === 0), false],
     sources: [...paths.map(() => ""), ""],
     abstract: [...paths.map(() => false), false],
     static: [],
@@ -95,6 +96,9 @@ describe("rows", () => {
     const t = wireOf(7);
     expect([0, 3, 6].map((i) => isLargeReplicated(t, i, 4))).toEqual([false, true, true]);
     expect(largeReplicated(t, 4)).toEqual([6, 3]);
+    // copies are not replication on every device: P('model', None) on 4 × 2 is split in two
+    t.replication[4] = 4;
+    expect(isLargeReplicated(t, 4, 4)).toBe(false);
   });
 
   it("builds 10,000 rows quickly", () => {

@@ -3939,7 +3939,7 @@ export const arrayUnreduced8: ArrayModel = {
     31744.0,
     32224.0,
     31989.33,
-    150.8495,
+    150.8494,
     1.0,
     0.0
    ],
@@ -3947,7 +3947,7 @@ export const arrayUnreduced8: ArrayModel = {
     32256.0,
     32736.0,
     32496.0,
-    147.5127,
+    147.5126,
     0.0,
     0.0
    ],
@@ -3955,7 +3955,7 @@ export const arrayUnreduced8: ArrayModel = {
     32768.0,
     33248.0,
     33008.0,
-    147.5127,
+    147.513,
     0.0,
     0.0
    ],
@@ -3963,14 +3963,14 @@ export const arrayUnreduced8: ArrayModel = {
     33280.0,
     33760.0,
     33520.0,
-    147.5127,
+    147.5126,
     0.0,
     0.0
    ],
    [
     97280.0,
     97760.0,
-    97520.0,
+    97520.01,
     147.5127,
     0.0,
     0.0
@@ -3979,7 +3979,7 @@ export const arrayUnreduced8: ArrayModel = {
     97792.0,
     98272.0,
     98032.0,
-    147.5127,
+    147.513,
     0.0,
     0.0
    ],
@@ -3987,15 +3987,15 @@ export const arrayUnreduced8: ArrayModel = {
     98304.0,
     98784.0,
     98544.0,
-    147.5127,
+    147.5126,
     0.0,
     0.0
    ],
    [
     98816.0,
     99296.0,
-    99056.0,
-    147.5127,
+    99055.99,
+    147.5129,
     0.0,
     0.0
    ]
@@ -5103,7 +5103,7 @@ export const function8: FunctionModel = {
     "group_size": 4,
     "n_groups": 2,
     "op_name": "jit(matmul)/dot_general",
-    "source": "wire_fixtures.py:69",
+    "source": "wire_fixtures.py:73",
     "groups_text": "[2,4]<=[8]",
     "group_set": 0
    },
@@ -5118,7 +5118,7 @@ export const function8: FunctionModel = {
     "group_size": 2,
     "n_groups": 4,
     "op_name": "jit(matmul)/reduce_sum",
-    "source": "wire_fixtures.py:69",
+    "source": "wire_fixtures.py:73",
     "groups_text": "mesh['axis_0'=2,'axis_1'=1,'axis_2'=4] {'axis_0'}",
     "group_set": 1
    }
@@ -5132,8 +5132,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 38.4,
-  "run_ms": 3.0,
+  "compile_ms": 81.0,
+  "run_ms": 3.8,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -6202,7 +6202,7 @@ export const functionShardMap8: FunctionModel = {
     "group_size": 2,
     "n_groups": 4,
     "op_name": "jit(psum_rows)/shard_map/psum_invariant",
-    "source": "wire_fixtures.py:74",
+    "source": "wire_fixtures.py:78",
     "groups_text": "{{0,4},{1,5},{2,6},{3,7}}",
     "group_set": 0
    }
@@ -6216,8 +6216,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 21.3,
-  "run_ms": 3.9,
+  "compile_ms": 30.4,
+  "run_ms": 1.5,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7218,7 +7218,7 @@ export const functionPmap8: FunctionModel = {
     "group_size": 8,
     "n_groups": 1,
     "op_name": "jit(pmap(<lambda>))/jit(_fun)/shard_map/psum",
-    "source": "wire_fixtures.py:80",
+    "source": "wire_fixtures.py:84",
     "groups_text": "{{0,1,2,3,4,5,6,7}}",
     "group_set": 0
    }
@@ -7232,8 +7232,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 41.1,
-  "run_ms": 4.2,
+  "compile_ms": 35.8,
+  "run_ms": 1.3,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7304,7 +7304,7 @@ export const functionPmap8: FunctionModel = {
       1792.0,
       2584.0,
       2180.0,
-      295.2694,
+      295.2693,
       0.0,
       0.0
      ],
@@ -7777,6 +7777,10 @@ export const tree8: TreeModel = {
   "replication": [
    2,
    1
+  ],
+  "everywhere": [
+   false,
+   false
   ],
   "sources": [
    "rule 1",
@@ -8746,6 +8750,10 @@ export const treePlanned256: TreeModel = {
   "replication": [
    32,
    1
+  ],
+  "everywhere": [
+   false,
+   false
   ],
   "sources": [
    "rule 2",

@@ -319,20 +319,22 @@ def _named_bytes(s: Any, shape: tuple[int, ...], bits: int) -> tuple[tuple[int, 
     return mesh_mod.mesh_ids(s.mesh), -(-n * bits // 8)
 
 
-def per_device(leaves: Sequence[TreeLeaf]) -> dict[int, int]:
+def per_device(leaves: Sequence[TreeLeaf], devices: Sequence[int] = ()) -> dict[int, int]:
     """Device id -> bytes it holds of these leaves (each shard counted on each holder; int4
-    packed as XLA stores it)."""
-    ids, table = bytes_by_group(leaves, [0] * len(leaves), 1)
+    packed as XLA stores it); every id of ``devices`` (the mesh's) is there, 0 when it holds
+    nothing."""
+    ids, table = bytes_by_group(leaves, [0] * len(leaves), 1, devices)
     return dict(zip(ids, table[0].tolist(), strict=True))
 
 
 def bytes_by_group(
-    leaves: Sequence[TreeLeaf], groups: Sequence[int], n_groups: int
+    leaves: Sequence[TreeLeaf], groups: Sequence[int], n_groups: int, devices: Sequence[int] = ()
 ) -> tuple[list[int], np.ndarray]:
-    """(every holder's device id, sorted; ``table[g, i]``: the bytes the leaves of group g put
-    on device ``ids[i]``). Leaves on one mesh share its ids tuple (cached per mesh), so the
-    sums are taken per mesh and spread over its devices once: 1,000 leaves at 4,096 devices
-    cost 4,096 additions per group, not 4 million."""
+    """(every holder's device id and every id of ``devices``, sorted; ``table[g, i]``: the
+    bytes the leaves of group g put on device ``ids[i]``, 0 on a device that holds none).
+    Leaves on one mesh share its ids tuple (cached per mesh), so the sums are taken per mesh
+    and spread over its devices once: 1,000 leaves at 4,096 devices cost 4,096 additions per
+    group, not 4 million."""
     holders: dict[int, tuple[int, ...]] = {}  # id() of an ids tuple -> the tuple (kept alive)
     sums: dict[int, dict[int, int]] = {}
     for leaf, g in zip(leaves, groups, strict=True):
@@ -340,7 +342,7 @@ def bytes_by_group(
         holders[id(ids)] = ids
         row = sums.setdefault(id(ids), {})
         row[g] = row.get(g, 0) + b
-    all_ids = np.array(sorted(set().union(*holders.values())), np.int64)
+    all_ids = np.array(sorted(set(devices).union(*holders.values())), np.int64)
     table = np.zeros((n_groups, len(all_ids)), np.int64)
     for k, row in sums.items():
         cols = np.searchsorted(all_ids, np.array(holders[k], np.int64))

@@ -26,15 +26,17 @@ def _mesh_text(mesh: Any) -> str:
 
 def _rows(view: Any) -> list[tuple[str, str, str, str, int, bool]]:
     """(path, type, spec, flag, bytes per device, large replicated) of the largest leaves."""
+    from ..model.copies import on_every_device
     from ..model.rules import leaf_bytes
 
     rows = []
+    mesh_ids = frozenset(mesh_mod.mesh_ids(view.mesh))
     for leaf in view.leaves:
         b = leaf_bytes(leaf)[1]
         spec = leaf.spec
         nd = len(leaf.shape)
         spec_text = "" if spec is None else spec_mod.to_text(spec_mod.normalize(spec, nd))
-        rep = len(leaf_bytes(leaf)[0]) > 1 and not any(e is not None for e in (spec or ()))
+        rep = len(mesh_ids) > 1 and on_every_device(leaf, mesh_ids)
         large = rep and b >= view.large_bytes
         typ = f"{leaf.dtype}{list(leaf.shape)}"
         rows.append((leaf.path, typ, spec_text, "replicated" if rep else "", b, large))

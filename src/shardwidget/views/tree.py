@@ -248,8 +248,8 @@ class TreeView(ShardView):
     @property
     def per_device(self) -> dict[int, int]:
         """Device id -> bytes of the tree it holds as shown (each shard on each holder; int4
-        packed as XLA stores it)."""
-        return rules_mod.per_device(self._applied.leaves)
+        packed as XLA stores it): every device of the mesh, 0 where it holds nothing."""
+        return rules_mod.per_device(self._applied.leaves, mesh_mod.mesh_ids(self._mesh))
 
     @property
     def planned(self) -> str:
@@ -470,6 +470,7 @@ class TreeView(ShardView):
             mesh_text=mesh_text,
             code=self.code,
             planned=self.planned,
+            devices=mesh_mod.mesh_ids(self._mesh),
         )
         pick = self._pick if self._pick is not None else self.selected
         if self._pick is not None and not 0 <= pick < len(self._applied.leaves):

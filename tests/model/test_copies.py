@@ -31,11 +31,16 @@ def _jax_says(sharding) -> tuple[bool, int]:
     """(every device of the mesh holds all of it, devices holding element 0) from JAX."""
     idx = sharding.devices_indices_map(SHAPE)
     whole = all(
-        all(s.indices(n)[:2] == (0, n) and s.indices(n)[2] == 1 for s, n in zip(i, SHAPE))
+        all(
+            s.indices(n)[:2] == (0, n) and s.indices(n)[2] == 1
+            for s, n in zip(i, SHAPE, strict=True)
+        )
         for i in idx.values()
     )
     ids = {d.id for d in idx}
-    holders_of_first = sum(all(s.indices(n)[0] == 0 for s, n in zip(i, SHAPE)) for i in idx.values())
+    holders_of_first = sum(
+        all(s.indices(n)[0] == 0 for s, n in zip(i, SHAPE, strict=True)) for i in idx.values()
+    )
     return whole and ids >= {d.id for d in MESH.devices.flat}, holders_of_first
 
 
@@ -74,6 +79,6 @@ def test_per_device_lists_every_device_zeros_included():
     assert view.per_device[jax.devices()[0].id] == on0
     assert sum(view.per_device.values()) == on0
     assert view._tree["memory"]["ids"] == every
-    assert [sum(col) for col in zip(*view._tree["memory"]["by_group"])] == [
+    assert [sum(col) for col in zip(*view._tree["memory"]["by_group"], strict=True)] == [
         view.per_device[d] for d in every
     ]

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, Literal, TypedDict
+from typing import Literal, TypedDict
 
 from ..model import spec as spec_mod
 from ..model.copies import on_every_device, replication
 from ..model.rules import Applied, bytes_by_group, leaf_bytes
-from ..model.tree import StaticLeaf, TreeLeaf
+from ..model.tree import StaticLeaf
 
 
 class StaticWire(TypedDict):

@@ -42,6 +42,8 @@ export interface TreeWire {
   everywhere: boolean[];
   /** What set the layout: "rule 2", "logical", or "" (the leaf's own). */
   sources: string[];
+  /** Rules that lay out nothing, in words: warnings beside the layout, not refusals. */
+  notes: string[];
   /** ShapeDtypeStruct leaves: no data, no statistics. */
   abstract: boolean[];
   static: StaticWire[];

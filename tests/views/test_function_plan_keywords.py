@@ -46,3 +46,12 @@ def test_hardware_is_the_views_keyword_not_the_functions():
     with pytest.raises(ValueError, match="hardware"):
         ShardView(lambda a: a, x, hardware="no-such-chip")
     del mesh
+
+
+def test_a_spec_longer_than_an_input_names_the_input():
+    params, x = {"w": jnp.ones((16, 8))}, jnp.ones((4, 16))
+    view = ShardView(step, params, x, mesh_shape=[4, 2], axis_names=["data", "model"])
+    before = view.in_specs
+    with pytest.raises(ValueError, match=r"input params\['w'\]: spec has 3 entries"):
+        view.in_specs = [P("data", None, None), P()]
+    assert view.in_specs == before and view.error == ""

@@ -31,6 +31,7 @@ function wireOf(n: number): TreeWire {
     replication: [...paths.map((_, i) => (i % 3 === 0 ? 8 : 1)), 1],
     everywhere: [...paths.map((_, i) => i % 3 === 0), false],
     sources: [...paths.map(() => ""), ""],
+    notes: [],
     abstract: [...paths.map(() => false), false],
     static: [],
     memory: { ids: [0, 1], by_group: [[10, 20], [4, 0]] },

@@ -5132,8 +5132,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 81.0,
-  "run_ms": 3.8,
+  "compile_ms": 866.0,
+  "run_ms": 57.4,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -6216,8 +6216,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 30.4,
-  "run_ms": 1.5,
+  "compile_ms": 357.3,
+  "run_ms": 14.6,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7232,8 +7232,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 35.8,
-  "run_ms": 1.3,
+  "compile_ms": 216.8,
+  "run_ms": 48.5,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7786,6 +7786,7 @@ export const tree8: TreeModel = {
    "rule 1",
    ""
   ],
+  "notes": [],
   "abstract": [
    true,
    false
@@ -7832,7 +7833,7 @@ export const tree8: TreeModel = {
    ]
   },
   "mesh": "x=2 \u00d7 y=4",
-  "code": "import re\n\nimport jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nrules = [  # (regex on the leaf's path, spec): the first match wins\n    ('b', P('y')),\n]\nlogical = {}  # path -> spec of leaves laid out by logical axis names\n\n\ndef _place(path, x):\n    at = jax.tree_util.keystr(path)\n    spec = next((s for pattern, s in rules if re.search(pattern, at)), logical.get(at))\n    if spec is None or not isinstance(x, (jax.Array, jax.ShapeDtypeStruct)):\n        return x  # no rule: the leaf keeps its layout\n    sharding = NamedSharding(mesh, spec)\n    if isinstance(x, jax.ShapeDtypeStruct):\n        return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding)\n    return jax.device_put(x, sharding)\n\n\nparams = jax.tree_util.tree_map_with_path(_place, params)",
+  "code": "import re\n\nimport jax\nimport numpy as np\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nrules = [  # (regex on the leaf's path, spec): the first match wins\n    ('b', P('y')),\n]\nlogical = {}  # path -> spec of leaves laid out by logical axis names\n\n\ndef _place(path, x):\n    at = jax.tree_util.keystr(path)\n    spec = next((s for pattern, s in rules if re.search(pattern, at)), logical.get(at))\n    if spec is None or not isinstance(x, (jax.Array, jax.ShapeDtypeStruct, np.ndarray)):\n        return x  # no rule: the leaf keeps its layout\n    sharding = NamedSharding(mesh, spec)\n    if isinstance(x, jax.ShapeDtypeStruct):\n        return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding)\n    return jax.device_put(x, sharding)\n\n\nparams = jax.tree_util.tree_map_with_path(_place, params)",
   "planned": ""
  },
  "_layout": {
@@ -8759,6 +8760,7 @@ export const treePlanned256: TreeModel = {
    "rule 2",
    "rule 1"
   ],
+  "notes": [],
   "abstract": [
    true,
    true
@@ -9549,7 +9551,7 @@ export const treePlanned256: TreeModel = {
    ]
   },
   "mesh": "data=32 \u00d7 model=8",
-  "code": "import re\n\nimport jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.sharding.AbstractMesh((32, 8), ('data', 'model'), (AxisType.Auto, AxisType.Auto))  # a plan\nrules = [  # (regex on the leaf's path, spec): the first match wins\n    ('w', P('data', 'model')),\n    ('b', P('model')),\n]\nlogical = {}  # path -> spec of leaves laid out by logical axis names\n\n\ndef _place(path, x):\n    if not isinstance(x, (jax.Array, jax.ShapeDtypeStruct)):\n        return x\n    at = jax.tree_util.keystr(path)\n    spec = next((s for pattern, s in rules if re.search(pattern, at)), logical.get(at))\n    if spec is None:  # no rule: its own spec where its mesh has the plan's axes, else replicated\n        own = getattr(x, \"sharding\", None)\n        same = isinstance(own, NamedSharding) and dict(own.mesh.shape) == dict(mesh.shape)\n        spec = own.spec if same else P()\n    return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=NamedSharding(mesh, spec))\n\n\nparams = jax.tree_util.tree_map_with_path(_place, params)",
+  "code": "import re\n\nimport jax\nimport numpy as np\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.sharding.AbstractMesh((32, 8), ('data', 'model'), (AxisType.Auto, AxisType.Auto))  # a plan\nrules = [  # (regex on the leaf's path, spec): the first match wins\n    ('w', P('data', 'model')),\n    ('b', P('model')),\n]\nlogical = {}  # path -> spec of leaves laid out by logical axis names\n\n\ndef _place(path, x):\n    if not isinstance(x, (jax.Array, jax.ShapeDtypeStruct, np.ndarray)):\n        return x\n    at = jax.tree_util.keystr(path)\n    spec = next((s for pattern, s in rules if re.search(pattern, at)), logical.get(at))\n    if spec is None:  # no rule: its own spec where its mesh has the plan's axes, else replicated\n        own = getattr(x, \"sharding\", None)\n        same = isinstance(own, NamedSharding) and dict(own.mesh.shape) == dict(mesh.shape)\n        spec = own.spec if same else P()\n    return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=NamedSharding(mesh, spec))\n\n\nparams = jax.tree_util.tree_map_with_path(_place, params)",
   "planned": "planned on AbstractMesh (32, 8) \u00b7 no devices"
  },
  "_layout": {

@@ -15,6 +15,8 @@ import math
 from collections.abc import Collection
 from typing import Any
 
+from jax.sharding import NamedSharding
+
 from .._jax import spec_entries
 from . import mesh as mesh_mod
 from . import spec as spec_mod
@@ -24,8 +26,6 @@ from .tree import TreeLeaf
 
 def replication(leaf: TreeLeaf) -> int:
     """How many devices hold each element (from the spec alone for a NamedSharding)."""
-    from jax.sharding import NamedSharding
-
     s = leaf.sharding
     if isinstance(s, NamedSharding) and not spec_mod.unreduced_of(s.spec):
         return _named_replication(s, len(leaf.shape))
@@ -44,8 +44,6 @@ def on_every_device(leaf: TreeLeaf, mesh_ids: Collection[int]) -> bool:
     """Whether every device of the mesh (``mesh_ids``) holds the whole leaf: each holder holds
     all of it (its replication is its number of holders) and the holders include every device
     of the mesh. An unreduced leaf holds partial values, never the whole: False."""
-    from jax.sharding import NamedSharding
-
     s = leaf.sharding
     if isinstance(s, NamedSharding) and spec_mod.unreduced_of(s.spec):
         return False

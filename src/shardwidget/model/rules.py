@@ -24,6 +24,7 @@ import numpy as np
 
 from .._jax import spec_entries
 from . import mesh as mesh_mod
+from . import rules_notes
 from . import spec as spec_mod
 from .tree import Names, TreeLeaf
 
@@ -225,11 +226,13 @@ def with_spec(leaf: TreeLeaf, mesh: Any, spec: Any) -> TreeLeaf:
 
 @dataclass(frozen=True)
 class Applied:
-    """Leaves laid out by rules: the leaves, and per leaf what set its layout ("rule 2",
-    "logical", or "" for its own layout)."""
+    """Leaves laid out by rules: the leaves, per leaf what set its layout ("rule 2",
+    "logical", or "" for its own layout), and notes in words on rules that lay out nothing
+    (warnings, not refusals: the layout stands)."""
 
     leaves: tuple[TreeLeaf, ...]
     sources: tuple[str, ...]
+    notes: tuple[str, ...] = ()
 
 
 def _fit(leaf: TreeLeaf, spec: spec_mod.NormSpec, axes: dict[str, int], what: str) -> None:
@@ -256,8 +259,11 @@ def apply(
     logical: LogicalRules = (),
 ) -> Applied:
     """Each leaf laid out by the first regex rule whose pattern its path matches, else by the
-    logical rules when it carries names and they are given, else as it is. ValueError naming
-    the leaf and the rule when one cannot apply (nothing is applied then).
+    logical rules when they are given (a leaf without logical names is replicated, ``P()`` on
+    the mesh, as flax's ``logical_to_mesh_sharding`` gives it), else as it is. ValueError
+    naming the leaf and the rule when one cannot apply (nothing is applied then), or when a
+    leaf repeats a logical name (as flax refuses it). A rule that lays out no leaf is said in
+    :attr:`Applied.notes`.
 
     A rule's spec is kept as written (``P('data')`` on a 2-d leaf stays ``P('data')``, which
     JAX reads as ``P('data', None)``), so a leaf's spec is what ``jax.device_put`` to it
@@ -278,9 +284,12 @@ def apply(
                 _fit(leaf, spec, axes, f"{rule.name(i)} ({rule.text})")
                 break
         if spec is None and logical and leaf.names is not None:
+            _no_repeats(leaf)
             source, spec = "logical", logical_spec(leaf.names, logical)
             names = ", ".join(repr(n) for n in leaf.names)
             _fit(leaf, spec, axes, f"logical rules ({names})")
+        elif spec is None and logical:
+            source, spec = "logical", ()  # no names: replicated, as flax lays it out
         if spec is None:
             out.append(leaf)
             sources.append("")
@@ -289,7 +298,20 @@ def apply(
             shardings[spec] = NamedSharding(mesh, spec_mod.to_partition_spec(spec))
         out.append(leaf.with_sharding(shardings[spec]))
         sources.append(source)
-    return Applied(tuple(out), tuple(sources))
+    notes = rules_notes.notes(leaves, rules, logical, sources)
+    return Applied(tuple(out), tuple(sources), notes)
+
+
+def _no_repeats(leaf: TreeLeaf) -> None:
+    """ValueError naming the leaf when a logical name repeats (flax's own refusal)."""
+    names = [n for n in leaf.names or () if n is not None]
+    dups = sorted({n for n in names if names.count(n) > 1})
+    if dups:
+        raise ValueError(
+            f"leaf {leaf.path} (shape {leaf.shape}) names the logical axis "
+            f"{', '.join(repr(d) for d in dups)} more than once ({leaf.names}): a dimension "
+            "each, as flax's logical_to_mesh_axes requires"
+        )
 
 
 def leaf_bytes(leaf: TreeLeaf) -> tuple[tuple[int, ...], int]:

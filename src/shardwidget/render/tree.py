@@ -13,6 +13,8 @@ from typing import Any
 
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
+from ..model.copies import on_every_device
+from ..model.rules import leaf_bytes
 from ..model.units import fmt_bytes
 from .colors import PALETTE16
 
@@ -26,9 +28,6 @@ def _mesh_text(mesh: Any) -> str:
 
 def _rows(view: Any) -> list[tuple[str, str, str, str, int, bool]]:
     """(path, type, spec, flag, bytes per device, large replicated) of the largest leaves."""
-    from ..model.copies import on_every_device
-    from ..model.rules import leaf_bytes
-
     rows = []
     mesh_ids = frozenset(mesh_mod.mesh_ids(view.mesh))
     for leaf in view.leaves:
@@ -58,6 +57,7 @@ def text(view: Any) -> str:
         f"per device: max {fmt_bytes(top)} (device {most[0] if most else '-'})"
         + f", min {fmt_bytes(min(per.values()) if per else 0)}",
     ]
+    lines += [f"note: {n}" for n in view.notes]
     width = min(60, max((len(r[0]) for r in rows[:TOP]), default=4))
     for path, typ, spec, _flag, b, large in rows[:TOP]:
         mark = "  ⚠ large replicated" if large else ""

@@ -179,7 +179,7 @@ class FunctionView(CostMixin, ShardView):
         note_on = getattr(self._traced, "note_on", None)
         if note_on is None:
             return ""
-        shown = self._result.state if self._result is not None else self._traced.default_state()
+        shown = self._result.state if self._result is not None else self._default_state()
         return str(note_on(self._traced.mesh(shown)))
 
     def _n_devices(self) -> int:
@@ -354,7 +354,8 @@ class FunctionView(CostMixin, ShardView):
     def _from_wire(self, d: dict[str, Any]) -> result_mod.TraceState:
         ndims = [len(lf.shape) for lf in self._traced.leaves]
         out_ndims = [len(o["shape"]) for o in self._out_leaves]
-        return result_mod.TraceState.from_wire(d, ndims, out_ndims)
+        paths = ([lf.path for lf in self._traced.leaves], [o["path"] for o in self._out_leaves])
+        return result_mod.TraceState.from_wire(d, ndims, out_ndims, paths)
 
     def _check(self, st: result_mod.TraceState) -> None:
         try:

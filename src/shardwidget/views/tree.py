@@ -22,6 +22,7 @@ from ..export.tree_code import tree_code
 from ..model import mesh as mesh_mod
 from ..model import rules as rules_mod
 from ..model import rules_text as editor_text
+from ..model import tree_input
 from ..model.layout import Layout
 from ..model.summary import Summary, plan_for, summarize
 from ..model.tree import Flat, StaticLeaf, TreeLeaf, flatten, mesh_of, on_mesh
@@ -75,15 +76,12 @@ class TreeState:
 
 
 def is_tree(obj: Any) -> bool:
-    """Whether ShardView(obj) makes a tree view: a pytree (not itself an array) with at least
-    one jax.Array or ShapeDtypeStruct leaf, or a lone ShapeDtypeStruct."""
+    """Whether ShardView(obj) makes a tree view: a pytree container (a dict, list, tuple, flax
+    State, …; one without array leaves is refused by the tree view, in words), or a lone
+    ShapeDtypeStruct."""
     import jax
-    import numpy as np
 
-    if isinstance(obj, jax.Array | np.ndarray | np.generic | int | float | complex | bool):
-        return False
-    leaves = jax.tree_util.tree_leaves(obj)
-    return any(isinstance(x, jax.Array | jax.ShapeDtypeStruct) for x in leaves)
+    return isinstance(obj, jax.ShapeDtypeStruct) or tree_input.is_container(obj)
 
 
 class TreeView(ShardView):
@@ -182,7 +180,7 @@ class TreeView(ShardView):
 
         self._flat: Flat | None = flatten(tree)
         if not self._flat.leaves:
-            raise TypeError("ShardView got a tree with no jax.Array or ShapeDtypeStruct leaf")
+            raise TypeError(tree_input.no_array_leaf(tree, self._flat.static))
         self._devices = list(jax.devices())
         self._name = str(kwargs.get("name", "params"))
         if not self._name.isidentifier():
@@ -250,6 +248,12 @@ class TreeView(ShardView):
         """Device id -> bytes of the tree it holds as shown (each shard on each holder; int4
         packed as XLA stores it): every device of the mesh, 0 where it holds nothing."""
         return rules_mod.per_device(self._applied.leaves, mesh_mod.mesh_ids(self._mesh))
+
+    @property
+    def notes(self) -> list[str]:
+        """Warnings in words on the rules shown (a rule that matches no leaf, a logical name no
+        leaf carries, leaves without logical names replicated): the layout stands."""
+        return list(self._applied.notes)
 
     @property
     def planned(self) -> str:
@@ -582,7 +586,8 @@ class TreeView(ShardView):
                 self._check_fits([i], f"statistics of {leaf.path} as laid out")
             except ValueError as e:
                 return Summary.unavailable(n, str(e))
-        arr = _jax.device_put(x, leaf.sharding) if self._changed(i) else x
+        placed = self._changed(i) or not leaf.placed  # (a numpy leaf: where device_put puts it)
+        arr = _jax.device_put(x, leaf.sharding) if placed else x
         nd = len(leaf.shape)
         dims = (0, 1) if nd >= 2 else (0,) if nd == 1 else ()
         budget = len(lay.devices)

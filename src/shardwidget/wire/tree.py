@@ -48,6 +48,7 @@ class TreeWire(TypedDict):
     replication: list[int]  # devices holding each element (copies)
     everywhere: list[bool]  # every device of the mesh holds the whole leaf (model.copies)
     sources: list[str]  # "rule 2", "logical" or "" (its own layout)
+    notes: list[str]  # rules that lay out nothing, in words (warnings: the layout stands)
     abstract: list[bool]
     static: list[StaticWire]
     memory: TreeMemory
@@ -125,6 +126,7 @@ def tree_payload(
         "replication": [replication(leaf) for leaf in leaves],
         "everywhere": [bool(mesh_ids) and on_every_device(leaf, mesh_ids) for leaf in leaves],
         "sources": list(applied.sources),
+        "notes": list(applied.notes),
         "abstract": [leaf.abstract for leaf in leaves],
         "static": [{"path": s.path, "kind": s.kind, "text": s.text} for s in static],
         "memory": {"ids": ids_all, "by_group": table.tolist()},

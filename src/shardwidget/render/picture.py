@@ -27,6 +27,7 @@ from ..model.gspmd import CUSTOM
 from ..model.layout import Layout, layout_of_sharding
 from ..model.summary import Summary
 from ..model.units import fmt_bytes
+from . import budget
 from .colors import HEAT_LUT, VIRIDIS, text_color_on
 from .legend import MARKS, legend_of
 from .png import png_data_uri
@@ -167,8 +168,17 @@ def header(svg: Svg, scene: ArrayScene, x: float, y: float, width: float = 760) 
     return y + 26 + 16 * (len(lines) - 1)
 
 
-def grid(svg: Svg, scene: ArrayScene, x0: float, y0: float, width: float, max_h: float) -> float:
-    """The blocks over two dimensions with their rulers; returns the height drawn."""
+def grid(
+    svg: Svg,
+    scene: ArrayScene,
+    x0: float,
+    y0: float,
+    width: float,
+    max_h: float,
+    titles: bool = True,
+) -> float:
+    """The blocks over two dimensions with their rulers; returns the height drawn.
+    ``titles=False``: one raster image, no hover text (a picture of many grids)."""
     lay, r, c, shown = scene.layout, scene.row, scene.col, scene.blocks
     rn = max(1, lay.shape[r]) if r is not None else 1
     cn = max(1, lay.shape[c]) if c is not None else 1
@@ -199,7 +209,7 @@ def grid(svg: Svg, scene: ArrayScene, x0: float, y0: float, width: float, max_h:
     # no hover text (an image map of thousands of areas helps nobody).
     raster = (
         np.full((max(1, round(gh)), max(1, round(gw)), 3), 255, np.uint8)
-        if len(shown) > MAX_TITLES
+        if len(shown) > MAX_TITLES or not titles
         else None
     )
     for b in shown:
@@ -410,6 +420,15 @@ def mesh(
             lab = " × ".join(f"{n}={s}" for n, s in zip(names[:-1], sizes[:-1], strict=False))
             svg.text(x0 + 4, y0 + top, lab + " →", size=10, fill=FG2, down=True)
     holding = set(lay.device_block)
+    if len(ids) > budget.MAX_MESH_CELLS:  # one image, not a rectangle per position
+        px = max(1, math.floor(cell))
+        img = budget.mesh_raster(ids, holding, color_of, cols, px)
+        svg.parts.append(
+            f'<image class="mesh" x="{x0 + left:.1f}" y="{y0 + top:.1f}" width="{cols * cell:.1f}" '
+            f'height="{rows * cell:.1f}" preserveAspectRatio="none" '
+            f'style="image-rendering:pixelated" xlink:href="{png_data_uri(img)}"/>'
+        )
+        return top + rows * cell
     for i, d in enumerate(ids):
         cx, cy = x0 + left + (i % cols) * cell, y0 + top + (i // cols) * cell
         col = color_of(d) if d in holding else "#eeeeee"
@@ -506,6 +525,19 @@ def function_svg(
         (p if p.startswith("out") else f"out {p}", lay)
         for p, lay in zip(res.out_paths, _out_layouts(res), strict=False)
     ]
+    drawn = budget.pick_leaves([lay.bytes_per_device for _, lay in leaves])
+    if len(drawn) < len(leaves):
+        svg.text(
+            12,
+            y + 14,
+            f"showing the {len(drawn)} largest of {budget.plural(len(leaves), 'leaf', 'leaves')} "
+            "(bytes per device); the widget lists them all",
+            size=11,
+            fill=FG2,
+        )
+        y += 18
+    leaves = [leaves[i] for i in drawn]
+    titles = sum(len(lay.blocks) for _, lay in leaves) <= MAX_TITLES  # hover text: bounded
     col_w = (width - 36) / 2
     row_h = 0.0
     for i, (label, lay) in enumerate(leaves):
@@ -520,7 +552,8 @@ def function_svg(
         for j, part in enumerate(words):
             svg.text(x, y + 27 + 13 * j, part, size=10.5, fill=FG2)
         top = 22 + 13 * len(words)
-        h = top + grid(svg, array_scene(lay, n_devices=n_devices), x, y + top, col_w, 200)
+        scene = array_scene(lay, n_devices=n_devices)
+        h = top + grid(svg, scene, x, y + top, col_w, 200, titles)
         row_h = max(row_h, h)
     y += row_h + 24
     y = _collectives(svg, res, 12, y, width - 24)

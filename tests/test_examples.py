@@ -392,7 +392,9 @@ def test_models_notebook_shows_the_story(kernel_env: None) -> None:
     assert "['params']['embed']['embedding'].value" in replicated
     assert "large and replicated: []" in _stream(out["view-fixed"])
     fixed = re.search(r"max per device: ([\d.]+) MiB", _stream(out["view-fixed"]))
-    assert fixed is not None and f"per device: max {fixed.group(1)} MiB" in _plain(out["view-fixed"])
+    assert fixed is not None and f"per device: max {fixed.group(1)} MiB" in _plain(
+        out["view-fixed"]
+    )
     assert "P('model', None)" in _plain(out["view-fixed"])
     assert "large replicated" not in _plain(out["view-fixed"])
     assert "('vocab', 'embed')   P('model', 'data')" in _stream(out["view-logical"])

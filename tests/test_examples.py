@@ -362,8 +362,9 @@ def test_plan_notebook_shows_the_story(kernel_env: None) -> None:
     assert out.count("estimated step on TPU v5p") == 2 and "collective latency" in out
     assert "over tp" in out and "over fsdp" in out  # the pod plan's collectives name both axes
     tree = _cell(nb, "tree")
-    assert "256 positions" in _stream(tree)
+    assert "256 positions, 160 KiB on the fullest" in _stream(tree)
     assert "planned on AbstractMesh (32, 8) · no devices" in _plain(tree)
+    assert "per device: max 160 KiB" in _plain(tree)  # the number printed, as drawn
 
 
 @pytest.mark.slow

@@ -167,6 +167,26 @@ describe("TreeView", () => {
     expect(mountTree().el.querySelector<HTMLElement>(".sw-planned-badge")!.hidden).toBe(true);
   });
 
+  it("says the rules' notes (a rule that lays out nothing) and flags only leaves on every device", () => {
+    const t = { ...tree8._tree, notes: ["rule 2 (zzz  P('data')) matches no leaf's path"] };
+    const { el } = mountTree({ _tree: t });
+    const notes = el.querySelector<HTMLElement>(".sw-tree-notes")!;
+    expect(notes.hidden).toBe(false);
+    expect([...notes.querySelectorAll("li")].map((li) => li.textContent)).toEqual(t.notes);
+    const quiet = mountTree().el.querySelector<HTMLElement>(".sw-tree-notes")!;
+    expect(quiet.hidden).toBe(true);
+    const split = { ...tree8._tree, everywhere: tree8._tree.paths.map(() => false) };
+    const warn = mountTree({ _tree: split, large_bytes: 0 }).el.querySelector<HTMLElement>(".sw-tree-warn")!;
+    expect(warn.hidden).toBe(true); // copies (replication > 1) are not replication on every device
+    const n = tree8._tree.paths.length;
+    const whole = { ...split, everywhere: Array(n).fill(true), replication: Array(n).fill(8) };
+    const flagged = mountTree({ _tree: whole, large_bytes: 0 }).el.querySelector<HTMLElement>(".sw-tree-warn")!;
+    expect(flagged.hidden).toBe(false);
+    const copies = { ...whole, everywhere: Array(n).fill(false) };
+    const unflagged = mountTree({ _tree: copies, large_bytes: 0 }).el.querySelector<HTMLElement>(".sw-tree-warn")!;
+    expect(unflagged.hidden).toBe(true);
+  });
+
   it("a leaf click selects it and tells the kernel", () => {
     const { el, model } = mountTree();
     const other = tree8.selected === 0 ? 1 : 0;

@@ -46,9 +46,9 @@ class FunctionView(CostMixin, ShardView):
     Made by ``ShardView(f, *args, **kwargs)``. Keyword arguments named ``mode`` ("jit" or
     "shard_map"), ``mesh_shape``, ``axis_names``, ``axis_types``, ``in_specs``, ``out_specs`` and
     ``stats`` set up the view, as do ``hardware`` (the preset the estimates are for) and, for
-    a plan, ``mesh=AbstractMesh(...)``; all other keyword arguments go to ``f``. Array leaves of the
-    arguments (jax.Array, numpy arrays, jax.ShapeDtypeStruct) get a sharding from the view; other
-    leaves are static.
+    a plan, ``mesh=AbstractMesh(...)``; all other keyword arguments go to ``f``. Array leaves of
+    the arguments (jax.Array, numpy arrays, jax.ShapeDtypeStruct) get a sharding from the view;
+    other leaves are static.
     """
 
     _KIND_RANK = 0

@@ -91,8 +91,9 @@ class TreeView(ShardView):
     Made by ``ShardView(tree)``: any pytree (dicts, lists, flax NNX state, optax states, …)
     whose leaves are jax.Arrays, ShapeDtypeStructs (viewed without allocating) or numpy arrays
     (laid out where ``jax.device_put`` puts them); other leaves are listed as static. A tree
-    with no such leaf, one that holds itself or nests too deep is refused in words. Keywords: ``mesh`` (the jax Mesh the rules lay out on; default the
-    tree's own, else one axis ``x`` of every device), ``rules``, ``logical_rules``, ``name``
+    with no such leaf, one that holds itself or nests too deep is refused in words. Keywords:
+    ``mesh`` (the jax Mesh the rules lay out on; default the tree's own, else one axis ``x`` of
+    every device), ``rules``, ``logical_rules``, ``name``
     (the variable :attr:`code` rebinds, "params"), ``hardware`` (the preset whose HBM the
     memory chart marks), ``large_bytes`` (replicated leaves from this size on are flagged),
     ``selected`` (the leaf shown in the device grid), ``stats=False`` (no per-shard data),

@@ -47,9 +47,15 @@ def _logical_lines(leaves: Sequence[TreeLeaf], sources: Sequence[str]) -> list[s
 PLACE = """
 
 
+def _key(k):
+    return str(getattr(k, "key", getattr(k, "idx", getattr(k, "name", k))))
+
+
 def _place(path, x):
     at = jax.tree_util.keystr(path)
-    spec = next((s for pattern, s in rules if re.search(pattern, at)), logical.get(at))
+    slash = "/".join(_key(k) for k in path)  # rules match either form of the path
+    hit = (s for pattern, s in rules if re.search(pattern, at) or re.search(pattern, slash))
+    spec = next(hit, logical.get(at))
     if spec is None or not isinstance(x, (jax.Array, jax.ShapeDtypeStruct, np.ndarray)):
         return x  # no rule: the leaf keeps its layout
     sharding = NamedSharding(mesh, spec)
@@ -88,11 +94,17 @@ def tree_code(
 PLACE_PLANNED = """
 
 
+def _key(k):
+    return str(getattr(k, "key", getattr(k, "idx", getattr(k, "name", k))))
+
+
 def _place(path, x):
     if not isinstance(x, (jax.Array, jax.ShapeDtypeStruct, np.ndarray)):
         return x
     at = jax.tree_util.keystr(path)
-    spec = next((s for pattern, s in rules if re.search(pattern, at)), logical.get(at))
+    slash = "/".join(_key(k) for k in path)  # rules match either form of the path
+    hit = (s for pattern, s in rules if re.search(pattern, at) or re.search(pattern, slash))
+    spec = next(hit, logical.get(at))
     if spec is None:  # no rule: its own spec where its mesh has the plan's axes, else replicated
         own = getattr(x, "sharding", None)
         same = isinstance(own, NamedSharding) and dict(own.mesh.shape) == dict(mesh.shape)

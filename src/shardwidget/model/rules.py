@@ -3,8 +3,9 @@ shardings alone (no device work), and bytes per device summed over a tree. Impor
 widget code.
 
 Regex rules are ``[(regex, PartitionSpec), ...]`` matched with ``re.search`` against each leaf's
-path; the first match wins, as in the regex partition rules of large-model codebases (e.g.
-EasyLM's ``match_partition_rules``). Unmatched leaves keep their layout. Logical rules are
+path, as ``keystr`` writes it or with its keys joined by "/" (:mod:`.paths`); the first match
+wins, as in the regex partition rules of large-model codebases (e.g. EasyLM's
+``match_partition_rules``). Unmatched leaves keep their layout. Logical rules are
 ``[(logical name, mesh axes), ...]`` resolved as ``flax.linen.logical_to_mesh_axes`` does
 (flax's ``logical_to_mesh_sharding``): in order of precedence, each mesh axis used once per
 leaf, unresolved names replicated.
@@ -26,6 +27,7 @@ from .._jax import spec_entries
 from . import mesh as mesh_mod
 from . import rules_notes
 from . import spec as spec_mod
+from .paths import rule_matches
 from .tree import Names, TreeLeaf
 
 
@@ -279,7 +281,7 @@ def apply(
         spec: spec_mod.NormSpec | None = None
         source = ""
         for i, rule in enumerate(rules, start=1):
-            if rule.regex.search(leaf.path):
+            if rule_matches(rule.regex, leaf.path):
                 source, spec = f"rule {i}", rule.spec
                 _fit(leaf, spec, axes, f"{rule.name(i)} ({rule.text})")
                 break

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .paths import rule_matches
+
 SHOWN = 8
 """The most notes given; the rest are counted."""
 
@@ -20,7 +22,7 @@ def _regex_notes(leaves: Sequence[Any], rules: Sequence[Any], sources: Sequence[
         if f"rule {i}" in used:
             continue
         what = f"{rule.name(i)} ({rule.text})"
-        if any(rule.regex.search(leaf.path) for leaf in leaves):
+        if any(rule_matches(rule.regex, leaf.path) for leaf in leaves):
             out.append(f"{what} lays out no leaf: an earlier rule takes every leaf it matches")
         else:
             out.append(f"{what} matches no leaf's path")

@@ -69,6 +69,19 @@ def test_trees_jax_cannot_flatten_are_refused_in_words(make, words):
     assert time.perf_counter() - t0 < 1.0
 
 
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (_cyclic_list, r"argument 0 holds itself: \[1\] is argument 0 itself"),
+        (_deep, r"argument 0 nests more than 500 levels"),
+        (lambda: {1: jnp.ones(2), "a": jnp.ones(2)}, r"argument 0 is a dict whose keys JAX"),
+    ],
+)
+def test_function_arguments_jax_cannot_flatten_are_refused_in_words(make, words):
+    with pytest.raises(ValueError, match=words):
+        ShardView(lambda t: t, make())
+
+
 def test_numpy_leaves_are_laid_out_where_device_put_puts_them():
     a = np.arange(64.0, dtype=np.float32).reshape(8, 8)
     view = ShardView({"a": a, "b": jnp.ones(8), "n": 3}, mesh=MESH)

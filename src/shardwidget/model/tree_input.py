@@ -58,9 +58,10 @@ def _children(node: Any) -> Iterator[tuple[str, Any]]:
             yield f"[{i}]", v
 
 
-def check(tree: Any) -> None:
+def check(tree: Any, what: str = "the tree") -> None:
     """ValueError naming the path when the tree's dicts, lists and tuples hold a cycle, nest
-    deeper than MAX_DEPTH, or a dict's keys cannot be sorted (JAX sorts them)."""
+    deeper than MAX_DEPTH, or a dict's keys cannot be sorted (JAX sorts them); ``what``
+    names the tree in messages ("argument 1" of a function view)."""
     stack: list[tuple[Any, str, int, bool]] = [(tree, "", 0, False)]
     on_path: dict[int, str] = {}
     while stack:
@@ -71,21 +72,29 @@ def check(tree: Any) -> None:
         if not isinstance(node, dict | list | tuple):
             continue
         if id(node) in on_path:
-            where = on_path[id(node)] or "the tree itself"
+            where = on_path[id(node)] or f"{what} itself"
             raise ValueError(
-                f"the tree holds itself: {path or 'its root'} is {where} (a cycle); "
+                f"{what} holds itself: {path or 'its root'} is {where} (a cycle); "
                 "ShardView takes a tree without cycles"
             )
         if depth > MAX_DEPTH:
             raise ValueError(
-                f"the tree nests more than {MAX_DEPTH} levels deep (at {path[:120]}…); "
+                f"{what} nests more than {MAX_DEPTH} levels deep (at {path[:120]}…); "
                 "JAX cannot flatten a tree that deep"
             )
         if isinstance(node, dict) and not isinstance(node, OrderedDict):  # (kept in order)
-            _check_keys(node, path)
+            _check_keys(node, f"{what}{path}" if path else what)
         on_path[id(node)] = path
         stack.append((node, path, depth, True))
         stack.extend((child, path + key, depth + 1, False) for key, child in _children(node))
+
+
+def check_arguments(args: Sequence[Any], kwargs: dict[str, Any]) -> None:
+    """:func:`check` for a function view's arguments, each named ("argument 1", "keyword x")."""
+    for i, a in enumerate(args):
+        check(a, f"argument {i}")
+    for k, v in kwargs.items():
+        check(v, f"keyword {k}")
 
 
 def _check_keys(d: dict[Any, Any], path: str) -> None:
@@ -94,8 +103,8 @@ def _check_keys(d: dict[Any, Any], path: str) -> None:
     except TypeError:
         kinds = sorted({type(k).__name__ for k in d})
         raise ValueError(
-            f"the dict at {path or 'the root'} has keys JAX cannot sort ({', '.join(kinds)} "
-            "mixed): a pytree dict needs keys of one comparable type"
+            f"{path} is a dict whose keys JAX cannot sort ({', '.join(kinds)} mixed): a "
+            "pytree dict needs keys of one comparable type"
         ) from None
 
 

@@ -16,6 +16,7 @@ from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
 from shardwidget.render import budget
+from shardwidget.render.picture import MAX_TITLES
 from shardwidget.render.snapshot import PICTURE_BUDGET, picture_html
 
 f32 = jnp.float32
@@ -55,13 +56,19 @@ def step(params, x):
     return x
 
 
-def test_a_function_of_many_leaves_draws_the_largest_and_says_so(tmp_path):
-    params = [jnp.ones((16, 16)) * (i + 1) for i in range(40)]
-    view = ShardView(step, params, jnp.ones((8, 16)), mesh_shape=[8], axis_names=["data"])
+def test_a_function_of_many_leaves_stays_within_budget(tmp_path):
+    params = [jnp.ones((8, 8)) * (i + 1) for i in range(130)]
+    view = ShardView(step, params, jnp.ones((8, 8)), mesh_shape=[8], in_specs=P("x"))
+    assert view.error == ""
     _within(view)
+    blocks = sum(len(lf.layout.blocks) for lf in view.trace.input_leaves)
+    assert blocks > MAX_TITLES
     svg = view.to_svg()
-    assert f"showing the {budget.MAX_LEAVES} largest of 42 leaves" in svg
-    page = (tmp_path / "f.html").read_text() if view.save_html(tmp_path / "f.html") else ""
+    assert svg.count('<g class="block">') <= MAX_TITLES  # hover text for a bounded few
+    n = len(view.trace.input_leaves) + len(view.trace.output_leaves)
+    assert f"showing the {budget.MAX_LEAVES} largest of {n} leaves" in svg
+    assert view.save_html(tmp_path / "f.html")
+    page = (tmp_path / "f.html").read_text()
     noscript = re.search(r"<noscript>(.*?)</noscript>", page, re.S)
     assert noscript is not None and len(noscript.group(1).encode()) <= PICTURE_BUDGET
 
@@ -75,6 +82,7 @@ def test_the_last_guard_drops_the_map_then_the_picture_and_says_so():
     html = picture_html(svg)
     assert len(html.encode()) <= PICTURE_BUDGET
     assert "<map" not in html and "<img" in html  # the hover map went first
+    assert "hover text left out" in html
     huge = svg.replace("</svg>", f"<desc>{'y' * PICTURE_BUDGET}</desc></svg>")
     html = picture_html(huge, text="ShardView(...)")
     assert len(html.encode()) <= PICTURE_BUDGET

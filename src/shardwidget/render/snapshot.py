@@ -94,8 +94,12 @@ def _bounded_picture(svg_text: str, rest: int) -> str:
     if not svg_text:
         return ""
     plain = _BLOCK_TITLE.sub(r"\1", svg_text)
-    for drawn, areas_too in ((svg_text, True), (plain, False)):
-        pic = f"<div>{embed(drawn, areas_too)}</div>"
+    said = (
+        '<div style="color:#57606a;font-style:italic">hover text left out: the picture with it '
+        f"is over the {PICTURE_BUDGET // 1024} KiB a saved picture may take</div>"
+    )
+    for drawn, areas_too, note in ((svg_text, True, ""), (plain, False, said)):
+        pic = f"<div>{embed(drawn, areas_too)}</div>{note}"
         if len(pic.encode("utf-8")) + rest <= PICTURE_BUDGET:
             return pic
     size = budget.plural(len(svg_text.encode("utf-8")), "byte")

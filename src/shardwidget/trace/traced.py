@@ -27,7 +27,6 @@ from .. import _jax
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
 from ..model import state as state_mod
-from ..model import tree_input
 from . import _specs, hlo
 from ._compiled import _check_alive, _flops, _local_shape, _memory, _run_disabled
 from ._jaxpr import (
@@ -75,7 +74,6 @@ class Traced:
             )
         self.f, self.mode, self.devices = f, mode, list(devices)
         self.fn_name = getattr(f, "__name__", None) or type(f).__name__
-        tree_input.check_arguments(args, kwargs)  # cycles, depth: in words, before JAX flattens
         leaves_p, self._treedef = jax.tree_util.tree_flatten_with_path((tuple(args), dict(kwargs)))
         names = _param_names(getattr(f, "__wrapped__", f), len(args))
         self._all = [v for _, v in leaves_p]

@@ -19,6 +19,7 @@ import traitlets
 
 from .. import wire
 from ..model import spec as spec_mod
+from ..model import tree_input
 from ..model.layout import _dtype_name, layout_of
 from ..model.mesh import is_planned
 from ..model.summary import Summary, plan_for
@@ -112,6 +113,7 @@ class FunctionView(CostMixin, ShardView):
         import jax
 
         own = {k: kwargs.pop(k) for k in list(kwargs) if k in OWN_KWARGS}
+        tree_input.check_arguments(args, kwargs)  # cycles, depth: in words, before JAX flattens
         mode = own.get("mode", "jit")
         self._devices = list(jax.devices())
         self._traced: trace_mod.Traced

@@ -18,9 +18,10 @@ export interface RowOptions {
   filter: string;
 }
 
-/** Whether leaf i is replicated and large: the most common sharding mistake. */
+/** Whether leaf i is replicated on every device and large: the most common sharding mistake
+ *  (a leaf with copies, P('model', None) on 4 × 2, is split too: not flagged). */
 export function isLargeReplicated(t: TreeWire, i: number, largeBytes: number): boolean {
-  return t.replication[i] > 1 && t.bytes[i] >= largeBytes && t.bytes[i] > 0;
+  return t.everywhere[i] && t.replication[i] > 1 && t.bytes[i] >= largeBytes && t.bytes[i] > 0;
 }
 
 /** The keys of a path as jax.tree_util.keystr writes them: "['a']", "[0]", ".attr". */

@@ -63,6 +63,7 @@ const TREE_CSS = `
 .shardwidget .sw-tree-leafhead { margin: 14px 0 4px; font-weight: 600; font-size: 13px; display: flex; gap: 10px; align-items: baseline; flex-wrap: wrap; }
 .shardwidget .sw-tree-leafhead code { font-family: var(--sw-mono); font-weight: 400; }
 .shardwidget .sw-tree-meshbar { margin-top: 4px; font-size: 12px; }
+.shardwidget .sw-tree-notes { margin: 2px 0 0; padding-left: 1.2em; }
 .shardwidget .sw-tree-title { display: flex; align-items: baseline; gap: 8px; flex-wrap: wrap; }
 .shardwidget .sw-tree-static { font-size: 12px; color: var(--sw-fg2); margin-top: 8px; }
 .shardwidget .sw-tree-static code { font-family: var(--sw-mono); }

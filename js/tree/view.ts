@@ -44,6 +44,7 @@ export class TreeView extends BaseView<TreeModel, TreeState, TreeRequestMsg> {
   private badgeEl: HTMLElement;
   private summaryEl: HTMLElement;
   private warnEl: HTMLElement;
+  private notesEl: HTMLElement;
   private meshEl: HTMLElement;
   private meshKey = "";
   private busyEl: HTMLElement;
@@ -92,8 +93,10 @@ export class TreeView extends BaseView<TreeModel, TreeState, TreeRequestMsg> {
     top.append(left, right);
     this.summaryEl = mk(doc, "div", "sw-summary");
     this.warnEl = mk(doc, "div", "sw-note sw-tree-warn");
+    this.notesEl = mk(doc, "ul", "sw-note sw-tree-notes");
+    this.notesEl.setAttribute("aria-label", "notes on the rules");
     this.meshEl = mk(doc, "div", "sw-tree-meshbar");
-    header.append(top, this.summaryEl, this.meshEl, this.warnEl);
+    header.append(top, this.summaryEl, this.meshEl, this.warnEl, this.notesEl);
 
     this.chart = new MemoryChart(doc, (name) => {
       this.model.set("hardware", name);
@@ -196,6 +199,9 @@ export class TreeView extends BaseView<TreeModel, TreeState, TreeRequestMsg> {
     this.summaryEl.textContent =
       `${formatBytes(logical)} in all · the fullest device holds ${formatBytes(most)}` +
       (t.static.length ? ` · ${plural(t.static.length, "static leaf", "static leaves")}` : "");
+    const notes = t.notes ?? [];
+    this.notesEl.hidden = notes.length === 0;
+    this.notesEl.replaceChildren(...notes.map((n) => mk(this.doc, "li", "", n)));
     const large = largeReplicated(t, this.model.get("large_bytes"));
     this.warnEl.hidden = large.length === 0;
     if (large.length) {

@@ -36,10 +36,14 @@ export interface TreeWire {
   /** Bytes each holder keeps of the leaf. */
   bytes: number[];
   logical_bytes: number[];
-  /** Devices holding each element. */
+  /** Devices holding each element (copies). */
   replication: number[];
+  /** Every device of the mesh holds the whole leaf (replicated on every device). */
+  everywhere: boolean[];
   /** What set the layout: "rule 2", "logical", or "" (the leaf's own). */
   sources: string[];
+  /** Rules that lay out nothing, in words: warnings beside the layout, not refusals. */
+  notes: string[];
   /** ShapeDtypeStruct leaves: no data, no statistics. */
   abstract: boolean[];
   static: StaticWire[];

@@ -29,7 +29,9 @@ function wireOf(n: number): TreeWire {
     bytes: [...paths.map((_, i) => i + 1), 4],
     logical_bytes: [...paths.map((_, i) => i + 1), 4],
     replication: [...paths.map((_, i) => (i % 3 === 0 ? 8 : 1)), 1],
+    everywhere: [...paths.map((_, i) => i % 3 === 0), false],
     sources: [...paths.map(() => ""), ""],
+    notes: [],
     abstract: [...paths.map(() => false), false],
     static: [],
     memory: { ids: [0, 1], by_group: [[10, 20], [4, 0]] },
@@ -95,6 +97,9 @@ describe("rows", () => {
     const t = wireOf(7);
     expect([0, 3, 6].map((i) => isLargeReplicated(t, i, 4))).toEqual([false, true, true]);
     expect(largeReplicated(t, 4)).toEqual([6, 3]);
+    // copies are not replication on every device: P('model', None) on 4 × 2 is split in two
+    t.replication[4] = 4;
+    expect(isLargeReplicated(t, 4, 4)).toBe(false);
   });
 
   it("builds 10,000 rows quickly", () => {
@@ -160,6 +165,26 @@ describe("TreeView", () => {
     view.flush();
     expect(badge.textContent).toContain("estimates for tpu-v5p");
     expect(mountTree().el.querySelector<HTMLElement>(".sw-planned-badge")!.hidden).toBe(true);
+  });
+
+  it("says the rules' notes (a rule that lays out nothing) and flags only leaves on every device", () => {
+    const t = { ...tree8._tree, notes: ["rule 2 (zzz  P('data')) matches no leaf's path"] };
+    const { el } = mountTree({ _tree: t });
+    const notes = el.querySelector<HTMLElement>(".sw-tree-notes")!;
+    expect(notes.hidden).toBe(false);
+    expect([...notes.querySelectorAll("li")].map((li) => li.textContent)).toEqual(t.notes);
+    const quiet = mountTree().el.querySelector<HTMLElement>(".sw-tree-notes")!;
+    expect(quiet.hidden).toBe(true);
+    const split = { ...tree8._tree, everywhere: tree8._tree.paths.map(() => false) };
+    const warn = mountTree({ _tree: split, large_bytes: 0 }).el.querySelector<HTMLElement>(".sw-tree-warn")!;
+    expect(warn.hidden).toBe(true); // copies (replication > 1) are not replication on every device
+    const n = tree8._tree.paths.length;
+    const whole = { ...split, everywhere: Array(n).fill(true), replication: Array(n).fill(8) };
+    const flagged = mountTree({ _tree: whole, large_bytes: 0 }).el.querySelector<HTMLElement>(".sw-tree-warn")!;
+    expect(flagged.hidden).toBe(false);
+    const copies = { ...whole, everywhere: Array(n).fill(false) };
+    const unflagged = mountTree({ _tree: copies, large_bytes: 0 }).el.querySelector<HTMLElement>(".sw-tree-warn")!;
+    expect(unflagged.hidden).toBe(true);
   });
 
   it("a leaf click selects it and tells the kernel", () => {

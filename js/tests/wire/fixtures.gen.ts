@@ -3939,7 +3939,7 @@ export const arrayUnreduced8: ArrayModel = {
     31744.0,
     32224.0,
     31989.33,
-    150.8495,
+    150.8494,
     1.0,
     0.0
    ],
@@ -3947,7 +3947,7 @@ export const arrayUnreduced8: ArrayModel = {
     32256.0,
     32736.0,
     32496.0,
-    147.5127,
+    147.5126,
     0.0,
     0.0
    ],
@@ -3955,7 +3955,7 @@ export const arrayUnreduced8: ArrayModel = {
     32768.0,
     33248.0,
     33008.0,
-    147.5127,
+    147.513,
     0.0,
     0.0
    ],
@@ -3963,14 +3963,14 @@ export const arrayUnreduced8: ArrayModel = {
     33280.0,
     33760.0,
     33520.0,
-    147.5127,
+    147.5126,
     0.0,
     0.0
    ],
    [
     97280.0,
     97760.0,
-    97520.0,
+    97520.01,
     147.5127,
     0.0,
     0.0
@@ -3979,7 +3979,7 @@ export const arrayUnreduced8: ArrayModel = {
     97792.0,
     98272.0,
     98032.0,
-    147.5127,
+    147.513,
     0.0,
     0.0
    ],
@@ -3987,15 +3987,15 @@ export const arrayUnreduced8: ArrayModel = {
     98304.0,
     98784.0,
     98544.0,
-    147.5127,
+    147.5126,
     0.0,
     0.0
    ],
    [
     98816.0,
     99296.0,
-    99056.0,
-    147.5127,
+    99055.99,
+    147.5129,
     0.0,
     0.0
    ]
@@ -5103,7 +5103,7 @@ export const function8: FunctionModel = {
     "group_size": 4,
     "n_groups": 2,
     "op_name": "jit(matmul)/dot_general",
-    "source": "wire_fixtures.py:69",
+    "source": "wire_fixtures.py:73",
     "groups_text": "[2,4]<=[8]",
     "group_set": 0
    },
@@ -5118,7 +5118,7 @@ export const function8: FunctionModel = {
     "group_size": 2,
     "n_groups": 4,
     "op_name": "jit(matmul)/reduce_sum",
-    "source": "wire_fixtures.py:69",
+    "source": "wire_fixtures.py:73",
     "groups_text": "mesh['axis_0'=2,'axis_1'=1,'axis_2'=4] {'axis_0'}",
     "group_set": 1
    }
@@ -5132,8 +5132,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 38.4,
-  "run_ms": 3.0,
+  "compile_ms": 866.0,
+  "run_ms": 57.4,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -6202,7 +6202,7 @@ export const functionShardMap8: FunctionModel = {
     "group_size": 2,
     "n_groups": 4,
     "op_name": "jit(psum_rows)/shard_map/psum_invariant",
-    "source": "wire_fixtures.py:74",
+    "source": "wire_fixtures.py:78",
     "groups_text": "{{0,4},{1,5},{2,6},{3,7}}",
     "group_set": 0
    }
@@ -6216,8 +6216,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 21.3,
-  "run_ms": 3.9,
+  "compile_ms": 357.3,
+  "run_ms": 14.6,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7218,7 +7218,7 @@ export const functionPmap8: FunctionModel = {
     "group_size": 8,
     "n_groups": 1,
     "op_name": "jit(pmap(<lambda>))/jit(_fun)/shard_map/psum",
-    "source": "wire_fixtures.py:80",
+    "source": "wire_fixtures.py:84",
     "groups_text": "{{0,1,2,3,4,5,6,7}}",
     "group_set": 0
    }
@@ -7232,8 +7232,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 41.1,
-  "run_ms": 4.2,
+  "compile_ms": 216.8,
+  "run_ms": 48.5,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7304,7 +7304,7 @@ export const functionPmap8: FunctionModel = {
       1792.0,
       2584.0,
       2180.0,
-      295.2694,
+      295.2693,
       0.0,
       0.0
      ],
@@ -7778,10 +7778,15 @@ export const tree8: TreeModel = {
    2,
    1
   ],
+  "everywhere": [
+   false,
+   false
+  ],
   "sources": [
    "rule 1",
    ""
   ],
+  "notes": [],
   "abstract": [
    true,
    false
@@ -7828,7 +7833,7 @@ export const tree8: TreeModel = {
    ]
   },
   "mesh": "x=2 \u00d7 y=4",
-  "code": "import re\n\nimport jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nrules = [  # (regex on the leaf's path, spec): the first match wins\n    ('b', P('y')),\n]\nlogical = {}  # path -> spec of leaves laid out by logical axis names\n\n\ndef _place(path, x):\n    at = jax.tree_util.keystr(path)\n    spec = next((s for pattern, s in rules if re.search(pattern, at)), logical.get(at))\n    if spec is None or not isinstance(x, (jax.Array, jax.ShapeDtypeStruct)):\n        return x  # no rule: the leaf keeps its layout\n    sharding = NamedSharding(mesh, spec)\n    if isinstance(x, jax.ShapeDtypeStruct):\n        return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding)\n    return jax.device_put(x, sharding)\n\n\nparams = jax.tree_util.tree_map_with_path(_place, params)",
+  "code": "import re\n\nimport jax\nimport numpy as np\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nrules = [  # (regex on the leaf's path, spec): the first match wins\n    ('b', P('y')),\n]\nlogical = {}  # path -> spec of leaves laid out by logical axis names\n\n\ndef _place(path, x):\n    at = jax.tree_util.keystr(path)\n    spec = next((s for pattern, s in rules if re.search(pattern, at)), logical.get(at))\n    if spec is None or not isinstance(x, (jax.Array, jax.ShapeDtypeStruct, np.ndarray)):\n        return x  # no rule: the leaf keeps its layout\n    sharding = NamedSharding(mesh, spec)\n    if isinstance(x, jax.ShapeDtypeStruct):\n        return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding)\n    return jax.device_put(x, sharding)\n\n\nparams = jax.tree_util.tree_map_with_path(_place, params)",
   "planned": ""
  },
  "_layout": {
@@ -8747,10 +8752,15 @@ export const treePlanned256: TreeModel = {
    32,
    1
   ],
+  "everywhere": [
+   false,
+   false
+  ],
   "sources": [
    "rule 2",
    "rule 1"
   ],
+  "notes": [],
   "abstract": [
    true,
    true
@@ -9541,7 +9551,7 @@ export const treePlanned256: TreeModel = {
    ]
   },
   "mesh": "data=32 \u00d7 model=8",
-  "code": "import re\n\nimport jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.sharding.AbstractMesh((32, 8), ('data', 'model'), (AxisType.Auto, AxisType.Auto))  # a plan\nrules = [  # (regex on the leaf's path, spec): the first match wins\n    ('w', P('data', 'model')),\n    ('b', P('model')),\n]\nlogical = {}  # path -> spec of leaves laid out by logical axis names\n\n\ndef _place(path, x):\n    if not isinstance(x, (jax.Array, jax.ShapeDtypeStruct)):\n        return x\n    at = jax.tree_util.keystr(path)\n    spec = next((s for pattern, s in rules if re.search(pattern, at)), logical.get(at))\n    if spec is None:  # no rule: its own spec where its mesh has the plan's axes, else replicated\n        own = getattr(x, \"sharding\", None)\n        same = isinstance(own, NamedSharding) and dict(own.mesh.shape) == dict(mesh.shape)\n        spec = own.spec if same else P()\n    return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=NamedSharding(mesh, spec))\n\n\nparams = jax.tree_util.tree_map_with_path(_place, params)",
+  "code": "import re\n\nimport jax\nimport numpy as np\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.sharding.AbstractMesh((32, 8), ('data', 'model'), (AxisType.Auto, AxisType.Auto))  # a plan\nrules = [  # (regex on the leaf's path, spec): the first match wins\n    ('w', P('data', 'model')),\n    ('b', P('model')),\n]\nlogical = {}  # path -> spec of leaves laid out by logical axis names\n\n\ndef _place(path, x):\n    if not isinstance(x, (jax.Array, jax.ShapeDtypeStruct, np.ndarray)):\n        return x\n    at = jax.tree_util.keystr(path)\n    spec = next((s for pattern, s in rules if re.search(pattern, at)), logical.get(at))\n    if spec is None:  # no rule: its own spec where its mesh has the plan's axes, else replicated\n        own = getattr(x, \"sharding\", None)\n        same = isinstance(own, NamedSharding) and dict(own.mesh.shape) == dict(mesh.shape)\n        spec = own.spec if same else P()\n    return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=NamedSharding(mesh, spec))\n\n\nparams = jax.tree_util.tree_map_with_path(_place, params)",
   "planned": "planned on AbstractMesh (32, 8) \u00b7 no devices"
  },
  "_layout": {

@@ -49,10 +49,16 @@ def _logical_lines(leaves: Sequence[TreeLeaf], sources: Sequence[str]) -> list[s
 PLACE = """
 
 
+def _key(k):
+    return str(getattr(k, "key", getattr(k, "idx", getattr(k, "name", k))))
+
+
 def _place(path, x):
     at = jax.tree_util.keystr(path)
-    spec = next((s for pattern, s in rules if re.search(pattern, at)), logical.get(at))
-    if spec is None or not isinstance(x, (jax.Array, jax.ShapeDtypeStruct)):
+    slash = "/".join(_key(k) for k in path)  # rules match either form of the path
+    hit = (s for pattern, s in rules if re.search(pattern, at) or re.search(pattern, slash))
+    spec = next(hit, logical.get(at))
+    if spec is None or not isinstance(x, (jax.Array, jax.ShapeDtypeStruct, np.ndarray)):
         return x  # no rule: the leaf keeps its layout
     sharding = NamedSharding(mesh, spec)
     if isinstance(x, jax.ShapeDtypeStruct):
@@ -77,8 +83,8 @@ def tree_code(
     info = mesh_info(mesh)
     if is_planned(mesh):
         return _planned_code(info, rules, leaves, sources, name)
-    lines, needs_np = mesh_lines(info, [int(d.id) for d in jax.devices()], make_mesh_ids(info))
-    head = ["import re", "", "import jax", *(["import numpy as np"] if needs_np else [])]
+    lines, _ = mesh_lines(info, [int(d.id) for d in jax.devices()], make_mesh_ids(info))
+    head = ["import re", "", "import jax", "import numpy as np"]  # (numpy leaves are laid out)
     head.append(IMPORTS.split("\n")[1])
     body = [*lines, *_rules_lines(rules), *_logical_lines(leaves, sources)]
     put = f"{name} = jax.tree_util.tree_map_with_path(_place, {name})"
@@ -88,11 +94,17 @@ def tree_code(
 PLACE_PLANNED = """
 
 
+def _key(k):
+    return str(getattr(k, "key", getattr(k, "idx", getattr(k, "name", k))))
+
+
 def _place(path, x):
-    if not isinstance(x, (jax.Array, jax.ShapeDtypeStruct)):
+    if not isinstance(x, (jax.Array, jax.ShapeDtypeStruct, np.ndarray)):
         return x
     at = jax.tree_util.keystr(path)
-    spec = next((s for pattern, s in rules if re.search(pattern, at)), logical.get(at))
+    slash = "/".join(_key(k) for k in path)  # rules match either form of the path
+    hit = (s for pattern, s in rules if re.search(pattern, at) or re.search(pattern, slash))
+    spec = next(hit, logical.get(at))
     if spec is None:  # no rule: its own spec where its mesh has the plan's axes, else replicated
         own = getattr(x, "sharding", None)
         same = isinstance(own, NamedSharding) and dict(own.mesh.shape) == dict(mesh.shape)
@@ -111,7 +123,7 @@ def _planned_code(
     name: str,
 ) -> str:
     """tree_code on an AbstractMesh: the tree as ShapeDtypeStructs laid out on the plan."""
-    head = ["import re", "", "import jax", IMPORTS.split("\n")[1]]
+    head = ["import re", "", "import jax", "import numpy as np", IMPORTS.split("\n")[1]]
     body = [
         *mesh_lines(info, [], None, planned=True)[0],
         *_rules_lines(rules),

@@ -3,8 +3,9 @@ shardings alone (no device work), and bytes per device summed over a tree. Impor
 widget code.
 
 Regex rules are ``[(regex, PartitionSpec), ...]`` matched with ``re.search`` against each leaf's
-path; the first match wins, as in the regex partition rules of large-model codebases (e.g.
-EasyLM's ``match_partition_rules``). Unmatched leaves keep their layout. Logical rules are
+path, as ``keystr`` writes it or with its keys joined by "/" (:mod:`.paths`); the first match
+wins, as in the regex partition rules of large-model codebases (e.g. EasyLM's
+``match_partition_rules``). Unmatched leaves keep their layout. Logical rules are
 ``[(logical name, mesh axes), ...]`` resolved as ``flax.linen.logical_to_mesh_axes`` does
 (flax's ``logical_to_mesh_sharding``): in order of precedence, each mesh axis used once per
 leaf, unresolved names replicated.
@@ -25,7 +26,9 @@ from jax.sharding import NamedSharding
 
 from .._jax import spec_entries
 from . import mesh as mesh_mod
+from . import rules_notes
 from . import spec as spec_mod
+from .paths import rule_matches
 from .tree import Names, TreeLeaf
 
 
@@ -225,11 +228,13 @@ def with_spec(leaf: TreeLeaf, mesh: Any, spec: Any) -> TreeLeaf:
 
 @dataclass(frozen=True)
 class Applied:
-    """Leaves laid out by rules: the leaves, and per leaf what set its layout ("rule 2",
-    "logical", or "" for its own layout)."""
+    """Leaves laid out by rules: the leaves, per leaf what set its layout ("rule 2",
+    "logical", or "" for its own layout), and notes in words on rules that lay out nothing
+    (warnings, not refusals: the layout stands)."""
 
     leaves: tuple[TreeLeaf, ...]
     sources: tuple[str, ...]
+    notes: tuple[str, ...] = ()
 
 
 def _fit(leaf: TreeLeaf, spec: spec_mod.NormSpec, axes: dict[str, int], what: str) -> None:
@@ -256,8 +261,11 @@ def apply(
     logical: LogicalRules = (),
 ) -> Applied:
     """Each leaf laid out by the first regex rule whose pattern its path matches, else by the
-    logical rules when it carries names and they are given, else as it is. ValueError naming
-    the leaf and the rule when one cannot apply (nothing is applied then).
+    logical rules when they are given (a leaf without logical names is replicated, ``P()`` on
+    the mesh, as flax's ``logical_to_mesh_sharding`` gives it), else as it is. ValueError
+    naming the leaf and the rule when one cannot apply (nothing is applied then), or when a
+    leaf repeats a logical name (as flax refuses it). A rule that lays out no leaf is said in
+    :attr:`Applied.notes`.
 
     A rule's spec is kept as written (``P('data')`` on a 2-d leaf stays ``P('data')``, which
     JAX reads as ``P('data', None)``), so a leaf's spec is what ``jax.device_put`` to it
@@ -271,14 +279,17 @@ def apply(
         spec: spec_mod.NormSpec | None = None
         source = ""
         for i, rule in enumerate(rules, start=1):
-            if rule.regex.search(leaf.path):
+            if rule_matches(rule.regex, leaf.path):
                 source, spec = f"rule {i}", rule.spec
                 _fit(leaf, spec, axes, f"{rule.name(i)} ({rule.text})")
                 break
         if spec is None and logical and leaf.names is not None:
+            _no_repeats(leaf)
             source, spec = "logical", logical_spec(leaf.names, logical)
             names = ", ".join(repr(n) for n in leaf.names)
             _fit(leaf, spec, axes, f"logical rules ({names})")
+        elif spec is None and logical:
+            source, spec = "logical", ()  # no names: replicated, as flax lays it out
         if spec is None:
             out.append(leaf)
             sources.append("")
@@ -287,7 +298,20 @@ def apply(
             shardings[spec] = NamedSharding(mesh, spec_mod.to_partition_spec(spec))
         out.append(leaf.with_sharding(shardings[spec]))
         sources.append(source)
-    return Applied(tuple(out), tuple(sources))
+    notes = rules_notes.notes(leaves, rules, logical, sources)
+    return Applied(tuple(out), tuple(sources), notes)
+
+
+def _no_repeats(leaf: TreeLeaf) -> None:
+    """ValueError naming the leaf when a logical name repeats (flax's own refusal)."""
+    names = [n for n in leaf.names or () if n is not None]
+    dups = sorted({n for n in names if names.count(n) > 1})
+    if dups:
+        raise ValueError(
+            f"leaf {leaf.path} (shape {leaf.shape}) names the logical axis "
+            f"{', '.join(repr(d) for d in dups)} more than once ({leaf.names}): a dimension "
+            "each, as flax's logical_to_mesh_axes requires"
+        )
 
 
 def leaf_bytes(leaf: TreeLeaf) -> tuple[tuple[int, ...], int]:
@@ -315,20 +339,22 @@ def _named_bytes(s: Any, shape: tuple[int, ...], bits: int) -> tuple[tuple[int, 
     return mesh_mod.mesh_ids(s.mesh), -(-n * bits // 8)
 
 
-def per_device(leaves: Sequence[TreeLeaf]) -> dict[int, int]:
+def per_device(leaves: Sequence[TreeLeaf], devices: Sequence[int] = ()) -> dict[int, int]:
     """Device id -> bytes it holds of these leaves (each shard counted on each holder; int4
-    packed as XLA stores it)."""
-    ids, table = bytes_by_group(leaves, [0] * len(leaves), 1)
+    packed as XLA stores it); every id of ``devices`` (the mesh's) is there, 0 when it holds
+    nothing."""
+    ids, table = bytes_by_group(leaves, [0] * len(leaves), 1, devices)
     return dict(zip(ids, table[0].tolist(), strict=True))
 
 
 def bytes_by_group(
-    leaves: Sequence[TreeLeaf], groups: Sequence[int], n_groups: int
+    leaves: Sequence[TreeLeaf], groups: Sequence[int], n_groups: int, devices: Sequence[int] = ()
 ) -> tuple[list[int], np.ndarray]:
-    """(every holder's device id, sorted; ``table[g, i]``: the bytes the leaves of group g put
-    on device ``ids[i]``). Leaves on one mesh share its ids tuple (cached per mesh), so the
-    sums are taken per mesh and spread over its devices once: 1,000 leaves at 4,096 devices
-    cost 4,096 additions per group, not 4 million."""
+    """(every holder's device id and every id of ``devices``, sorted; ``table[g, i]``: the
+    bytes the leaves of group g put on device ``ids[i]``, 0 on a device that holds none).
+    Leaves on one mesh share its ids tuple (cached per mesh), so the sums are taken per mesh
+    and spread over its devices once: 1,000 leaves at 4,096 devices cost 4,096 additions per
+    group, not 4 million."""
     holders: dict[int, tuple[int, ...]] = {}  # id() of an ids tuple -> the tuple (kept alive)
     sums: dict[int, dict[int, int]] = {}
     for leaf, g in zip(leaves, groups, strict=True):
@@ -336,7 +362,7 @@ def bytes_by_group(
         holders[id(ids)] = ids
         row = sums.setdefault(id(ids), {})
         row[g] = row.get(g, 0) + b
-    all_ids = np.array(sorted(set().union(*holders.values())), np.int64)
+    all_ids = np.array(sorted(set(devices).union(*holders.values())), np.int64)
     table = np.zeros((n_groups, len(all_ids)), np.int64)
     for k, row in sums.items():
         cols = np.searchsorted(all_ids, np.array(holders[k], np.int64))

@@ -3,9 +3,10 @@ names) and its static leaves. Imports JAX, never widget code; flax is never impo
 variables are recognised by their methods).
 
 Leaves are what ``jax.tree_util.tree_flatten_with_path`` gives, in its order, with their paths as
-``jax.tree_util.keystr`` writes them. A leaf is an array leaf when it is a ``jax.Array`` or a
+``jax.tree_util.keystr`` writes them. A leaf is an array leaf when it is a ``jax.Array``, a
 ``jax.ShapeDtypeStruct`` (an abstract leaf, as ``jax.eval_shape`` gives: no data, never
-allocated); every other leaf (int, str, a numpy array, …) is static: listed, never laid out.
+allocated) or a numpy array (laid out where ``jax.device_put`` would place it, as a function
+view lays numpy inputs out); every other leaf (int, str, …) is static: listed, never laid out.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
 from . import spec as spec_mod
+from . import tree_input
 from .layout import Layout, itemsize_bits_of, layout_of_sharding
 from .mesh import is_planned, mesh_sizes
 
@@ -123,8 +125,8 @@ class Flat:
 
 
 def is_array_leaf(x: Any) -> bool:
-    """A jax.Array or a ShapeDtypeStruct: what a tree view lays out."""
-    return isinstance(x, jax.Array | jax.ShapeDtypeStruct)
+    """A jax.Array, a ShapeDtypeStruct or a numpy array: what a tree view lays out."""
+    return tree_input.is_array_leaf(x)
 
 
 def _is_flax_variable(x: Any) -> bool:
@@ -176,8 +178,13 @@ def _default_sharding() -> Any:
 
 
 def flatten(tree: Any) -> Flat:
-    """The tree taken apart; TypeError when it has no array leaf at all."""
-    pairs, treedef = jax.tree_util.tree_flatten_with_path(tree)
+    """The tree taken apart; ValueError naming the path when it holds a cycle, nests too deep
+    or has dict keys JAX cannot sort (:func:`.tree_input.check`)."""
+    tree_input.check(tree)
+    try:
+        pairs, treedef = jax.tree_util.tree_flatten_with_path(tree)
+    except (RecursionError, SystemError) as e:  # a cycle or depth in a node of its own type
+        raise ValueError(f"JAX cannot flatten this tree (a cycle, or nested too deep): {e}") from e
     names = logical_names(tree)
     leaves: list[TreeLeaf] = []
     static: list[StaticLeaf] = []
@@ -191,6 +198,8 @@ def flatten(tree: Any) -> Flat:
             raise ValueError(f"leaf {key} is a deleted jax.Array (donated or deleted)")
         sharding = getattr(x, "sharding", None)
         dt = x.dtype  # a numpy dtype, or an extended one (PRNG keys: key<fry>)
+        if isinstance(x, np.ndarray):  # as jax.device_put would place it (float64 -> float32)
+            dt = jax.dtypes.canonicalize_dtype(dt)
         if dt not in bits:
             bits[dt] = itemsize_bits_of(dt)
         leaves.append(
@@ -200,7 +209,7 @@ def flatten(tree: Any) -> Flat:
                 shape=tuple(int(s) for s in x.shape),
                 dtype=dt,
                 sharding=sharding if sharding is not None else _default_sharding(),
-                abstract=not isinstance(x, jax.Array),
+                abstract=isinstance(x, jax.ShapeDtypeStruct),
                 placed=sharding is not None,
                 names=names.get(key),
                 itemsize_bits=bits[dt],

@@ -22,6 +22,7 @@ from ..cost.estimate import estimate
 from ..cost.hardware import DEFAULT
 from ..trace import hlo
 from . import helper as _helper
+from . import inputs
 
 WHAT_A_PLAN_IS = (
     "planned: compiled by XLA's CPU compiler for {n} simulated devices. A TPU or GPU compiler may "
@@ -76,15 +77,6 @@ class Plan:
         )
 
 
-def _sds(x: Any, mesh: Any, spec: Any) -> Any:
-
-    if not hasattr(x, "shape") or not hasattr(x, "dtype"):
-        raise TypeError(f"a plan takes arrays or jax.ShapeDtypeStruct; got {type(x).__name__}")
-    return jax.ShapeDtypeStruct(  # type: ignore[no-untyped-call]
-        x.shape, x.dtype, sharding=NamedSharding(mesh, _pspec(spec))
-    )
-
-
 def _pspec(spec: Any) -> Any:
     if isinstance(spec, PartitionSpec):
         return spec
@@ -104,10 +96,12 @@ def lower(
     ``mode="shard_map"``: of ``jax.jit(jax.shard_map(f, mesh=mesh, in_specs=..., out_specs=...))``
     (out_specs then required: shard_map has no default)."""
 
+    inputs.check_mesh(mesh)
     specs = list(in_specs) if in_specs is not None else [None] * len(args)
     if len(specs) != len(args):
         raise ValueError(f"in_specs has {len(specs)} specs for {len(args)} arguments")
-    sds = [_arg_sds(a, s, mesh) for a, s in zip(args, specs, strict=True)]
+    pairs = enumerate(zip(args, specs, strict=True))
+    sds = [inputs.arg_sds(i, a, s, mesh, _is_spec) for i, (a, s) in pairs]
     if mode not in ("jit", "shard_map"):
         raise ValueError(f'mode must be "jit" or "shard_map"; got {mode!r}')
     if mode == "shard_map":
@@ -141,16 +135,6 @@ def _is_spec(s: Any) -> bool:
         or isinstance(e, str)
         or (isinstance(e, tuple) and all(isinstance(x, str) for x in e))
         for e in s
-    )
-
-
-def _arg_sds(a: Any, spec: Any, mesh: Any) -> Any:
-    """One argument as ShapeDtypeStructs on the mesh: ``spec`` None (replicated), one spec for
-    every leaf, or a tree of specs shaped like the argument."""
-    if spec is None or _is_spec(spec):
-        return jax.tree.map(lambda x: _sds(x, mesh, spec), a)
-    return jax.tree.map(
-        lambda x, s: _sds(x, mesh, s), a, spec, is_leaf=lambda x: hasattr(x, "shape")
     )
 
 

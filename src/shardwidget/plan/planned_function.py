@@ -46,11 +46,14 @@ class PlanTraced(Traced):
 
     @property
     def note(self) -> str:
-        """What a plan is, in words (the view's "planned" badge)."""
-        sizes = mesh_mod.mesh_sizes(self.plan_mesh)
-        shape = "(" + ", ".join(map(str, sizes)) + ("," if len(sizes) == 1 else "") + ")"
+        """What a plan is, in words, on the mesh it was made with (see :meth:`note_on`)."""
+        return self.note_on(self.plan_mesh)
+
+    def note_on(self, mesh: Any) -> str:
+        """What a plan is, in words, on ``mesh`` (the view's "planned" badge and repr: the mesh
+        shown, which a change of ``mesh_shape`` replaces)."""
         what = compile_mod.WHAT_A_PLAN_IS.format(n=self.n_positions)
-        return f"planned on AbstractMesh {shape} · no devices · {what}"
+        return f"{mesh_mod.planned_text(mesh)} · {what}"
 
     def _jit_in_shardings(self, args: Sequence[Any], kwargs: dict[str, Any]) -> list[Any]:
         return [None] * len(self.leaves)  # (f.lower(...) would compile on the kernel's devices)

@@ -103,6 +103,7 @@ def band_size_for(n: int) -> int:
     return max(4, p)
 
 
+@functools.lru_cache(maxsize=4096)  # a few hundred colours serve 65,536 devices
 def band_color(band: int, bands: int, step: int, steps: int) -> str:
     """The colour of hue band ``band`` (of ``bands``) at lightness step ``step`` (of ``steps``)."""
     hue = _HUE0 + (360 * (band % bands)) / max(1, bands)
@@ -110,6 +111,7 @@ def band_color(band: int, bands: int, step: int, steps: int) -> str:
     return oklch_to_hex(_L_DARK + (_L_LIGHT - _L_DARK) * t, _CHROMA, hue)
 
 
+@functools.lru_cache(maxsize=64)
 def _scheme_of(n: int) -> tuple[int, int, int]:
     """(band size, steps, bands) of the band scheme for n ids (n > 16)."""
     size = band_size_for(n)

@@ -6,7 +6,7 @@ array dimensions with its rulers (each block's index range, which dimension is s
 which axes), each block in its holder's colour (stripes for copies) around its heatmap, with
 the holders' ids; the mesh of devices; and the legend (:mod:`shardwidget.render.legend`) with the
 heatmap's colour bar. A function view's: every input and output leaf's layout, the collectives
-XLA inserted, and memory per device.
+XLA inserted, and memory per device (drawn in :mod:`shardwidget.render.function_picture`).
 
 Device colours come from :mod:`shardwidget.render.colors` (the live renderer's rule) and the heatmap
 ramp is the renderer's viridis, so a picture matches the widget. Other dimensions of an N-d array
@@ -21,23 +21,20 @@ import textwrap
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-import jax
 import numpy as np
 
 from ..model.gspmd import CUSTOM
-from ..model.layout import Layout, layout_of_sharding
+from ..model.layout import Layout
 from ..model.summary import Summary
-from ..model.units import fmt_bytes
+from . import budget
 from .colors import HEAT_LUT, VIRIDIS, text_color_on
-from .function_leaves import CARDS_UP_TO, leaf_table
-from .legend import MARKS, legend_of
+from .legend import MARKS
 from .png import png_data_uri
 from .scene import MAX_STRIPES, ArrayScene, SceneBlock, array_scene
 from .text import EMPTY, holder_candidates
 
 if TYPE_CHECKING:
-    from ..trace.hlo import Collective
-    from ..trace.result import TraceResult
+    pass
 
 # Named fonts first: cairosvg takes the first family it knows, where a browser would take
 # system-ui; DejaVu is on Debian, Menlo / Helvetica on macOS, Consolas / Arial on Windows.
@@ -49,7 +46,7 @@ MAX_TITLES = 1024
 """Beyond this many blocks the grid is one raster image and blocks get no hover text."""
 
 
-def _wrap(text: str, width_px: float, size: float = 11.5) -> list[str]:
+def wrap_text(text: str, width_px: float, size: float = 11.5) -> list[str]:
     """text in lines of at most width_px (a sans-serif character is about 0.56 em wide)."""
     return textwrap.wrap(text, max(12, int(width_px / (size * 0.56)))) or [""]
 
@@ -160,17 +157,26 @@ def header(svg: Svg, scene: ArrayScene, x: float, y: float, width: float = 760) 
         mesh_text = f"mesh {axes} · "
     else:
         mesh_text = f"{lay.sharding_type}{f' ({CUSTOM})' if lay.custom else ''} · "
-    lines = _wrap(mesh_text + scene.facts.line(), width - 2 * x, 12)
+    lines = wrap_text(mesh_text + scene.facts.line(), width - 2 * x, 12)
     partial = lay.partial_note.split("; ") if lay.partial else []  # a line each: they are long
     notes = [n for n in (EMPTY if lay.empty else "", *partial) if n]
-    lines += [part for n in notes for part in _wrap(n, width - 2 * x, 12)]
+    lines += [part for n in notes for part in wrap_text(n, width - 2 * x, 12)]
     for i, part in enumerate(lines):  # the notes say what the grid alone does not
         svg.text(x, y + 18 + 16 * i, part, fill=FG2)
     return y + 26 + 16 * (len(lines) - 1)
 
 
-def grid(svg: Svg, scene: ArrayScene, x0: float, y0: float, width: float, max_h: float) -> float:
-    """The blocks over two dimensions with their rulers; returns the height drawn."""
+def grid(
+    svg: Svg,
+    scene: ArrayScene,
+    x0: float,
+    y0: float,
+    width: float,
+    max_h: float,
+    titles: bool = True,
+) -> float:
+    """The blocks over two dimensions with their rulers; returns the height drawn.
+    ``titles=False``: one raster image, no hover text (a picture of many grids)."""
     lay, r, c, shown = scene.layout, scene.row, scene.col, scene.blocks
     rn = max(1, lay.shape[r]) if r is not None else 1
     cn = max(1, lay.shape[c]) if c is not None else 1
@@ -201,7 +207,7 @@ def grid(svg: Svg, scene: ArrayScene, x0: float, y0: float, width: float, max_h:
     # no hover text (an image map of thousands of areas helps nobody).
     raster = (
         np.full((max(1, round(gh)), max(1, round(gw)), 3), 255, np.uint8)
-        if len(shown) > MAX_TITLES
+        if len(shown) > MAX_TITLES or not titles
         else None
     )
     for b in shown:
@@ -412,6 +418,15 @@ def mesh(
             lab = " × ".join(f"{n}={s}" for n, s in zip(names[:-1], sizes[:-1], strict=False))
             svg.text(x0 + 4, y0 + top, lab + " →", size=10, fill=FG2, down=True)
     holding = set(lay.device_block)
+    if len(ids) > budget.MAX_MESH_CELLS:  # one image, not a rectangle per position
+        px = max(1, math.floor(cell))
+        img = budget.mesh_raster(ids, holding, color_of, cols, px)
+        svg.parts.append(
+            f'<image class="mesh" x="{x0 + left:.1f}" y="{y0 + top:.1f}" width="{cols * cell:.1f}" '
+            f'height="{rows * cell:.1f}" preserveAspectRatio="none" '
+            f'style="image-rendering:pixelated" xlink:href="{png_data_uri(img)}"/>'
+        )
+        return top + rows * cell
     for i, d in enumerate(ids):
         cx, cy = x0 + left + (i % cols) * cell, y0 + top + (i // cols) * cell
         col = color_of(d) if d in holding else "#eeeeee"
@@ -436,7 +451,7 @@ def legend(svg: Svg, scene: ArrayScene, x0: float, y0: float, width: float) -> f
     svg.text(x0, y0 + 10, "Legend", size=12, weight="bold", fill=FG2)
     y = y0 + 28
     for line in lg.replication:
-        for i, part in enumerate(_wrap(line, width - 24)):
+        for i, part in enumerate(wrap_text(line, width - 24)):
             svg.text(x0 + (8 if i == 0 else 18), y, f"• {part}" if i == 0 else part, size=11.5)
             y += 16
     y = _marks(svg, lg.marks, x0, y + 4, width)
@@ -462,7 +477,7 @@ def _marks(svg: Svg, items: Sequence[tuple[str, str]], x0: float, y: float, widt
     """What each mark means, one per line (wrapped); returns the y below."""
     for mark, meaning in items:
         svg.text(x0 + 8, y, mark, size=11.5, weight="bold")
-        for part in _wrap(meaning, width - 120):
+        for part in wrap_text(meaning, width - 120):
             svg.text(x0 + 120, y, part, size=11.5, fill=FG2)
             y += 16
     return y
@@ -476,111 +491,3 @@ def marks(svg: Svg, x0: float, y0: float, width: float) -> float:
 
 
 # ------------------------------------------------------------------------------ function views
-def function_svg(
-    res: TraceResult,
-    *,
-    name: str = "f",
-    width: int = 760,
-    n_devices: int | None = None,
-    note: str = "",
-) -> str:
-    """The picture of a function view: each input and output leaf's layout, the collectives XLA
-    inserted, memory per device; ``note`` under the title (what a plan is)."""
-    if n_devices is None:
-        n_devices = jax.device_count()
-    svg = Svg()
-    st = res.state
-    axes = " × ".join(f"{n}={s}" for n, s in zip(st.axis_names, st.mesh_shape, strict=False))
-    svg.text(12, 20, f"{name} · {res.mode} · mesh {axes}", size=14, mono=True, weight="bold")
-    y = 34.0
-    if note:
-        svg.text(12, 36, note if len(note) <= 120 else note[:119] + "…", size=11, fill="#8250df")
-        y += 16
-    leaves = [
-        (f"in {p}", layout_of_sharding(s, tuple(shape), dt))
-        for p, s, shape, dt in zip(
-            res.in_paths, res.in_shardings, res.in_shapes, res.in_dtypes, strict=False
-        )
-    ] + [
-        # output paths already say so ("out", "out[0]"): not "out out"
-        (p if p.startswith("out") else f"out {p}", lay)
-        for p, lay in zip(res.out_paths, _out_layouts(res), strict=False)
-    ]
-    if len(leaves) > CARDS_UP_TO:  # a model's leaves: a table, and one grid (the widget's form)
-        y = leaf_table(svg.text, leaves, 12, y, width - 24, (FG2, FG3))
-        label, lay = leaves[0]
-        svg.text(12, y + 14, f"{label}: {lay.typeof} {lay.spec_text}", size=12, mono=True)
-        y += 22 + grid(svg, array_scene(lay, n_devices=n_devices), 12, y + 22, width - 24, 240)
-        leaves = []
-    col_w = (width - 36) / 2
-    row_h = 0.0
-    for i, (label, lay) in enumerate(leaves):
-        x = 12 + (i % 2) * (col_w + 12)
-        if i % 2 == 0 and i:
-            y += row_h + 14
-            row_h = 0
-        svg.text(
-            x, y + 12, f"{label}: {lay.typeof} {lay.spec_text}", size=12, mono=True, weight="bold"
-        )
-        words = _wrap(" · ".join(legend_of(lay).replication), col_w, 10.5)
-        for j, part in enumerate(words):
-            svg.text(x, y + 27 + 13 * j, part, size=10.5, fill=FG2)
-        top = 22 + 13 * len(words)
-        h = top + grid(svg, array_scene(lay, n_devices=n_devices), x, y + top, col_w, 200)
-        row_h = max(row_h, h)
-    y += row_h + 24
-    y = _collectives(svg, res, 12, y, width - 24)
-    if res.memory:
-        mem = " · ".join(f"{k} {fmt_bytes(v)}" for k, v in res.memory.items() if v)
-        for part in _wrap(f"Memory per device: {mem}", width - 24):
-            svg.text(12, y + 14, part, size=11.5, fill=FG2)
-            y += 16
-        y += 6
-    y = marks(svg, 12, y + 8, width - 24)
-    return svg.done(width, y + 8, f"{name} compiled on mesh {axes}")
-
-
-def _out_layouts(res: TraceResult) -> list[Layout]:
-    """The outputs' layouts: the view's own where it has them (an unreduced output's partial
-    sums), else read from the compiled shardings."""
-    if res.out_layouts is not None:
-        return list(res.out_layouts)
-    return [
-        layout_of_sharding(s, tuple(shape), dt)
-        for s, shape, dt in zip(res.out_shardings, res.out_shapes, res.out_dtypes, strict=True)
-    ]
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
-def groups_label(c: Collective) -> str:
-    """Who talks to whom, as the widget's (js/function/collectives.ts groupsLabel): "4 devices ×
-    2 groups"; a collective-permute: "4 pairs"."""
-    if c.kind == "collective-permute":
-        return _plural(c.n_groups, "pair")
-    return f"{_plural(c.group_size, 'device')} × {_plural(c.n_groups, 'group')}"
-
-
-def _collectives(svg: Svg, res: TraceResult, x: float, y: float, width: float) -> float:
-    svg.text(x, y + 10, "Communication", size=12, weight="bold", fill=FG2)
-    y += 28
-    if not res.collectives:
-        svg.text(x + 8, y, "no collectives: every device computes on its own shards", size=11.5)
-        return y + 10
-    for c in res.collectives[:24]:
-        # the axes as the widget's table writes them (js/function/collectives.ts axesLabel)
-        over = f"over {', '.join(c.axes)}" if c.axes else "over device groups"
-        line = (
-            f"• {c.kind} {over} · {fmt_bytes(c.bytes)} per device · {groups_label(c)} · "
-            f"result {c.dtype}"
-            f"[{','.join(map(str, c.shape))}]"
-        )
-        for i, part in enumerate(_wrap(line, width - 8)):
-            svg.text(x + (8 if i == 0 else 18), y, part, size=11.5)
-            y += 16
-    if len(res.collectives) > 24:
-        svg.text(x + 8, y, f"… and {len(res.collectives) - 24} more", size=11.5, fill=FG3)
-        y += 16
-    return y

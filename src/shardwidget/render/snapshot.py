@@ -11,12 +11,18 @@ from __future__ import annotations
 
 import base64
 import html
+import re
 import uuid
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from . import budget
+from .budget import PICTURE_BUDGET
 
-def embed(svg_text: str) -> str:
+__all__ = ["PICTURE_BUDGET", "Snapshot", "embed", "picture_html"]
+
+
+def embed(svg_text: str, areas_too: bool = True) -> str:
     """An SVG as HTML that survives sanitizers: an ``<img>`` of it (a data: URI) with an image map
     whose areas carry each block's hover title. JupyterLab's sanitizer (a notebook it does not
     trust) drops inline ``<svg>`` and ``<style>`` but keeps the text inside them, which reads
@@ -25,7 +31,7 @@ def embed(svg_text: str) -> str:
     ns = "{http://www.w3.org/2000/svg}"
     root = ET.fromstring(svg_text)
     areas = []
-    for g in root.iter(f"{ns}g"):
+    for g in root.iter(f"{ns}g") if areas_too else ():
         rect, title = g.find(f"{ns}rect"), g.find(f"{ns}title")
         if rect is None or title is None or not title.text:
             continue
@@ -65,7 +71,7 @@ def picture_html(svg_text: str, error: str = "", text: str = "", caption: str = 
         if error
         else ""
     )
-    pic = f"<div>{embed(svg_text)}</div>" if svg_text else ""
+    pic = _bounded_picture(svg_text, len(head) + len(err) + len(text) + 400)
     pre = (
         '<pre style="font-family:monospace;white-space:pre-wrap;font-size:12px">'
         f"{html.escape(text)}</pre>"
@@ -75,6 +81,32 @@ def picture_html(svg_text: str, error: str = "", text: str = "", caption: str = 
     return (
         '<div class="shardwidget-snapshot" style="font-family:system-ui,sans-serif;'
         f'font-size:12px;line-height:1.4">{head}{err}{pic}{pre}</div>'
+    )
+
+
+_BLOCK_TITLE = re.compile(r"(<g\b[^>]*>)<title>[^<]*</title>")  # a block's hover text
+
+
+def _bounded_picture(svg_text: str, rest: int) -> str:
+    """The embedded picture within PICTURE_BUDGET (``rest``: the bytes of what goes with it):
+    with its hover text, else without it (no map, no block titles), else a line saying it was
+    left out and why."""
+    if not svg_text:
+        return ""
+    plain = _BLOCK_TITLE.sub(r"\1", svg_text)
+    said = (
+        '<div style="color:#57606a;font-style:italic">hover text left out: the picture with it '
+        f"is over the {PICTURE_BUDGET // 1024} KiB a saved picture may take</div>"
+    )
+    for drawn, areas_too, note in ((svg_text, True, ""), (plain, False, said)):
+        pic = f"<div>{embed(drawn, areas_too)}</div>{note}"
+        if len(pic.encode("utf-8")) + rest <= PICTURE_BUDGET:
+            return pic
+    size = budget.plural(len(svg_text.encode("utf-8")), "byte")
+    return (
+        '<div class="shardwidget-left-out" style="color:#57606a;font-style:italic">'
+        f"picture left out: its drawing takes {size}, over the {PICTURE_BUDGET // 1024} KiB a "
+        "saved picture may take; the text below describes the view</div>"
     )
 
 

@@ -13,8 +13,10 @@ from typing import Any
 
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
+from ..model.copies import on_every_device
 from ..model.rules import leaf_bytes
 from ..model.units import fmt_bytes
+from . import budget
 from .colors import PALETTE16
 
 TOP = 12  # leaves listed, largest first
@@ -28,12 +30,13 @@ def _mesh_text(mesh: Any) -> str:
 def _rows(view: Any) -> list[tuple[str, str, str, str, int, bool]]:
     """(path, type, spec, flag, bytes per device, large replicated) of the largest leaves."""
     rows = []
+    mesh_ids = frozenset(mesh_mod.mesh_ids(view.mesh))
     for leaf in view.leaves:
         b = leaf_bytes(leaf)[1]
         spec = leaf.spec
         nd = len(leaf.shape)
         spec_text = "" if spec is None else spec_mod.to_text(spec_mod.normalize(spec, nd))
-        rep = len(leaf_bytes(leaf)[0]) > 1 and not any(e is not None for e in (spec or ()))
+        rep = len(mesh_ids) > 1 and on_every_device(leaf, mesh_ids)
         large = rep and b >= view.large_bytes
         typ = f"{leaf.dtype}{list(leaf.shape)}"
         rows.append((leaf.path, typ, spec_text, "replicated" if rep else "", b, large))
@@ -55,6 +58,7 @@ def text(view: Any) -> str:
         f"per device: max {fmt_bytes(top)} (device {most[0] if most else '-'})"
         + f", min {fmt_bytes(min(per.values()) if per else 0)}",
     ]
+    lines += [f"note: {n}" for n in view.notes]
     width = min(60, max((len(r[0]) for r in rows[:TOP]), default=4))
     for path, typ, spec, _flag, b, large in rows[:TOP]:
         mark = "  ⚠ large replicated" if large else ""
@@ -65,8 +69,9 @@ def text(view: Any) -> str:
 
 
 def _group_color(g: int) -> str:
-    """A group's colour: the front end's groupColor (js/tree/memory_chart.ts)."""
-    return PALETTE16[(g * 5) % len(PALETTE16)]
+    """A group's colour: the front end's groupColor (js/tree/memory_chart.ts); grey for the
+    "others" of a picture that names the largest groups only (g = -1)."""
+    return PALETTE16[(g * 5) % len(PALETTE16)] if g >= 0 else "#afb8c1"
 
 
 def memory_svg(
@@ -75,9 +80,11 @@ def memory_svg(
     """(SVG elements, height) of the memory chart: a bar per device stacked by group, the HBM
     line when it is within 4× the fullest device (as the widget draws it), devices over it
     outlined in red."""
-    ids, by_group = memory["ids"], memory["by_group"]
+    all_totals = [sum(col) for col in zip(*memory["by_group"], strict=True)]
+    by_group, groups, index = budget.top_groups(memory["by_group"], groups)
+    ids, by_group, per_bar = budget.bucket_bars(memory["ids"], by_group)
     totals = [sum(row[i] for row in by_group) for i in range(len(ids))]
-    most = max(totals, default=0)
+    most = max(all_totals, default=0)
     inside = hbm is not None and hbm <= most * 4
     top = max(most, hbm if inside and hbm else 0, 1)
     h, left, y0 = 110.0, 64.0, 22.0
@@ -97,7 +104,7 @@ def memory_svg(
             w = max(0.5, bar - 2)
             parts.append(
                 f'<rect x="{x + 1:.1f}" y="{y0 + h - base - hh:.1f}" width="{w:.1f}"'
-                f' height="{hh:.1f}" fill="{_group_color(g)}"{stroke}/>'
+                f' height="{hh:.1f}" fill="{_group_color(index[g])}"{stroke}/>'
             )
             base += hh
         if len(ids) <= 64:
@@ -113,15 +120,25 @@ def memory_svg(
             f'text-anchor="end" fill="#a4000f" font-family="sans-serif">'
             f"{html.escape(label)} {html.escape(fmt_bytes(hbm))}</text>"
         )
-    x = 12.0
+    x, y = 12.0, y0 + h + 18
     for g, name in enumerate(groups):
+        if x + 24 + 7 * len(name) > width and x > 12:  # a new line of the key
+            x, y = 12.0, y + 16
         parts.append(
-            f'<rect x="{x}" y="{y0 + h + 18}" width="10" height="10" fill="{_group_color(g)}"/>'
-            f'<text x="{x + 14}" y="{y0 + h + 27}" font-size="10.5" font-family="monospace">'
+            f'<rect x="{x}" y="{y}" width="10" height="10" fill="{_group_color(index[g])}"/>'
+            f'<text x="{x + 14}" y="{y + 9}" font-size="10.5" font-family="monospace">'
             f"{html.escape(name)}</text>"
         )
         x += 24 + 7 * len(name)
-    return "".join(parts), y0 + h + 36
+    if per_bar > 1:
+        n = len(memory["ids"])
+        y += 16
+        parts.append(
+            f'<text x="12" y="{y + 9}" font-size="10.5" font-family="sans-serif" fill="#57606a">'
+            f"showing {len(ids):,d} bars of {n:,d} devices: each the fullest of "
+            f"{per_bar:,d} consecutive devices</text>"
+        )
+    return "".join(parts), y + 18
 
 
 def tree_svg(view: Any, leaf_svg: str, width: int = 760) -> str:

@@ -74,11 +74,17 @@ class TraceState:
     out_specs: tuple[spec_mod.NormSpec | None, ...]
 
     @staticmethod
-    def from_wire(d: dict[str, Any], ndims: Sequence[int], out_ndims: Sequence[int]) -> TraceState:
+    def from_wire(
+        d: dict[str, Any],
+        ndims: Sequence[int],
+        out_ndims: Sequence[int],
+        paths: tuple[Sequence[str], Sequence[str]] = ((), ()),
+    ) -> TraceState:
         """From traits / a front-end request (ndims / out_ndims: rank of each input / output
-        leaf; out_ndims may be empty when the outputs are not known yet). ValueError when
-        malformed; an out_specs entry may be None (XLA chooses, jit only), and no out_specs at
-        all means the defaults of :func:`complete`."""
+        leaf; out_ndims may be empty when the outputs are not known yet; ``paths``: the input
+        and output leaves' names, for messages). ValueError when malformed, naming the leaf;
+        an out_specs entry may be None (XLA chooses, jit only), and no out_specs at all means
+        the defaults of :func:`complete`."""
         try:
             shape = tuple(d["mesh_shape"])
             names = tuple(d["axis_names"])
@@ -92,13 +98,18 @@ class TraceState:
             raise ValueError(
                 f"in_specs has {len(ins)} entries; the function has {len(ndims)} array inputs"
             )
-        in_specs = tuple(spec_mod.normalize(s, n) for s, n in zip(ins, ndims, strict=True))
+        in_specs = tuple(
+            _normalize(s, n, "input", i, paths[0])
+            for i, (s, n) in enumerate(zip(ins, ndims, strict=True))
+        )
         if out_ndims and outs and len(outs) != len(out_ndims):  # none: defaults (complete)
             raise ValueError(
                 f"out_specs has {len(outs)} entries; the function has {len(out_ndims)} outputs"
             )
         out_specs = tuple(
-            None if s is None else spec_mod.normalize(s, out_ndims[i] if out_ndims else len(s))
+            None
+            if s is None
+            else _normalize(s, out_ndims[i] if out_ndims else len(s), "output", i, paths[1])
             for i, s in enumerate(outs)
         )
         return TraceState(shape, names, types, in_specs, out_specs)
@@ -284,6 +295,15 @@ class TraceResult:
 
 
 # ------------------------------------------------------------------------------- helpers
+def _normalize(spec: Any, ndim: int, kind: str, i: int, paths: Sequence[str]) -> Any:
+    """spec_mod.normalize, its ValueError naming the leaf ("input p['w']: ...")."""
+    try:
+        return spec_mod.normalize(spec, ndim)
+    except ValueError as e:
+        name = paths[i] if i < len(paths) else f"{i}"
+        raise ValueError(f"{kind} {name}: {e}") from None
+
+
 def is_array_leaf(x: Any) -> bool:
     """Whether an argument leaf gets a sharding from the view (else it is static)."""
     return isinstance(x, jax.Array | np.ndarray | jax.ShapeDtypeStruct)

@@ -22,10 +22,11 @@ from traitlets.utils.bunch import Bunch
 from .. import wire
 from ..export.code import FunctionLayout, function_code
 from ..export.page import save_function_view
+from ..model import tree_input
 from ..model.layout import mesh_info
 from ..model.mesh import all_factorizations
 from ..render import text
-from ..render.picture import function_svg
+from ..render.function_picture import function_svg
 from ..render.snapshot import picture_html
 from ..trace import _specs as specs_mod
 from ..trace import function as trace_mod
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from ..export.page import ExportReport
 
 STATE_TRAITS = ("mesh_shape", "axis_names", "axis_types", "in_specs", "out_specs")
-OWN_KWARGS = ("mode", "stats", *STATE_TRAITS)
+OWN_KWARGS = ("mode", "stats", "hardware", *STATE_TRAITS)
 
 
 class FunctionView(CostMixin, ShardView[TraceState]):
@@ -49,9 +50,10 @@ class FunctionView(CostMixin, ShardView[TraceState]):
 
     Made by ``ShardView(f, *args, **kwargs)``. Keyword arguments named ``mode`` ("jit" or
     "shard_map"), ``mesh_shape``, ``axis_names``, ``axis_types``, ``in_specs``, ``out_specs`` and
-    ``stats`` set up the view; all other keyword arguments go to ``f``. Array leaves of the
-    arguments (jax.Array, numpy arrays, jax.ShapeDtypeStruct) get a sharding from the view; other
-    leaves are static.
+    ``stats`` set up the view, as do ``hardware`` (the preset the estimates are for) and, for
+    a plan, ``mesh=AbstractMesh(...)``; all other keyword arguments go to ``f``. Array leaves of
+    the arguments (jax.Array, numpy arrays, jax.ShapeDtypeStruct) get a sharding from the view;
+    other leaves are static.
     """
 
     _KIND_RANK = 0
@@ -115,11 +117,14 @@ class FunctionView(CostMixin, ShardView[TraceState]):
 
     def __init__(self, f: Callable[..., Any], /, *args: Any, **kwargs: Any) -> None:
         own = {k: kwargs.pop(k) for k in list(kwargs) if k in OWN_KWARGS}
+        tree_input.check_arguments(args, kwargs)  # cycles, depth: in words, before JAX flattens
         self._path = FunctionPath(f, args, kwargs, own)
         self._result: TraceResult | None = None
         super().__init__()
         path = self._path
         self.set_trait("mode", path.mode)
+        if "hardware" in own:  # the view's keyword (the estimates' preset), never f's
+            self.hardware = own["hardware"]
         base = path.default_state()
         self._original = base
         self._set_traits(base.to_wire())
@@ -152,8 +157,8 @@ class FunctionView(CostMixin, ShardView[TraceState]):
     def planned(self) -> str:
         """For a plan (``mesh=AbstractMesh(...)``), what it is in words: "planned on
         AbstractMesh (32, 8) · no devices · planned: compiled by XLA's CPU compiler for 256
-        simulated devices…"; "" for a view on the kernel's devices."""
-        return self._path.planned
+        simulated devices…" (the mesh shown); "" for a view on the kernel's devices."""
+        return self._path.planned_on(None if self._result is None else self._result.state)
 
     @property
     def _traced(self) -> trace_mod.Traced:
@@ -343,6 +348,8 @@ class FunctionView(CostMixin, ShardView[TraceState]):
         if not self._path.out_leaves and res.out_shapes:  # the first layout that compiled
             self._path.out_leaves = self._path.output_infos(res, res.state)
             self._publish_options()
+        elif self._trace_options.get("planned", "") != self.planned:  # a plan on another mesh
+            self._trace_options = {**self._trace_options, "planned": self.planned}
         trace = wire.trace(res, mode=self.mode, key=self._key, cached=cached, code=self.code)
         pending = wire.pending_trace_stats(self._key, len(res.out_shapes))
         self._set_traits(

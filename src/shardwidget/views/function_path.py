@@ -82,6 +82,14 @@ class FunctionPath:
         """For a plan, what it is in words; "" on the kernel's devices."""
         return str(getattr(self.traced, "note", ""))
 
+    def planned_on(self, shown: TraceState | None) -> str:
+        """For a plan, what it is in words on the mesh of the layout shown (``None``: the
+        default layout's); "" on the kernel's devices."""
+        note_on = getattr(self.traced, "note_on", None)
+        if note_on is None:
+            return ""
+        return str(note_on(self.traced.mesh(shown if shown is not None else self.default_state())))
+
     def n_devices(self) -> int:
         """The devices layouts span: the kernel's, or a plan's positions."""
         return int(getattr(self.traced, "n_positions", len(self.devices)))
@@ -140,7 +148,8 @@ class FunctionPath:
 
     def from_wire(self, d: dict[str, Any]) -> TraceState:
         out_ndims = [len(o["shape"]) for o in self.out_leaves]
-        return TraceState.from_wire(d, self.ndims(), out_ndims)
+        paths = ([lf.path for lf in self.traced.leaves], [o["path"] for o in self.out_leaves])
+        return TraceState.from_wire(d, self.ndims(), out_ndims, paths)
 
     def check(self, st: TraceState) -> None:
         try:

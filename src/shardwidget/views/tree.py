@@ -16,7 +16,6 @@ import pathlib
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import jax
-import numpy as np
 import traitlets
 from traitlets.utils.bunch import Bunch
 
@@ -26,6 +25,7 @@ from ..export.page import save_tree_view
 from ..export.tree_code import tree_code
 from ..model import mesh as mesh_mod
 from ..model import rules as rules_mod
+from ..model import tree_input
 from ..model.layout import Layout
 from ..model.summary import Summary
 from ..model.tree import StaticLeaf, TreeLeaf, flatten, mesh_of, on_mesh
@@ -56,13 +56,11 @@ INIT_KWARGS = (
 
 
 def is_tree(obj: Any) -> bool:
-    """Whether ShardView(obj) makes a tree view: a pytree (not itself an array) with at least
-    one jax.Array or ShapeDtypeStruct leaf, or a lone ShapeDtypeStruct."""
+    """Whether ShardView(obj) makes a tree view: a pytree container (a dict, list, tuple, flax
+    State, …; one without array leaves is refused by the tree view, in words), or a lone
+    ShapeDtypeStruct."""
 
-    if isinstance(obj, jax.Array | np.ndarray | np.generic | int | float | complex | bool):
-        return False
-    leaves = jax.tree_util.tree_leaves(obj)
-    return any(isinstance(x, jax.Array | jax.ShapeDtypeStruct) for x in leaves)
+    return isinstance(obj, jax.ShapeDtypeStruct) or tree_input.is_container(obj)
 
 
 class TreeView(CostMixin, ShardView[TreeState]):
@@ -70,9 +68,11 @@ class TreeView(CostMixin, ShardView[TreeState]):
     device, memory per device by top-level group, and partition rules that re-lay it out.
 
     Made by ``ShardView(tree)``: any pytree (dicts, lists, flax NNX state, optax states, …)
-    whose leaves are jax.Arrays or ShapeDtypeStructs (viewed without allocating); other leaves
-    are listed as static. Keywords: ``mesh`` (the jax Mesh the rules lay out on; default the
-    tree's own, else one axis ``x`` of every device), ``rules``, ``logical_rules``, ``name``
+    whose leaves are jax.Arrays, ShapeDtypeStructs (viewed without allocating) or numpy arrays
+    (laid out where ``jax.device_put`` puts them); other leaves are listed as static. A tree
+    with no such leaf, one that holds itself or nests too deep is refused in words. Keywords:
+    ``mesh`` (the jax Mesh the rules lay out on; default the tree's own, else one axis ``x`` of
+    every device), ``rules``, ``logical_rules``, ``name``
     (the variable :attr:`code` rebinds, "params"), ``hardware`` (the preset whose HBM the
     memory chart marks), ``large_bytes`` (replicated leaves from this size on are flagged),
     ``selected`` (the leaf shown in the device grid), ``stats=False`` (no per-shard data),
@@ -158,7 +158,7 @@ class TreeView(CostMixin, ShardView[TreeState]):
 
         flat = flatten(tree)
         if not flat.leaves:
-            raise TypeError("ShardView got a tree with no jax.Array or ShapeDtypeStruct leaf")
+            raise TypeError(tree_input.no_array_leaf(tree, flat.static))
         self._name = str(kwargs.get("name", "params"))
         if not self._name.isidentifier():
             raise ValueError(f"name must be a Python identifier, got {self._name!r}")
@@ -221,8 +221,14 @@ class TreeView(CostMixin, ShardView[TreeState]):
     @property
     def per_device(self) -> dict[int, int]:
         """Device id -> bytes of the tree it holds as shown (each shard on each holder; int4
-        packed as XLA stores it)."""
-        return rules_mod.per_device(self._applied.leaves)
+        packed as XLA stores it): every device of the mesh, 0 where it holds nothing."""
+        return rules_mod.per_device(self._applied.leaves, mesh_mod.mesh_ids(self._mesh))
+
+    @property
+    def notes(self) -> list[str]:
+        """Warnings in words on the rules shown (a rule that matches no leaf, a logical name no
+        leaf carries, leaves without logical names replicated): the layout stands."""
+        return list(self._applied.notes)
 
     @property
     def planned(self) -> str:
@@ -240,12 +246,7 @@ class TreeView(CostMixin, ShardView[TreeState]):
 
     @mesh.setter
     def mesh(self, mesh: Any) -> None:
-        if self.planned:
-            if not mesh_mod.is_planned(mesh) or mesh.size != self._path.own_mesh.size:
-                n = self._path.own_mesh.size
-                raise ValueError(f"a plan of {n} positions takes an AbstractMesh of {n}")
-        elif not isinstance(mesh, jax.sharding.Mesh):
-            raise ValueError(f"mesh must be a jax.sharding.Mesh, got {type(mesh).__name__}")
+        self._path.check_mesh(mesh)
         before = self._path.own_mesh
         self._path.own_mesh = mesh  # mesh_for picks it for its own shape, names and types
         try:
@@ -335,7 +336,9 @@ class TreeView(CostMixin, ShardView[TreeState]):
         self._shown = st
         self._failed = ""
         self._key += 1
-        payload = self._path.payload(st, self._applied, self._key, self.code, self.planned)
+        payload = self._path.payload(
+            st, self._applied, self._key, self.code, self.planned, mesh_mod.mesh_ids(self._mesh)
+        )
         pick = pick_leaf(self._pick, self.selected, payload["bytes"])
         self._pick = None
         self._set_traits({**st.to_wire(), "error": "", "_tree": payload, "selected": pick})
@@ -398,13 +401,9 @@ class TreeView(CostMixin, ShardView[TreeState]):
         # a new shape compiles its statistics pass: hundreds of ms).
         pending = wire.pending_stats(self._key)
         self._set_traits({"_layout": layout, "_options": options, "_stats": pending})
-        summ = self._summarize(i, lay)
+        summ = self._path.summarize(self._applied, i, lay, self._with_stats)
         self._leaf_summary = (i, lay, summ)  # host data: the static picture draws from it
         self._set_traits({"_stats": wire.stats(summ, key=self._key)})
-
-    def _summarize(self, i: int, lay: Layout) -> Summary:
-        """Statistics of leaf i as shown: placed for this, and released at once."""
-        return self._path.summarize(self._applied, i, lay, self._with_stats)
 
     # ---------------------------------------------------------------- static pictures
     @property
@@ -436,7 +435,7 @@ class TreeView(CostMixin, ShardView[TreeState]):
         if shown is not None and shown[0] == i and shown[1] is lay:
             summ = shown[2]
         elif compute:
-            summ = self._summarize(i, lay)
+            summ = self._path.summarize(self._applied, i, lay, self._with_stats)
         leaf = array_svg(lay, summ, dims, width=width, n_devices=self._n_devices())
         return tree_svg(self, leaf, width)
 

@@ -11,6 +11,7 @@ the result; its selected leaf's statistics go through the array view's
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 import jax
@@ -161,15 +162,28 @@ class TreePath:
         return not leaf.sharding.is_equivalent_to(orig.sharding, len(leaf.shape))
 
     def payload(
-        self, st: TreeState, applied: rules_mod.Applied, key: int, code: str, planned: str
+        self,
+        st: TreeState,
+        applied: rules_mod.Applied,
+        key: int,
+        code: str,
+        planned: str,
+        devices: Sequence[int],
     ) -> wire.TreeWire:
-        """``_tree``: every leaf as laid out, memory per device (see :mod:`shardwidget.wire`)."""
+        """``_tree``: every leaf as laid out, memory per device of every device of the mesh
+        (``devices``, zeros included; see :mod:`shardwidget.wire`)."""
         mesh_text = " × ".join(
             f"{n}={s}" for n, s in zip(st.axis_names, st.mesh_shape, strict=True)
         )
         static = self.require_flat().static
         return wire.tree_payload(
-            applied, static, key=key, mesh_text=mesh_text, code=code, planned=planned
+            applied,
+            static,
+            key=key,
+            mesh_text=mesh_text,
+            code=code,
+            planned=planned,
+            devices=devices,
         )
 
     def changed_leaves(self, applied: rules_mod.Applied) -> tuple[int, ...]:
@@ -190,6 +204,16 @@ class TreePath:
             original=None,
             reshard_disabled="the tree view's rules set this layout",
         )
+
+    def check_mesh(self, mesh: Any) -> None:
+        """ValueError in words unless ``mesh`` can replace the view's: a plan takes an
+        AbstractMesh of as many positions, a view on devices a jax Mesh."""
+        if self.planned:
+            if not mesh_mod.is_planned(mesh) or mesh.size != self.own_mesh.size:
+                n = self.own_mesh.size
+                raise ValueError(f"a plan of {n} positions takes an AbstractMesh of {n}")
+        elif not isinstance(mesh, jax.sharding.Mesh):
+            raise ValueError(f"mesh must be a jax.sharding.Mesh, got {type(mesh).__name__}")
 
     def leaf_grid(
         self, applied: rules_mod.Applied, i: int, key: int, changed: bool
@@ -266,7 +290,8 @@ class TreePath:
                 self.check_fits(applied, [i], f"statistics of {leaf.path} as laid out")
             except ValueError as e:
                 return Summary.unavailable(n, str(e))
-        arr = _jax.device_put(x, leaf.sharding) if changed else x
+        placed = changed or not leaf.placed  # (a numpy leaf: where device_put puts it)
+        arr = _jax.device_put(x, leaf.sharding) if placed else x
         try:
             return leaf_summary(arr, lay, leaf_dims(len(leaf.shape)), len(lay.devices))
         finally:

@@ -5,21 +5,16 @@ array view's ``_layout`` / ``_stats`` / ``_options`` (:mod:`.array`)."""
 
 from __future__ import annotations
 
-import functools
-import math
 import re
 from collections.abc import Sequence
-from typing import Any, Literal, TypedDict
+from typing import Literal, TypedDict
 
-from jax.sharding import NamedSharding
-
-from .._jax import spec_entries
-from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
+from ..model.copies import on_every_device, replication
 from ..model.layout import Layout
 from ..model.rules import Applied, bytes_by_group, leaf_bytes
 from ..model.summary import Summary
-from ..model.tree import StaticLeaf, TreeLeaf
+from ..model.tree import StaticLeaf
 from .array import LayoutWire, Options, Stats, layout, options, stats
 
 
@@ -53,8 +48,10 @@ class TreeWire(TypedDict):
     names: list[str]  # logical axis names ("vocab, embed"), "" when none
     bytes: list[int]  # per device (the most any device holds of it)
     logical_bytes: list[int]
-    replication: list[int]  # devices holding each element
+    replication: list[int]  # devices holding each element (copies)
+    everywhere: list[bool]  # every device of the mesh holds the whole leaf (model.copies)
     sources: list[str]  # "rule 2", "logical" or "" (its own layout)
+    notes: list[str]  # rules that lay out nothing, in words (warnings: the layout stands)
     abstract: list[bool]
     static: list[StaticWire]
     memory: TreeMemory
@@ -88,22 +85,6 @@ def group_of(path: str) -> str:
     return m.group(1) if m else path or "(root)"
 
 
-def replication(leaf: TreeLeaf) -> int:
-    """How many devices hold each element (from the spec alone for a NamedSharding)."""
-    s = leaf.sharding
-    if isinstance(s, NamedSharding) and not spec_mod.unreduced_of(s.spec):
-        return _named_replication(s, len(leaf.shape))
-    return leaf.layout.replication
-
-
-@functools.lru_cache(maxsize=1024)
-def _named_replication(s: Any, ndim: int) -> int:
-    """replication of a NamedSharding (once per sharding and rank: leaves share them)."""
-    used = {a for entry in spec_mod.normalize(spec_entries(s.spec), ndim) for a in entry}
-    sizes = dict(zip(s.mesh.axis_names, mesh_mod.mesh_sizes(s.mesh), strict=True))
-    return math.prod(int(n) for a, n in sizes.items() if a not in used)
-
-
 def tree_payload(
     applied: Applied,
     static: Sequence[StaticLeaf],
@@ -112,8 +93,10 @@ def tree_payload(
     mesh_text: str,
     code: str,
     planned: str = "",
+    devices: Sequence[int] = (),
 ) -> TreeWire:
-    """``_tree`` for these laid-out leaves."""
+    """``_tree`` for these laid-out leaves; ``devices``: the mesh's device ids (each has a
+    column in ``memory``, 0 where it holds nothing)."""
     leaves = applied.leaves
     group_names: list[str] = []
     group_at: dict[str, int] = {}
@@ -130,7 +113,8 @@ def tree_payload(
         spec = leaf.spec
         nd = len(leaf.shape)
         specs.append(spec_mod.to_text(spec_mod.normalize(spec, nd)) if spec is not None else "")
-    ids_all, table = bytes_by_group(leaves, groups, len(group_names))
+    ids_all, table = bytes_by_group(leaves, groups, len(group_names), devices)
+    mesh_ids = frozenset(devices)
     return {
         "key": key,
         "paths": [leaf.path for leaf in leaves],
@@ -143,7 +127,9 @@ def tree_payload(
         "bytes": byte_col,
         "logical_bytes": [leaf.logical_bytes for leaf in leaves],
         "replication": [replication(leaf) for leaf in leaves],
+        "everywhere": [bool(mesh_ids) and on_every_device(leaf, mesh_ids) for leaf in leaves],
         "sources": list(applied.sources),
+        "notes": list(applied.notes),
         "abstract": [leaf.abstract for leaf in leaves],
         "static": [{"path": s.path, "kind": s.kind, "text": s.text} for s in static],
         "memory": {"ids": ids_all, "by_group": table.tolist()},

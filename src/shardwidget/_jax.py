@@ -414,3 +414,98 @@ def _auto_typed(x: Any) -> Any:
         return x
     auto = mesh.update(axis_types=(AxisType.Auto,) * len(types))
     return jax.device_put(x, sharding.update(mesh=auto))
+
+
+SHARDY_PIPELINE = (
+    "builtin.module(sdy-import-pipeline, sdy-user-priority-propagate{debug-sharding-origins=true"
+    " debug-propagation-edge-sharding=true propagation-strategy=basic},"
+    " func.func(sdy-sharding-constraint-to-reshard, sdy-sink-data-flow-edges{"
+    "sink-debug-sharding-origins=true sink-debug-propagation-edge-sharding=true}),"
+    " sdy-close-shardings)"
+)
+"""Shardy's propagation as XLA runs it, with the debug records of where each sharding came
+from (``propagation-strategy=basic`` reproduces XLA's own shardings on jax 0.10: found by
+experiment, so every result is checked against XLA's dump, :mod:`shardwidget.trace.cause`)."""
+
+SHARDY_DUMP = {"xla_dump_hlo_pass_re": "shardy-verbose", "xla_dump_hlo_module_re": "^$"}
+"""Compiler options (with ``xla_dump_to``) under which XLA writes Shardy's own propagation
+with its debug records (``shardy/module_*/02.after_propagation.mlir``) and nothing else."""
+
+
+def shardy_ops(text: str, propagate: bool) -> list[dict[str, Any]]:
+    """Every op of a module's text (StableHLO with ``sdy`` annotations), walked in program
+    order, as plain data: ``op`` (its name), ``operands`` / ``results`` (value names as the
+    text writes them, "%0", "%arg1", "%3#1"), ``types`` / ``operand_types`` (type text),
+    ``attrs`` (attribute name → text), ``loc`` (its location's text), ``depth`` (nesting) and,
+    for a function, ``args`` (name, type, attrs, loc per argument) and ``res_attrs``.
+    ``propagate``: run :data:`SHARDY_PIPELINE` first (in jaxlib's MLIR, in this process).
+    Any failure of JAX's MLIR is raised as it comes."""
+    from jax._src.interpreters import mlir
+    from jax._src.lib.mlir import ir, passmanager
+
+    with mlir.make_ir_context():
+        module = ir.Module.parse(text)
+        if propagate:
+            passmanager.PassManager.parse(SHARDY_PIPELINE).run(module.operation)
+        state = ir.AsmState(module.operation)
+        out: list[dict[str, Any]] = []
+        for op in module.body.operations:
+            _walk_op(op.operation, state, 0, out)
+        return out
+
+
+def _walk_op(o: Any, state: Any, depth: int, out: list[dict[str, Any]]) -> None:
+    rec: dict[str, Any] = {
+        "op": o.name,
+        "operands": [v.get_name(state) for v in o.operands],
+        "operand_types": [str(v.type) for v in o.operands],
+        "results": [r.get_name(state) for r in o.results],
+        "types": [str(r.type) for r in o.results],
+        "attrs": _attr_texts(o.attributes),
+        "loc": str(o.location),
+        "depth": depth,
+    }
+    if o.name == "func.func" and o.regions and o.regions[0].blocks:
+        block = o.regions[0].blocks[0]
+        arg_attrs = list(o.attributes["arg_attrs"]) if "arg_attrs" in o.attributes else []
+        res = list(o.attributes["res_attrs"]) if "res_attrs" in o.attributes else []
+        rec["args"] = [
+            {
+                "name": a.get_name(state),
+                "type": str(a.type),
+                "attrs": _attr_texts(arg_attrs[i]) if i < len(arg_attrs) else {},
+                "loc": str(a.location),
+            }
+            for i, a in enumerate(block.arguments)
+        ]
+        rec["res_attrs"] = [_attr_texts(r) for r in res]
+    out.append(rec)
+    for region in o.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                _walk_op(inner.operation, state, depth + 1, out)
+
+
+def _attr_texts(attrs: Any) -> dict[str, str]:
+    """Attribute name → text of an op's attributes or of a DictAttr."""
+    out = {}
+    for i in range(len(attrs)):
+        a = attrs[i]
+        out[str(a.name)] = str(a.attr)
+    return out
+
+
+def shardy_missing() -> str:
+    """Why Shardy's propagation cannot run in this process ("" when it can): its debug records
+    of sharding origins came with jaxlib 0.7 (the version matrix's oldest), and the passes
+    must be registered in jaxlib's MLIR."""
+    import jax
+
+    major_minor = tuple(int(v) for v in re.findall(r"\d+", jax.__version__)[:2])
+    if major_minor < (0, 7):
+        return f"jax {jax.__version__} predates Shardy's records of where shardings came from"
+    try:
+        from jax._src.lib.mlir import passmanager  # noqa: F401
+    except ImportError as e:
+        return f"this jaxlib has no MLIR pass manager for Shardy ({e})"
+    return ""

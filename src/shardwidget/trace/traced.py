@@ -27,7 +27,7 @@ from .. import _jax
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
 from ..model import state as state_mod
-from . import _specs, hlo
+from . import _specs, hlo, why
 from ._compiled import _check_alive, _flops, _local_shape, _memory, _run_disabled
 from ._jaxpr import (
     _notes,
@@ -518,7 +518,8 @@ class Traced:
         t0 = time.perf_counter()
         mesh, in_sh, out_dtypes, out_shapes, traced = self.stage(state)
         with _jax.mesh_context(mesh):
-            compiled = traced.lower().compile()
+            lowered = traced.lower()
+            compiled, dump = why.compile_with_dump(lowered)  # XLA's record of its shardings
         compile_ms = (time.perf_counter() - t0) * 1e3
         constraints: list[Constraint] = []
         _walk_constraints(traced.jaxpr.jaxpr, constraints)
@@ -534,6 +535,10 @@ class Traced:
         da = [d.id for d in (used[0]._device_assignment if used else mesh.devices.flat)]
         coords = {int(d.id): tuple(int(v) for v in idx) for idx, d in np.ndenumerate(mesh.devices)}
         colls = hlo.collectives(txt, da, coords, mesh.axis_names, tuple(mesh.devices.shape))
+        colls, why_ms = why.explain(  # each collective's cause (trace/cause.py)
+            colls, lowered.as_text(debug_info=True), dump, txt, [lf.path for lf in self.leaves],
+            self.out_paths(state),
+            constraints)  # fmt: skip
         sizes = dict(zip(state.axis_names, state.mesh_shape, strict=True))
         if self.mode == "shard_map":
             local_in = [
@@ -569,6 +574,7 @@ class Traced:
             compile_ms=compile_ms,
             jaxpr=jaxpr_text(traced.jaxpr),
             notes=notes,
+            explain_ms=why_ms,
         )
 
     def _check_jit_args(self, structs: Sequence[Any]) -> None:

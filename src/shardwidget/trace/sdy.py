@@ -269,3 +269,24 @@ def resolve(mod: Module, v: Value, origin: str) -> tuple[str, int | None, str]:
             return kind, n, name
     kind, n = origin_of(origin)
     return kind, n, origin
+
+
+def open_argument(text: str, i: int) -> str:
+    """The module's text with the main function's argument i left open (``{?}`` on every
+    dimension): Shardy then gives it the sharding its uses want."""
+    m = re.search(r"%arg" + str(i) + r": tensor<[^>]*>\s*\{", text)
+    if m is None:
+        return text
+    s = text.find("sdy.sharding = #sdy.sharding<", m.end())
+    nxt = text.find("%arg" + str(i + 1) + ":", m.end())
+    if s < 0 or (0 <= nxt < s):
+        return text
+    start = text.index("[", s)
+    depth, j = 0, start
+    while j < len(text):
+        depth += {"[": 1, "]": -1}.get(text[j], 0)
+        if depth == 0:
+            break
+        j += 1
+    ndim = len(re.findall(r"\{[^}]*\}", text[start : j + 1]))
+    return text[: start + 1] + ", ".join(["{?}"] * ndim) + text[j:]

@@ -535,9 +535,9 @@ class Traced:
         da = [d.id for d in (used[0]._device_assignment if used else mesh.devices.flat)]
         coords = {int(d.id): tuple(int(v) for v in idx) for idx, d in np.ndenumerate(mesh.devices)}
         colls = hlo.collectives(txt, da, coords, mesh.axis_names, tuple(mesh.devices.shape))
-        colls, why_ms = why.explain(  # each collective's cause (trace/cause.py)
-            colls, lowered.as_text(debug_info=True), dump, txt, [lf.path for lf in self.leaves],
-            self.out_paths(state),
+        mtext = str(lowered.as_text(debug_info=True))  # each collective's cause: trace/cause.py
+        colls, why_ms = why.explain(
+            colls, mtext, dump, txt, [lf.path for lf in self.leaves], self.out_paths(state),
             constraints)  # fmt: skip
         sizes = dict(zip(state.axis_names, state.mesh_shape, strict=True))
         if self.mode == "shard_map":
@@ -575,6 +575,7 @@ class Traced:
             jaxpr=jaxpr_text(traced.jaxpr),
             notes=notes,
             explain_ms=why_ms,
+            module_text=mtext,
         )
 
     def _check_jit_args(self, structs: Sequence[Any]) -> None:

@@ -25,6 +25,7 @@ from ..model.summary import Summary, plan_for
 from ..model.tiles import LeafStats
 from ..render import text
 from ..trace import _specs as specs_mod
+from ..trace import fixes as fixes_mod
 from ..trace import pmap as pmap_mod
 from ..trace import result as result_mod
 from ..trace import traced as trace_mod
@@ -204,6 +205,17 @@ class FunctionView(CostMixin, ShardView):
         keeps none: they are computed again (the cached executable re-runs) when asked for,
         and the caller holds them."""
         return None if self._result is None else self._result.outputs
+
+    def fixes(self, i: int) -> list[Any]:
+        """The layouts that remove collective i's cause (``trace.collectives[i].cause``), each
+        compiled now (one compile each): ``.what``, ``.state``, ``.removes``, ``.collectives``,
+        ``.memory``; the ones that remove it first (:mod:`shardwidget.trace.fixes`)."""
+        return fixes_mod.compute(self._traced, fixes_mod.check_index(self._result, i), i)
+
+    def apply_fix(self, i: int, k: int = 0) -> None:
+        """Show the layout of ``fixes(i)[k]`` (a layout change: :meth:`undo` restores)."""
+        fix = fixes_mod.pick(self.fixes(i), i, k)
+        self.set_layout(**{n: v for n, v in fix.state.to_wire().items() if n in self.STATE_TRAITS})
 
     @property
     def code(self) -> str:

@@ -321,12 +321,13 @@ def function_source(f: Callable[..., Any]) -> str:
     return str(fun_sourceinfo(f))
 
 
-def compile_module_text(text: str, n: int) -> Any:
+def compile_module_text(text: str, n: int, options: dict[str, Any] | None = None) -> Any:
     """The loaded executable XLA compiles from a lowered module's text (StableHLO, as
     ``jax.jit(f).trace(...).lower().as_text()`` writes it) for the first ``n`` CPU devices, SPMD
     partitioned (Shardy when the module has ``sdy.`` annotations). Its ``hlo_modules()``,
     ``get_compiled_memory_stats()``, ``cost_analysis()`` and ``get_output_shardings()``
-    are what the planning helper returns."""
+    are what the planning helper returns. ``options``: XLA compiler options, as
+    ``Lowered.compile(compiler_options=...)`` takes them (e.g. :data:`SHARDY_DUMP`)."""
     import jax
     from jax._src import compiler, xla_bridge
     from jax._src.lib import xla_client as xc  # type: ignore[attr-defined]
@@ -338,6 +339,7 @@ def compile_module_text(text: str, n: int) -> Any:
         num_partitions=n,
         device_assignment=np.array(devs).reshape(1, n),
         backend=backend,
+        env_options_overrides=options or None,
     )
     opts.executable_build_options.use_spmd_partitioning = True
     opts.executable_build_options.use_shardy_partitioner = "sdy." in text

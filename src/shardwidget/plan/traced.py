@@ -19,10 +19,17 @@ from .. import _jax
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
 from ..trace.result import TraceResult, TraceState, jaxpr_text
+from ..trace import why
 from ..trace.traced import Traced
 from . import compile as compile_mod
 from . import shardings
 from .helper import PlanError
+
+
+PLAN_UNCHECKED = (
+    "not checked against XLA's dump: the planning helper compiles in another process and "
+    "returns none"
+)
 
 
 class PlanTraced(Traced):
@@ -111,6 +118,9 @@ class PlanTraced(Traced):
         except PlanError as e:
             raise ValueError(str(e)) from None
         c_out, notes = self._out_shardings(state, mesh, pl.output_shardings, out_shapes)
+        colls, why_ms = why.explain(  # each collective's cause, from the same lowered module
+            pl.collectives, text, pl.shardy_dump or None, pl.hlo_text, [lf.path for lf in self.leaves],
+            self.out_paths(state), unchecked=PLAN_UNCHECKED)  # fmt: skip
         if self.mode == "shard_map":
             local_out = self.output_info(state)[0]
         else:
@@ -120,7 +130,7 @@ class PlanTraced(Traced):
         return TraceResult(  # (fields in the order a plan knows them)
             state=state,
             mode=self.mode,
-            collectives=pl.collectives,
+            collectives=colls,
             out_shardings=c_out,
             in_shardings=in_sh,
             local_shapes={"in": ins, "out": local_out},
@@ -146,6 +156,8 @@ class PlanTraced(Traced):
             compile_ms=(time.perf_counter() - t0) * 1e3,
             jaxpr=jaxpr_text(traced.jaxpr),
             notes={"in": [""] * len(self.leaves), "out": notes},
+            explain_ms=why_ms,
+            module_text=text,
         )
 
     def _out_shardings(

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import hlo, sdy
-from .cause_text import describe, unknown_text
+from .cause_text import describe, nothing_met, op_word, unknown_text
 
 CHECKED = "agrees with XLA's own dump of this compile"
 FROM_DUMP = "from XLA's own dump of this compile (Shardy in this process differed)"
@@ -206,6 +206,12 @@ def _from_module(
         return unknown(
             f"Shardy's module gives no sharding for some operand of the {op.short} "
             "(a loop's carried value, or a custom call)"
+        )
+    same = nothing_met(op, operands, results)
+    if same:
+        return unknown(
+            same.format(op_word(op.short)) + ": the collective is XLA's partitioner's choice, "
+            "not a sharding that met another"
         )
     inputs: dict[int, Place] = {}
     constraints: dict[int, Place] = {}

@@ -85,12 +85,13 @@ def describe(
         result = results[0]  # a scalar: whole on every device
         assert result is not None
         result = sdy.Value(result.name, (), result.dtype, sdy.Sharding(()), result.origins)
-    tail = _result_words(word, op, result, operands, mod, ctx)
+    tail = _result_words(labels, word, op, result, operands, mod, ctx)
     body = ", ".join(parts) if parts else "its operands carry no sharding"
     return f"{head}: {body}{tail}"
 
 
 def _result_words(
+    labels: Sequence[str],
     word: str,
     op: sdy.Op,
     result: sdy.Value | None,
@@ -102,7 +103,7 @@ def _result_words(
         return ""
     if op.op in ("sdy.reshard", "sdy.sharding_constraint"):
         return f", but the {word} asks for {result.sharding.words().removeprefix('split ')}"
-    extra = _reduced_axes(op, operands)
+    extra = _reduced_axes(op, operands, labels)
     if result.sharding.replicated:
         tail = f", but the {word}'s result is replicated"
     else:
@@ -112,25 +113,30 @@ def _result_words(
     return tail + extra
 
 
-def _reduced_axes(op: sdy.Op, operands: Sequence[sdy.Value | None]) -> str:
+def _reduced_axes(op: sdy.Op, operands: Sequence[sdy.Value | None], labels: Sequence[str]) -> str:
     """ ", and the contracted dims are split over x on both sides (partial sums)" and the like."""
-    if op.op == "stablehlo.dot_general" and len(operands) == 2:
+    if op.op in ("stablehlo.dot_general", "stablehlo.dot") and len(operands) == 2:
         dn = op.attrs.get("dot_dimension_numbers", "")
         lhs = _ints(re.search(r"lhs_contracting_dimensions = \[([\d, ]*)\]", dn))
         rhs = _ints(re.search(r"rhs_contracting_dimensions = \[([\d, ]*)\]", dn))
         a, b = operands
+        if op.op == "stablehlo.dot" and a is not None:  # (the dump's form: the usual matmul)
+            lhs, rhs = [len(a.shape) - 1], [0]
         if a is None or b is None or a.sharding is None or b.sharding is None:
             return ""
         la = {x for d in lhs if d < len(a.sharding.dims) for x in a.sharding.dims[d]}
         rb = {x for d in rhs if d < len(b.sharding.dims) for x in b.sharding.dims[d]}
         both = sorted(la & rb)
-        if both:
+        if both and la == rb:
             return (
                 f"; the contracted dim is split over {'+'.join(both)} on both sides, so each "
                 "device holds a partial sum"
             )
-        if la or rb:
-            return f"; the contracted dim is split over {'+'.join(sorted(la | rb))} on one side"
+        sides = [
+            f"over {'+'.join(sorted(s))} in {n}" for s, n in ((la, labels[0]), (rb, labels[1])) if s
+        ]
+        if sides:
+            return f"; the contracted dim is split {' and '.join(sides)}"
     if op.op == "stablehlo.reduce" and operands:
         dims = _ints(re.search(r"array<i64: ([\d, ]*)>", op.attrs.get("dimensions", "")))
         v = operands[0]
@@ -166,3 +172,21 @@ def _by(v: sdy.Value, mod: sdy.Module, ctx: Any) -> str:
 def _from(v: sdy.Value, mod: sdy.Module, ctx: Any) -> str:
     by = _by(v, mod, ctx)
     return f" ({by})" if by else ""
+
+
+def nothing_met(
+    op: sdy.Op, operands: Sequence[sdy.Value | None], results: Sequence[sdy.Value | None]
+) -> str:
+    """Why the shardings at op explain nothing ("" when they differ): every value replicated,
+    or an elementwise op whose operands arrive as its result is laid out."""
+    vals = [
+        v for v in (*operands, *results) if v is not None and v.shape and v.sharding is not None
+    ]
+    if op.op in ("stablehlo.reduce", "stablehlo.dot_general"):
+        vals = [v for v in vals if v.sharding is not None and not v.sharding.replicated] and vals
+    if vals and all(v.sharding is not None and v.sharding.replicated for v in vals):
+        return "every value at the {} is replicated in Shardy's propagation"
+    shapes = {v.shape for v in vals}
+    if len(shapes) == 1 and len({v.sharding for v in vals}) == 1 and len(vals) > 1:
+        return "the operands of the {} arrive as its result is laid out"
+    return ""

@@ -159,7 +159,10 @@ def parse_type(text: str) -> tuple[tuple[int, ...], str]:
 
 
 def _value(name: str, type_text: str, sharding: Sharding | None, origins: dict[str, str]) -> Value:
+    """A value; a tensor without a sharding is replicated (Shardy closes every sharding)."""
     shape, dtype = parse_type(type_text)
+    if sharding is None and type_text.startswith("tensor<"):
+        sharding = Sharding(((),) * len(shape))
     return Value(name, shape, dtype, sharding, origins)
 
 

@@ -70,7 +70,11 @@ def context(
         return ctx
     if dump_text:
         try:
-            ctx.dump = sdy.build(_jax.shardy_ops(dump_text, propagate=False))
+            recs = _jax.shardy_ops(dump_text, propagate=False)
+            for r in recs:  # the dump's locations are lines of the dump file itself
+                r["loc"] = "loc(unknown)"
+            ctx.dump = sdy.build(recs)
+            ctx.dump.constraints = ctx.module.constraints  # where the user's code asked
         except Exception:  # an unreadable dump: unchecked, as without one
             ctx.dump = None
     return ctx

@@ -420,14 +420,15 @@ def _auto_typed(x: Any) -> Any:
 
 SHARDY_PIPELINE = (
     "builtin.module(sdy-import-pipeline, sdy-user-priority-propagate{debug-sharding-origins=true"
-    " debug-propagation-edge-sharding=true propagation-strategy=basic},"
-    " func.func(sdy-sharding-constraint-to-reshard, sdy-sink-data-flow-edges{"
-    "sink-debug-sharding-origins=true sink-debug-propagation-edge-sharding=true}),"
-    " sdy-close-shardings)"
+    " propagation-strategy=basic}, func.func(sdy-sharding-constraint-to-reshard,"
+    " sdy-sink-data-flow-edges{sink-debug-sharding-origins=true}), sdy-close-shardings)"
 )
 """Shardy's propagation as XLA runs it, with the debug records of where each sharding came
 from (``propagation-strategy=basic`` reproduces XLA's own shardings on jax 0.10: found by
-experiment, so every result is checked against XLA's dump, :mod:`shardwidget.trace.cause`)."""
+experiment, so every result is checked against XLA's dump, :mod:`shardwidget.trace.cause`).
+The propagation-edge records are left out: the causes do not read them, and through a loop's
+data-flow edges (a scanned model's gradient) MLIR's verifier refuses them between passes
+("'sdy.data_flow_edge' op expected a value ref to have an operand index in range")."""
 
 SHARDY_DUMP = {"xla_dump_hlo_pass_re": "shardy-verbose", "xla_dump_hlo_module_re": "^$"}
 """Compiler options (with ``xla_dump_to``) under which XLA writes Shardy's own propagation

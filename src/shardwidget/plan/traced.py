@@ -18,13 +18,12 @@ from typing import Any
 from .. import _jax
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
-from ..trace.result import TraceResult, TraceState, jaxpr_text
 from ..trace import why
+from ..trace.result import TraceResult, TraceState, jaxpr_text
 from ..trace.traced import Traced
 from . import compile as compile_mod
 from . import shardings
 from .helper import PlanError
-
 
 PLAN_UNCHECKED = (
     "not checked against XLA's dump: the planning helper compiles in another process and "

@@ -139,6 +139,8 @@ def _explain(c: hlo.Collective, ctx: Context, graph: dict[str, Any], k: int, n_s
             "the compiled program names no operation for it (no op_name in its metadata)"
         )
     ops = [o for o in mod.ops if o.name == c.op_name and _candidate(o)]
+    if not ops:  # an op of a called function (a scan's body) is named within that function
+        ops = [o for o in mod.ops if o.name and c.op_name.endswith("/" + o.name) and _candidate(o)]
     if c.source:
         ops = [o for o in ops if o.file and hlo.where(o.file, o.line) == c.source]
     if not ops:
@@ -152,8 +154,17 @@ def _explain(c: hlo.Collective, ctx: Context, graph: dict[str, Any], k: int, n_s
             f"no op of Shardy's module is {c.op_name}{at} (a custom call, or an op "
             "XLA created after partitioning)"
         )
+    main = min((o.scope for o in mod.ops), default=0)
+    if all(o.scope != main for o in ops) and all(_agreeing(mod, o) for o in ops):
+        return unknown(
+            f"the {op_word(ops[0].short)} on {c.source or 'its line'} sits in a function a loop "
+            "calls (a scan's body), which Shardy's run in this process leaves unsharded; "
+            "XLA shards it after inlining, which this explanation does not see yet"
+        )
     fit = [o for o in ops if _shapes_fit(mod, o, c.shape)]
     ops = fit or ops
+    met = [o for o in ops if not _agreeing(mod, o)]  # where shardings differ: where they met
+    ops = met or ops
     layer = None
     if len(ops) > 1:
         if len(ops) == n_same:
@@ -323,6 +334,13 @@ def _shapes_fit(mod: sdy.Module, op: sdy.Op, local: tuple[int, ...]) -> bool:
         if all(g % max(s, 1) == 0 or s == g for g, s in zip(v.shape, local, strict=True)):
             return True
     return not local
+
+
+def _agreeing(mod: sdy.Module, op: sdy.Op) -> bool:
+    """Whether op's shardings agree (nothing met there)."""
+    ops = [mod.value(op, n) for n in op.operands]
+    res = [mod.value(op, n) for n in op.results]
+    return bool(nothing_met(op, ops, res))
 
 
 def _signature(mod: sdy.Module, op: sdy.Op) -> tuple[Any, ...]:

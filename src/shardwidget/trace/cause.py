@@ -338,14 +338,20 @@ def _shapes_fit(mod: sdy.Module, op: sdy.Op, local: tuple[int, ...]) -> bool:
 
 def _agreeing(mod: sdy.Module, op: sdy.Op) -> bool:
     """Whether op's shardings agree (nothing met there)."""
-    ops = [mod.value(op, n) for n in op.operands]
-    res = [mod.value(op, n) for n in op.results]
-    return bool(nothing_met(op, ops, res))
+    key = ("agree", op.index)
+    if key not in mod.memo:
+        ops = [mod.value(op, n) for n in op.operands]
+        res = [mod.value(op, n) for n in op.results]
+        mod.memo[key] = bool(nothing_met(op, ops, res))
+    return bool(mod.memo[key])
 
 
 def _signature(mod: sdy.Module, op: sdy.Op) -> tuple[Any, ...]:
-    vals = [mod.value(op, n) for n in op.operands + op.results]
-    return tuple((v.shape, v.sharding) if v is not None else None for v in vals)
+    key = ("sig", op.index)
+    if key not in mod.memo:
+        vals = [mod.value(op, n) for n in op.operands + op.results]
+        mod.memo[key] = tuple((v.shape, v.sharding) if v is not None else None for v in vals)
+    return mod.memo[key]  # type: ignore[no-any-return]
 
 
 def _agrees(mod: sdy.Module, op: sdy.Op, dump: sdy.Module) -> bool:
@@ -365,11 +371,14 @@ def _twin(mod: sdy.Module, op: sdy.Op, dump: sdy.Module, exact: bool = False) ->
     (several of the same shardings count as one)."""
     want = _signature(mod, op)
     shapes = tuple(s[0] if s else None for s in want)
+    if "by_shapes" not in dump.memo:
+        index: dict[Any, list[sdy.Op]] = {}
+        for d in dump.ops:
+            index.setdefault(tuple(s[0] if s else None for s in _signature(dump, d)), []).append(d)
+        dump.memo["by_shapes"] = index
     found = []
-    for d in dump.ops:
+    for d in dump.memo["by_shapes"].get(shapes, []):
         sig = _signature(dump, d)
-        if len(sig) != len(want) or tuple(s[0] if s else None for s in sig) != shapes:
-            continue
         if exact and sig != want:
             continue
         found.append((sig, d))

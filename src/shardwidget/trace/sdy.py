@@ -109,6 +109,8 @@ class Module:
     """"mc_N" → the shard_map (manual computation) op N."""
     defined_by: dict[tuple[int, str], Op] = field(default_factory=dict)
     """(scope, value name) → the op whose result it is."""
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False)
+    """What the explanations computed once per op (signatures, agreement)."""
 
     def value(self, op: Op, name: str) -> Value | None:
         """The value an op's operand names (None: a block argument of a loop, unknown)."""

@@ -223,6 +223,8 @@ def render_trace(
                 f"    {c.kind:<18} over {axes:<6} {c.dtype}{list(c.shape)}  "
                 f"{fmt_bytes(c.bytes)} sent per device"
             )
+            if c.cause is not None:  # why XLA inserted it (trace/cause.py)
+                lines.append(f"      why: {c.cause.text}")
     else:
         lines.append("  collectives: none (every device computes its part alone)")
     if res.memory:

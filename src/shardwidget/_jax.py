@@ -420,12 +420,13 @@ def _auto_typed(x: Any) -> Any:
 
 SHARDY_PIPELINE = (
     "builtin.module(sdy-import-pipeline, sdy-user-priority-propagate{debug-sharding-origins=true"
-    " propagation-strategy=basic}, func.func(sdy-sharding-constraint-to-reshard,"
+    " propagation-strategy=STRATEGY}, func.func(sdy-sharding-constraint-to-reshard,"
     " sdy-sink-data-flow-edges{sink-debug-sharding-origins=true}), sdy-close-shardings)"
 )
 """Shardy's propagation as XLA runs it, with the debug records of where each sharding came
-from (``propagation-strategy=basic`` reproduces XLA's own shardings on jax 0.10: found by
-experiment, so every result is checked against XLA's dump, :mod:`shardwidget.trace.cause`).
+from. ``STRATEGY``: ``basic`` reproduces XLA's own shardings on jax 0.10 for constraints,
+``aggressive`` for gradients (found by experiment: so every result is checked against XLA's
+dump, and the other strategy tried where the first disagrees, :mod:`shardwidget.trace.why`).
 The propagation-edge records are left out: the causes do not read them, and through a loop's
 data-flow edges (a scanned model's gradient) MLIR's verifier refuses them between passes
 ("'sdy.data_flow_edge' op expected a value ref to have an operand index in range")."""
@@ -435,21 +436,23 @@ SHARDY_DUMP = {"xla_dump_hlo_pass_re": "shardy-verbose", "xla_dump_hlo_module_re
 with its debug records (``shardy/module_*/02.after_propagation.mlir``) and nothing else."""
 
 
-def shardy_ops(text: str, propagate: bool) -> list[dict[str, Any]]:
+def shardy_ops(text: str, propagate: bool, strategy: str = "basic") -> list[dict[str, Any]]:
     """Every op of a module's text (StableHLO with ``sdy`` annotations), walked in program
     order, as plain data: ``op`` (its name), ``operands`` / ``results`` (value names as the
     text writes them, "%0", "%arg1", "%3#1"), ``types`` / ``operand_types`` (type text),
     ``attrs`` (attribute name → text), ``loc`` (its location's text), ``depth`` (nesting) and,
     for a function, ``args`` (name, type, attrs, loc per argument) and ``res_attrs``.
-    ``propagate``: run :data:`SHARDY_PIPELINE` first (in jaxlib's MLIR, in this process).
+    ``propagate``: run :data:`SHARDY_PIPELINE` first (in jaxlib's MLIR, in this process)
+    with this propagation ``strategy`` ("basic" or "aggressive").
     Any failure of JAX's MLIR is raised as it comes."""
     from jax._src.interpreters import mlir
-    from jax._src.lib.mlir import ir, passmanager
+    from jax._src.lib.mlir import ir, passmanager  # type: ignore[attr-defined]
 
     with mlir.make_ir_context():
         module = ir.Module.parse(text)
         if propagate:
-            passmanager.PassManager.parse(SHARDY_PIPELINE).run(module.operation)
+            pipeline = SHARDY_PIPELINE.replace("STRATEGY", strategy)
+            passmanager.PassManager.parse(pipeline).run(module.operation)
         state = ir.AsmState(module.operation)
         out: list[dict[str, Any]] = []
         for op in module.body.operations:
@@ -508,7 +511,7 @@ def shardy_missing() -> str:
     if major_minor < (0, 7):
         return f"jax {jax.__version__} predates Shardy's records of where shardings came from"
     try:
-        from jax._src.lib.mlir import passmanager  # noqa: F401
+        from jax._src.lib.mlir import passmanager  # type: ignore[attr-defined]  # noqa: F401
     except ImportError as e:
         return f"this jaxlib has no MLIR pass manager for Shardy ({e})"
     return ""

@@ -117,9 +117,11 @@ class PlanTraced(Traced):
         except PlanError as e:
             raise ValueError(str(e)) from None
         c_out, notes = self._out_shardings(state, mesh, pl.output_shardings, out_shapes)
-        colls, why_ms = why.explain(  # each collective's cause, from the same lowered module
-            pl.collectives, text, pl.shardy_dump or None, pl.hlo_text, [lf.path for lf in self.leaves],
-            self.out_paths(state), unchecked=PLAN_UNCHECKED)  # fmt: skip
+        colls = why.lazily(  # each collective's cause, from the same lowered module
+            pl.collectives,
+            why.Explainer(text, pl.shardy_dump or None, pl.hlo_text, self, state,
+                          unchecked=PLAN_UNCHECKED),
+        )  # fmt: skip
         if self.mode == "shard_map":
             local_out = self.output_info(state)[0]
         else:
@@ -155,8 +157,6 @@ class PlanTraced(Traced):
             compile_ms=(time.perf_counter() - t0) * 1e3,
             jaxpr=jaxpr_text(traced.jaxpr),
             notes={"in": [""] * len(self.leaves), "out": notes},
-            explain_ms=why_ms,
-            module_text=text,
         )
 
     def _out_shardings(

@@ -23,7 +23,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import hlo, sdy
-from .cause_text import describe, nothing_met, op_word, unknown_text
+from .cause_text import (
+    describe,
+    line_words,
+    nothing_met,
+    op_word,
+    reduced_axes,
+    unknown_text,
+)
 
 CHECKED = "agrees with XLA's own dump of this compile"
 FROM_DUMP = "from XLA's own dump of this compile (Shardy in this process differed)"
@@ -107,11 +114,11 @@ class Context:
     checked: str = UNCHECKED
 
 
-def attach(colls: Sequence[hlo.Collective], ctx: Context) -> list[hlo.Collective]:
-    """The collectives with their ``cause`` filled in (new records; the order kept)."""
+def causes(colls: Sequence[hlo.Collective], ctx: Context) -> list[Cause]:
+    """The cause of each collective, in order."""
     if ctx.module is None:
         why = unknown(ctx.missing or "Shardy's propagation is not available")
-        return [replace(c, cause=why) for c in colls]
+        return [why for _ in colls]
     graph = _hlo_params(ctx.hlo_text)
     seen: dict[tuple[str, str, str, tuple[int, ...]], int] = {}
     counts: dict[tuple[str, str, str, tuple[int, ...]], int] = {}
@@ -127,7 +134,7 @@ def attach(colls: Sequence[hlo.Collective], ctx: Context) -> list[hlo.Collective
             cause = _explain(c, ctx, graph, k, counts[key])
         except Exception as e:  # a form this reader does not know: said, never guessed
             cause = unknown(f"the module has a form this explanation cannot read ({e})")
-        out.append(replace(c, cause=cause))
+        out.append(cause)
     return out
 
 
@@ -165,6 +172,9 @@ def _explain(c: hlo.Collective, ctx: Context, graph: dict[str, Any], k: int, n_s
     ops = fit or ops
     met = [o for o in ops if not _agreeing(mod, o)]  # where shardings differ: where they met
     ops = met or ops
+    if c.kind in ("all-reduce", "reduce-scatter") and len(ops) > 1:  # partial results
+        partial = [o for o in ops if _partial(mod, o)]
+        ops = partial or ops
     layer = None
     if len(ops) > 1:
         if len(ops) == n_same:
@@ -180,6 +190,11 @@ def _explain(c: hlo.Collective, ctx: Context, graph: dict[str, Any], k: int, n_s
             )
     op = ops[0]
     cause = _from_module(c, op, mod, ctx, graph)
+    if layer is not None and cause.known:
+        lw = line_words(cause.op.file, cause.op.line) if cause.op is not None else ""
+        at = f" on {lw}" if lw else ""
+        text = cause.text.replace(f"{at}:", f"{at} (layer {layer[0]} of {layer[1]}):", 1)
+        cause = replace(cause, text=text)
     cause = replace(cause, layer=layer, candidates=tuple(_op_place(o) for o in ops[1:]))
     return _checked(c, op, cause, ctx, graph)
 
@@ -336,6 +351,12 @@ def _shapes_fit(mod: sdy.Module, op: sdy.Op, local: tuple[int, ...]) -> bool:
     return not local
 
 
+def _partial(mod: sdy.Module, op: sdy.Op) -> bool:
+    """Whether op leaves partial results (a contraction or reduction over a split dim)."""
+    vals = [mod.value(op, n) for n in op.operands]
+    return "partial" in reduced_axes(op, vals, [f"operand {i}" for i in range(len(vals))])
+
+
 def _agreeing(mod: sdy.Module, op: sdy.Op) -> bool:
     """Whether op's shardings agree (nothing met there)."""
     key = ("agree", op.index)
@@ -384,7 +405,8 @@ def _twin(mod: sdy.Module, op: sdy.Op, dump: sdy.Module, exact: bool = False) ->
         found.append((sig, d))
     if not found or len({s for s, _ in found}) > 1:
         return None
-    return found[0][1]
+    twin: sdy.Op = found[0][1]
+    return twin
 
 
 def _hlo_params(hlo_text: str) -> dict[str, Any]:

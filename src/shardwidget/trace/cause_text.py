@@ -69,15 +69,12 @@ def describe(
     what = f"{kind} of {ctx.in_paths[moved]}" if moved is not None else kind
     where = line_words(at.file, at.line)
     head = f"{what} at the {word}" + (f" on {where}" if where else "")
-    parts = []
+    parts: list[str] = []
     for label, v in zip(labels, operands, strict=True):
         if v is None or not v.shape or v.sharding is None:
             continue
         words = v.sharding.words()
-        if parts:
-            words = words.removeprefix("split ")
-        else:
-            words = f"arrives {words}"
+        words = words.removeprefix("split ") if parts else f"arrives {words}"
         src = "" if not label.startswith("operand") else _from(v, mod, ctx)
         parts.append(f"{label} {words}{src}")
     result = next((r for r in results if r is not None and r.sharding is not None), None)
@@ -103,17 +100,17 @@ def _result_words(
         return ""
     if op.op in ("sdy.reshard", "sdy.sharding_constraint"):
         return f", but the {word} asks for {result.sharding.words().removeprefix('split ')}"
-    extra = _reduced_axes(op, operands, labels)
+    extra = reduced_axes(op, operands, labels)
     if result.sharding.replicated:
         tail = f", but the {word}'s result is replicated"
     else:
         by = _by(result, mod, ctx)
-        tail = f", but the {word}'s result was given {result.sharding.words().removeprefix('split over ')}"
-        tail += f" {by}" if by else ""
+        given = result.sharding.words().removeprefix("split over ")
+        tail = f", but the {word}'s result was given {given}" + (f" {by}" if by else "")
     return tail + extra
 
 
-def _reduced_axes(op: sdy.Op, operands: Sequence[sdy.Value | None], labels: Sequence[str]) -> str:
+def reduced_axes(op: sdy.Op, operands: Sequence[sdy.Value | None], labels: Sequence[str]) -> str:
     """ ", and the contracted dims are split over x on both sides (partial sums)" and the like."""
     if op.op in ("stablehlo.dot_general", "stablehlo.dot") and len(operands) == 2:
         dn = op.attrs.get("dot_dimension_numbers", "")
@@ -179,6 +176,8 @@ def nothing_met(
 ) -> str:
     """Why the shardings at op explain nothing ("" when they differ): every value replicated,
     or an elementwise op whose operands arrive as its result is laid out."""
+    if not any(v is not None and v.shape for v in operands):
+        return "the {} builds its result from scalars on every device"
     vals = [
         v for v in (*operands, *results) if v is not None and v.shape and v.sharding is not None
     ]

@@ -101,7 +101,8 @@ def compute(traced: Any, res: TraceResult, i: int) -> list[Fix]:
 
 def _wanted(res: TraceResult, idx: int) -> spec_mod.NormSpec | None:
     """The spec Shardy gives input idx when it is left open (None when it cannot say)."""
-    text = getattr(res, "module_text", "")
+    explainer = res.collectives[0].explainer if res.collectives else None
+    text = explainer.module_text if explainer is not None else ""
     if not text:
         return None
     n = idx
@@ -109,9 +110,9 @@ def _wanted(res: TraceResult, idx: int) -> spec_mod.NormSpec | None:
         mod = sdy.build(_jax.shardy_ops(sdy.open_argument(text, n), propagate=True))
     except Exception:  # JAX's MLIR refused: no proposal
         return None
-    if len(mod.args) != len(res.in_paths) or mod.args[n].sharding is None:
+    sh = mod.args[n].sharding if len(mod.args) == len(res.in_paths) else None
+    if sh is None:
         return None  # an input XLA dropped: the arguments no longer line up
-    sh = mod.args[n].sharding
     if any(":" in a for d in sh.dims for a in d):
         return None  # sub-axes: no PartitionSpec of the view's mesh says it
     spec = sh.spec()

@@ -113,9 +113,16 @@ class Collective:
     """True when a group covers only part of an axis (e.g. pairs along x)."""
     name: str = field(repr=False, default="")
     """The HLO instruction name, e.g. "all-reduce.1"."""
-    cause: Any = field(repr=False, default=None, compare=False)
-    """Why XLA inserted it (a :class:`shardwidget.trace.cause.Cause`: ``.text``, ``.inputs``,
-    ``.constraints``, ``.outputs``, ``.op``); None where no explanation was asked for."""
+    explainer: Any = field(repr=False, default=None, compare=False)
+    """What gives its :attr:`cause` (``explainer(collective)``, computed on first use for every
+    collective of the compile); None where none was asked for."""
+
+    @property
+    def cause(self) -> Any:
+        """Why XLA inserted it (a :class:`shardwidget.trace.cause.Cause`: ``.text``,
+        ``.inputs``, ``.constraints``, ``.outputs``, ``.op``); None where no explanation was
+        asked for."""
+        return None if self.explainer is None else self.explainer(self)
 
 
 # ------------------------------------------------------------------------------- text parsing

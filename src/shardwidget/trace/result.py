@@ -188,11 +188,6 @@ class TraceResult:
     """Milliseconds the trace, lowering and compile took (0 when it came from the cache)."""
     run_ms: float = 0.0
     """Milliseconds the run took (0 when it did not run)."""
-    explain_ms: float = 0.0
-    """Milliseconds the collectives' causes took beside the compile (:mod:`.cause`)."""
-    module_text: str = field(default="", repr=False)
-    """The lowered module (StableHLO with its sharding annotations and source locations) the
-    causes and fixes read (:mod:`.cause`, :mod:`.fixes`)."""
     run_error: str = ""
     """Why running the compiled function failed ("" when it ran or was not run)."""
     ran: bool = False

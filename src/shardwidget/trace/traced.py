@@ -517,9 +517,7 @@ class Traced:
 
         t0 = time.perf_counter()
         mesh, in_sh, out_dtypes, out_shapes, traced = self.stage(state)
-        with _jax.mesh_context(mesh):
-            lowered = traced.lower()
-            compiled, dump = why.compile_with_dump(lowered)  # XLA's record of its shardings
+        compiled, lowered, dump = why.compile_with_dump(traced, mesh)  # + XLA's Shardy record
         compile_ms = (time.perf_counter() - t0) * 1e3
         constraints: list[Constraint] = []
         _walk_constraints(traced.jaxpr.jaxpr, constraints)
@@ -535,10 +533,7 @@ class Traced:
         da = [d.id for d in (used[0]._device_assignment if used else mesh.devices.flat)]
         coords = {int(d.id): tuple(int(v) for v in idx) for idx, d in np.ndenumerate(mesh.devices)}
         colls = hlo.collectives(txt, da, coords, mesh.axis_names, tuple(mesh.devices.shape))
-        mtext = str(lowered.as_text(debug_info=True))  # each collective's cause: trace/cause.py
-        colls, why_ms = why.explain(
-            colls, mtext, dump, txt, [lf.path for lf in self.leaves], self.out_paths(state),
-            constraints)  # fmt: skip
+        colls = why.lazily(colls, why.Explainer(lowered, dump, txt, self, state, constraints))
         sizes = dict(zip(state.axis_names, state.mesh_shape, strict=True))
         if self.mode == "shard_map":
             local_in = [
@@ -574,8 +569,6 @@ class Traced:
             compile_ms=compile_ms,
             jaxpr=jaxpr_text(traced.jaxpr),
             notes=notes,
-            explain_ms=why_ms,
-            module_text=mtext,
         )
 
     def _check_jit_args(self, structs: Sequence[Any]) -> None:

@@ -145,11 +145,12 @@ def _explain(c: hlo.Collective, ctx: Context, graph: dict[str, Any], k: int, n_s
         return unknown(
             "the compiled program names no operation for it (no op_name in its metadata)"
         )
-    ops = [o for o in mod.ops if o.name == c.op_name and _candidate(o)]
+    ops = _by_name(mod).get(c.op_name, [])
     if not ops:  # an op of a called function (a scan's body) is named within that function
-        ops = [o for o in mod.ops if o.name and c.op_name.endswith("/" + o.name) and _candidate(o)]
+        names = [n for n in _by_name(mod) if n and c.op_name.endswith("/" + n)]
+        ops = [o for n in names for o in _by_name(mod)[n]]
     if c.source:
-        ops = [o for o in ops if o.file and hlo.where(o.file, o.line) == c.source]
+        ops = [o for o in ops if o.file and _where(mod, o) == c.source]
     if not ops:
         if any(a.loc_name == c.op_name for a in mod.args):
             return unknown(
@@ -335,6 +336,24 @@ _BODIES = (
 _NOT_OPS = ("stablehlo.return", "sdy.return", "func.return", "stablehlo.constant", "sdy.constant")
 
 
+def _by_name(mod: sdy.Module) -> dict[str, list[sdy.Op]]:
+    """The candidate ops by name (worked out once per module)."""
+    if "by_name" not in mod.memo:
+        index: dict[str, list[sdy.Op]] = {}
+        for o in mod.ops:
+            if _candidate(o):
+                index.setdefault(o.name, []).append(o)
+        mod.memo["by_name"] = index
+    return mod.memo["by_name"]  # type: ignore[no-any-return]
+
+
+def _where(mod: sdy.Module, op: sdy.Op) -> str:
+    key = ("where", op.file, op.line)
+    if key not in mod.memo:
+        mod.memo[key] = hlo.where(op.file, op.line)
+    return str(mod.memo[key])
+
+
 def _candidate(op: sdy.Op) -> bool:
     """Whether op can be where shardings meet (not a reduction's body, not a terminator)."""
     return op.parent not in _BODIES and op.op not in _NOT_OPS
@@ -447,7 +466,13 @@ _MOVES = {
 def _moves_only(node: Any, graph: dict[str, Any]) -> bool:
     """Whether a fusion only moves data (its float values pass through copies, slices and
     reshapes; index arithmetic on integers aside)."""
-    inner = [v for v in graph.values() if v[3] == node[3] and v is not node]
+    if " by computation" not in graph:
+        index: dict[str, list[Any]] = {}
+        for k, v in graph.items():
+            if k != " by computation":
+                index.setdefault(v[3], []).append(v)
+        graph[" by computation"] = index
+    inner = [v for v in graph[" by computation"].get(node[3], []) if v is not node]
     return bool(inner) and all(v[0] in _MOVES or re.match(r"\(?[su]\d+\[", v[4]) for v in inner)
 
 

@@ -29,6 +29,7 @@ from ..trace import fixes as fixes_mod
 from ..trace import pmap as pmap_mod
 from ..trace import result as result_mod
 from ..trace import traced as trace_mod
+from ..wire import why as why_wire
 from . import rerun
 from .base import InvalidValue, ShardView, is_function
 from .cost import CostMixin
@@ -508,6 +509,9 @@ class FunctionView(CostMixin, ShardView):
             if wire.parse_history(content) is not None:
                 self.error = MULTIPROCESS
                 return
+        why = why_wire.parse(content)  # the "why" panel: a cause, its fixes, applying one
+        if why is not None:
+            return self.send(why_wire.answer(self, why))  # type: ignore[no-any-return]
         super()._on_custom_msg(widget, content, buffers)
 
     def set_state(self, sync_data: dict[str, Any]) -> None:

@@ -448,6 +448,9 @@ def shardy_ops(text: str, propagate: bool, strategy: str = "basic") -> list[dict
     from jax._src.interpreters import mlir
     from jax._src.lib.mlir import ir, passmanager  # type: ignore[attr-defined]
 
+    unsafe = shardy_missing(text) if propagate else ""
+    if unsafe:  # never run what would take the kernel down
+        raise RuntimeError(unsafe)
     with mlir.make_ir_context():
         module = ir.Module.parse(text)
         if propagate:
@@ -501,15 +504,27 @@ def _attr_texts(attrs: Any) -> dict[str, str]:
     return out
 
 
-def shardy_missing() -> str:
-    """Why Shardy's propagation cannot run in this process ("" when it can): its debug records
-    of sharding origins came with jaxlib 0.7 (the version matrix's oldest), and the passes
-    must be registered in jaxlib's MLIR."""
+_CRASHES_09 = ("func.call", "stablehlo.while", "stablehlo.case")
+"""Ops with which jaxlib 0.9's Shardy passes crash the process (a segmentation fault, measured
+with jax 0.9.2 on a scan, a fori_loop and a nested jit; 0.7.2, 0.8.3 and 0.10.2 run them)."""
+
+
+def shardy_missing(text: str = "") -> str:
+    """Why Shardy's propagation cannot run in this process on a module's text ("" when it
+    can): its debug records of sharding origins came with jaxlib 0.7 (the version matrix's
+    oldest); the passes must be registered in jaxlib's MLIR; and jaxlib 0.9's crash the process
+    on loops and nested calls (:data:`_CRASHES_09`), so those are not run there."""
     import jax
 
     major_minor = tuple(int(v) for v in re.findall(r"\d+", jax.__version__)[:2])
     if major_minor < (0, 7):
         return f"jax {jax.__version__} predates Shardy's records of where shardings came from"
+    crashing = [op for op in _CRASHES_09 if op in text] if major_minor == (0, 9) else []
+    if crashing:
+        return (
+            f"jax {jax.__version__}'s Shardy passes crash the process on a program with "
+            f"{crashing[0]} (a loop or a nested jit); jax 0.8 and 0.10 explain it"
+        )
     try:
         from jax._src.lib.mlir import passmanager  # type: ignore[attr-defined]  # noqa: F401
     except ImportError as e:

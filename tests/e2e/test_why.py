@@ -52,7 +52,9 @@ def test_why_panel_explains_and_applies_a_fix(page: Any, tmp_path: Any) -> None:
     pump(loop, page)
     text = page.inner_text(".sw-why")
     assert view.trace.collectives[i].cause.text in text
-    lit = page.eval_on_selector_all(".sw-why-lit", "es => es.map(e => e.dataset.side + e.dataset.index)")
+    lit = page.eval_on_selector_all(
+        ".sw-why-lit", "es => es.map(e => e.dataset.side + e.dataset.index)"
+    )
     assert sorted(lit) == sorted(f"in{p.index}" for p in view.trace.collectives[i].cause.inputs)
     page.locator("button.sw-why-find").click()
     pump(loop, page)

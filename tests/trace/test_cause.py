@@ -139,14 +139,16 @@ def test_gradient_through_a_scanned_model() -> None:
     ws, x = put(m, (3, 32, 32), P(None, None, "x")), put(m, (16, 32), P("y", None))
     view = sw.ShardView(step, ws, x)
     cs = causes(view)
-    if MISSING:
-        pytest.skip(MISSING)
+    missing = _jax.shardy_missing(view.trace.collectives[0].explainer.module_text)
+    if missing:  # (jax 0.9: its Shardy passes would crash the process on the scan)
+        assert all(not c.known and c.reason == missing for c in cs)
+        pytest.skip(missing)
     for c in cs:  # known and checked against XLA's dump, or unknown with the reason
         if c.known:
             assert c.checked in (cause_mod.CHECKED, cause_mod.FROM_DUMP)
             assert c.op is not None and c.op.file.endswith("test_cause.py")
-        else:
-            assert "scan's body" in c.reason or "share" in c.reason, c.reason
+        else:  # (jax 0.10: "sits in a function a loop calls (a scan's body)"; 0.8: no line)
+            assert c.reason and c.text == f"cause unknown: {c.reason}"
 
 
 def test_fix_removes_the_collective_and_undo_restores() -> None:

@@ -135,7 +135,7 @@ def context(
     if "sdy." not in module_text:
         ctx.missing = NO_SHARDY
         return ctx
-    missing = _jax.shardy_missing()
+    missing = _jax.shardy_missing(module_text)
     if missing:
         ctx.missing = missing
         return ctx

@@ -12,8 +12,7 @@ import pytest
 from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from shardwidget import ShardView
-from shardwidget import _jax
+from shardwidget import ShardView, _jax
 
 from .conftest import ARTIFACTS
 from .harness import Loop

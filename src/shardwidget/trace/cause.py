@@ -162,7 +162,9 @@ def _explain(c: hlo.Collective, ctx: Context, graph: dict[str, Any], k: int, n_s
             f"no op of Shardy's module is {c.op_name}{at} (a custom call, or an op "
             "XLA created after partitioning)"
         )
-    main = min((o.scope for o in mod.ops), default=0)
+    if "main" not in mod.memo:
+        mod.memo["main"] = min((o.scope for o in mod.ops), default=0)
+    main = mod.memo["main"]
     if all(o.scope != main for o in ops) and all(_agreeing(mod, o) for o in ops):
         return unknown(
             f"the {op_word(ops[0].short)} on {c.source or 'its line'} sits in a function a loop "
@@ -361,6 +363,13 @@ def _candidate(op: sdy.Op) -> bool:
 
 def _shapes_fit(mod: sdy.Module, op: sdy.Op, local: tuple[int, ...]) -> bool:
     """Whether a collective's per-device shape can be a piece of one of op's values."""
+    key = ("fit", op.index, local)
+    if key not in mod.memo:
+        mod.memo[key] = _fits(mod, op, local)
+    return bool(mod.memo[key])
+
+
+def _fits(mod: sdy.Module, op: sdy.Op, local: tuple[int, ...]) -> bool:
     for name in op.operands + op.results:
         v = mod.value(op, name)
         if v is None or len(v.shape) != len(local):
@@ -372,8 +381,12 @@ def _shapes_fit(mod: sdy.Module, op: sdy.Op, local: tuple[int, ...]) -> bool:
 
 def _partial(mod: sdy.Module, op: sdy.Op) -> bool:
     """Whether op leaves partial results (a contraction or reduction over a split dim)."""
-    vals = [mod.value(op, n) for n in op.operands]
-    return "partial" in reduced_axes(op, vals, [f"operand {i}" for i in range(len(vals))])
+    key = ("partial", op.index)
+    if key not in mod.memo:
+        vals = [mod.value(op, n) for n in op.operands]
+        labels = [f"operand {i}" for i in range(len(vals))]
+        mod.memo[key] = "partial" in reduced_axes(op, vals, labels)
+    return bool(mod.memo[key])
 
 
 def _agreeing(mod: sdy.Module, op: sdy.Op) -> bool:
@@ -440,8 +453,9 @@ def _hlo_params(hlo_text: str) -> dict[str, Any]:
         for name, shape, op, text in hlo._instructions(line):
             body = text.split(op + "(", 1)[1] if op + "(" in text else ""
             param = re.match(r"(\d+)\)", body) if op == "parameter" and entry else None
-            args = re.findall(r"%([\w.\-]+)", body.split(")", 1)[0]) if op != "parameter" else []
-            calls = re.search(r"calls=%?([\w.\-]+)", text)
+            walked = op in _THROUGH or op.removesuffix("-start") in hlo.KINDS  # (the rest: no need)
+            args = re.findall(r"%([\w.\-]+)", body.split(")", 1)[0]) if walked else []
+            calls = re.search(r"calls=%?([\w.\-]+)", text) if op == "fusion" else None
             where = calls.group(1) if calls else comp
             out[name] = (op, args, int(param.group(1)) if param else None, where, shape)
     return out

@@ -88,6 +88,11 @@ class Explainer:
         """Milliseconds the causes took (0 until first asked for)."""
 
     @property
+    def ready(self) -> bool:
+        """Whether the causes were worked out already (reading them now costs nothing)."""
+        return self._causes is not None
+
+    @property
     def module_text(self) -> str:
         """The lowered module's text, with its sharding annotations and source locations."""
         if not isinstance(self._module, str):

@@ -452,7 +452,12 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     if (shown.key !== this.whyKey) this.why.reset(); // a new layout: the old answer no longer holds
     this.whyKey = shown.key;
     row.append(
-      renderCollectives(doc, shown.collectives, (i) => this.lightCollective(i), (i) => this.why.ask(i)),
+      renderCollectives(
+        doc,
+        shown.collectives,
+        (i) => this.lightCollective(i),
+        this.options?.static ? undefined : (i) => this.why.ask(i), // (a saved page: no kernel to ask)
+      ),
     );
     const leaf = [...shown.inputs, ...shown.outputs].find((l) => l.layout.mesh);
     this.devices.update(

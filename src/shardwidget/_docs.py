@@ -63,6 +63,8 @@ def sections() -> list[tuple[str, str, list[Any]]]:
     from .model.tree import StaticLeaf, TreeLeaf
     from .plan import Plan, PlanError, plan
     from .render.snapshot import Snapshot
+    from .trace.cause import Cause, Place
+    from .trace.fixes import Fix
     from .trace.hlo import Collective, HloShape
     from .trace.result import Constraint, Leaf, LeafResult
 
@@ -91,6 +93,12 @@ def sections() -> list[tuple[str, str, list[Any]]]:
             "Functions",
             "`view.trace` of a function view: what XLA compiled for one layout of the inputs.",
             [TraceState, Leaf, TraceResult, LeafResult, Constraint, Collective, HloShape],
+        ),
+        (
+            "Why this collective",
+            "`view.trace.collectives[i].cause`: the shardings that met where XLA inserted it; "
+            "`view.fixes(i)`: the layouts that remove it (`view.apply_fix(i, k)` applies one).",
+            [Cause, Place, Fix],
         ),
         (
             "Cost",

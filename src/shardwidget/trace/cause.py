@@ -50,7 +50,9 @@ class Place:
     spec: str = ""
     """The sharding it carries, in words ("split over x on dim 0")."""
     file: str = ""
+    """The source file of the user's code where it is ("" for an input or output leaf)."""
     line: int = 0
+    """Its line in that file (0 when unknown)."""
 
     @property
     def where(self) -> str:

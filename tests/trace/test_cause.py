@@ -111,6 +111,10 @@ def test_contraction_over_a_sharded_dimension() -> None:
     assert reduce, [c.kind for c in view.trace.collectives]
     assert all("split over x on both sides" in c.cause.text for c in reduce)
     assert all(c.op is not None and c.op.label == "dot_general" for c in cs)
+    i = view.trace.collectives.index(reduce[0])
+    fix = view.fixes(i)[0]  # no single input can give way: both, together
+    assert fix.removes and "together" in fix.what
+    assert not any(c.kind == "all-reduce" for c in fix.collectives)
 
 
 def test_reshard_under_explicit_axes() -> None:

@@ -254,8 +254,12 @@ def _from_module(
         if idx is not None:
             inputs[idx] = _input_place(idx, v, ctx)
             labels.append(ctx.in_paths[idx])
-        else:
-            labels.append(f"operand {i}")
+            continue
+        made = mod.defined_by.get((op.scope, op.operands[i]))
+        if made is not None and _from_scalars(mod, made):
+            labels.append("")  # a constant broadcast where it is needed: nothing arrives
+            continue
+        labels.append(f"operand {i}")
         _origins(v, mod, ctx, inputs, constraints, outputs)
     for v in results:
         assert v is not None
@@ -389,6 +393,12 @@ def _partial(mod: sdy.Module, op: sdy.Op) -> bool:
         labels = [f"operand {i}" for i in range(len(vals))]
         mod.memo[key] = "partial" in reduced_axes(op, vals, labels)
     return bool(mod.memo[key])
+
+
+def _from_scalars(mod: sdy.Module, op: sdy.Op) -> bool:
+    """Whether op builds its result from scalars only (a constant, a broadcast scalar)."""
+    vals = [mod.value(op, n) for n in op.operands]
+    return not any(v is not None and v.shape for v in vals)
 
 
 def _agreeing(mod: sdy.Module, op: sdy.Op) -> bool:

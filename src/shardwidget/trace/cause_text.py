@@ -71,7 +71,7 @@ def describe(
     head = f"{what} at the {word}" + (f" on {where}" if where else "")
     parts: list[str] = []
     for label, v in zip(labels, operands, strict=True):
-        if v is None or not v.shape or v.sharding is None:
+        if not label or v is None or not v.shape or v.sharding is None:
             continue
         words = v.sharding.words()
         words = words.removeprefix("split ") if parts else f"arrives {words}"
@@ -99,7 +99,8 @@ def _result_words(
     if result is None or result.sharding is None:
         return ""
     if op.op in ("sdy.reshard", "sdy.sharding_constraint"):
-        return f", but the {word} asks for {result.sharding.words().removeprefix('split ')}"
+        asked = result.sharding.words().removeprefix("split over ")
+        return f", but the {word} asks for {'it ' if result.sharding.replicated else ''}{asked}"
     extra = reduced_axes(op, operands, labels)
     if result.sharding.replicated:
         tail = f", but the {word}'s result is replicated"

@@ -58,10 +58,20 @@ def candidates(res: TraceResult, i: int) -> list[tuple[str, TraceState]]:
     if cause.operand is not None and cause.operand.index not in idxs:
         idxs.insert(0, cause.operand.index)
     for idx in idxs:
-        spec = _wanted(res, idx)
+        spec = _wanted(res, [idx])[0]
         if spec is not None and spec != st.in_specs[idx]:
             words = f"lay {res.in_paths[idx]} out as {spec_mod.to_text(spec)} (as the op wants it)"
             out.append((words, _with_in(st, idx, spec)))
+    if len(idxs) > 1:  # all at once: where no single input can give way (a contraction)
+        specs = _wanted(res, idxs)
+        new = st
+        for idx, spec in zip(idxs, specs, strict=True):
+            new = _with_in(new, idx, spec) if spec is not None else new
+        if new != st and all(o[1] != new for o in out):
+            laid = ", ".join(
+                f"{res.in_paths[i]} as {spec_mod.to_text(new.in_specs[i])}" for i in idxs
+            )
+            out.append((f"lay {laid} (as the op wants them, together)", new))
     if cause.operand is not None:
         idx = cause.operand.index
         whole = ((),) * len(st.in_specs[idx])
@@ -95,28 +105,36 @@ def compute(traced: Any, res: TraceResult, i: int) -> list[Fix]:
         ms = (time.perf_counter() - t0) * 1e3
         after = sum(1 for c in other.collectives if (c.kind, c.op_name, c.source, c.shape) == key)
         fixes.append(Fix(words, other.state, after < before, other.collectives, other.memory, ms))
-    fixes.sort(key=lambda f: (bool(f.error), not f.removes, len(f.collectives)))
+    fixes.sort(
+        key=lambda f: (bool(f.error), not f.removes, len(f.collectives), f.memory.get("peak", 0))
+    )
     return fixes
 
 
-def _wanted(res: TraceResult, idx: int) -> spec_mod.NormSpec | None:
-    """The spec Shardy gives input idx when it is left open (None when it cannot say)."""
+def _wanted(res: TraceResult, idxs: list[int]) -> list[spec_mod.NormSpec | None]:
+    """The specs Shardy gives inputs idxs when they are left open together (None for one it
+    cannot say)."""
     explainer = res.collectives[0].explainer if res.collectives else None
     text = explainer.module_text if explainer is not None else ""
+    none: list[spec_mod.NormSpec | None] = [None] * len(idxs)
     if not text:
-        return None
-    n = idx
+        return none
+    for idx in idxs:
+        text = sdy.open_argument(text, idx)
     try:
-        mod = sdy.build(_jax.shardy_ops(sdy.open_argument(text, n), propagate=True))
+        mod = sdy.build(_jax.shardy_ops(text, propagate=True))
     except Exception:  # JAX's MLIR refused: no proposal
-        return None
-    sh = mod.args[n].sharding if len(mod.args) == len(res.in_paths) else None
-    if sh is None:
-        return None  # an input XLA dropped: the arguments no longer line up
-    if any(":" in a for d in sh.dims for a in d):
-        return None  # sub-axes: no PartitionSpec of the view's mesh says it
-    spec = sh.spec()
-    return spec if len(spec) == len(res.in_shapes[idx]) else None
+        return none
+    if len(mod.args) != len(res.in_paths):
+        return none  # an input XLA dropped: the arguments no longer line up
+    out: list[spec_mod.NormSpec | None] = []
+    for idx in idxs:
+        sh = mod.args[idx].sharding
+        spec = (
+            sh.spec() if sh is not None and not any(":" in a for d in sh.dims for a in d) else None
+        )
+        out.append(spec if spec is not None and len(spec) == len(res.in_shapes[idx]) else None)
+    return out
 
 
 def _with_in(st: TraceState, idx: int, spec: spec_mod.NormSpec) -> TraceState:

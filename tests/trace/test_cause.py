@@ -97,6 +97,8 @@ def test_out_shardings() -> None:
     cs = known(causes(view))
     assert any(c.outputs and c.outputs[0].label == "out" for c in cs), [c.text for c in cs]
     assert any("out_shardings of out" in c.text for c in cs)
+    made = [c.outputs[0] for c in cs if c.outputs]  # where the output is made: f's line
+    assert all(p.line == f.__code__.co_firstlineno + 1 and p.file == __file__ for p in made)
 
 
 def test_contraction_over_a_sharded_dimension() -> None:
@@ -207,3 +209,24 @@ def test_gspmd_module_says_why() -> None:
 
     ctx = why.context("module @m { func.func @main() { return } }", None, "", [], [])
     assert ctx.module is None and "GSPMD" in ctx.missing
+
+
+def test_a_collective_the_function_writes_itself() -> None:
+    view = sw.ShardView(
+        lambda x: jax.lax.psum(x, "x"),
+        jnp.arange(32.0),
+        mode="shard_map",
+        mesh_shape=[8],
+        axis_names=["x"],
+        in_specs=[P("x")],
+        out_specs=[P()],
+    )
+    cs = causes(view)
+    if MISSING:
+        pytest.skip(MISSING)
+    assert all(c.known and "psum" in c.op.label for c in cs), [c.text for c in cs]
+    assert all(c.text.startswith("all-reduce asked for by the function") for c in cs)
+    assert all(
+        c.op.line == test_a_collective_the_function_writes_itself.__code__.co_firstlineno + 2
+        for c in cs
+    )

@@ -164,6 +164,8 @@ def _explain(c: hlo.Collective, ctx: Context, graph: dict[str, Any], k: int, n_s
             f"no op of Shardy's module is {c.op_name}{at} (a custom call, or an op "
             "XLA created after partitioning)"
         )
+    if all(o.op in _EXPLICIT for o in ops):
+        return _asked_for(c, ops[0])
     if "main" not in mod.memo:
         mod.memo["main"] = min((o.scope for o in mod.ops), default=0)
     main = mod.memo["main"]
@@ -326,7 +328,9 @@ def _origins(
         elif kind == "output" and n is not None and n < len(ctx.out_paths):
             res = mod.results[n] if n < len(mod.results) else None
             words = res.sharding.words() if res is not None and res.sharding is not None else ""
-            outputs.setdefault(n, Place("output", n, ctx.out_paths[n], words))
+            made = mod.returns[n] if n < len(mod.returns) else None  # where the output is made
+            file, line = (made.file, made.line) if made is not None else ("", 0)
+            outputs.setdefault(n, Place("output", n, ctx.out_paths[n], words, file, line))
         elif kind == "constraint" and n is not None and origin in mod.constraints:
             constraints.setdefault(n, constraint_place(n, mod.constraints[origin], mod, ctx))
 
@@ -342,6 +346,29 @@ _BODIES = (
     "stablehlo.reduce_scatter",
 )
 _NOT_OPS = ("stablehlo.return", "sdy.return", "func.return", "stablehlo.constant", "sdy.constant")
+
+
+_EXPLICIT = (
+    "stablehlo.all_reduce",
+    "stablehlo.reduce_scatter",
+    "stablehlo.all_gather",
+    "stablehlo.all_to_all",
+    "stablehlo.collective_permute",
+    "stablehlo.collective_broadcast",
+)
+"""Collectives the function writes itself (psum, psum_scatter, all_gather, ppermute, … inside
+shard_map or pmap): no sharding asked for them."""
+
+
+def _asked_for(c: hlo.Collective, op: sdy.Op) -> Cause:
+    """The cause of a collective the function wrote itself."""
+    where = line_words(op.file, op.line)
+    at = f" on {where}" if where else ""
+    text = (
+        f"{c.kind} asked for by the function: its {op.short}{at}, over the manual axes of "
+        "shard_map (or pmap); no sharding met another here"
+    )
+    return Cause(text, op=_op_place(op), checked="the function's own collective: nothing to check")
 
 
 def _by_name(mod: sdy.Module) -> dict[str, list[sdy.Op]]:

@@ -109,6 +109,9 @@ class Module:
     """"mc_N" → the shard_map (manual computation) op N."""
     defined_by: dict[tuple[int, str], Op] = field(default_factory=dict)
     """(scope, value name) → the op whose result it is."""
+    returns: list[Op] = field(default_factory=list)
+    """Per output of the main function, the op that makes it (its place in the user's code);
+    an output that is an argument has none (the list stops short or holds None)."""
     memo: dict[Any, Any] = field(default_factory=dict, repr=False)
     """What the explanations computed once per op (signatures, agreement)."""
 
@@ -189,7 +192,22 @@ def build(records: Sequence[dict[str, Any]]) -> Module:
             continue
         parent = stack[-2] if len(stack) > 1 and stack[-2] != "func.func" else ""
         _add_op(mod, rec, scope, parent)
+        if rec["op"] == "func.return" and rec is main_return(records, main) and not parent:
+            mod.returns = [mod.defined_by.get((scope, n)) for n in rec["operands"]]  # type: ignore[misc]
     return mod
+
+
+def main_return(records: Sequence[dict[str, Any]], main: dict[str, Any] | None) -> Any:
+    """The main function's own return record (the first top-level one after it)."""
+    seen = main is None
+    for rec in records:
+        if rec is main:
+            seen = True
+        elif seen and rec["op"] == "func.return" and rec["depth"] == 1:
+            return rec
+        elif seen and rec["op"] == "func.func" and main is not None:
+            return None
+    return None
 
 
 def _add_func(mod: Module, rec: dict[str, Any], scope: int, is_main: bool) -> None:

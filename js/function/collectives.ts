@@ -126,7 +126,7 @@ function whyCell(doc: Document, ask: () => void): HTMLTableCellElement {
   b.type = "button";
   b.title = "which input, constraint or output shardings met here, and how to remove it";
   b.addEventListener("click", ask);
-  const td = el(doc, "td");
+  const td = el(doc, "td", "sw-tr-whycell");
   td.append(b);
   return td;
 }

@@ -487,6 +487,8 @@ def _walk_op(o: Any, state: Any, depth: int, out: list[dict[str, Any]]) -> None:
         "loc": str(o.location),
         "depth": depth,
     }
+    if o.name != "func.func" and o.regions and o.regions[0].blocks:  # a loop's carried values
+        rec["block_args"] = [a.get_name(state) for a in o.regions[-1].blocks[0].arguments]
     if o.name == "func.func" and o.regions and o.regions[0].blocks:
         block = o.regions[0].blocks[0]
         arg_attrs = list(o.attributes["arg_attrs"]) if "arg_attrs" in o.attributes else []

@@ -211,6 +211,28 @@ def test_gspmd_module_says_why() -> None:
     assert ctx.module is None and "GSPMD" in ctx.missing
 
 
+def test_a_scanned_layer_read_from_xlas_dump() -> None:
+    m = mesh()
+
+    def fwd(ws, x):
+        def layer(h, w):
+            return jnp.tanh(h @ w), None
+
+        return jax.lax.scan(layer, x, ws)[0]
+
+    view = sw.ShardView(
+        fwd, put(m, (3, 32, 32), P(None, None, "x")), put(m, (16, 32), P("y", None))
+    )
+    cs = causes(view)
+    missing = _jax.shardy_missing(view.trace.collectives[0].explainer.module_text)
+    if missing:
+        pytest.skip(missing)
+    body = [c for c in cs if c.known and c.checked == cause_mod.IN_BODY]
+    assert body, [c.text for c in cs]
+    assert all(c.op.line == fwd.__code__.co_firstlineno + 2 for c in body)
+    assert all("matmul" in c.text for c in body)
+
+
 def test_a_collective_the_function_writes_itself() -> None:
     view = sw.ShardView(
         lambda x: jax.lax.psum(x, "x"),

@@ -35,6 +35,7 @@ from .cause_text import (
 CHECKED = "agrees with XLA's own dump of this compile"
 FROM_DUMP = "from XLA's own dump of this compile (Shardy in this process differed)"
 UNCHECKED = "not checked: no dump of XLA's own propagation for this compile"
+IN_BODY = "in a loop's body: read from XLA's own dump of this compile (XLA inlines the body)"
 
 
 @dataclass(frozen=True)
@@ -169,11 +170,16 @@ def _explain(c: hlo.Collective, ctx: Context, graph: dict[str, Any], k: int, n_s
     if "main" not in mod.memo:
         mod.memo["main"] = min((o.scope for o in mod.ops), default=0)
     main = mod.memo["main"]
-    if all(o.scope != main for o in ops) and all(_agreeing(mod, o) for o in ops):
+    in_body = all(o.scope != main for o in ops) and all(_agreeing(mod, o) for o in ops)
+    body = _in_body(c, ops, ctx, graph) if in_body else None
+    if body is not None:
+        return body
+    if in_body:
         return unknown(
             f"the {op_word(ops[0].short)} on {c.source or 'its line'} sits in a function a loop "
-            "calls (a scan's body), which Shardy's run in this process leaves unsharded; "
-            "XLA shards it after inlining, which this explanation does not see yet"
+            "calls (a scan's body), which Shardy's run in this process leaves unsharded (XLA "
+            "inlines it first), and XLA's dump has no single op of its kind and shapes in its "
+            "loops to read instead"
         )
     fit = [o for o in ops if _shapes_fit(mod, o, c.shape)]
     ops = fit or ops
@@ -204,6 +210,27 @@ def _explain(c: hlo.Collective, ctx: Context, graph: dict[str, Any], k: int, n_s
         cause = replace(cause, text=text)
     cause = replace(cause, layer=layer, candidates=tuple(_op_place(o) for o in ops[1:]))
     return _checked(c, op, cause, ctx, graph)
+
+
+def _in_body(c: hlo.Collective, ops: list[sdy.Op], ctx: Context, graph: Any) -> Cause | None:
+    """The cause of a collective in a loop's body (a function a scan calls, which XLA inlines
+    and Shardy in this process leaves unsharded), read from XLA's dump: each candidate op's
+    twin there (same shapes, one sharding among them), filtered as in :func:`_explain`; None
+    where the dump does not settle it."""
+    mod, dump = ctx.module, ctx.dump
+    if mod is None or dump is None:
+        return None
+    pairs = [(o, t) for o in ops if (t := _twin(mod, o, dump, body=True)) is not None]
+    pairs = [p for p in pairs if _shapes_fit(dump, p[1], c.shape)] or pairs
+    pairs = [p for p in pairs if not _agreeing(dump, p[1])] or pairs
+    if c.kind in ("all-reduce", "reduce-scatter"):
+        pairs = [p for p in pairs if _partial(dump, p[1])] or pairs
+    if not pairs or len({_signature(dump, t) for _, t in pairs}) != 1:
+        return None
+    o, t = pairs[0]
+    cause = _from_module(c, t, dump, ctx, graph, place_of=o)
+    others = tuple(_op_place(p[0]) for p in pairs[1:])
+    return replace(cause, checked=IN_BODY, candidates=others) if cause.known else None
 
 
 def _checked(c: hlo.Collective, op: sdy.Op, cause: Cause, ctx: Context, graph: Any) -> Cause:
@@ -377,7 +404,7 @@ def _by_name(mod: sdy.Module) -> dict[str, list[sdy.Op]]:
         index: dict[str, list[sdy.Op]] = {}
         for o in mod.ops:
             if _candidate(o):
-                index.setdefault(o.name, []).append(o)
+                index.setdefault(sdy.full_name(mod, o), []).append(o)
         mod.memo["by_name"] = index
     return mod.memo["by_name"]  # type: ignore[no-any-return]
 
@@ -458,7 +485,9 @@ def _agrees(mod: sdy.Module, op: sdy.Op, dump: sdy.Module) -> bool:
     return _twin(mod, op, dump, exact=True) is not None
 
 
-def _twin(mod: sdy.Module, op: sdy.Op, dump: sdy.Module, exact: bool = False) -> sdy.Op | None:
+def _twin(
+    mod: sdy.Module, op: sdy.Op, dump: sdy.Module, exact: bool = False, body: bool = False
+) -> sdy.Op | None:
     """The dump's op with op's shapes (and, exact: op's shardings); None unless one fits
     (several of the same shardings count as one)."""
     want = _signature(mod, op)
@@ -470,14 +499,33 @@ def _twin(mod: sdy.Module, op: sdy.Op, dump: sdy.Module, exact: bool = False) ->
         dump.memo["by_shapes"] = index
     found = []
     for d in dump.memo["by_shapes"].get(shapes, []):
+        if body and (d.parent != "stablehlo.while" or _kind(d, dump) != _kind(op, mod)):
+            continue  # a loop body's op: only an op of the same kind in a loop of the dump
         sig = _signature(dump, d)
         if exact and sig != want:
             continue
         found.append((sig, d))
-    if not found or len({s for s, _ in found}) > 1:
-        return None
+    if not found or len({s for s, _ in found}) > 1 or (body and len(found) > 1):
+        return None  # (a loop body's op: only where the dump has exactly one such op)
     twin: sdy.Op = found[0][1]
     return twin
+
+
+def _kind(op: sdy.Op, mod: sdy.Module) -> str:
+    """The op's kind, across the dump's forms (its round trip through HLO writes a plain
+    matmul's dot_general as dot), with a contraction's dimension numbers."""
+    if op.op == "stablehlo.dot":
+        lhs = mod.value(op, op.operands[0]) if op.operands else None
+        return f"dot lhs[{len(lhs.shape) - 1 if lhs else -1}] rhs[0] batch[] batch[]"
+    if op.op == "stablehlo.dot_general":
+        dn = op.attrs.get("dot_dimension_numbers", "")
+        nums = [
+            (m.group(1) if (m := re.search(k + r" = \[([\d, ]*)\]", dn)) else "").replace(" ", "")
+            for k in ("lhs_contracting_dimensions", "rhs_contracting_dimensions",
+                      "lhs_batching_dimensions", "rhs_batching_dimensions")
+        ]  # fmt: skip
+        return f"dot lhs[{nums[0]}] rhs[{nums[1]}] batch[{nums[2]}] batch[{nums[3]}]"
+    return op.op
 
 
 def _hlo_params(hlo_text: str) -> dict[str, Any]:

@@ -182,8 +182,6 @@ def nothing_met(
     vals = [
         v for v in (*operands, *results) if v is not None and v.shape and v.sharding is not None
     ]
-    if op.op in ("stablehlo.reduce", "stablehlo.dot_general"):
-        vals = [v for v in vals if v.sharding is not None and not v.sharding.replicated] and vals
     if vals and all(v.sharding is not None and v.sharding.replicated for v in vals):
         return "every value at the {} is replicated in Shardy's propagation"
     shapes = {v.shape for v in vals}

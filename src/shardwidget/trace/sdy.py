@@ -109,6 +109,11 @@ class Module:
     """"mc_N" → the shard_map (manual computation) op N."""
     defined_by: dict[tuple[int, str], Op] = field(default_factory=dict)
     """(scope, value name) → the op whose result it is."""
+    func_names: dict[int, str] = field(default_factory=dict)
+    """Scope → the name of its function ("main", "closed_call_1")."""
+    callers: dict[str, list[str]] = field(default_factory=dict)
+    """A function's name → the names of the calls of it (a scan's body: the op name of its
+    ``closed_call``, which prefixes the names of the body's ops in the compiled HLO)."""
     returns: list[Op] = field(default_factory=list)
     """Per output of the main function, the op that makes it (its place in the user's code);
     an output that is an argument has none (the list stops short or holds None)."""
@@ -184,6 +189,7 @@ def build(records: Sequence[dict[str, Any]]) -> Module:
             del stack[rec["depth"] :]
             stack.append(rec["op"])
             scope += 1
+            mod.func_names[scope] = rec["attrs"].get("sym_name", "").strip('"')
             _add_func(mod, rec, scope, rec is main or (main is None and scope == 0))
             continue
         del stack[rec["depth"] :]
@@ -255,6 +261,11 @@ def _add_op(mod: Module, rec: dict[str, Any], scope: int, parent: str) -> None:
         sh = shardings[i] if i < len(shardings) else None
         mod.values[(scope, r)] = _value(r, t, sh, origins[i] if i < len(origins) else {})
         mod.defined_by[(scope, r)] = op
+    if rec["op"] == "stablehlo.while":  # the body's carried values are laid out as the results
+        for arg, res in zip(rec.get("block_args", []), rec["results"], strict=False):
+            mod.values[(scope, arg)] = mod.values[(scope, res)]
+    if rec["op"] == "func.call" and name:
+        mod.callers.setdefault(attrs.get("callee", "").lstrip("@"), []).append(name)
     origin = attrs.get("sdy.sharding_origin_name", "").strip('"')
     if origin.startswith("constraint_"):
         mod.constraints[origin] = op
@@ -313,3 +324,13 @@ def open_argument(text: str, i: int) -> str:
         j += 1
     ndim = len(re.findall(r"\{[^}]*\}", text[start : j + 1]))
     return text[: start + 1] + ", ".join(["{?}"] * ndim) + text[j:]
+
+
+def full_name(mod: Module, op: Op) -> str:
+    """op's name as the compiled HLO writes it: inside a function called from one place (a
+    scan's body), prefixed by that call's name; "" where the callers disagree."""
+    fn = mod.func_names.get(op.scope, "")
+    callers = set(mod.callers.get(fn, []))
+    if not callers:
+        return op.name
+    return f"{callers.pop()}/{op.name}" if len(callers) == 1 and op.name else ""

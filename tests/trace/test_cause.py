@@ -202,6 +202,9 @@ def test_plan_causes_checked_by_the_helpers_dump() -> None:
         pytest.skip(MISSING)
     assert all(c.checked in (cause_mod.CHECKED, cause_mod.FROM_DUMP) for c in cs if c.known)
     assert any("partial sum" in c.text for c in cs), [c.text for c in cs]
+    i = next(i for i, c in enumerate(cs) if "partial sum" in c.text)
+    fix = view.fixes(i)[0]  # compiled in the planning helper, as the plan itself
+    assert fix.removes and not any(c.kind == "all-reduce" for c in fix.collectives)
 
 
 def test_gspmd_module_says_why() -> None:

@@ -7,7 +7,7 @@ simulated CPU devices.
 - "explanations": the causes of every collective, worked out on first read (in-process
   Shardy, the dump read back, the join), which the view pays only when they are asked for.
 
-    PYTHONPATH=src python benchmarks/why_cost.py [LAYERS]
+    PYTHONPATH=src python benchmarks/why_cost.py [LAYERS [REPEATS]]
 """
 
 from __future__ import annotations
@@ -108,5 +108,6 @@ def fixes_cost() -> None:
 
 
 if __name__ == "__main__":
+    REPEATS = int(sys.argv[2]) if len(sys.argv) > 2 else REPEATS
     main(int(sys.argv[1]) if len(sys.argv) > 1 else 24)
     fixes_cost()

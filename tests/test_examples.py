@@ -271,7 +271,8 @@ def test_functions_notebook_shows_the_story(kernel_env: None) -> None:
     fix = _stream(out["why-fix"])
     assert "lay w out as P(None, None) (as the op wants it): removes it" in fix
     assert "before: ['all-gather', 'collective-permute']" in fix
-    assert "after the fix: ['collective-permute']" in fix
+    assert "together): removes it; 0 collectives" in fix  # both inputs as the matmul wants
+    assert "after the fix: [] " in fix
     assert "after undo: ['all-gather', 'collective-permute']" in fix
 
 

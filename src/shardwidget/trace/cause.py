@@ -22,13 +22,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from . import cause_match as match
 from . import hlo, sdy
 from .cause_text import (
     describe,
     line_words,
     nothing_met,
     op_word,
-    reduced_axes,
     unknown_text,
 )
 
@@ -122,7 +122,7 @@ def causes(colls: Sequence[hlo.Collective], ctx: Context) -> list[Cause]:
     if ctx.module is None:
         why = unknown(ctx.missing or "Shardy's propagation is not available")
         return [why for _ in colls]
-    graph = _hlo_params(ctx.hlo_text)
+    graph = match.hlo_params(ctx.hlo_text)
     seen: dict[tuple[str, str, str, tuple[int, ...]], int] = {}
     counts: dict[tuple[str, str, str, tuple[int, ...]], int] = {}
     for c in colls:
@@ -148,12 +148,12 @@ def _explain(c: hlo.Collective, ctx: Context, graph: dict[str, Any], k: int, n_s
         return unknown(
             "the compiled program names no operation for it (no op_name in its metadata)"
         )
-    ops = _by_name(mod).get(c.op_name, [])
+    ops = match.by_name(mod).get(c.op_name, [])
     if not ops:  # an op of a called function (a scan's body) is named within that function
-        names = [n for n in _by_name(mod) if n and c.op_name.endswith("/" + n)]
-        ops = [o for n in names for o in _by_name(mod)[n]]
+        names = [n for n in match.by_name(mod) if n and c.op_name.endswith("/" + n)]
+        ops = [o for n in names for o in match.by_name(mod)[n]]
     if c.source:
-        ops = [o for o in ops if o.file and _where(mod, o) == c.source]
+        ops = [o for o in ops if o.file and match.where(mod, o) == c.source]
     if not ops:
         if any(a.loc_name == c.op_name for a in mod.args):
             return unknown(
@@ -170,7 +170,7 @@ def _explain(c: hlo.Collective, ctx: Context, graph: dict[str, Any], k: int, n_s
     if "main" not in mod.memo:
         mod.memo["main"] = min((o.scope for o in mod.ops), default=0)
     main = mod.memo["main"]
-    in_body = all(o.scope != main for o in ops) and all(_agreeing(mod, o) for o in ops)
+    in_body = all(o.scope != main for o in ops) and all(match.agreeing(mod, o) for o in ops)
     body = _in_body(c, ops, ctx, graph) if in_body else None
     if body is not None:
         return body
@@ -181,18 +181,18 @@ def _explain(c: hlo.Collective, ctx: Context, graph: dict[str, Any], k: int, n_s
             "inlines it first), and XLA's dump has no single op of its kind and shapes in its "
             "loops to read instead"
         )
-    fit = [o for o in ops if _shapes_fit(mod, o, c.shape)]
+    fit = [o for o in ops if match.shapes_fit(mod, o, c.shape)]
     ops = fit or ops
-    met = [o for o in ops if not _agreeing(mod, o)]  # where shardings differ: where they met
+    met = [o for o in ops if not match.agreeing(mod, o)]  # where shardings differ: where they met
     ops = met or ops
     if c.kind in ("all-reduce", "reduce-scatter") and len(ops) > 1:  # partial results
-        partial = [o for o in ops if _partial(mod, o)]
+        partial = [o for o in ops if match.partial(mod, o)]
         ops = partial or ops
     layer = None
     if len(ops) > 1:
         if len(ops) == n_same:
             ops, layer = [ops[k]], (k + 1, n_same)
-        elif len({_signature(mod, o) for o in ops}) > 1:
+        elif len({match.signature(mod, o) for o in ops}) > 1:
             cands = tuple(_op_place(o) for o in ops)
             return replace(
                 unknown(
@@ -220,12 +220,12 @@ def _in_body(c: hlo.Collective, ops: list[sdy.Op], ctx: Context, graph: Any) -> 
     mod, dump = ctx.module, ctx.dump
     if mod is None or dump is None:
         return None
-    pairs = [(o, t) for o in ops if (t := _twin(mod, o, dump, body=True)) is not None]
-    pairs = [p for p in pairs if _shapes_fit(dump, p[1], c.shape)] or pairs
-    pairs = [p for p in pairs if not _agreeing(dump, p[1])] or pairs
+    pairs = [(o, t) for o in ops if (t := match.twin(mod, o, dump, body=True)) is not None]
+    pairs = [p for p in pairs if match.shapes_fit(dump, p[1], c.shape)] or pairs
+    pairs = [p for p in pairs if not match.agreeing(dump, p[1])] or pairs
     if c.kind in ("all-reduce", "reduce-scatter"):
-        pairs = [p for p in pairs if _partial(dump, p[1])] or pairs
-    if not pairs or len({_signature(dump, t) for _, t in pairs}) != 1:
+        pairs = [p for p in pairs if match.partial(dump, p[1])] or pairs
+    if not pairs or len({match.signature(dump, t) for _, t in pairs}) != 1:
         return None
     o, t = pairs[0]
     cause = _from_module(c, t, dump, ctx, graph, place_of=o)
@@ -239,9 +239,9 @@ def _checked(c: hlo.Collective, op: sdy.Op, cause: Cause, ctx: Context, graph: A
         return replace(cause, checked=ctx.checked)
     mod = ctx.module
     assert mod is not None
-    if _agrees(mod, op, ctx.dump):
+    if match.agrees(mod, op, ctx.dump):
         return replace(cause, checked=CHECKED)
-    twin = _twin(mod, op, ctx.dump)
+    twin = match.twin(mod, op, ctx.dump)
     if twin is None:
         return unknown(
             f"Shardy in this process and XLA's own dump differ on the shardings at the "
@@ -285,7 +285,7 @@ def _from_module(
             labels.append(ctx.in_paths[idx])
             continue
         made = mod.defined_by.get((op.scope, op.operands[i]))
-        if made is not None and _from_scalars(mod, made):
+        if made is not None and match.from_scalars(mod, made):
             labels.append("")  # a constant broadcast where it is needed: nothing arrives
             continue
         labels.append(f"operand {i}")
@@ -363,18 +363,6 @@ def _origins(
 
 
 # ------------------------------------------------------------------------------- matching
-_BODIES = (
-    "stablehlo.reduce",
-    "stablehlo.reduce_window",
-    "stablehlo.scatter",
-    "stablehlo.sort",
-    "stablehlo.select_and_scatter",
-    "stablehlo.all_reduce",
-    "stablehlo.reduce_scatter",
-)
-_NOT_OPS = ("stablehlo.return", "sdy.return", "func.return", "stablehlo.constant", "sdy.constant")
-
-
 _EXPLICIT = (
     "stablehlo.all_reduce",
     "stablehlo.reduce_scatter",
@@ -398,204 +386,6 @@ def _asked_for(c: hlo.Collective, op: sdy.Op) -> Cause:
     return Cause(text, op=_op_place(op), checked="the function's own collective: nothing to check")
 
 
-def _by_name(mod: sdy.Module) -> dict[str, list[sdy.Op]]:
-    """The candidate ops by name (worked out once per module)."""
-    if "by_name" not in mod.memo:
-        index: dict[str, list[sdy.Op]] = {}
-        for o in mod.ops:
-            if _candidate(o):
-                index.setdefault(sdy.full_name(mod, o), []).append(o)
-        mod.memo["by_name"] = index
-    return mod.memo["by_name"]  # type: ignore[no-any-return]
-
-
-def _where(mod: sdy.Module, op: sdy.Op) -> str:
-    key = ("where", op.file, op.line)
-    if key not in mod.memo:
-        mod.memo[key] = hlo.where(op.file, op.line)
-    return str(mod.memo[key])
-
-
-def _candidate(op: sdy.Op) -> bool:
-    """Whether op can be where shardings meet (not a reduction's body, not a terminator)."""
-    return op.parent not in _BODIES and op.op not in _NOT_OPS
-
-
-def _shapes_fit(mod: sdy.Module, op: sdy.Op, local: tuple[int, ...]) -> bool:
-    """Whether a collective's per-device shape can be a piece of one of op's values."""
-    key = ("fit", op.index, local)
-    if key not in mod.memo:
-        mod.memo[key] = _fits(mod, op, local)
-    return bool(mod.memo[key])
-
-
-def _fits(mod: sdy.Module, op: sdy.Op, local: tuple[int, ...]) -> bool:
-    for name in op.operands + op.results:
-        v = mod.value(op, name)
-        if v is None or len(v.shape) != len(local):
-            continue
-        if all(g % max(s, 1) == 0 or s == g for g, s in zip(v.shape, local, strict=True)):
-            return True
-    return not local
-
-
-def _partial(mod: sdy.Module, op: sdy.Op) -> bool:
-    """Whether op leaves partial results (a contraction or reduction over a split dim)."""
-    key = ("partial", op.index)
-    if key not in mod.memo:
-        vals = [mod.value(op, n) for n in op.operands]
-        labels = [f"operand {i}" for i in range(len(vals))]
-        mod.memo[key] = "partial" in reduced_axes(op, vals, labels)
-    return bool(mod.memo[key])
-
-
-def _from_scalars(mod: sdy.Module, op: sdy.Op) -> bool:
-    """Whether op builds its result from scalars only (a constant, a broadcast scalar)."""
-    vals = [mod.value(op, n) for n in op.operands]
-    return not any(v is not None and v.shape for v in vals)
-
-
-def _agreeing(mod: sdy.Module, op: sdy.Op) -> bool:
-    """Whether op's shardings agree (nothing met there)."""
-    key = ("agree", op.index)
-    if key not in mod.memo:
-        ops = [mod.value(op, n) for n in op.operands]
-        res = [mod.value(op, n) for n in op.results]
-        mod.memo[key] = bool(nothing_met(op, ops, res))
-    return bool(mod.memo[key])
-
-
-def _signature(mod: sdy.Module, op: sdy.Op) -> tuple[Any, ...]:
-    key = ("sig", op.index)
-    if key not in mod.memo:
-        vals = [mod.value(op, n) for n in op.operands + op.results]
-        mod.memo[key] = tuple((v.shape, v.sharding) if v is not None else None for v in vals)
-    return mod.memo[key]  # type: ignore[no-any-return]
-
-
-def _agrees(mod: sdy.Module, op: sdy.Op, dump: sdy.Module) -> bool:
-    """Whether XLA's dump has the same shardings as the in-process module where it matters:
-    the main function's arguments and results, and op's operands and results."""
-
-    def sh(vs: Sequence[sdy.Value]) -> list[Any]:
-        return [v.sharding for v in vs]
-
-    if sh(mod.args) != sh(dump.args) or sh(mod.results) != sh(dump.results):
-        return False
-    return _twin(mod, op, dump, exact=True) is not None
-
-
-def _twin(
-    mod: sdy.Module, op: sdy.Op, dump: sdy.Module, exact: bool = False, body: bool = False
-) -> sdy.Op | None:
-    """The dump's op with op's shapes (and, exact: op's shardings); None unless one fits
-    (several of the same shardings count as one)."""
-    want = _signature(mod, op)
-    shapes = tuple(s[0] if s else None for s in want)
-    if "by_shapes" not in dump.memo:
-        index: dict[Any, list[sdy.Op]] = {}
-        for d in dump.ops:
-            index.setdefault(tuple(s[0] if s else None for s in _signature(dump, d)), []).append(d)
-        dump.memo["by_shapes"] = index
-    found = []
-    for d in dump.memo["by_shapes"].get(shapes, []):
-        if body and (d.parent != "stablehlo.while" or _kind(d, dump) != _kind(op, mod)):
-            continue  # a loop body's op: only an op of the same kind in a loop of the dump
-        sig = _signature(dump, d)
-        if exact and sig != want:
-            continue
-        found.append((sig, d))
-    if not found or len({s for s, _ in found}) > 1 or (body and len(found) > 1):
-        return None  # (a loop body's op: only where the dump has exactly one such op)
-    twin: sdy.Op = found[0][1]
-    return twin
-
-
-def _kind(op: sdy.Op, mod: sdy.Module) -> str:
-    """The op's kind, across the dump's forms (its round trip through HLO writes a plain
-    matmul's dot_general as dot), with a contraction's dimension numbers."""
-    if op.op == "stablehlo.dot":
-        lhs = mod.value(op, op.operands[0]) if op.operands else None
-        return f"dot lhs[{len(lhs.shape) - 1 if lhs else -1}] rhs[0] batch[] batch[]"
-    if op.op == "stablehlo.dot_general":
-        dn = op.attrs.get("dot_dimension_numbers", "")
-        nums = [
-            (m.group(1) if (m := re.search(k + r" = \[([\d, ]*)\]", dn)) else "").replace(" ", "")
-            for k in ("lhs_contracting_dimensions", "rhs_contracting_dimensions",
-                      "lhs_batching_dimensions", "rhs_batching_dimensions")
-        ]  # fmt: skip
-        return f"dot lhs[{nums[0]}] rhs[{nums[1]}] batch[{nums[2]}] batch[{nums[3]}]"
-    return op.op
-
-
-def _hlo_params(hlo_text: str) -> dict[str, Any]:
-    """HLO instruction name → (op, operand names, entry parameter number or None, the fused
-    computation it calls or its own computation, element type)."""
-    out: dict[str, Any] = {}
-    entry, comp = False, ""
-    for line in hlo_text.splitlines():
-        head = re.match(r"(ENTRY )?%?([\w.\-]+) .*\{$", line)
-        if head and not line.startswith(" "):
-            entry, comp = bool(head.group(1)), head.group(2)
-        for name, shape, op, text in hlo._instructions(line):
-            body = text.split(op + "(", 1)[1] if op + "(" in text else ""
-            param = re.match(r"(\d+)\)", body) if op == "parameter" and entry else None
-            walked = op in _THROUGH or op.removesuffix("-start") in hlo.KINDS  # (the rest: no need)
-            args = re.findall(r"%([\w.\-]+)", body.split(")", 1)[0]) if walked else []
-            calls = re.search(r"calls=%?([\w.\-]+)", text) if op == "fusion" else None
-            where = calls.group(1) if calls else comp
-            out[name] = (op, args, int(param.group(1)) if param else None, where, shape)
-    return out
-
-
-_MOVES = {
-    "parameter",
-    "copy",
-    "bitcast",
-    "reshape",
-    "transpose",
-    "dynamic-slice",
-    "slice",
-    "constant",
-    "convert",
-    "partition-id",
-    "tuple",
-    "get-tuple-element",
-}
-
-
-def _moves_only(node: Any, graph: dict[str, Any]) -> bool:
-    """Whether a fusion only moves data (its float values pass through copies, slices and
-    reshapes; index arithmetic on integers aside)."""
-    if " by computation" not in graph:
-        index: dict[str, list[Any]] = {}
-        for k, v in graph.items():
-            if k != " by computation":
-                index.setdefault(v[3], []).append(v)
-        graph[" by computation"] = index
-    inner = [v for v in graph[" by computation"].get(node[3], []) if v is not node]
-    return bool(inner) and all(v[0] in _MOVES or re.match(r"\(?[su]\d+\[", v[4]) for v in inner)
-
-
-_THROUGH = {
-    "fusion",
-    "copy",
-    "bitcast",
-    "reshape",
-    "transpose",
-    "convert",
-    "dynamic-slice",
-    "slice",
-    "all-gather",
-    "all-to-all",
-    "collective-permute",
-    "all-gather-start",
-    "collective-permute-start",
-    "all-gather-done",
-    "collective-permute-done",
-}
-
-
 def _moved_input(
     c: hlo.Collective, graph: dict[str, Any], mod: sdy.Module, ctx: Context
 ) -> int | None:
@@ -613,6 +403,8 @@ def _moved_input(
             return (
                 _arg_index(mod, mod.args[n], ctx) if n is not None and n < len(mod.args) else None
             )
-        if node[0] not in _THROUGH or (node[0] == "fusion" and not _moves_only(node, graph)):
+        if node[0] not in match.THROUGH or (
+            node[0] == "fusion" and not match.moves_only(node, graph)
+        ):
             break
     return None

@@ -113,3 +113,11 @@ def test_tree_benchmark_smoke() -> None:
     assert ratios, f"no ratio line:\n{out}"
     assert all(float(g) > 0 for g in ratios.groups()[:3]), ratios.group(0)
     assert ratios.group(4) == "0", ratios.group(0)
+
+
+@pytest.mark.slow
+def test_why_cost_benchmark_smoke() -> None:
+    out = run_benchmark("why_cost.py", "2", "1", PYTHONPATH=str(ROOT / "src"))
+    assert re.search(r"2-layer gradient: (\d+) collectives, \1 with a known cause", out), out
+    assert re.search(r"compile with Shardy dump\s+\d+\.\d ms\s+\([+-]\d+\.\d%", out), out
+    assert re.search(r"a fix .* median \d+\.\d\dx", out), out

@@ -265,6 +265,15 @@ def test_functions_notebook_shows_the_story(kernel_env: None) -> None:
     assert "outputs agree: True" in three
     assert three.count("all-reduce over x") == 3
     assert "shard_map" in _plain(out["compare"])
+    why = _stream(out["view-why"])  # section 9: a collective explained, then removed
+    assert "0: all-gather of w at the matmul on " in why and "by the constraint on " in why
+    assert "checked: agrees with XLA's own dump of this compile" in why
+    fix = _stream(out["why-fix"])
+    assert "lay w out as P(None, None) (as the op wants it): removes it" in fix
+    assert "before: ['all-gather', 'collective-permute']" in fix
+    assert "together): removes it; 0 collectives" in fix  # both inputs as the matmul wants
+    assert "after the fix: [] " in fix
+    assert "after undo: ['all-gather', 'collective-permute']" in fix
 
 
 @pytest.mark.slow

@@ -32,6 +32,7 @@ import { EstimateSection } from "./estimate";
 import { collectivePaint } from "../cost/groups";
 import { DevicesPicture } from "./devices";
 import { CARDS_UP_TO, CompactLeaves } from "./compact";
+import { WhyPanel, highlightLeaves, isWhy } from "./why";
 
 const STATE_TRAITS = ["mesh_shape", "axis_names", "axis_types", "in_specs", "out_specs"] as const;
 
@@ -77,6 +78,8 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
   private cons: Section;
   private mem: Section;
   private jaxpr: JaxprPanel;
+  private why: WhyPanel;
+  private whyKey = -1;
   private inCards: LeafCard[] = [];
   private outCards: LeafCard[] = [];
   /** More than CARDS_UP_TO leaves: tables and one card (the picked leaf's). */
@@ -152,6 +155,12 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     this.cons = this.section("Sharding constraints in the function");
     this.mem = this.section("Memory and compute per device");
     this.jaxpr = new JaxprPanel(doc);
+    this.why = new WhyPanel(
+      doc,
+      (msg) => this.model.send(msg),
+      (ins, outs) => highlightLeaves(this.root, ins, outs),
+    );
+    this.on("msg:custom", (msg) => isWhy(msg) && this.why.receive(msg));
     this.root.append(
       header,
       this.meshControls.el,
@@ -508,14 +517,23 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
         ? `${collectivesSummary(shown.collectives)}: what XLA inserted`
         : "what XLA inserted") + (cut > 0 ? ` (${cut} more not listed)` : "");
     const row = mk(doc, "div", "sw-tr-comm");
-    row.append(renderCollectives(doc, shown.collectives, (i) => this.lightCollective(i)));
+    if (shown.key !== this.whyKey) this.why.reset(); // a new layout: the old answer no longer holds
+    this.whyKey = shown.key;
+    row.append(
+      renderCollectives(
+        doc,
+        shown.collectives,
+        (i) => this.lightCollective(i),
+        this.options?.static ? undefined : (i) => this.why.ask(i), // (a saved page: no kernel to ask)
+      ),
+    );
     const leaf = [...shown.inputs, ...shown.outputs].find((l) => l.layout.mesh);
     this.devices.update(
       shown.collectives.length > 0 ? leaf?.layout ?? null : null,
       this.options?.n_devices ?? leaf?.layout.devices.ids.length ?? 1,
     );
     row.append(this.devices.el);
-    this.comm.body.replaceChildren(row);
+    this.comm.body.replaceChildren(row, this.why.el);
     this.cons.el.hidden = shown.constraints.length === 0;
     const consCut = shown.left_out?.constraints ?? 0;
     this.cons.note.textContent =

@@ -65,6 +65,7 @@ export function renderCollectives(
   doc: Document,
   cs: Collective[],
   hover?: (index: number | null) => void,
+  why?: (index: number) => void,
 ): HTMLElement {
   const wrap = el(doc, "div", "sw-tr-collectives");
   if (cs.length === 0) {
@@ -75,6 +76,7 @@ export function renderCollectives(
   }
   const { table: t, body } = table(doc, "sw-tr-coll-table", "collectives XLA inserted", [
     "collective",
+    ...(why ? ["why"] : []),
     "over axes",
     "result per device",
     "sent per device",
@@ -101,8 +103,9 @@ export function renderCollectives(
     kindTd.append(tag);
     const axesTd = el(doc, "td", "sw-tr-mono sw-tr-axes", axesLabel(c.axes));
     if (c.axes.length === 0) axesTd.title = "the device groups match no mesh axes";
+    tr.append(kindTd);
+    if (why) tr.append(whyCell(doc, () => why(i)));
     tr.append(
-      kindTd,
       axesTd,
       el(doc, "td", "sw-tr-mono", shapeText(c.dtype, c.shape)),
       el(doc, "td", "sw-tr-num", formatBytes(c.bytes)),
@@ -115,6 +118,17 @@ export function renderCollectives(
   sc.append(t);
   wrap.append(sc);
   return wrap;
+}
+
+/** The "why" column's cell: a button that asks why this collective is there (js/function/why.ts). */
+function whyCell(doc: Document, ask: () => void): HTMLTableCellElement {
+  const b = el(doc, "button", "sw-tr-why", "why?");
+  b.type = "button";
+  b.title = "which input, constraint or output shardings met here, and how to remove it";
+  b.addEventListener("click", ask);
+  const td = el(doc, "td", "sw-tr-whycell");
+  td.append(b);
+  return td;
 }
 
 /** The intermediates the function pins with with_sharding_constraint / reshard. */

@@ -165,6 +165,11 @@ describe("both views word the controls alike", () => {
   });
 });
 
+/** A collectives row's cells without the "why?" button's. */
+function dataCells(r: HTMLTableRowElement): HTMLTableCellElement[] {
+  return [...r.cells].filter((td) => !td.classList.contains("sw-tr-whycell"));
+}
+
 describe("function view: collectives, constraints, memory", () => {
   it("the collectives table has one row per collective, matching the data", () => {
     const f = tfx.fxTraceMixed();
@@ -173,7 +178,8 @@ describe("function view: collectives, constraints, memory", () => {
     expect(rows.length).toBe(f.trace.collectives.length);
     rows.forEach((r, i) => {
       const c = f.trace.collectives[i];
-      const cells = [...r.cells].map((td) => td.textContent);
+      expect(r.cells[1].textContent).toBe("why?"); // the why column (js/function/why.ts)
+      const cells = dataCells(r).map((td) => td.textContent);
       expect(cells[0]).toBe(c.kind);
       expect(r.querySelector(`.sw-tr-kind-${c.kind}`)).not.toBeNull();
       expect(cells[1]).toBe(axesLabel(c.axes));
@@ -183,15 +189,15 @@ describe("function view: collectives, constraints, memory", () => {
       expect(r.tabIndex).toBe(0); // reachable by keyboard
       expect(r.title).toContain(c.groups_text);
     });
-    expect(rows.map((r) => r.cells[1].textContent)).toEqual(["x", "x", "x, y", "—"]);
-    expect(rows[1].cells[4].textContent).toBe("8 pairs");
+    expect(rows.map((r) => dataCells(r)[1].textContent)).toEqual(["x", "x", "x, y", "—"]);
+    expect(dataCells(rows[1])[4].textContent).toBe("8 pairs");
     expect(el.querySelector(".sw-tr-empty-coll")).toBeNull();
   });
 
   it("the sum's all-reduce over x", () => {
     const { el } = mountTrace(tfx.fxTraceSum());
     const rows = [...el.querySelectorAll<HTMLTableRowElement>(".sw-tr-coll-table tbody tr")];
-    expect(rows.map((r) => [...r.cells].slice(0, 4).map((c) => c.textContent))).toEqual([
+    expect(rows.map((r) => dataCells(r).slice(0, 4).map((c) => c.textContent))).toEqual([
       ["all-reduce", "x", "f32[16]", "64 B"],
     ]);
   });

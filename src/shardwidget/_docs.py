@@ -59,6 +59,8 @@ from .model.summary import Summary
 from .model.tree import StaticLeaf, TreeLeaf
 from .plan import Plan, PlanError, plan
 from .render.snapshot import Snapshot
+from .trace.cause import Cause, Place
+from .trace.fixes import Fix
 from .trace.hlo import Collective, HloShape
 from .trace.result import Constraint, Leaf, LeafResult
 
@@ -94,6 +96,12 @@ def sections() -> list[tuple[str, str, list[Any]]]:
             "Functions",
             "`view.trace` of a function view: what XLA compiled for one layout of the inputs.",
             [TraceState, Leaf, TraceResult, LeafResult, Constraint, Collective, HloShape],
+        ),
+        (
+            "Why this collective",
+            "`view.trace.collectives[i].cause`: the shardings that met where XLA inserted it; "
+            "`view.fixes(i)`: the layouts that remove it (`view.apply_fix(i, k)` applies one).",
+            [Cause, Place, Fix],
         ),
         (
             "Cost",

@@ -8,11 +8,14 @@ does: stdin reaches end of file, or its parent process changes (the kernel died 
 
 from __future__ import annotations
 
+import glob
 import importlib.util
 import json
 import os
 import pathlib
+import shutil
 import sys
+import tempfile
 import threading
 import time
 from typing import Any
@@ -37,7 +40,13 @@ def _adapter() -> Any:
 
 def _compile(text: str, n: int, adapter: Any) -> dict[str, object]:
     t0 = time.perf_counter()
-    exe = adapter.compile_module_text(text, n)
+    folder = tempfile.mkdtemp(prefix="shardwidget-plan-why-")
+    try:  # XLA's record of Shardy's propagation, which the collectives' causes are checked by
+        exe = adapter.compile_module_text(text, n, {"xla_dump_to": folder, **adapter.SHARDY_DUMP})
+        dumps = sorted(glob.glob(os.path.join(folder, "shardy", "*", "*after_propagation.mlir")))
+        dump = pathlib.Path(dumps[-1]).read_text() if dumps else ""
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     compile_s = time.perf_counter() - t0
     hlo = exe.hlo_modules()[0].to_string()
     m = exe.get_compiled_memory_stats()
@@ -58,6 +67,7 @@ def _compile(text: str, n: int, adapter: Any) -> dict[str, object]:
         "bytes_accessed": float(cost.get("bytes accessed", 0.0)),
         "output_shardings": outs,
         "compile_s": compile_s,
+        "shardy_dump": dump,
     }
 
 

@@ -53,6 +53,8 @@ class Plan:
     """Seconds of the whole plan: lowering here, the helper's answer, parsing."""
     hlo_text: str = field(repr=False, default="")
     """The compiled HLO text (after SPMD partitioning)."""
+    shardy_dump: str = field(repr=False, default="")
+    """XLA's record of Shardy's propagation in this compile ("" when the helper gave none)."""
 
     @property
     def n_devices(self) -> int:
@@ -178,4 +180,5 @@ def compile_text(text: str, mesh: Any, timeout: float | None = None, t0: float =
         compile_s=float(reply["compile_s"]),
         plan_s=time.perf_counter() - t0,
         hlo_text=reply["hlo"],
+        shardy_dump=str(reply.get("shardy_dump", "")),
     )

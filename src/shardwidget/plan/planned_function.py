@@ -20,11 +20,17 @@ from jax.sharding import NamedSharding
 from .. import _jax
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
+from ..trace import why
 from ..trace.function import Traced
 from ..trace.result import TraceResult, TraceState, jaxpr_text
 from . import compile as compile_mod
 from . import shardings
 from .helper import PlanError
+
+PLAN_UNCHECKED = (
+    "not checked against XLA's dump: the planning helper compiles in another process and "
+    "returns none"
+)
 
 
 class PlanTraced(Traced):
@@ -115,6 +121,11 @@ class PlanTraced(Traced):
         except PlanError as e:
             raise ValueError(str(e)) from None
         c_out, notes = self._out_shardings(state, mesh, pl.output_shardings, out_shapes)
+        colls = why.lazily(  # each collective's cause, from the same lowered module
+            pl.collectives,
+            why.Explainer(text, pl.shardy_dump or None, pl.hlo_text, self, state,
+                          unchecked=PLAN_UNCHECKED),
+        )  # fmt: skip
         if self.mode == "shard_map":
             local_out = self.output_info(state)[0]
         else:
@@ -124,7 +135,7 @@ class PlanTraced(Traced):
         return TraceResult(  # (fields in the order a plan knows them)
             state=state,
             mode=self.mode,
-            collectives=pl.collectives,
+            collectives=colls,
             out_shardings=c_out,
             in_shardings=in_sh,
             local_shapes={"in": ins, "out": local_out},

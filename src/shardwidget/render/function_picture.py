@@ -142,6 +142,9 @@ def _collectives(svg: Svg, res: TraceResult, x: float, y: float, width: float) -
         for i, part in enumerate(wrap_text(line, width - 8)):
             svg.text(x + (8 if i == 0 else 18), y, part, size=11.5)
             y += 16
+        for part in wrap_text(f"why: {c.cause.text}", width - 18) if c.cause is not None else []:
+            svg.text(x + 18, y, part, size=11, fill=FG3)
+            y += 15
     if len(res.collectives) > 24:
         svg.text(x + 8, y, f"… and {len(res.collectives) - 24} more", size=11.5, fill=FG3)
         y += 16

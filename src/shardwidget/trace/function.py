@@ -30,7 +30,7 @@ from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
 from ..model import state as state_mod
 from ..model.layout import layout_of
-from . import _specs, hlo
+from . import _specs, hlo, why
 from ._calls import FunctionCall
 from ._compiled import _check_alive, _flops, _local_shape, _run_disabled
 from ._jaxpr import (
@@ -331,8 +331,7 @@ class Traced(FunctionCall):
     def _compile(self, state: TraceState) -> TraceResult:
         t0 = time.perf_counter()
         mesh, in_sh, out_dtypes, out_shapes, traced = self.stage(state)
-        with _jax.mesh_context(mesh):
-            compiled = traced.lower().compile()
+        compiled, lowered, dump = why.compile_with_dump(traced, mesh)  # + XLA's Shardy record
         compile_ms = (time.perf_counter() - t0) * 1e3
         constraints: list[Constraint] = []
         _walk_constraints(traced.jaxpr.jaxpr, constraints)
@@ -348,6 +347,7 @@ class Traced(FunctionCall):
         da = [d.id for d in (_jax.device_assignment(used[0]) if used else mesh.devices.flat)]
         coords = {int(d.id): tuple(int(v) for v in idx) for idx, d in np.ndenumerate(mesh.devices)}
         colls = hlo.collectives(txt, da, coords, mesh.axis_names, tuple(mesh.devices.shape))
+        colls = why.lazily(colls, why.Explainer(lowered, dump, txt, self, state, constraints))
         sizes = dict(zip(state.axis_names, state.mesh_shape, strict=True))
         if self.mode == "shard_map":
             local_in = [

@@ -31,6 +31,7 @@ import re
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -112,6 +113,16 @@ class Collective:
     """True when a group covers only part of an axis (e.g. pairs along x)."""
     name: str = field(repr=False, default="")
     """The HLO instruction name, e.g. "all-reduce.1"."""
+    explainer: Any = field(repr=False, default=None, compare=False)
+    """What gives its :attr:`cause` (``explainer(collective)``, computed on first use for every
+    collective of the compile); None where none was asked for."""
+
+    @property
+    def cause(self) -> Any:
+        """Why XLA inserted it (a :class:`shardwidget.trace.cause.Cause`: ``.text``,
+        ``.inputs``, ``.constraints``, ``.outputs``, ``.op``); None where no explanation was
+        asked for."""
+        return None if self.explainer is None else self.explainer(self)
 
 
 # ------------------------------------------------------------------------------- text parsing

@@ -29,9 +29,11 @@ from ..render import text
 from ..render.function_picture import function_svg
 from ..render.snapshot import picture_html
 from ..trace import _specs as specs_mod
+from ..trace import fixes as fixes_mod
 from ..trace import function as trace_mod
 from ..trace import pmap as pmap_mod
 from ..trace.result import TraceResult, TraceState
+from ..wire import why as why_wire
 from . import rerun
 from .base import InvalidValue, ShardView, is_function
 from .cost import CostMixin
@@ -188,6 +190,17 @@ class FunctionView(CostMixin, ShardView[TraceState]):
         and the caller holds them."""
         return None if self._result is None else self._result.outputs
 
+    def fixes(self, i: int) -> list[Any]:
+        """The layouts that remove collective i's cause (``trace.collectives[i].cause``), each
+        compiled now (one compile each): ``.what``, ``.state``, ``.removes``, ``.collectives``,
+        ``.memory``; the ones that remove it first (:mod:`shardwidget.trace.fixes`)."""
+        return fixes_mod.compute(self._traced, fixes_mod.check_index(self._result, i), i)
+
+    def apply_fix(self, i: int, k: int = 0) -> None:
+        """Show the layout of ``fixes(i)[k]`` (a layout change: :meth:`undo` restores)."""
+        fix = fixes_mod.pick(self.fixes(i), i, k)
+        self.set_layout(**{n: v for n, v in fix.state.to_wire().items() if n in self.STATE_TRAITS})
+
     @property
     def code(self) -> str:
         """Python for the layout shown: the mesh, then ``f_sharded = jax.jit(f,
@@ -315,6 +328,9 @@ class FunctionView(CostMixin, ShardView[TraceState]):
             if wire.parse_history(content) is not None:
                 self.error = MULTIPROCESS
                 return
+        why = why_wire.parse(content)  # the "why" panel: a cause, its fixes, applying one
+        if why is not None:
+            return self.send(why_wire.answer(self, why))  # type: ignore[no-any-return]
         super()._on_custom_msg(widget, content, buffers)
 
     def set_state(self, sync_data: dict[str, Any]) -> None:

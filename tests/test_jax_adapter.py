@@ -22,7 +22,7 @@ from jax.sharding import PartitionSpec as P
 from shardwidget import _jax
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "src" / "shardwidget"
-ADAPTER = PACKAGE / "_jax.py"
+ADAPTER = PACKAGE / "_jax"  # a package: __init__.py, and shardy.py (Shardy in jaxlib's MLIR)
 
 
 JAX_PRIVATE = frozenset(
@@ -133,7 +133,7 @@ def test_only_the_adapter_reaches_into_jax():
     found = {}
     own = own_names(PACKAGE)
     for path in PACKAGE.rglob("*.py"):
-        if path == ADAPTER:
+        if ADAPTER in path.parents:
             continue
         bad = offences(ast.parse(path.read_text(encoding="utf-8")), own)
         if bad:

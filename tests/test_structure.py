@@ -53,8 +53,10 @@ above. Each key is a group (a module or a package, whichever key is the longest 
 module's name); groups on one floor must not import each other in a cycle."""
 
 LAZY_IMPORTS: dict[tuple[str, str], str] = {
-    ("_jax.py", "jax._src"): "private JAX modules move between versions: a missing one fails "
-    "only the function that reads it",
+    ("_jax/__init__.py", "jax._src"): "private JAX modules move between versions: a missing one "
+    "fails only the function that reads it",
+    ("_jax/shardy.py", "jax._src"): "private JAX (jaxlib's MLIR and its pass manager): a missing "
+    "one fails only the explanation that asks for it",
     ("_widgets.py", "anywidget._util"): "private, absent from older anywidget (try/except)",
     ("plan/_worker.py", "jax"): "the helper process sets XLA_FLAGS (its device count) first",
     ("render/png.py", "cairosvg"): "optional: PNG without a browser",

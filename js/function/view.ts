@@ -17,12 +17,8 @@ import { injectFunctionStyles } from "../shared/trace_styles";
 import { FunctionMeshControls } from "./controls";
 import { LeafCard } from "./leaf";
 import { cloneTraceState, normalizeTraceState } from "./state";
-import {
-  collectivesSummary,
-  renderCollectives,
-  renderConstraints,
-  renderMemory,
-} from "../shared/collectives";
+import { collectivesSummary, renderConstraints, renderMemory } from "../shared/collectives";
+import { type Section, renderComm } from "./comm";
 import { JaxprPanel } from "./jaxpr";
 import { formatCount, formatMs, plural } from "../shared/text";
 import { CopyButton } from "../shared/copy";
@@ -53,12 +49,6 @@ function publishedOptions(o: TraceOptions | undefined): TraceOptions | null {
   return o && typeof o === "object" && Array.isArray(o.inputs) ? o : null;
 }
 
-interface Section {
-  el: HTMLElement;
-  title: HTMLElement;
-  note: HTMLElement;
-  body: HTMLElement;
-}
 
 export class FunctionView extends BaseView<FunctionModel, TraceState, TraceRequestMsg> {
   private titleEl: HTMLElement;
@@ -511,29 +501,15 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     for (const s of [this.comm, this.cons, this.mem]) s.el.hidden = !compiled;
     this.jaxpr.update(compiled ? shown : null);
     if (!shown || !compiled) return;
-    const cut = shown.left_out?.collectives ?? 0;
-    this.comm.note.textContent =
-      (shown.collectives.length > 0
-        ? `${collectivesSummary(shown.collectives)}: what XLA inserted`
-        : "what XLA inserted") + (cut > 0 ? ` (${cut} more not listed)` : "");
-    const row = mk(doc, "div", "sw-tr-comm");
     if (shown.key !== this.whyKey) this.why.reset(); // a new layout: the old answer no longer holds
     this.whyKey = shown.key;
-    row.append(
-      renderCollectives(
-        doc,
-        shown.collectives,
-        (i) => this.lightCollective(i),
-        this.options?.static ? undefined : (i) => this.why.ask(i), // (a saved page: no kernel to ask)
-      ),
-    );
-    const leaf = [...shown.inputs, ...shown.outputs].find((l) => l.layout.mesh);
-    this.devices.update(
-      shown.collectives.length > 0 ? leaf?.layout ?? null : null,
-      this.options?.n_devices ?? leaf?.layout.devices.ids.length ?? 1,
-    );
-    row.append(this.devices.el);
-    this.comm.body.replaceChildren(row, this.why.el);
+    renderComm(doc, this.comm, shown, {
+      why: this.why,
+      devices: this.devices,
+      light: (i) => this.lightCollective(i),
+      nDevices: this.options?.n_devices,
+      ask: this.options?.static ? undefined : (i) => this.why.ask(i), // (a saved page: no kernel)
+    });
     this.cons.el.hidden = shown.constraints.length === 0;
     const consCut = shown.left_out?.constraints ?? 0;
     this.cons.note.textContent =

@@ -16,6 +16,7 @@ from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
 from shardwidget.render import budget
+from shardwidget.render.function_leaves import MAX_TABLE_ROWS
 from shardwidget.render.picture import MAX_TITLES
 from shardwidget.render.snapshot import PICTURE_BUDGET, picture_html
 
@@ -66,7 +67,9 @@ def test_a_function_of_many_leaves_stays_within_budget(tmp_path):
     svg = view.to_svg()
     assert svg.count('<g class="block">') <= MAX_TITLES  # hover text for a bounded few
     n = len(view.trace.input_leaves) + len(view.trace.output_leaves)
-    assert f"showing the {budget.MAX_LEAVES} largest of {n} leaves" in svg
+    # a model's leaves: a bounded table (what it leaves out, counted) and one grid
+    assert f"… and {n - MAX_TABLE_ROWS} more leaves" in svg
+    assert svg.count('class="block"') < blocks
     assert view.save_html(tmp_path / "f.html")
     page = (tmp_path / "f.html").read_text()
     noscript = re.search(r"<noscript>(.*?)</noscript>", page, re.S)

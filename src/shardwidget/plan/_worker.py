@@ -29,11 +29,15 @@ def _watch_parent(parent: int) -> None:
 
 
 def _adapter() -> Any:
-    """shardwidget/_jax.py loaded by its path: the package itself (widgets and all) stays out."""
-    path = pathlib.Path(__file__).resolve().parents[1] / "_jax.py"
-    spec = importlib.util.spec_from_file_location("_shardwidget_jax", path)
+    """shardwidget/_jax (the adapter package) loaded by its path: the package itself (widgets
+    and all) stays out."""
+    path = pathlib.Path(__file__).resolve().parents[1] / "_jax" / "__init__.py"
+    spec = importlib.util.spec_from_file_location(
+        "_shardwidget_jax", path, submodule_search_locations=[str(path.parent)]
+    )
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # its own submodules (from .shardy import ...) resolve under it
     spec.loader.exec_module(mod)
     return mod
 

@@ -224,7 +224,7 @@ class ShardView(Pictures, Generic[S]):
         self._failed = ""  # why the state in the traits did not compute ("" when it did)
         self._busy_depth = 0  # requests being handled (re-entrant handling nests them)
         self._fallback_shown = False  # whether a picture output of this view was displayed
-        self._steps: History[S] = History(self.HISTORY_LIMIT)  # the layouts shown (undo/redo)
+        self._steps: History[S] = History()  # the layouts shown (undo/redo)
         super().__init__(**kwargs)
         self._fallback_id = f"shardwidget-{uuid.uuid4().hex}"
         self.on_msg(self._on_custom_msg)
@@ -293,7 +293,7 @@ class ShardView(Pictures, Generic[S]):
     def _remember(self, st: S) -> None:
         """Note that st is shown now (called by each kind's ``_publish``): a new step unless
         undo/redo is showing a remembered one; the layouts undone are forgotten."""
-        if self._steps.remember(st):
+        if self._steps.remember(st, self.HISTORY_LIMIT):
             self._history = wire.history(self._steps.states, self._steps.at, self._state_label)
 
     def _state_label(self, st: S) -> str:

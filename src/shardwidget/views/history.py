@@ -13,10 +13,9 @@ S = TypeVar("S")
 
 class History(Generic[S]):
     """The states shown, oldest first, and the index of the one shown now (-1 before the
-    first). At most ``limit`` are kept (the oldest are forgotten first)."""
+    first)."""
 
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
+    def __init__(self) -> None:
         self.states: list[S] = []
         self.at = -1
         self.stepping = False  # True while undo/redo shows a remembered state
@@ -28,11 +27,12 @@ class History(Generic[S]):
             raise ValueError(f"nothing to {'undo' if by < 0 else 'redo'}")
         return to
 
-    def remember(self, st: S) -> bool:
-        """Note that st is shown now: a new step (the states undone are forgotten), unless
-        undo/redo is showing a remembered one or st is the one shown. Whether it changed."""
+    def remember(self, st: S, limit: int) -> bool:
+        """Note that st is shown now: a new step (the states undone are forgotten; at most
+        ``limit`` kept, the oldest forgotten first), unless undo/redo is showing a remembered
+        one or st is the one shown. Whether it changed."""
         if self.stepping or (0 <= self.at < len(self.states) and self.states[self.at] == st):
             return False
-        self.states = [*self.states[: self.at + 1], st][-self.limit :]
+        self.states = [*self.states[: self.at + 1], st][-limit:]
         self.at = len(self.states) - 1
         return True

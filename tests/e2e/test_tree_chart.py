@@ -23,7 +23,9 @@ BARS = ".sw-tree-mem-plot g[data-device], .sw-tree-mem-plot g[data-unsent]"
 def test_everything_on_device_0_one_full_bar_seven_empty(
     page: Any, tmp_path: Any, request: Any
 ) -> None:
-    mesh = jax.make_mesh((4, 2), ("data", "model"))
+    mesh = jax.make_mesh(
+        (4, 2), ("data", "model"), axis_types=(jax.sharding.AxisType.Explicit,) * 2
+    )
     view = ShardView({"w": jnp.ones((256, 64)), "b": jnp.zeros(64)}, mesh=mesh)
     request.addfinalizer(view.close)
     open_tree(page, tmp_path, view)
@@ -36,7 +38,9 @@ def test_everything_on_device_0_one_full_bar_seven_empty(
 
 
 def test_2500_groups_bounded_legend_and_bars(page: Any, tmp_path: Any, request: Any) -> None:
-    mesh = jax.make_mesh((4, 2), ("data", "model"))
+    mesh = jax.make_mesh(
+        (4, 2), ("data", "model"), axis_types=(jax.sharding.AxisType.Explicit,) * 2
+    )
     tree = {f"layer{i:04d}": {"w": jnp.zeros((8, 4)), "b": jnp.zeros(4)} for i in range(2500)}
     view = ShardView(tree, mesh=mesh)
     request.addfinalizer(view.close)

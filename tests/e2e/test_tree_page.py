@@ -27,7 +27,9 @@ RECORD = """() => { window.__heads = [];
 
 
 def _tree() -> dict[str, Any]:
-    mesh = jax.make_mesh((4, 2), ("data", "model"))
+    mesh = jax.make_mesh(
+        (4, 2), ("data", "model"), axis_types=(jax.sharding.AxisType.Explicit,) * 2
+    )
     put = jax.device_put
     return {
         "embed": put(jnp.ones((64, 16)), NamedSharding(mesh, P("data", "model"))),
@@ -50,7 +52,12 @@ def _open(page: Any, path: Any) -> None:
 def test_saved_page_draws_the_clicked_leaf_and_fixes_the_layout(
     page: Any, tmp_path: Any, request: Any
 ) -> None:
-    view = ShardView(_tree(), mesh=jax.make_mesh((4, 2), ("data", "model")))
+    view = ShardView(
+        _tree(),
+        mesh=jax.make_mesh(
+            (4, 2), ("data", "model"), axis_types=(jax.sharding.AxisType.Explicit,) * 2
+        ),
+    )
     request.addfinalizer(view.close)
     report = view.save_html(tmp_path / "tree.html")
     paths = [leaf.path for leaf in view.leaves]
@@ -77,7 +84,12 @@ def test_saved_page_draws_the_clicked_leaf_and_fixes_the_layout(
 
 
 def test_saved_page_says_which_leaves_it_left_out(page: Any, tmp_path: Any, request: Any) -> None:
-    view = ShardView(_tree(), mesh=jax.make_mesh((4, 2), ("data", "model")))
+    view = ShardView(
+        _tree(),
+        mesh=jax.make_mesh(
+            (4, 2), ("data", "model"), axis_types=(jax.sharding.AxisType.Explicit,) * 2
+        ),
+    )
     request.addfinalizer(view.close)
     report = view.save_html(tmp_path / "tree.html", budget=0)
     n = len(view.leaves)
@@ -93,7 +105,12 @@ def test_saved_page_says_which_leaves_it_left_out(page: Any, tmp_path: Any, requ
 def test_live_leaf_clicks_never_show_saved_page_words(
     page: Any, tmp_path: Any, request: Any
 ) -> None:
-    view = ShardView(_tree(), mesh=jax.make_mesh((4, 2), ("data", "model")))
+    view = ShardView(
+        _tree(),
+        mesh=jax.make_mesh(
+            (4, 2), ("data", "model"), axis_types=(jax.sharding.AxisType.Explicit,) * 2
+        ),
+    )
     request.addfinalizer(view.close)
     loop = open_tree(page, tmp_path, view)
     page.evaluate(RECORD)

@@ -19,7 +19,9 @@ from shardwidget.export.page import tree_page_data
 
 @pytest.fixture
 def view():
-    mesh = jax.make_mesh((4, 2), ("data", "model"))
+    mesh = jax.make_mesh(
+        (4, 2), ("data", "model"), axis_types=(jax.sharding.AxisType.Explicit,) * 2
+    )
     tree = {
         f"layer{i}": {
             "w": jax.device_put(jnp.ones((16, 8)), NamedSharding(mesh, P("data", "model"))),

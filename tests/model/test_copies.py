@@ -14,7 +14,7 @@ from shardwidget.model.copies import on_every_device, replication
 from shardwidget.model.tree import flatten
 from shardwidget.render import tree as tree_render
 
-MESH = jax.make_mesh((4, 2), ("data", "model"))
+MESH = jax.make_mesh((4, 2), ("data", "model"), axis_types=(jax.sharding.AxisType.Explicit,) * 2)
 SHAPE = (64, 32)
 SHARDINGS = [
     NamedSharding(MESH, P()),

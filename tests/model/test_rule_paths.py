@@ -15,7 +15,7 @@ from jax.sharding import PartitionSpec as P
 from shardwidget import ShardView
 from shardwidget.model.paths import slash_path
 
-MESH = jax.make_mesh((4, 2), ("fsdp", "mp"))
+MESH = jax.make_mesh((4, 2), ("fsdp", "mp"), axis_types=(jax.sharding.AxisType.Explicit,) * 2)
 
 # GPT-J's rules as EasyLM writes them (EasyLM/models/gptj/gptj_model.py), on a tiny tree
 RULES = [

@@ -17,7 +17,7 @@ from shardwidget.plan import plan
 f32 = jnp.float32
 PARAMS = {"w": jax.ShapeDtypeStruct((256, 512), f32)}
 X = jax.ShapeDtypeStruct((64, 256), f32)
-POD = AbstractMesh((16, 16), ("data", "model"))
+POD = AbstractMesh((16, 16), ("data", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
 
 
 def step(params, x):

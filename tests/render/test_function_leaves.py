@@ -20,7 +20,9 @@ def _grids(svg: str) -> int:
 
 
 def test_many_leaves_one_table_one_grid():
-    mesh = jax.make_mesh((4, 2), ("data", "model"))
+    mesh = jax.make_mesh(
+        (4, 2), ("data", "model"), axis_types=(jax.sharding.AxisType.Explicit,) * 2
+    )
     params = {
         f"w{i}": jax.device_put(jnp.ones((16, 8)), NamedSharding(mesh, P("data", "model")))
         for i in range(6)
@@ -41,7 +43,9 @@ def test_many_leaves_one_table_one_grid():
 
 
 def test_a_few_leaves_keep_a_grid_each():
-    mesh = jax.make_mesh((4, 2), ("data", "model"))
+    mesh = jax.make_mesh(
+        (4, 2), ("data", "model"), axis_types=(jax.sharding.AxisType.Explicit,) * 2
+    )
     x = jax.device_put(jnp.ones((16, 8)), NamedSharding(mesh, P("data", "model")))
     view = ShardView(lambda a: a.sum(0), x)
     try:

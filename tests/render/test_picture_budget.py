@@ -30,7 +30,7 @@ def _within(view) -> None:
 
 def test_a_plan_of_16384_positions_is_drawn_within_budget():
     tree = {"w": jax.ShapeDtypeStruct((4096, 4096), f32), "b": jax.ShapeDtypeStruct((4096,), f32)}
-    pod = AbstractMesh((128, 128), ("data", "model"))
+    pod = AbstractMesh((128, 128), ("data", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
     view = ShardView(tree, mesh=pod, rules=[("w", P("data", "model"))])
     _within(view)
     svg = view.to_svg()
@@ -42,7 +42,12 @@ def test_a_plan_of_16384_positions_is_drawn_within_budget():
 
 def test_a_tree_of_many_groups_names_the_largest_then_others():
     tree = {f"layer{i:04d}": {"w": jnp.zeros((8, 8 + i % 7))} for i in range(300)}
-    view = ShardView(tree, mesh=jax.make_mesh((4, 2), ("data", "model")))
+    view = ShardView(
+        tree,
+        mesh=jax.make_mesh(
+            (4, 2), ("data", "model"), axis_types=(jax.sharding.AxisType.Explicit,) * 2
+        ),
+    )
     _within(view)
     svg = view.to_svg()
     kept = budget.MAX_GROUPS - 1

@@ -23,7 +23,7 @@ def g(a):
 
 
 def test_two_layouts_of_one_function_get_two_names():
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(jax.sharding.AxisType.Explicit,) * 2)
     x = jax.device_put(jnp.arange(64.0 * 32).reshape(64, 32), NamedSharding(mesh, P("x", "y")))
     views = [ShardView(f, x), ShardView(f, x, in_specs=[[None, "y"]]), ShardView(g, x)]
     try:

@@ -22,7 +22,7 @@ def step(params, x):
 
 
 def test_the_plan_badge_follows_the_mesh_shown():
-    pod = AbstractMesh((32, 8), ("data", "model"))
+    pod = AbstractMesh((32, 8), ("data", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
     view = ShardView(step, PARAMS, X, mesh=pod, in_specs=[P(None, "model"), P("data")])
     assert "AbstractMesh (32, 8)" in view._trace_options["planned"]
     view.mesh_shape = [16, 16]
@@ -34,12 +34,14 @@ def test_the_plan_badge_follows_the_mesh_shown():
 
 
 def test_hardware_is_the_views_keyword_not_the_functions():
-    mesh = jax.make_mesh((4, 2), ("data", "model"))
+    mesh = jax.make_mesh(
+        (4, 2), ("data", "model"), axis_types=(jax.sharding.AxisType.Explicit,) * 2
+    )
     x = jnp.ones((8, 16))
     view = ShardView(lambda a: a * 2, x, mesh_shape=[4, 2], hardware="tpu-v5e")
     assert view.error == "" and view.hardware == "tpu-v5e"
     assert view._estimate["hardware"] == "tpu-v5e"
-    pod = AbstractMesh((4, 2), ("data", "model"))
+    pod = AbstractMesh((4, 2), ("data", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
     plan = ShardView(step, PARAMS, X, mesh=pod, hardware="tpu-v5p")
     assert plan.error == "" and plan.hardware == "tpu-v5p"
     assert [lf.path for lf in plan.trace.input_leaves]  # the inputs were laid out

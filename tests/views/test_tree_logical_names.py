@@ -34,7 +34,9 @@ def _model(names=("embed", "mlp")):
 
 
 def test_leaves_without_names_are_laid_out_as_flax_does():
-    mesh = jax.make_mesh((4, 2), ("data", "model"))
+    mesh = jax.make_mesh(
+        (4, 2), ("data", "model"), axis_types=(jax.sharding.AxisType.Explicit,) * 2
+    )
     state = nnx.state(_model())
     view = ShardView(state, mesh=mesh, logical_rules=LOGICAL)
     want = linen_spmd.logical_to_mesh_sharding(nnx.get_partition_spec(state), mesh, LOGICAL)
@@ -45,13 +47,19 @@ def test_leaves_without_names_are_laid_out_as_flax_does():
     bare = view.leaf("['down']['kernel'].value")
     assert bare.names is None and bare.spec == P()
     assert any("without logical names" in n and "P()" in n for n in view.notes)
-    plan = ShardView(state, mesh=AbstractMesh((4, 2), ("data", "model")), logical_rules=LOGICAL)
+    plan = ShardView(
+        state,
+        mesh=AbstractMesh((4, 2), ("data", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2),
+        logical_rules=LOGICAL,
+    )
     for a, b in zip(view.leaves, plan.leaves, strict=True):
         assert a.spec == b.spec, a.path
 
 
 def test_a_repeated_logical_name_is_refused_as_flax_refuses_it():
-    mesh = jax.make_mesh((4, 2), ("data", "model"))
+    mesh = jax.make_mesh(
+        (4, 2), ("data", "model"), axis_types=(jax.sharding.AxisType.Explicit,) * 2
+    )
     state = nnx.state(_model(names=("embed", "embed")))
     with pytest.raises(ValueError, match="more than once"):
         linen_spmd.logical_to_mesh_axes(("embed", "embed"), LOGICAL)

@@ -16,7 +16,7 @@ from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
 
-MESH = jax.make_mesh((4, 2), ("data", "model"))
+MESH = jax.make_mesh((4, 2), ("data", "model"), axis_types=(jax.sharding.AxisType.Explicit,) * 2)
 
 
 @pytest.mark.parametrize(

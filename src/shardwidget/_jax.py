@@ -42,10 +42,17 @@ rest (tests/test_jax_adapter.py enforces it). What differs, and where it changed
   ``axis_sizes``, ``axis_names`` and ``axis_types`` read the same on 0.7–0.10.
   ``jax.set_mesh`` takes a concrete Mesh only; an AbstractMesh's context is
   ``jax.sharding.use_abstract_mesh`` (0.7–0.10): :func:`mesh_context`.
+- A TPU plan's mesh (``shardwidget.tpu_mesh``) is an AbstractMesh whose ``abstract_device``
+  (``jax._src.mesh.AbstractDevice``, jax 0.8+; ``jax.jit(...).trace(...).lower()`` takes its
+  platform) names the TPU and the topology: :func:`tpu_abstract_device`. The TPU helper
+  (``plan/_tpu_worker.py``, which loads this file by path) compiles a lowered module's text with
+  a topology's compile-only client as ``jax/_src/compiler.py`` does:
+  :func:`compile_module_for_devices`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections.abc import Callable, Iterator
@@ -344,6 +351,57 @@ def compile_module_text(text: str, n: int) -> Any:
     return backend.compile_and_load(text, xc.DeviceList(tuple(devs)), opts)
 
 
+def compile_module_for_devices(text: str, devices: list[Any]) -> Any:
+    """The executable a compile-only client (a TPU topology's, from
+    ``jax.experimental.topologies.get_topology_desc``) compiles from a lowered module's text for
+    ``devices`` in this order (partition i on devices[i]), SPMD partitioned with Shardy where the
+    module has ``sdy.`` annotations. As ``jax/_src/compiler.py`` does for a
+    ``CompileOnlyPyClient``: the text parsed into an ``ir.Module`` in JAX's own MLIR context,
+    keyword arguments. Not loaded: it has ``hlo_modules()``, ``get_compiled_memory_stats()``,
+    ``cost_analysis()`` and ``get_output_shardings()``, and never runs."""
+    from jax._src import compiler
+    from jax._src.interpreters import mlir
+    from jax._src.lib import xla_client as xc  # type: ignore[attr-defined]
+    from jax._src.lib.mlir import ir  # type: ignore[attr-defined]
+
+    client = devices[0].client
+    n = len(devices)
+    opts = compiler.get_compile_options(
+        num_replicas=1,
+        num_partitions=n,
+        device_assignment=np.array(devices).reshape(1, n),
+        backend=client,
+    )
+    opts.executable_build_options.use_spmd_partitioning = True
+    opts.executable_build_options.use_shardy_partitioner = "sdy." in text
+    with mlir.make_ir_context():
+        module = ir.Module.parse(text)
+        return client.compile(
+            module, executable_devices=xc.DeviceList(tuple(devices)), compile_options=opts
+        )
+
+
+def tpu_abstract_device(device_kind: str, num_cores: int | None, topology: str) -> Any:
+    """The ``abstract_device`` of a TPU plan's AbstractMesh: platform "tpu" (so JAX lowers
+    for the TPU), the chip's device kind, and ``topology`` (a key naming the topology and the
+    placement) so that two TPU meshes of one shape on different topologies stay two meshes
+    (AbstractMesh is interned by its fields). None where this JAX has no AbstractDevice."""
+    try:
+        from jax._src.mesh import AbstractDevice
+    except ImportError:  # jax 0.7: AbstractMesh carries no device
+        return None
+    return _topology_device(AbstractDevice)(device_kind, num_cores, "tpu", topology)
+
+
+@functools.cache
+def _topology_device(base: Any) -> Any:
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class TopologyDevice(base):  # type: ignore[misc]
+        topology: str = ""
+
+    return TopologyDevice
+
+
 def hlo_sharding_text(proto: Any) -> str:
     """An OpSharding proto as HLO writes it ("{devices=[4,2]<=[8]}")."""
     from jax._src.lib import xla_client as xc  # type: ignore[attr-defined]
@@ -368,6 +426,21 @@ def abstract_mesh(sizes: tuple[int, ...], names: tuple[str, ...], types: tuple[A
     import jax
 
     return jax.sharding.AbstractMesh(sizes, names, types)
+
+
+def abstract_mesh_on(
+    sizes: tuple[int, ...], names: tuple[str, ...], types: tuple[Any, ...], device: Any
+) -> Any:
+    """:func:`abstract_mesh` with an ``abstract_device`` (:func:`tpu_abstract_device`) where
+    this JAX takes one (0.8+), else without."""
+    import jax
+
+    if device is None:
+        return abstract_mesh(sizes, names, types)
+    try:
+        return jax.sharding.AbstractMesh(sizes, names, types, abstract_device=device)
+    except TypeError:  # a JAX whose AbstractMesh takes no device
+        return abstract_mesh(sizes, names, types)
 
 
 def mesh_context(mesh: Any) -> Any:

@@ -159,7 +159,13 @@ def mesh_ids(mesh: Any) -> tuple[int, ...]:
 
 
 def planned_text(mesh: Any) -> str:
-    """How a view names a plan: "planned on AbstractMesh (32, 8) · no devices"."""
+    """How a view names a plan: "planned on AbstractMesh (32, 8) · no devices"; a TPU plan
+    (``shardwidget.tpu_mesh``) by its topology: "planned on TPU v5 lite v5e:16x16 (16, 16)"."""
+    device = getattr(mesh, "abstract_device", None)
+    topology = str(getattr(device, "topology", "")).split("/", 1)[0]
+    if topology:
+        kind = getattr(device, "device_kind", "TPU")
+        return f"planned on {kind} {topology} {_fmt_shape(mesh_sizes(mesh))} · no devices"
     return f"planned on AbstractMesh {_fmt_shape(mesh_sizes(mesh))} · no devices"
 
 

@@ -21,7 +21,7 @@ from ..model import spec as spec_mod
 from ..trace.result import TraceResult, TraceState, jaxpr_text
 from ..trace.traced import Traced
 from . import compile as compile_mod
-from . import shardings
+from . import shardings, tpu
 from .helper import PlanError
 
 
@@ -48,6 +48,9 @@ class PlanTraced(Traced):
         sizes = mesh_mod.mesh_sizes(self.plan_mesh)
         shape = "(" + ", ".join(map(str, sizes)) + ("," if len(sizes) == 1 else "") + ")"
         what = compile_mod.WHAT_A_PLAN_IS.format(n=self.n_positions)
+        mi = tpu.info(self.plan_mesh)
+        if mi is not None:
+            return f"planned on {mi.title} {shape} · no devices · {tpu.note(mi)}"
         return f"planned on AbstractMesh {shape} · no devices · {what}"
 
     def _jit_in_shardings(self, args: Sequence[Any], kwargs: dict[str, Any]) -> list[Any]:
@@ -79,6 +82,11 @@ class PlanTraced(Traced):
         own = (mesh_mod.mesh_sizes(m), tuple(m.axis_names), tuple(mesh_mod.mesh_axis_types(m)))
         if state.mesh_key == own:
             return m
+        if tpu.is_tpu(m):  # the same chips, another logical shape
+            types = mesh_mod.build_abstract_mesh(
+                state.mesh_shape, state.axis_names, state.axis_types, self.n_positions
+            ).axis_types
+            return tpu.reshaped(m, state.mesh_shape, state.axis_names, types)
         return mesh_mod.build_abstract_mesh(
             state.mesh_shape, state.axis_names, state.axis_types, self.n_positions
         )
@@ -105,11 +113,14 @@ class PlanTraced(Traced):
         t0 = time.perf_counter()
         mesh, in_sh, out_dtypes, out_shapes, traced = self.stage(state)
         with _jax.mesh_context(mesh):
-            text = str(traced.lower(lowering_platforms=("cpu",)).as_text(debug_info=True))
+            lowered = traced.lower(lowering_platforms=tpu.lowering_platforms(mesh))
+            text = str(lowered.as_text(debug_info=True))
         try:
             pl = compile_mod.compile_text(text, mesh, self.timeout, t0)
         except PlanError as e:
             raise ValueError(str(e)) from None
+        if not pl.fits:  # the TPU compiler's answer, in its figures
+            raise ValueError(tpu.hbm_words(pl.hbm, pl.topology))
         c_out, notes = self._out_shardings(state, mesh, pl.output_shardings, out_shapes)
         if self.mode == "shard_map":
             local_out = self.output_info(state)[0]

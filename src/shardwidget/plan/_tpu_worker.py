@@ -151,7 +151,9 @@ def main() -> None:
     except Exception as e:  # no libtpu, or a JAX without topologies: said in words
         proto.write(json.dumps({"fatal": f"{type(e).__name__}: {e}"}) + "\n")
         return
-    proto.write(json.dumps({"ready": 1, "jax": jax.__version__, "libtpu": libtpu}) + "\n")
+    proto.write(
+        json.dumps({"ready": 1, "jax": importlib.metadata.version("jax"), "libtpu": libtpu}) + "\n"
+    )
     for line in sys.stdin:
         req = json.loads(line)
         try:

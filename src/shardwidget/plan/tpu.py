@@ -12,6 +12,7 @@ answer (:func:`hbm_words`), not an error.
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import math
 import os
@@ -309,21 +310,19 @@ _TPU: list[TpuHelper] = []
 def tpu_helper() -> TpuHelper:
     """The running TPU helper, else a new one (PlanError in words: no libtpu, a JAX that
     differs from the kernel's, a failed start)."""
-    import jax
-
     if _TPU and _TPU[0].alive:
         return _TPU[0]
     stop()
     tpu_python()  # the refusal in words before any process starts
     h = TpuHelper(0)
-    theirs = h.ready.get("jax")
-    if theirs != jax.__version__:
+    theirs, ours = h.ready.get("jax"), importlib.metadata.version("jax")
+    if theirs != ours:
         h.stop()
         raise PlanError(
-            f"the TPU helper's Python has jax {theirs}, this kernel jax {jax.__version__}: a "
+            f"the TPU helper's Python has jax {theirs}, this kernel jax {ours}: a "
             "module lowered by one is not read by the other. Install the libtpu for this jax "
             "(pip install 'shardwidget[tpu]') or point SHARDWIDGET_TPU_PYTHON at a Python "
-            f"with jax {jax.__version__}"
+            f"with jax {ours}"
         )
     _TPU.append(h)
     return h

@@ -298,6 +298,9 @@ class TpuHelper(_helper.Helper):
         env["XLA_FLAGS"] = " ".join(f for f in flags if "host_platform_device_count" not in f)
         env["JAX_PLATFORMS"] = "cpu"  # never the kernel's accelerator: compile-only clients
         env["TPU_SKIP_MDS_QUERY"] = "1"  # no metadata server: this is not a TPU VM
+        # libtpu takes /tmp/libtpu_lockfile per process; compile-only use needs no lock, and
+        # another kernel's helper (or the user's own libtpu process) must not block this one
+        env["ALLOW_MULTIPLE_LIBTPU_LOAD"] = "1"
         env.pop("JAX_NUM_CPU_DEVICES", None)
         env["CUDA_VISIBLE_DEVICES"] = ""
         env["TF_CPP_MIN_LOG_LEVEL"] = "3"

@@ -1,0 +1,159 @@
+"""Plans by the TPU compiler (shardwidget.tpu_mesh) against the TPU compiler run directly.
+
+They need libtpu: in this Python, or in the one SHARDWIDGET_TPU_PYTHON names (./dev test makes
+.venvs/tpu and sets it); skipped with the reason elsewhere. Small topologies only (a v5e:2x4
+compile takes about a second here; 256 chips take 30-60 s).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+
+import jax
+import numpy as np
+import pytest
+from jax.sharding import AbstractMesh, AxisType
+from jax.sharding import PartitionSpec as P
+
+import shardwidget
+from shardwidget.plan import PlanError, helper, plan, tpu
+from tests.plan import tpu_direct
+
+pytestmark = pytest.mark.skipif(bool(tpu.unavailable()), reason=tpu.unavailable() or "")
+
+DIRECT = os.path.join(os.path.dirname(__file__), "tpu_direct.py")
+
+
+def _direct(topology: str, big: int, shape: str) -> dict:
+    """The TPU compiler run directly (jax.jit(...).lower(...).compile() on topology devices)."""
+    env = dict(
+        os.environ, JAX_PLATFORMS="cpu", TPU_SKIP_MDS_QUERY="1", ALLOW_MULTIPLE_LIBTPU_LOAD="1"
+    )
+    out = subprocess.run(
+        [tpu.tpu_python(), DIRECT, topology, str(big), shape],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=True,
+    )
+    return json.loads(out.stdout)
+
+
+@pytest.fixture(scope="module")
+def v5e():
+    return tpu.tpu_mesh("v5e:2x4", (2, 4), ("data", "model"))
+
+
+def test_a_tpu_plan_is_what_the_tpu_compiler_makes(v5e):
+    pl = plan(tpu_direct.mlp, *tpu_direct.mlp_args(), mesh=v5e, in_specs=tpu_direct.SPECS)
+    want = _direct("v5e:2x4", 4096, "2x4")
+    mi = pl.topology
+    # the same chips in the same mesh order
+    assert [[i, list(c), k] for i, c, k in zip(mi.device_ids, mi.coords, mi.core_on_chip)] == (
+        want["devices"]
+    )
+    m = pl.memory
+    assert [m["arguments"], m["outputs"], m["temporaries"], m["aliased"]] == want["memory"]
+    assert pl.flops == want["flops"]
+    assert pl.compiler == "tpu" and pl.fits
+    assert pl.note == (
+        f"compiled by the TPU compiler (libtpu {mi.libtpu}) for v5e 2×4: the program a v5e-8 runs"
+    )
+    # the same collectives, by kind and device groups
+    n = 8
+    coords = {i: tuple(int(c) for c in np.unravel_index(i, (2, 4))) for i in range(n)}
+    direct = shardwidget.plan.compile.hlo.collectives(
+        want["hlo"], list(range(n)), coords, ("data", "model"), (2, 4)
+    )
+    assert sorted((c.name, c.groups) for c in pl.collectives) == sorted(
+        (c.name, c.groups) for c in direct
+    )
+    assert "optimal_seconds" not in repr(pl)
+
+
+def test_an_hbm_overflow_is_a_result_in_words(v5e):
+    pl = plan(tpu_direct.mlp, *tpu_direct.mlp_args(262144), mesh=v5e, in_specs=tpu_direct.SPECS)
+    assert pl.fits is False and pl.collectives == []
+    assert "RESOURCE_EXHAUSTED" in pl.hbm
+    assert "does not fit: needs 64.25 GiB of 15.75 GiB on every chip" in pl.note
+    # the TPU compiler itself refuses the same program with the same figures
+    with pytest.raises(subprocess.CalledProcessError) as e:
+        _direct("v5e:2x4", 262144, "2x4")
+    assert "64.25G" in e.value.stderr and "15.75G" in e.value.stderr
+
+
+def test_tpu_mesh_places_the_mesh_as_topologies_make_mesh(v5e):
+    mi = tpu.info(v5e)
+    assert isinstance(v5e, AbstractMesh) and mi.device_kind == "TPU v5 lite"
+    assert mi.n_chips == 8 and mi.machine == "v5e-8"
+    assert tpu.info(AbstractMesh((2, 4), ("data", "model"))) is None
+    # another topology of the same shape is another mesh
+    other = tpu.tpu_mesh("v5e:4x2", (2, 4), ("data", "model"))
+    assert other is not v5e and tpu.info(v5e).topology == "v5e:2x4"
+
+
+def test_two_cores_per_chip_and_slices():
+    m = tpu.tpu_mesh("tpu7x:2x2x1", (2, 4), ("data", "model"))
+    mi = tpu.info(m)
+    assert mi.cores_per_chip == 2 and sorted(set(mi.core_on_chip)) == [0, 1]
+    two = tpu.tpu_mesh("v5e:2x2", (2, 2, 2), ("dcn", "data", "model"), num_slices=2)
+    mi2 = tpu.info(two)
+    assert sorted(set(mi2.slice_index)) == [0, 1]
+    axes = mi2.physical_axes()
+    assert axes["dcn"] == ("slice",) and "slice" not in axes["model"]
+    assert any("DCN" in line for line in mi2.describe())
+
+
+def test_a_mesh_the_torus_cannot_hold_is_refused_in_words():
+    with pytest.raises(ValueError, match="no mesh"):
+        tpu.tpu_mesh("v5e:2x4", (3, 3), ("a", "b"))
+    with pytest.raises(ValueError, match="topology must be a name"):
+        tpu.tpu_mesh("v5e", (8,), ("a",))
+
+
+def test_function_and_tree_views_take_a_tpu_mesh(v5e):
+    w, x = tpu_direct.mlp_args()
+    v = shardwidget.ShardView(tpu_direct.mlp, w, x, mesh=v5e, in_specs=tpu_direct.SPECS)
+    pl = plan(tpu_direct.mlp, w, x, mesh=v5e, in_specs=tpu_direct.SPECS)
+    assert sorted(c.kind for c in v.trace.collectives) == sorted(c.kind for c in pl.collectives)
+    assert v.trace.memory["temp"] == pl.memory["temporaries"]
+    assert "TPU compiler" in v.planned
+    tv = shardwidget.ShardView({"w": w}, mesh=v5e, rules=[(r"w", P("data", "model"))])
+    assert "v5e:2x4" in tv.planned and len(tv.per_device) == 8
+
+
+def test_libtpu_warnings_never_reach_the_user(capfd):
+    tpu.stop()
+    capfd.readouterr()
+    tpu.tpu_mesh("v5e:2x2", (2, 2), ("a", "b"))
+    out, err = capfd.readouterr()
+    assert "TPU_WORKER_HOSTNAMES" not in out + err and "TPU_ACCELERATOR_TYPE" not in out + err
+
+
+def test_a_dead_tpu_helper_is_said_in_words_and_the_next_plan_starts_another(v5e):
+    h = tpu.tpu_helper()
+    h.proc.kill()
+    h.proc.wait()
+    with pytest.raises(PlanError, match="TPU planning helper .* was killed by SIGKILL"):
+        h.request({"op": "describe"}, 10, "a compile")
+    pl = plan(tpu_direct.mlp, *tpu_direct.mlp_args(), mesh=v5e, in_specs=tpu_direct.SPECS)
+    assert pl.fits and tpu.tpu_helper() is not h
+
+
+def test_the_helper_ends_with_the_stop_of_every_helper():
+    h = tpu.tpu_helper()
+    helper.stop_all()
+    assert not h.alive
+
+
+def test_without_libtpu_the_refusal_says_what_to_install(monkeypatch):
+    monkeypatch.delenv(tpu.TPU_PYTHON_VAR, raising=False)
+    monkeypatch.setattr(tpu.importlib.util, "find_spec", lambda name: None)
+    tpu.stop()
+    assert "pip install 'shardwidget[tpu]'" in tpu.unavailable()
+    with pytest.raises(PlanError, match=r"libtpu.*684 MB"):
+        tpu.tpu_mesh("v5e:2x2", (2, 2), ("a", "b"))

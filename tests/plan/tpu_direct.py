@@ -1,0 +1,77 @@
+"""Steps planned in tests/plan/test_tpu.py, and the TPU compiler run on them directly.
+
+Run by the Python that has libtpu (``python tpu_direct.py TOPOLOGY STEP D0xD1 [NUM_SLICES]``):
+``jax.jit(step).lower(...).compile()`` on ``jax.experimental.topologies`` devices, as the
+issue's recipe does, printing what the compile says as JSON (the test compares a plan with it).
+It imports only JAX, so both Pythons import it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import jax
+import jax.numpy as jnp
+from jax.sharding import PartitionSpec as P
+
+
+def mlp(w: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """One bf16 layer, its gradient and an SGD update: an all-gather, a reduce-scatter and
+    an all-reduce on the TPU compiler."""
+    g = jax.grad(lambda w: jnp.tanh(x @ w).sum())(w)
+    return w - 0.1 * g, g.sum()
+
+
+def mlp_args(big: int = 4096) -> tuple[jax.ShapeDtypeStruct, jax.ShapeDtypeStruct]:
+    """(w, x) as shapes; ``big`` 262144 overflows a v5e's HBM."""
+    return (
+        jax.ShapeDtypeStruct((big, big), jnp.bfloat16),
+        jax.ShapeDtypeStruct((1024, big), jnp.bfloat16),
+    )
+
+
+SPECS = [P("data", "model"), P("data", None)]
+
+
+def main() -> None:
+    os.environ["TPU_SKIP_MDS_QUERY"] = "1"
+    jax.config.update("jax_platforms", "cpu")
+    from jax.experimental import topologies
+    from jax.sharding import NamedSharding
+
+    topology, big, shape = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    dims = tuple(int(s) for s in shape.split("x"))
+    topo = topologies.get_topology_desc(platform="tpu", topology_name=topology)
+    mesh = topologies.make_mesh(topo, dims, ("data", "model"))
+    sds = [
+        jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=NamedSharding(mesh, s))
+        for a, s in zip(mlp_args(big), SPECS, strict=True)
+    ]
+    exe = jax.jit(mlp).lower(*sds).compile()
+    m = exe.memory_analysis()
+    text = exe.as_text()
+    print(
+        json.dumps(
+            {
+                "devices": [
+                    [int(d.id), [int(c) for c in d.coords], int(d.core_on_chip)]
+                    for d in mesh.devices.flat
+                ],
+                "memory": [
+                    m.argument_size_in_bytes,
+                    m.output_size_in_bytes,
+                    m.temp_size_in_bytes,
+                    m.alias_size_in_bytes,
+                ],
+                "flops": exe.cost_analysis()["flops"],
+                "outputs": [str(s) for s in exe.output_shardings],
+                "hlo": text,
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -28,7 +28,7 @@ def test_a_cpu_plan_past_the_cpu_compiler_is_refused_at_once(n):
         )
     assert time.perf_counter() - t0 <= 1.0
     assert f"{n:,} positions" in str(e.value)
-    assert helper._HELPERS == before  # no helper started
+    assert before == helper._HELPERS  # no helper started
 
 
 def test_a_function_view_past_the_cpu_compiler_says_so_at_once():
@@ -43,7 +43,7 @@ def test_a_function_view_past_the_cpu_compiler_says_so_at_once():
     )
     assert time.perf_counter() - t0 <= 1.0
     assert "8,192 positions" in v.error and "tpu_mesh" in v.error
-    assert helper._HELPERS == before
+    assert before == helper._HELPERS
 
 
 def test_plan_refuses_a_mesh_that_is_not_one():

@@ -10,12 +10,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 
-import jax
 import numpy as np
 import pytest
-from jax.sharding import AbstractMesh, AxisType
+from jax.sharding import AbstractMesh
 from jax.sharding import PartitionSpec as P
 
 import shardwidget
@@ -53,9 +51,8 @@ def test_a_tpu_plan_is_what_the_tpu_compiler_makes(v5e):
     want = _direct("v5e:2x4", 4096, "2x4")
     mi = pl.topology
     # the same chips in the same mesh order
-    assert [[i, list(c), k] for i, c, k in zip(mi.device_ids, mi.coords, mi.core_on_chip)] == (
-        want["devices"]
-    )
+    chips = zip(mi.device_ids, mi.coords, mi.core_on_chip, strict=True)
+    assert [[i, list(c), k] for i, c, k in chips] == want["devices"]
     m = pl.memory
     assert [m["arguments"], m["outputs"], m["temporaries"], m["aliased"]] == want["memory"]
     assert pl.flops == want["flops"]
@@ -138,7 +135,7 @@ def test_a_dead_tpu_helper_is_said_in_words_and_the_next_plan_starts_another(v5e
     h = tpu.tpu_helper()
     h.proc.kill()
     h.proc.wait()
-    with pytest.raises(PlanError, match="TPU planning helper .* was killed by SIGKILL"):
+    with pytest.raises(PlanError, match=r"TPU planning helper .* was killed by SIGKILL"):
         h.request({"op": "describe"}, 10, "a compile")
     pl = plan(tpu_direct.mlp, *tpu_direct.mlp_args(), mesh=v5e, in_specs=tpu_direct.SPECS)
     assert pl.fits and tpu.tpu_helper() is not h

@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 
 import numpy as np
 import pytest
-from jax.sharding import AbstractMesh
+from jax.sharding import AbstractMesh, AxisType
 from jax.sharding import PartitionSpec as P
 
 import shardwidget
@@ -154,3 +155,30 @@ def test_without_libtpu_the_refusal_says_what_to_install(monkeypatch):
     assert "pip install 'shardwidget[tpu]'" in tpu.unavailable()
     with pytest.raises(PlanError, match=r"libtpu.*684 MB"):
         tpu.tpu_mesh("v5e:2x2", (2, 2), ("a", "b"))
+
+
+def test_the_tpu_plan_beside_the_cpu_plan_of_the_same_layout(v5e):
+    args = tpu_direct.mlp_args()
+    on_tpu = plan(tpu_direct.mlp, *args, mesh=v5e, in_specs=tpu_direct.SPECS)
+    cpu_mesh = AbstractMesh((2, 4), ("data", "model"), (AxisType.Auto,) * 2)
+    on_cpu = plan(tpu_direct.mlp, *args, mesh=cpu_mesh, in_specs=tpu_direct.SPECS)
+    assert on_cpu.compiler == "cpu" and on_cpu.topology is None
+    line = on_tpu.versus(on_cpu)
+    assert line.startswith("TPU (v5e) vs CPU compiler, per device:")
+    for kind in {c.kind for c in on_tpu.collectives} | {c.kind for c in on_cpu.collectives}:
+        n_tpu = sum(c.kind == kind for c in on_tpu.collectives)
+        n_cpu = sum(c.kind == kind for c in on_cpu.collectives)
+        assert f"{kind} {n_tpu} vs {n_cpu}" in line
+    over = plan(tpu_direct.mlp, *tpu_direct.mlp_args(262144), mesh=v5e, in_specs=tpu_direct.SPECS)
+    assert "does not fit" in over.versus(on_cpu)
+
+
+def test_showing_a_planned_layout_again_asks_the_helper_nothing(v5e):
+    args = tpu_direct.mlp_args(2048)
+    plan(tpu_direct.mlp, *args, mesh=v5e, in_specs=tpu_direct.SPECS)
+    h = tpu.tpu_helper()
+    h.proc.kill()
+    h.proc.wait()
+    t0 = time.perf_counter()
+    again = plan(tpu_direct.mlp, *args, mesh=v5e, in_specs=tpu_direct.SPECS)
+    assert again.fits and time.perf_counter() - t0 < 0.5

@@ -18,6 +18,7 @@ import numpy as np
 from ..trace import hlo, hlo_tpu
 from . import helper as _helper
 from . import tpu as _tpu
+from .delta import delta_line
 
 WHAT_A_PLAN_IS = (
     "planned: compiled by XLA's CPU compiler for {n} simulated devices. A TPU or GPU compiler may "
@@ -73,6 +74,11 @@ class Plan:
             return WHAT_A_PLAN_IS.format(n=self.n_devices)
         text = _tpu.note(mi)
         return text if self.fits else f"{text}. {_tpu.hbm_words(self.hbm, mi)}"
+
+    def versus(self, other: Plan) -> str:
+        """How this plan differs from ``other`` (the same layout by another compiler, e.g. a
+        TPU plan beside the CPU plan of an AbstractMesh of the same shape), in one line."""
+        return delta_line(self, other)
 
     def estimate(self, hw: Any = None, dcn_axes: Sequence[str] = ()) -> Any:
         """The estimated time per device on a hardware preset (:mod:`shardwidget.cost.estimate`)."""

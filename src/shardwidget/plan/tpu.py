@@ -12,6 +12,7 @@ answer (:func:`hbm_words`), not an error.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import importlib.util
 import math
@@ -340,12 +341,23 @@ def stop() -> None:
 _helper.ON_STOP_ALL.append(stop)
 
 
+KEEP_RESULTS = 32
+"""TPU compiles kept, per (lowered module, topology, placement): showing a planned layout
+again asks the helper nothing (a compile at 256 chips takes 30-60 s)."""
+_RESULTS: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+
 def compile_text(text: str, mesh: Any, timeout: float) -> dict[str, Any]:
     """What the TPU compiler made of a lowered module for a :func:`tpu_mesh`: the CPU helper's
     reply fields, or "hbm" (its words) when the program does not fit. PlanError in words
     when the helper dies, passes ``timeout`` or the compiler refuses (the helper then ends)."""
     mi = info(mesh)
     assert mi is not None
+    key = (hashlib.sha256(text.encode()).hexdigest(), mi.topology, mi.num_slices,
+           mi.chip_config_name, mi.device_ids)  # fmt: skip
+    if key in _RESULTS:
+        _RESULTS[key] = _RESULTS.pop(key)  # most recently used last
+        return _RESULTS[key]
     req = {
         "op": "compile",
         "module": text,
@@ -361,6 +373,9 @@ def compile_text(text: str, mesh: Any, timeout: float) -> dict[str, Any]:
             f"the TPU compiler (libtpu {mi.libtpu}) could not compile the plan for "
             f"{mi.title}: {_first_line(reply['error'])}"
         )
+    while len(_RESULTS) >= KEEP_RESULTS:
+        _RESULTS.pop(next(iter(_RESULTS)))
+    _RESULTS[key] = reply
     return reply
 
 

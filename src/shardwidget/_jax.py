@@ -381,16 +381,20 @@ def compile_module_for_devices(text: str, devices: list[Any]) -> Any:
         )
 
 
-def tpu_abstract_device(device_kind: str, num_cores: int | None, topology: str) -> Any:
+def tpu_abstract_device(
+    device_kind: str, num_cores: int | None, topology: str, positions: tuple[Any, ...] = ()
+) -> Any:
     """The ``abstract_device`` of a TPU plan's AbstractMesh: platform "tpu" (so JAX lowers
-    for the TPU), the chip's device kind, and ``topology`` (a key naming the topology and the
+    for the TPU), the chip's device kind, ``topology`` (a key naming the topology and the
     placement) so that two TPU meshes of one shape on different topologies stay two meshes
-    (AbstractMesh is interned by its fields). None where this JAX has no AbstractDevice."""
+    (AbstractMesh is interned by its fields), and ``positions``: each mesh position's
+    ((x, y, z), core on chip, slice), which the model layer reads without knowing plans. None
+    where this JAX has no AbstractDevice."""
     try:
         from jax._src.mesh import AbstractDevice
     except ImportError:  # jax 0.7: AbstractMesh carries no device
         return None
-    return _topology_device(AbstractDevice)(device_kind, num_cores, "tpu", topology)
+    return _topology_device(AbstractDevice)(device_kind, num_cores, "tpu", topology, positions)
 
 
 @functools.cache
@@ -398,6 +402,7 @@ def _topology_device(base: Any) -> Any:
     @dataclasses.dataclass(frozen=True, slots=True)
     class TopologyDevice(base):  # type: ignore[misc]
         topology: str = ""
+        positions: tuple[Any, ...] = dataclasses.field(default=(), repr=False)
 
     return TopologyDevice
 

@@ -182,3 +182,19 @@ def test_showing_a_planned_layout_again_asks_the_helper_nothing(v5e):
     t0 = time.perf_counter()
     again = plan(tpu_direct.mlp, *args, mesh=v5e, in_specs=tpu_direct.SPECS)
     assert again.fits and time.perf_counter() - t0 < 0.5
+
+
+def test_a_tpu_plan_s_devices_carry_their_chips(v5e):
+    w, _ = tpu_direct.mlp_args()
+    tv = shardwidget.ShardView({"w": w}, mesh=v5e, rules=[(r"w", P("data", "model"))])
+    mi = tpu.info(v5e)
+    devs = tv.leaf("['w']").layout.devices
+    assert [d.coords for d in devs] == list(mi.coords)
+    assert [d.core_on_chip for d in devs] == list(mi.core_on_chip)
+    assert {d.kind for d in devs} == {"TPU v5 lite"}
+    # across slices, the slice is a fourth coordinate (the picture's panels)
+    two = tpu.tpu_mesh("v5e:2x2", (2, 2, 2), ("dcn", "data", "model"), num_slices=2)
+    tv2 = shardwidget.ShardView({"w": w}, mesh=two, rules=[(r"w", P("data", "model"))])
+    got = [d.coords for d in tv2.leaf("['w']").layout.devices]
+    want = [(*c, s) for c, s in zip(tpu.info(two).coords, tpu.info(two).slice_index, strict=True)]
+    assert got == want and {c[3] for c in got} == {0, 1}

@@ -35,5 +35,5 @@ def delta_line(a: Any, b: Any) -> str:
     ka, kb = Counter(c.kind for c in a.collectives), Counter(c.kind for c in b.collectives)
     kinds = sorted(set(ka) | set(kb))
     parts.append(", ".join(f"{k} {ka[k]} vs {kb[k]}" for k in kinds) or "no collectives")
-    parts.append(f"FLOPs{_ratio(a.flops, b.flops) or ' —'}")
+    parts.append(f"FLOPs {a.flops / b.flops:.2f}×" if a.flops and b.flops else "FLOPs —")
     return f"{head} " + "; ".join(parts)

@@ -103,10 +103,11 @@ class TpuMeshInfo:
     def machine(self) -> str:
         """What Cloud TPU calls the machine: "v5e-256"; v4 and v5p count TensorCores (two per
         chip), tpu7x its devices."""
-        n = len(self.topology_devices)
+        n = len(self.topology_devices) // self.num_slices
         if self.family in ("v4", "v5p"):
-            n = 2 * self.n_chips
-        return f"{self.family}-{n}"
+            n = 2 * self.n_chips // self.num_slices
+        one = f"{self.family}-{n}"
+        return one if self.num_slices == 1 else f"{self.num_slices} × {one}"
 
     def physical_axes(self) -> dict[str, tuple[str, ...]]:
         """For each logical axis, the physical axes its steps move along ("x", "y", "z",
@@ -129,7 +130,8 @@ class TpuMeshInfo:
         """Lines a reader can take in: the machine, then how each logical axis lies on it."""
         lines = [
             f"{self.machine} ({self.title}; {self.n_chips:,} chips, "
-            f"{self.cores_per_chip} device(s) per chip), {self.device_kind}"
+            f"{self.cores_per_chip} device{'s' if self.cores_per_chip > 1 else ''} per chip), "
+            f"{self.device_kind}"
         ]
         for name, axes in self.physical_axes().items():
             over = " × ".join(axes) if axes else "—"
@@ -230,7 +232,8 @@ def tpu_mesh(
         topology_devices=tuple((d[0], tuple(d[1]), d[2], d[3]) for d in reply["devices"]),
     )
     types = _axis_types(axis_types, len(shape))
-    device = _jax.tpu_abstract_device(mi.device_kind, reply.get("num_cores"), key)
+    where = tuple(zip(mi.coords, mi.core_on_chip, mi.slice_index, strict=True))
+    device = _jax.tpu_abstract_device(mi.device_kind, reply.get("num_cores"), key, where)
     mesh = _jax.abstract_mesh_on(shape, names, types, device)
     _MESHES[mesh] = mi
     return mesh
@@ -421,4 +424,7 @@ def hbm_words(words: str, mi: TpuMeshInfo) -> str:
     if need is None:
         return f"does not fit in HBM {where}: {_first_line(words)}"
     of = f" of {have / 2**30:.2f} GiB" if have else ""
-    return f"does not fit: needs {need / 2**30:.2f} GiB{of} {where} (HLO temporaries)"
+    what = re.search(r"required for ([^(]*?)\s*\(", words)
+    return f"does not fit: needs {need / 2**30:.2f} GiB{of} {where}" + (
+        f" ({what.group(1)})" if what else ""
+    )

@@ -198,3 +198,10 @@ def test_a_tpu_plan_s_devices_carry_their_chips(v5e):
     got = [d.coords for d in tv2.leaf("['w']").layout.devices]
     want = [(*c, s) for c, s in zip(tpu.info(two).coords, tpu.info(two).slice_index, strict=True)]
     assert got == want and {c[3] for c in got} == {0, 1}
+
+
+def test_a_view_on_a_tpu_mesh_estimates_for_that_tpu(v5e):
+    w, _ = tpu_direct.mlp_args()
+    tv = shardwidget.ShardView({"w": w}, mesh=v5e, rules=[(r"w", P("data", "model"))])
+    assert tv.hardware == "tpu-v5e"
+    assert shardwidget.hardware(tv.hardware).topology == tpu.info(v5e).family

@@ -224,6 +224,17 @@ def hardware(name: str | Hardware | None = None, /, **fields: Any) -> Hardware:
     raise ValueError(f"unknown hardware {name!r}; presets: {', '.join(names())}")
 
 
+_KINDS = {"TPU v4": "tpu-v4", "TPU v5 lite": "tpu-v5e", "TPU v5": "tpu-v5p", "TPU v5p": "tpu-v5p",
+          "TPU v6 lite": "tpu-v6e", "TPU7x": "tpu7x"}  # fmt: skip
+
+
+def preset_for(mesh: Any, fallback: str) -> str:
+    """The preset of the TPU a mesh stands for (a ``shardwidget.tpu_mesh``: its abstract
+    device's kind, "TPU v5 lite" -> "tpu-v5e"), else ``fallback``."""
+    kind = getattr(getattr(mesh, "abstract_device", None), "device_kind", None)
+    return _KINDS.get(str(kind), fallback)
+
+
 def register(h: Hardware) -> Hardware:
     """Make a preset of your own findable by its name (what ``hardware(name=..., ...)`` does;
     views' ``hardware`` trait does it for a Hardware it is given). ValueError for a built-in

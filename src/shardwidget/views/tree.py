@@ -210,7 +210,7 @@ class TreeView(ShardView):
         self._changed_cache: tuple[rules_mod.Applied, tuple[int, ...]] | None = None
         self._leaf_summary: tuple[int, Layout, Summary] | None = None
         super().__init__()
-        hw = hw_mod.hardware(kwargs.get("hardware", "h100"))
+        hw = hw_mod.hardware(kwargs.get("hardware", hw_mod.preset_for(mesh, "h100")))
         if hw.name not in hw_mod.names():
             hw_mod.register(hw)  # a Hardware of the user's own: findable by its name
         self._hardware_presets = wire.hardware_presets(hw_mod.listed())

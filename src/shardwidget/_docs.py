@@ -61,7 +61,7 @@ def sections() -> list[tuple[str, str, list[Any]]]:
     from .model.layout_diff import BlockMove, DeviceChange, LayoutDiff
     from .model.summary import Summary
     from .model.tree import StaticLeaf, TreeLeaf
-    from .plan import Plan, PlanError, plan
+    from .plan import Plan, PlanError, TpuMeshInfo, plan, tpu_mesh
     from .render.snapshot import Snapshot
     from .trace.hlo import Collective, HloShape
     from .trace.result import Constraint, Leaf, LeafResult
@@ -118,6 +118,13 @@ def sections() -> list[tuple[str, str, list[Any]]]:
             "`shardwidget.plan.plan(f, *args, mesh=AbstractMesh(...), in_specs=...)`: what XLA "
             "compiles for a mesh bigger than the kernel, in the planning helper.",
             [plan, Plan, PlanError],
+        ),
+        (
+            "Plans by the TPU compiler",
+            "`shardwidget.tpu_mesh(topology, mesh_shape, axis_names, ...)`: a mesh of a TPU "
+            "topology's chips; plans on it are compiled by libtpu, the TPU's own compiler, in a "
+            "helper process (`pip install 'shardwidget[tpu]'`).",
+            [tpu_mesh, TpuMeshInfo],
         ),
         ("Help", "Layouts that fit a shape.", [suggest_layouts, Suggestion]),
     ]

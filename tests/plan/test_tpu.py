@@ -18,7 +18,7 @@ from jax.sharding import AbstractMesh, AxisType
 from jax.sharding import PartitionSpec as P
 
 import shardwidget
-from shardwidget.plan import PlanError, helper, plan, tpu
+from shardwidget.plan import PlanError, background, helper, plan, tpu
 from tests.plan import tpu_direct
 
 pytestmark = pytest.mark.skipif(bool(tpu.unavailable()), reason=tpu.unavailable() or "")
@@ -116,6 +116,7 @@ def test_a_mesh_the_torus_cannot_hold_is_refused_in_words():
 def test_function_and_tree_views_take_a_tpu_mesh(v5e):
     w, x = tpu_direct.mlp_args()
     v = shardwidget.ShardView(tpu_direct.mlp, w, x, mesh=v5e, in_specs=tpu_direct.SPECS)
+    assert background.wait(300)
     pl = plan(tpu_direct.mlp, w, x, mesh=v5e, in_specs=tpu_direct.SPECS)
     assert sorted(c.kind for c in v.trace.collectives) == sorted(c.kind for c in pl.collectives)
     assert v.trace.memory["temp"] == pl.memory["temporaries"]
@@ -205,3 +206,42 @@ def test_a_view_on_a_tpu_mesh_estimates_for_that_tpu(v5e):
     tv = shardwidget.ShardView({"w": w}, mesh=v5e, rules=[(r"w", P("data", "model"))])
     assert tv.hardware == "tpu-v5e"
     assert shardwidget.hardware(tv.hardware).topology == tpu.info(v5e).family
+
+
+def _args_of_size(n: int) -> tuple:
+    return tpu_direct.mlp_args(n)
+
+
+def test_a_function_view_shows_the_cpu_plan_then_switches_to_the_tpu_s():
+    mesh = tpu.tpu_mesh("v5e:2x2", (2, 2), ("data", "model"))
+    args = _args_of_size(1536)  # a module no other test compiled: not in the TPU cache
+    v = shardwidget.ShardView(tpu_direct.mlp, *args, mesh=mesh, in_specs=tpu_direct.SPECS)
+    first = v.trace
+    st = first.state
+    # at once: the CPU compiler's plan (or, if the TPU compile won the race, the TPU's)
+    assert "the CPU compiler's plan, shown while the TPU compiler" in v.planned or (
+        st in v._traced.tpu_over
+    )
+    assert background.wait(300)
+    _until(lambda: "compiled by the TPU compiler" in v.planned)
+    want = plan(tpu_direct.mlp, *args, mesh=mesh, in_specs=tpu_direct.SPECS)
+    assert v.trace.state == st and v.trace.memory["temp"] == want.memory["temporaries"]
+    assert sorted(c.kind for c in v.trace.collectives) == sorted(c.kind for c in want.collectives)
+    assert "compiled by the TPU compiler" in v._trace_options["planned"]
+
+
+def test_a_tpu_result_for_a_layout_the_user_left_is_never_shown():
+    mesh = tpu.tpu_mesh("v5e:2x2", (2, 2), ("data", "model"))
+    args = _args_of_size(1280)
+    v = shardwidget.ShardView(tpu_direct.mlp, *args, mesh=mesh, in_specs=tpu_direct.SPECS)
+    v.mesh_shape = [4, 1]  # left before (or just after) the TPU answer for (2, 2)
+    assert background.wait(300)
+    _until(lambda: "compiled by the TPU compiler" in v.planned)
+    assert tuple(v.trace.state.mesh_shape) == (4, 1) and "(4, 1)" in v.planned
+
+
+def _until(ok, timeout: float = 60.0) -> None:
+    end = time.monotonic() + timeout
+    while not ok():
+        assert time.monotonic() < end, "the view never switched"
+        time.sleep(0.05)

@@ -350,14 +350,34 @@ again asks the helper nothing (a compile at 256 chips takes 30-60 s)."""
 _RESULTS: dict[tuple[Any, ...], dict[str, Any]] = {}
 
 
+def result_key(text: str, mesh: Any) -> tuple[Any, ...]:
+    """What a TPU result is cached by: the lowered module, the topology, the placement."""
+    mi = info(mesh)
+    assert mi is not None
+    digest = hashlib.sha256(_without_locations(text).encode()).hexdigest()
+    return (digest, mi.topology, mi.num_slices, mi.chip_config_name, mi.device_ids)
+
+
+def _without_locations(text: str) -> str:
+    """The module text without its source locations (``loc(...)`` at the end of an op,
+    ``#locN = loc(...)`` lines): the same program traced from another call stack (a background
+    thread, a re-run cell) is the same compile."""
+    lines = (ln.split(" loc(", 1)[0] for ln in text.splitlines() if not ln.startswith("#loc"))
+    return "\n".join(lines)
+
+
+def has_result(text: str, mesh: Any) -> bool:
+    """Whether the TPU compiler's answer for this module on this mesh is cached."""
+    return result_key(text, mesh) in _RESULTS
+
+
 def compile_text(text: str, mesh: Any, timeout: float) -> dict[str, Any]:
     """What the TPU compiler made of a lowered module for a :func:`tpu_mesh`: the CPU helper's
     reply fields, or "hbm" (its words) when the program does not fit. PlanError in words
     when the helper dies, passes ``timeout`` or the compiler refuses (the helper then ends)."""
     mi = info(mesh)
     assert mi is not None
-    key = (hashlib.sha256(text.encode()).hexdigest(), mi.topology, mi.num_slices,
-           mi.chip_config_name, mi.device_ids)  # fmt: skip
+    key = result_key(text, mesh)
     if key in _RESULTS:
         _RESULTS[key] = _RESULTS.pop(key)  # most recently used last
         return _RESULTS[key]

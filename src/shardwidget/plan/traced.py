@@ -12,7 +12,7 @@ compile for N devices. Outputs XLA lays out itself are read back as specs on the
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import _jax
@@ -20,8 +20,9 @@ from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
 from ..trace.result import TraceResult, TraceState, jaxpr_text
 from ..trace.traced import Traced
+from . import background, shardings, tpu
 from . import compile as compile_mod
-from . import shardings, tpu
+from . import helper as helper_mod
 from .helper import PlanError
 
 
@@ -36,6 +37,12 @@ class PlanTraced(Traced):
         self.timeout = timeout
         super().__init__(*traced)
         self.own_mesh = None  # the plan's mesh is the view's mesh, whatever the inputs carry
+        self.on_tpu_ready: Callable[[TraceState, str], None] | None = None
+        """Set by a view that takes TPU results later (views/plan_progress.py): a TPU compile
+        then runs in the background, the CPU compiler's plan standing in, and this is called
+        from that thread with the state and "" (or the error in words) when it is over."""
+        self.tpu_over: dict[TraceState, str] = {}
+        """States whose background TPU compile is over: "" or the error in words."""
         self.run_disabled = (
             f"planned: no data (compiled for {self.n_positions} positions in the planning "
             "helper, never run)"
@@ -115,8 +122,13 @@ class PlanTraced(Traced):
         with _jax.mesh_context(mesh):
             lowered = traced.lower(lowering_platforms=tpu.lowering_platforms(mesh))
             text = str(lowered.as_text(debug_info=True))
+        started = None
         try:
-            pl = compile_mod.compile_text(text, mesh, self.timeout, t0)
+            if self._in_background(text, mesh):  # the CPU plan now, the TPU's when it is done
+                started = self._start_tpu(state, text, mesh)
+                pl = self._cpu_meanwhile(traced, mesh, t0)
+            else:
+                pl = compile_mod.compile_text(text, mesh, self.timeout, t0)
         except PlanError as e:
             raise ValueError(str(e)) from None
         if not pl.fits:  # the TPU compiler's answer, in its figures
@@ -156,7 +168,61 @@ class PlanTraced(Traced):
             out_paths=self.out_paths(state),
             compile_ms=(time.perf_counter() - t0) * 1e3,
             jaxpr=jaxpr_text(traced.jaxpr),
-            notes={"in": [""] * len(self.leaves), "out": notes},
+            notes={
+                "in": [""] * len(self.leaves),
+                "out": notes,
+                **({"tpu_started": [repr(started)]} if started is not None else {}),
+            },
+        )
+
+    # -- TPU plans in the background (plan/background.py)
+    def _in_background(self, text: str, mesh: Any) -> bool:
+        """A TPU compile not cached yet, for a view that takes results later (on_tpu_ready),
+        on a mesh the CPU compiler can plan meanwhile."""
+        return (
+            self.on_tpu_ready is not None
+            and tpu.is_tpu(mesh)
+            and not tpu.has_result(text, mesh)
+            and self.n_positions <= helper_mod.MAX_CPU_POSITIONS
+        )
+
+    def _start_tpu(self, state: TraceState, text: str, mesh: Any) -> float:
+        def done(error: str) -> None:
+            self.tpu_over[state] = error
+            self.forget(state)  # the CPU stand-in goes: the next ask gets the TPU's
+            if self.on_tpu_ready is not None:
+                self.on_tpu_ready(state, error)
+
+        return background.start(text, mesh, self.timeout or helper_mod.TIMEOUT_S, done)
+
+    def forget(self, state: TraceState) -> None:
+        """Drop state's cached result (a CPU stand-in whose TPU result has arrived)."""
+        self._cache.pop(state, None)
+
+    def _cpu_meanwhile(self, traced: Any, mesh: Any, t0: float) -> Any:
+        """The CPU compiler's plan of the same layout on an AbstractMesh of the same axes."""
+        with _jax.mesh_context(mesh):
+            text = str(traced.lower(lowering_platforms=("cpu",)).as_text(debug_info=True))
+        sizes, names = mesh_mod.mesh_sizes(mesh), tuple(mesh.axis_names)
+        plain = _jax.abstract_mesh(sizes, names, tuple(mesh.axis_types))
+        return compile_mod.compile_text(text, plain, self.timeout, t0)
+
+    def note_of(self, res: TraceResult | None) -> str:
+        """:attr:`note` for the result shown; for a CPU stand-in, that the TPU compiler is at
+        work and for how long."""
+        mi = tpu.info(self.plan_mesh)
+        if res is None or mi is None:
+            return self.note
+        started = next(iter(res.notes.get("tpu_started", ())), None)
+        sizes = tuple(res.state.mesh_shape)
+        shape = "(" + ", ".join(map(str, sizes)) + ("," if len(sizes) == 1 else "") + ")"
+        if started is None:
+            return f"planned on {mi.title} {shape} · no devices · {tpu.note(mi)}"
+        return (
+            f"planned on {mi.title} {shape} · no devices · the CPU compiler's plan, shown while "
+            f"the TPU compiler (libtpu {mi.libtpu}) compiles for {mi.title} "
+            f"({background.elapsed_words(float(started))}; 30-60 s at 256 chips): the view "
+            "switches when it is done"
         )
 
     def _out_shardings(

@@ -28,7 +28,7 @@ from ..trace import _specs as specs_mod
 from ..trace import pmap as pmap_mod
 from ..trace import result as result_mod
 from ..trace import traced as trace_mod
-from . import rerun
+from . import plan_progress, rerun
 from .base import InvalidValue, ShardView, is_function
 from .cost import CostMixin
 
@@ -122,6 +122,7 @@ class FunctionView(CostMixin, ShardView):
 
             plan_mesh = kwargs.pop("mesh")
             self._traced = PlanTraced(f, args, kwargs, mode, self._devices, plan_mesh=plan_mesh)
+            plan_progress.attach(self)  # a tpu_mesh: TPU compiles in the background
         else:
             self._traced = trace_mod.Traced(f, args, kwargs, mode, self._devices)
         self._with_stats = bool(own.get("stats", True))
@@ -173,7 +174,8 @@ class FunctionView(CostMixin, ShardView):
         """For a plan (``mesh=AbstractMesh(...)``), what it is in words: "planned on
         AbstractMesh (32, 8) · no devices · planned: compiled by XLA's CPU compiler for 256
         simulated devices…"; "" for a view on the kernel's devices."""
-        return str(getattr(self._traced, "note", ""))
+        note_of = getattr(self._traced, "note_of", None)  # (a TPU plan: the compiler at work)
+        return note_of(self._result) if note_of else str(getattr(self._traced, "note", ""))
 
     def _n_devices(self) -> int:
         """The devices layouts span: the kernel's, or a plan's positions."""
@@ -537,6 +539,7 @@ class FunctionView(CostMixin, ShardView):
         self._send_stats(arrays)
         self._publish_estimate()
         self._remember(res.state)
+        plan_progress.watch(self)
 
     # ---------------------------------------------------------------- cost (issue 12)
     def _publish_estimate(self) -> None:

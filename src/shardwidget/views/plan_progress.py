@@ -1,0 +1,72 @@
+"""A function view on a ``tpu_mesh`` while the TPU compiler works (plan/background.py).
+
+:func:`attach` makes the view's PlanTraced compile TPU layouts in the background: the view shows
+the CPU compiler's plan of the layout at once, its badge saying that the TPU compiler is at work
+and for how long (updated every few seconds), and switches to the TPU result when it arrives,
+if the view still shows that layout. An error of the TPU compile is said in ``error``, the CPU
+plan staying. Everything here runs in the background thread; the kernel's thread is free.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..plan import background
+from ..trace.result import TraceState
+
+
+def attach(view: Any) -> None:
+    """Take TPU results later in ``view`` (a FunctionView whose traced is a PlanTraced on a
+    tpu_mesh); nothing for any other view."""
+    traced = view._traced
+    if not hasattr(traced, "on_tpu_ready") or not hasattr(traced.plan_mesh, "abstract_device"):
+        return
+    traced.on_tpu_ready = lambda st, error: _arrived(view, st, error)
+
+
+def _shows(view: Any, st: TraceState) -> bool:
+    res = getattr(view, "_result", None)  # (None while the view is being made)
+    return res is not None and res.state == st
+
+
+def _arrived(view: Any, st: TraceState, error: str) -> None:
+    """The TPU compile of ``st`` is over: show it if the view still shows ``st`` (from the
+    background thread: whatever goes wrong is said in ``error``, never raised there)."""
+    try:
+        _show_tpu(view, st, error)
+    except Exception as e:  # the boundary of the background thread
+        view.error = f"the TPU plan could not be shown: {e}; the CPU compiler's plan stays"
+
+
+def _show_tpu(view: Any, st: TraceState, error: str) -> None:
+    if not _shows(view, st):
+        return  # the user left this layout: the result waits in the TPU cache, unseen
+    if error:
+        view.error = f"the TPU compiler did not finish ({error}); the CPU compiler's plan stays"
+        return
+    view._traced.forget(st)  # (the stand-in, should it have been cached after the TPU's came)
+    try:
+        res = view._traced.result(st, run=False, checked=True)
+    except ValueError as e:  # e.g. does not fit in HBM: the TPU compiler's answer, in words
+        view.error = str(e)
+        return
+    if _shows(view, st):
+        view._publish(st, (res, False, None))
+        view._publish_options()
+
+
+def watch(view: Any) -> None:
+    """While the view shows a CPU stand-in, refresh its badge (how long the TPU compiler has
+    worked) every few seconds."""
+    res = view._result
+    started = next(iter(res.notes.get("tpu_started", ())), None) if res is not None else None
+    if started is None:
+        return
+    if res.state in view._traced.tpu_over:  # the TPU's came before this stand-in was shown
+        _arrived(view, res.state, view._traced.tpu_over[res.state])
+        return
+    background.ticker(
+        float(started),
+        lambda: view._result is res,
+        view._publish_options,
+    )

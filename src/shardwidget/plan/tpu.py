@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import importlib.util
-import math
 import os
 import pathlib
 import re
@@ -25,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import _jax
+from ..model import mesh as mesh_mod
 from . import helper as _helper
 from .helper import PlanError
 
@@ -112,19 +112,8 @@ class TpuMeshInfo:
     def physical_axes(self) -> dict[str, tuple[str, ...]]:
         """For each logical axis, the physical axes its steps move along ("x", "y", "z",
         "core", "slice": DCN), read from the positions the axis joins."""
-        out: dict[str, tuple[str, ...]] = {}
-        strides = [math.prod(self.mesh_shape[k + 1 :]) for k in range(len(self.mesh_shape))]
-        for name, size, stride in zip(self.axis_names, self.mesh_shape, strides, strict=True):
-            moved: set[int] = set()
-            for step in range(1, size):
-                a, b = self._where(0), self._where(step * stride)
-                moved |= {k for k in range(len(a)) if a[k] != b[k]}
-            labels = ("x", "y", "z", "core", "slice")
-            out[name] = tuple(labels[k] for k in sorted(moved))
-        return out
-
-    def _where(self, p: int) -> tuple[int, ...]:
-        return (*self.coords[p], self.core_on_chip[p], self.slice_index[p])
+        where = tuple(zip(self.coords, self.core_on_chip, self.slice_index, strict=True))
+        return mesh_mod.physical_axes(self.mesh_shape, self.axis_names, where)
 
     def describe(self) -> list[str]:
         """Lines a reader can take in: the machine, then how each logical axis lies on it."""

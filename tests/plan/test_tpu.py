@@ -149,15 +149,6 @@ def test_the_helper_ends_with_the_stop_of_every_helper():
     assert not h.alive
 
 
-def test_without_libtpu_the_refusal_says_what_to_install(monkeypatch):
-    monkeypatch.delenv(tpu.TPU_PYTHON_VAR, raising=False)
-    monkeypatch.setattr(tpu.importlib.util, "find_spec", lambda name: None)
-    tpu.stop()
-    assert "pip install 'shardwidget[tpu]'" in tpu.unavailable()
-    with pytest.raises(PlanError, match=r"libtpu.*684 MB"):
-        tpu.tpu_mesh("v5e:2x2", (2, 2), ("a", "b"))
-
-
 def test_the_tpu_plan_beside_the_cpu_plan_of_the_same_layout(v5e):
     args = tpu_direct.mlp_args()
     on_tpu = plan(tpu_direct.mlp, *args, mesh=v5e, in_specs=tpu_direct.SPECS)

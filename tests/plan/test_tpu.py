@@ -236,3 +236,12 @@ def _until(ok, timeout: float = 60.0) -> None:
     while not ok():
         assert time.monotonic() < end, "the view never switched"
         time.sleep(0.05)
+
+
+@pytest.mark.parametrize(("family", "n"), [("v5e", 8), ("v6e", 4), ("v5", 8), ("tpu7x", 16)])
+def test_a_presets_topology_for_a_plan_size_is_one_libtpu_knows(family, n):
+    name, slices, chip_config = tpu.topology_for(family, n)
+    mesh = tpu.tpu_mesh(name, (n,), ("a",), num_slices=slices, chip_config_name=chip_config)
+    assert len(tpu.info(mesh).device_ids) == n
+    label, why = tpu.compile_with(family, n)
+    assert label.startswith(f"this TPU: {name}") and why == ""

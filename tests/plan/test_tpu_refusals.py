@@ -30,3 +30,17 @@ def test_hbm_words_read_the_compilers_figures():
         "temporaries (64.25G) exceeds available HBM (15.75G)."
     )
     assert tpu.hbm_figures(words) == (int(64.25 * 2**30), int(15.75 * 2**30))
+
+
+def test_compile_with_says_why_not_in_one_line(monkeypatch):
+    assert (
+        tpu.compile_with("", 256)[1]
+        == "this hardware is not a TPU: its plans are the CPU compiler's"
+    )
+    assert "no v5e topology has 12 devices" in tpu.compile_with("v5e", 12)[1]
+    monkeypatch.delenv(tpu.TPU_PYTHON_VAR, raising=False)
+    monkeypatch.setattr(tpu.importlib.util, "find_spec", lambda name: None)
+    label, why = tpu.compile_with("v5e", 256)
+    assert label == "" and "pip install 'shardwidget[tpu]'" in why and "\n" not in why
+    assert tpu.topology_for("v5e", 512) == ("v5e:16x16", 2, "")
+    assert tpu.topology_for("v5", 1024) == ("v5:8x8x16", 1, "megacore")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import importlib.util
+import math
 import os
 import pathlib
 import re
@@ -252,6 +253,53 @@ def reshaped(mesh: Any, shape: Sequence[int], names: Sequence[str], types: Any) 
         allow_split_physical_axes=mi.allow_split_physical_axes,
         chip_config_name=mi.chip_config_name,
     )
+
+
+# ------------------------------------------------------------------- a topology for a preset
+_2D = ((1, 1), (2, 2), (2, 4), (4, 4), (4, 8), (8, 8), (8, 16), (16, 16))
+"""v5e / v6e slice shapes (chips); larger pods are slices of 16 × 16 over DCN."""
+
+
+def topology_for(family: str, n_devices: int) -> tuple[str, int, str] | None:
+    """(topology name, slices, chip config) of ``family`` ("v5e", "v6e", "v5" (v5p), "v4",
+    "tpu7x"; a preset's ``topology``) with ``n_devices`` JAX devices, for a plan's "compile
+    with this TPU"; None where the family has no such shape."""
+    if family in ("v5e", "v6e"):
+        for slices in (1, 2, 4, 8, 16, 32, 64):
+            chips = n_devices // slices
+            shape = next((s for s in _2D if s[0] * s[1] == chips), None)
+            if shape is not None and chips * slices == n_devices and (slices == 1 or chips == 256):
+                return f"{family}:{shape[0]}x{shape[1]}", slices, ""
+        return None
+    if family in ("v4", "v5", "tpu7x"):
+        chips = n_devices // 2 if family == "tpu7x" else n_devices
+        if chips < 1 or chips & (chips - 1) or (family == "tpu7x" and n_devices % 2):
+            return None
+        dims = [1, 1, 1]
+        k = 0
+        while math.prod(dims) < chips:  # doubling the smallest side: 2x2x1, 2x2x2, 2x2x4, …
+            dims[k % 3] *= 2
+            k += 1
+        a, b, c = sorted(dims)
+        name = f"{b}x{c}x1" if a == 1 else f"{a}x{b}x{c}"  # as Cloud TPU names them: 2x2x1, 2x2x2
+        return f"{family}:{name}", 1, "megacore" if family in ("v4", "v5") else ""
+    return None
+
+
+def compile_with(hardware_topology: str, n_devices: int) -> tuple[str, str]:
+    """What a plan view's "compile with" offers for a preset (its ``topology``) and a plan of
+    n devices: ("this TPU: v5e:16x16", "") when a TPU plan can be made here, else ("", why in
+    one line: no TPU family, no topology of that size, or what to install)."""
+    if not hardware_topology:
+        return "", "this hardware is not a TPU: its plans are the CPU compiler's"
+    found = topology_for(hardware_topology, n_devices)
+    if found is None:
+        return "", f"no {family_of(hardware_topology + ':')} topology has {n_devices} devices"
+    why = unavailable()
+    if why:
+        return "", why
+    name, slices, _ = found
+    return f"this TPU: {name}" + (f" × {slices} slices" if slices > 1 else ""), ""
 
 
 # ------------------------------------------------------------------------------ the helper

@@ -245,3 +245,13 @@ def test_a_presets_topology_for_a_plan_size_is_one_libtpu_knows(family, n):
     assert len(tpu.info(mesh).device_ids) == n
     label, why = tpu.compile_with(family, n)
     assert label.startswith(f"this TPU: {name}") and why == ""
+
+
+def test_a_tree_view_reshaped_stays_on_the_same_chips(v5e):
+    w, _ = tpu_direct.mlp_args()
+    tv = shardwidget.ShardView({"w": w}, mesh=v5e, rules=[(r"w", P("data", "model"))])
+    tv.mesh_shape = [4, 2]
+    mi = tpu.info(tv.mesh)
+    assert mi is not None and mi.topology == "v5e:2x4" and mi.mesh_shape == (4, 2)
+    assert [d.coords for d in tv.leaf("['w']").layout.devices] == list(mi.coords)
+    assert "v5e:2x4 (4, 2)" in tv.planned

@@ -240,16 +240,18 @@ def _axis_types(axis_types: Any, n: int) -> tuple[Any, ...]:
     return types
 
 
-def reshaped(mesh: Any, shape: Sequence[int], names: Sequence[str], types: Any) -> Any:
-    """The same topology's :func:`tpu_mesh` with another logical shape (a view's mesh select)."""
+def reshaped(mesh: Any, like: Any) -> Any:
+    """The same topology's :func:`tpu_mesh` with the axes (sizes, names, types) of the
+    AbstractMesh ``like`` (a view's mesh select); ValueError in words where the torus cannot
+    hold that shape."""
     mi = info(mesh)
     assert mi is not None
     return tpu_mesh(
         mi.topology,
-        shape,
-        names,
+        tuple(like.axis_sizes),
+        tuple(like.axis_names),
         num_slices=mi.num_slices,
-        axis_types=types,
+        axis_types=tuple(like.axis_types),
         allow_split_physical_axes=mi.allow_split_physical_axes,
         chip_config_name=mi.chip_config_name,
     )

@@ -89,14 +89,10 @@ class PlanTraced(Traced):
         own = (mesh_mod.mesh_sizes(m), tuple(m.axis_names), tuple(mesh_mod.mesh_axis_types(m)))
         if state.mesh_key == own:
             return m
-        if tpu.is_tpu(m):  # the same chips, another logical shape
-            types = mesh_mod.build_abstract_mesh(
-                state.mesh_shape, state.axis_names, state.axis_types, self.n_positions
-            ).axis_types
-            return tpu.reshaped(m, state.mesh_shape, state.axis_names, types)
-        return mesh_mod.build_abstract_mesh(
+        like = mesh_mod.build_abstract_mesh(
             state.mesh_shape, state.axis_names, state.axis_types, self.n_positions
         )
+        return tpu.reshaped(m, like) if tpu.is_tpu(m) else like  # a TPU plan: the same chips
 
     def mesh_devices(self, state: TraceState) -> list[Any]:
         """The plan's positions (the view sizes its checks by their count)."""

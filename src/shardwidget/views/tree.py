@@ -25,6 +25,7 @@ from ..model import rules_text as editor_text
 from ..model.layout import Layout
 from ..model.summary import Summary, plan_for, summarize
 from ..model.tree import Flat, StaticLeaf, TreeLeaf, flatten, mesh_of, on_mesh
+from ..plan import tpu as tpu_mod
 from ..render import tree as tree_render
 from .base import InvalidValue, ShardView, refuse_unknown
 
@@ -429,9 +430,10 @@ class TreeView(ShardView):
         ):
             return own
         if self.planned:
-            return mesh_mod.build_abstract_mesh(
+            mesh = mesh_mod.build_abstract_mesh(
                 st.mesh_shape, st.axis_names, st.axis_types, own.size
             )
+            return tpu_mod.reshaped(own, mesh) if tpu_mod.is_tpu(own) else mesh  # same chips
         return mesh_mod.build_mesh(st.mesh_shape, st.axis_names, st.axis_types, self._devices)
 
     def _check(self, st: TreeState) -> None:

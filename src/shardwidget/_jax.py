@@ -335,20 +335,30 @@ def compile_module_text(text: str, n: int) -> Any:
     ``get_compiled_memory_stats()``, ``cost_analysis()`` and ``get_output_shardings()``
     are what the planning helper returns."""
     import jax
-    from jax._src import compiler, xla_bridge
+    from jax._src import xla_bridge
     from jax._src.lib import xla_client as xc  # type: ignore[attr-defined]
 
     backend = xla_bridge.get_backend("cpu")
     devs = jax.devices("cpu")[:n]
+    opts = _spmd_options(text, devs, backend)
+    return backend.compile_and_load(text, xc.DeviceList(tuple(devs)), opts)
+
+
+def _spmd_options(text: str, devices: list[Any], backend: Any) -> Any:
+    """Compile options for one replica of len(devices) partitions on these devices, SPMD
+    partitioned (Shardy where the module has ``sdy.`` annotations)."""
+    from jax._src import compiler
+
+    n = len(devices)
     opts = compiler.get_compile_options(
         num_replicas=1,
         num_partitions=n,
-        device_assignment=np.array(devs).reshape(1, n),
+        device_assignment=np.array(devices).reshape(1, n),
         backend=backend,
     )
     opts.executable_build_options.use_spmd_partitioning = True
     opts.executable_build_options.use_shardy_partitioner = "sdy." in text
-    return backend.compile_and_load(text, xc.DeviceList(tuple(devs)), opts)
+    return opts
 
 
 def compile_module_for_devices(text: str, devices: list[Any]) -> Any:
@@ -359,21 +369,12 @@ def compile_module_for_devices(text: str, devices: list[Any]) -> Any:
     ``CompileOnlyPyClient``: the text parsed into an ``ir.Module`` in JAX's own MLIR context,
     keyword arguments. Not loaded: it has ``hlo_modules()``, ``get_compiled_memory_stats()``,
     ``cost_analysis()`` and ``get_output_shardings()``, and never runs."""
-    from jax._src import compiler
     from jax._src.interpreters import mlir
     from jax._src.lib import xla_client as xc  # type: ignore[attr-defined]
     from jax._src.lib.mlir import ir  # type: ignore[attr-defined]
 
     client = devices[0].client
-    n = len(devices)
-    opts = compiler.get_compile_options(
-        num_replicas=1,
-        num_partitions=n,
-        device_assignment=np.array(devices).reshape(1, n),
-        backend=client,
-    )
-    opts.executable_build_options.use_spmd_partitioning = True
-    opts.executable_build_options.use_shardy_partitioner = "sdy." in text
+    opts = _spmd_options(text, devices, client)
     with mlir.make_ir_context():
         module = ir.Module.parse(text)
         return client.compile(

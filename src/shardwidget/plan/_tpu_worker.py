@@ -17,6 +17,7 @@ words) when the program does not fit in HBM.
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import importlib.util
 import json
@@ -28,17 +29,12 @@ import time
 from typing import Any
 
 
-def _watch_parent(parent: int) -> None:
-    while True:
-        if os.getppid() != parent:
-            os._exit(0)
-        time.sleep(0.5)
-
-
-def _adapter() -> Any:
-    """shardwidget/_jax.py loaded by its path: the package itself (widgets and all) stays out."""
-    path = pathlib.Path(__file__).resolve().parents[1] / "_jax.py"
-    spec = importlib.util.spec_from_file_location("_shardwidget_jax", path)
+@functools.cache
+def _cpu_worker() -> Any:
+    """The CPU helper's script (``_worker.py``, beside this one) loaded by its path, for the
+    two jobs both helpers do alike: watching the parent, loading ``_jax.py``."""
+    path = pathlib.Path(__file__).resolve().with_name("_worker.py")
+    spec = importlib.util.spec_from_file_location("_shardwidget_worker", path)
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -116,38 +112,21 @@ def _compile(req: dict[str, Any], adapter: Any) -> dict[str, Any]:
         if "RESOURCE_EXHAUSTED" in text and "HBM" in text.upper():
             return {"hbm": text, "compile_s": time.perf_counter() - t0}
         raise
-    compile_s = time.perf_counter() - t0
-    m = exe.get_compiled_memory_stats()
-    cost = exe.cost_analysis() or {}
-    if isinstance(cost, list):
-        cost = cost[0] if cost else {}
-    return {
-        "hlo": exe.hlo_modules()[0].to_string(),
-        "memory": {
-            "arguments": int(m.argument_size_in_bytes),
-            "outputs": int(m.output_size_in_bytes),
-            "temporaries": int(m.temp_size_in_bytes),
-            "aliased": int(m.alias_size_in_bytes),
-            "code": int(m.generated_code_size_in_bytes),
-        },
-        "flops": float(cost.get("flops", 0.0)),
-        "bytes_accessed": float(cost.get("bytes accessed", 0.0)),
-        "output_shardings": [adapter.hlo_sharding_text(s) for s in exe.get_output_shardings()],
-        "compile_s": compile_s,
-    }
+    return dict(_cpu_worker().answer(exe, adapter, time.perf_counter() - t0))
 
 
 def main() -> None:
     # replies go to the original stdout only; whatever libtpu prints goes to stderr
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
-    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    worker = _cpu_worker()
+    threading.Thread(target=worker._watch_parent, args=(os.getppid(),), daemon=True).start()
     try:
         import jax
 
         jax.config.update("jax_platforms", "cpu")  # type: ignore[no-untyped-call]
         libtpu = importlib.metadata.version("libtpu")
-        adapter = _adapter()
+        adapter = worker._adapter()
     except Exception as e:  # no libtpu, or a JAX without topologies: said in words
         proto.write(json.dumps({"fatal": f"{type(e).__name__}: {e}"}) + "\n")
         return

@@ -26,13 +26,13 @@ pytestmark = pytest.mark.skipif(bool(tpu.unavailable()), reason=tpu.unavailable(
 DIRECT = os.path.join(os.path.dirname(__file__), "tpu_direct.py")
 
 
-def _direct(topology: str, big: int, shape: str) -> dict:
+def _direct(topology: str, big: int, shape: str, slices: int = 1, chip_config: str = "") -> dict:
     """The TPU compiler run directly (jax.jit(...).lower(...).compile() on topology devices)."""
     env = dict(
         os.environ, JAX_PLATFORMS="cpu", TPU_SKIP_MDS_QUERY="1", ALLOW_MULTIPLE_LIBTPU_LOAD="1"
     )
     out = subprocess.run(
-        [tpu.tpu_python(), DIRECT, topology, str(big), shape],
+        [tpu.tpu_python(), DIRECT, topology, str(big), shape, str(slices), chip_config],
         capture_output=True,
         text=True,
         env=env,
@@ -71,6 +71,39 @@ def test_a_tpu_plan_is_what_the_tpu_compiler_makes(v5e):
         (c.name, c.groups) for c in direct
     )
     assert "optimal_seconds" not in repr(pl)
+
+
+@pytest.mark.parametrize(
+    ("topology", "shape", "slices", "chip_config"),
+    [
+        ("tpu7x:2x2x1", (2, 4), 1, ""),  # two TensorCores per chip
+        ("v5:2x2x1", (2, 2), 1, "megacore"),  # v5p
+        ("v5e:2x2", (4, 2), 2, ""),  # two slices: data across them over DCN
+    ],
+)
+def test_plans_on_other_topologies_are_what_the_tpu_compiler_makes(
+    topology, shape, slices, chip_config
+):
+    mesh = tpu.tpu_mesh(
+        topology, shape, ("data", "model"), num_slices=slices, chip_config_name=chip_config
+    )
+    pl = plan(tpu_direct.mlp, *tpu_direct.mlp_args(), mesh=mesh, in_specs=tpu_direct.SPECS)
+    want = _direct(topology, 4096, f"{shape[0]}x{shape[1]}", slices, chip_config)
+    mi = pl.topology
+    assert [d[0] for d in want["devices"]] == list(mi.device_ids)
+    m = pl.memory
+    assert [m["arguments"], m["outputs"], m["temporaries"], m["aliased"]] == want["memory"]
+    assert pl.flops == want["flops"]
+    n = len(mi.device_ids)
+    coords = {i: tuple(int(c) for c in np.unravel_index(i, shape)) for i in range(n)}
+    direct = shardwidget.plan.compile.hlo.collectives(
+        want["hlo"], list(range(n)), coords, ("data", "model"), shape
+    )
+    assert sorted((c.name, c.groups) for c in pl.collectives) == sorted(
+        (c.name, c.groups) for c in direct
+    )
+    if slices > 1:
+        assert "slice" in mi.physical_axes()["data"]  # data runs across the slices (DCN)
 
 
 def test_an_hbm_overflow_is_a_result_in_words(v5e):

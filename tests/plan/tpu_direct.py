@@ -1,6 +1,6 @@
 """Steps planned in tests/plan/test_tpu.py, and the TPU compiler run on them directly.
 
-Run by the Python that has libtpu (``python tpu_direct.py TOPOLOGY STEP D0xD1 [NUM_SLICES]``):
+Run by the Python that has libtpu (``python tpu_direct.py TOPOLOGY SIZE D0xD1 [SLICES CONFIG]``):
 ``jax.jit(step).lower(...).compile()`` on ``jax.experimental.topologies`` devices, as the
 issue's recipe does, printing what the compile says as JSON (the test compares a plan with it).
 It imports only JAX, so both Pythons import it.
@@ -42,9 +42,21 @@ def main() -> None:
     from jax.sharding import NamedSharding
 
     topology, big, shape = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    slices, chip_config = (int(sys.argv[4]), sys.argv[5]) if len(sys.argv) > 5 else (1, "")
     dims = tuple(int(s) for s in shape.split("x"))
-    topo = topologies.get_topology_desc(platform="tpu", topology_name=topology)
-    mesh = topologies.make_mesh(topo, dims, ("data", "model"))
+    kw: dict = {"num_slices": slices} if slices > 1 else {}
+    if chip_config:
+        kw["chip_config_name"] = chip_config
+    topo = topologies.get_topology_desc(platform="tpu", topology_name=topology, **kw)
+    if slices > 1:  # data spans the slices: DCN (2, 1), ICI inside
+        from jax.experimental import mesh_utils
+
+        devs = mesh_utils.create_hybrid_device_mesh(
+            (dims[0] // slices, dims[1]), (slices, 1), topo.devices
+        )
+        mesh = jax.sharding.Mesh(devs, ("data", "model"))
+    else:
+        mesh = topologies.make_mesh(topo, dims, ("data", "model"))
     sds = [
         jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=NamedSharding(mesh, s))
         for a, s in zip(mlp_args(big), SPECS, strict=True)

@@ -18,7 +18,8 @@ from jax.sharding import AbstractMesh, AxisType
 from jax.sharding import PartitionSpec as P
 
 import shardwidget
-from shardwidget.plan import PlanError, background, helper, plan, tpu
+from shardwidget.model import spec as spec_mod
+from shardwidget.plan import PlanError, background, helper, plan, shardings, tpu
 from tests.plan import tpu_direct
 
 pytestmark = pytest.mark.skipif(bool(tpu.unavailable()), reason=tpu.unavailable() or "")
@@ -71,6 +72,17 @@ def test_a_tpu_plan_is_what_the_tpu_compiler_makes(v5e):
         (c.name, c.groups) for c in direct
     )
     assert "optimal_seconds" not in repr(pl)
+    # the outputs laid out as the TPU compiler lays them out, read back as specs on the mesh
+    w, _ = tpu_direct.mlp_args()
+    specs = [
+        shardings.spec_of(t, s, ("data", "model"), (2, 4))
+        for t, s in zip(pl.output_shardings, [w.shape, ()], strict=True)
+    ]
+    got = [
+        spec_mod.to_text(spec_mod.normalize(sp, len(sh)))
+        for sp, sh in zip(specs, [w.shape, ()], strict=True)
+    ]
+    assert [f"spec={g}" in o for g, o in zip(got, want["outputs"], strict=True)] == [True, True]
 
 
 @pytest.mark.parametrize(

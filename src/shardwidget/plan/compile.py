@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import jax
 import numpy as np
 
 from ..trace import hlo, hlo_tpu
@@ -206,8 +207,6 @@ def plan(
 def _check_mesh(mesh: Any) -> None:
     """TypeError for a mesh= that is not an AbstractMesh; PlanError at once for a CPU plan past
     what the CPU helper compiles (before anything is lowered or started)."""
-    import jax
-
     if not isinstance(mesh, jax.sharding.AbstractMesh):
         raise TypeError(
             "plan(..., mesh=) takes a jax.sharding.AbstractMesh (a CPU plan) or a "

@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from jax.sharding import AxisType
+
 from .. import _jax
 from ..model import mesh as mesh_mod
 from . import helper as _helper
@@ -230,8 +232,6 @@ def tpu_mesh(
 
 
 def _axis_types(axis_types: Any, n: int) -> tuple[Any, ...]:
-    from jax.sharding import AxisType
-
     if axis_types is None:
         return (AxisType.Auto,) * n
     types = tuple(axis_types) if isinstance(axis_types, list | tuple) else (axis_types,) * n

@@ -300,3 +300,19 @@ def test_a_tree_view_reshaped_stays_on_the_same_chips(v5e):
     assert mi is not None and mi.topology == "v5e:2x4" and mi.mesh_shape == (4, 2)
     assert [d.coords for d in tv.leaf("['w']").layout.devices] == list(mi.coords)
     assert "v5e:2x4 (4, 2)" in tv.planned
+
+
+def test_a_tpu_compile_past_its_time_limit_is_stopped_in_words(v5e):
+    args = tpu_direct.mlp_args(1792)  # not in the TPU cache
+    with pytest.raises(PlanError, match=r"TPU planning helper .* took longer than 0\.001 s"):
+        plan(tpu_direct.mlp, *args, mesh=v5e, in_specs=tpu_direct.SPECS, timeout=1e-3)
+    assert not any(h.alive for h in tpu._TPU)
+    assert plan(tpu_direct.mlp, *args, mesh=v5e, in_specs=tpu_direct.SPECS).fits
+
+
+def test_libtpu_refusing_a_module_is_said_in_words_and_the_helper_ends(v5e):
+    h = tpu.tpu_helper()
+    with pytest.raises(PlanError, match=r"the TPU compiler \(libtpu .*\) could not compile"):
+        tpu.compile_text("this is not a module", v5e, 60)
+    assert not h.alive
+    assert tpu.tpu_helper() is not h

@@ -31,6 +31,7 @@ import { injectCostStyles } from "../cost/styles";
 import { EstimateSection } from "./estimate";
 import { collectivePaint } from "../cost/groups";
 import { DevicesPicture } from "./devices";
+import { compileWithControl } from "./compile_with";
 
 const STATE_TRAITS = ["mesh_shape", "axis_names", "axis_types", "in_specs", "out_specs"] as const;
 
@@ -309,6 +310,10 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
       kids.push(tag);
     }
     if (options?.planned) kids.push(this.plannedBadge(options.planned));
+    if (options?.compile_with) {
+      const send = (c: string) => this.model.send({ type: "compile_with", compiler: c });
+      kids.push(compileWithControl(doc, options.compile_with, send, options.static ?? ""));
+    }
     this.titleEl.replaceChildren(...kids);
     this.modeNoteEl.textContent = MODE_NOTE[mode as keyof typeof MODE_NOTE] ?? "";
 

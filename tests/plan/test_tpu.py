@@ -316,3 +316,29 @@ def test_libtpu_refusing_a_module_is_said_in_words_and_the_helper_ends(v5e):
         tpu.compile_text("this is not a module", v5e, 60)
     assert not h.alive
     assert tpu.tpu_helper() is not h
+
+
+def test_a_cpu_plan_view_compiles_with_the_presets_tpu_and_back():
+    args = _args_of_size(1152)
+    cpu_mesh = AbstractMesh((2, 4), ("data", "model"), (AxisType.Auto,) * 2)
+    v = shardwidget.ShardView(tpu_direct.mlp, *args, mesh=cpu_mesh, in_specs=tpu_direct.SPECS)
+    v.hardware = "h100"
+    assert v._trace_options["compile_with"] == {
+        "current": "cpu",
+        "tpu": "",
+        "why": "this hardware is not a TPU: its plans are the CPU compiler's",
+    }
+    v.hardware = "tpu-v5e"
+    assert v._trace_options["compile_with"]["tpu"] == "this TPU: v5e:2x4"
+    v._on_custom_msg(v, {"type": "compile_with", "compiler": "tpu"}, [])
+    assert background.wait(300)
+    _until(lambda: "compiled by the TPU compiler" in v.planned)
+    want = plan(tpu_direct.mlp, *args, mesh=v._traced.plan_mesh, in_specs=tpu_direct.SPECS)
+    assert v.trace.memory["temp"] == want.memory["temporaries"] and want.compiler == "tpu"
+    assert v._trace_options["compile_with"]["current"] == "tpu"
+    v._on_custom_msg(v, {"type": "compile_with", "compiler": "cpu"}, [])
+    on_cpu = plan(tpu_direct.mlp, *args, mesh=cpu_mesh, in_specs=tpu_direct.SPECS)
+    assert "XLA's CPU compiler" in v.planned
+    assert v.trace.memory["temp"] == on_cpu.memory["temporaries"]
+    v._on_custom_msg(v, {"type": "compile_with", "compiler": "gpu"}, [])
+    assert "compile with" in v.error and v.trace.memory["temp"] == on_cpu.memory["temporaries"]

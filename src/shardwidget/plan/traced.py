@@ -191,6 +191,12 @@ class PlanTraced(Traced):
 
         return background.start(text, mesh, self.timeout or helper_mod.TIMEOUT_S, done)
 
+    def replan(self, mesh: Any) -> None:
+        """Plan on ``mesh`` from now on (the same axes: a CPU AbstractMesh, or a tpu_mesh):
+        what was compiled for the old one is dropped."""
+        self.plan_mesh = mesh
+        self._cache.clear()
+
     def forget(self, state: TraceState) -> None:
         """Drop state's cached result (a CPU stand-in whose TPU result has arrived)."""
         self._cache.pop(state, None)

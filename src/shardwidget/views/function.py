@@ -473,6 +473,7 @@ class FunctionView(CostMixin, ShardView):
         )
         opts["mode"] = self.mode  # "pmap" for a pmap'd function (traced as jit of it)
         opts["planned"] = self.planned
+        opts.update(plan_progress.compile_with(self))  # type: ignore[typeddict-item]
         own = self._traced.own_mesh
         if own is not None and own.devices.size < len(self._devices):  # a sub-mesh: offer both
             from ..model.mesh import all_factorizations
@@ -498,6 +499,9 @@ class FunctionView(CostMixin, ShardView):
             if wire.parse_history(content) is not None:
                 self.error = MULTIPROCESS
                 return
+        if isinstance(content, dict) and content.get("type") == "compile_with":
+            plan_progress.on_message(self, content)  # a plan: "compile with" CPU / this TPU
+            return
         super()._on_custom_msg(widget, content, buffers)
 
     def set_state(self, sync_data: dict[str, Any]) -> None:
@@ -555,6 +559,8 @@ class FunctionView(CostMixin, ShardView):
 
     def _cost_changed(self) -> None:
         self._publish_estimate()
+        if self.planned:  # the preset's TPU, for "compile with"
+            self._publish_options()
 
     @traitlets.validate("mode")
     def _validate_mode(self, proposal: Any) -> Any:

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..plan import background
+from .. import _jax
+from ..cost import hardware as hw_mod
+from ..plan import background, tpu
 from ..trace.result import TraceState
 
 
@@ -70,3 +72,60 @@ def watch(view: Any) -> None:
         lambda: view._result is res,
         view._publish_options,
     )
+
+
+# ------------------------------------------------------------------ "compile with" (a plan view)
+def compile_with(view: Any) -> dict[str, Any]:
+    """``_trace_options``' "compile_with" of a plan view: the compiler in use and what the
+    hardware preset's TPU offers (or why not, in one line); {} for a view that is not a plan."""
+    traced = view._traced
+    if not hasattr(traced, "plan_mesh"):
+        return {}
+    current = "tpu" if tpu.is_tpu(traced.plan_mesh) else "cpu"
+    mi = tpu.info(traced.plan_mesh)
+    if mi is not None:
+        label, why = f"this TPU: {mi.title}", ""
+    else:
+        family = hw_mod.hardware(view.hardware).topology
+        label, why = tpu.compile_with(family, int(traced.n_positions))
+    return {"compile_with": {"current": current, "tpu": label, "why": why}}
+
+
+def switch(view: Any, compiler: str) -> None:
+    """Re-plan the view's layout with ``compiler`` ("cpu": XLA's CPU compiler on an
+    AbstractMesh; "tpu": the hardware preset's TPU, :func:`~shardwidget.plan.tpu.topology_for`
+    the plan's size); ValueError in words, nothing changed, where that cannot be."""
+    traced = view._traced
+    if compiler not in ("cpu", "tpu") or not hasattr(traced, "plan_mesh"):
+        raise ValueError(f'compile with "cpu" or "tpu" (a plan view only); got {compiler!r}')
+    old = traced.plan_mesh
+    shape, names = tuple(old.axis_sizes), tuple(old.axis_names)
+    if compiler == "cpu":
+        new = _jax.abstract_mesh(shape, names, tuple(old.axis_types))
+    else:
+        family = hw_mod.hardware(view.hardware).topology
+        why = tpu.compile_with(family, int(traced.n_positions))[1]
+        if why:
+            raise ValueError(why)
+        name, slices, config = tpu.topology_for(family, int(traced.n_positions)) or ("", 1, "")
+        new = tpu.tpu_mesh(
+            name, shape, names, num_slices=slices, axis_types=tuple(old.axis_types),
+            chip_config_name=config, allow_split_physical_axes=True,
+        )  # fmt: skip
+    traced.replan(new)
+    view._shown = None  # the same layout, another compiler: compiled again
+    view._change(view._candidate({}))
+    view._publish_options()
+
+
+def on_message(view: Any, content: dict[str, Any]) -> None:
+    """The front end's {"type": "compile_with", "compiler": "cpu" | "tpu"}: :func:`switch`,
+    a refusal said in ``error`` (never raised into the kernel)."""
+    view.busy = True
+    try:
+        switch(view, str(content.get("compiler")))
+    except Exception as e:  # the boundary: shown, the plan as it was
+        view.error = str(e) or type(e).__name__
+        view._publish_options()
+    finally:
+        view.busy = False

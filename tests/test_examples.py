@@ -374,6 +374,17 @@ def test_plan_notebook_shows_the_story(kernel_env: None) -> None:
     assert "256 positions, 160 KiB on the fullest" in _stream(tree)
     assert "planned on AbstractMesh (32, 8) · no devices" in _plain(tree)
     assert "per device: max 160 KiB" in _plain(tree)  # the number printed, as drawn
+    # the TPU compiler's section: its plans, or in one line why they are skipped
+    out = _stream(_cell(nb, "tpu-plan"))
+    if out.startswith("TPU plans skipped:"):
+        assert "pip install 'shardwidget[tpu]'" in out or "libtpu" in out, out
+        return
+    assert "compiled by the TPU compiler (libtpu " in out and "a v5e-256 runs" in out, out
+    assert "TPU (v5e) vs CPU compiler, per device:" in out and "TPU (v6e) vs CPU" in out, out
+    machine = _stream(_cell(nb, "tpu-machine"))
+    assert "v5e-256 (v5e 16×16; 256 chips" in machine and "across slices: DCN" in machine
+    over = _stream(_cell(nb, "tpu-overflow"))
+    assert "fits: False" in over and "does not fit: needs" in over and "15.75 GiB" in over
 
 
 @pytest.mark.slow

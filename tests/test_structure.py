@@ -57,6 +57,10 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     "fails only the function that reads it",
     ("_jax/shardy.py", "jax._src"): "private JAX (jaxlib's MLIR and its pass manager): a missing "
     "one fails only the explanation that asks for it",
+    ("_jax/compile.py", "jax._src"): "private JAX (its compiler, MLIR and AbstractDevice): a "
+    "missing one fails only the plan that asks for it",
+    ("plan/_tpu_worker.py", "jax"): "the TPU helper moves its stdout aside and has JAX use CPU "
+    "platforms (libtpu compiles only) before JAX and its topologies load",
     ("_widgets.py", "anywidget._util"): "private, absent from older anywidget (try/except)",
     ("plan/_worker.py", "jax"): "the helper process sets XLA_FLAGS (its device count) first",
     ("render/png.py", "cairosvg"): "optional: PNG without a browser",

@@ -29,6 +29,7 @@ import { collectivePaint } from "../cost/groups";
 import { DevicesPicture } from "./devices";
 import { CARDS_UP_TO, CompactLeaves } from "./compact";
 import { WhyPanel, highlightLeaves, isWhy } from "./why";
+import { compileWithControl } from "./compile_with";
 
 const STATE_TRAITS = ["mesh_shape", "axis_names", "axis_types", "in_specs", "out_specs"] as const;
 
@@ -322,6 +323,10 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
       kids.push(tag);
     }
     if (options?.planned) kids.push(this.plannedBadge(options.planned));
+    if (options?.compile_with) {
+      const send = (c: string) => this.model.send({ type: "compile_with", compiler: c });
+      kids.push(compileWithControl(doc, options.compile_with, send, options.static ?? ""));
+    }
     this.titleEl.replaceChildren(...kids);
     this.modeNoteEl.textContent = MODE_NOTE[mode as keyof typeof MODE_NOTE] ?? "";
 

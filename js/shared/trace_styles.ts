@@ -12,6 +12,8 @@ const FUNCTION_CSS = `
 .shardwidget .sw-failed-note { font-size: 11px; color: var(--sw-error-fg); white-space: nowrap; margin-left: 4px; }
 .shardwidget .sw-tr-metrics { font-variant-numeric: tabular-nums; }
 .shardwidget .sw-tr-modenote { margin-top: 2px; }
+.shardwidget .sw-compile-with { display: inline-flex; flex-wrap: wrap; align-items: center; gap: 4px 8px; font-size: 12px; color: var(--sw-fg2); }
+.shardwidget .sw-compile-with-why { font-size: 11.5px; color: var(--sw-fg2); }
 .shardwidget .sw-tr-error { margin-bottom: 4px; }
 .shardwidget .sw-tr-mesh { margin: 8px 0 4px; }
 .shardwidget .sw-tr-meshfs { flex-direction: row; }

@@ -232,3 +232,24 @@ describe("colour key", () => {
     expect(marked[0].style.background).toBe(dev(el, 75).style.background);
   });
 });
+
+describe("a TPU plan across slices (shardwidget.tpu_mesh, num_slices=2)", () => {
+  it("draws one panel per z and slice, the slice named", () => {
+    // 2 slices of 2x2 chips: coords (x, y, z, slice), as model/layout.planned_devices sends them
+    const coords = [0, 1].flatMap((s) => [[0, 0, 0, s], [1, 0, 0, s], [0, 1, 0, s], [1, 1, 0, s]]);
+    const devices = {
+      ids: coords.map((_, i) => i),
+      process: coords.map(() => 0),
+      platform: "tpu",
+      kind: "TPU v5 lite",
+      coords,
+      core_on_chip: coords.map(() => 0),
+      local_process: 0,
+    };
+    const p = physicalLayout(devices)!;
+    expect(p.panels).toEqual(["z=0, slice=0", "z=0, slice=1"]);
+    expect(p.cols).toBe(2);
+    expect(p.rows).toBe(2);
+    expect(p.places.filter((q) => q.panel === 1).map((q) => q.id)).toEqual([4, 5, 6, 7]);
+  });
+});

@@ -52,6 +52,18 @@ export interface TraceOptions {
   static?: string;
   /** What a plan is, in words (ShardView(f, ..., mesh=AbstractMesh(...))): the badge's text. */
   planned?: string;
+  /** A plan's compilers: the CPU compiler's (simulated) or the TPU's own (views/plan_progress.py). */
+  compile_with?: CompileWith;
+}
+
+/** What a plan view's "compile with" offers (Python: wire.CompileWith). */
+export interface CompileWith {
+  /** The compiler in use: "cpu" or "tpu". */
+  current: string;
+  /** The TPU choice's label ("this TPU: v5e 16×16"); "" when there is none. */
+  tpu: string;
+  /** Why there is no TPU choice, in one line (what to install, …); "" when there is one. */
+  why: string;
 }
 
 export interface TraceLeaf extends LeafInfo {

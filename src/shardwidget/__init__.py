@@ -17,6 +17,7 @@ from .model.help import suggest_layouts
 from .model.layout import Layout
 from .model.memory_map import MemoryMap, memory_map
 from .model.state import LayoutState
+from .plan.tpu import tpu_mesh
 from .render.snapshot import Snapshot
 from .trace.result import TraceResult, TraceState
 from .views import ArrayView, Comparison, FunctionView, ShardView, TreeView, compare
@@ -43,4 +44,5 @@ __all__ = [
     "hardware",
     "memory_map",
     "suggest_layouts",
+    "tpu_mesh",
 ]

@@ -57,7 +57,7 @@ from .model.layout_diff import BlockMove, DeviceChange, LayoutDiff
 from .model.memory_map import ArrayEntry
 from .model.summary import Summary
 from .model.tree import StaticLeaf, TreeLeaf
-from .plan import Plan, PlanError, plan
+from .plan import Plan, PlanError, TpuMeshInfo, plan, tpu_mesh
 from .render.snapshot import Snapshot
 from .trace.cause import Cause, Place
 from .trace.fixes import Fix
@@ -129,6 +129,13 @@ def sections() -> list[tuple[str, str, list[Any]]]:
             "`shardwidget.plan.plan(f, *args, mesh=AbstractMesh(...), in_specs=...)`: what XLA "
             "compiles for a mesh bigger than the kernel, in the planning helper.",
             [plan, Plan, PlanError],
+        ),
+        (
+            "Plans by the TPU compiler",
+            "`shardwidget.tpu_mesh(topology, mesh_shape, axis_names, ...)`: a mesh of a TPU "
+            "topology's chips; plans on it are compiled by libtpu, the TPU's own compiler, in a "
+            "helper process (`pip install 'shardwidget[tpu]'`).",
+            [tpu_mesh, TpuMeshInfo],
         ),
         ("Help", "Layouts that fit a shape.", [suggest_layouts, Suggestion]),
     ]

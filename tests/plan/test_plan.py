@@ -131,11 +131,13 @@ def test_a_helper_past_its_time_limit_is_stopped_in_words():
     assert not helper_mod._HELPERS[16].alive
 
 
-def test_xla_refusing_a_module_is_an_error_in_words_and_the_helper_stays():
+def test_xla_refusing_a_module_is_an_error_in_words_and_the_helper_ends():
+    # (issue 30: a refused 8,192-device plan left a 1 GB helper alive until the kernel ended)
     h = helper_mod.helper(16)
     with pytest.raises(PlanError, match="XLA could not compile the plan for 16 devices"):
         h.compile("this is not a module")
-    assert h.alive
+    assert not h.alive
+    assert helper_mod.helper(16) is not h
 
 
 def test_the_helper_ends_when_the_kernel_dies():

@@ -134,12 +134,12 @@ def test_jax_array_inputs_are_planned_as_shapes():
 
 def test_a_plan_the_helper_refuses_is_shown_in_words():
     """4,096 positions: XLA's CPU client refuses the compile (README, Planning a pod); the
-    view is made, says why, and the kernel goes on."""
+    view is made, says why at once (pointing to the TPU compiler), and the kernel goes on."""
     pod = AbstractMesh((64, 64), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
     view = ShardView(lambda w, x: (x @ w).sum(), PARAMS["w1"], X, mesh=pod)
     assert view.trace is None
-    assert "could not compile the plan for 4096 devices" in view.error
-    assert "4096 devices" in repr(view)
+    assert "a CPU plan of 4,096 positions is past what XLA's CPU compiler" in view.error
+    assert "tpu_mesh" in view.error and "4,096 positions" in repr(view)
 
 
 def test_explicit_axes_plan_as_they_compile():

@@ -152,7 +152,7 @@ export function physicalLayout(devices: DeviceTable): PhysicalLayout | null {
     }
     return 0;
   });
-  const names = ["z", "w", "v", "u"];
+  const names = ["z", "slice", "v", "u"]; // (a plan across TPU slices: the slice as a 4th coordinate)
   const panels = restKeys.map((r) =>
     r.length ? r.map((v, i) => `${names[i] ?? `c${i + 2}`}=${v}`).join(", ") : "",
   );

@@ -40,13 +40,19 @@ rest (tests/test_jax_adapter.py enforces it). What differs, and where it changed
   (``source_info_util.summarize``, ``api_util.fun_sourceinfo``), and the axis name pmap gives
   an unnamed axis (``_internal_pmap_axis_name``).
 - Compiling a lowered module's text for N devices (the planning helper, ``plan/_worker.py``,
-  which loads this file by path): ``jax._src.compiler.get_compile_options`` and the CPU
+  which loads this package by path): ``jax._src.compiler.get_compile_options`` and the CPU
   client's ``compile_and_load`` (jax 0.10); :func:`compile_module_text`.
 - ``jax.sharding.AbstractMesh``'s constructor: ``(axis_sizes, axis_names, axis_types)`` from
   jax 0.7 (0.5–0.6 took one tuple of ``(name, size)`` pairs); :func:`abstract_mesh`. Its
   ``axis_sizes``, ``axis_names`` and ``axis_types`` read the same on 0.7–0.10.
   ``jax.set_mesh`` takes a concrete Mesh only; an AbstractMesh's context is
   ``jax.sharding.use_abstract_mesh`` (0.7–0.10): :func:`mesh_context`.
+- A TPU plan's mesh (``shardwidget.tpu_mesh``) is an AbstractMesh whose ``abstract_device``
+  (``jax._src.mesh.AbstractDevice``, jax 0.8+; ``jax.jit(...).trace(...).lower()`` takes its
+  platform) names the TPU and the topology: :func:`tpu_abstract_device`. The TPU helper
+  (``plan/_tpu_worker.py``, which loads this package by path) compiles a lowered module's text with
+  a topology's compile-only client as ``jax/_src/compiler.py`` does:
+  :func:`compile_module_for_devices`.
 
 The ``jax._src`` imports sit inside the functions that use them (the one kind of import inside a
 function tests/test_structure.py allows here): a private module one JAX version lacks then fails
@@ -65,6 +71,13 @@ from typing import Any
 import jax
 import numpy as np
 from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
+
+# Compiling a lowered module's text for N devices or a TPU topology (the planning helpers), in
+# _jax/compile.py
+from .compile import compile_module_for_devices as compile_module_for_devices
+from .compile import compile_module_text as compile_module_text
+from .compile import hlo_sharding_text as hlo_sharding_text
+from .compile import tpu_abstract_device as tpu_abstract_device
 
 # Shardy's propagation in jaxlib's MLIR (the "why this collective" causes), in _jax/shardy.py
 from .shardy import SHARDY_DUMP as SHARDY_DUMP
@@ -329,37 +342,6 @@ def function_source(f: Callable[..., Any]) -> str:
     return str(fun_sourceinfo(f))
 
 
-def compile_module_text(text: str, n: int, options: dict[str, Any] | None = None) -> Any:
-    """The loaded executable XLA compiles from a lowered module's text (StableHLO, as
-    ``jax.jit(f).trace(...).lower().as_text()`` writes it) for the first ``n`` CPU devices, SPMD
-    partitioned (Shardy when the module has ``sdy.`` annotations). Its ``hlo_modules()``,
-    ``get_compiled_memory_stats()``, ``cost_analysis()`` and ``get_output_shardings()``
-    are what the planning helper returns. ``options``: XLA compiler options, as
-    ``Lowered.compile(compiler_options=...)`` takes them (e.g. :data:`SHARDY_DUMP`)."""
-    from jax._src import compiler, xla_bridge
-    from jax._src.lib import xla_client as xc  # type: ignore[attr-defined]
-
-    backend = xla_bridge.get_backend("cpu")
-    devs = jax.devices("cpu")[:n]
-    opts = compiler.get_compile_options(
-        num_replicas=1,
-        num_partitions=n,
-        device_assignment=np.array(devs).reshape(1, n),
-        backend=backend,
-        env_options_overrides=options or None,
-    )
-    opts.executable_build_options.use_spmd_partitioning = True
-    opts.executable_build_options.use_shardy_partitioner = "sdy." in text
-    return backend.compile_and_load(text, xc.DeviceList(tuple(devs)), opts)
-
-
-def hlo_sharding_text(proto: Any) -> str:
-    """An OpSharding proto as HLO writes it ("{devices=[4,2]<=[8]}")."""
-    from jax._src.lib import xla_client as xc  # type: ignore[attr-defined]
-
-    return str(xc.HloSharding.from_proto(proto))
-
-
 def device_assignment(sharding: Any) -> list[Any]:
     """The devices of a sharding in XLA's order (the order its compiled HLO numbers them:
     the private ``_device_assignment``, jax 0.7–0.10; ``device_set`` is unordered)."""
@@ -424,6 +406,19 @@ def abstract_mesh(sizes: tuple[int, ...], names: tuple[str, ...], types: tuple[A
     """``jax.sharding.AbstractMesh`` of these axis sizes, names and ``AxisType``s: a mesh of
     positions, no devices (jax 0.7–0.10 take them positionally)."""
     return jax.sharding.AbstractMesh(sizes, names, types)
+
+
+def abstract_mesh_on(
+    sizes: tuple[int, ...], names: tuple[str, ...], types: tuple[Any, ...], device: Any
+) -> Any:
+    """:func:`abstract_mesh` with an ``abstract_device`` (:func:`tpu_abstract_device`) where
+    this JAX takes one (0.8+), else without."""
+    if device is None:
+        return abstract_mesh(sizes, names, types)
+    try:
+        return jax.sharding.AbstractMesh(sizes, names, types, abstract_device=device)
+    except TypeError:  # a JAX whose AbstractMesh takes no device
+        return abstract_mesh(sizes, names, types)
 
 
 def mesh_context(mesh: Any) -> Any:

@@ -120,6 +120,10 @@ class Hardware:
     """Seconds per collective step over an axis that crosses slices or hosts (default 10 µs)."""
     link: str = "ICI"
     """What ``ici_latency`` and ``ici_bandwidth`` travel over, in words ("ICI", "NVLink")."""
+    topology: str = ""
+    """For a TPU, its family as ``shardwidget.tpu_mesh`` names topologies ("v5e" for
+    ``"v5e:16x16"``; "v5" with ``chip_config_name="megacore"`` for v5p): a plan on it can be
+    compiled by that TPU's own compiler. "" for other hardware."""
 
     def __post_init__(self) -> None:
         for f in ("peak_flops", "hbm_bytes", "hbm_bandwidth", "ici_bandwidth", "ici_latency",
@@ -162,20 +166,27 @@ PRESETS: dict[str, Hardware] = {
         Hardware(
             "tpu-v4", 275e12, 32 * GIB, 1200 * GB, 2 * 50 * GB, "TPU v4",
             _TPU + "v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433" + _LAT_TPU,
-            **_TPU_LAT,
+            **_TPU_LAT, topology="v4",
         ),
         # ICI per axis: bidirectional per chip / ports / 2 directions × 2 links per torus axis
         Hardware(
             "tpu-v5e", 197e12, 16 * GB, 819 * GB, 400 * GB / 4 / 2 * 2, "TPU v5e",
-            _TPU + "v5e (read 2026-11-23)" + _LAT_TPU, **_TPU_LAT,
+            _TPU + "v5e (read 2026-11-23)" + _LAT_TPU, **_TPU_LAT, topology="v5e",
         ),
         Hardware(
             "tpu-v5p", 459e12, 95 * GB, 2765 * GB, 1200 * GB / 6 / 2 * 2, "TPU v5p",
-            _TPU + "v5p (read 2026-11-23)" + _LAT_TPU, **_TPU_LAT,
+            _TPU + "v5p (read 2026-11-23)" + _LAT_TPU, **_TPU_LAT, topology="v5",
         ),
         Hardware(
             "tpu-v6e", 918e12, 32 * GB, 1638 * GB, 800 * GB / 4 / 2 * 2, "TPU v6e",
-            _TPU + "v6e (read 2026-11-23)" + _LAT_TPU, **_TPU_LAT,
+            _TPU + "v6e (read 2026-11-23)" + _LAT_TPU, **_TPU_LAT, topology="v6e",
+        ),
+        # a JAX device of TPU7x is one of the chip's two TensorCores: half the chip's figures
+        Hardware(
+            "tpu7x", 2307e12 / 2, 192 * GIB / 2, 7.37e12 / 2, 1200 * GB / 6 / 2 * 2 / 2,
+            "TPU7x (Ironwood)", _TPU + "tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 "
+            "GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half"
+            + _LAT_TPU, **_TPU_LAT, topology="tpu7x",
         ),
         Hardware(
             "h100", 989e12, 80 * GB, 3.35e12, 900 * GB / 2, "H100 SXM",
@@ -262,6 +273,17 @@ def hardware(name: str | Hardware | None = None, /, **fields: Any) -> Hardware:
     if name in _USER:
         return _USER[name]
     raise ValueError(f"unknown hardware {name!r}; presets: {', '.join(names())}")
+
+
+_KINDS = {"TPU v4": "tpu-v4", "TPU v5 lite": "tpu-v5e", "TPU v5": "tpu-v5p", "TPU v5p": "tpu-v5p",
+          "TPU v6 lite": "tpu-v6e", "TPU7x": "tpu7x"}  # fmt: skip
+
+
+def preset_for(mesh: Any, fallback: str) -> str:
+    """The preset of the TPU a mesh stands for (a ``shardwidget.tpu_mesh``: its abstract
+    device's kind, "TPU v5 lite" -> "tpu-v5e"), else ``fallback``."""
+    kind = getattr(getattr(mesh, "abstract_device", None), "device_kind", None)
+    return _KINDS.get(str(kind), fallback)
 
 
 def register(h: Hardware) -> Hardware:

@@ -312,6 +312,24 @@ def positions(n: int) -> tuple[DeviceInfo, ...]:
     return tuple(DeviceInfo(i, "planned", "position", process_index=0) for i in range(n))
 
 
+@lru_cache(maxsize=8)
+def planned_devices(mesh: Any) -> tuple[DeviceInfo, ...]:
+    """The devices of a plan: its positions (:func:`positions`), with each position's chip
+    coordinates and core where the mesh stands for a TPU topology (``shardwidget.tpu_mesh``:
+    its abstract device carries them; the slice, on several slices, as a fourth coordinate)."""
+    device = getattr(mesh, "abstract_device", None)
+    where = getattr(device, "positions", ())
+    n = int(mesh.size)
+    if len(where) != n:
+        return positions(n)
+    slices = len({s for _, _, s in where}) > 1
+    kind = str(getattr(device, "device_kind", "TPU"))
+    return tuple(
+        DeviceInfo(i, "tpu", kind, 0, (*c, s) if slices else tuple(c), core)
+        for i, (c, core, s) in enumerate(where)
+    )
+
+
 def _norm_index(idx: tuple[slice, ...], shape: tuple[int, ...]) -> Index:
     out = []
     for s, n in zip(idx, shape, strict=True):
@@ -434,7 +452,7 @@ def layout_of_sharding(sharding: Any, shape: tuple[int, ...], dtype: Any) -> Lay
         spec = spec_mod.normalize(spec_entries(named.spec), len(shape))
     blocks, device_block = _geometry(geometry, shape)
     if mesh is not None and mesh_mod.is_planned(getattr(sharding, "mesh", None)):
-        devices = positions(len(mesh.device_ids))
+        devices = planned_devices(sharding.mesh)
     else:
         devices = tuple(_device_info(d) for d in _jax.device_assignment(sharding))
     return Layout(

@@ -157,8 +157,48 @@ def mesh_ids(mesh: Any) -> tuple[int, ...]:
 
 
 def planned_text(mesh: Any) -> str:
-    """How a view names a plan: "planned on AbstractMesh (32, 8) · no devices"."""
+    """How a view names a plan: "planned on AbstractMesh (32, 8) · no devices"; a TPU plan
+    (``shardwidget.tpu_mesh``) by its topology: "planned on TPU v5 lite v5e:16x16 (16, 16)"."""
+    device = getattr(mesh, "abstract_device", None)
+    topology = str(getattr(device, "topology", "")).split("/", 1)[0]
+    if topology:
+        kind = getattr(device, "device_kind", "TPU")
+        sizes = mesh_sizes(mesh)
+        axes = physical_axes(sizes, tuple(mesh.axis_names), getattr(device, "positions", ()))
+        along = ", ".join(f"{a} along {' × '.join(p) or '—'}" for a, p in axes.items())
+        return f"planned on {kind} {topology} {_fmt_shape(sizes)} · no devices · {along}"
     return f"planned on AbstractMesh {_fmt_shape(mesh_sizes(mesh))} · no devices"
+
+
+PHYSICAL = ("x", "y", "z", "core", "slice")
+
+
+def physical_axes(
+    sizes: Sequence[int], names: Sequence[str], where: Sequence[Any]
+) -> dict[str, tuple[str, ...]]:
+    """For each logical axis, the physical axes (``PHYSICAL``; "slice": across slices, DCN)
+    its steps move along, from each position's ((x, y, z), core, slice) in row-major order
+    (a TPU plan's mesh carries them); {} without positions."""
+    n = 1
+    for s in sizes:
+        n *= int(s)
+    if len(where) != n:
+        return {}
+
+    def at(p: int) -> tuple[int, ...]:
+        c, core, sl = where[p]
+        return (*tuple(c)[:3], int(core), int(sl))
+
+    out: dict[str, tuple[str, ...]] = {}
+    stride = n
+    for name, size in zip(names, sizes, strict=True):
+        stride //= int(size)
+        moved: set[int] = set()
+        for step in range(1, int(size)):
+            a, b = at(0), at(step * stride)
+            moved |= {k for k in range(len(a)) if a[k] != b[k]}
+        out[str(name)] = tuple(PHYSICAL[k] for k in sorted(moved))
+    return out
 
 
 def build_abstract_mesh(

@@ -2,5 +2,6 @@
 
 from .compile import Plan, plan
 from .helper import PlanError
+from .tpu import TpuMeshInfo, tpu_mesh
 
-__all__ = ["Plan", "PlanError", "plan"]
+__all__ = ["Plan", "PlanError", "TpuMeshInfo", "plan", "tpu_mesh"]

@@ -18,6 +18,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 
@@ -44,14 +45,25 @@ def _adapter() -> Any:
 
 def _compile(text: str, n: int, adapter: Any) -> dict[str, object]:
     t0 = time.perf_counter()
+    exe, dump = compile_with_dump(lambda o: adapter.compile_module_text(text, n, o), adapter)
+    return answer(exe, adapter, time.perf_counter() - t0, dump)
+
+
+def compile_with_dump(compile_: Callable[[dict[str, Any]], Any], adapter: Any) -> tuple[Any, str]:
+    """(the executable ``compile_(options)`` makes, XLA's record of Shardy's propagation in that
+    compile): the text the collectives' causes are checked by (the TPU helper's too)."""
     folder = tempfile.mkdtemp(prefix="shardwidget-plan-why-")
-    try:  # XLA's record of Shardy's propagation, which the collectives' causes are checked by
-        exe = adapter.compile_module_text(text, n, {"xla_dump_to": folder, **adapter.SHARDY_DUMP})
+    try:
+        exe = compile_({"xla_dump_to": folder, **adapter.SHARDY_DUMP})
         dumps = sorted(glob.glob(os.path.join(folder, "shardy", "*", "*after_propagation.mlir")))
         dump = pathlib.Path(dumps[-1]).read_text() if dumps else ""
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    compile_s = time.perf_counter() - t0
+    return exe, dump
+
+
+def answer(exe: Any, adapter: Any, compile_s: float, shardy_dump: str = "") -> dict[str, object]:
+    """What the kernel gets of a compiled executable (the TPU helper's reply too)."""
     hlo = exe.hlo_modules()[0].to_string()
     m = exe.get_compiled_memory_stats()
     cost = exe.cost_analysis() or {}
@@ -71,7 +83,7 @@ def _compile(text: str, n: int, adapter: Any) -> dict[str, object]:
         "bytes_accessed": float(cost.get("bytes accessed", 0.0)),
         "output_shardings": outs,
         "compile_s": compile_s,
-        "shardy_dump": dump,
+        "shardy_dump": shardy_dump,
     }
 
 

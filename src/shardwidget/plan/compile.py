@@ -20,9 +20,11 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 from ..cost.estimate import estimate
 from ..cost.hardware import DEFAULT
-from ..trace import hlo
+from ..trace import hlo, hlo_tpu
 from . import helper as _helper
 from . import inputs
+from . import tpu as _tpu
+from .delta import delta_line
 
 WHAT_A_PLAN_IS = (
     "planned: compiled by XLA's CPU compiler for {n} simulated devices. A TPU or GPU compiler may "
@@ -55,6 +57,16 @@ class Plan:
     """The compiled HLO text (after SPMD partitioning)."""
     shardy_dump: str = field(repr=False, default="")
     """XLA's record of Shardy's propagation in this compile ("" when the helper gave none)."""
+    compiler: str = "cpu"
+    """"cpu": XLA's CPU compiler for N simulated devices (an AbstractMesh); "tpu": the TPU's own
+    compiler, libtpu, for a :func:`shardwidget.tpu_mesh` topology."""
+    topology: Any = None
+    """The TPU topology and each position's chip (:class:`~.tpu.TpuMeshInfo`); None on CPU."""
+    fits: bool = True
+    """False when the TPU compiler says the program does not fit in HBM (its words in
+    :attr:`hbm`); the other figures are then empty: nothing was compiled."""
+    hbm: str = ""
+    """The TPU compiler's words when the program does not fit in HBM; "" otherwise."""
 
     @property
     def n_devices(self) -> int:
@@ -63,8 +75,18 @@ class Plan:
 
     @property
     def note(self) -> str:
-        """What a plan is, in words."""
-        return WHAT_A_PLAN_IS.format(n=self.n_devices)
+        """What a plan is, in words: "compiled by the TPU compiler (libtpu 0.0.42.1) for v5e
+        16×16: the program a v5e-256 runs" (and "does not fit: …" when it does not)."""
+        mi = self.topology
+        if self.compiler != "tpu" or mi is None:
+            return WHAT_A_PLAN_IS.format(n=self.n_devices)
+        text = _tpu.note(mi)
+        return text if self.fits else f"{text}. {_tpu.hbm_words(self.hbm, mi)}"
+
+    def versus(self, other: Plan) -> str:
+        """How this plan differs from ``other`` (the same layout by another compiler, e.g. a
+        TPU plan beside the CPU plan of an AbstractMesh of the same shape), in one line."""
+        return delta_line(self, other)
 
     def estimate(self, hw: Any = None, dcn_axes: Sequence[str] = ()) -> Any:
         """The estimated time per device on a hardware preset (:mod:`shardwidget.cost.estimate`)."""
@@ -116,7 +138,7 @@ def lower(
             in_specs=tuple(to_spec(s) if s is not None else _pspec(None) for s in specs),
             out_specs=to_spec(out_specs),
         )
-        lowered = jax.jit(sm).trace(*sds).lower(lowering_platforms=("cpu",))
+        lowered = jax.jit(sm).trace(*sds).lower(lowering_platforms=_tpu.lowering_platforms(mesh))
         return str(lowered.as_text(debug_info=True))
     kw: dict[str, Any] = {}
     if out_specs is not None:
@@ -125,7 +147,7 @@ def lower(
             out_specs,
             is_leaf=_is_spec,
         )
-    lowered = jax.jit(f, **kw).trace(*sds).lower(lowering_platforms=("cpu",))
+    lowered = jax.jit(f, **kw).trace(*sds).lower(lowering_platforms=_tpu.lowering_platforms(mesh))
     return str(lowered.as_text(debug_info=True))
 
 
@@ -153,8 +175,21 @@ def plan(
     planning helper (``mode="shard_map"``: ``jax.shard_map(f, ...)`` with these specs); PlanError
     in words when the helper cannot answer."""
     t0 = time.perf_counter()
+    _check_mesh(mesh)
     text = lower(f, args, mesh, in_specs, out_specs, mode)
     return compile_text(text, mesh, timeout, t0)
+
+
+def _check_mesh(mesh: Any) -> None:
+    """TypeError for a mesh= that is not an AbstractMesh; PlanError at once for a CPU plan past
+    what the CPU helper compiles (before anything is lowered or started)."""
+    if not isinstance(mesh, jax.sharding.AbstractMesh):
+        raise TypeError(
+            "plan(..., mesh=) takes a jax.sharding.AbstractMesh (a CPU plan) or a "
+            f"shardwidget.tpu_mesh(...) (a TPU plan); got {type(mesh).__name__}"
+        )
+    if not _tpu.is_tpu(mesh):
+        _helper.check_cpu_size(int(np.prod(mesh.axis_sizes)))
 
 
 def compile_text(text: str, mesh: Any, timeout: float | None = None, t0: float = 0.0) -> Plan:
@@ -163,11 +198,33 @@ def compile_text(text: str, mesh: Any, timeout: float | None = None, t0: float =
     (``time.perf_counter()``; 0: now). PlanError in words when the helper cannot answer."""
     t0 = t0 or time.perf_counter()
     n = int(np.prod(mesh.axis_sizes))
-    h = _helper.helper(n)
-    reply = h.compile(text, timeout or _helper.TIMEOUT_S)
+    mi = _tpu.info(mesh)
+    if mi is not None:
+        reply = _tpu.compile_text(text, mesh, timeout or _helper.TIMEOUT_S)
+    else:
+        reply = _helper.helper(n).compile(text, timeout or _helper.TIMEOUT_S)
+    if "hbm" in reply:  # the TPU compiler's answer: the program does not fit
+        return Plan(
+            mesh=mesh,
+            collectives=[],
+            output_shardings=[],
+            memory={},
+            flops=0.0,
+            bytes_accessed=0.0,
+            compile_s=float(reply["compile_s"]),
+            plan_s=time.perf_counter() - t0,
+            compiler="tpu",
+            topology=mi,
+            fits=False,
+            hbm=str(reply["hbm"]),
+        )
     names, sizes = tuple(mesh.axis_names), tuple(int(s) for s in mesh.axis_sizes)
     coords = {i: tuple(int(c) for c in np.unravel_index(i, sizes)) for i in range(n)}
-    colls = hlo.collectives(reply["hlo"], list(range(n)), coords, names, sizes)
+    colls = reply.get("_collectives")  # a TPU result read once (the reply is cached)
+    if colls is None:
+        colls = hlo.collectives(reply["hlo"], list(range(n)), coords, names, sizes)
+        if mi is not None:
+            colls = reply["_collectives"] = hlo_tpu.fused_collectives(reply["hlo"], colls)
     mem = dict(reply["memory"])
     mem["peak"] = mem["arguments"] + mem["outputs"] + mem["temporaries"] - mem["aliased"]
     return Plan(
@@ -181,4 +238,6 @@ def compile_text(text: str, mesh: Any, timeout: float | None = None, t0: float =
         plan_s=time.perf_counter() - t0,
         hlo_text=reply["hlo"],
         shardy_dump=str(reply.get("shardy_dump", "")),
+        compiler="tpu" if mi is not None else "cpu",
+        topology=mi,
     )

@@ -52,6 +52,14 @@ def _env(n: int) -> dict[str, str]:
     return env
 
 
+_NOISE = ("TPU_ACCELERATOR_TYPE", "TPU_WORKER_HOSTNAMES", "Source Location Trace", "InitGoogle")
+
+
+def _noise(line: str) -> bool:
+    """A line libtpu prints at every start on a host that is not a TPU VM (harmless there)."""
+    return any(w in line for w in _NOISE) or line.startswith("learning/")
+
+
 def _death(code: int | None) -> str:
     if code is None:
         return "stopped"
@@ -63,8 +71,37 @@ def _death(code: int | None) -> str:
     return f"exited with status {code}"
 
 
+MAX_CPU_POSITIONS = 4095
+"""The most positions a CPU plan can have: from 4,096 XLA's CPU client refuses to compile
+("Multiprocess computations aren't implemented on the CPU backend"), in the helper and in a
+process that really has that many devices."""
+
+
+def check_cpu_size(n: int) -> None:
+    """PlanError at once, in words, for a CPU plan past what the CPU helper can compile (no
+    helper is started: one of 8,192 devices grows past 1 GB before XLA refuses)."""
+    if n > MAX_CPU_POSITIONS:
+        raise PlanError(
+            f"a CPU plan of {n:,} positions is past what XLA's CPU compiler can compile (it "
+            f"refuses 4,096 devices and more: \"Multiprocess computations aren't implemented "
+            'on the CPU backend"). For a pod that large, plan with the TPU compiler: '
+            'shardwidget.tpu_mesh("v5e:16x16", ...) (needs libtpu: pip install '
+            "'shardwidget[tpu]'), or plan a smaller mesh"
+        )
+
+
 class Helper:
-    """One helper process with ``n`` simulated CPU devices."""
+    """One helper process with ``n`` simulated CPU devices (a subclass runs another worker:
+    :meth:`_argv`, :meth:`_environ`, :attr:`what`)."""
+
+    what = "the planning helper for {n} devices"
+    """How messages name it (formatted with ``n``)."""
+
+    def _argv(self) -> list[str]:
+        return [sys.executable, str(WORKER), str(self.n)]
+
+    def _environ(self) -> dict[str, str]:
+        return _env(self.n)
 
     def __init__(self, n: int) -> None:
         self.n = n
@@ -77,11 +114,11 @@ class Helper:
         # a file, not a pipe: XLA's warnings must never fill a pipe nobody reads
         self._err = tempfile.TemporaryFile("w+")  # noqa: SIM115 (closed by stop)
         self.proc = subprocess.Popen(
-            [sys.executable, str(WORKER), str(n)],
+            self._argv(),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._err,
-            env=_env(n),
+            env=self._environ(),
             text=True,
             bufsize=1,
         )
@@ -89,8 +126,16 @@ class Helper:
         first = self._next(START_TIMEOUT_S, "start")
         if "ready" not in first:
             self.stop()
-            raise PlanError(f"the planning helper for {n} devices could not start: {first}")
+            why = first.get("fatal", first)
+            raise PlanError(f"{self.name} could not start: {why}")
+        self.ready = first
+        """The worker's first reply (versions, for a TPU helper)."""
         self.started_s = time.perf_counter() - t0
+
+    @property
+    def name(self) -> str:
+        """How messages name this helper."""
+        return self.what.format(n=self.n)
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -105,18 +150,18 @@ class Helper:
         except queue.Empty:
             self.stop()
             raise PlanError(
-                f"the planning helper for {self.n} devices took longer than {timeout:g} s to "
-                f"{what}; it was stopped (the kernel goes on)"
+                f"{self.name} took longer than {timeout:g} s to {what}; it was stopped (the "
+                "kernel goes on)"
             ) from None
         if line is None:
             code = self.proc.wait(timeout=5)
             err: list[str] = []
             if not self._err.closed:
                 self._err.seek(0)
-                err = self._err.read().strip().splitlines()
+                err = [ln for ln in self._err.read().strip().splitlines() if not _noise(ln)]
             tail = f": {err[-1]}" if err else ""
             raise PlanError(
-                f"the planning helper for {self.n} devices {_death(code)} during {what}{tail}; "
+                f"{self.name} {_death(code)} during {what}{tail}; "
                 "the kernel goes on, and the next plan starts a new helper"
             )
         out: dict[str, Any] = json.loads(line)
@@ -126,19 +171,26 @@ class Helper:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def compile(self, module: str, timeout: float = TIMEOUT_S) -> dict[str, Any]:
-        """What XLA compiled for the lowered module (StableHLO text) on n devices: "hlo",
-        "memory", "flops", "bytes_accessed", "output_shardings", "compile_s"."""
+    def request(self, req: dict[str, Any], timeout: float, what: str) -> dict[str, Any]:
+        """Send one request, wait for its reply (PlanError in words when the helper dies or
+        passes ``timeout``); a reply with "error" is returned as it is."""
         with self._lock:
             rid = next(self._ids)
             assert self.proc.stdin is not None
             try:
-                self.proc.stdin.write(json.dumps({"id": rid, "module": module}) + "\n")
+                self.proc.stdin.write(json.dumps({"id": rid, **req}) + "\n")
                 self.proc.stdin.flush()
             except (BrokenPipeError, OSError):
                 pass  # _next reports how it died
-            reply = self._next(timeout, "a compile")
+            return self._next(timeout, what)
+
+    def compile(self, module: str, timeout: float = TIMEOUT_S) -> dict[str, Any]:
+        """What XLA compiled for the lowered module (StableHLO text) on n devices: "hlo",
+        "memory", "flops", "bytes_accessed", "output_shardings", "compile_s". A helper whose
+        compile failed is ended (a large one holds a GB), and the next plan starts another."""
+        reply = self.request({"module": module}, timeout, "a compile")
         if "error" in reply:
+            self.stop()
             raise PlanError(
                 f"XLA could not compile the plan for {self.n} devices: {reply['error']}"
             )
@@ -161,6 +213,7 @@ _HELPERS: dict[int, Helper] = {}
 def helper(n: int) -> Helper:
     """The helper for ``n`` devices: the running one, else a new one (the oldest beyond KEEP
     stopped)."""
+    check_cpu_size(n)
     h = _HELPERS.get(n)
     if h is not None and h.alive:
         _HELPERS[n] = _HELPERS.pop(n)  # most recently used last
@@ -173,8 +226,14 @@ def helper(n: int) -> Helper:
     return h
 
 
+ON_STOP_ALL: list[Any] = []
+"""Other helpers' stop functions (the TPU helper's), called by :func:`stop_all`."""
+
+
 @atexit.register
 def stop_all() -> None:
     """Stop every helper (at the kernel's exit, and for tests)."""
     while _HELPERS:
         _HELPERS.popitem()[1].stop()
+    for stop in ON_STOP_ALL:
+        stop()

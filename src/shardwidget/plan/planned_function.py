@@ -12,7 +12,7 @@ compile for N devices. Outputs XLA lays out itself are read back as specs on the
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from jax.sharding import NamedSharding
@@ -23,8 +23,9 @@ from ..model import spec as spec_mod
 from ..trace import why
 from ..trace.function import Traced
 from ..trace.result import TraceResult, TraceState, jaxpr_text
+from . import background, shardings, tpu
 from . import compile as compile_mod
-from . import shardings
+from . import helper as helper_mod
 from .helper import PlanError
 
 PLAN_UNCHECKED = (
@@ -44,6 +45,12 @@ class PlanTraced(Traced):
         self.timeout = timeout
         super().__init__(*traced)
         self.own_mesh = None  # the plan's mesh is the view's mesh, whatever the inputs carry
+        self.on_tpu_ready: Callable[[TraceState, str], None] | None = None
+        """Set by a view that takes TPU results later (views/plan_progress.py): a TPU compile
+        then runs in the background, the CPU compiler's plan standing in, and this is called
+        from that thread with the state and "" (or the error in words) when it is over."""
+        self.tpu_over: dict[TraceState, str] = {}
+        """States whose background TPU compile is over: "" or the error in words."""
         self.run_disabled = (
             f"planned: no data (compiled for {self.n_positions} positions in the planning "
             "helper, never run)"
@@ -59,7 +66,8 @@ class PlanTraced(Traced):
         """What a plan is, in words, on ``mesh`` (the view's "planned" badge and repr: the mesh
         shown, which a change of ``mesh_shape`` replaces)."""
         what = compile_mod.WHAT_A_PLAN_IS.format(n=self.n_positions)
-        return f"{mesh_mod.planned_text(mesh)} · {what}"
+        mi = tpu.info(self.plan_mesh)
+        return f"{mesh_mod.planned_text(mesh)} · {tpu.note(mi) if mi is not None else what}"
 
     def _jit_in_shardings(self, args: Sequence[Any], kwargs: dict[str, Any]) -> list[Any]:
         return [None] * len(self.leaves)  # (f.lower(...) would compile on the kernel's devices)
@@ -89,9 +97,10 @@ class PlanTraced(Traced):
         own = (mesh_mod.mesh_sizes(m), tuple(m.axis_names), tuple(mesh_mod.mesh_axis_types(m)))
         if state.mesh_key == own:
             return m
-        return mesh_mod.build_abstract_mesh(
+        like = mesh_mod.build_abstract_mesh(
             state.mesh_shape, state.axis_names, state.axis_types, self.n_positions
         )
+        return tpu.reshaped(m, like) if tpu.is_tpu(m) else like  # a TPU plan: the same chips
 
     def mesh_devices(self, state: TraceState) -> list[Any]:
         """The plan's positions (the view sizes its checks by their count)."""
@@ -115,11 +124,19 @@ class PlanTraced(Traced):
         t0 = time.perf_counter()
         mesh, in_sh, out_dtypes, out_shapes, traced = self.stage(state)
         with _jax.mesh_context(mesh):
-            text = str(traced.lower(lowering_platforms=("cpu",)).as_text(debug_info=True))
+            lowered = traced.lower(lowering_platforms=tpu.lowering_platforms(mesh))
+            text = str(lowered.as_text(debug_info=True))
+        started = None
         try:
-            pl = compile_mod.compile_text(text, mesh, self.timeout, t0)
+            if self._in_background(text, mesh):  # the CPU plan now, the TPU's when it is done
+                started = self._start_tpu(state, text, mesh)
+                pl = self._cpu_meanwhile(traced, mesh, t0)
+            else:
+                pl = compile_mod.compile_text(text, mesh, self.timeout, t0)
         except PlanError as e:
             raise ValueError(str(e)) from None
+        if not pl.fits:  # the TPU compiler's answer, in its figures
+            raise ValueError(tpu.hbm_words(pl.hbm, pl.topology))
         c_out, notes = self._out_shardings(state, mesh, pl.output_shardings, out_shapes)
         colls = why.lazily(  # each collective's cause, from the same lowered module
             pl.collectives,
@@ -160,7 +177,67 @@ class PlanTraced(Traced):
             out_paths=self.out_paths(state),
             compile_ms=(time.perf_counter() - t0) * 1e3,
             jaxpr=jaxpr_text(traced.jaxpr),
-            notes={"in": [""] * len(self.leaves), "out": notes},
+            notes={
+                "in": [""] * len(self.leaves),
+                "out": notes,
+                **({"tpu_started": [repr(started)]} if started is not None else {}),
+            },
+        )
+
+    # -- TPU plans in the background (plan/background.py)
+    def _in_background(self, text: str, mesh: Any) -> bool:
+        """A TPU compile not cached yet, for a view that takes results later (on_tpu_ready),
+        on a mesh the CPU compiler can plan meanwhile."""
+        return (
+            self.on_tpu_ready is not None
+            and tpu.is_tpu(mesh)
+            and not tpu.has_result(text, mesh)
+            and self.n_positions <= helper_mod.MAX_CPU_POSITIONS
+        )
+
+    def _start_tpu(self, state: TraceState, text: str, mesh: Any) -> float:
+        def done(error: str) -> None:
+            self.tpu_over[state] = error
+            self.forget(state)  # the CPU stand-in goes: the next ask gets the TPU's
+            if self.on_tpu_ready is not None:
+                self.on_tpu_ready(state, error)
+
+        return background.start(text, mesh, self.timeout or helper_mod.TIMEOUT_S, done)
+
+    def replan(self, mesh: Any) -> None:
+        """Plan on ``mesh`` from now on (the same axes: a CPU AbstractMesh, or a tpu_mesh):
+        what was compiled for the old one is dropped."""
+        self.plan_mesh = mesh
+        self._cache.clear()
+
+    def forget(self, state: TraceState) -> None:
+        """Drop state's cached result (a CPU stand-in whose TPU result has arrived)."""
+        self._cache.pop(state, None)
+
+    def _cpu_meanwhile(self, traced: Any, mesh: Any, t0: float) -> Any:
+        """The CPU compiler's plan of the same layout on an AbstractMesh of the same axes."""
+        with _jax.mesh_context(mesh):
+            text = str(traced.lower(lowering_platforms=("cpu",)).as_text(debug_info=True))
+        sizes, names = mesh_mod.mesh_sizes(mesh), tuple(mesh.axis_names)
+        plain = _jax.abstract_mesh(sizes, names, tuple(mesh.axis_types))
+        return compile_mod.compile_text(text, plain, self.timeout, t0)
+
+    def note_of(self, res: TraceResult | None) -> str:
+        """:attr:`note` for the result shown; for a CPU stand-in, that the TPU compiler is at
+        work and for how long."""
+        mi = tpu.info(self.plan_mesh)
+        if res is None:
+            return self.note
+        started = next(iter(res.notes.get("tpu_started", ())), None)
+        if mi is None or started is None:  # the mesh shown (a change of mesh_shape replaces it)
+            return self.note_on(self.mesh(res.state))
+        sizes = tuple(res.state.mesh_shape)
+        shape = "(" + ", ".join(map(str, sizes)) + ("," if len(sizes) == 1 else "") + ")"
+        return (
+            f"planned on {mi.title} {shape} · no devices · the CPU compiler's plan, shown while "
+            f"the TPU compiler (libtpu {mi.libtpu}) compiles for {mi.title} "
+            f"({background.elapsed_words(float(started))}; 30-60 s at 256 chips): the view "
+            "switches when it is done"
         )
 
     def _out_shardings(

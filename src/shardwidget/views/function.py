@@ -34,7 +34,7 @@ from ..trace import function as trace_mod
 from ..trace import pmap as pmap_mod
 from ..trace.result import TraceResult, TraceState
 from ..wire import why as why_wire
-from . import rerun
+from . import plan_progress, rerun
 from .base import InvalidValue, ShardView, is_function
 from .cost import CostMixin
 from .function_path import Computed, FunctionPath, RunArrays
@@ -122,6 +122,8 @@ class FunctionView(CostMixin, ShardView[TraceState]):
         tree_input.check_arguments(args, kwargs)  # cycles, depth: in words, before JAX flattens
         self._path = FunctionPath(f, args, kwargs, own)
         self._result: TraceResult | None = None
+        if self._path.planned:
+            plan_progress.attach(self)  # a tpu_mesh: TPU compiles in the background
         super().__init__()
         path = self._path
         self.set_trait("mode", path.mode)
@@ -160,7 +162,7 @@ class FunctionView(CostMixin, ShardView[TraceState]):
         """For a plan (``mesh=AbstractMesh(...)``), what it is in words: "planned on
         AbstractMesh (32, 8) · no devices · planned: compiled by XLA's CPU compiler for 256
         simulated devices…" (the mesh shown); "" for a view on the kernel's devices."""
-        return self._path.planned_on(None if self._result is None else self._result.state)
+        return self._path.planned_on(self._result)
 
     @property
     def _traced(self) -> trace_mod.Traced:
@@ -305,6 +307,7 @@ class FunctionView(CostMixin, ShardView[TraceState]):
         )
         opts["mode"] = self.mode  # "pmap" for a pmap'd function (traced as jit of it)
         opts["planned"] = self.planned
+        opts.update(plan_progress.compile_with(self))  # type: ignore[typeddict-item]
         own = self._traced.own_mesh
         if own is not None and own.devices.size < len(self._path.devices):  # a sub-mesh: offer both
             mine = all_factorizations(int(own.devices.size))
@@ -331,6 +334,9 @@ class FunctionView(CostMixin, ShardView[TraceState]):
         why = why_wire.parse(content)  # the "why" panel: a cause, its fixes, applying one
         if why is not None:
             return self.send(why_wire.answer(self, why))  # type: ignore[no-any-return]
+        if isinstance(content, dict) and content.get("type") == "compile_with":
+            plan_progress.on_message(self, content)  # a plan: "compile with" CPU / this TPU
+            return
         super()._on_custom_msg(widget, content, buffers)
 
     def set_state(self, sync_data: dict[str, Any]) -> None:
@@ -374,6 +380,7 @@ class FunctionView(CostMixin, ShardView[TraceState]):
         self._send_stats(arrays)
         self._publish_estimate()
         self._remember(res.state)
+        plan_progress.watch(self)
 
     # ---------------------------------------------------------------- cost (issue 12)
     def _publish_estimate(self) -> None:
@@ -389,6 +396,8 @@ class FunctionView(CostMixin, ShardView[TraceState]):
 
     def _cost_changed(self) -> None:
         self._publish_estimate()
+        if self.planned:  # the preset's TPU, for "compile with"
+            self._publish_options()
 
     @traitlets.validate("mode")
     def _validate_mode(self, proposal: Bunch) -> Any:

@@ -82,13 +82,12 @@ class FunctionPath:
         """For a plan, what it is in words; "" on the kernel's devices."""
         return str(getattr(self.traced, "note", ""))
 
-    def planned_on(self, shown: TraceState | None) -> str:
-        """For a plan, what it is in words on the mesh of the layout shown (``None``: the
-        default layout's); "" on the kernel's devices."""
-        note_on = getattr(self.traced, "note_on", None)
-        if note_on is None:
-            return ""
-        return str(note_on(self.traced.mesh(shown if shown is not None else self.default_state())))
+    def planned_on(self, shown: TraceResult | None) -> str:
+        """For a plan, what it is in words on the mesh of the result shown (``None``: the plan's
+        own mesh), and for a TPU plan whose CPU stand-in is shown, that the TPU compiler is at
+        work; "" on the kernel's devices."""
+        note_of = getattr(self.traced, "note_of", None)
+        return str(note_of(shown)) if note_of is not None else ""
 
     def n_devices(self) -> int:
         """The devices layouts span: the kernel's, or a plan's positions."""

@@ -183,7 +183,7 @@ class TreeView(CostMixin, ShardView[TreeState]):
         self._shown_leaf: tuple[int, Layout] | None = None  # the leaf in _layout / _stats
         self._leaf_summary: tuple[int, Layout, Summary] | None = None
         super().__init__()
-        hw = hw_mod.hardware(kwargs.get("hardware", "h100"))
+        hw = hw_mod.hardware(kwargs.get("hardware", hw_mod.preset_for(mesh, "h100")))
         if hw.name not in hw_mod.names():
             hw_mod.register(hw)  # a Hardware of the user's own: findable by its name
         self.hardware = hw.name

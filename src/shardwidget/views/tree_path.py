@@ -24,6 +24,7 @@ from ..model import rules_text as editor_text
 from ..model.layout import Layout
 from ..model.summary import Summary
 from ..model.tree import Flat
+from ..plan import tpu as tpu_mod
 from .array_path import leaf_summary
 
 
@@ -123,9 +124,10 @@ class TreePath:
         ):
             return own
         if self.planned:
-            return mesh_mod.build_abstract_mesh(
+            mesh = mesh_mod.build_abstract_mesh(
                 st.mesh_shape, st.axis_names, st.axis_types, own.size
             )
+            return tpu_mod.reshaped(own, mesh) if tpu_mod.is_tpu(own) else mesh  # same chips
         return mesh_mod.build_mesh(st.mesh_shape, st.axis_names, st.axis_types, self.devices)
 
     def check(self, st: TreeState) -> None:

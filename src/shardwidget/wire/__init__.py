@@ -75,6 +75,7 @@ from .cost import (
 )
 from .function import (
     CollectiveWire,
+    CompileWith,
     ConstraintWire,
     LeafInfo,
     LeftOut,
@@ -113,6 +114,7 @@ __all__ = [
     "MAX_RECORDS",
     "BlockWire",
     "CollectiveWire",
+    "CompileWith",
     "ConstraintWire",
     "DeviceTable",
     "EstimatePart",

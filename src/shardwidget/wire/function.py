@@ -55,6 +55,18 @@ class TraceOptions(TypedDict):
     """Why the controls cannot re-compile: a saved page, or several processes."""
     planned: NotRequired[str]
     """What a plan is, in words (``mesh=AbstractMesh(...)``); "" on the kernel's devices."""
+    compile_with: NotRequired[CompileWith]
+    """A plan's compilers (``views/plan_progress.py``): the CPU compiler, or the TPU's own."""
+
+
+class CompileWith(TypedDict):
+    """What a plan view's "compile with" offers: the compiler in use ("cpu" / "tpu"), the TPU
+    choice's label ("this TPU: v5e:16x16"; "" when there is none) and, then, why not (one line:
+    not a TPU preset, no topology of that size, or what to install)."""
+
+    current: str
+    tpu: str
+    why: str
 
 
 class TraceLeaf(TypedDict):

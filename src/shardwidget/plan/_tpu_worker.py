@@ -1,0 +1,150 @@
+"""The TPU planning helper: a process with libtpu that compiles lowered modules for a TPU
+topology it does not have (the TPU's own compiler, ahead of time, on a CPU host).
+
+Run as a script (``python _tpu_worker.py``) by the interpreter that has libtpu (the kernel's
+own, or ``SHARDWIDGET_TPU_PYTHON``), never imported by the package. One JSON request per line on
+stdin, one JSON reply per line on the protocol pipe (the process's original stdout; fd 1 is
+pointed at stderr so that nothing libtpu prints can break a reply). The kernel starts it with
+``TPU_SKIP_MDS_QUERY=1`` and ``JAX_PLATFORMS=cpu``: no TPU is opened, no metadata server asked.
+It ends when the kernel does (stdin closes, or its parent process changes).
+
+Requests: ``{"id", "op": "describe", "topology", "num_slices", "chip_config_name",
+"mesh_shape", "axis_names", "allow_split_physical_axes"}`` -> the topology's devices and the
+mesh's devices in mesh order; ``{"id", "op": "compile", "module", same topology keys,
+"devices": [ids in mesh order]}`` -> what the TPU compiler made, or ``"hbm"`` (the compiler's
+words) when the program does not fit in HBM.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import importlib.util
+import json
+import os
+import pathlib
+import sys
+import threading
+import time
+from typing import Any
+
+
+@functools.cache
+def _cpu_worker() -> Any:
+    """The CPU helper's script (``_worker.py``, beside this one) loaded by its path, for the
+    jobs both helpers do alike: watching the parent, loading the adapter (``_jax``), XLA's
+    dump of Shardy's propagation."""
+    path = pathlib.Path(__file__).resolve().with_name("_worker.py")
+    spec = importlib.util.spec_from_file_location("_shardwidget_worker", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+_TOPOLOGIES: dict[tuple[str, int, str], Any] = {}
+
+
+def _topology(req: dict[str, Any]) -> Any:
+    from jax.experimental import topologies
+
+    key = (req["topology"], int(req.get("num_slices") or 1), req.get("chip_config_name") or "")
+    if key not in _TOPOLOGIES:
+        kw: dict[str, Any] = {"num_slices": key[1]} if key[1] > 1 else {}
+        if key[2]:
+            kw["chip_config_name"] = key[2]
+        _TOPOLOGIES[key] = topologies.get_topology_desc(platform="tpu", topology_name=key[0], **kw)
+    return _TOPOLOGIES[key]
+
+
+def _device(d: Any) -> list[Any]:
+    """[id, [x, y, z], core on chip, slice]"""
+    return [
+        int(d.id),
+        [int(c) for c in d.coords],
+        int(getattr(d, "core_on_chip", 0)),
+        int(getattr(d, "slice_index", 0) or 0),
+    ]
+
+
+def _mesh_devices(req: dict[str, Any], devices: list[Any]) -> Any:
+    """The devices in mesh order, placed as ``topologies.make_mesh`` places them
+    (``mesh_utils.create_device_mesh``); across slices, the first axis that the slice count
+    divides spans the slices (``create_hybrid_device_mesh``: ICI inside, DCN across)."""
+    from jax.experimental import mesh_utils
+
+    shape = [int(s) for s in req["mesh_shape"]]
+    split = bool(req.get("allow_split_physical_axes"))
+    slices = int(req.get("num_slices") or 1)
+    if slices == 1:
+        return mesh_utils.create_device_mesh(shape, devices, allow_split_physical_axes=split)
+    k = next((i for i, s in enumerate(shape) if s % slices == 0), None)
+    if k is None:
+        raise ValueError(f"no axis of the mesh {tuple(shape)} spans the {slices} slices")
+    dcn = [1] * len(shape)
+    dcn[k] = slices
+    ici = list(shape)
+    ici[k] //= slices
+    return mesh_utils.create_hybrid_device_mesh(ici, dcn, devices, allow_split_physical_axes=split)
+
+
+def _describe(req: dict[str, Any]) -> dict[str, Any]:
+    topo = _topology(req)
+    mesh = _mesh_devices(req, list(topo.devices))
+    d0 = topo.devices[0]
+    return {
+        "device_kind": str(d0.device_kind),
+        "num_cores": getattr(d0, "num_cores", None),
+        "platform_version": str(d0.client.platform_version),
+        "devices": [_device(d) for d in topo.devices],
+        "mesh": [int(d.id) for d in mesh.flat],
+    }
+
+
+def _compile(req: dict[str, Any], adapter: Any) -> dict[str, Any]:
+    topo = _topology(req)
+    by_id = {int(d.id): d for d in topo.devices}
+    devs = [by_id[i] for i in req["devices"]]
+    t0 = time.perf_counter()
+    try:
+        exe, dump = _cpu_worker().compile_with_dump(
+            lambda o: adapter.compile_module_for_devices(req["module"], devs, o), adapter
+        )
+    except Exception as e:  # an HBM overflow is an answer, not a failure
+        text = str(e)
+        if "RESOURCE_EXHAUSTED" in text and "HBM" in text.upper():
+            return {"hbm": text, "compile_s": time.perf_counter() - t0}
+        raise
+    return dict(_cpu_worker().answer(exe, adapter, time.perf_counter() - t0, dump))
+
+
+def main() -> None:
+    # replies go to the original stdout only; whatever libtpu prints goes to stderr
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    worker = _cpu_worker()
+    threading.Thread(target=worker._watch_parent, args=(os.getppid(),), daemon=True).start()
+    try:
+        import jax
+
+        jax.config.update("jax_platforms", "cpu")  # type: ignore[no-untyped-call]
+        libtpu = importlib.metadata.version("libtpu")
+        adapter = worker._adapter()
+    except Exception as e:  # no libtpu, or a JAX without topologies: said in words
+        proto.write(json.dumps({"fatal": f"{type(e).__name__}: {e}"}) + "\n")
+        return
+    proto.write(
+        json.dumps({"ready": 1, "jax": importlib.metadata.version("jax"), "libtpu": libtpu}) + "\n"
+    )
+    for line in sys.stdin:
+        req = json.loads(line)
+        try:
+            op = _describe(req) if req["op"] == "describe" else _compile(req, adapter)
+            reply: dict[str, Any] = {"id": req["id"], **op}
+        except Exception as e:  # the kernel shows it in words; the helper stays up
+            reply = {"id": req["id"], "error": f"{type(e).__name__}: {e}"}
+        proto.write(json.dumps(reply) + "\n")
+
+
+if __name__ == "__main__":
+    main()

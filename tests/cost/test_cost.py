@@ -109,7 +109,7 @@ def test_sender_rule_round_robin_over_replicas():
 def test_transfer_plan_of_other_devices_and_scalars():
     devs = jax.devices()
     a = jax.sharding.SingleDeviceSharding(devs[0])
-    mesh = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,) * 2)
+    mesh = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,) * 1)
     t = Transfer(a, NamedSharding(mesh, P("x")), (8, 4), np.float32)
     assert t.received == {d.id: 0 if d.id == 0 else 16 for d in devs}
     assert t.sent[0] == 7 * 16

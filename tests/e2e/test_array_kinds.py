@@ -61,7 +61,7 @@ def test_partials_empty_gspmd_and_pmap_are_drawn(page, tmp_path):
     screenshot(page, "unreduced")
     del loop
 
-    mesh = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,) * 2)
+    mesh = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,) * 1)
     open_view(
         page,
         tmp_path,

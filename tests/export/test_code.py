@@ -105,7 +105,7 @@ def test_array_code_of_a_single_device_array() -> None:
 
 
 def test_array_code_of_a_scalar() -> None:
-    mesh = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,) * 2)
+    mesh = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,) * 1)
     want = jax.device_put(np.float32(2.5), NamedSharding(mesh, P()))
     view = ShardView(want)
     _same_layout(_run_array_code(view.code, np.float32(2.5)), want)

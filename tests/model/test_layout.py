@@ -149,7 +149,7 @@ def test_pinned_host_memory_kind():
     "dtype", [jnp.bool_, jnp.int8, jnp.int32, jnp.float16, jnp.bfloat16, jnp.float32, jnp.complex64]
 )
 def test_dtypes(dtype):
-    mesh = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,) * 2)
+    mesh = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,) * 1)
     a = jax.device_put(jnp.zeros((16, 3), dtype), NamedSharding(mesh, P("x")))
     lay = check_against_jax(a)
     assert lay.itemsize == np.dtype(dtype).itemsize
@@ -159,7 +159,7 @@ def test_zero_d_and_prng_keys():
     lay = check_against_jax(jnp.float32(2.0) + 0)
     assert lay.shape == () and lay.blocks[0].index == ()
     keys = jax.random.split(jax.random.key(0), 8)
-    mesh = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,) * 2)
+    mesh = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,) * 1)
     keys = jax.device_put(keys, NamedSharding(mesh, P("x")))
     lay = layout_of(keys)
     assert lay.dtype.startswith("key<") and len(lay.blocks) == 8 and lay.itemsize == 8

@@ -122,7 +122,7 @@ def test_function_view_snapshot_names_its_collectives(x: Any) -> None:
 
 
 def test_tall_arrays_keep_their_aspect() -> None:
-    mesh = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,) * 2)
+    mesh = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,) * 1)
     t = jax.device_put(jnp.ones((2048, 1024)), NamedSharding(mesh, P("x")))
     svg = _svg(ShardView(t).snapshot().html)
     rects = [r for r in svg.iter(f"{SVG}rect") if r.get("stroke") == "#ffffff"]

@@ -19,7 +19,7 @@ from shardwidget.trace.result import CONSTANT_NOTE, UNUSED_NOTE
 
 @pytest.fixture(scope="module")
 def mesh() -> Any:
-    return jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,) * 2)
+    return jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,) * 1)
 
 
 @pytest.fixture(scope="module")

@@ -42,7 +42,7 @@ def _layout_map(lay):
     [((0, 8), P(None, "x")), ((0, 8), P()), ((8, 0), P("x")), ((0,), P()), ((16, 0, 4), P("x"))],
 )
 def test_empty_arrays_show_their_layout_and_say_empty(tmp_path, shape, spec):
-    mesh = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,) * 2)
+    mesh = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,) * 1)
     a = jax.device_put(np.zeros(shape, np.float32), NamedSharding(mesh, spec))
     v = ShardView(a)
     lay = v.layout
@@ -566,7 +566,7 @@ def test_svg_pictures_say_empty_partial_and_custom():
     _, _, _, _, y = _unreduced()
     pic = ShardView(y).to_svg()
     assert ">Σ 0,4<" in pic and "each device holds a partial value" in pic
-    mesh = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,) * 2)
+    mesh = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,) * 1)
     e = jax.device_put(np.zeros((0, 8), np.float32), NamedSharding(mesh, P(None, "x")))
     assert text.EMPTY in ShardView(e).to_svg()
     op = xc.OpSharding()

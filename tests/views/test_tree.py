@@ -320,12 +320,12 @@ def test_prng_key_leaves_counted_by_their_key_data():
 
 def test_mesh_and_rules_text_from_python(params, mesh):
     view = ShardView(params, mesh=mesh, rules=[("embed", P("data"))])
-    flat = jax.make_mesh((8,), ("data",), axis_types=(AxisType.Explicit,) * 2)
+    flat = jax.make_mesh((8,), ("data",), axis_types=(AxisType.Explicit,) * 1)
     view.mesh = flat
     assert view.mesh is flat and view.mesh_shape == [8]
     assert view.leaf("['embed']").sharding.is_equivalent_to(NamedSharding(flat, P("data")), 2)
     with pytest.raises(ValueError, match="'data' is not in the mesh"):
-        view.mesh = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,) * 2)
+        view.mesh = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,) * 1)
     assert view.mesh is flat and view.rules == [("embed", P("data"))]
     view.rules_text = "embed  P(None, 'data')\n# the columns"
     assert view.leaf("['embed']").spec == P(None, "data")

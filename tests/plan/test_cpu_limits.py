@@ -16,7 +16,9 @@ from shardwidget.plan import PlanError, helper, plan
 
 @pytest.mark.parametrize("n", [4096, 8192, 65536])
 def test_a_cpu_plan_past_the_cpu_compiler_is_refused_at_once(n):
-    mesh = AbstractMesh((n // 64, 64), ("data", "model"))
+    mesh = AbstractMesh(
+        (n // 64, 64), ("data", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2
+    )
     before = dict(helper._HELPERS)
     t0 = time.perf_counter()
     with pytest.raises(PlanError, match=r"tpu_mesh") as e:
@@ -32,7 +34,7 @@ def test_a_cpu_plan_past_the_cpu_compiler_is_refused_at_once(n):
 
 
 def test_a_function_view_past_the_cpu_compiler_says_so_at_once():
-    mesh = AbstractMesh((128, 64), ("data", "model"))
+    mesh = AbstractMesh((128, 64), ("data", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
     before = dict(helper._HELPERS)
     t0 = time.perf_counter()
     v = shardwidget.ShardView(

@@ -12,6 +12,7 @@ import os
 import subprocess
 import time
 
+import jax
 import numpy as np
 import pytest
 from jax.sharding import AbstractMesh, AxisType
@@ -133,7 +134,12 @@ def test_tpu_mesh_places_the_mesh_as_topologies_make_mesh(v5e):
     mi = tpu.info(v5e)
     assert isinstance(v5e, AbstractMesh) and mi.device_kind == "TPU v5 lite"
     assert mi.n_chips == 8 and mi.machine == "v5e-8"
-    assert tpu.info(AbstractMesh((2, 4), ("data", "model"))) is None
+    assert (
+        tpu.info(
+            AbstractMesh((2, 4), ("data", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+        )
+        is None
+    )
     # another topology of the same shape is another mesh
     other = tpu.tpu_mesh("v5e:4x2", (2, 4), ("data", "model"))
     assert other is not v5e and tpu.info(v5e).topology == "v5e:2x4"

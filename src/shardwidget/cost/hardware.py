@@ -218,15 +218,6 @@ PRESETS: dict[str, Hardware] = {
             "per GPU both directions; read 2026-11-26)" + _LAT_GPU,
             **_GPU_LAT,
         ),
-        # Ironwood: JAX sees 2 devices per chip; each figure is half a chip's (the ICI per axis
-        # as the other TPUs: per-chip bidirectional / 6 ports / 2 directions × 2 links, halved)
-        Hardware(
-            "tpu7x", 2307e12 / 2, 192 * GIB / 2, 7.38e12 / 2, 1200 * GB / 6 / 2 * 2 / 2,
-            "TPU7x (Ironwood, per device: half a chip)",
-            _TPU + "tpu7x (per chip: 2307 TF/s bf16, 192 GiB HBM at 7.38 TB/s, 1.2 TB/s "
-            "bidirectional ICI; two devices per chip; read 2026-11-26)" + _LAT_TPU,
-            **_TPU_LAT,
-        ),
     )
 }  # fmt: skip
 NAMES = (*PRESETS, "local")

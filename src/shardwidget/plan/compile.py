@@ -184,6 +184,7 @@ def _check_mesh(mesh: Any) -> None:
     """TypeError for a mesh= that is not an AbstractMesh; PlanError at once for a CPU plan past
     what the CPU helper compiles (before anything is lowered or started)."""
     if not isinstance(mesh, jax.sharding.AbstractMesh):
+        inputs.check_mesh(mesh)  # sizes alone: says which AbstractMesh to write
         raise TypeError(
             "plan(..., mesh=) takes a jax.sharding.AbstractMesh (a CPU plan) or a "
             f"shardwidget.tpu_mesh(...) (a TPU plan); got {type(mesh).__name__}"

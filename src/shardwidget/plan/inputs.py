@@ -25,7 +25,8 @@ def check_mesh(mesh: Any) -> None:
         names = ", ".join(repr(n) for n in mesh_mod.default_axis_names(len(mesh)))
         hint = f": write mesh=AbstractMesh({tuple(mesh)}, ({names}{',' if len(mesh) == 1 else ''}))"
     raise TypeError(
-        "plan(mesh=...) takes a jax.sharding.AbstractMesh (the pod's axis sizes and names), "
+        "plan(mesh=...) takes a jax.sharding.AbstractMesh (the pod's axis sizes and names) or a "
+        "shardwidget.tpu_mesh(...), "
         f"got {type(mesh).__name__} {mesh!r}"[:160]
         + hint
     )

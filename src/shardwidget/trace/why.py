@@ -2,9 +2,11 @@
 module, and XLA's own record of it (its ``shardy-verbose`` dump, written during the same compile
 into a temporary folder that is removed at once). See :mod:`.cause`.
 
-A compile pays only for the dump (XLA writes five small files); the causes are worked out when
-first asked for (``collective.cause``, the text view, the picture, the widget's "why" column),
-for every collective of the compile at once, and kept (:class:`Explainer`).
+A compile pays only for the dump (XLA writes five small files); the causes of every collective
+of the compile are worked out at once in a background thread started right after it
+(:meth:`Explainer.start`: the kernel's thread stays free), and kept (:class:`Explainer`); the first
+read (``collective.cause``, the picture, the widget's "why" column) waits for that thread when it
+has not finished yet.
 """
 
 from __future__ import annotations
@@ -84,13 +86,27 @@ class Explainer:
         self.colls: list[hlo.Collective] = []
         self._causes: dict[str, cause.Cause] | None = None
         self._lock = threading.Lock()
+        self._asked = False
         self.explain_ms = 0.0
-        """Milliseconds the causes took (0 until first asked for)."""
+        """Milliseconds the causes took (0 until worked out)."""
 
     @property
     def ready(self) -> bool:
-        """Whether the causes were worked out already (reading them now costs nothing)."""
-        return self._causes is not None
+        """Whether a cause was read already (so the causes are worked out, and the text view
+        shows them; worked out in the background but never read: False, so what the text view
+        shows does not depend on the background thread's timing)."""
+        return self._asked and self._causes is not None
+
+    def start(self) -> None:
+        """Work the causes out now in a background thread (daemon), so that the first read
+        finds them ready; a read before it finishes waits for it."""
+        threading.Thread(target=self._quietly, name="shardwidget-why", daemon=True).start()
+
+    def _quietly(self) -> None:
+        try:
+            self._work()
+        except Exception:  # the first read works them out again and says what failed
+            pass
 
     @property
     def module_text(self) -> str:
@@ -100,6 +116,13 @@ class Explainer:
         return self._module
 
     def __call__(self, c: hlo.Collective) -> cause.Cause:
+        self._work()
+        self._asked = True
+        assert self._causes is not None
+        return self._causes.get(c.name) or cause.unknown("not a collective of this compile")
+
+    def _work(self) -> None:
+        """The causes of every collective, worked out once (the lock: one at a time)."""
         with self._lock:
             if self._causes is None:
                 t0 = time.perf_counter()
@@ -115,13 +138,18 @@ class Explainer:
                 found = cause.causes(self.colls, ctx)
                 self._causes = {k.name: v for k, v in zip(self.colls, found, strict=True)}
                 self.explain_ms = (time.perf_counter() - t0) * 1e3
-        return self._causes.get(c.name) or cause.unknown("not a collective of this compile")
 
 
-def lazily(colls: Sequence[hlo.Collective], explainer: Explainer) -> list[hlo.Collective]:
-    """The collectives, each giving its cause through explainer (worked out on first use)."""
+def lazily(
+    colls: Sequence[hlo.Collective], explainer: Explainer, background: bool = True
+) -> list[hlo.Collective]:
+    """The collectives, each giving its cause through explainer: worked out in a background
+    thread started now (``background``), else on first use."""
     explainer.colls = list(colls)
-    return [replace(c, explainer=explainer) for c in colls]
+    out = [replace(c, explainer=explainer) for c in colls]
+    if background and out:
+        explainer.start()
+    return out
 
 
 def context(

@@ -11,6 +11,7 @@ has not finished yet.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import shutil
@@ -103,10 +104,8 @@ class Explainer:
         threading.Thread(target=self._quietly, name="shardwidget-why", daemon=True).start()
 
     def _quietly(self) -> None:
-        try:
+        with contextlib.suppress(Exception):  # the first read works them out again, says why
             self._work()
-        except Exception:  # the first read works them out again and says what failed
-            pass
 
     @property
     def module_text(self) -> str:

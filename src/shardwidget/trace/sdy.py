@@ -244,10 +244,11 @@ def _add_func(mod: Module, rec: dict[str, Any], scope: int, is_main: bool) -> No
     ftype = rec["attrs"].get("function_type", "")
     outs = ftype.split("->", 1)[1] if "->" in ftype else ""
     types = re.findall(r"tensor<[^>]*>", outs)
-    for i, attrs in enumerate(rec.get("res_attrs", [])):
+    res_attrs = rec.get("res_attrs", [])
+    for i, t in enumerate(types):  # a result without attributes (XLA's dump) is replicated
+        attrs = res_attrs[i] if i < len(res_attrs) else {}
         sh = parse_shardings(attrs.get("sdy.sharding", ""))
         orig = parse_origins(attrs.get("sdy.sharding_origins", ""))
-        t = types[i] if i < len(types) else ""
         mod.results.append(_value(f"result {i}", t, sh[0] if sh else None, orig[0] if orig else {}))
 
 

@@ -27,6 +27,11 @@ from . import cause, hlo, sdy
 
 STRATEGIES = ("basic", "aggressive")
 
+START_DELAY_S = 0.1
+"""How long the background thread leaves the kernel's thread alone after a compile: Python runs
+one thread at a time, and MLIR's calls keep the others waiting, so the view is published first
+(its front end asks for a cause only when a collective is clicked)."""
+
 NO_SHARDY = (
     "the lowered module carries no Shardy annotations (compiled with GSPMD: "
     "jax_use_shardy_partitioner is off)"
@@ -98,12 +103,17 @@ class Explainer:
         shows does not depend on the background thread's timing)."""
         return self._asked and self._causes is not None
 
-    def start(self) -> None:
-        """Work the causes out now in a background thread (daemon), so that the first read
-        finds them ready; a read before it finishes waits for it."""
-        threading.Thread(target=self._quietly, name="shardwidget-why", daemon=True).start()
+    def start(self, delay: float = START_DELAY_S) -> None:
+        """Work the causes out in a background thread (daemon), after ``delay`` seconds, so
+        that the first read finds them ready; a read before it finishes waits for it (a read
+        before it starts works them out at once)."""
+        args = (float(delay),)
+        threading.Thread(
+            target=self._quietly, args=args, name="shardwidget-why", daemon=True
+        ).start()
 
-    def _quietly(self) -> None:
+    def _quietly(self, delay: float) -> None:
+        time.sleep(delay)  # (the GIL: the kernel's thread publishes the view meanwhile)
         with contextlib.suppress(Exception):  # the first read works them out again, says why
             self._work()
 

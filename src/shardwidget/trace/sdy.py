@@ -189,6 +189,23 @@ def _value(name: str, type_text: str, sharding: Sharding | None, origins: dict[s
     return Value(name, shape, dtype, sharding, origins)
 
 
+ATTRS = frozenset(
+    {
+        "sdy.sharding",
+        "sharding",
+        "sdy.sharding_origins",
+        "sdy.sharding_origin_name",
+        "callee",
+        "sym_name",
+        "function_type",
+        "dot_dimension_numbers",
+        "dimensions",
+    }
+)
+"""The attributes the explanations read (``shardy_ops(..., keep=ATTRS)``: writing every
+attribute as text, the dump's propagation edges among them, was most of reading a module)."""
+
+
 def build(records: Sequence[dict[str, Any]]) -> Module:
     """The module of :func:`shardwidget._jax.shardy_ops`'s records. The main function is the
     public one (``main``), else the first."""

@@ -186,13 +186,13 @@ def context(
     # where the first disagrees with XLA's dump on the inputs or outputs.
     first, second = STRATEGIES if "sharding_constraint" in module_text else STRATEGIES[::-1]
     try:
-        ctx.module = sdy.build(_jax.shardy_ops(module_text, propagate=True, strategy=first))
+        ctx.module = sdy.build(_jax.shardy_ops(module_text, True, first, sdy.ATTRS))
     except Exception as e:  # JAX's MLIR refused the module or the passes: say it
         ctx.missing = f"Shardy's propagation could not run in this process ({e})"
         return ctx
     if dump_text:
         try:
-            recs = _jax.shardy_ops(dump_text, propagate=False)
+            recs = _jax.shardy_ops(dump_text, False, keep=sdy.ATTRS)
             for r in recs:  # the dump's locations are lines of the dump file itself
                 r["loc"] = "loc(unknown)"
             ctx.dump = sdy.build(recs)
@@ -200,7 +200,7 @@ def context(
             ctx.dump = None
     if ctx.dump is not None and not _same_ends(ctx.module, ctx.dump):
         try:  # the other strategy, where the first disagrees with XLA on inputs or outputs
-            other = sdy.build(_jax.shardy_ops(module_text, propagate=True, strategy=second))
+            other = sdy.build(_jax.shardy_ops(module_text, True, second, sdy.ATTRS))
             ctx.module = other if _same_ends(other, ctx.dump) else ctx.module
         except Exception:  # keep the first: each cause is checked against the dump anyway
             pass

@@ -90,3 +90,39 @@ def test_tpu_cause_where_the_output_is_left_to_shardy() -> None:
         k = c.cause
         assert k.known and k.checked == cause_mod.CHECKED, (k.text, k.checked)
         assert f"split over {' '.join(c.axes)} on both sides" in k.text and "replicated" in k.text
+
+
+def test_tpu_scanned_gradient_layers() -> None:
+    """A gradient through a scan compiled by libtpu: its loop-body collectives read from
+    libtpu's dump ("every layer of the scan: 3 iterations", the trip count from the loop's own
+    test, which the TPU program carries instead of a known trip count); those inside the
+    TPU's asynchronous collective fusions stay "cause unknown", with the reason."""
+    missing = _jax.shardy_missing("stablehlo.while")
+    if missing or jax.__version_info__ < (0, 10):
+        pytest.skip(missing or "the layers of a scan explained as measured on jax 0.10")
+    mesh = sw.tpu_mesh("v5e:2x4", (2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+
+    def loss(ws, x):
+        def layer(h, w):
+            return jnp.tanh(h @ w), None
+
+        h, _ = jax.lax.scan(layer, x, ws)
+        return (h**2).mean()
+
+    sds = [
+        jax.ShapeDtypeStruct((3, 256, 256), jnp.float32),
+        jax.ShapeDtypeStruct((128, 256), jnp.float32),
+    ]
+    view = sw.ShardView(
+        jax.grad(loss), *sds, mesh=mesh, in_specs=[P(None, None, "x"), P("y", None)]
+    )
+    res = tpu_trace(view)
+    known = [(c, c.cause) for c in res.collectives if c.cause.known]
+    assert known, [c.cause.text for c in res.collectives]
+    for c, k in known:
+        assert k.checked == cause_mod.IN_BODY and cause_mod.SCAN.format(3) in k.text, k.text
+        assert k.op is not None and k.op.line == loss.__code__.co_firstlineno + 2
+        if c.kind == "all-reduce":  # partial sums over the axes libtpu's program reduces over
+            assert f"contracted dim is split over {' '.join(c.axes)} on both sides" in k.text
+    for c in res.collectives:
+        assert c.cause.known or c.cause.text == f"cause unknown: {c.cause.reason}"

@@ -172,24 +172,41 @@ def hlo_params(hlo_text: str) -> dict[str, Any]:
         for name, shape, op, text in hlo._instructions(line):
             body = text.split(op + "(", 1)[1] if op + "(" in text else ""
             param = re.match(r"(\d+)\)", body) if op == "parameter" and entry else None
-            walked = op in THROUGH or op == "dot" or op.removesuffix("-start") in hlo.KINDS
+            walked = op in THROUGH or op in _DOTS or op.removesuffix("-start") in hlo.KINDS
             args = re.findall(r"%([\w.\-]+)", body.split(")", 1)[0]) if walked else []
             calls = re.search(r"calls=%?([\w.\-]+)", text) if op == "fusion" else None
             where = calls.group(1) if calls else comp
             out[name] = (op, args, int(param.group(1)) if param else None, where, shape)
-            if op == "dot":
-                out[" dots"] = {**out.get(" dots", {}), name: (comp, _dot_kind(text))}
+            if op in _DOTS and (dk := _dot_kind(op, text)):
+                out.setdefault(" dots", {})[name] = (comp, dk)
             elif op == "while" and (trips := _TRIPS.search(text)) and (on := _OP_NAME.search(text)):
-                out[" trips"] = {**out.get(" trips", {}), on.group(1): int(trips.group(1))}
+                out.setdefault(" trips", {})[on.group(1)] = int(trips.group(1))
+            elif op == "constant" and (v := re.search(r"\bconstant\((\d+)\)", text)):
+                out.setdefault(" ints", {})[name] = int(v.group(1))
+            elif op == "compare" and (on := _OP_NAME.search(text)) and on.group(1).endswith(_COND):
+                names = re.findall(r"%([\w.\-]+)", body.split(")", 1)[0])
+                out.setdefault(" conds", {})[on.group(1).removesuffix("/cond/lt")] = names
     return out
 
+
+_DOTS = ("dot", "convolution")
+_COND = "/while/cond/lt"
+"""The op name of a scan's loop test (``i < length``, i from 0): the TPU compiler's program
+writes no trip count on its loops, their test's constant is it."""
 
 _TRIPS = re.compile(r'"known_trip_count":\{"n":"(\d+)"')
 _OP_NAME = re.compile(r'op_name="([^"]*)"')
 
 
-def _dot_kind(text: str) -> str:
-    """A compiled dot's kind in :func:`kind`'s words (its contracting and batch dims)."""
+def _dot_kind(op: str, text: str) -> str:
+    """A compiled dot's kind in :func:`kind`'s words (its contracting and batch dims); the TPU
+    compiler's matmul is a convolution with 2-d labels ("bf_io->bf": lhs[1] rhs[0]); ""
+    for any other convolution."""
+    if op == "convolution":
+        m = re.search(r"dim_labels=([bf]{2})_([io]{2})->", text)
+        if m is None or "window=" in text or "_group_count" in text:
+            return ""
+        return f"dot lhs[{m.group(1).index('f')}] rhs[{m.group(2).index('i')}] batch[] batch[]"
 
     def dims(key: str) -> str:
         m = re.search(key + r"=\{([\d,]*)\}", text)
@@ -240,7 +257,11 @@ def trips(op_name: str, graph: dict[str, Any]) -> int:
     """How many times the loop whose body holds an op named op_name runs (the compiled
     while's known trip count), 0 where unknown."""
     loop = op_name.split("/body/", 1)[0] if "/body/" in op_name else ""
-    return int(graph.get(" trips", {}).get(loop, 0))
+    if loop in graph.get(" trips", {}):
+        return int(graph[" trips"][loop])
+    ints = graph.get(" ints", {})
+    bounds = [ints[n] for n in graph.get(" conds", {}).get(loop, []) if n in ints]
+    return bounds[0] if len(bounds) == 1 else 0
 
 
 MOVES = {

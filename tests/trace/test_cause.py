@@ -131,19 +131,26 @@ def test_reshard_under_explicit_axes() -> None:
     assert all(c.op is not None and c.op.line == f.__code__.co_firstlineno + 1 for c in cs)
 
 
-def test_gradient_through_a_scanned_model() -> None:
+def scan_loss(ws, x):
+    def layer(h, w):
+        return jnp.tanh(h @ w), None
+
+    h, _ = jax.lax.scan(layer, x, ws)
+    return (h**2).mean()
+
+
+SCAN_LINE = scan_loss.__code__.co_firstlineno + 2  # the layer's matmul
+
+
+def scanned_gradient() -> tuple[sw.FunctionView, jax.Array]:
+    """A function view of a gradient through a 3-layer scan, and its stacked weights."""
     m = mesh()
-
-    def loss(ws, x):
-        def layer(h, w):
-            return jnp.tanh(h @ w), None
-
-        h, _ = jax.lax.scan(layer, x, ws)
-        return (h**2).mean()
-
-    step = jax.grad(loss)
     ws, x = put(m, (3, 32, 32), P(None, None, "x")), put(m, (16, 32), P("y", None))
-    view = sw.ShardView(step, ws, x)
+    return sw.ShardView(jax.grad(scan_loss), ws, x), ws
+
+
+def test_gradient_through_a_scanned_model() -> None:
+    view, _ = scanned_gradient()
     cs = causes(view)
     missing = _jax.shardy_missing(view.trace.collectives[0].explainer.module_text)
     if missing:  # (jax 0.9: its Shardy passes would crash the process on the scan)
@@ -151,10 +158,35 @@ def test_gradient_through_a_scanned_model() -> None:
         pytest.skip(missing)
     for c in cs:  # known and checked against XLA's dump, or unknown with the reason
         if c.known:
-            assert c.checked in (cause_mod.CHECKED, cause_mod.FROM_DUMP)
+            assert c.checked in (cause_mod.CHECKED, cause_mod.FROM_DUMP, cause_mod.IN_BODY)
             assert c.op is not None and c.op.file.endswith("test_cause.py")
         else:  # (jax 0.10: "sits in a function a loop calls (a scan's body)"; 0.8: no line)
             assert c.reason and c.text == f"cause unknown: {c.reason}"
+
+
+def test_every_layer_of_a_scanned_gradient() -> None:
+    """The loop-body collectives of a gradient through a scan: each read from XLA's dump (one
+    op is every layer: "every layer of the scan: n iterations", n the scanned leading dim),
+    told apart by the compiled dot each is for, the all-reduces of partial sums over the very
+    axes the compiled HLO reduces over."""
+    if jax.__version_info__ < (0, 10):
+        pytest.skip("the layers of a scan explained as measured on jax 0.10 (older: see above)")
+    view, ws = scanned_gradient()
+    cs = causes(view)
+    missing = _jax.shardy_missing(view.trace.collectives[0].explainer.module_text)
+    if missing:
+        pytest.skip(missing)
+    colls = view.trace.collectives
+    assert all("/while/body/" in c.op_name for c in colls), [c.op_name for c in colls]
+    assert all(c.known and c.checked == cause_mod.IN_BODY for c in cs), [c.text for c in cs]
+    assert all(cause_mod.SCAN.format(ws.shape[0]) in c.text for c in cs)
+    assert all(c.op is not None and c.op.line == SCAN_LINE for c in cs)
+    reduces = [(c, k) for c, k in zip(colls, cs, strict=True) if c.kind == "all-reduce"]
+    assert reduces
+    for c, k in reduces:  # the contracted dim is split over the axes XLA sums over
+        (axis,) = c.axes
+        assert f"contracted dim is split over {axis} on both sides" in k.text, (c.axes, k.text)
+    assert len({k.op.index for _, k in reduces}) == len({c.axes for c, _ in reduces})
 
 
 def test_fix_removes_the_collective_and_undo_restores() -> None:

@@ -29,14 +29,17 @@ SHARDY_DUMP = {"xla_dump_hlo_pass_re": "shardy-verbose", "xla_dump_hlo_module_re
 with its debug records (``shardy/module_*/02.after_propagation.mlir``) and nothing else."""
 
 
-def shardy_ops(text: str, propagate: bool, strategy: str = "basic") -> list[dict[str, Any]]:
+def shardy_ops(
+    text: str, propagate: bool, strategy: str = "basic", keep: frozenset[str] | None = None
+) -> list[dict[str, Any]]:
     """Every op of a module's text (StableHLO with ``sdy`` annotations), walked in program
     order, as plain data: ``op`` (its name), ``operands`` / ``results`` (value names as the
     text writes them, "%0", "%arg1", "%3#1"), ``types`` / ``operand_types`` (type text),
     ``attrs`` (attribute name → text), ``loc`` (its location's text), ``depth`` (nesting) and,
     for a function, ``args`` (name, type, attrs, loc per argument) and ``res_attrs``.
     ``propagate``: run :data:`SHARDY_PIPELINE` first (in jaxlib's MLIR, in this process)
-    with this propagation ``strategy`` ("basic" or "aggressive").
+    with this propagation ``strategy`` ("basic" or "aggressive"). ``keep``: only these
+    attributes in ``attrs`` (their text is most of the walk's time), else all.
     Any failure of JAX's MLIR is raised as it comes."""
     from jax._src.lib.mlir import ir, passmanager  # type: ignore[attr-defined]
 
@@ -51,7 +54,7 @@ def shardy_ops(text: str, propagate: bool, strategy: str = "basic") -> list[dict
         state = ir.AsmState(module.operation)
         out: list[dict[str, Any]] = []
         for op in module.body.operations:
-            _walk_op(op.operation, state, 0, out)
+            _walk_op(op.operation, state, 0, out, keep)
         del state, module  # (before the context is left)
         return out
 
@@ -68,14 +71,16 @@ def _shardy_context() -> Any:
     return mlir.make_ir_context()
 
 
-def _walk_op(o: Any, state: Any, depth: int, out: list[dict[str, Any]]) -> None:
+def _walk_op(
+    o: Any, state: Any, depth: int, out: list[dict[str, Any]], keep: frozenset[str] | None
+) -> None:
     rec: dict[str, Any] = {
         "op": o.name,
         "operands": [v.get_name(state) for v in o.operands],
         "operand_types": [str(v.type) for v in o.operands],
         "results": [r.get_name(state) for r in o.results],
         "types": [str(r.type) for r in o.results],
-        "attrs": _attr_texts(o.attributes),
+        "attrs": _attr_texts(o.attributes, keep),
         "loc": str(o.location),
         "depth": depth,
     }
@@ -89,21 +94,23 @@ def _walk_op(o: Any, state: Any, depth: int, out: list[dict[str, Any]]) -> None:
             {
                 "name": a.get_name(state),
                 "type": str(a.type),
-                "attrs": _attr_texts(arg_attrs[i]) if i < len(arg_attrs) else {},
+                "attrs": _attr_texts(arg_attrs[i], keep) if i < len(arg_attrs) else {},
                 "loc": str(a.location),
             }
             for i, a in enumerate(block.arguments)
         ]
-        rec["res_attrs"] = [_attr_texts(r) for r in res]
+        rec["res_attrs"] = [_attr_texts(r, keep) for r in res]
     out.append(rec)
     for region in o.regions:
         for block in region.blocks:
             for inner in block.operations:
-                _walk_op(inner.operation, state, depth + 1, out)
+                _walk_op(inner.operation, state, depth + 1, out, keep)
 
 
-def _attr_texts(attrs: Any) -> dict[str, str]:
-    """Attribute name → text of an op's attributes or of a DictAttr."""
+def _attr_texts(attrs: Any, keep: frozenset[str] | None = None) -> dict[str, str]:
+    """Attribute name → text of an op's attributes or of a DictAttr (only keep's, if given)."""
+    if keep is not None:
+        return {k: str(attrs[k]) for k in keep if k in attrs}
     out = {}
     for i in range(len(attrs)):
         a = attrs[i]

@@ -35,6 +35,8 @@ from .cause_text import (
 CHECKED = "agrees with XLA's own dump of this compile"
 FROM_DUMP = "from XLA's own dump of this compile (Shardy in this process differed)"
 UNCHECKED = "not checked: no dump of XLA's own propagation for this compile"
+SCAN = "every layer of the scan: {} iterations"
+"""Said of a collective in a loop's body, where one op is every layer."""
 IN_BODY = "in a loop's body: read from XLA's own dump of this compile (XLA inlines the body)"
 
 
@@ -221,6 +223,8 @@ def _in_body(c: hlo.Collective, ops: list[sdy.Op], ctx: Context, graph: Any) -> 
     if mod is None or dump is None:
         return None
     pairs = [(o, t) for o in ops if (t := match.twin(mod, o, dump, body=True)) is not None]
+    dot = match.compiled_dot(c.name, c.kind, graph)  # the compiled dot it is for, if one
+    pairs = [p for p in pairs if match.kind(p[1], dump) == dot] or pairs
     pairs = [p for p in pairs if match.shapes_fit(dump, p[1], c.shape)] or pairs
     pairs = [p for p in pairs if not match.agreeing(dump, p[1])] or pairs
     if c.kind in ("all-reduce", "reduce-scatter"):
@@ -229,8 +233,15 @@ def _in_body(c: hlo.Collective, ops: list[sdy.Op], ctx: Context, graph: Any) -> 
         return None
     o, t = pairs[0]
     cause = _from_module(c, t, dump, ctx, graph, place_of=o)
+    if not cause.known:
+        return None
+    n = match.trips(c.op_name, graph)
+    if n:  # one op runs every layer: it is the cause of every iteration's collective
+        lw = line_words(o.file, o.line)
+        at = f" on {lw}" if lw else ""
+        cause = replace(cause, text=cause.text.replace(f"{at}:", f"{at} ({SCAN.format(n)}):", 1))
     others = tuple(_op_place(p[0]) for p in pairs[1:])
-    return replace(cause, checked=IN_BODY, candidates=others) if cause.known else None
+    return replace(cause, checked=IN_BODY, candidates=others)
 
 
 def _checked(c: hlo.Collective, op: sdy.Op, cause: Cause, ctx: Context, graph: Any) -> Cause:
@@ -284,7 +295,7 @@ def _from_module(
             inputs[idx] = _input_place(idx, v, ctx)
             labels.append(ctx.in_paths[idx])
             continue
-        made = mod.defined_by.get((op.scope, op.operands[i]))
+        made = mod.made_by(op, op.operands[i])
         if made is not None and match.from_scalars(mod, made):
             labels.append("")  # a constant broadcast where it is needed: nothing arrives
             continue

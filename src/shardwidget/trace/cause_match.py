@@ -110,9 +110,11 @@ def agrees(mod: sdy.Module, op: sdy.Op, dump: sdy.Module) -> bool:
     def sh(vs: Sequence[sdy.Value]) -> list[Any]:
         return [v.sharding for v in vs]
 
-    if sh(mod.args) != sh(dump.args) or sh(mod.results) != sh(dump.results):
-        return False
-    return twin(mod, op, dump, exact=True) is not None
+    key = ("agrees", op.index, id(dump))
+    if key not in mod.memo:  # (the layers of a loop ask it of the same op many times)
+        ends = sh(mod.args) == sh(dump.args) and sh(mod.results) == sh(dump.results)
+        mod.memo[key] = ends and twin(mod, op, dump, exact=True) is not None
+    return bool(mod.memo[key])
 
 
 def twin(
@@ -170,12 +172,96 @@ def hlo_params(hlo_text: str) -> dict[str, Any]:
         for name, shape, op, text in hlo._instructions(line):
             body = text.split(op + "(", 1)[1] if op + "(" in text else ""
             param = re.match(r"(\d+)\)", body) if op == "parameter" and entry else None
-            walked = op in THROUGH or op.removesuffix("-start") in hlo.KINDS  # (the rest: no need)
+            walked = op in THROUGH or op in _DOTS or op.removesuffix("-start") in hlo.KINDS
             args = re.findall(r"%([\w.\-]+)", body.split(")", 1)[0]) if walked else []
             calls = re.search(r"calls=%?([\w.\-]+)", text) if op == "fusion" else None
             where = calls.group(1) if calls else comp
             out[name] = (op, args, int(param.group(1)) if param else None, where, shape)
+            if op in _DOTS and (dk := _dot_kind(op, text)):
+                out.setdefault(" dots", {})[name] = (comp, dk)
+            elif op == "while" and (trips := _TRIPS.search(text)) and (on := _OP_NAME.search(text)):
+                out.setdefault(" trips", {})[on.group(1)] = int(trips.group(1))
+            elif op == "constant" and (v := re.search(r"\bconstant\((\d+)\)", text)):
+                out.setdefault(" ints", {})[name] = int(v.group(1))
+            elif op == "compare" and (on := _OP_NAME.search(text)) and on.group(1).endswith(_COND):
+                names = re.findall(r"%([\w.\-]+)", body.split(")", 1)[0])
+                out.setdefault(" conds", {})[on.group(1).removesuffix("/cond/lt")] = names
     return out
+
+
+_DOTS = ("dot", "convolution")
+_COND = "/while/cond/lt"
+"""The op name of a scan's loop test (``i < length``, i from 0): the TPU compiler's program
+writes no trip count on its loops, their test's constant is it."""
+
+_TRIPS = re.compile(r'"known_trip_count":\{"n":"(\d+)"')
+_OP_NAME = re.compile(r'op_name="([^"]*)"')
+
+
+def _dot_kind(op: str, text: str) -> str:
+    """A compiled dot's kind in :func:`kind`'s words (its contracting and batch dims); the TPU
+    compiler's matmul is a convolution with 2-d labels ("bf_io->bf": lhs[1] rhs[0]); ""
+    for any other convolution."""
+    if op == "convolution":
+        m = re.search(r"dim_labels=([bf]{2})_([io]{2})->", text)
+        if m is None or "window=" in text or "_group_count" in text:
+            return ""
+        return f"dot lhs[{m.group(1).index('f')}] rhs[{m.group(2).index('i')}] batch[] batch[]"
+
+    def dims(key: str) -> str:
+        m = re.search(key + r"=\{([\d,]*)\}", text)
+        return m.group(1) if m else ""
+
+    lc, rc = dims("lhs_contracting_dims"), dims("rhs_contracting_dims")
+    return (
+        f"dot lhs[{lc}] rhs[{rc}] batch[{dims('lhs_batch_dims')}] batch[{dims('rhs_batch_dims')}]"
+    )
+
+
+def compiled_dot(name: str, coll_kind: str, graph: dict[str, Any]) -> str:
+    """The kind (:func:`kind`) of the one compiled dot a collective is for, through copies and
+    fusions (a fusion: the dot it calls): the dot that makes its operand (an all-reduce or
+    reduce-scatter of partial sums), else the dot it feeds; "" where not exactly one."""
+    dots: dict[str, tuple[str, str]] = graph.get(" dots", {})
+    if " users" not in graph:
+        users: dict[str, list[str]] = {}
+        for k, v in graph.items():
+            if not k.startswith(" "):
+                for a in v[1]:
+                    users.setdefault(a, []).append(k)
+        graph[" users"] = users
+
+    def found(n: str) -> set[str]:
+        node = graph.get(n)
+        if n in dots:
+            return {dots[n][1]}
+        if node is not None and node[0] == "fusion":
+            return {k for comp, k in dots.values() if comp == node[3]}
+        return set()
+
+    def step(n: str) -> list[str]:
+        if coll_kind in ("all-reduce", "reduce-scatter"):
+            return list((graph.get(n) or ("", []))[1][:1])
+        return list(graph[" users"].get(n, []))
+
+    frontier, kinds = step(name), set()
+    for _ in range(4):  # a few copies and bitcasts away, no further
+        kinds = set().union(*(found(n) for n in frontier)) if frontier else set()
+        if kinds:
+            break
+        frontier = [m for n in frontier for m in step(n)]
+    return kinds.pop() if len(kinds) == 1 else ""
+
+
+def trips(op_name: str, graph: dict[str, Any]) -> int:
+    """How many times the loop whose body holds an op named op_name runs (the compiled
+    while's known trip count), 0 where unknown."""
+    loop = op_name.split("/body/", 1)[0] if "/body/" in op_name else ""
+    if loop in graph.get(" trips", {}):
+        return int(graph[" trips"][loop])
+    ints = graph.get(" ints", {})
+    bounds = [ints[n] for n in graph.get(" conds", {}).get(loop, []) if n in ints]
+    return bounds[0] if len(bounds) == 1 else 0
 
 
 MOVES = {
@@ -200,7 +286,7 @@ def moves_only(node: Any, graph: dict[str, Any]) -> bool:
     if " by computation" not in graph:
         index: dict[str, list[Any]] = {}
         for k, v in graph.items():
-            if k != " by computation":
+            if not k.startswith(" "):  # (" by computation", " dots", …: the indexes)
                 index.setdefault(v[3], []).append(v)
         graph[" by computation"] = index
     inner = [v for v in graph[" by computation"].get(node[3], []) if v is not node]

@@ -119,10 +119,23 @@ class Module:
     an output that is an argument has none (the list stops short or holds None)."""
     memo: dict[Any, Any] = field(default_factory=dict, repr=False)
     """What the explanations computed once per op (signatures, agreement)."""
+    bound: dict[tuple[int, str], tuple[Value | None, Op | None]] = field(
+        default_factory=dict, repr=False
+    )
+    """(op index, operand name) → the value and its defining op as they were where op is: the
+    text reuses a name once a region closes (a loop body's "%18" and main's later "%18" in
+    XLA's dump, where the body is inlined), so an operand is resolved when its op is read."""
 
     def value(self, op: Op, name: str) -> Value | None:
-        """The value an op's operand names (None: a block argument of a loop, unknown)."""
-        return self.values.get((op.scope, name))
+        """The value an op's operand or result names (None: a block argument of a loop,
+        unknown)."""
+        got = self.bound.get((op.index, name))
+        return got[0] if got is not None else self.values.get((op.scope, name))
+
+    def made_by(self, op: Op, name: str) -> Op | None:
+        """The op whose result op's operand name is (None: an argument, unknown)."""
+        got = self.bound.get((op.index, name))
+        return got[1] if got is not None else self.defined_by.get((op.scope, name))
 
 
 def parse_shardings(text: str) -> list[Sharding]:
@@ -174,6 +187,23 @@ def _value(name: str, type_text: str, sharding: Sharding | None, origins: dict[s
     if sharding is None and type_text.startswith("tensor<"):
         sharding = Sharding(((),) * len(shape))
     return Value(name, shape, dtype, sharding, origins)
+
+
+ATTRS = frozenset(
+    {
+        "sdy.sharding",
+        "sharding",
+        "sdy.sharding_origins",
+        "sdy.sharding_origin_name",
+        "callee",
+        "sym_name",
+        "function_type",
+        "dot_dimension_numbers",
+        "dimensions",
+    }
+)
+"""The attributes the explanations read (``shardy_ops(..., keep=ATTRS)``: writing every
+attribute as text, the dump's propagation edges among them, was most of reading a module)."""
 
 
 def build(records: Sequence[dict[str, Any]]) -> Module:
@@ -231,10 +261,11 @@ def _add_func(mod: Module, rec: dict[str, Any], scope: int, is_main: bool) -> No
     ftype = rec["attrs"].get("function_type", "")
     outs = ftype.split("->", 1)[1] if "->" in ftype else ""
     types = re.findall(r"tensor<[^>]*>", outs)
-    for i, attrs in enumerate(rec.get("res_attrs", [])):
+    res_attrs = rec.get("res_attrs", [])
+    for i, t in enumerate(types):  # a result without attributes (XLA's dump) is replicated
+        attrs = res_attrs[i] if i < len(res_attrs) else {}
         sh = parse_shardings(attrs.get("sdy.sharding", ""))
         orig = parse_origins(attrs.get("sdy.sharding_origins", ""))
-        t = types[i] if i < len(types) else ""
         mod.results.append(_value(f"result {i}", t, sh[0] if sh else None, orig[0] if orig else {}))
 
 
@@ -254,6 +285,8 @@ def _add_op(mod: Module, rec: dict[str, Any], scope: int, parent: str) -> None:
         parent,
     )
     mod.ops.append(op)
+    for n in op.operands:  # as they are here (a name is reused once a region closes)
+        mod.bound[(op.index, n)] = (mod.values.get((scope, n)), mod.defined_by.get((scope, n)))
     text = attrs.get("sdy.sharding") or attrs.get("sharding", "")
     shardings = parse_shardings(text)
     origins = parse_origins(attrs.get("sdy.sharding_origins", ""))
@@ -261,6 +294,7 @@ def _add_op(mod: Module, rec: dict[str, Any], scope: int, parent: str) -> None:
         sh = shardings[i] if i < len(shardings) else None
         mod.values[(scope, r)] = _value(r, t, sh, origins[i] if i < len(origins) else {})
         mod.defined_by[(scope, r)] = op
+        mod.bound[(op.index, r)] = (mod.values[(scope, r)], op)
     if rec["op"] == "stablehlo.while":  # the body's carried values are laid out as the results
         for arg, res in zip(rec.get("block_args", []), rec["results"], strict=False):
             mod.values[(scope, arg)] = mod.values[(scope, res)]
@@ -293,10 +327,11 @@ def resolve(mod: Module, v: Value, origin: str) -> tuple[str, int | None, str]:
     if origin == "self":
         if v in mod.args:
             return "input", mod.args.index(v), f"input: {mod.args.index(v)}"
-        op = next(
-            (o for k, o in mod.defined_by.items() if k[1] == v.name and v is mod.values.get(k)),
-            None,
-        )
+        if "made" not in mod.memo:  # each value's own op (names are reused, values are not)
+            mod.memo["made"] = {
+                id(val): o for (_, n), (val, o) in mod.bound.items() if o and n in o.results
+            }
+        op = mod.memo["made"].get(id(v))
         name = op.attrs.get("sdy.sharding_origin_name", "").strip('"') if op is not None else ""
         if name:
             kind, n = origin_of(name)

@@ -2,13 +2,16 @@
 module, and XLA's own record of it (its ``shardy-verbose`` dump, written during the same compile
 into a temporary folder that is removed at once). See :mod:`.cause`.
 
-A compile pays only for the dump (XLA writes five small files); the causes are worked out when
-first asked for (``collective.cause``, the text view, the picture, the widget's "why" column),
-for every collective of the compile at once, and kept (:class:`Explainer`).
+A compile pays only for the dump (XLA writes five small files); the causes of every collective
+of the compile are worked out at once in a background thread started right after it
+(:meth:`Explainer.start`: the kernel's thread stays free), and kept (:class:`Explainer`); the first
+read (``collective.cause``, the picture, the widget's "why" column) waits for that thread when it
+has not finished yet.
 """
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import shutil
@@ -23,6 +26,11 @@ from .. import _jax
 from . import cause, hlo, sdy
 
 STRATEGIES = ("basic", "aggressive")
+
+START_DELAY_S = 0.1
+"""How long the background thread leaves the kernel's thread alone after a compile: Python runs
+one thread at a time, and MLIR's calls keep the others waiting, so the view is published first
+(its front end asks for a cause only when a collective is clicked)."""
 
 NO_SHARDY = (
     "the lowered module carries no Shardy annotations (compiled with GSPMD: "
@@ -84,13 +92,30 @@ class Explainer:
         self.colls: list[hlo.Collective] = []
         self._causes: dict[str, cause.Cause] | None = None
         self._lock = threading.Lock()
+        self._asked = False
         self.explain_ms = 0.0
-        """Milliseconds the causes took (0 until first asked for)."""
+        """Milliseconds the causes took (0 until worked out)."""
 
     @property
     def ready(self) -> bool:
-        """Whether the causes were worked out already (reading them now costs nothing)."""
-        return self._causes is not None
+        """Whether a cause was read already (so the causes are worked out, and the text view
+        shows them; worked out in the background but never read: False, so what the text view
+        shows does not depend on the background thread's timing)."""
+        return self._asked and self._causes is not None
+
+    def start(self, delay: float = START_DELAY_S) -> None:
+        """Work the causes out in a background thread (daemon), after ``delay`` seconds, so
+        that the first read finds them ready; a read before it finishes waits for it (a read
+        before it starts works them out at once)."""
+        args = (float(delay),)
+        threading.Thread(
+            target=self._quietly, args=args, name="shardwidget-why", daemon=True
+        ).start()
+
+    def _quietly(self, delay: float) -> None:
+        time.sleep(delay)  # (the GIL: the kernel's thread publishes the view meanwhile)
+        with contextlib.suppress(Exception):  # the first read works them out again, says why
+            self._work()
 
     @property
     def module_text(self) -> str:
@@ -100,6 +125,13 @@ class Explainer:
         return self._module
 
     def __call__(self, c: hlo.Collective) -> cause.Cause:
+        self._work()
+        self._asked = True
+        assert self._causes is not None
+        return self._causes.get(c.name) or cause.unknown("not a collective of this compile")
+
+    def _work(self) -> None:
+        """The causes of every collective, worked out once (the lock: one at a time)."""
         with self._lock:
             if self._causes is None:
                 t0 = time.perf_counter()
@@ -115,13 +147,18 @@ class Explainer:
                 found = cause.causes(self.colls, ctx)
                 self._causes = {k.name: v for k, v in zip(self.colls, found, strict=True)}
                 self.explain_ms = (time.perf_counter() - t0) * 1e3
-        return self._causes.get(c.name) or cause.unknown("not a collective of this compile")
 
 
-def lazily(colls: Sequence[hlo.Collective], explainer: Explainer) -> list[hlo.Collective]:
-    """The collectives, each giving its cause through explainer (worked out on first use)."""
+def lazily(
+    colls: Sequence[hlo.Collective], explainer: Explainer, background: bool = True
+) -> list[hlo.Collective]:
+    """The collectives, each giving its cause through explainer: worked out in a background
+    thread started now (``background``), else on first use."""
     explainer.colls = list(colls)
-    return [replace(c, explainer=explainer) for c in colls]
+    out = [replace(c, explainer=explainer) for c in colls]
+    if background and out:
+        explainer.start()
+    return out
 
 
 def context(
@@ -149,13 +186,13 @@ def context(
     # where the first disagrees with XLA's dump on the inputs or outputs.
     first, second = STRATEGIES if "sharding_constraint" in module_text else STRATEGIES[::-1]
     try:
-        ctx.module = sdy.build(_jax.shardy_ops(module_text, propagate=True, strategy=first))
+        ctx.module = sdy.build(_jax.shardy_ops(module_text, True, first, sdy.ATTRS))
     except Exception as e:  # JAX's MLIR refused the module or the passes: say it
         ctx.missing = f"Shardy's propagation could not run in this process ({e})"
         return ctx
     if dump_text:
         try:
-            recs = _jax.shardy_ops(dump_text, propagate=False)
+            recs = _jax.shardy_ops(dump_text, False, keep=sdy.ATTRS)
             for r in recs:  # the dump's locations are lines of the dump file itself
                 r["loc"] = "loc(unknown)"
             ctx.dump = sdy.build(recs)
@@ -163,7 +200,7 @@ def context(
             ctx.dump = None
     if ctx.dump is not None and not _same_ends(ctx.module, ctx.dump):
         try:  # the other strategy, where the first disagrees with XLA on inputs or outputs
-            other = sdy.build(_jax.shardy_ops(module_text, propagate=True, strategy=second))
+            other = sdy.build(_jax.shardy_ops(module_text, True, second, sdy.ATTRS))
             ctx.module = other if _same_ends(other, ctx.dump) else ctx.module
         except Exception:  # keep the first: each cause is checked against the dump anyway
             pass

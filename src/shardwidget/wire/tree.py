@@ -90,6 +90,7 @@ class _Row(NamedTuple):
 
     dtype: str
     spec: str
+    held: tuple[tuple[int, ...], int]  # leaf_bytes: (device ids, bytes each)
     bytes: int
     replication: int
     everywhere: bool
@@ -104,10 +105,12 @@ def _row_of(leaf: TreeLeaf, mesh_ids: frozenset[int], rows: dict[tuple[Any, ...]
     if row is None:
         spec = leaf.spec
         nd = len(leaf.shape)
+        held = leaf_bytes(leaf)
         row = rows[key] = _Row(
             dtype=str(leaf.dtype),
             spec=spec_mod.to_text(spec_mod.normalize(spec, nd)) if spec is not None else "",
-            bytes=leaf_bytes(leaf)[1],
+            held=held,
+            bytes=held[1],
             replication=replication(leaf),
             everywhere=bool(mesh_ids) and on_every_device(leaf, mesh_ids),
         )
@@ -140,7 +143,8 @@ def tree_payload(
             group_names.append(g)
         groups.append(group_at[g])
         cols.append(_row_of(leaf, mesh_ids, rows))
-    ids_all, table = bytes_by_group(leaves, groups, len(group_names), devices)
+    held = [r.held for r in cols]
+    ids_all, table = bytes_by_group(leaves, groups, len(group_names), devices, held)
     return {
         "key": key,
         "paths": [leaf.path for leaf in leaves],

@@ -44,6 +44,7 @@ const COST_CSS = `
 .shardwidget .sw-tr-comm > .sw-tr-collectives { flex: 1 1 420px; min-width: 0; }
 .shardwidget .sw-tr-devices { flex: 0 0 auto; width: 280px; }
 .shardwidget .sw-tr-devices-caption { font-size: 11.5px; margin-top: 4px; }
+.shardwidget .sw-tr-devices.sw-tr-devices-on-card { flex: 1 1 100%; width: auto; } /* the caption alone: under the table */
 /* the array view: what the re-layout moves */
 .shardwidget .sw-moved { display: flex; gap: 8px; align-items: baseline; font-size: 12.5px; margin: -2px 0 8px; }
 .shardwidget .sw-moved-label {

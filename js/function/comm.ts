@@ -1,6 +1,7 @@
 // The function view's "Communication" section: the collectives XLA inserted (each row lights
 // its device groups on the devices picture beside the table, and asks the "why" panel for its
-// cause), the devices picture, and the why panel under them.
+// cause), the devices picture (only its caption when a leaf card shows the mesh: the mesh is
+// drawn once), and the why panel under them.
 import type { Trace } from "../wire";
 import { collectivesSummary, renderCollectives } from "../shared/collectives";
 import { el as mk } from "../shared/dom";
@@ -22,6 +23,8 @@ export interface CommParts {
   light: (i: number | null) => void;
   /** The devices a layout spans (the options' count), when published. */
   nDevices?: number;
+  /** Whether a leaf card shows the mesh: then it is lit there, not drawn again here. */
+  meshOnCard?: boolean;
   /** Ask for collective i's cause; undefined on a saved page (no kernel to ask). */
   ask?: (i: number) => void;
 }
@@ -39,6 +42,8 @@ export function renderComm(doc: Document, comm: Section, shown: Trace, parts: Co
   parts.devices.update(
     shown.collectives.length > 0 ? leaf?.layout ?? null : null,
     parts.nDevices ?? leaf?.layout.devices.ids.length ?? 1,
+    260,
+    parts.meshOnCard ?? false,
   );
   row.append(parts.devices.el);
   comm.body.replaceChildren(row, parts.why.el);

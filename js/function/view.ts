@@ -281,7 +281,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
     if (shown !== this.tablesOf) {
       this.tablesOf = shown;
       this.renderTables(shown);
-    }
+    } else if (shown) this.devices.setOnCard(this.cardShowsMesh(shown)); // another leaf picked
     this.estimate.update({
       shown,
       estimate: this.model.get("_estimate"),
@@ -289,6 +289,15 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
       presets: this.model.get("_hardware_presets") ?? [],
       disabled: options.static ? "a saved page: the estimate is for the hardware it was saved with" : "",
     });
+  }
+
+  /** Whether a leaf card shows the mesh (then lit there, not drawn again in Communication). */
+  private cardShowsMesh(shown: Trace): boolean {
+    if (this.isCompact) {
+      const p = this.compact.pickedLeaf;
+      return !!(p.side === "in" ? shown.inputs : shown.outputs)[p.index]?.layout.mesh;
+    }
+    return [...shown.inputs.slice(0, MAX_CARDS), ...shown.outputs.slice(0, MAX_CARDS)].some((l) => !!l.layout.mesh);
   }
 
   /** Light collective `i`'s device groups on the device picture and on every card's mesh, or
@@ -513,6 +522,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
       devices: this.devices,
       light: (i) => this.lightCollective(i),
       nDevices: this.options?.n_devices,
+      meshOnCard: this.cardShowsMesh(shown),
       ask: this.options?.static ? undefined : (i) => this.why.ask(i), // (a saved page: no kernel)
     });
     this.cons.el.hidden = shown.constraints.length === 0;

@@ -128,17 +128,32 @@ describe("hovering a collective lights its device groups", () => {
   const T = F._trace;
   const sets = T.group_sets!;
 
+  // The mesh is drawn once: on the leaf cards, lit there (the Communication section keeps only
+  // its caption, which names the lit groups).
   function pictureCell(el: HTMLElement, id: number): HTMLElement {
-    return el.querySelector<HTMLElement>(`.sw-tr-devices .sw-dev[data-device="${id}"]`)!;
+    return el.querySelector<HTMLElement>(`.sw-tr-leaf .sw-mesh .sw-dev[data-device="${id}"]`)!;
   }
 
-  it("a table row: one colour per group on the device picture and on the cards' meshes", async () => {
+  it("the mesh is drawn once: the Communication section draws no devices picture of its own", async () => {
+    const { el } = draw(F);
+    await settle();
+    const pic = el.querySelector<HTMLElement>(".sw-tr-devices")!;
+    expect(pic.hidden).toBe(false); // its caption
+    expect(pic.querySelectorAll(".sw-dev").length).toBe(0);
+    expect(el.querySelector(".sw-tr-devices-caption")!.textContent).toContain("on the leaf's mesh");
+    const ids = T.inputs[0].layout.mesh!.device_ids;
+    expect(el.querySelectorAll(".sw-tr-leaf .sw-mesh").length).toBeGreaterThan(0);
+    for (const id of ids) expect(pictureCell(el, id)).not.toBeNull();
+  });
+
+  it("a table row: one colour per group on the cards' meshes, named in the caption", async () => {
     const { el } = draw(F);
     await settle();
     expect(T.collectives.length).toBeGreaterThan(0);
     const rows = el.querySelectorAll<HTMLElement>(".sw-tr-coll-row");
     const ids = T.inputs[0].layout.mesh!.device_ids;
     const before = ids.map((id) => pictureCell(el, id).style.background);
+    const card = el.querySelector<HTMLElement>(".sw-tr-leaf .sw-mesh")!;
     T.collectives.forEach((c, k) => {
       enter(rows[k]);
       const groups = sets[c.group_set!];
@@ -149,18 +164,17 @@ describe("hovering a collective lights its device groups", () => {
       const some = new Set(groups.flat()).size < ids.length;
       for (const id of ids)
         expect(pictureCell(el, id).classList.contains("sw-hl")).toBe(some && groups.flat().includes(id));
-      expect(el.querySelector(".sw-tr-devices")!.classList.contains("sw-dimming")).toBe(some);
-      expect(pictureCell(el, groups[0][0]).title).toContain(`group 1 of ${groups.length}`);
+      expect(card.classList.contains("sw-dimming")).toBe(some);
       expect(el.querySelector(".sw-tr-devices-caption")!.textContent).toContain(c.kind);
-      // The leaf cards' meshes light the same groups in the same colours.
-      const card = el.querySelector<HTMLElement>(".sw-tr-leaf .sw-mesh")!;
-      for (const g of groups)
-        for (const id of g)
-          expect(card.querySelector<HTMLElement>(`.sw-dev[data-device="${id}"]`)!.style.background).toBe(colour(g[0]));
+      // Every card's mesh lights the same groups in the same colours.
+      for (const other of el.querySelectorAll<HTMLElement>(".sw-tr-leaf .sw-mesh"))
+        for (const g of groups)
+          for (const id of g)
+            expect(other.querySelector<HTMLElement>(`.sw-dev[data-device="${id}"]`)!.style.background).toBe(colour(g[0]));
       leave(rows[k]);
       expect(ids.map((id) => pictureCell(el, id).style.background)).toEqual(before);
     });
-    expect(el.querySelector(".sw-tr-devices")!.classList.contains("sw-dimming")).toBe(false);
+    expect(card.classList.contains("sw-dimming")).toBe(false);
   });
 
   it("an estimate bar of a collective lights the same groups", async () => {

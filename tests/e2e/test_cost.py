@@ -165,17 +165,18 @@ def test_function_view_estimate_dropdown_and_groups(page, tmp_path):
 
     colls = view.trace.collectives
     assert colls
-    before = colours(page, ".sw-tr-devices")
-    page.locator(".sw-tr-coll-row").nth(0).hover()
-    assert_lit(page, ".sw-tr-devices", colls[0].groups, before)
-    assert colls[0].kind in page.inner_text(".sw-tr-devices-caption")
+    # The mesh is drawn once, on the cards: the Communication section keeps only its caption.
+    assert page.locator(".sw-tr-devices .sw-dev").count() == 0
     meshes = page.locator(".sw-tr-leaf .sw-mesh")
     assert meshes.count() == 3
-    for i in range(meshes.count()):  # the cards' meshes light the same groups
+    before = colours(page, meshes.nth(0))
+    page.locator(".sw-tr-coll-row").nth(0).hover()
+    assert colls[0].kind in page.inner_text(".sw-tr-devices-caption")
+    for i in range(meshes.count()):  # every card's mesh lights the groups
         assert_lit(page, meshes.nth(i), colls[0].groups, {})
     shot(page, "function_estimate_hover")
     page.mouse.move(0, 0)
-    assert colours(page, ".sw-tr-devices") == before
+    assert colours(page, meshes.nth(0)) == before
 
     # The dropdown: the page writes `hardware`; the kernel answers with that preset's estimate.
     page.select_option("section select[data-key=hardware]", "h100")

@@ -273,6 +273,7 @@ def apply(
     sizes = mesh_mod.mesh_sizes(mesh)
     axes = {str(n): s for n, s in zip(mesh.axis_names, sizes, strict=True)}
     shardings: dict[spec_mod.NormSpec, Any] = {}
+    fits: set[tuple[Any, ...]] = set()  # (spec, shape) pairs checked: a model repeats a few
     out: list[TreeLeaf] = []
     sources: list[str] = []
     for leaf in leaves:
@@ -281,7 +282,9 @@ def apply(
         for i, rule in enumerate(rules, start=1):
             if rule_matches(rule.regex, leaf.path):
                 source, spec = f"rule {i}", rule.spec
-                _fit(leaf, spec, axes, f"{rule.name(i)} ({rule.text})")
+                if (spec, leaf.shape) not in fits:
+                    _fit(leaf, spec, axes, f"{rule.name(i)} ({rule.text})")
+                    fits.add((spec, leaf.shape))
                 break
         if spec is None and logical and leaf.names is not None:
             _no_repeats(leaf)
@@ -348,17 +351,22 @@ def per_device(leaves: Sequence[TreeLeaf], devices: Sequence[int] = ()) -> dict[
 
 
 def bytes_by_group(
-    leaves: Sequence[TreeLeaf], groups: Sequence[int], n_groups: int, devices: Sequence[int] = ()
+    leaves: Sequence[TreeLeaf],
+    groups: Sequence[int],
+    n_groups: int,
+    devices: Sequence[int] = (),
+    held: Sequence[tuple[tuple[int, ...], int]] | None = None,
 ) -> tuple[list[int], np.ndarray]:
     """(every holder's device id and every id of ``devices``, sorted; ``table[g, i]``: the
     bytes the leaves of group g put on device ``ids[i]``, 0 on a device that holds none).
     Leaves on one mesh share its ids tuple (cached per mesh), so the sums are taken per mesh
     and spread over its devices once: 1,000 leaves at 4,096 devices cost 4,096 additions per
-    group, not 4 million."""
+    group, not 4 million. ``held``: each leaf's :func:`leaf_bytes`, when the caller has them."""
     holders: dict[int, tuple[int, ...]] = {}  # id() of an ids tuple -> the tuple (kept alive)
     sums: dict[int, dict[int, int]] = {}
-    for leaf, g in zip(leaves, groups, strict=True):
-        ids, b = leaf_bytes(leaf)
+    if held is None:
+        held = [leaf_bytes(leaf) for leaf in leaves]
+    for (ids, b), g in zip(held, groups, strict=True):
         holders[id(ids)] = ids
         row = sums.setdefault(id(ids), {})
         row[g] = row.get(g, 0) + b

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Literal, TypedDict
+from typing import Any, Literal, NamedTuple, TypedDict
 
 from ..model import spec as spec_mod
 from ..model.copies import on_every_device, replication
 from ..model.layout import Layout
 from ..model.rules import Applied, bytes_by_group, leaf_bytes
 from ..model.summary import Summary
-from ..model.tree import StaticLeaf
+from ..model.tree import StaticLeaf, TreeLeaf
 from .array import LayoutWire, Options, Stats, layout, options, stats
 
 
@@ -85,6 +85,38 @@ def group_of(path: str) -> str:
     return m.group(1) if m else path or "(root)"
 
 
+class _Row(NamedTuple):
+    """The columns of one leaf that follow from its sharding, shape and dtype alone."""
+
+    dtype: str
+    spec: str
+    held: tuple[tuple[int, ...], int]  # leaf_bytes: (device ids, bytes each)
+    bytes: int
+    replication: int
+    everywhere: bool
+
+
+def _row_of(leaf: TreeLeaf, mesh_ids: frozenset[int], rows: dict[tuple[Any, ...], _Row]) -> _Row:
+    """Leaf's sharding-derived columns, worked out once per (sharding, shape, dtype) in
+    ``rows``: a model's thousands of leaves share a few of each (a rules edit at 5,000 leaves
+    spent ~2/3 of its kernel time on these columns leaf by leaf)."""
+    key = (leaf.sharding, leaf.shape, leaf.dtype, leaf.itemsize_bits)
+    row = rows.get(key)
+    if row is None:
+        spec = leaf.spec
+        nd = len(leaf.shape)
+        held = leaf_bytes(leaf)
+        row = rows[key] = _Row(
+            dtype=str(leaf.dtype),
+            spec=spec_mod.to_text(spec_mod.normalize(spec, nd)) if spec is not None else "",
+            held=held,
+            bytes=held[1],
+            replication=replication(leaf),
+            everywhere=bool(mesh_ids) and on_every_device(leaf, mesh_ids),
+        )
+    return row
+
+
 def tree_payload(
     applied: Applied,
     static: Sequence[StaticLeaf],
@@ -98,36 +130,34 @@ def tree_payload(
     """``_tree`` for these laid-out leaves; ``devices``: the mesh's device ids (each has a
     column in ``memory``, 0 where it holds nothing)."""
     leaves = applied.leaves
+    mesh_ids = frozenset(devices)
     group_names: list[str] = []
     group_at: dict[str, int] = {}
     groups: list[int] = []
-    byte_col: list[int] = []
-    specs: list[str] = []
+    rows: dict[tuple[Any, ...], _Row] = {}
+    cols: list[_Row] = []
     for leaf in leaves:
         g = group_of(leaf.path)
         if g not in group_at:
             group_at[g] = len(group_names)
             group_names.append(g)
         groups.append(group_at[g])
-        byte_col.append(leaf_bytes(leaf)[1])
-        spec = leaf.spec
-        nd = len(leaf.shape)
-        specs.append(spec_mod.to_text(spec_mod.normalize(spec, nd)) if spec is not None else "")
-    ids_all, table = bytes_by_group(leaves, groups, len(group_names), devices)
-    mesh_ids = frozenset(devices)
+        cols.append(_row_of(leaf, mesh_ids, rows))
+    held = [r.held for r in cols]
+    ids_all, table = bytes_by_group(leaves, groups, len(group_names), devices, held)
     return {
         "key": key,
         "paths": [leaf.path for leaf in leaves],
         "groups": groups,
         "group_names": group_names,
         "shapes": [list(leaf.shape) for leaf in leaves],
-        "dtypes": [str(leaf.dtype) for leaf in leaves],
-        "specs": specs,
+        "dtypes": [r.dtype for r in cols],
+        "specs": [r.spec for r in cols],
         "names": [", ".join(str(n) for n in leaf.names) if leaf.names else "" for leaf in leaves],
-        "bytes": byte_col,
+        "bytes": [r.bytes for r in cols],
         "logical_bytes": [leaf.logical_bytes for leaf in leaves],
-        "replication": [replication(leaf) for leaf in leaves],
-        "everywhere": [bool(mesh_ids) and on_every_device(leaf, mesh_ids) for leaf in leaves],
+        "replication": [r.replication for r in cols],
+        "everywhere": [r.everywhere for r in cols],
         "sources": list(applied.sources),
         "notes": list(applied.notes),
         "abstract": [leaf.abstract for leaf in leaves],

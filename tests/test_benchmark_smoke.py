@@ -119,5 +119,8 @@ def test_tree_benchmark_smoke() -> None:
 def test_why_cost_benchmark_smoke() -> None:
     out = run_benchmark("why_cost.py", "2", "1", PYTHONPATH=str(ROOT / "src"))
     assert re.search(r"2-layer gradient: (\d+) collectives, \1 with a known cause", out), out
-    assert re.search(r"compile with Shardy dump\s+\d+\.\d ms\s+\([+-]\d+\.\d%", out), out
+    assert re.search(
+        r"compile with Shardy dump\s+\d+\.\d ms\s+\(\s*\d+\.\d ms\)\s+[+-]\d+\.\d%", out
+    ), out
+    assert re.search(r"what the user waits for\s+\d+\.\d ms\s+[+-]\d+\.\d%", out), out
     assert re.search(r"a fix .* median \d+\.\d\dx", out), out

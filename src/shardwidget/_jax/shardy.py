@@ -142,3 +142,12 @@ def shardy_missing(text: str = "") -> str:
     except ImportError as e:
         return f"this jaxlib has no MLIR pass manager for Shardy ({e})"
     return ""
+
+
+def shardy_beside_compiles() -> bool:
+    """Whether Shardy's passes may run in a thread of their own while XLA compiles in another:
+    from jax 0.10 (the whole test suite runs so, every function view explaining its collectives
+    in the background); jaxlib 0.9 crashed the process so (a segmentation fault in the passes
+    while the kernel's thread compiled), and 0.7-0.8 are not trusted with it: there the causes
+    are worked out when first read, in the reader's thread."""
+    return tuple(int(v) for v in re.findall(r"\d+", jax.__version__)[:2]) >= (0, 10)

@@ -107,6 +107,8 @@ class Explainer:
         """Work the causes out in a background thread (daemon), after ``delay`` seconds, so
         that the first read finds them ready; a read before it finishes waits for it (a read
         before it starts works them out at once)."""
+        if not _jax.shardy_beside_compiles():  # (jaxlib 0.9 crashed so): on first read
+            return
         args = (float(delay),)
         threading.Thread(
             target=self._quietly, args=args, name="shardwidget-why", daemon=True

@@ -71,11 +71,16 @@ def _timed(f) -> float:
     return (time.perf_counter() - t) * 1000
 
 
-def _held(own_ids: set[int]) -> int:
+def _held(own: list[object]) -> int:
+    """Bytes of device buffers alive beyond the user's own (by buffer: per-shard arrays JAX
+    caches on the user's arrays share their buffers, and older JAX keeps them as arrays)."""
     import jax
 
+    from shardwidget.model import free_memory
+
     gc.collect()
-    return sum(a.nbytes for a in jax.live_arrays() if id(a) not in own_ids)
+    mine = free_memory.buffers(own)
+    return sum(b for k, b in free_memory.buffers(jax.live_arrays()).items() if k not in mine)
 
 
 def run(n_devices: int, layers: int, repeat: int) -> dict[str, float]:
@@ -89,7 +94,6 @@ def run(n_devices: int, layers: int, repeat: int) -> dict[str, float]:
 
     tree = model(layers)
     leaves = jax.tree.leaves(tree)
-    own = {id(a) for a in leaves}
     mesh = jax.make_mesh((n_devices // 2, 2), ("data", "model"))
     views = []
 
@@ -135,7 +139,7 @@ def run(n_devices: int, layers: int, repeat: int) -> dict[str, float]:
     t_tree, t_put = t_tree[2:], t_put[2:]
     t = view.tree
     del t
-    held = _held(own)
+    held = _held(leaves)
     return {
         "leaves": len(view.leaves),
         "view_ms": t_view,

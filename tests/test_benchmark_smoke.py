@@ -101,10 +101,6 @@ def test_cost_benchmark_smoke() -> None:
     assert all(float(r) > 0 for _, r in lines), out
 
 
-@pytest.mark.skipif(
-    OLD_JAX,
-    reason="a regression of this wave on jax 0.7-0.8, open (see the closing note of stop 27)",
-)
 @pytest.mark.slow
 def test_tree_benchmark_smoke() -> None:
     """benchmarks/tree.py: a small tree (10 layers, 80 leaves) prints its table and ratios, and

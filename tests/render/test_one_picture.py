@@ -19,8 +19,6 @@ from shardwidget import ShardView
 from shardwidget.render.scene import stats_text
 from tests.helpers import svgs_in
 
-OLD_JAX = tuple(int(v) for v in jax.__version__.split(".")[:2]) < (0, 9)
-
 SVG = "{http://www.w3.org/2000/svg}"
 
 
@@ -74,10 +72,6 @@ CASES = {
 }
 
 
-@pytest.mark.skipif(
-    OLD_JAX,
-    reason="a regression of this wave on jax 0.7-0.8, open (see the closing note of stop 27)",
-)
 @pytest.mark.parametrize("case", list(CASES))
 def test_non_finite_and_odd_blocks_draw_on_every_surface(case: str, tmp_path: Any) -> None:
     x = _put(CASES[case], P("x", "y"))
@@ -86,6 +80,15 @@ def test_non_finite_and_odd_blocks_draw_on_every_surface(case: str, tmp_path: An
     assert _ids_out(in_bundle) == _ids_out(drawn) == _ids_out(in_snapshot)
     assert repr(v) and v.save_html(tmp_path / "page.html").bytes > 0
     f = ShardView(lambda a: a * 2, x)
+    jax_error = ""
+    try:
+        jax.jit(lambda a: a * 2)(x)
+    except AssertionError as e:  # jax 0.7-0.8, an empty array on Explicit axes: JAX fails too
+        jax_error = str(e)
+    if jax_error:  # the view says what JAX said, and the kernel goes on
+        assert jax_error.split("(")[0] in f.error, (jax_error, f.error)
+        assert repr(f)
+        return
     assert svgs_in(f.snapshot().html) and repr(f)
     if case == "empty":
         return

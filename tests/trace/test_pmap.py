@@ -18,8 +18,6 @@ from shardwidget.model import free_memory
 from shardwidget.trace import pmap as pmap_mod
 from shardwidget.trace.pmap import FIXED, INTERNAL_AXIS, is_pmapped
 
-OLD_JAX = tuple(int(v) for v in jax.__version__.split(".")[:2]) < (0, 9)
-
 JIT_OF_CPP_PMAP_REPLICATES = _jax.is_cpp_pmap(jax.pmap(lambda x: x))
 """jax 0.7: pmap is jaxlib's C++ PmapFunction, and jit of it returns replicated outputs."""
 
@@ -314,25 +312,22 @@ def live_bytes() -> int:
     return sum(free_memory.buffers(jax.live_arrays()).values())
 
 
-@pytest.mark.skipif(
-    OLD_JAX,
-    reason="a regression of this wave on jax 0.7-0.8, open (see the closing note of stop 27)",
-)
 def test_a_pmap_view_keeps_no_device_memory() -> None:
     """Compile and run hold nothing (statistics off: they have their own cache, shared with
-    every function view); a closed view, statistics on, leaves nothing behind."""
+    every function view); a closed view, statistics on, leaves nothing behind. (At most what
+    was alive before: a bounded cache of an earlier test may let an array go meanwhile.)"""
     f = jax.pmap(lambda x: jax.lax.psum(x, "i"), axis_name="i")
     before = live_bytes()
     v = ShardView(f, X8, stats=False)
     assert v.error == "" and v.trace is not None and v.trace.ran
-    assert live_bytes() == before
+    assert live_bytes() <= before
     assert not any(isinstance(x, jax.Array) for x in vars(v.trace).values())
     v.close()
     v = ShardView(f, X8)
     assert v.error == ""
     v.close()
     del v
-    assert live_bytes() == before
+    assert live_bytes() <= before
 
 
 # ------------------------------------------------------------------ jaxprs

@@ -30,6 +30,7 @@ import jax.numpy as jnp  # noqa: E402
 from jax.sharding import AxisType, NamedSharding  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
 
+from shardwidget import _jax  # noqa: E402
 from shardwidget.trace import hlo, why  # noqa: E402
 
 REPEATS = 5
@@ -86,6 +87,8 @@ def main(layers: int) -> None:
         t0 = time.perf_counter()
         out = why.lazily(colls, ex)
         blocked.append(time.perf_counter() - t0)  # what the kernel's thread waited for
+        if not _jax.shardy_beside_compiles():  # no background thread on this JAX: on first read
+            _ = [c.cause for c in out]
         while not ex.explain_ms:  # the kernel's thread meanwhile: the view's own Python work
             t1 = time.perf_counter()
             hlo.collectives(txt, da, coords, ("x", "y"), (2, 4))

@@ -131,6 +131,12 @@ def shardy_missing(text: str = "") -> str:
     major_minor = tuple(int(v) for v in re.findall(r"\d+", jax.__version__)[:2])
     if major_minor < (0, 7):
         return f"jax {jax.__version__} predates Shardy's records of where shardings came from"
+    if major_minor == (0, 9):  # (a plan's module without any loop crashed it too)
+        return (
+            f"jax {jax.__version__}'s Shardy passes crash the process (a segmentation fault, "
+            "seen on loops, nested jit and plans), so they are not run here; jax 0.8 and 0.10 "
+            "explain it"
+        )
     crashing = [op for op in _CRASHES_09 if op in text] if major_minor == (0, 9) else []
     if crashing:
         return (

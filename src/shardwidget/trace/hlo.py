@@ -122,8 +122,10 @@ class Collective:
     program (:mod:`.hlo_flow`); None where that could not be told (:attr:`leaves_note`)."""
     out_leaves: tuple[str, ...] | None = field(repr=False, default=None, compare=False)
     """The paths of the output leaves it flows into; None where not told."""
-    element_leaves: tuple[tuple[str, ...], ...] = field(repr=False, default=(), compare=False)
-    """Per element of :attr:`elements`: the input paths, then the output paths, it touches."""
+    element_in_leaves: tuple[tuple[str, ...], ...] = field(repr=False, default=(), compare=False)
+    """Per element of :attr:`elements`: the input paths that flow into it (empty: not told)."""
+    element_out_leaves: tuple[tuple[str, ...], ...] = field(repr=False, default=(), compare=False)
+    """Per element: the output paths it flows into (empty: not told)."""
     leaves_note: str = field(repr=False, default="", compare=False)
     """Why the leaves are not told (or only the inputs are); "" otherwise."""
     explainer: Any = field(repr=False, default=None, compare=False)
@@ -137,6 +139,12 @@ class Collective:
         if self.in_leaves is None:
             return None
         return self.in_leaves + (self.out_leaves or ())
+
+    @property
+    def element_leaves(self) -> tuple[tuple[str, ...], ...]:
+        """Per element of :attr:`elements`: its input paths, then its output paths."""
+        outs = self.element_out_leaves or ((),) * len(self.element_in_leaves)
+        return tuple(a + b for a, b in zip(self.element_in_leaves, outs, strict=True))
 
     @property
     def cause(self) -> Any:

@@ -327,11 +327,16 @@ def _named(
         per_out: list[tuple[int, ...]] = [()] * n
     else:
         per_out = list(t.outputs) if len(t.outputs) == n else [t.all_outputs or ()] * n
-    elements = tuple(
-        tuple(in_paths[i] for i in ins) + tuple(out_paths[k] for k in outs)
-        for ins, outs in zip(per_in, per_out, strict=True)
-    )
+    el_in = tuple(tuple(in_paths[i] for i in ins) for ins in per_in)
+    el_out = tuple(tuple(out_paths[k] for k in outs) for outs in per_out)
     ins = tuple(in_paths[i] for i in t.all_inputs)
     outs = None if t.outputs is None else tuple(out_paths[k] for k in t.all_outputs or ())
     note = OUTPUTS_UNTOLD if t.outputs is None else ""
-    return replace(c, in_leaves=ins, out_leaves=outs, element_leaves=elements, leaves_note=note)
+    return replace(
+        c,
+        in_leaves=ins,
+        out_leaves=outs,
+        element_in_leaves=el_in,
+        element_out_leaves=el_out if t.outputs is not None else (),
+        leaves_note=note,
+    )

@@ -135,12 +135,87 @@ def causes(colls: Sequence[hlo.Collective], ctx: Context) -> list[Cause]:
         key = (c.op_name, c.source, c.kind, c.shape)
         k = seen.get(key, 0)
         seen[key] = k + 1
+        parts = combined_parts(c)
         try:
-            cause = _explain(c, ctx, graph, k, counts[key])
+            if parts:  # one collective XLA combined from several: each element explained
+                cause = _together(c, [_explain(p, ctx, graph, 0, 1) for p in parts])
+            else:
+                cause = _one_named(c, _explain(c, ctx, graph, k, counts[key]))
         except Exception as e:  # a form this reader does not know: said, never guessed
             cause = unknown(f"the module has a form this explanation cannot read ({e})")
         out.append(cause)
     return out
+
+
+def combined_parts(c: hlo.Collective) -> list[hlo.Collective]:
+    """The elements of a collective XLA combined from several (a data-parallel step's
+    gradients in one tuple all-reduce, op_name "jit(f)/(a:b:c)"), each as a collective of its
+    own (its op name, shape and input leaves); [] for one that is not combined, or whose op
+    names do not line up with its elements."""
+    if len(c.elements) < 2 or not c.op_name.endswith(")"):
+        return []
+    start = c.op_name.find("/(")
+    if start < 0:
+        return []
+    names, depth, cur = [], 0, ""
+    for ch in c.op_name[start + 2 : -1]:
+        depth += (ch == "(") - (ch == ")")
+        if ch == ":" and depth == 0:
+            names.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    names.append(cur)
+    if len(names) != len(c.elements):
+        return []
+    ins = c.element_in_leaves if len(c.element_in_leaves) == len(names) else [None] * len(names)
+    return [
+        replace(
+            c,
+            op_name=c.op_name[: start + 1] + n,
+            shape=e.dims,
+            dtype=e.dtype,
+            elements=(e,),
+            source="",  # (the combined one's line is one element's, at most)
+            in_leaves=leaves,
+        )
+        for n, e, leaves in zip(names, c.elements, ins, strict=True)
+    ]
+
+
+def _one_named(c: hlo.Collective, cause: Cause) -> Cause:
+    """cause, said of a combined collective whose record names one op only (older XLA): the
+    other elements' causes are not told."""
+    if len(c.elements) < 2:
+        return cause
+    head = (
+        f"{c.kind} of {len(c.elements)} arrays XLA combined into one (its record names one op: "
+        "the other elements' ops are not told)"
+    )
+    return replace(cause, text=f"{head}: {cause.text}")
+
+
+def _together(c: hlo.Collective, parts: Sequence[Cause]) -> Cause:
+    """One cause for a combined collective: each element's, in order."""
+    shapes = [f"{e.dtype}{list(e.dims)}" for e in c.elements]
+    texts = [f"{s}: {p.text}" for s, p in zip(shapes, parts, strict=True)]
+    head = f"{c.kind} of {len(parts)} arrays XLA combined into one"
+    known = [p for p in parts if p.known]
+    if not known:
+        return unknown(f"{head}; no element's cause is known: " + "; ".join(texts))
+
+    def union(places: Sequence[Place]) -> tuple[Place, ...]:
+        return tuple({(p.what, p.index): p for p in places}.values())
+
+    return replace(
+        known[0],
+        text=f"{head}: " + "; ".join(texts),
+        inputs=union([q for p in known for q in p.inputs]),
+        constraints=union([q for p in known for q in p.constraints]),
+        outputs=union([q for p in known for q in p.outputs]),
+        candidates=(),
+        layer=None,
+    )
 
 
 def _explain(c: hlo.Collective, ctx: Context, graph: dict[str, Any], k: int, n_same: int) -> Cause:

@@ -27,12 +27,14 @@ FLOORS: dict[str, int] = {
     # the JAX adapter: every private JAX read and version difference
     "shardwidget._jax": 0,
     # pure: geometry, specs, rules, statistics; and the readers of compiled HLO text (no JAX):
-    # its collectives (hlo) and the FLOPs of its dots and gemms (hlo_flops)
+    # its collectives, the FLOPs of its dots and gemms, the TPU compiler's layouts
     "shardwidget.model": 1,
-    "shardwidget.trace.hlo": 1,
-    "shardwidget.trace.hlo_flops": 1,
-    # what a layout or a program costs: bytes moved, time on a hardware preset (reads HLO)
+    "shardwidget.hlo": 1,
+    # what a layout or a program costs: bytes moved, time on a hardware preset (reads HLO); why
+    # a collective is there (Shardy's record matched to the HLO) and the layouts that remove it
+    # (it reads a trace's results by their attributes, typed under TYPE_CHECKING)
     "shardwidget.cost": 2,
+    "shardwidget.why": 2,
     # tracing and compiling a function with JAX; its result estimates itself through cost
     "shardwidget.trace": 3,
     # plans: a program compiled for a mesh bigger than the kernel's, in a helper process

@@ -18,7 +18,7 @@ from shardwidget.cost import estimate as est_mod
 from shardwidget.cost import hardware as hw_mod
 from shardwidget.cost import reshard
 from shardwidget.cost.reshard import Transfer
-from shardwidget.trace import hlo
+from shardwidget.hlo import collectives as hlo
 from tests.helpers import Sent, collect
 
 AUTO2 = (AxisType.Auto, AxisType.Auto)

@@ -41,8 +41,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..hlo import collectives as hlo
+from ..hlo import flops as hlo_flops
 from ..model.units import fmt_bytes
-from ..trace import hlo, hlo_flops
 from .hardware import Hardware, hardware
 
 OVERLAP = (

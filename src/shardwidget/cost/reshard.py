@@ -16,11 +16,11 @@ import jax
 import numpy as np
 
 from .. import _jax
+from ..hlo import collectives as hlo
 from ..model.free_memory import compiled_memory  # the function view's per-device numbers
 from ..model.layout import Layout, layout_of_sharding
 from ..model.mesh import xla_safe_sharding
 from ..model.units import fmt_bytes
-from ..trace import hlo
 from . import estimate as est
 from . import transfer as transfer_mod
 from .hardware import DEFAULT, Hardware

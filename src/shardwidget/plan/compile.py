@@ -20,7 +20,8 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 from ..cost.estimate import estimate
 from ..cost.hardware import DEFAULT
-from ..trace import hlo, hlo_tpu
+from ..hlo import collectives as hlo
+from ..hlo import tpu as hlo_tpu
 from . import helper as _helper
 from . import inputs
 from . import tpu as _tpu

@@ -20,9 +20,9 @@ from jax.sharding import NamedSharding
 from .. import _jax
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
-from ..trace import why
 from ..trace.function import Traced
 from ..trace.result import TraceResult, TraceState, jaxpr_text
+from ..why import explain as why
 from . import background, shardings, tpu
 from . import compile as compile_mod
 from . import helper as helper_mod

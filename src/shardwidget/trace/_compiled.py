@@ -8,8 +8,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..hlo import flops as hlo_flops
 from ..model import spec as spec_mod
-from . import hlo_flops
 from .result import Leaf
 
 

@@ -25,12 +25,14 @@ import numpy as np
 from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 
 from .. import _jax
+from ..hlo import collectives as hlo
 from ..model import free_memory
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
 from ..model import state as state_mod
 from ..model.layout import layout_of
-from . import _specs, hlo, why
+from ..why import explain as why
+from . import _specs
 from ._calls import FunctionCall
 from ._compiled import _check_alive, _flops, _local_shape, _run_disabled
 from ._jaxpr import (

@@ -29,10 +29,10 @@ from ..render import text
 from ..render.function_picture import function_svg
 from ..render.snapshot import picture_html
 from ..trace import _specs as specs_mod
-from ..trace import fixes as fixes_mod
 from ..trace import function as trace_mod
 from ..trace import pmap as pmap_mod
 from ..trace.result import TraceResult, TraceState
+from ..why import fixes as fixes_mod
 from ..wire import why as why_wire
 from . import plan_progress, rerun
 from .base import InvalidValue, ShardView, is_function

@@ -5,7 +5,7 @@ Pure text: imports no JAX and no widget code.
 
 XLA's GPU cost analysis does not count cuBLAS / cuDNN custom-calls: for ``a @ b`` (bf16,
 8192 × 8192) on an H200 it reports no ``flops`` at all, and for ``jnp.tanh(a @ b).sum()``
-2.7e8 FLOPs where the gemm alone is 1.1e12 (tests/trace/fixtures/jax-0.11.2-gpu). So the
+2.7e8 FLOPs where the gemm alone is 1.1e12 (tests/hlo/fixtures/jax-0.11.2-gpu). So the
 program's own text is read:
 
 - ``dot``: 2 × (result elements) × (product of the lhs contracting dimensions);
@@ -28,8 +28,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from . import hlo
-from .hlo import HloShape, _balanced, parse_shapes
+from . import collectives as hlo
+from .collectives import HloShape, _balanced, parse_shapes
 
 _GEMM_TARGETS = ("__cublas$gemm", "__cublas$lt$matmul")
 _CONV_TARGET = "__cudnn$conv"

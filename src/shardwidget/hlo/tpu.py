@@ -15,7 +15,7 @@ import dataclasses
 import re
 from collections.abc import Sequence
 
-from . import hlo
+from . import collectives as hlo
 
 _COMPUTATION = re.compile(r"^%?(?P<name>[\w.\-]+)\s*\(.*\)\s*->\s*.*\{\s*$")
 _CALLS = re.compile(r"\bcalls=%?(?P<name>[\w.\-]+)")

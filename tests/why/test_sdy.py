@@ -10,7 +10,7 @@ from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import _jax
-from shardwidget.trace import sdy
+from shardwidget.why import sdy
 
 
 def test_shardings_origins_and_locations_forms() -> None:

@@ -10,7 +10,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from . import hlo, sdy
+from ..hlo import collectives as hlo
+from . import sdy
 from .cause_text import nothing_met, reduced_axes
 
 BODIES = (

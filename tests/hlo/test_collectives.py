@@ -15,7 +15,7 @@ import pytest
 from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from shardwidget.trace import hlo
+from shardwidget.hlo import collectives as hlo
 
 # A (2, 4) user mesh x, y over device ids 0..7 in row-major order.
 NAMES, SIZES = ("x", "y"), (2, 4)

@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import _jax
+from ..hlo import collectives as hlo
 from ..model import spec as spec_mod
-from . import hlo, sdy
-from .result import TraceResult, TraceState
+from ..trace.result import TraceResult, TraceState
+from . import sdy
 
 
 @dataclass(frozen=True)

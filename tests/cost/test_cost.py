@@ -464,7 +464,7 @@ def test_in_a_kernel_the_reshard_compile_follows_the_update(monkeypatch):
 
     from shardwidget.views import array as array_mod
 
-    monkeypatch.setattr(array_mod, "_in_kernel", lambda: True)
+    monkeypatch.setattr(array_mod, "in_kernel", lambda: True)
 
     mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     x = jax.device_put(np.zeros((24, 8), np.float32), NamedSharding(mesh, P("x", None)))

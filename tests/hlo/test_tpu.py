@@ -1,5 +1,5 @@
 """The TPU compiler's HLO (real output of libtpu 0.0.42.1, tests/hlo/tpu_fixtures/make.py) read
-by trace.hlo and trace.hlo_tpu: tiled layouts ``{1,0:T(8,128)(2,1)S(1)}``, memory spaces,
+by hlo.collectives and hlo.tpu: tiled layouts ``{1,0:T(8,128)(2,1)S(1)}``, memory spaces,
 iota groups ``[4,2]<=[2,4]T(1,0)``, ``mesh['axis_0'=2,'axis_1'=4] {'axis_0'}``, explicit
 groups, source-target pairs, and the all-reduce-scatter fusion."""
 

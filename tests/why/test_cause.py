@@ -1,4 +1,4 @@
-"""Each collective's cause (trace/cause.py), on functions whose cause is known: mismatched
+"""Each collective's cause (why/cause.py), on functions whose cause is known: mismatched
 inputs, a constraint, out_shardings, a contraction over a sharded dimension, a gradient through
 a scanned model, a reshard under Explicit axes. Every cause is checked against XLA's own
 Shardy dump of the same compile (``cause.checked``), the inputs it names against the shardings

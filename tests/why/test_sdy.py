@@ -1,4 +1,4 @@
-"""Shardy's attribute and location texts read by trace/sdy.py, checked against the module that
+"""Shardy's attribute and location texts read by why/sdy.py, checked against the module that
 jaxlib's own MLIR propagates for a function (the forms the explanations rely on)."""
 
 from __future__ import annotations

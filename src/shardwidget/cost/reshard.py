@@ -2,8 +2,8 @@
 
 The collectives come from compiling an identity with the new ``out_shardings`` for an input of
 the old sharding (``jax.jit(lambda x: x, out_shardings=new).lower(struct).compile()``), read
-with :mod:`shardwidget.trace.hlo`. The compile is cached per (old sharding, new sharding, shape,
-dtype): no device memory, a few ms when cached.
+with :mod:`shardwidget.hlo.collectives`. The compile is cached per (old sharding, new sharding,
+shape, dtype): no device memory, a few ms when cached.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 The kernel lowers the function against a ``jax.sharding.AbstractMesh`` (no device is touched;
 ``lowering_platforms=("cpu",)``) and sends the lowered module's text to the planning helper
 (:mod:`.helper`), which compiles it for that many simulated CPU devices. Collectives come from
-the compiled HLO (``trace.hlo``), with device ids as positions on the plan's mesh (row-major).
+the compiled HLO (``hlo.collectives``), with device ids as positions on the plan's mesh (row-major).
 """
 
 from __future__ import annotations

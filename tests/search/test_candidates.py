@@ -117,7 +117,9 @@ def test_roles_and_splits_from_the_dataflow_of_a_training_step() -> None:
     assert got["[0]['b']"].tp is None and got["[0]['b']"].role == "param"
     assert got["[1]"].role == "batch"
     leaves = list(got.values())
-    assert got["[2]['w2']"].role == "opt" and leaves[got["[2]['w2']"].mirror or 0].path == "[0]['w2']"
+    assert (
+        got["[2]['w2']"].role == "opt" and leaves[got["[2]['w2']"].mirror or 0].path == "[0]['w2']"
+    )
 
 
 def test_a_transposed_weight_is_split_on_the_leafs_own_dimension() -> None:

@@ -212,7 +212,9 @@ def place(leaves: Sequence[Leaf], roles: dict[str, int], zero1: bool = False) ->
     params = [leaf for leaf in leaves if leaf.role == "param" and leaf.shape]
     if "fsdp" in roles and params and len(unsplit) == len(params):
         raise Indivisible(f"fsdp = {roles['fsdp']} divides no dimension of any parameter")
-    notes = (f"FSDP leaves whole (no dimension divisible): {', '.join(unsplit)}",) if unsplit else ()
+    notes = (
+        (f"FSDP leaves whole (no dimension divisible): {', '.join(unsplit)}",) if unsplit else ()
+    )
     name = name_of(roles)
     return Proposal(
         name=f"ZeRO-1 · {name}" if zero1 else name,
@@ -227,15 +229,15 @@ def place(leaves: Sequence[Leaf], roles: dict[str, int], zero1: bool = False) ->
 def _check_roles(leaves: Sequence[Leaf], roles: dict[str, int]) -> None:
     if "tensor" in roles and not any(leaf.tp for leaf in leaves):
         raise ValueError("no weight found in the function's dataflow for tensor parallelism")
-    if "seq" in roles and not any(
-        leaf.role == "batch" and len(leaf.shape) >= 2 for leaf in leaves
-    ):
+    if "seq" in roles and not any(leaf.role == "batch" and len(leaf.shape) >= 2 for leaf in leaves):
         raise ValueError("no input has a sequence dimension (a batch leaf of rank 2 or more)")
-    if ("fsdp" in roles or "data" in roles) and not any(
-        leaf.role == "batch" and leaf.shape for leaf in leaves
-    ):
-        if "fsdp" not in roles or not any(leaf.role == "param" for leaf in leaves):
-            raise ValueError("no batch input to split over data")
+    has_batch = any(leaf.role == "batch" and leaf.shape for leaf in leaves)
+    has_params = any(leaf.role == "param" for leaf in leaves)
+    # without a batch, data parallelism has nothing to split; FSDP still splits parameters
+    if "data" in roles and not has_batch and ("fsdp" not in roles or not has_params):
+        raise ValueError("no batch input to split over data")
+    if "fsdp" in roles and not has_batch and not has_params:
+        raise ValueError("no batch input and no parameter to split over fsdp")
 
 
 def propose(n: int, leaves: Sequence[Leaf]) -> tuple[list[Proposal], list[Dropped]]:

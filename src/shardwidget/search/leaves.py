@@ -22,7 +22,9 @@ def _flat(args: Sequence[Any]) -> list[tuple[int, str, tuple[int, ...]]]:
     return out
 
 
-def _mirror(path: str, shape: tuple[int, ...], params: list[tuple[int, str, tuple[int, ...]]]) -> int | None:
+def _mirror(
+    path: str, shape: tuple[int, ...], params: list[tuple[int, str, tuple[int, ...]]]
+) -> int | None:
     """The parameter an optimizer state leaf mirrors: the same shape and the longest shared
     path ending ("['layers'][0]['qkv']"), else the first of that shape."""
     same = [(k, p) for k, p, s in params if s == shape]

@@ -200,9 +200,9 @@ def compile_text(text: str, mesh: Any, timeout: float | None = None, t0: float =
     t0 = t0 or time.perf_counter()
     n = int(np.prod(mesh.axis_sizes))
     if _tpu.is_tpu(mesh):
-        reply = _tpu.compile_text(text, mesh, timeout or _helper.TIMEOUT_S)
+        reply = _tpu.compile_text(text, mesh, timeout or _helper.busy(_helper.TIMEOUT_S))
     else:
-        reply = _helper.helper(n).compile(text, timeout or _helper.TIMEOUT_S)
+        reply = _helper.helper(n).compile(text, timeout)
     return plan_of(reply, mesh, t0)
 
 

@@ -70,7 +70,7 @@ class Pool:
     """``workers`` threads compiling jobs for one target; :meth:`put` queues, :meth:`close`
     lets them finish, :meth:`cancel` stops them now."""
 
-    def __init__(self, target: Target, workers: int, timeout: float, done: Done) -> None:
+    def __init__(self, target: Target, workers: int, timeout: float | None, done: Done) -> None:
         self.target = target
         self.timeout = timeout
         self.done = done
@@ -126,7 +126,8 @@ class Pool:
                 with self._lock:
                     self._busy[me] = h
                 t0 = time.perf_counter()
-                reply = self.target.request(h, job.text, job.mesh, self.timeout)
+                limit = self.timeout or helper_mod.busy(helper_mod.TIMEOUT_S)  # the machine's load now
+                reply = self.target.request(h, job.text, job.mesh, limit)
             except helper_mod.PlanError as e:
                 self.done(job, None, "cancelled" if self.cancelled.is_set() else str(e), t0)
                 continue

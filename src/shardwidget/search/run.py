@@ -232,7 +232,7 @@ class _Run:
         f: Callable[..., Any],
         props: list[c.Proposal],
         budget_s: float | None,
-        timeout: float,
+        timeout: float | None,
         fkey: tuple[Any, ...] | None,
     ) -> None:
         self.s, self.f, self.props, self.fkey = s, f, props, fkey
@@ -342,7 +342,7 @@ def search(
     budget_s: float | None = None,
     workers: int | None = None,
     wait: bool = True,
-    timeout: float = helper_mod.TIMEOUT_S,
+    timeout: float | None = None,
     _view: Any = None,
 ) -> Search:
     """Find a layout for ``jax.jit(f)(*args)`` on ``mesh``'s chips.

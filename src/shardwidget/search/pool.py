@@ -126,7 +126,8 @@ class Pool:
                 with self._lock:
                     self._busy[me] = h
                 t0 = time.perf_counter()
-                limit = self.timeout or helper_mod.busy(helper_mod.TIMEOUT_S)  # the machine's load now
+                # no timeout given: a quiet machine's limit scaled by the load now
+                limit = self.timeout or helper_mod.busy(helper_mod.TIMEOUT_S)
                 reply = self.target.request(h, job.text, job.mesh, limit)
             except helper_mod.PlanError as e:
                 self.done(job, None, "cancelled" if self.cancelled.is_set() else str(e), t0)

@@ -26,6 +26,7 @@ from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 
 from .. import _jax
 from ..hlo import collectives as hlo
+from ..hlo import flow as hlo_flow
 from ..model import free_memory
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
@@ -349,6 +350,8 @@ class Traced(FunctionCall):
         da = [d.id for d in (_jax.device_assignment(used[0]) if used else mesh.devices.flat)]
         coords = {int(d.id): tuple(int(v) for v in idx) for idx, d in np.ndenumerate(mesh.devices)}
         colls = hlo.collectives(txt, da, coords, mesh.axis_names, tuple(mesh.devices.shape))
+        in_paths, out_paths = [lf.path for lf in self.leaves], self.out_paths(state)
+        colls = hlo_flow.attribute(colls, txt, [k is not None for k in kept], in_paths, out_paths)
         colls = why.lazily(colls, why.Explainer(lowered, dump, txt, self, state, constraints))
         sizes = dict(zip(state.axis_names, state.mesh_shape, strict=True))
         if self.mode == "shard_map":
@@ -380,8 +383,8 @@ class Traced(FunctionCall):
             flops=compiled_flops(compiled),
             compiled=compiled,
             hlo_text=txt,
-            in_paths=[lf.path for lf in self.leaves],
-            out_paths=self.out_paths(state),
+            in_paths=in_paths,
+            out_paths=out_paths,
             compile_ms=compile_ms,
             jaxpr=jaxpr_text(traced.jaxpr),
             notes=notes,

@@ -20,6 +20,7 @@ import traitlets
 from traitlets.utils.bunch import Bunch
 
 from .. import wire
+from ..cost import hardware as hw_mod
 from ..export.code import FunctionLayout, function_code
 from ..export.page import save_function_view
 from ..model import tree_input
@@ -38,6 +39,7 @@ from . import plan_progress, rerun
 from .base import InvalidValue, ShardView, is_function
 from .cost import CostMixin
 from .function_path import Computed, FunctionPath, RunArrays
+from .search import SearchMixin
 
 if TYPE_CHECKING:
     from ..export.page import ExportReport
@@ -46,7 +48,7 @@ STATE_TRAITS = ("mesh_shape", "axis_names", "axis_types", "in_specs", "out_specs
 OWN_KWARGS = ("mode", "stats", "hardware", *STATE_TRAITS)
 
 
-class FunctionView(CostMixin, ShardView[TraceState]):
+class FunctionView(SearchMixin, CostMixin, ShardView[TraceState]):
     """Live view of a function compiled for a layout of its inputs: input and output shardings,
     the collectives XLA inserted, per-device memory and flops, and the outputs it computes.
 
@@ -127,8 +129,10 @@ class FunctionView(CostMixin, ShardView[TraceState]):
         super().__init__()
         path = self._path
         self.set_trait("mode", path.mode)
-        if "hardware" in own:  # the view's keyword (the estimates' preset), never f's
-            self.hardware = own["hardware"]
+        # the view's keyword (the estimates' preset), never f's; on a tpu_mesh, its TPU's
+        hw = own.get("hardware", hw_mod.preset_for(getattr(path.traced, "plan_mesh", None), ""))
+        if hw:
+            self.hardware = hw
         base = path.default_state()
         self._original = base
         self._set_traits(base.to_wire())

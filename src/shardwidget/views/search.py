@@ -1,5 +1,5 @@
 """A function view's search for a layout: ``view.search(...)`` runs
-:func:`shardwidget.search.search` on the view's function and arguments, and
+:func:`shardwidget.search` on the view's function and arguments, and
 ``search.apply(i)`` lays the view out as candidate i (a layout change: undo restores)."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 import jax
 from jax.sharding import AxisType
 
+from ..layout_search import Candidate, Search
+from ..layout_search import run as search_run
 from ..model import spec as spec_mod
-from ..search import Candidate, Search
-from ..search import run as search_run
 
 
 class SearchMixin:

@@ -7,8 +7,8 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from shardwidget.search import candidates as c
-from shardwidget.search import leaves as leaves_mod
+from shardwidget.layout_search import candidates as c
+from shardwidget.layout_search import leaves as leaves_mod
 
 W1 = c.Leaf(0, "[0]['w1']", (64, 256), "param", ("column", 1))
 W2 = c.Leaf(0, "[0]['w2']", (256, 64), "param", ("row", 0))

@@ -113,8 +113,11 @@ class Search:
     _pool: Pool | None = field(default=None, repr=False)
     _t0: float = field(default_factory=time.perf_counter, repr=False)
     args: tuple[Any, ...] = field(default=(), repr=False)
+    """The function's arguments (their shapes and dtypes are what is laid out)."""
     fn_name: str = field(default="f", repr=False)
+    """How :meth:`code` names the function."""
     view: Any = field(default=None, repr=False)
+    """The function view :meth:`apply` lays out (None for ``shardwidget.search``)."""
 
     @property
     def results(self) -> list[Candidate]:

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import pytest
 
 import shardwidget as sw
-from shardwidget.search import run
+from shardwidget.layout_search import run
 
 
 def loss(p: dict[str, jax.Array], x: jax.Array) -> jax.Array:

@@ -11,8 +11,8 @@ from jax.sharding import AbstractMesh, AxisType
 from jax.sharding import PartitionSpec as P
 
 from shardwidget.cost.hardware import hardware
+from shardwidget.layout_search import run, search
 from shardwidget.plan import plan
-from shardwidget.search import run, search
 
 PARAMS = {
     "w1": jax.ShapeDtypeStruct((16, 32), jnp.float32),

@@ -42,6 +42,7 @@ class Candidate:
         sources: for each figure, where it comes from, in words.
         plan: the compile (:class:`shardwidget.plan.Plan`).
         estimate: the estimate (:class:`shardwidget.Estimate`); None when it did not fit.
+        proposal: the layout as the search proposed it (one spec per leaf).
         notes: what a reader should know about the placement.
     """
 

@@ -5330,7 +5330,46 @@ export const function8: FunctionModel = {
     "op_name": "jit(matmul)/dot_general",
     "source": "wire_fixtures.py:74",
     "groups_text": "[2,4]<=[8]",
-    "group_set": 0
+    "group_set": 0,
+    "elements": [
+     {
+      "shape": [
+       8,
+       4
+      ],
+      "dtype": "f32",
+      "in_leaves": [
+       0,
+       1
+      ],
+      "out_leaves": [
+       0
+      ]
+     },
+     {
+      "shape": [
+       8,
+       4
+      ],
+      "dtype": "f32",
+      "in_leaves": [
+       0,
+       1
+      ],
+      "out_leaves": [
+       1
+      ]
+     }
+    ],
+    "in_leaves": [
+     0,
+     1
+    ],
+    "out_leaves": [
+     0,
+     1
+    ],
+    "leaves_note": ""
    },
    {
     "kind": "all-reduce",
@@ -5345,7 +5384,28 @@ export const function8: FunctionModel = {
     "op_name": "jit(matmul)/reduce_sum",
     "source": "wire_fixtures.py:74",
     "groups_text": "mesh['axis_0'=2,'axis_1'=1,'axis_2'=4] {'axis_0'}",
-    "group_set": 1
+    "group_set": 1,
+    "elements": [
+     {
+      "shape": [],
+      "dtype": "f32",
+      "in_leaves": [
+       0,
+       1
+      ],
+      "out_leaves": [
+       1
+      ]
+     }
+    ],
+    "in_leaves": [
+     0,
+     1
+    ],
+    "out_leaves": [
+     1
+    ],
+    "leaves_note": ""
    }
   ],
   "memory": {
@@ -5357,8 +5417,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 106.7,
-  "run_ms": 4.3,
+  "compile_ms": 169.4,
+  "run_ms": 18.0,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -6473,7 +6533,29 @@ export const functionShardMap8: FunctionModel = {
     "op_name": "jit(psum_rows)/shard_map/psum_invariant",
     "source": "wire_fixtures.py:79",
     "groups_text": "{{0,4},{1,5},{2,6},{3,7}}",
-    "group_set": 0
+    "group_set": 0,
+    "elements": [
+     {
+      "shape": [
+       8,
+       8
+      ],
+      "dtype": "f32",
+      "in_leaves": [
+       0
+      ],
+      "out_leaves": [
+       0
+      ]
+     }
+    ],
+    "in_leaves": [
+     0
+    ],
+    "out_leaves": [
+     0
+    ],
+    "leaves_note": ""
    }
   ],
   "memory": {
@@ -6485,8 +6567,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 56.5,
-  "run_ms": 10.9,
+  "compile_ms": 124.9,
+  "run_ms": 1.6,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7533,7 +7615,28 @@ export const functionPmap8: FunctionModel = {
     "op_name": "jit(pmap(<lambda>))/jit(_fun)/shard_map/psum",
     "source": "wire_fixtures.py:85",
     "groups_text": "{{0,1,2,3,4,5,6,7}}",
-    "group_set": 0
+    "group_set": 0,
+    "elements": [
+     {
+      "shape": [
+       4
+      ],
+      "dtype": "f32",
+      "in_leaves": [
+       0
+      ],
+      "out_leaves": [
+       0
+      ]
+     }
+    ],
+    "in_leaves": [
+     0
+    ],
+    "out_leaves": [
+     0
+    ],
+    "leaves_note": ""
    }
   ],
   "memory": {
@@ -7545,8 +7648,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 83.6,
-  "run_ms": 6.6,
+  "compile_ms": 187.1,
+  "run_ms": 13.9,
   "cached": false,
   "ran": true,
   "left_out": {

@@ -25,16 +25,16 @@ from ..cost.reshard import Transfer
 from ..export.code import array_code
 from ..export.page import save_array_view
 from ..model.layout import Layout, layout_of, layout_of_sharding
+from ..model.pmap_axis import LABEL, relabel
 from ..model.state import LayoutState
 from ..model.summary import Summary
 from ..render import scene, snapshot, text
 from ..render.picture import array_svg
-from ..trace.pmap import LABEL, relabel
 from . import rerun
 from ._source import (
-    _coerce,
-    _default_view_dims,
-    _source_of,
+    coerce,
+    default_view_dims,
+    source_of,
 )
 from .array_cost import TransferMixin
 from .array_path import ArrayPath, layout_wire
@@ -124,7 +124,7 @@ class ArrayView(TransferMixin, ShardView[LayoutState]):
             )
         refuse_unknown("ShardView", kwargs, INIT_KWARGS)
 
-        source, note = _coerce(arr)
+        source, note = coerce(arr)
         self._path = ArrayPath(source)
         self._note = note
         self._with_stats = bool(kwargs.pop("stats", True))
@@ -156,7 +156,7 @@ class ArrayView(TransferMixin, ShardView[LayoutState]):
             max_axes=path.max_axes,
         )
         self._set_traits(path.first.to_wire())
-        self.view_dims = _default_view_dims(source.ndim, layout_of(source).spec)
+        self.view_dims = default_view_dims(source.ndim, layout_of(source).spec)
         self._quiet = False
         overrides = {k: kwargs[k] for k in LAYOUT_TRAITS if k in kwargs}
         if "view_dims" in kwargs:
@@ -336,7 +336,7 @@ class ArrayView(TransferMixin, ShardView[LayoutState]):
         # Never delay the geometry for device work: only tiles already computed make it quick,
         # and with statistics off there is nothing to wait for (one update, not two).
         quick = not self._with_stats or self._path.tiles_for(lay, compute=False) is not None
-        source = _source_of(arr, self._path.source)
+        source = source_of(arr, self._path.source)
         layout = layout_wire(lay, self._key, source, self._note, code=True)
         stats = self._stats_now() if quick else wire.pending_stats(self._key)
         self._set_traits({**st.to_wire(), "error": "", "_layout": layout, "_stats": stats})

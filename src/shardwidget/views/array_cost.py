@@ -20,7 +20,7 @@ from traitlets.utils.bunch import Bunch
 from .. import wire
 from ..cost.reshard import Transfer
 from ..model import spec as spec_mod
-from ._source import PartialSource, _in_kernel
+from ._source import PartialSource, in_kernel
 from .array_path import ArrayPath
 from .cost import CostMixin
 
@@ -108,7 +108,7 @@ def _later(view: TransferMixin) -> bool:
     """Compile the view's transfer soon on the kernel's event loop; False outside a kernel (the
     caller then does the work now). The loop holds only a weak reference: a view dropped
     meanwhile is freed, not kept for a callback."""
-    if not _in_kernel():
+    if not in_kernel():
         return False
     try:
         loop = asyncio.get_running_loop()

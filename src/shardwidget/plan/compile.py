@@ -230,9 +230,9 @@ def compile_text(text: str, mesh: Any, timeout: float | None = None, t0: float =
     if gi is not None:
         return _gpu_plan(_gpu.compile_text(text, mesh, timeout or _helper.TIMEOUT_S), mesh, t0)
     if mi is not None:
-        reply = _tpu.compile_text(text, mesh, timeout or _helper.TIMEOUT_S)
+        reply = _tpu.compile_text(text, mesh, timeout or _helper.busy(_helper.TIMEOUT_S))
     else:
-        reply = _helper.helper(n).compile(text, timeout or _helper.TIMEOUT_S)
+        reply = _helper.helper(n).compile(text, timeout)
     if "hbm" in reply:  # the TPU compiler's answer: the program does not fit
         return Plan(
             mesh=mesh,

@@ -202,7 +202,9 @@ class PlanTraced(Traced):
             if self.on_tpu_ready is not None:
                 self.on_tpu_ready(state, error)
 
-        return background.start(text, mesh, self.timeout or helper_mod.TIMEOUT_S, done)
+        return background.start(
+            text, mesh, self.timeout or helper_mod.busy(helper_mod.TIMEOUT_S), done
+        )
 
     def replan(self, mesh: Any) -> None:
         """Plan on ``mesh`` from now on (the same axes: a CPU AbstractMesh, or a tpu_mesh):

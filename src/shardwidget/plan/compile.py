@@ -228,7 +228,9 @@ def compile_text(text: str, mesh: Any, timeout: float | None = None, t0: float =
     mi = _tpu.info(mesh)
     gi = _gpu.info(mesh)
     if gi is not None:
-        return _gpu_plan(_gpu.compile_text(text, mesh, timeout or _helper.TIMEOUT_S), mesh, t0)
+        return _gpu_plan(
+            _gpu.compile_text(text, mesh, timeout or _helper.busy(_helper.TIMEOUT_S)), mesh, t0
+        )
     if mi is not None:
         reply = _tpu.compile_text(text, mesh, timeout or _helper.busy(_helper.TIMEOUT_S))
     else:

@@ -267,7 +267,7 @@ def gpu_mesh(
     topology = f"{int(slices)}x{int(hosts)}x{int(gpus_per_host)}"
     h = gpu_helper()
     req = {"op": "describe", "target_config": text, "topology": topology, "mesh_shape": list(shape)}
-    reply = h.request(req, START_TIMEOUT_S, f"describe {topology} {p.title}")
+    reply = h.request(req, _helper.busy(START_TIMEOUT_S), f"describe {topology} {p.title}")
     if "error" in reply:
         raise ValueError(f"no mesh {shape} on {topology} {p.title}: {_first_line(reply['error'])}")
     mi = _info(p, reply, h.ready, shape, names, (int(slices), int(hosts), int(gpus_per_host)))

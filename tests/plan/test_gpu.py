@@ -64,8 +64,10 @@ def _direct(
 def _groups(text: str) -> Counter:
     """Collectives of an HLO text by (op, replica groups), as XLA wrote them."""
     ops = re.findall(
-        r"= \S+ (all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute)(?:-start)?\("
-        r"[^\n]*?(replica_groups=\S+|source_target_pairs=\S+)",
+        r"= [^=\n]*? (all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute)"
+        r"(?:-start)?\("
+        # (a mesh-form group names its axes after a space: "mesh[...] {'axis_1'}")
+        r"[^\n]*?(replica_groups=(?:mesh\[[^\]]*\] \{[^}]*\}|\S+)|source_target_pairs=\S+)",
         text,
     )
     return Counter(ops)
@@ -234,3 +236,36 @@ def test_xla_refusing_a_module_is_said_in_words_and_the_helper_ends():
     ):
         gpu.compile_text("module @broken {", mesh, 60)
     assert not gpu._GPU
+
+
+def test_function_and_tree_views_take_a_gpu_mesh():
+    from jax.sharding import PartitionSpec as P
+
+    import shardwidget
+
+    mesh = gpu.gpu_mesh("h100", (2, 8), ("data", "model"), hosts=2)
+    f, args, specs = gpu_direct.PROGRAMS["mlp"]
+    v = shardwidget.ShardView(f, *args, mesh=mesh, in_specs=specs)
+    want = _direct("h100", "1x2x8", (2, 8), ("data", "model"), "mlp")
+    kinds = Counter(op for op, _ in _groups(want["hlo"]).elements())
+    assert Counter(c.kind for c in v.trace.collectives) == kinds
+    arg, out, temp, alias = want["memory"]
+    m = v.trace.memory
+    assert (m["argument"], m["output"], m["temp"], m["alias"]) == (arg, out, temp, alias)
+    assert "compiled by XLA's GPU compiler" in v.planned and "2 hosts × 8 H100 SXM" in v.planned
+    assert v.hardware == "h100"
+    tv = shardwidget.ShardView({"w": args[0]}, mesh=mesh, rules=[(r"w", P("data", "model"))])
+    assert tv.hardware == "h100" and len(tv.per_device) == 16
+    assert "planned on NVIDIA H100 80GB HBM3 1x2x8 (2, 8)" in tv.planned
+    # the devices as the plugin numbers them: GPU on its host, host; the host's process
+    devs = tv.leaf("['w']").layout.devices
+    mi = gpu.info(mesh)
+    assert [d.process_index for d in devs] == list(mi.host) == want_hosts(want)
+    assert [d.coords for d in devs] == [
+        (g, h) for g, h in zip(mi.gpu_in_host, mi.host, strict=True)
+    ]
+    assert {d.platform for d in devs} == {"gpu"}
+
+
+def want_hosts(direct: dict) -> list[int]:
+    return [h for _, h in direct["devices"]]

@@ -225,16 +225,22 @@ def compile_text(text: str, mesh: Any, timeout: float | None = None, t0: float =
     (``time.perf_counter()``; 0: now). PlanError in words when the helper cannot answer."""
     t0 = t0 or time.perf_counter()
     n = int(np.prod(mesh.axis_sizes))
-    mi = _tpu.info(mesh)
-    gi = _gpu.info(mesh)
-    if gi is not None:
-        return _gpu_plan(
-            _gpu.compile_text(text, mesh, timeout or _helper.busy(_helper.TIMEOUT_S)), mesh, t0
-        )
-    if mi is not None:
+    if _gpu.is_gpu(mesh):
+        reply = _gpu.compile_text(text, mesh, timeout or _helper.busy(_helper.TIMEOUT_S))
+    elif _tpu.is_tpu(mesh):
         reply = _tpu.compile_text(text, mesh, timeout or _helper.busy(_helper.TIMEOUT_S))
     else:
         reply = _helper.helper(n).compile(text, timeout)
+    return plan_of(reply, mesh, t0)
+
+
+def plan_of(reply: dict[str, Any], mesh: Any, t0: float) -> Plan:
+    """The Plan of a helper's reply for ``mesh`` (a compile begun at ``t0``,
+    ``time.perf_counter()``): the search's own helpers answer the same way."""
+    if _gpu.is_gpu(mesh):
+        return _gpu_plan(reply, mesh, t0)
+    n = int(np.prod(mesh.axis_sizes))
+    mi = _tpu.info(mesh)
     if "hbm" in reply:  # the TPU compiler's answer: the program does not fit
         return Plan(
             mesh=mesh,

@@ -20,7 +20,7 @@ from jax.sharding import NamedSharding
 from .. import _jax
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
-from ..trace import why
+from ..trace import hlo_flow, why
 from ..trace.function import Traced
 from ..trace.result import TraceResult, TraceState, jaxpr_text
 from . import background, gpu, shardings, tpu
@@ -144,8 +144,10 @@ class PlanTraced(Traced):
         if not pl.fits:  # the TPU compiler's answer, in its figures
             raise ValueError(tpu.hbm_words(pl.hbm, pl.topology))
         c_out, notes = self._out_shardings(state, mesh, pl.output_shardings, out_shapes)
+        kept = _jax.kept_inputs(lowered, len(self.leaves))
+        paths = [lf.path for lf in self.leaves], self.out_paths(state)
         colls = why.lazily(  # each collective's cause, from the same lowered module
-            pl.collectives,
+            hlo_flow.attribute(pl.collectives, pl.hlo_text, kept, *paths),
             why.Explainer(text, pl.shardy_dump or None, pl.hlo_text, self, state,
                           unchecked=PLAN_UNCHECKED),
         )  # fmt: skip

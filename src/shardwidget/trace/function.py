@@ -30,7 +30,7 @@ from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
 from ..model import state as state_mod
 from ..model.layout import layout_of
-from . import _specs, hlo, why
+from . import _specs, hlo, hlo_flow, why
 from ._calls import FunctionCall
 from ._compiled import _check_alive, _flops, _local_shape, _run_disabled
 from ._jaxpr import (
@@ -347,6 +347,8 @@ class Traced(FunctionCall):
         da = [d.id for d in (_jax.device_assignment(used[0]) if used else mesh.devices.flat)]
         coords = {int(d.id): tuple(int(v) for v in idx) for idx, d in np.ndenumerate(mesh.devices)}
         colls = hlo.collectives(txt, da, coords, mesh.axis_names, tuple(mesh.devices.shape))
+        in_paths, out_paths = [lf.path for lf in self.leaves], self.out_paths(state)
+        colls = hlo_flow.attribute(colls, txt, [k is not None for k in kept], in_paths, out_paths)
         colls = why.lazily(colls, why.Explainer(lowered, dump, txt, self, state, constraints))
         sizes = dict(zip(state.axis_names, state.mesh_shape, strict=True))
         if self.mode == "shard_map":
@@ -378,8 +380,8 @@ class Traced(FunctionCall):
             flops=_flops(compiled),
             compiled=compiled,
             hlo_text=txt,
-            in_paths=[lf.path for lf in self.leaves],
-            out_paths=self.out_paths(state),
+            in_paths=in_paths,
+            out_paths=out_paths,
             compile_ms=compile_ms,
             jaxpr=jaxpr_text(traced.jaxpr),
             notes=notes,

@@ -3,7 +3,7 @@
 The kernel lowers the function against a ``jax.sharding.AbstractMesh`` (no device is touched;
 ``lowering_platforms=("cpu",)``) and sends the lowered module's text to the planning helper
 (:mod:`.helper`), which compiles it for that many simulated CPU devices. Collectives come from
-the compiled HLO (``trace.hlo``), with device ids as positions on the plan's mesh (row-major).
+the compiled HLO (``hlo.collectives``), with device ids as positions on the plan's mesh (row-major).
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 from ..cost.estimate import estimate
 from ..cost.hardware import DEFAULT
-from ..trace import hlo, hlo_flops, hlo_tpu
+from ..hlo import collectives as hlo
+from ..hlo import flops as hlo_flops
+from ..hlo import tpu as hlo_tpu
 from . import gpu as _gpu
 from . import helper as _helper
 from . import inputs

@@ -18,11 +18,12 @@ from typing import Any
 from jax.sharding import NamedSharding
 
 from .. import _jax
+from ..hlo import flow as hlo_flow
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
-from ..trace import hlo_flow, why
 from ..trace.function import Traced
 from ..trace.result import TraceResult, TraceState, jaxpr_text
+from ..why import explain as why
 from . import background, gpu, shardings, tpu
 from . import compile as compile_mod
 from . import helper as helper_mod

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Union
 
-from . import hlo
+from . import collectives as hlo
 
 Flow = Union[frozenset[object], tuple["Flow", ...]]  # noqa: UP007 (a recursive alias)
 """What reaches a value: parameter numbers (int) and collective elements ((name, k)); a tuple
@@ -96,7 +96,7 @@ def _parse_instr(line: str) -> _Instr | None:
     if m is None:
         return None
     i = m.end()
-    shape = hlo._balanced(line, i) if line.startswith("(", i) else ""
+    shape = hlo.balanced(line, i) if line.startswith("(", i) else ""
     if not shape:
         sm = re.match(r"[a-z][a-z0-9]*\[[0-9,]*\](?:\{[^}]*\})?", line[i:])
         if sm is None:
@@ -105,7 +105,7 @@ def _parse_instr(line: str) -> _Instr | None:
     om = _OP.match(line, i + len(shape))
     if om is None:
         return None
-    group = hlo._balanced(line, om.end() - 1)
+    group = hlo.balanced(line, om.end() - 1)
     operands = [t.split()[-1].lstrip("%") for t in _split_top(group[1:-1])]
     rest = line[om.end() - 1 + len(group) :].split(", metadata=", 1)[0]
     size = len(_split_top(shape[1:-1])) if shape.startswith("(") else 0

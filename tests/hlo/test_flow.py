@@ -1,5 +1,5 @@
 """Each collective's leaves (``collective.leaves``), found by dataflow through the compiled HLO
-(trace/hlo_flow.py), on functions whose answer is known by construction: which input reaches
+(hlo/flow.py), on functions whose answer is known by construction: which input reaches
 the collective and which output it reaches. Inputs of the same shape and dtype as the collective
 that do not reach it must not be named (a match of shape would name them). The collectives are
 compared with plain ``jax.jit(...).lower(...).compile()`` by kind and count."""
@@ -14,7 +14,8 @@ from jax.sharding import AbstractMesh, AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import shardwidget as sw
-from shardwidget.trace import hlo, hlo_flow
+from shardwidget.hlo import collectives as hlo
+from shardwidget.hlo import flow as hlo_flow
 
 
 def mesh() -> jax.sharding.Mesh:

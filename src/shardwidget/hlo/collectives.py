@@ -28,8 +28,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,7 +118,7 @@ class Collective:
     gradient, the loss's scalar too); its bytes are theirs summed."""
     in_leaves: tuple[str, ...] | None = field(repr=False, default=None, compare=False)
     """The paths of the input leaves that flow into it, by dataflow through the compiled
-    program (:mod:`.hlo_flow`); None where that could not be told (:attr:`leaves_note`)."""
+    program (:mod:`.flow`); None where that could not be told (:attr:`leaves_note`)."""
     out_leaves: tuple[str, ...] | None = field(repr=False, default=None, compare=False)
     """The paths of the output leaves it flows into; None where not told."""
     element_in_leaves: tuple[tuple[str, ...], ...] = field(repr=False, default=(), compare=False)
@@ -148,7 +147,7 @@ class Collective:
 
     @property
     def cause(self) -> Any:
-        """Why XLA inserted it (a :class:`shardwidget.trace.cause.Cause`: ``.text``,
+        """Why XLA inserted it (a :class:`shardwidget.why.cause.Cause`: ``.text``,
         ``.inputs``, ``.constraints``, ``.outputs``, ``.op``); None where no explanation was
         asked for."""
         return None if self.explainer is None else self.explainer(self)
@@ -169,7 +168,7 @@ def parse_shapes(text: str) -> list[HloShape]:
     return out
 
 
-def _balanced(text: str, start: int) -> str:
+def balanced(text: str, start: int) -> str:
     """The balanced {...} / [...] / (...) group starting at text[start]."""
     pairs = {"{": "}", "[": "]", "(": ")"}
     depth, i = 0, start
@@ -194,20 +193,20 @@ def _attr(line: str, name: str) -> str | None:
     if line.startswith("mesh[", i):
         # mesh['a'=2,...][, device_ids=(...)] {axes}
         j = i + 4
-        txt = _balanced(line, j)
+        txt = balanced(line, j)
         end = j + len(txt)
         rest = line[end:]
         dm = re.match(r",\s*device_ids=", rest)
         if dm:
             k = end + dm.end()
-            end = k + len(_balanced(line, k))
+            end = k + len(balanced(line, k))
         am = re.match(r"\s*\{", line[end:])
         if am:
             k = end + am.end() - 1
-            end = k + len(_balanced(line, k))
+            end = k + len(balanced(line, k))
         return line[i:end]
     if i < len(line) and line[i] in "{[(":
-        txt = _balanced(line, i)
+        txt = balanced(line, i)
         end = i + len(txt)
         # iota lists: [2,4]<=[8] or [2,4]<=[2,4]T(1,0)
         m2 = re.match(r"<=\[[0-9,]*\](?:T\([0-9,]*\))?", line[end:])
@@ -275,7 +274,7 @@ def _mesh_groups(t: str) -> list[list[int]]:
     order = np.arange(n, dtype=np.int64)
     dm = re.match(r",\s*device_ids=", rest)
     if dm:
-        txt = _balanced(rest, dm.end())
+        txt = balanced(rest, dm.end())
         order = _parse_device_list(txt, n)
         rest = rest[dm.end() + len(txt) :]
     am = re.search(r"\{(.*)\}", rest)
@@ -352,7 +351,7 @@ def axes_of_groups(
 
 
 # ------------------------------------------------------------------------------- main entry
-def _instructions(hlo_text: str) -> Iterator[tuple[str, str, str, str]]:
+def instructions(hlo_text: str) -> Iterator[tuple[str, str, str, str]]:
     """(name, shape text, op, whole line) for every instruction."""
     for line in hlo_text.splitlines():
         m = _INSTR_HEAD.match(line)
@@ -360,7 +359,7 @@ def _instructions(hlo_text: str) -> Iterator[tuple[str, str, str, str]]:
             continue
         i = m.end()
         if line.startswith("(", i):
-            shape = _balanced(line, i)
+            shape = balanced(line, i)
         else:
             sm = re.match(r"[a-z][a-z0-9]*\[[0-9,]*\](?:\{[^}]*\})?", line[i:])
             if sm is None:
@@ -383,22 +382,29 @@ def _result_shapes(kind: str, op: str, shape_text: str) -> list[HloShape]:
     return shapes
 
 
+CellLabel = Callable[[str], "str | None"]
+"""A file path -> the notebook cell its code came from ("cell [3]"), or None."""
+
+_CELL_LABELS: list[CellLabel] = []
+
+
+def label_cells_with(label: CellLabel) -> None:
+    """Have :func:`where` name code run from a notebook cell by label(path): the views register
+    the running IPython shell's names (this package reads no shell)."""
+    if label not in _CELL_LABELS:
+        _CELL_LABELS.append(label)
+
+
 def where(path: str, line: int | str) -> str:
-    """A source location for a reader: "cell [N], line L" for code run from a notebook cell (the
-    kernel names each cell's code with a file of its own, e.g. ipykernel's
-    ``/tmp/ipykernel_123/3194285871.py``, and IPython maps that file to the cell's execution
-    count, as its tracebacks do), else "file.py:L"."""
-    ipython = sys.modules.get("IPython")  # only a running IPython can know; never imported here
-    shell = ipython.get_ipython() if ipython is not None else None
-    name = getattr(getattr(shell, "compile", None), "format_code_name", None)
-    try:
-        label = name(path) if name is not None else None
-    except Exception:  # another shell's compiler: fall back to the file name
-        label = None
-    if label and label[0] == "Cell":
-        m = re.fullmatch(r"In\[(\d+)\]", str(label[1]))
-        if m:
-            return f"cell [{m.group(1)}], line {line}"
+    """A source location for a reader: "cell [N], line L" for code run from a notebook cell (as
+    a registered :func:`label_cells_with` names its file), else "file.py:L"."""
+    for label in _CELL_LABELS:
+        try:
+            cell = label(path)
+        except Exception:  # a shell that cannot name this file: the file name stays
+            cell = None
+        if cell:
+            return f"{cell}, line {line}"
     return f"{path.rsplit('/', 1)[-1]}:{line}"
 
 
@@ -453,7 +459,7 @@ def collectives(
     n = len(device_assignment)
     out: list[Collective] = []
     frames: dict[int, str] | None = None
-    for name, shape_text, op, line in _instructions(hlo_text):
+    for name, shape_text, op, line in instructions(hlo_text):
         kind = op[: -len("-start")] if op.endswith("-start") else op
         if kind not in KINDS:
             continue

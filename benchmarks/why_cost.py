@@ -5,7 +5,7 @@ simulated CPU devices.
 
 - "compile with dump": what the view's compile pays on every layout (XLA's Shardy record);
 - "attribution": each collective's leaves by dataflow through the compiled HLO (in the
-  kernel's thread, after every compile: trace/hlo_flow.py);
+  kernel's thread, after every compile: hlo/flow.py);
 - "explanations": the causes of every collective (in-process Shardy, the dump read back, the
   join), timed in the kernel's thread and as the view runs them: in a background thread
   started right after the compile (the kernel's thread waits only to start it; a first read
@@ -33,7 +33,9 @@ from jax.sharding import AxisType, NamedSharding  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
 
 from shardwidget import _jax  # noqa: E402
-from shardwidget.trace import hlo, hlo_flow, why  # noqa: E402
+from shardwidget.hlo import collectives as hlo  # noqa: E402
+from shardwidget.hlo import flow as hlo_flow  # noqa: E402
+from shardwidget.why import explain as why  # noqa: E402
 
 REPEATS = 5
 

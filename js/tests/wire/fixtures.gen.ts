@@ -955,7 +955,8 @@ export const array8: ArrayModel = {
   "collectives": [],
   "group_sets": [],
   "estimate": null
- }
+ },
+ "cost_open": false
 };
 
 export const arrayValues8: ArrayModel = {
@@ -1796,7 +1797,8 @@ export const arrayValues8: ArrayModel = {
   "collectives": [],
   "group_sets": [],
   "estimate": null
- }
+ },
+ "cost_open": false
 };
 
 export const arrayResharded8: ArrayModel = {
@@ -2949,7 +2951,8 @@ export const arrayResharded8: ArrayModel = {
    "peak_bytes": 304,
    "hbm_bytes": 95000000000.0
   }
- }
+ },
+ "cost_open": true
 };
 
 export const arrayScalar8: ArrayModel = {
@@ -3447,7 +3450,8 @@ export const arrayScalar8: ArrayModel = {
   "collectives": [],
   "group_sets": [],
   "estimate": null
- }
+ },
+ "cost_open": false
 };
 
 export const arrayUnreduced8: ArrayModel = {
@@ -4303,7 +4307,8 @@ export const arrayUnreduced8: ArrayModel = {
   "collectives": [],
   "group_sets": [],
   "estimate": null
- }
+ },
+ "cost_open": false
 };
 
 export const function8: FunctionModel = {
@@ -5323,7 +5328,7 @@ export const function8: FunctionModel = {
     "group_size": 4,
     "n_groups": 2,
     "op_name": "jit(matmul)/dot_general",
-    "source": "wire_fixtures.py:73",
+    "source": "wire_fixtures.py:74",
     "groups_text": "[2,4]<=[8]",
     "group_set": 0,
     "elements": [
@@ -5377,7 +5382,7 @@ export const function8: FunctionModel = {
     "group_size": 2,
     "n_groups": 4,
     "op_name": "jit(matmul)/reduce_sum",
-    "source": "wire_fixtures.py:73",
+    "source": "wire_fixtures.py:74",
     "groups_text": "mesh['axis_0'=2,'axis_1'=1,'axis_2'=4] {'axis_0'}",
     "group_set": 1,
     "elements": [
@@ -5412,8 +5417,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 77.8,
-  "run_ms": 2.7,
+  "compile_ms": 169.4,
+  "run_ms": 18.0,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -6526,7 +6531,7 @@ export const functionShardMap8: FunctionModel = {
     "group_size": 2,
     "n_groups": 4,
     "op_name": "jit(psum_rows)/shard_map/psum_invariant",
-    "source": "wire_fixtures.py:78",
+    "source": "wire_fixtures.py:79",
     "groups_text": "{{0,4},{1,5},{2,6},{3,7}}",
     "group_set": 0,
     "elements": [
@@ -6562,8 +6567,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 50.6,
-  "run_ms": 1.5,
+  "compile_ms": 124.9,
+  "run_ms": 1.6,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7608,7 +7613,7 @@ export const functionPmap8: FunctionModel = {
     "group_size": 8,
     "n_groups": 1,
     "op_name": "jit(pmap(<lambda>))/jit(_fun)/shard_map/psum",
-    "source": "wire_fixtures.py:84",
+    "source": "wire_fixtures.py:85",
     "groups_text": "{{0,1,2,3,4,5,6,7}}",
     "group_set": 0,
     "elements": [
@@ -7643,8 +7648,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 107.5,
-  "run_ms": 4.1,
+  "compile_ms": 187.1,
+  "run_ms": 13.9,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -21698,7 +21703,8 @@ export const array32: ArrayModel = {
   "collectives": [],
   "group_sets": [],
   "estimate": null
- }
+ },
+ "cost_open": false
 };
 
 export const colours = {

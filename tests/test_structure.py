@@ -27,10 +27,12 @@ FLOORS: dict[str, int] = {
     # the JAX adapter: every private JAX read and version difference
     "shardwidget._jax": 0,
     # pure: geometry, specs, rules, statistics; and the readers of compiled HLO text (no JAX):
-    # its collectives (hlo) and the FLOPs of its dots and gemms (hlo_flops)
+    # its collectives (hlo), the FLOPs of its dots and gemms (hlo_flops) and its memory peak
+    # from the compiler's own reports (hlo_peak)
     "shardwidget.model": 1,
     "shardwidget.trace.hlo": 1,
     "shardwidget.trace.hlo_flops": 1,
+    "shardwidget.trace.hlo_peak": 1,
     # what a layout or a program costs: bytes moved, time on a hardware preset (reads HLO)
     "shardwidget.cost": 2,
     # tracing and compiling a function with JAX; its result estimates itself through cost

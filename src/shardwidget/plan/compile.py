@@ -20,7 +20,8 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 from ..cost.estimate import estimate
 from ..cost.hardware import DEFAULT
-from ..trace import hlo, hlo_tpu
+from ..trace import hlo, hlo_peak, hlo_tpu
+from ..trace.hlo_peak import Peak
 from . import helper as _helper
 from . import inputs
 from . import tpu as _tpu
@@ -67,6 +68,12 @@ class Plan:
     :attr:`hbm`); the other figures are then empty: nothing was compiled."""
     hbm: str = ""
     """The TPU compiler's words when the program does not fit in HBM; "" otherwise."""
+    peak: Peak | None = field(repr=False, default=None)
+    """Where the memory goes (:class:`~shardwidget.trace.hlo_peak.Peak`), read from the
+    compiler's own report of this compile, also when it does not fit; None where the compiler
+    wrote none (:attr:`peak_unknown` says why)."""
+    peak_unknown: str = ""
+    """Why :attr:`peak` is None ("" when it is known)."""
 
     @property
     def n_devices(self) -> int:
@@ -204,6 +211,9 @@ def compile_text(text: str, mesh: Any, timeout: float | None = None, t0: float =
         reply = _tpu.compile_text(text, mesh, timeout or _helper.TIMEOUT_S)
     else:
         reply = _helper.helper(n).compile(text, timeout or _helper.TIMEOUT_S)
+    peak = reply.get("_peak")  # read once per reply (the TPU helper's replies are cached)
+    if peak is None:
+        peak = reply["_peak"] = hlo_peak.peak_fields(reply.get("memory_report") or {})
     if "hbm" in reply:  # the TPU compiler's answer: the program does not fit
         return Plan(
             mesh=mesh,
@@ -218,6 +228,7 @@ def compile_text(text: str, mesh: Any, timeout: float | None = None, t0: float =
             topology=mi,
             fits=False,
             hbm=str(reply["hbm"]),
+            **peak,
         )
     names, sizes = tuple(mesh.axis_names), tuple(int(s) for s in mesh.axis_sizes)
     coords = {i: tuple(int(c) for c in np.unravel_index(i, sizes)) for i in range(n)}
@@ -241,4 +252,5 @@ def compile_text(text: str, mesh: Any, timeout: float | None = None, t0: float =
         shardy_dump=str(reply.get("shardy_dump", "")),
         compiler="tpu" if mi is not None else "cpu",
         topology=mi,
+        **peak,
     )

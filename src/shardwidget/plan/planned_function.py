@@ -20,7 +20,7 @@ from jax.sharding import NamedSharding
 from .. import _jax
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
-from ..trace import why
+from ..trace import hlo_peak, why
 from ..trace.function import Traced
 from ..trace.result import TraceResult, TraceState, jaxpr_text
 from . import background, shardings, tpu
@@ -177,6 +177,8 @@ class PlanTraced(Traced):
             out_paths=self.out_paths(state),
             compile_ms=(time.perf_counter() - t0) * 1e3,
             jaxpr=jaxpr_text(traced.jaxpr),
+            peak=hlo_peak.with_paths(pl.peak, [lf.path for lf in self.leaves]),
+            peak_unknown=pl.peak_unknown,
             notes={
                 "in": [""] * len(self.leaves),
                 "out": notes,

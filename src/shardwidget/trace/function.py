@@ -30,7 +30,7 @@ from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
 from ..model import state as state_mod
 from ..model.layout import layout_of
-from . import _specs, hlo, why
+from . import _specs, hlo, hlo_peak, why
 from ._calls import FunctionCall
 from ._compiled import _check_alive, _flops, _local_shape, _run_disabled
 from ._jaxpr import (
@@ -331,7 +331,8 @@ class Traced(FunctionCall):
     def _compile(self, state: TraceState) -> TraceResult:
         t0 = time.perf_counter()
         mesh, in_sh, out_dtypes, out_shapes, traced = self.stage(state)
-        compiled, lowered, dump = why.compile_with_dump(traced, mesh)  # + XLA's Shardy record
+        report: dict[str, str] = {}  # XLA's memory reports of this compile (the peak)
+        compiled, lowered, dump = why.compile_with_dump(traced, mesh, report)
         compile_ms = (time.perf_counter() - t0) * 1e3
         constraints: list[Constraint] = []
         _walk_constraints(traced.jaxpr.jaxpr, constraints)
@@ -383,6 +384,7 @@ class Traced(FunctionCall):
             compile_ms=compile_ms,
             jaxpr=jaxpr_text(traced.jaxpr),
             notes=notes,
+            **hlo_peak.peak_fields(report, _kept_paths(self.leaves, kept)),
         )
 
     def _check_jit_args(self, structs: Sequence[Any]) -> None:
@@ -503,3 +505,9 @@ def _padded(traced: Traced, state: TraceState) -> TraceState:
         return state
     outs = pad_out_specs(state.out_specs, traced.output_info(state)[0])
     return state if outs == state.out_specs else TraceState(*state.mesh_key, state.in_specs, outs)
+
+
+def _kept_paths(leaves: Sequence[Any], kept: Sequence[Any]) -> list[str]:
+    """The compiled program's parameters' paths, in order: the input leaves XLA kept (an
+    unused one has no parameter; its kept sharding reads None)."""
+    return [lf.path for lf, k in zip(leaves, kept, strict=True) if k is not None]

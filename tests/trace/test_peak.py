@@ -137,8 +137,11 @@ def test_gradient_of_several_layers_agrees(scan):
     assert args == want
     if scan:  # the activations saved for the backward pass: one stacked buffer per layer
         per_device_acts = layers * (b // 4) * d * 4
-        saved = [b_ for b_ in peak.buffers if b_.kind == "temporary" and b_.shape.startswith(
-            f"f32[{layers},")]
+        saved = [
+            b_
+            for b_ in peak.buffers
+            if b_.kind == "temporary" and b_.shape.startswith(f"f32[{layers},")
+        ]
         assert saved and max(s.bytes for s in saved) >= per_device_acts // 2, peak.buffers
 
 
@@ -209,9 +212,7 @@ def test_timeline_counts_shared_bytes_once():
             " value: <3 b @0> (size=8,offset=0): f32[2]{0}",
         ]
     )
-    peak = hlo_peak.peak_of(
-        {hlo_peak.LIVE_RANGE: live, hlo_peak.ASSIGNMENT: assign}, ["p"]
-    )
+    peak = hlo_peak.peak_of({hlo_peak.LIVE_RANGE: live, hlo_peak.ASSIGNMENT: assign}, ["p"])
     assert not isinstance(peak, str)
     assert peak.timeline == (4, 12, 12)
     assert (peak.bytes, peak.reported_bytes, peak.at.index) == (12, 20, 1)

@@ -71,7 +71,7 @@ def check(pl) -> None:
 
 
 @pytest.mark.parametrize(
-    "topology,model", [("v5e:2x4", "scan"), ("v5e:2x4", "loop"), ("v6e:2x4", "scan")]
+    ("topology", "model"), [("v5e:2x4", "scan"), ("v5e:2x4", "loop"), ("v6e:2x4", "scan")]
 )
 def test_tpu_plan_peak_agrees_with_the_tpu_compiler(topology, model):
     pl = tpu_plan(topology, model)
@@ -101,7 +101,7 @@ def test_a_step_that_does_not_fit_is_explained_by_its_peak():
     v5e = tpu.tpu_mesh("v5e:2x4", (2, 4), ("data", "model"))
     pl = plan(tpu_direct.mlp, *tpu_direct.mlp_args(262144), mesh=v5e, in_specs=tpu_direct.SPECS)
     assert not pl.fits
-    need, have = tpu.hbm_figures(pl.hbm)
+    _need, have = tpu.hbm_figures(pl.hbm)
     assert pl.peak is not None, pl.peak_unknown
     assert have is not None and pl.peak.bytes > have  # over what the TPU compiler says it has
     w = 262144 * 262144 * 2 // 8  # the weights alone, per device (data x model = 8)

@@ -132,7 +132,10 @@ def test_gradient_of_several_layers_agrees(scan):
     # the arguments at the peak are the input leaves' bytes per device, each once
     args = {b.path: b.bytes for b in peak.buffers if b.kind == "argument"}
     leaves = [ws] if scan else list(ws)
-    want = {p: math.prod(a.sharding.shard_shape(a.shape)) * 4 for p, a in zip(paths, leaves)}
+    want = {
+        p: math.prod(a.sharding.shard_shape(a.shape)) * 4
+        for p, a in zip(paths, leaves, strict=True)
+    }
     want["x"] = math.prod(x.sharding.shard_shape(x.shape)) * 4
     assert args == want
     if scan:  # the activations saved for the backward pass: one stacked buffer per layer

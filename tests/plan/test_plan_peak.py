@@ -9,11 +9,13 @@ import math
 
 import jax
 import jax.numpy as jnp
+import pytest
 from jax.sharding import AbstractMesh, AxisType
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
 from shardwidget.plan import plan
+from shardwidget.trace import hlo_peak
 from tests.plan.test_plan_function_view import IN_SPECS, PARAMS, X, step
 
 AUTO2 = (AxisType.Auto,) * 2
@@ -33,6 +35,9 @@ def test_a_plan_of_8_positions_reads_the_real_compiles_peak():
     planned = ShardView(step, PARAMS, X, mesh=mesh, **kw)
     real = ShardView(step, PARAMS, X, mesh_shape=[4, 2], axis_names=["data", "model"], **kw)
     a, b = planned.trace.peak, real.trace.peak
+    if jax.__version_info__ < (0, 10):  # XLA:CPU writes no live-range report before 0.10
+        assert a is None and planned.trace.peak_unknown == hlo_peak.NO_LIVE_RANGE
+        pytest.skip(hlo_peak.NO_LIVE_RANGE)
     assert a is not None and b is not None, (planned.trace.peak_unknown, real.trace.peak_unknown)
     assert (a.bytes, a.at.op_name) == (b.bytes, b.at.op_name)
     assert [(x.kind, x.bytes, x.path) for x in a.buffers] == [
@@ -58,6 +63,9 @@ def test_a_plan_of_256_positions_agrees_with_the_compiler():
 
     pl = plan(train, w, x, mesh=mesh, in_specs=specs)
     peak = pl.peak
+    if jax.__version_info__ < (0, 10):
+        assert peak is None and pl.peak_unknown == hlo_peak.NO_LIVE_RANGE
+        pytest.skip(hlo_peak.NO_LIVE_RANGE)
     assert peak is not None, pl.peak_unknown
     m = pl.memory
     assert sum(b.bytes for b in peak.buffers) == peak.bytes == max(peak.timeline)

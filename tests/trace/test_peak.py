@@ -28,7 +28,8 @@ def mesh():
 
 
 def compile_peak(f, *args, donate=(), in_paths=()):
-    """(peak, memory_analysis) of ``jax.jit(f)`` compiled for args, read from the dump."""
+    """(peak, memory_analysis) of ``jax.jit(f)`` compiled for args, read from the dump;
+    skipped (the reason checked) where this jaxlib's XLA:CPU writes no live-range report."""
     folder = tempfile.mkdtemp()
     try:
         lowered = jax.jit(f, donate_argnums=donate).lower(*args)
@@ -36,6 +37,8 @@ def compile_peak(f, *args, donate=(), in_paths=()):
         peak = hlo_peak.peak_of(hlo_peak.dump_texts(folder), in_paths)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+    if peak == hlo_peak.NO_LIVE_RANGE and jax.__version_info__ < (0, 10):
+        pytest.skip(peak)
     assert not isinstance(peak, str), peak
     return peak, compiled.memory_analysis()
 
@@ -170,8 +173,10 @@ def test_the_view_reads_the_same_peak_as_a_plain_compile():
     g = jax.grad(f)
     view = sw.ShardView(g, w, x)
     t = view.trace
-    assert t.peak is not None and t.peak_unknown == ""
+    if jax.__version_info__ < (0, 10):  # no live-range report: None, and the view says why
+        assert t.peak is None and t.peak_unknown == hlo_peak.NO_LIVE_RANGE
     want, m = compile_peak(g, w, x, in_paths=["w", "x"])
+    assert t.peak is not None and t.peak_unknown == ""
     assert t.memory["peak"] == bound(m)  # the same compile as the view's
     assert t.peak.bytes == want.bytes
     assert [(b.kind, b.bytes, b.path) for b in t.peak.buffers] == [

@@ -11,6 +11,7 @@ import jax
 
 from ..model.layout import Layout, layout_of_sharding
 from ..model.units import fmt_bytes
+from ..trace import peak_text
 from . import budget
 from .function_leaves import CARDS_UP_TO, leaf_table
 from .legend import legend_of
@@ -94,7 +95,10 @@ def function_svg(
     y = _collectives(svg, res, 12, y, width - 24)
     if res.memory:
         mem = " · ".join(f"{k} {fmt_bytes(v)}" for k, v in res.memory.items() if v)
-        for part in wrap_text(f"Memory per device: {mem}", width - 24):
+        peak = peak_text.compact(res.peak, res.peak_unknown, rows=2)
+        for part in [
+            p for line in [f"Memory per device: {mem}", *peak] for p in wrap_text(line, width - 24)
+        ]:
             svg.text(12, y + 14, part, size=11.5, fill=FG2)
             y += 16
         y += 6

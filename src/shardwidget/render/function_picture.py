@@ -95,7 +95,7 @@ def function_svg(
     y = _collectives(svg, res, 12, y, width - 24)
     if res.memory:
         mem = " · ".join(f"{k} {fmt_bytes(v)}" for k, v in res.memory.items() if v)
-        peak = peak_text.compact(res.peak, res.peak_unknown, rows=2)
+        peak = peak_text.one_line(res.peak, res.peak_unknown)
         for part in [
             p for line in [f"Memory per device: {mem}", *peak] for p in wrap_text(line, width - 24)
         ]:

@@ -91,6 +91,14 @@ def compact(
     return out
 
 
+def one_line(peak: Peak | None, unknown: str = "", hbm: float | None = None) -> list[str]:
+    """The static picture's form: the title, then the groups' bytes on one line."""
+    if peak is None:
+        return compact(None, unknown)
+    groups = " · ".join(f"{g} {fmt_bytes(total)}" for g, total, _ in grouped(peak))
+    return [title(peak, hbm).replace("peak", "Peak", 1), f"Live at the peak: {groups}"]
+
+
 def downsample(timeline: Sequence[int], width: int) -> list[int]:
     """At most ``width`` points of a timeline, each the largest of its run (the peak stays)."""
     n = len(timeline)

@@ -39,6 +39,8 @@ FLOORS: dict[str, int] = {
     "shardwidget.trace": 3,
     # plans: a program compiled for a mesh bigger than the kernel's, in a helper process
     "shardwidget.plan": 4,
+    # the search for a layout: candidates, compiled by a target's compiler in plan's helpers
+    "shardwidget.layout_search": 4,
     # pictures (SVG, PNG, the scene), then the payload the front end reads (which uses them)
     "shardwidget.render": 5,
     "shardwidget.wire": 6,

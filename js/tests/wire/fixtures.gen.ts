@@ -5325,7 +5325,46 @@ export const function8: FunctionModel = {
     "op_name": "jit(matmul)/dot_general",
     "source": "wire_fixtures.py:73",
     "groups_text": "[2,4]<=[8]",
-    "group_set": 0
+    "group_set": 0,
+    "elements": [
+     {
+      "shape": [
+       8,
+       4
+      ],
+      "dtype": "f32",
+      "in_leaves": [
+       0,
+       1
+      ],
+      "out_leaves": [
+       0
+      ]
+     },
+     {
+      "shape": [
+       8,
+       4
+      ],
+      "dtype": "f32",
+      "in_leaves": [
+       0,
+       1
+      ],
+      "out_leaves": [
+       1
+      ]
+     }
+    ],
+    "in_leaves": [
+     0,
+     1
+    ],
+    "out_leaves": [
+     0,
+     1
+    ],
+    "leaves_note": ""
    },
    {
     "kind": "all-reduce",
@@ -5340,7 +5379,28 @@ export const function8: FunctionModel = {
     "op_name": "jit(matmul)/reduce_sum",
     "source": "wire_fixtures.py:73",
     "groups_text": "mesh['axis_0'=2,'axis_1'=1,'axis_2'=4] {'axis_0'}",
-    "group_set": 1
+    "group_set": 1,
+    "elements": [
+     {
+      "shape": [],
+      "dtype": "f32",
+      "in_leaves": [
+       0,
+       1
+      ],
+      "out_leaves": [
+       1
+      ]
+     }
+    ],
+    "in_leaves": [
+     0,
+     1
+    ],
+    "out_leaves": [
+     1
+    ],
+    "leaves_note": ""
    }
   ],
   "memory": {
@@ -5352,8 +5412,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 321.4,
-  "run_ms": 10.9,
+  "compile_ms": 306.7,
+  "run_ms": 14.8,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -6560,7 +6620,29 @@ export const functionShardMap8: FunctionModel = {
     "op_name": "jit(psum_rows)/shard_map/psum_invariant",
     "source": "wire_fixtures.py:78",
     "groups_text": "{{0,4},{1,5},{2,6},{3,7}}",
-    "group_set": 0
+    "group_set": 0,
+    "elements": [
+     {
+      "shape": [
+       8,
+       8
+      ],
+      "dtype": "f32",
+      "in_leaves": [
+       0
+      ],
+      "out_leaves": [
+       0
+      ]
+     }
+    ],
+    "in_leaves": [
+     0
+    ],
+    "out_leaves": [
+     0
+    ],
+    "leaves_note": ""
    }
   ],
   "memory": {
@@ -6572,8 +6654,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 237.3,
-  "run_ms": 9.8,
+  "compile_ms": 184.0,
+  "run_ms": 13.6,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7665,7 +7747,28 @@ export const functionPmap8: FunctionModel = {
     "op_name": "jit(pmap(<lambda>))/jit(_fun)/shard_map/psum",
     "source": "wire_fixtures.py:84",
     "groups_text": "{{0,1,2,3,4,5,6,7}}",
-    "group_set": 0
+    "group_set": 0,
+    "elements": [
+     {
+      "shape": [
+       4
+      ],
+      "dtype": "f32",
+      "in_leaves": [
+       0
+      ],
+      "out_leaves": [
+       0
+      ]
+     }
+    ],
+    "in_leaves": [
+     0
+    ],
+    "out_leaves": [
+     0
+    ],
+    "leaves_note": ""
    }
   ],
   "memory": {
@@ -7677,8 +7780,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 247.7,
-  "run_ms": 5.8,
+  "compile_ms": 249.9,
+  "run_ms": 8.6,
   "cached": false,
   "ran": true,
   "left_out": {

@@ -206,11 +206,18 @@ def compile_text(text: str, mesh: Any, timeout: float | None = None, t0: float =
     (``time.perf_counter()``; 0: now). PlanError in words when the helper cannot answer."""
     t0 = t0 or time.perf_counter()
     n = int(np.prod(mesh.axis_sizes))
-    mi = _tpu.info(mesh)
-    if mi is not None:
-        reply = _tpu.compile_text(text, mesh, timeout or _helper.TIMEOUT_S)
+    if _tpu.is_tpu(mesh):
+        reply = _tpu.compile_text(text, mesh, timeout or _helper.busy(_helper.TIMEOUT_S))
     else:
-        reply = _helper.helper(n).compile(text, timeout or _helper.TIMEOUT_S)
+        reply = _helper.helper(n).compile(text, timeout)
+    return plan_of(reply, mesh, t0)
+
+
+def plan_of(reply: dict[str, Any], mesh: Any, t0: float) -> Plan:
+    """The Plan of a helper's reply for ``mesh`` (a compile begun at ``t0``,
+    ``time.perf_counter()``): the search's own helpers answer the same way."""
+    n = int(np.prod(mesh.axis_sizes))
+    mi = _tpu.info(mesh)
     peak = reply.get("_peak")  # read once per reply (the TPU helper's replies are cached)
     if peak is None:
         peak = reply["_peak"] = hlo_peak.peak_fields(reply.get("memory_report") or {})

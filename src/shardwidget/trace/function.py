@@ -30,7 +30,7 @@ from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
 from ..model import state as state_mod
 from ..model.layout import layout_of
-from . import _specs, hlo, hlo_peak, why
+from . import _specs, hlo, hlo_flow, hlo_peak, why
 from ._calls import FunctionCall
 from ._compiled import _check_alive, _flops, _local_shape, _run_disabled
 from ._jaxpr import (
@@ -331,8 +331,7 @@ class Traced(FunctionCall):
     def _compile(self, state: TraceState) -> TraceResult:
         t0 = time.perf_counter()
         mesh, in_sh, out_dtypes, out_shapes, traced = self.stage(state)
-        report: dict[str, str] = {}  # XLA's memory reports of this compile (the peak)
-        compiled, lowered, dump = why.compile_with_dump(traced, mesh, report)
+        compiled, lowered, dump, report = _compile_reporting(traced, mesh)
         compile_ms = (time.perf_counter() - t0) * 1e3
         constraints: list[Constraint] = []
         _walk_constraints(traced.jaxpr.jaxpr, constraints)
@@ -348,6 +347,8 @@ class Traced(FunctionCall):
         da = [d.id for d in (_jax.device_assignment(used[0]) if used else mesh.devices.flat)]
         coords = {int(d.id): tuple(int(v) for v in idx) for idx, d in np.ndenumerate(mesh.devices)}
         colls = hlo.collectives(txt, da, coords, mesh.axis_names, tuple(mesh.devices.shape))
+        in_paths, out_paths = [lf.path for lf in self.leaves], self.out_paths(state)
+        colls = hlo_flow.attribute(colls, txt, [k is not None for k in kept], in_paths, out_paths)
         colls = why.lazily(colls, why.Explainer(lowered, dump, txt, self, state, constraints))
         sizes = dict(zip(state.axis_names, state.mesh_shape, strict=True))
         if self.mode == "shard_map":
@@ -379,8 +380,8 @@ class Traced(FunctionCall):
             flops=_flops(compiled),
             compiled=compiled,
             hlo_text=txt,
-            in_paths=[lf.path for lf in self.leaves],
-            out_paths=self.out_paths(state),
+            in_paths=in_paths,
+            out_paths=out_paths,
             compile_ms=compile_ms,
             jaxpr=jaxpr_text(traced.jaxpr),
             notes=notes,
@@ -505,6 +506,14 @@ def _padded(traced: Traced, state: TraceState) -> TraceState:
         return state
     outs = pad_out_specs(state.out_specs, traced.output_info(state)[0])
     return state if outs == state.out_specs else TraceState(*state.mesh_key, state.in_specs, outs)
+
+
+def _compile_reporting(traced: Any, mesh: Any) -> tuple[Any, Any, str | None, dict[str, str]]:
+    """:func:`why.compile_with_dump` (XLA's Shardy record) with the compile's memory reports
+    (what the peak is read from) kept too."""
+    report: dict[str, str] = {}
+    compiled, lowered, dump = why.compile_with_dump(traced, mesh, report)
+    return compiled, lowered, dump, report
 
 
 def _kept_paths(leaves: Sequence[Any], kept: Sequence[Any]) -> list[str]:

@@ -92,7 +92,8 @@ class Collective:
     axes: tuple[str, ...]
     """The user's mesh axes the groups span, in mesh order; () when they match no axes."""
     shape: tuple[int, ...]
-    """Result shape on one device (the first array of a tuple result)."""
+    """Result shape on one device (of a tuple result, its first element that is not a scalar:
+    see :attr:`elements`)."""
     dtype: str
     """HLO element type of the result ("f32", …)."""
     bytes: int
@@ -113,9 +114,37 @@ class Collective:
     """True when a group covers only part of an axis (e.g. pairs along x)."""
     name: str = field(repr=False, default="")
     """The HLO instruction name, e.g. "all-reduce.1"."""
+    elements: tuple[HloShape, ...] = field(repr=False, default=())
+    """Every array it carries, per device (a combined all-reduce of gradients: one per
+    gradient, the loss's scalar too); its bytes are theirs summed."""
+    in_leaves: tuple[str, ...] | None = field(repr=False, default=None, compare=False)
+    """The paths of the input leaves that flow into it, by dataflow through the compiled
+    program (:mod:`.hlo_flow`); None where that could not be told (:attr:`leaves_note`)."""
+    out_leaves: tuple[str, ...] | None = field(repr=False, default=None, compare=False)
+    """The paths of the output leaves it flows into; None where not told."""
+    element_in_leaves: tuple[tuple[str, ...], ...] = field(repr=False, default=(), compare=False)
+    """Per element of :attr:`elements`: the input paths that flow into it (empty: not told)."""
+    element_out_leaves: tuple[tuple[str, ...], ...] = field(repr=False, default=(), compare=False)
+    """Per element: the output paths it flows into (empty: not told)."""
+    leaves_note: str = field(repr=False, default="", compare=False)
+    """Why the leaves are not told (or only the inputs are); "" otherwise."""
     explainer: Any = field(repr=False, default=None, compare=False)
     """What gives its :attr:`cause` (``explainer(collective)``, computed on first use for every
     collective of the compile); None where none was asked for."""
+
+    @property
+    def leaves(self) -> tuple[str, ...] | None:
+        """The paths of the input leaves it touches, then of the output leaves (by dataflow,
+        never by shape); None where the program could not be followed (:attr:`leaves_note`)."""
+        if self.in_leaves is None:
+            return None
+        return self.in_leaves + (self.out_leaves or ())
+
+    @property
+    def element_leaves(self) -> tuple[tuple[str, ...], ...]:
+        """Per element of :attr:`elements`: its input paths, then its output paths."""
+        outs = self.element_out_leaves or ((),) * len(self.element_in_leaves)
+        return tuple(a + b for a, b in zip(self.element_in_leaves, outs, strict=True))
 
     @property
     def cause(self) -> Any:
@@ -342,17 +371,16 @@ def _instructions(hlo_text: str) -> Iterator[tuple[str, str, str, str]]:
             yield m.group("name"), shape, om.group("op"), line
 
 
-def _result_shape(kind: str, op: str, shape_text: str) -> tuple[HloShape, int]:
-    """(first result array, total result bytes) for a collective's result shape text."""
-    shapes = [s for s in parse_shapes(shape_text) if s.dims or not shape_text.startswith("(")]
-    if not shapes:
-        shapes = parse_shapes(shape_text)
+def _result_shapes(kind: str, op: str, shape_text: str) -> list[HloShape]:
+    """Every array a collective's result carries (a combined one's scalars too), from its
+    result shape text; an async start's operands and context words left out."""
+    shapes = parse_shapes(shape_text)
     if op.endswith("-start") and len(shapes) > 1:
         if kind == "all-gather":  # (operands..., results...)
             shapes = shapes[len(shapes) // 2 :]
         elif kind == "collective-permute":  # (operand, result, u32[], u32[])
             shapes = shapes[1:2]
-    return shapes[0], sum(s.nbytes for s in shapes)
+    return shapes
 
 
 def where(path: str, line: int | str) -> str:
@@ -429,7 +457,9 @@ def collectives(
         kind = op[: -len("-start")] if op.endswith("-start") else op
         if kind not in KINDS:
             continue
-        first, total = _result_shape(kind, op, shape_text)
+        elements = _result_shapes(kind, op, shape_text)
+        first = next((s for s in elements if s.dims), elements[0])  # (as shown: an array)
+        total = sum(s.nbytes for s in elements)
         meta_op = re.search(r'op_name="([^"]*)"', line)
         src_f = re.search(r'source_file="([^"]*)"', line)
         src_l = re.search(r"source_line=(\d+)", line)
@@ -463,6 +493,7 @@ def collectives(
                     source=source,
                     partial=True,
                     name=name,
+                    elements=tuple(elements),
                 )
             )
             continue
@@ -492,6 +523,7 @@ def collectives(
                 source=source,
                 partial=partial,
                 name=name,
+                elements=tuple(elements),
             )
         )
     return out

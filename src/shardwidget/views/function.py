@@ -39,6 +39,7 @@ from . import plan_progress, rerun
 from .base import InvalidValue, ShardView, is_function
 from .cost import CostMixin
 from .function_path import Computed, FunctionPath, RunArrays
+from .search import SearchMixin
 
 if TYPE_CHECKING:
     from ..export.page import ExportReport
@@ -47,7 +48,7 @@ STATE_TRAITS = ("mesh_shape", "axis_names", "axis_types", "in_specs", "out_specs
 OWN_KWARGS = ("mode", "stats", "hardware", *STATE_TRAITS)
 
 
-class FunctionView(CostMixin, ShardView[TraceState]):
+class FunctionView(SearchMixin, CostMixin, ShardView[TraceState]):
     """Live view of a function compiled for a layout of its inputs: input and output shardings,
     the collectives XLA inserted, per-device memory and flops, and the outputs it computes.
 

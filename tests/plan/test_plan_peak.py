@@ -14,8 +14,8 @@ from jax.sharding import AbstractMesh, AxisType
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
+from shardwidget.hlo import peak as hlo_peak
 from shardwidget.plan import plan
-from shardwidget.trace import hlo_peak
 from tests.plan.test_plan_function_view import IN_SPECS, PARAMS, X, step
 
 AUTO2 = (AxisType.Auto,) * 2

@@ -14,8 +14,8 @@ import tempfile
 
 import pytest
 
+from shardwidget.hlo import peak as hlo_peak
 from shardwidget.plan import plan, tpu
-from shardwidget.trace import hlo_peak
 from tests.plan import tpu_direct, tpu_peak_direct
 
 pytestmark = pytest.mark.skipif(bool(tpu.unavailable()), reason=tpu.unavailable() or "")

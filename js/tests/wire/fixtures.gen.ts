@@ -5412,8 +5412,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 306.7,
-  "run_ms": 14.8,
+  "compile_ms": 287.9,
+  "run_ms": 16.5,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -6654,8 +6654,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 184.0,
-  "run_ms": 13.6,
+  "compile_ms": 185.0,
+  "run_ms": 14.1,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7780,8 +7780,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 249.9,
-  "run_ms": 8.6,
+  "compile_ms": 303.6,
+  "run_ms": 13.3,
   "cached": false,
   "ran": true,
   "left_out": {

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 import jax
 
+from ..hlo import peak_text
 from ..model.layout import Layout, layout_of_sharding
 from ..model.units import fmt_bytes
-from ..trace import peak_text
 from . import budget
 from .function_leaves import CARDS_UP_TO, leaf_table
 from .legend import legend_of
@@ -19,7 +19,7 @@ from .picture import FG2, FG3, MAX_TITLES, Svg, grid, marks, wrap_text
 from .scene import array_scene
 
 if TYPE_CHECKING:
-    from ..trace.hlo import Collective
+    from ..hlo.collectives import Collective
     from ..trace.result import TraceResult
 
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any
 
+from ..hlo import peak_text
 from ..model.gspmd import CUSTOM
 from ..model.layout import Block, Layout
 from ..model.units import fmt_bytes
-from ..trace import peak_text
 from .scene import facts
 
 if TYPE_CHECKING:
@@ -224,7 +224,7 @@ def render_trace(
                 f"    {c.kind:<18} over {axes:<6} {c.dtype}{list(c.shape)}  "
                 f"{fmt_bytes(c.bytes)} sent per device"
             )
-            if getattr(c.explainer, "ready", False):  # why XLA inserted it (trace/cause.py)
+            if getattr(c.explainer, "ready", False):  # why XLA inserted it (why/cause.py)
                 lines.append(f"      why: {c.cause.text}")
         if any(c.explainer is not None and not c.explainer.ready for c in res.collectives):
             lines.append("    (why each is there: collectives[i].cause, worked out when asked)")

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from ..trace import peak_text
-from ..trace.hlo_peak import Buffer, Peak
+from ..hlo import peak_text
+from ..hlo.peak import Buffer, Peak
 
 MAX_POINTS = 600
 """Points of the timeline sent (each the largest of its run of instructions): the panel is

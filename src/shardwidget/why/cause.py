@@ -1,0 +1,422 @@
+"""Why each collective is there: the sharding of the inputs, constraints and outputs that met at
+the op XLA inserted it for.
+
+Shardy (XLA's partitioner) decides every value's sharding; XLA's SPMD partitioner then inserts a
+collective where an op's operands arrive sharded otherwise than its result is. Shardy records
+where each sharding came from when asked (``sdy.sharding_origins``), and the lowered module keeps
+each op's name and source line. So the kernel runs Shardy's propagation on the lowered module
+in-process (:func:`shardwidget._jax.shardy_ops`, about 5 ms), joins each compiled collective to
+the op with the same ``op_name`` and source line (then by shapes, then by position where the
+layers of a loop share a line), and says what met there. Every explanation is checked against
+XLA's own record of the same compile (its ``shardy-verbose`` dump,
+:data:`shardwidget._jax.SHARDY_DUMP`), and rests on the dump alone where the two differ.
+Where anything is missing, the cause says so and why: never a guess.
+
+Pure: no JAX import (the adapter gives the op records), no widget code.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..hlo import collectives as hlo
+from . import cause_match as match
+from . import sdy
+from .cause_text import (
+    describe,
+    line_words,
+    nothing_met,
+    op_word,
+    unknown_text,
+)
+
+CHECKED = "agrees with XLA's own dump of this compile"
+FROM_DUMP = "from XLA's own dump of this compile (Shardy in this process differed)"
+UNCHECKED = "not checked: no dump of XLA's own propagation for this compile"
+SCAN = "every layer of the scan: {} iterations"
+"""Said of a collective in a loop's body, where one op is every layer."""
+IN_BODY = "in a loop's body: read from XLA's own dump of this compile (XLA inlines the body)"
+
+
+@dataclass(frozen=True)
+class Place:
+    """An input, output, constraint or op a cause involves, with where it is."""
+
+    what: str
+    """"input", "output", "constraint", "shard_map" or "op"."""
+    index: int
+    """Its position: input / output leaf index, constraint N, or the op's index in the module."""
+    label: str
+    """The input or output leaf's path ("params['w']"), the op's JAX name ("dot_general")."""
+    spec: str = ""
+    """The sharding it carries, in words ("split over x on dim 0")."""
+    file: str = ""
+    """The source file of the user's code where it is ("" for an input or output leaf)."""
+    line: int = 0
+    """Its line in that file (0 when unknown)."""
+
+    @property
+    def where(self) -> str:
+        """ "file.py:12" (or "cell [3], line 12"), "" when unknown."""
+        return hlo.where(self.file, self.line) if self.file else ""
+
+
+@dataclass(frozen=True)
+class Cause:
+    """Why one collective is in the compiled program (``view.trace.collectives[i].cause``).
+
+    Attributes:
+        text: one sentence in words; "cause unknown: <reason>" when it is not known.
+        known: False when the information is missing (``reason`` says what).
+        reason: why the cause is unknown ("" when known).
+        inputs: the input leaves whose sharding it involves (index, path, sharding).
+        constraints: the with_sharding_constraint / reshard lines involved.
+        outputs: the outputs whose out_shardings are involved.
+        op: the op where the shardings met (its JAX name, file and line).
+        checked: how it was verified against XLA's own dump.
+        candidates: the ops it may come from, where several share its line.
+        layer: (k, n): the k-th of n ops sharing its line (the layers of a loop), else None.
+        operand: the input leaf the collective moves, where the HLO leads back to one.
+    """
+
+    text: str
+    known: bool = True
+    reason: str = ""
+    inputs: tuple[Place, ...] = ()
+    constraints: tuple[Place, ...] = ()
+    outputs: tuple[Place, ...] = ()
+    op: Place | None = None
+    checked: str = ""
+    candidates: tuple[Place, ...] = ()
+    layer: tuple[int, int] | None = None
+    operand: Place | None = field(default=None, repr=False)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def unknown(reason: str) -> Cause:
+    """A cause that is not known, with the reason in words."""
+    return Cause(unknown_text(reason), known=False, reason=reason)
+
+
+@dataclass
+class Context:
+    """What the explanations read: Shardy's module (in-process and, when there is one, XLA's
+    dump), the compiled HLO, and the function's leaves and constraints."""
+
+    module: sdy.Module | None
+    dump: sdy.Module | None
+    hlo_text: str
+    in_paths: Sequence[str]
+    out_paths: Sequence[str]
+    constraints: Sequence[Any] = ()
+    """The trace's Constraint records (their spec text and source)."""
+    missing: str = ""
+    """Why there is no module ("" when there is one)."""
+    checked: str = UNCHECKED
+
+
+def causes(colls: Sequence[hlo.Collective], ctx: Context) -> list[Cause]:
+    """The cause of each collective, in order."""
+    if ctx.module is None:
+        why = unknown(ctx.missing or "Shardy's propagation is not available")
+        return [why for _ in colls]
+    graph = match.hlo_params(ctx.hlo_text)
+    seen: dict[tuple[str, str, str, tuple[int, ...]], int] = {}
+    counts: dict[tuple[str, str, str, tuple[int, ...]], int] = {}
+    for c in colls:
+        key = (c.op_name, c.source, c.kind, c.shape)
+        counts[key] = counts.get(key, 0) + 1
+    out = []
+    for c in colls:
+        key = (c.op_name, c.source, c.kind, c.shape)
+        k = seen.get(key, 0)
+        seen[key] = k + 1
+        try:
+            cause = _explain(c, ctx, graph, k, counts[key])
+        except Exception as e:  # a form this reader does not know: said, never guessed
+            cause = unknown(f"the module has a form this explanation cannot read ({e})")
+        out.append(cause)
+    return out
+
+
+def _explain(c: hlo.Collective, ctx: Context, graph: dict[str, Any], k: int, n_same: int) -> Cause:
+    mod = ctx.module
+    assert mod is not None
+    if not c.op_name:
+        return unknown(
+            "the compiled program names no operation for it (no op_name in its metadata)"
+        )
+    ops = match.by_name(mod).get(c.op_name, [])
+    if not ops:  # an op of a called function (a scan's body) is named within that function
+        names = [n for n in match.by_name(mod) if n and c.op_name.endswith("/" + n)]
+        ops = [o for n in names for o in match.by_name(mod)[n]]
+    if c.source:
+        ops = [o for o in ops if o.file and match.where(mod, o) == c.source]
+    if not ops:
+        if any(a.loc_name == c.op_name for a in mod.args):
+            return unknown(
+                f"XLA names input {c.op_name} for it: it lays the input out anew before any op "
+                "of the function (Shardy's module has no op for that)"
+            )
+        at = f" at {c.source}" if c.source else ""
+        return unknown(
+            f"no op of Shardy's module is {c.op_name}{at} (a custom call, or an op "
+            "XLA created after partitioning)"
+        )
+    if all(o.op in _EXPLICIT for o in ops):
+        return _asked_for(c, ops[0])
+    if "main" not in mod.memo:
+        mod.memo["main"] = min((o.scope for o in mod.ops), default=0)
+    main = mod.memo["main"]
+    in_body = all(o.scope != main for o in ops) and all(match.agreeing(mod, o) for o in ops)
+    body = _in_body(c, ops, ctx, graph) if in_body else None
+    if body is not None:
+        return body
+    if in_body:
+        return unknown(
+            f"the {op_word(ops[0].short)} on {c.source or 'its line'} sits in a function a loop "
+            "calls (a scan's body), which Shardy's run in this process leaves unsharded (XLA "
+            "inlines it first), and XLA's dump has no single op of its kind and shapes in its "
+            "loops to read instead"
+        )
+    fit = [o for o in ops if match.shapes_fit(mod, o, c.shape)]
+    ops = fit or ops
+    met = [o for o in ops if not match.agreeing(mod, o)]  # where shardings differ: where they met
+    ops = met or ops
+    if c.kind in ("all-reduce", "reduce-scatter") and len(ops) > 1:  # partial results
+        partial = [o for o in ops if match.partial(mod, o)]
+        ops = partial or ops
+    layer = None
+    if len(ops) > 1:
+        if len(ops) == n_same:
+            ops, layer = [ops[k]], (k + 1, n_same)
+        elif len({match.signature(mod, o) for o in ops}) > 1:
+            cands = tuple(_op_place(o) for o in ops)
+            return replace(
+                unknown(
+                    f"{len(ops)} ops named {ops[0].short} share {c.source or 'its line'} with "
+                    "different shardings, and the compiled program does not say which"
+                ),
+                candidates=cands,
+            )
+    op = ops[0]
+    cause = _from_module(c, op, mod, ctx, graph)
+    if layer is not None and cause.known:
+        lw = line_words(cause.op.file, cause.op.line) if cause.op is not None else ""
+        at = f" on {lw}" if lw else ""
+        text = cause.text.replace(f"{at}:", f"{at} (layer {layer[0]} of {layer[1]}):", 1)
+        cause = replace(cause, text=text)
+    cause = replace(cause, layer=layer, candidates=tuple(_op_place(o) for o in ops[1:]))
+    return _checked(c, op, cause, ctx, graph)
+
+
+def _in_body(c: hlo.Collective, ops: list[sdy.Op], ctx: Context, graph: Any) -> Cause | None:
+    """The cause of a collective in a loop's body (a function a scan calls, which XLA inlines
+    and Shardy in this process leaves unsharded), read from XLA's dump: each candidate op's
+    twin there (same shapes, one sharding among them), filtered as in :func:`_explain`; None
+    where the dump does not settle it."""
+    mod, dump = ctx.module, ctx.dump
+    if mod is None or dump is None:
+        return None
+    pairs = [(o, t) for o in ops if (t := match.twin(mod, o, dump, body=True)) is not None]
+    dot = match.compiled_dot(c.name, c.kind, graph)  # the compiled dot it is for, if one
+    pairs = [p for p in pairs if match.kind(p[1], dump) == dot] or pairs
+    pairs = [p for p in pairs if match.shapes_fit(dump, p[1], c.shape)] or pairs
+    pairs = [p for p in pairs if not match.agreeing(dump, p[1])] or pairs
+    if c.kind in ("all-reduce", "reduce-scatter"):
+        pairs = [p for p in pairs if match.partial(dump, p[1])] or pairs
+    if not pairs or len({match.signature(dump, t) for _, t in pairs}) != 1:
+        return None
+    o, t = pairs[0]
+    cause = _from_module(c, t, dump, ctx, graph, place_of=o)
+    if not cause.known:
+        return None
+    n = match.trips(c.op_name, graph)
+    if n:  # one op runs every layer: it is the cause of every iteration's collective
+        lw = line_words(o.file, o.line)
+        at = f" on {lw}" if lw else ""
+        cause = replace(cause, text=cause.text.replace(f"{at}:", f"{at} ({SCAN.format(n)}):", 1))
+    others = tuple(_op_place(p[0]) for p in pairs[1:])
+    return replace(cause, checked=IN_BODY, candidates=others)
+
+
+def _checked(c: hlo.Collective, op: sdy.Op, cause: Cause, ctx: Context, graph: Any) -> Cause:
+    """The cause, checked against XLA's dump; rebuilt from the dump where the two differ."""
+    if ctx.dump is None:
+        return replace(cause, checked=ctx.checked)
+    mod = ctx.module
+    assert mod is not None
+    if match.agrees(mod, op, ctx.dump):
+        return replace(cause, checked=CHECKED)
+    twin = match.twin(mod, op, ctx.dump)
+    if twin is None:
+        return unknown(
+            f"Shardy in this process and XLA's own dump differ on the shardings at the "
+            f"{op.short} ({hlo.where(op.file, op.line) if op.file else 'no line'}), and the dump "
+            "has no single op of the same shapes to read instead"
+        )
+    rebuilt = _from_module(c, twin, ctx.dump, ctx, graph, place_of=op)
+    return replace(rebuilt, layer=cause.layer, candidates=cause.candidates, checked=FROM_DUMP)
+
+
+def _from_module(
+    c: hlo.Collective,
+    op: sdy.Op,
+    mod: sdy.Module,
+    ctx: Context,
+    graph: dict[str, Any],
+    place_of: sdy.Op | None = None,
+) -> Cause:
+    operands = [mod.value(op, n) for n in op.operands]
+    results = [mod.value(op, n) for n in op.results]
+    if any(v is None or (v.shape and v.sharding is None) for v in operands + results):
+        return unknown(
+            f"Shardy's module gives no sharding for some operand of the {op.short} "
+            "(a loop's carried value, or a custom call)"
+        )
+    same = nothing_met(op, operands, results)
+    if same:
+        return unknown(
+            same.format(op_word(op.short)) + ": the collective is XLA's partitioner's choice, "
+            "not a sharding that met another"
+        )
+    inputs: dict[int, Place] = {}
+    constraints: dict[int, Place] = {}
+    outputs: dict[int, Place] = {}
+    labels = []
+    for i, v in enumerate(operands):
+        assert v is not None
+        idx = _arg_index(mod, v, ctx)
+        if idx is not None:
+            inputs[idx] = _input_place(idx, v, ctx)
+            labels.append(ctx.in_paths[idx])
+            continue
+        made = mod.made_by(op, op.operands[i])
+        if made is not None and match.from_scalars(mod, made):
+            labels.append("")  # a constant broadcast where it is needed: nothing arrives
+            continue
+        labels.append(f"operand {i}")
+        _origins(v, mod, ctx, inputs, constraints, outputs)
+    for v in results:
+        assert v is not None
+        _origins(v, mod, ctx, inputs, constraints, outputs)
+    moved = _moved_input(c, graph, mod, ctx)
+    at = place_of or op
+    text = describe(c.kind, at.short, _op_place(at), labels, operands, results, op, moved, ctx, mod)
+    return Cause(
+        text,
+        inputs=tuple(inputs[k] for k in sorted(inputs)),
+        constraints=tuple(constraints[k] for k in sorted(constraints)),
+        outputs=tuple(outputs[k] for k in sorted(outputs)),
+        op=_op_place(at),
+        operand=_input_place(moved, None, ctx) if moved is not None else None,
+    )
+
+
+# ------------------------------------------------------------------------------- places
+def _op_place(op: sdy.Op) -> Place:
+    return Place("op", op.index, op.short, "", op.file, op.line)
+
+
+def _arg_index(mod: sdy.Module, v: sdy.Value, ctx: Context) -> int | None:
+    """The input leaf an operand is, when it is an argument of the main function."""
+    if v not in mod.args:
+        return None
+    if v.loc_name in ctx.in_paths:
+        return list(ctx.in_paths).index(v.loc_name)
+    i = mod.args.index(v)
+    return i if len(mod.args) == len(ctx.in_paths) else None
+
+
+def _input_place(idx: int, v: sdy.Value | None, ctx: Context) -> Place:
+    words = v.sharding.words() if v is not None and v.sharding is not None else ""
+    return Place("input", idx, ctx.in_paths[idx], words)
+
+
+def constraint_place(n: int, op: sdy.Op, mod: sdy.Module, ctx: Context) -> Place:
+    """Constraint N: where the user's code asked for it, and the spec asked."""
+    v = mod.value(op, op.results[0]) if op.results else None
+    spec = v.sharding.words() if v is not None and v.sharding is not None else ""
+    for con in ctx.constraints:
+        m = re.match(r"(.*?):(\d+)(?::\d+)?$", str(getattr(con, "source", "")).split(" ")[0])
+        if m and m.group(1) == op.file and int(m.group(2)) == op.line:
+            spec = f"{spec} ({con.spec_text})" if spec else con.spec_text
+            break
+    return Place("constraint", n, f"constraint {n}", spec, op.file, op.line)
+
+
+def _origins(
+    v: sdy.Value,
+    mod: sdy.Module,
+    ctx: Context,
+    inputs: dict[int, Place],
+    constraints: dict[int, Place],
+    outputs: dict[int, Place],
+) -> None:
+    """Add the places v's sharding came from."""
+    for origin in set(v.origins.values()):
+        kind, n, origin = sdy.resolve(mod, v, origin)
+        if kind == "input" and n is not None and n < len(ctx.in_paths):
+            arg = mod.args[n] if n < len(mod.args) else None
+            inputs.setdefault(n, _input_place(n, arg, ctx))
+        elif kind == "output" and n is not None and n < len(ctx.out_paths):
+            res = mod.results[n] if n < len(mod.results) else None
+            words = res.sharding.words() if res is not None and res.sharding is not None else ""
+            made = mod.returns[n] if n < len(mod.returns) else None  # where the output is made
+            file, line = (made.file, made.line) if made is not None else ("", 0)
+            outputs.setdefault(n, Place("output", n, ctx.out_paths[n], words, file, line))
+        elif kind == "constraint" and n is not None and origin in mod.constraints:
+            constraints.setdefault(n, constraint_place(n, mod.constraints[origin], mod, ctx))
+
+
+# ------------------------------------------------------------------------------- matching
+_EXPLICIT = (
+    "stablehlo.all_reduce",
+    "stablehlo.reduce_scatter",
+    "stablehlo.all_gather",
+    "stablehlo.all_to_all",
+    "stablehlo.collective_permute",
+    "stablehlo.collective_broadcast",
+)
+"""Collectives the function writes itself (psum, psum_scatter, all_gather, ppermute, … inside
+shard_map or pmap): no sharding asked for them."""
+
+
+def _asked_for(c: hlo.Collective, op: sdy.Op) -> Cause:
+    """The cause of a collective the function wrote itself."""
+    where = line_words(op.file, op.line)
+    at = f" on {where}" if where else ""
+    text = (
+        f"{c.kind} asked for by the function: its {op.short}{at}, over the manual axes of "
+        "shard_map (or pmap); no sharding met another here"
+    )
+    return Cause(text, op=_op_place(op), checked="the function's own collective: nothing to check")
+
+
+def _moved_input(
+    c: hlo.Collective, graph: dict[str, Any], mod: sdy.Module, ctx: Context
+) -> int | None:
+    """The input leaf a collective moves, when its operand leads back to an entry parameter
+    through copies, fusions and slices (never through an op that computes)."""
+    node = graph.get(c.name)
+    for _ in range(16):
+        if node is None or not node[1]:
+            break
+        node = graph.get(node[1][0])
+        if node is None:
+            break
+        if node[0] == "parameter":
+            n = node[2]
+            return (
+                _arg_index(mod, mod.args[n], ctx) if n is not None and n < len(mod.args) else None
+            )
+        if node[0] not in match.THROUGH or (
+            node[0] == "fusion" and not match.moves_only(node, graph)
+        ):
+            break
+    return None

@@ -955,7 +955,8 @@ export const array8: ArrayModel = {
   "collectives": [],
   "group_sets": [],
   "estimate": null
- }
+ },
+ "cost_open": false
 };
 
 export const arrayValues8: ArrayModel = {
@@ -1796,7 +1797,8 @@ export const arrayValues8: ArrayModel = {
   "collectives": [],
   "group_sets": [],
   "estimate": null
- }
+ },
+ "cost_open": false
 };
 
 export const arrayResharded8: ArrayModel = {
@@ -2949,7 +2951,8 @@ export const arrayResharded8: ArrayModel = {
    "peak_bytes": 304,
    "hbm_bytes": 95000000000.0
   }
- }
+ },
+ "cost_open": true
 };
 
 export const arrayScalar8: ArrayModel = {
@@ -3447,7 +3450,8 @@ export const arrayScalar8: ArrayModel = {
   "collectives": [],
   "group_sets": [],
   "estimate": null
- }
+ },
+ "cost_open": false
 };
 
 export const arrayUnreduced8: ArrayModel = {
@@ -4303,7 +4307,8 @@ export const arrayUnreduced8: ArrayModel = {
   "collectives": [],
   "group_sets": [],
   "estimate": null
- }
+ },
+ "cost_open": false
 };
 
 export const function8: FunctionModel = {
@@ -5323,7 +5328,7 @@ export const function8: FunctionModel = {
     "group_size": 4,
     "n_groups": 2,
     "op_name": "jit(matmul)/dot_general",
-    "source": "wire_fixtures.py:73",
+    "source": "wire_fixtures.py:74",
     "groups_text": "[2,4]<=[8]",
     "group_set": 0,
     "elements": [
@@ -5377,7 +5382,7 @@ export const function8: FunctionModel = {
     "group_size": 2,
     "n_groups": 4,
     "op_name": "jit(matmul)/reduce_sum",
-    "source": "wire_fixtures.py:73",
+    "source": "wire_fixtures.py:74",
     "groups_text": "mesh['axis_0'=2,'axis_1'=1,'axis_2'=4] {'axis_0'}",
     "group_set": 1,
     "elements": [
@@ -5412,8 +5417,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 287.9,
-  "run_ms": 16.5,
+  "compile_ms": 137.5,
+  "run_ms": 8.5,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -5462,7 +5467,7 @@ export const function8: FunctionModel = {
   "peak": {
    "unknown": "",
    "bytes": 496,
-   "title": "peak 496 B at jit(matmul)/dot_general at wire_fixtures.py:73 (0 % of 88.5 GiB HBM)",
+   "title": "peak 496 B at jit(matmul)/dot_general at wire_fixtures.py:74 (0 % of 88.5 GiB HBM)",
    "timeline": [
     96,
     96,
@@ -5508,7 +5513,7 @@ export const function8: FunctionModel = {
      "bytes": 272,
      "rows": [
       {
-       "label": "dot_general (wire_fixtures.py:73)",
+       "label": "dot_general (wire_fixtures.py:74)",
        "bytes": 128,
        "shape": "f32[8,4]",
        "path": "",
@@ -5516,7 +5521,7 @@ export const function8: FunctionModel = {
        "aliased": false
       },
       {
-       "label": "dot_general (wire_fixtures.py:73)",
+       "label": "dot_general (wire_fixtures.py:74)",
        "bytes": 128,
        "shape": "f32[8,4]",
        "path": "",
@@ -5524,7 +5529,7 @@ export const function8: FunctionModel = {
        "aliased": false
       },
       {
-       "label": "dot_general (wire_fixtures.py:73)",
+       "label": "dot_general (wire_fixtures.py:74)",
        "bytes": 16,
        "shape": "(f32[8,4]{1,0},",
        "path": "",
@@ -5539,7 +5544,7 @@ export const function8: FunctionModel = {
      "bytes": 128,
      "rows": [
       {
-       "label": "dot_general (wire_fixtures.py:73)",
+       "label": "dot_general (wire_fixtures.py:74)",
        "bytes": 128,
        "shape": "f32[8,4]",
        "path": "",
@@ -6618,7 +6623,7 @@ export const functionShardMap8: FunctionModel = {
     "group_size": 2,
     "n_groups": 4,
     "op_name": "jit(psum_rows)/shard_map/psum_invariant",
-    "source": "wire_fixtures.py:78",
+    "source": "wire_fixtures.py:79",
     "groups_text": "{{0,4},{1,5},{2,6},{3,7}}",
     "group_set": 0,
     "elements": [
@@ -6654,8 +6659,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 185.0,
-  "run_ms": 14.1,
+  "compile_ms": 126.1,
+  "run_ms": 6.4,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -6690,7 +6695,7 @@ export const functionShardMap8: FunctionModel = {
   "peak": {
    "unknown": "",
    "bytes": 512,
-   "title": "peak 512 B at jit(psum_rows)/shard_map/psum_invariant at wire_fixtures.py:78 (0 % of 88.5 GiB HBM)",
+   "title": "peak 512 B at jit(psum_rows)/shard_map/psum_invariant at wire_fixtures.py:79 (0 % of 88.5 GiB HBM)",
    "timeline": [
     256,
     512
@@ -6720,7 +6725,7 @@ export const functionShardMap8: FunctionModel = {
      "bytes": 256,
      "rows": [
       {
-       "label": "psum_invariant (wire_fixtures.py:78)",
+       "label": "psum_invariant (wire_fixtures.py:79)",
        "bytes": 256,
        "shape": "f32[8,8]",
        "path": "",
@@ -7745,7 +7750,7 @@ export const functionPmap8: FunctionModel = {
     "group_size": 8,
     "n_groups": 1,
     "op_name": "jit(pmap(<lambda>))/jit(_fun)/shard_map/psum",
-    "source": "wire_fixtures.py:84",
+    "source": "wire_fixtures.py:85",
     "groups_text": "{{0,1,2,3,4,5,6,7}}",
     "group_set": 0,
     "elements": [
@@ -7780,8 +7785,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 303.6,
-  "run_ms": 13.3,
+  "compile_ms": 239.7,
+  "run_ms": 30.5,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7810,7 +7815,7 @@ export const functionPmap8: FunctionModel = {
   "peak": {
    "unknown": "",
    "bytes": 48,
-   "title": "peak 48 B at jit(pmap(<lambda>))/jit(_fun)/shard_map/mul at wire_fixtures.py:84 (0 % of 88.5 GiB HBM)",
+   "title": "peak 48 B at jit(pmap(<lambda>))/jit(_fun)/shard_map/mul at wire_fixtures.py:85 (0 % of 88.5 GiB HBM)",
    "timeline": [
     16,
     16,
@@ -7842,7 +7847,7 @@ export const functionPmap8: FunctionModel = {
      "bytes": 16,
      "rows": [
       {
-       "label": "psum (wire_fixtures.py:84)",
+       "label": "psum (wire_fixtures.py:85)",
        "bytes": 16,
        "shape": "f32[4]",
        "path": "",
@@ -7857,7 +7862,7 @@ export const functionPmap8: FunctionModel = {
      "bytes": 16,
      "rows": [
       {
-       "label": "mul (wire_fixtures.py:84)",
+       "label": "mul (wire_fixtures.py:85)",
        "bytes": 16,
        "shape": "f32[1,4]",
        "path": "",
@@ -21897,7 +21902,8 @@ export const array32: ArrayModel = {
   "collectives": [],
   "group_sets": [],
   "estimate": null
- }
+ },
+ "cost_open": false
 };
 
 export const colours = {

@@ -19,6 +19,7 @@ from jax.sharding import NamedSharding
 
 from .. import _jax
 from ..hlo import flow as hlo_flow
+from ..hlo import peak as hlo_peak
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
 from ..trace.function import Traced
@@ -186,6 +187,8 @@ class PlanTraced(Traced):
             out_paths=self.out_paths(state),
             compile_ms=(time.perf_counter() - t0) * 1e3,
             jaxpr=jaxpr_text(traced.jaxpr),
+            peak=hlo_peak.with_paths(pl.peak, [lf.path for lf in self.leaves]),
+            peak_unknown=pl.peak_unknown,
             notes={
                 "in": [""] * len(self.leaves),
                 "out": notes,

@@ -19,6 +19,7 @@ from jax.sharding import NamedSharding
 
 from .. import _jax
 from ..hlo import flow as hlo_flow
+from ..hlo import peak as hlo_peak
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
 from ..trace.function import Traced
@@ -189,6 +190,8 @@ class PlanTraced(Traced):
             # the moment it took to read it from the cache
             compile_ms=max(time.perf_counter() - t0, lowered_s + pl.compile_s) * 1e3,
             jaxpr=jaxpr_text(traced.jaxpr),
+            peak=hlo_peak.with_paths(pl.peak, [lf.path for lf in self.leaves]),
+            peak_unknown=pl.peak_unknown,
             notes={
                 "in": [""] * len(self.leaves),
                 "out": notes,

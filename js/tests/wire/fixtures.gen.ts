@@ -5417,8 +5417,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 169.4,
-  "run_ms": 18.0,
+  "compile_ms": 137.5,
+  "run_ms": 8.5,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -5463,7 +5463,99 @@ export const function8: FunctionModel = {
     ]
    ]
   ],
-  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nmatmul_sharded = jax.jit(matmul, in_shardings=(NamedSharding(mesh, P('x', 'y')), NamedSharding(mesh, P('y', None))))\n# with jax.set_mesh(mesh):\n#     out = matmul_sharded(...)  # your arguments, as given to the view"
+  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nmatmul_sharded = jax.jit(matmul, in_shardings=(NamedSharding(mesh, P('x', 'y')), NamedSharding(mesh, P('y', None))))\n# with jax.set_mesh(mesh):\n#     out = matmul_sharded(...)  # your arguments, as given to the view",
+  "peak": {
+   "unknown": "",
+   "bytes": 496,
+   "title": "peak 496 B at jit(matmul)/dot_general at wire_fixtures.py:74 (0 % of 88.5 GiB HBM)",
+   "timeline": [
+    96,
+    96,
+    96,
+    224,
+    496,
+    368,
+    368,
+    356,
+    232,
+    244
+   ],
+   "at": 4,
+   "instructions": 10,
+   "hbm": 95000000000.0,
+   "hbm_name": "tpu-v5p",
+   "groups": [
+    {
+     "name": "parameters",
+     "bytes": 96,
+     "rows": [
+      {
+       "label": "a",
+       "bytes": 64,
+       "shape": "f32[8,2]",
+       "path": "a",
+       "op_name": "dyn[0]",
+       "aliased": false
+      },
+      {
+       "label": "b",
+       "bytes": 32,
+       "shape": "f32[2,4]",
+       "path": "b",
+       "op_name": "dyn[1]",
+       "aliased": false
+      }
+     ],
+     "more": 0
+    },
+    {
+     "name": "temporaries",
+     "bytes": 272,
+     "rows": [
+      {
+       "label": "dot_general (wire_fixtures.py:74)",
+       "bytes": 128,
+       "shape": "f32[8,4]",
+       "path": "",
+       "op_name": "jit(matmul)/dot_general",
+       "aliased": false
+      },
+      {
+       "label": "dot_general (wire_fixtures.py:74)",
+       "bytes": 128,
+       "shape": "f32[8,4]",
+       "path": "",
+       "op_name": "jit(matmul)/dot_general",
+       "aliased": false
+      },
+      {
+       "label": "dot_general (wire_fixtures.py:74)",
+       "bytes": 16,
+       "shape": "(f32[8,4]{1,0},",
+       "path": "",
+       "op_name": "jit(matmul)/dot_general",
+       "aliased": false
+      }
+     ],
+     "more": 0
+    },
+    {
+     "name": "outputs",
+     "bytes": 128,
+     "rows": [
+      {
+       "label": "dot_general (wire_fixtures.py:74)",
+       "bytes": 128,
+       "shape": "f32[8,4]",
+       "path": "",
+       "op_name": "jit(matmul)/dot_general",
+       "aliased": false
+      }
+     ],
+     "more": 0
+    }
+   ]
+  }
  },
  "_trace_stats": {
   "key": 1,
@@ -6567,8 +6659,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 124.9,
-  "run_ms": 1.6,
+  "compile_ms": 126.1,
+  "run_ms": 6.4,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -6599,7 +6691,52 @@ export const functionShardMap8: FunctionModel = {
     ]
    ]
   ],
-  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\npsum_rows_sharded = jax.jit(jax.shard_map(psum_rows, mesh=mesh, in_specs=(P('x', None),), out_specs=P(None, None)))\n# with jax.set_mesh(mesh):\n#     out = psum_rows_sharded(...)  # your arguments, as given to the view"
+  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\npsum_rows_sharded = jax.jit(jax.shard_map(psum_rows, mesh=mesh, in_specs=(P('x', None),), out_specs=P(None, None)))\n# with jax.set_mesh(mesh):\n#     out = psum_rows_sharded(...)  # your arguments, as given to the view",
+  "peak": {
+   "unknown": "",
+   "bytes": 512,
+   "title": "peak 512 B at jit(psum_rows)/shard_map/psum_invariant at wire_fixtures.py:79 (0 % of 88.5 GiB HBM)",
+   "timeline": [
+    256,
+    512
+   ],
+   "at": 1,
+   "instructions": 2,
+   "hbm": 95000000000.0,
+   "hbm_name": "tpu-v5p",
+   "groups": [
+    {
+     "name": "parameters",
+     "bytes": 256,
+     "rows": [
+      {
+       "label": "a",
+       "bytes": 256,
+       "shape": "f32[8,8]",
+       "path": "a",
+       "op_name": "dyn[0]",
+       "aliased": false
+      }
+     ],
+     "more": 0
+    },
+    {
+     "name": "outputs",
+     "bytes": 256,
+     "rows": [
+      {
+       "label": "psum_invariant (wire_fixtures.py:79)",
+       "bytes": 256,
+       "shape": "f32[8,8]",
+       "path": "",
+       "op_name": "jit(psum_rows)/shard_map/psum_invariant",
+       "aliased": false
+      }
+     ],
+     "more": 0
+    }
+   ]
+  }
  },
  "_trace_stats": {
   "key": 1,
@@ -7648,8 +7785,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 187.1,
-  "run_ms": 13.9,
+  "compile_ms": 239.7,
+  "run_ms": 30.5,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7674,7 +7811,69 @@ export const functionPmap8: FunctionModel = {
     ]
    ]
   ],
-  "code": "# f is jax.pmap'd: pmap lays each argument's mapped dimension over 8 devices\n# itself (one slice per device), so there are no shardings to write.\nout = f(*args)\n"
+  "code": "# f is jax.pmap'd: pmap lays each argument's mapped dimension over 8 devices\n# itself (one slice per device), so there are no shardings to write.\nout = f(*args)\n",
+  "peak": {
+   "unknown": "",
+   "bytes": 48,
+   "title": "peak 48 B at jit(pmap(<lambda>))/jit(_fun)/shard_map/mul at wire_fixtures.py:85 (0 % of 88.5 GiB HBM)",
+   "timeline": [
+    16,
+    16,
+    32,
+    48
+   ],
+   "at": 3,
+   "instructions": 4,
+   "hbm": 95000000000.0,
+   "hbm_name": "tpu-v5p",
+   "groups": [
+    {
+     "name": "parameters",
+     "bytes": 16,
+     "rows": [
+      {
+       "label": "r",
+       "bytes": 16,
+       "shape": "f32[1,4]",
+       "path": "r",
+       "op_name": "dyn[0]",
+       "aliased": false
+      }
+     ],
+     "more": 0
+    },
+    {
+     "name": "temporaries",
+     "bytes": 16,
+     "rows": [
+      {
+       "label": "psum (wire_fixtures.py:85)",
+       "bytes": 16,
+       "shape": "f32[4]",
+       "path": "",
+       "op_name": "jit(pmap(<lambda>))/jit(_fun)/shard_map/psum",
+       "aliased": false
+      }
+     ],
+     "more": 0
+    },
+    {
+     "name": "outputs",
+     "bytes": 16,
+     "rows": [
+      {
+       "label": "mul (wire_fixtures.py:85)",
+       "bytes": 16,
+       "shape": "f32[1,4]",
+       "path": "",
+       "op_name": "jit(pmap(<lambda>))/jit(_fun)/shard_map/mul",
+       "aliased": false
+      }
+     ],
+     "more": 0
+    }
+   ]
+  }
  },
  "_trace_stats": {
   "key": 1,

@@ -58,7 +58,8 @@ from .model.layout_diff import BlockMove, DeviceChange, LayoutDiff
 from .model.memory_map import ArrayEntry
 from .model.summary import Summary
 from .model.tree import StaticLeaf, TreeLeaf
-from .plan import Plan, PlanError, TpuMeshInfo, plan, tpu_mesh
+from .hlo.peak import Buffer, Peak, Point
+from .plan import Fit, Plan, PlanError, TpuMeshInfo, largest_fit, plan, tpu_mesh
 from .render.snapshot import Snapshot
 from .trace.result import Constraint, Leaf, LeafResult
 from .why.cause import Cause, Place
@@ -112,6 +113,15 @@ def sections() -> list[tuple[str, str, list[Any]]]:
             "Device memory",
             "`shardwidget.memory_map()`: device memory over every live array.",
             [memory_map, MemoryMap, ArrayEntry],
+        ),
+        (
+            "Where the memory goes",
+            "`view.trace.peak` and `plan.peak`: the most memory one device holds during the "
+            "program, where, and what is live there, read from the compiler's own live-range "
+            "report and buffer assignment (None where the compiler wrote none: "
+            "`peak_unknown` says why). `shardwidget.plan.largest_fit(...)`: the largest size "
+            "of an input's dimension that fits, by bisection over compiles.",
+            [Peak, Point, Buffer, largest_fit, Fit],
         ),
         (
             "Comparing",

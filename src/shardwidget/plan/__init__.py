@@ -2,6 +2,7 @@
 
 from .compile import Plan, plan
 from .helper import PlanError
+from .largest_fit import Fit, largest_fit
 from .tpu import TpuMeshInfo, tpu_mesh
 
-__all__ = ["Plan", "PlanError", "TpuMeshInfo", "plan", "tpu_mesh"]
+__all__ = ["Fit", "Plan", "PlanError", "TpuMeshInfo", "largest_fit", "plan", "tpu_mesh"]

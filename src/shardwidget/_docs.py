@@ -52,13 +52,13 @@ from . import (
 )
 from .cost.estimate import CollectiveTime
 from .hlo.collectives import Collective, HloShape
+from .hlo.peak import Buffer, Peak, Point
 from .model.help import Suggestion
 from .model.layout import Block, DeviceInfo, MeshInfo
 from .model.layout_diff import BlockMove, DeviceChange, LayoutDiff
 from .model.memory_map import ArrayEntry
 from .model.summary import Summary
 from .model.tree import StaticLeaf, TreeLeaf
-from .hlo.peak import Buffer, Peak, Point
 from .plan import Fit, Plan, PlanError, TpuMeshInfo, largest_fit, plan, tpu_mesh
 from .render.snapshot import Snapshot
 from .trace.result import Constraint, Leaf, LeafResult

@@ -49,7 +49,9 @@ class Plan:
     """Each output's sharding as the compiled program has it (HLO text)."""
     memory: dict[str, int]
     """Bytes per device: "arguments", "outputs", "temporaries", "aliased", "code", and "peak"
-    (arguments + outputs + temporaries - aliased): the CPU compiler's."""
+    (arguments + outputs + temporaries - aliased): the compiler's. For a program that does not
+    fit (``fits`` False), the figures the TPU compiler gave in its refusal: "required" (what it
+    needs per chip) and "available" (the chip's usable HBM), each where it says it."""
     flops: float
     """FLOPs per device (XLA's cost analysis)."""
     bytes_accessed: float
@@ -255,11 +257,13 @@ def plan_of(reply: dict[str, Any], mesh: Any, t0: float) -> Plan:
     if peak is None:
         peak = reply["_peak"] = hlo_peak.peak_fields(reply.get("memory_report") or {})
     if "hbm" in reply:  # the TPU compiler's answer: the program does not fit
+        need, have = _tpu.hbm_figures(str(reply["hbm"]))
+        figures = {"required": need, "available": have}
         return Plan(
             mesh=mesh,
             collectives=[],
             output_shardings=[],
-            memory={},
+            memory={k: v for k, v in figures.items() if v is not None},
             flops=0.0,
             bytes_accessed=0.0,
             compile_s=float(reply["compile_s"]),

@@ -13,7 +13,7 @@ from typing import Any
 
 from .. import _jax
 from ..cost import hardware as hw_mod
-from ..plan import background, tpu
+from ..plan import background, gpu, tpu
 from ..trace.result import TraceState
 
 
@@ -24,6 +24,11 @@ def attach(view: Any) -> None:
     if not hasattr(traced, "on_tpu_ready") or not hasattr(traced.plan_mesh, "abstract_device"):
         return
     traced.on_tpu_ready = lambda st, error: _arrived(view, st, error)
+
+
+def _which(view: Any) -> str:
+    """ "GPU" for a view on a gpu_mesh, else "TPU" (whose compiler the background waits on)."""
+    return "GPU" if gpu.is_gpu(getattr(view._traced, "plan_mesh", None)) else "TPU"
 
 
 def _shows(view: Any, st: TraceState) -> bool:
@@ -37,14 +42,18 @@ def _arrived(view: Any, st: TraceState, error: str) -> None:
     try:
         _show_tpu(view, st, error)
     except Exception as e:  # the boundary of the background thread
-        view.error = f"the TPU plan could not be shown: {e}; the CPU compiler's plan stays"
+        view.error = (
+            f"the {_which(view)} plan could not be shown: {e}; the CPU compiler's plan stays"
+        )
 
 
 def _show_tpu(view: Any, st: TraceState, error: str) -> None:
     if not _shows(view, st):
         return  # the user left this layout: the result waits in the TPU cache, unseen
     if error:
-        view.error = f"the TPU compiler did not finish ({error}); the CPU compiler's plan stays"
+        view.error = (
+            f"the {_which(view)} compiler did not finish ({error}); the CPU compiler's plan stays"
+        )
         return
     view._traced.forget(st)  # (the stand-in, should it have been cached after the TPU's came)
     try:

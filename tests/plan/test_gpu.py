@@ -257,6 +257,7 @@ def test_function_and_tree_views_take_a_gpu_mesh():
     assert (m["argument"], m["output"], m["temp"], m["alias"]) == (arg, out, temp, alias)
     assert "compiled by XLA's GPU compiler" in v.planned and "2 hosts × 8 H100 SXM" in v.planned
     assert v.hardware == "h100"
+    assert "compile_with" not in v._trace_options  # no CPU / TPU choice offered on GPUs
     tv = shardwidget.ShardView({"w": args[0]}, mesh=mesh, rules=[(r"w", P("data", "model"))])
     assert tv.hardware == "h100" and len(tv.per_device) == 16
     assert "planned on NVIDIA H100 80GB HBM3 1x2x8 (2, 8)" in tv.planned

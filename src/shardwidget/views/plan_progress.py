@@ -88,8 +88,8 @@ def compile_with(view: Any) -> dict[str, Any]:
     """``_trace_options``' "compile_with" of a plan view: the compiler in use and what the
     hardware preset's TPU offers (or why not, in one line); {} for a view that is not a plan."""
     traced = view._traced
-    if not hasattr(traced, "plan_mesh"):
-        return {}
+    if not hasattr(traced, "plan_mesh") or gpu.is_gpu(traced.plan_mesh):
+        return {}  # (a gpu_mesh's plan is the GPU compiler's: its note says so, no choice here)
     current = "tpu" if tpu.is_tpu(traced.plan_mesh) else "cpu"
     mi = tpu.info(traced.plan_mesh)
     if mi is not None:

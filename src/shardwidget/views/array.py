@@ -32,7 +32,6 @@ from ..model.summary import Summary
 from ..render import scene, snapshot, text
 from ..render.picture import array_svg
 from ..trace.pmap import LABEL, relabel
-from . import rerun
 from ._source import (
     PartialSource,
     _coerce,
@@ -51,7 +50,7 @@ LAYOUT_TRAITS = ("mesh_shape", "axis_names", "axis_types", "spec", "memory_kind"
 INIT_KWARGS = (*LAYOUT_TRAITS, "view_dims", "stats")
 
 
-class ArrayView(CostMixin, ShardView[LayoutState]):
+class ArrayView(CostMixin, ShardView[LayoutState, jax.Array]):
     """Live view of how a jax.Array is laid out across devices, with controls to re-lay it out.
 
     Made by ``ShardView(arr)`` (or ``ArrayView(arr)``): a jax.Array of any sharding, or a numpy
@@ -119,7 +118,7 @@ class ArrayView(CostMixin, ShardView[LayoutState]):
     """wire.TransferWire: what moving the original layout to the shown one moves, with its
     estimate on ``hardware`` (same key as ``_layout``). Python → JS."""
 
-    def __init__(self, arr: Any, /, *args: Any, **kwargs: Any) -> None:
+    def _build(self, arr: Any, /, *args: Any, **kwargs: Any) -> None:
         if args:
             raise TypeError(
                 f"ShardView(arr) takes one array; got {len(args)} more positional argument(s). "
@@ -145,7 +144,7 @@ class ArrayView(CostMixin, ShardView[LayoutState]):
         self._held: Any = None  # the copy, only while its payload and statistics are made
         self._transfer_of: tuple[int, Transfer] | None = None  # (layout key, its Transfer)
         self._shown_summary: tuple[tuple[int, tuple[int, ...]], Summary] | None = None
-        super().__init__()
+        self._open()
         path = self._path
         self._options = wire.options(
             n_devices=len(path.devices),
@@ -168,7 +167,6 @@ class ArrayView(CostMixin, ShardView[LayoutState]):
             self.set_layout(**overrides)
         else:
             self._publish(path.first, source)
-        rerun.register(self)
 
     # ---------------------------------------------------------------- public API
     @property
@@ -367,14 +365,6 @@ class ArrayView(CostMixin, ShardView[LayoutState]):
         if not quick:
             self._send_stats()
         self._publish_transfer()  # after the geometry and statistics, as they are
-
-    @traitlets.validate(*LAYOUT_TRAITS)
-    def _validate_layout(self, proposal: Bunch) -> Any:
-        return self._validate_state(proposal)
-
-    @traitlets.observe(*LAYOUT_TRAITS)
-    def _on_layout_trait(self, change: Bunch) -> None:
-        self._on_state_trait(change)
 
     # ---------------------------------------------------------------- statistics
     def _summarize(self, arr: jax.Array | None, lay: Layout) -> Summary:

@@ -57,3 +57,33 @@ def test_a_spec_longer_than_an_input_names_the_input():
     with pytest.raises(ValueError, match=r"input params\['w'\]: spec has 3 entries"):
         view.in_specs = [P("data", None, None), P()]
     assert view.in_specs == before and view.error == ""
+
+
+@pytest.mark.parametrize("in_specs", [None, [P(None, "model"), P("data")]])
+def test_hardware_other_than_the_default_sets_up_a_planned_view(in_specs):
+    """hardware= other than the default on an AbstractMesh (issue 38, item 1: the estimate's
+    re-publish ran before the view was made: AttributeError '_original')."""
+    pod = AbstractMesh((4, 2), ("data", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+    kw = {"in_specs": in_specs} if in_specs else {}
+    view = ShardView(step, PARAMS, X, mesh=pod, hardware="tpu-v5e", **kw)
+    assert view.error == "" and view.hardware == "tpu-v5e"
+    assert view._estimate["hardware"] == "tpu-v5e"
+    view.hardware = "h100"  # after the view is made, a change re-publishes at once
+    assert view._estimate["hardware"] == "h100"
+
+
+def test_a_tpu_mesh_view_estimates_for_its_own_tpu():
+    """A function view on a tpu_mesh estimates for that TPU, as the tree view on the same mesh
+    says (issue 38, item 3: it said the default, tpu-v5p); hardware= still wins."""
+    from shardwidget import tpu_mesh
+    from shardwidget.plan import tpu
+
+    if tpu.unavailable():
+        pytest.skip(tpu.unavailable())
+    v5e = tpu_mesh("v5e:2x4", (2, 4), ("data", "model"))
+    view = ShardView(step, PARAMS, X, mesh=v5e, in_specs=[P(None, "model"), P("data")])
+    tree = ShardView(PARAMS, mesh=v5e)
+    assert view.hardware == tree.hardware == "tpu-v5e"
+    assert view._estimate["hardware"] == "tpu-v5e"
+    chosen = ShardView(step, PARAMS, X, mesh=v5e, hardware="h100")
+    assert chosen.hardware == "h100" and chosen._estimate["hardware"] == "h100"

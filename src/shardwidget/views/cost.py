@@ -59,6 +59,8 @@ class CostMixin(traitlets.HasTraits):
 
     @traitlets.observe("hardware")
     def _on_hardware(self, _change: Bunch) -> None:
+        if getattr(self, "_quiet", True):  # a view being made publishes its estimates once made
+            return
         presets = wire.hardware_presets(hw_mod.listed())  # "local" or a user preset may be new
         if presets != self._hardware_presets:
             self._hardware_presets = presets

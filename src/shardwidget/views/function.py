@@ -20,6 +20,7 @@ import traitlets
 from traitlets.utils.bunch import Bunch
 
 from .. import wire
+from ..cost import hardware as hw_mod
 from ..export.code import FunctionLayout, function_code
 from ..export.page import save_function_view
 from ..model import tree_input
@@ -128,8 +129,10 @@ class FunctionView(CostMixin, ShardView[TraceState, Computed]):
         self._open()
         path = self._path
         self.set_trait("mode", path.mode)
-        if "hardware" in own:  # the view's keyword (the estimates' preset), never f's
-            self.hardware = own["hardware"]
+        # the view's keyword (the estimates' preset), never f's; on a tpu_mesh, its TPU's
+        hw = own.get("hardware", hw_mod.preset_for(getattr(path.traced, "plan_mesh", None), ""))
+        if hw:
+            self.hardware = hw
         base = path.default_state()
         self._original = base
         self._set_traits(base.to_wire())

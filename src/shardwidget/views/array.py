@@ -40,7 +40,8 @@ from ._source import (
     _source_of,
 )
 from .array_path import ArrayPath, layout_wire
-from .base import InvalidValue, ShardView, refuse_unknown
+from .base import ShardView, refuse_unknown
+from .boundary import InvalidValue
 from .cost import CostMixin
 
 if TYPE_CHECKING:
@@ -200,7 +201,9 @@ class ArrayView(CostMixin, ShardView[LayoutState, jax.Array]):
 
     @property
     def summary(self) -> Summary:
-        """Per-block statistics of :attr:`array` (computed now)."""
+        """Per-block statistics of :attr:`array` (computed now; the widget's, left for after
+        the cell in a kernel, are published first)."""
+        self._take_later()
         return self._summarize(None, self.layout)
 
     @property
@@ -356,14 +359,17 @@ class ArrayView(CostMixin, ShardView[LayoutState, jax.Array]):
 
     def _publish_layout(self, st: LayoutState, arr: jax.Array, lay: Layout) -> None:
         # Never delay the geometry for device work: only tiles already computed make it quick,
-        # and with statistics off there is nothing to wait for (one update, not two).
+        # and with statistics off there is nothing to wait for (one update, not two). Other
+        # statistics follow: in a kernel after the cell, on its event loop (the assignment
+        # returns once the layout can be drawn), or when read (view.summary); else at once.
         quick = not self._with_stats or self._path.tiles_for(lay, compute=False) is not None
         source = _source_of(arr, self._path.source)
         layout = layout_wire(lay, self._key, source, self._note, code=True)
         stats = self._stats_now() if quick else wire.pending_stats(self._key)
         self._set_traits({**st.to_wire(), "error": "", "_layout": layout, "_stats": stats})
         if not quick:
-            self._send_stats()
+            key = self._key
+            self._soon(lambda: self._stats_of(key, arr))  # holds the copy until then
         self._publish_transfer()  # after the geometry and statistics, as they are
 
     # ---------------------------------------------------------------- statistics
@@ -390,6 +396,17 @@ class ArrayView(CostMixin, ShardView[LayoutState, jax.Array]):
 
     def _send_stats(self) -> None:
         self._stats = self._stats_now()
+
+    def _stats_of(self, key: int, arr: jax.Array) -> None:
+        """The statistics of arr, shown under layout key ``key``, unless a newer layout is
+        shown by now (its own follow); arr is let go of afterwards."""
+        if key != self._key:
+            return
+        self._held = arr
+        try:
+            self._send_stats()
+        finally:
+            self._held = None
 
     # ---------------------------------------------------------------- cost (issue 12)
     def _publish_transfer(self, compile_now: bool = False) -> None:

@@ -29,28 +29,24 @@ its references dropped, re-run registration, see :mod:`~shardwidget.views.rerun`
 
 from __future__ import annotations
 
-import asyncio
-import collections
-import contextlib
 import difflib
 import functools
+import inspect
 import os
 import pathlib
 import uuid
-import weakref
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import jax
 import numpy as np
 import traitlets
-from ipywidgets.widgets.widget import _binary_types, _separate_buffers
 from traitlets.utils.bunch import Bunch
 
 from .. import wire
 from ..model.mesh import default_axis_names
 from . import rerun
-from ._source import _in_kernel
+from .boundary import SUPERSEDED, Boundary, InvalidValue, capped, split_buffers
 from .history import History
 from .path import ChangePath, State
 from .pictures import Pictures
@@ -74,11 +70,6 @@ SEQ_WINDOW = 10 * 60 * 1000
 """How far below the newest request's ``seq`` a request counts as older (superseded). The front
 end numbers requests from its millisecond clock; a seq further below starts a new sequence (a
 front end that numbers afresh, or one bogus huge seq that must not lock the front end out)."""
-
-
-class InvalidValue(ValueError, traitlets.TraitError):
-    """A bad value for a view: a ValueError, as the README promises, and a TraitError, so that
-    ``hold_trait_notifications`` (and ipywidgets' ``set_state``) roll the traits back."""
 
 
 BUNDLE = STATIC / "widget.js"
@@ -123,7 +114,7 @@ def fit_axes(d: dict[str, Any], changes: dict[str, Any]) -> None:
         d["axis_types"] = (list(d["axis_types"]) + ["auto"] * k)[:k]
 
 
-class ShardView(Pictures, Generic[S, R]):
+class ShardView(Pictures, Boundary, Generic[S, R]):
     """A live view of how JAX lays data out across devices, with controls to change the layout.
 
     ``ShardView(arr)`` shows a jax.Array (or a numpy array / scalar, placed on the default
@@ -159,11 +150,6 @@ class ShardView(Pictures, Generic[S, R]):
     """Synced traits the front end may set through trait sync besides STATE_TRAITS; every other
     synced trait is Python → JS only (a front-end change to it is put back)."""
 
-    error = traitlets.Unicode("").tag(sync=True)
-    """str, default "": why the last request was refused or the layout failed ("" when it did
-    not). Python → JS."""
-    busy = traitlets.Bool(False).tag(sync=True)
-    """bool, default False: True while the kernel computes a requested layout. Python → JS."""
     _fallback_id = traitlets.Unicode("").tag(sync=True)
     """str: the display id of the picture shown beside the widget (views/fallback.py), which the
     live widget hides. Python → JS."""
@@ -222,6 +208,9 @@ class ShardView(Pictures, Generic[S, R]):
             raise TypeError(f"view kind {cls.__name__} lacks {', '.join(missing)} (see CONTRACT)")
         ShardView._KINDS.append(cls)
         ShardView._KINDS.sort(key=lambda k: k._KIND_RANK or 0)
+        # help() and the API reference show the kind's own arguments (its _build's)
+        build = inspect.signature(cls._build)
+        cls.__signature__ = build.replace(parameters=list(build.parameters.values())[1:])
 
     def __init__(self, obj: Any = None, /, *args: Any, **kwargs: Any) -> None:
         """The kind's ``_build(obj, *args, **kwargs)``; a constructor that fails closes the
@@ -256,78 +245,18 @@ class ShardView(Pictures, Generic[S, R]):
         self._proposed: S | None = None  # the state a trait validator accepted, for its observer
         self._shown: S | None = None  # the state in the traits now (of what is published)
         self._failed = ""  # why the state in the traits did not compute ("" when it did)
-        self._busy_depth = 0  # requests being handled (re-entrant handling nests them)
         self._fallback_shown = False  # whether a picture output of this view was displayed
         self._steps: History[S] = History()  # the layouts shown (undo/redo)
-        self._arrivals: collections.deque[Callable[[], None]] = collections.deque()
-        self._loop = _kernel_loop()  # the kernel's event loop, where results of threads go
-        self._taking = False  # True while _take_later runs
+        self._init_boundary()
         super().__init__(**kwargs)
         self._fallback_id = f"shardwidget-{uuid.uuid4().hex}"
         self.on_msg(self._on_custom_msg)
-        names = list(self.STATE_TRAITS)
+        names = tuple(self.STATE_TRAITS)
         # traitlets calls an instance's validators as handler(obj, proposal): the function
         self._register_validator(ShardView._validate_state, names)
-        self.observe(self._on_state_trait, names=names)
+        self.observe(self._on_state_trait, names=list(names))
         quiet = {n for k in type(self).__mro__ for n in k.__dict__.get("_QUIET_TRAITS", ())}
         self.observe(self._on_shown_change, names=[k for k in self.SYNCED if k not in quiet])
-
-    # ---------------------------------------------------------------- results of other threads
-    def _later(self, work: Callable[[], None]) -> None:
-        """Hand ``work`` (which touches traits) from another thread to the kernel's thread: on
-        the kernel's event loop, else (no kernel: a script, a test) when the view is next read
-        (:meth:`_take_later`). ipywidgets is not thread-safe: no trait is set off that thread.
-        The loop holds the view weakly (a view dropped meanwhile is freed, its work dropped)."""
-        self._arrivals.append(work)
-        if self._loop is not None:
-            ref = weakref.ref(self)
-
-            def take() -> None:
-                v = ref()
-                if v is not None:
-                    v._take_later()
-
-            with contextlib.suppress(RuntimeError):  # a closed loop: the next read takes it
-                self._loop.call_soon_threadsafe(take)
-
-    def _take_later(self) -> None:
-        """Run the work other threads handed over, in order, on this (the kernel's) thread; a
-        failure is said in ``error`` (never raised into whoever reads). Not re-entrant: work
-        that reads the view takes nothing more meanwhile."""
-        arrivals = self.__dict__.get("_arrivals")  # (none before the widget is open)
-        if not arrivals or self._taking:
-            return
-        self._taking = True
-        try:
-            while arrivals:
-                work = arrivals.popleft()
-                with self._handling():
-                    work()
-        finally:
-            self._taking = False
-
-    @contextlib.contextmanager
-    def _busy(self) -> Iterator[None]:
-        """``busy`` while a request, a step or a result is handled (re-entrant handling nests:
-        False once the outermost is over)."""
-        self._busy_depth += 1
-        self.busy = True
-        try:
-            yield
-        finally:
-            self._busy_depth -= 1
-            if self._busy_depth == 0:
-                self.busy = False
-
-    @contextlib.contextmanager
-    def _handling(self) -> Iterator[None]:
-        """:meth:`_busy`, and what fails in it is said in ``error``, never raised into the
-        kernel (the boundary of everything the front end or another thread starts)."""
-        with self._busy():
-            try:
-                yield
-            except Exception as e:  # the boundary: shown, never raised into the kernel
-                self.error = wire.cap_message(str(e) or type(e).__name__)
 
     # ---------------------------------------------------------------- public protocol
     def send_state(self, key: Any = None) -> None:
@@ -424,7 +353,8 @@ class ShardView(Pictures, Generic[S, R]):
         """The state of the current traits with ``changes`` applied; ValueError if malformed."""
         d = {k: getattr(self, k) for k in self.STATE_TRAITS}
         d.update(changes)
-        fit_axes(d, changes)
+        if {"mesh_shape", "axis_names", "axis_types"} <= d.keys():  # a kind with mesh axes
+            fit_axes(d, changes)
         self._adjust(d, changes)
         return self._from_wire(d)
 
@@ -466,14 +396,14 @@ class ShardView(Pictures, Generic[S, R]):
         try:
             self._change(self._candidate(changes))
         except ValueError as e:
-            raise _capped(e) from None
+            raise capped(e) from None
 
     def __setattr__(self, name: str, value: Any) -> None:
         """Trait assignment; a refused value raises ValueError (also a TraitError), capped."""
         try:
             super().__setattr__(name, value)
         except (ValueError, traitlets.TraitError) as e:
-            raise _capped(e) from None
+            raise capped(e) from None
 
     def set_state(self, sync_data: dict[str, Any]) -> None:
         """Trait sync from the front end (or ipywidgets' ``set_state``): only the layout traits
@@ -563,7 +493,7 @@ class ShardView(Pictures, Generic[S, R]):
             st = self._candidate({proposal["trait"].name: value})
             self._check(st)
         except ValueError as e:
-            raise _capped(e) from None
+            raise capped(e) from None
         if st == self._shown and self._failed:  # no change follows, and this state fails
             raise InvalidValue(wire.cap_message(self._failed))
         self._proposed = st
@@ -583,50 +513,5 @@ class ShardView(Pictures, Generic[S, R]):
             if self._shown is not None:
                 self._set_traits(self._shown.to_wire())
             if isinstance(e, ValueError):
-                raise _capped(e) from None
+                raise capped(e) from None
             raise
-
-
-SUPERSEDED = "superseded by a newer request"
-
-
-def _kernel_loop() -> asyncio.AbstractEventLoop | None:
-    """The kernel's event loop, running in this thread (None outside a kernel: a script, a
-    test; other running loops, such as one a library left set, may never come back)."""
-    if not _in_kernel():
-        return None
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
-
-
-def split_buffers(
-    state: dict[str, Any], plain: Sequence[str], top: Sequence[str]
-) -> tuple[dict[str, Any], list[list[Any]], list[Any]]:
-    """(state without its binary values, their paths, the values), as ipywidgets' own
-    ``_remove_buffers`` makes them, in the same order; traits in ``plain`` are not searched,
-    those in ``top`` (dicts) at their top level only."""
-    buffer_paths: list[list[Any]] = []
-    buffers: list[Any] = []
-    out: dict[str, Any] = {}
-    for name, value in state.items():  # in order, as ipywidgets walks the state
-        if isinstance(value, _binary_types):
-            buffers.append(value)
-            buffer_paths.append([name])
-        elif name in plain or not isinstance(value, dict | list | tuple):
-            out[name] = value
-        elif name in top and isinstance(value, dict):
-            out[name] = {k: v for k, v in value.items() if not isinstance(v, _binary_types)}
-            for k, v in value.items():
-                if isinstance(v, _binary_types):
-                    buffers.append(v)
-                    buffer_paths.append([name, k])
-        else:
-            out[name] = _separate_buffers(value, [name], buffer_paths, buffers)
-    return out, buffer_paths, buffers
-
-
-def _capped(e: BaseException) -> InvalidValue:
-    """e as an InvalidValue with its message capped (wire.cap_message)."""
-    return InvalidValue(wire.cap_message(str(e)))

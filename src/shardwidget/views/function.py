@@ -36,7 +36,8 @@ from ..trace import pmap as pmap_mod
 from ..trace.result import TraceResult, TraceState
 from ..wire import why as why_wire
 from . import plan_progress, why
-from .base import InvalidValue, ShardView, is_function
+from .base import ShardView, is_function
+from .boundary import InvalidValue
 from .cost import CostMixin
 from .function_path import Computed, FunctionPath, RunArrays
 

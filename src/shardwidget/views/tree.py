@@ -34,7 +34,8 @@ from ..render import tree as tree_render
 from ..render.picture import array_svg
 from ..render.tree import tree_svg
 from .array_path import layout_wire
-from .base import InvalidValue, ShardView, refuse_unknown
+from .base import ShardView, refuse_unknown
+from .boundary import InvalidValue
 from .cost import CostMixin, HardwareName
 from .tree_path import Computed, TreePath, TreeState, leaf_dims, pick_leaf
 

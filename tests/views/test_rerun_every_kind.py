@@ -31,7 +31,7 @@ def _arr() -> jax.Array:
 MAKERS: dict[str, Callable[[jax.Array], Any]] = {
     "array": lambda a: ShardView(a, spec=["y", "x"]),
     "function": lambda a: ShardView(lambda x: x * 2, a),
-    "tree": lambda a: ShardView({"w": a, "b": a[0]}, rules=[("w", P("y", None))]),
+    "tree": lambda a: ShardView({"w": a, "b": jnp.zeros(8)}, rules=[("w", P("y", None))]),
     "fourth kind": lambda a: ShardView(MeshOf(8, (2, 4))),
 }
 

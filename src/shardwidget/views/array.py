@@ -359,9 +359,8 @@ class ArrayView(CostMixin, ShardView[LayoutState, jax.Array]):
 
     def _publish_layout(self, st: LayoutState, arr: jax.Array, lay: Layout) -> None:
         # Never delay the geometry for device work: only tiles already computed make it quick,
-        # and with statistics off there is nothing to wait for (one update, not two). Other
-        # statistics follow: in a kernel after the cell, on its event loop (the assignment
-        # returns once the layout can be drawn), or when read (view.summary); else at once.
+        # and with statistics off there is nothing to wait for (one update, not two). Others
+        # follow: in a kernel after the cell, or when read (view.summary); else at once.
         quick = not self._with_stats or self._path.tiles_for(lay, compute=False) is not None
         source = _source_of(arr, self._path.source)
         layout = layout_wire(lay, self._key, source, self._note, code=True)
@@ -394,19 +393,14 @@ class ArrayView(CostMixin, ShardView[LayoutState, jax.Array]):
         self._shown_summary = ((self._key, tuple(self.view_dims)), summ)
         return wire.stats(summ, key=self._key)
 
-    def _send_stats(self) -> None:
-        self._stats = self._stats_now()
-
     def _stats_of(self, key: int, arr: jax.Array) -> None:
-        """The statistics of arr, shown under layout key ``key``, unless a newer layout is
-        shown by now (its own follow); arr is let go of afterwards."""
-        if key != self._key:
-            return
-        self._held = arr
-        try:
-            self._send_stats()
-        finally:
-            self._held = None
+        """arr's statistics under layout key ``key``, unless a newer layout is shown by now."""
+        if key == self._key:
+            self._held = arr  # let go of below: the view keeps no copy between updates
+            try:
+                self._stats = self._stats_now()
+            finally:
+                self._held = None
 
     # ---------------------------------------------------------------- cost (issue 12)
     def _publish_transfer(self, compile_now: bool = False) -> None:
@@ -456,7 +450,7 @@ class ArrayView(CostMixin, ShardView[LayoutState, jax.Array]):
     @traitlets.observe("view_dims")
     def _on_view_dims(self, _change: Bunch) -> None:
         if not self._quiet:
-            self._send_stats()  # thumbnails are drawn over the view dims
+            self._stats = self._stats_now()  # thumbnails are drawn over the view dims
 
 
 def _later(view: ArrayView) -> bool:

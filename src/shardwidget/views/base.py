@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import inspect
 import os
 import pathlib
 import uuid
@@ -206,11 +205,9 @@ class ShardView(Pictures, Boundary, Generic[S, R]):
         missing += [t for t in (*cls.STATE_TRAITS, "error", "busy") if t not in cls.SYNCED]
         if missing:
             raise TypeError(f"view kind {cls.__name__} lacks {', '.join(missing)} (see CONTRACT)")
-        ShardView._KINDS.append(cls)
-        ShardView._KINDS.sort(key=lambda k: k._KIND_RANK or 0)
-        # help() and the API reference show the kind's own arguments (its _build's)
-        build = inspect.signature(cls._build)
-        cls.__signature__ = build.replace(parameters=list(build.parameters.values())[1:])
+        name = (cls.__module__, cls.__qualname__)  # a module imported again replaces its kinds
+        kinds = [k for k in ShardView._KINDS if (k.__module__, k.__qualname__) != name]
+        ShardView._KINDS[:] = sorted([*kinds, cls], key=lambda k: k._KIND_RANK or 0)
 
     def __init__(self, obj: Any = None, /, *args: Any, **kwargs: Any) -> None:
         """The kind's ``_build(obj, *args, **kwargs)``; a constructor that fails closes the

@@ -200,11 +200,7 @@ class ShardView(Pictures, Boundary, Generic[S, R]):
         super().__init_subclass__(**kwargs)
         if "_KIND_RANK" not in cls.__dict__:
             return
-        missing = [m for m in CONTRACT if getattr(cls, m) is getattr(ShardView, m, None)]
-        missing += [t for t in ("STATE_TRAITS", "SYNCED") if not getattr(cls, t)]
-        missing += [t for t in (*cls.STATE_TRAITS, "error", "busy") if t not in cls.SYNCED]
-        if missing:
-            raise TypeError(f"view kind {cls.__name__} lacks {', '.join(missing)} (see CONTRACT)")
+        _check_contract(cls)
         name = (cls.__module__, cls.__qualname__)  # a module imported again replaces its kinds
         kinds = [k for k in ShardView._KINDS if (k.__module__, k.__qualname__) != name]
         ShardView._KINDS[:] = sorted([*kinds, cls], key=lambda k: k._KIND_RANK or 0)
@@ -274,7 +270,9 @@ class ShardView(Pictures, Boundary, Generic[S, R]):
         self._send(msg, buffers=buffers)
 
     def synced_state(self) -> dict[str, Any]:
-        """The synced traits of this view (binary values as bytes), as the front end has them."""
+        """The synced traits of this view (binary values as bytes), as the front end has them
+        once the work left for after the cell is done (it is done now)."""
+        self._take_later()
         return {k: getattr(self, k) for k in self.SYNCED}
 
     def save_html(self, path: str | pathlib.Path) -> ExportReport:
@@ -512,3 +510,13 @@ class ShardView(Pictures, Boundary, Generic[S, R]):
             if isinstance(e, ValueError):
                 raise capped(e) from None
             raise
+
+
+def _check_contract(cls: type[ShardView[Any, Any]]) -> None:
+    """TypeError naming what a kind's class lacks of :data:`CONTRACT`, its state traits, or
+    the synced traits every kind has."""
+    missing = [m for m in CONTRACT if getattr(cls, m) is getattr(ShardView, m, None)]
+    missing += [t for t in ("STATE_TRAITS", "SYNCED") if not getattr(cls, t)]
+    missing += [t for t in (*cls.STATE_TRAITS, "error", "busy") if t not in cls.SYNCED]
+    if missing:
+        raise TypeError(f"view kind {cls.__name__} lacks {', '.join(missing)} (see CONTRACT)")

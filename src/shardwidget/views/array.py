@@ -41,7 +41,7 @@ from ._source import (
 )
 from .array_path import ArrayPath, layout_wire
 from .base import ShardView, refuse_unknown
-from .boundary import InvalidValue
+from .boundary import InvalidValue, kernel_loop
 from .cost import CostMixin
 
 if TYPE_CHECKING:
@@ -201,8 +201,7 @@ class ArrayView(CostMixin, ShardView[LayoutState, jax.Array]):
 
     @property
     def summary(self) -> Summary:
-        """Per-block statistics of :attr:`array` (computed now; the widget's, left for after
-        the cell in a kernel, are published first)."""
+        """Per-block statistics of :attr:`array` (computed now; the widget's pending first)."""
         self._take_later()
         return self._summarize(None, self.layout)
 
@@ -358,10 +357,11 @@ class ArrayView(CostMixin, ShardView[LayoutState, jax.Array]):
         self._remember(st)
 
     def _publish_layout(self, st: LayoutState, arr: jax.Array, lay: Layout) -> None:
-        # Never delay the geometry for device work: only tiles already computed make it quick,
-        # and with statistics off there is nothing to wait for (one update, not two). Others
-        # follow: in a kernel after the cell, or when read (view.summary); else at once.
-        quick = not self._with_stats or self._path.tiles_for(lay, compute=False) is not None
+        # Geometry first: statistics follow, in a kernel after the cell (or when read), else at
+        # once; one update, not two, with statistics off or from tiles already computed.
+        quick = not self._with_stats or (
+            kernel_loop() is None and self._path.tiles_for(lay, compute=False) is not None
+        )
         source = _source_of(arr, self._path.source)
         layout = layout_wire(lay, self._key, source, self._note, code=True)
         stats = self._stats_now() if quick else wire.pending_stats(self._key)

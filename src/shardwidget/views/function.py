@@ -143,12 +143,12 @@ class FunctionView(CostMixin, ShardView[TraceState, Computed]):
         st = self._candidate(overrides) if overrides else base  # malformed input raises here
         self._set_traits(st.to_wire())
         self._shown = st
-        self._publish_options()
         self._making = True  # the first layout published is the view's original
         try:  # f may fail for this layout: then show why; the controls can fix it
-            self._change(st)
+            self._change(st)  # (its publish publishes the options, once)
         except ValueError as e:
             self._failed = str(e)
+            self._publish_options()
             self._show_error(str(e))
         finally:
             self._making = False

@@ -208,7 +208,7 @@ def _kernel_step(x_a: Any, wire_a: list[Any], wire_b: list[Any]) -> Step:
     from shardwidget.views import array as array_mod
     from shardwidget.views import boundary
 
-    boundary._in_kernel = array_mod._in_kernel = lambda: True
+    boundary.in_kernel = array_mod.in_kernel = lambda: True
     loop = asyncio.new_event_loop()
 
     async def make() -> Any:

@@ -31,7 +31,8 @@ from jax.sharding import AxisType, NamedSharding  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
 
 from shardwidget import _jax  # noqa: E402
-from shardwidget.trace import hlo, why  # noqa: E402
+from shardwidget.hlo import collectives as hlo  # noqa: E402
+from shardwidget.why import explain as why  # noqa: E402
 
 REPEATS = 5
 

@@ -1,6 +1,6 @@
 // The function view's leaves as a compact table (a training step's parameters, optimizer state,
 // batch, loss…): one row per input and output leaf with its path, type, spec, bytes per device
-// and the collectives of its shape; a click picks the leaf whose card (controls and the one
+// and the collectives it touches (by dataflow, from the kernel); a click picks the leaf whose card (controls and the one
 // device grid, with the mesh) the view draws under it. Small functions keep a card per leaf.
 import type { Collective, LeafInfo, TraceLeaf, TraceState } from "../wire";
 import { el as mk, tableHead } from "../shared/dom";
@@ -33,21 +33,16 @@ export function hloDtype(dtype: string): string {
   return { float: "f", int: "s", uint: "u", complex: "c" }[m[1]]! + m[2];
 }
 
-function sameShape(a: number[], b: number[]): boolean {
-  return a.length === b.length && a.every((v, i) => v === b[i]);
-}
-
-/** The collectives whose result per device has this leaf's dtype and its whole or local shape
- *  (an all-gather of a weight, the all-reduce or reduce-scatter of its gradient). A match of
- *  shape, not a proof: HLO does not name the leaves (their indices into `cs`). Scalars match
- *  only scalars of their dtype. */
-export function leafCollectives(leaf: TraceLeaf, cs: Collective[]): number[] {
-  const dt = hloDtype(leaf.dtype);
+/** The collectives (indices into `cs`) this leaf flows into (an input) or out of (an output),
+ *  as the kernel found them by dataflow through the compiled program; null where the kernel
+ *  could not tell for some collective (never guessed by shape). */
+export function leafCollectives(side: "in" | "out", index: number, cs: Collective[]): number[] | null {
   const out: number[] = [];
-  cs.forEach((c, i) => {
-    if (c.dtype !== dt && c.dtype !== leaf.dtype) return;
-    if (sameShape(c.shape, leaf.shape) || sameShape(c.shape, leaf.local_shape)) out.push(i);
-  });
+  for (const [i, c] of cs.entries()) {
+    const touched = side === "in" ? c.in_leaves : c.out_leaves;
+    if (touched == null) return null;
+    if (touched.includes(index)) out.push(i);
+  }
   return out;
 }
 
@@ -68,8 +63,8 @@ export function renderLeafTable(doc: Document, inp: LeafTableInput, onPick: (r: 
   const head = tableHead(doc, HEADS);
   head.querySelectorAll("th")[4]?.setAttribute(
     "title",
-    "collectives of this leaf's shape: their result per device has its dtype and its whole " +
-      "or local shape (a match of shape: HLO does not name the leaves)",
+    "the collectives this leaf flows into (an input) or out of (an output), followed through " +
+      "the compiled program's parameters and the ops between them",
   );
   const body = mk(doc, "tbody");
   inp.infos.forEach((info, i) => body.append(row(doc, inp, info, i, onPick)));
@@ -102,8 +97,11 @@ function row(doc: Document, inp: LeafTableInput, info: LeafInfo, i: number, onPi
     bytes.append(mk(doc, "span", "sw-tree-rep", ` ×${leaf.layout.replication}`));
     bytes.title = `each element on ${plural(leaf.layout.replication, "device")}`;
   }
-  const idx = leaf ? leafCollectives(leaf, inp.collectives) : [];
-  const coll = mk(doc, "td", "sw-tr-leafcoll", idx.length ? collectiveWords(inp.collectives, idx) : leaf ? "—" : "");
+  const found = leaf ? leafCollectives(inp.side, i, inp.collectives) : [];
+  const idx = found ?? [];
+  const words = found === null ? "?" : idx.length ? collectiveWords(inp.collectives, idx) : leaf ? "—" : "";
+  const coll = mk(doc, "td", "sw-tr-leafcoll", words);
+  if (found === null) coll.title = inp.collectives.find((c) => c.leaves_note)?.leaves_note || "not told";
   if (idx.length)
     coll.title = idx
       .map((k) => `${inp.collectives[k].kind} over ${inp.collectives[k].axes.join(", ") || "—"}: ${inp.collectives[k].op_name || "?"}`)

@@ -107,7 +107,7 @@ export function renderCollectives(
     if (why) tr.append(whyCell(doc, () => why(i)));
     tr.append(
       axesTd,
-      el(doc, "td", "sw-tr-mono", shapeText(c.dtype, c.shape)),
+      el(doc, "td", "sw-tr-mono", carried(c)),
       el(doc, "td", "sw-tr-num", formatBytes(c.bytes)),
       el(doc, "td", "", groupsLabel(c)),
       el(doc, "td", "sw-tr-mono sw-tr-cause", causeLabel(c)),
@@ -118,6 +118,14 @@ export function renderCollectives(
   sc.append(t);
   wrap.append(sc);
   return wrap;
+}
+
+/** What a collective carries per device: "f32[64]", or every element of a combined one
+ *  "(f32[], f32[64], f32[64,64])". */
+export function carried(c: Collective): string {
+  const es = c.elements ?? [];
+  if (es.length <= 1) return shapeText(c.dtype, c.shape);
+  return `(${es.map((e) => shapeText(e.dtype, e.shape)).join(", ")})`;
 }
 
 /** The "why" column's cell: a button that asks why this collective is there (js/function/why.ts). */

@@ -144,6 +144,23 @@ export interface Collective {
   /** Index into Trace.group_sets: its device groups (collective-permute: [source, target]
    *  pairs); -1 when the bounded payload left them out; absent from older kernels. */
   group_set?: number;
+  /** Every array it carries per device (a combined all-reduce: each gradient, the loss's
+   *  scalar too; its bytes are theirs summed), each with the leaves it touches. */
+  elements?: CollectiveElement[];
+  /** The input / output leaves (indices) that flow into / out of it, by dataflow through the
+   *  compiled program (never by shape); null: not told (leaves_note says why). Absent: a
+   *  reshard's collective, or an older kernel. */
+  in_leaves?: number[] | null;
+  out_leaves?: number[] | null;
+  leaves_note?: string;
+}
+
+/** One array a collective carries, and the leaves (indices) that flow into / out of it. */
+export interface CollectiveElement {
+  shape: number[];
+  dtype: string;
+  in_leaves: number[];
+  out_leaves: number[];
 }
 
 /** `_history`: how far undo and redo can go, and where the next step of each leads. */

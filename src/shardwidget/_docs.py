@@ -51,6 +51,7 @@ from . import (
     suggest_layouts,
 )
 from .cost.estimate import CollectiveTime
+from .hlo.collectives import Collective, HloShape
 from .model.help import Suggestion
 from .model.layout import Block, DeviceInfo, MeshInfo
 from .model.layout_diff import BlockMove, DeviceChange, LayoutDiff
@@ -59,10 +60,9 @@ from .model.summary import Summary
 from .model.tree import StaticLeaf, TreeLeaf
 from .plan import Plan, PlanError, TpuMeshInfo, plan, tpu_mesh
 from .render.snapshot import Snapshot
-from .trace.cause import Cause, Place
-from .trace.fixes import Fix
-from .trace.hlo import Collective, HloShape
 from .trace.result import Constraint, Leaf, LeafResult
+from .why.cause import Cause, Place
+from .why.fixes import Fix
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 API_MD = ROOT / "docs" / "api.md"

@@ -18,7 +18,7 @@ from shardwidget.cost import estimate as est_mod
 from shardwidget.cost import hardware as hw_mod
 from shardwidget.cost import reshard
 from shardwidget.cost.reshard import Transfer
-from shardwidget.trace import hlo
+from shardwidget.hlo import collectives as hlo
 from tests.helpers import Sent, collect
 
 AUTO2 = (AxisType.Auto, AxisType.Auto)
@@ -464,7 +464,7 @@ def test_in_a_kernel_the_reshard_compile_follows_the_update(monkeypatch):
 
     from shardwidget.views import array as array_mod
 
-    monkeypatch.setattr(array_mod, "_in_kernel", lambda: True)
+    monkeypatch.setattr(array_mod, "in_kernel", lambda: True)
 
     mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     x = jax.device_put(np.zeros((24, 8), np.float32), NamedSharding(mesh, P("x", None)))

@@ -222,9 +222,8 @@ def test_showing_a_planned_layout_again_asks_the_helper_nothing(v5e):
     h = tpu.tpu_helper()
     h.proc.kill()
     h.proc.wait()
-    t0 = time.perf_counter()
     again = plan(tpu_direct.mlp, *args, mesh=v5e, in_specs=tpu_direct.SPECS)
-    assert again.fits and time.perf_counter() - t0 < 0.5
+    assert again.fits and [h] == tpu._TPU and not h.alive  # the dead helper was not asked
 
 
 def test_a_tpu_plan_s_devices_carry_their_chips(v5e):

@@ -6,9 +6,9 @@ from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
+from shardwidget.hlo import collectives as hlo_mod
 from shardwidget.render.legend import legend_of
 from shardwidget.render.text import holder_candidates
-from shardwidget.trace import hlo as hlo_mod
 from tests.helpers import svgs_in
 
 
@@ -115,7 +115,7 @@ def test_a_collective_over_two_axes_is_spelled_as_the_widget_spells_it() -> None
     hlo = jax.jit(f).lower(x).compile().as_text()
     # one all-reduce, one group of all 8 devices, however this JAX's XLA writes it (jax 0.10:
     # mesh['axis_0'=8,'axis_1'=1] {'axis_0'}; 0.8-0.9: [1,8]<=[8]; 0.11: mesh['x'=2,'y'=4]
-    # {'x','y'}): read by the parser every fixture of tests/trace/fixtures checks
+    # {'x','y'}): read by the parser every fixture of tests/hlo/fixtures checks
     coords = {i: divmod(i, 4) for i in range(8)}
     (reduce,) = hlo_mod.collectives(hlo, list(range(8)), coords, ("x", "y"), (2, 4))
     assert reduce.kind == "all-reduce" and reduce.n_groups == 1 and reduce.group_size == 8

@@ -1,5 +1,5 @@
 """Geometry first, statistics after the cell; results of other threads handed to the kernel's
-thread (issue 34). In a stand-in kernel: ``_in_kernel`` says yes and an asyncio loop runs the
+thread (issue 34). In a stand-in kernel: ``in_kernel`` says yes and an asyncio loop runs the
 "cell" as a coroutine, as ipykernel runs cells; the statistics are checked against numpy's
 own per-block numbers of the array JAX placed."""
 
@@ -23,8 +23,8 @@ from shardwidget.views import boundary
 
 @pytest.fixture
 def kernel(monkeypatch: Any) -> Any:
-    monkeypatch.setattr(boundary, "_in_kernel", lambda: True)
-    monkeypatch.setattr(array_mod, "_in_kernel", lambda: True)
+    monkeypatch.setattr(boundary, "in_kernel", lambda: True)
+    monkeypatch.setattr(array_mod, "in_kernel", lambda: True)
     loop = asyncio.new_event_loop()
     yield loop
     loop.close()

@@ -876,6 +876,17 @@ export const array8: ArrayModel = {
    "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
+   "name": "tpu7x",
+   "label": "TPU7x (Ironwood)",
+   "peak_flops": 1153500000000000.0,
+   "hbm_bytes": 103079215104.0,
+   "hbm_bandwidth": 3685000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
    "name": "h100",
    "label": "H100 SXM",
    "peak_flops": 989000000000000.0,
@@ -896,6 +907,39 @@ export const array8: ArrayModel = {
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
    "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "h200",
+   "label": "H200 SXM",
+   "peak_flops": 989000000000000.0,
+   "hbm_bytes": 141000000000.0,
+   "hbm_bandwidth": 4800000000000.0,
+   "ici_bandwidth": 450000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "b200",
+   "label": "B200",
+   "peak_flops": 2250000000000000.0,
+   "hbm_bytes": 191126044672.0,
+   "hbm_bandwidth": 7700000000000.0,
+   "ici_bandwidth": 900000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "gb200",
+   "label": "GB200 NVL72 (72-GPU NVLink domain)",
+   "peak_flops": 2500000000000000.0,
+   "hbm_bytes": 186000000000.0,
+   "hbm_bandwidth": 8000000000000.0,
+   "ici_bandwidth": 900000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   }
  ],
  "_transfer": {
@@ -1673,6 +1717,17 @@ export const arrayValues8: ArrayModel = {
    "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
+   "name": "tpu7x",
+   "label": "TPU7x (Ironwood)",
+   "peak_flops": 1153500000000000.0,
+   "hbm_bytes": 103079215104.0,
+   "hbm_bandwidth": 3685000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
    "name": "h100",
    "label": "H100 SXM",
    "peak_flops": 989000000000000.0,
@@ -1693,6 +1748,39 @@ export const arrayValues8: ArrayModel = {
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
    "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "h200",
+   "label": "H200 SXM",
+   "peak_flops": 989000000000000.0,
+   "hbm_bytes": 141000000000.0,
+   "hbm_bandwidth": 4800000000000.0,
+   "ici_bandwidth": 450000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "b200",
+   "label": "B200",
+   "peak_flops": 2250000000000000.0,
+   "hbm_bytes": 191126044672.0,
+   "hbm_bandwidth": 7700000000000.0,
+   "ici_bandwidth": 900000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "gb200",
+   "label": "GB200 NVL72 (72-GPU NVLink domain)",
+   "peak_flops": 2500000000000000.0,
+   "hbm_bytes": 186000000000.0,
+   "hbm_bandwidth": 8000000000000.0,
+   "ici_bandwidth": 900000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   }
  ],
  "_transfer": {
@@ -2583,6 +2671,17 @@ export const arrayResharded8: ArrayModel = {
    "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
+   "name": "tpu7x",
+   "label": "TPU7x (Ironwood)",
+   "peak_flops": 1153500000000000.0,
+   "hbm_bytes": 103079215104.0,
+   "hbm_bandwidth": 3685000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
    "name": "h100",
    "label": "H100 SXM",
    "peak_flops": 989000000000000.0,
@@ -2603,6 +2702,39 @@ export const arrayResharded8: ArrayModel = {
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
    "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "h200",
+   "label": "H200 SXM",
+   "peak_flops": 989000000000000.0,
+   "hbm_bytes": 141000000000.0,
+   "hbm_bandwidth": 4800000000000.0,
+   "ici_bandwidth": 450000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "b200",
+   "label": "B200",
+   "peak_flops": 2250000000000000.0,
+   "hbm_bytes": 191126044672.0,
+   "hbm_bandwidth": 7700000000000.0,
+   "ici_bandwidth": 900000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "gb200",
+   "label": "GB200 NVL72 (72-GPU NVLink domain)",
+   "peak_flops": 2500000000000000.0,
+   "hbm_bytes": 186000000000.0,
+   "hbm_bandwidth": 8000000000000.0,
+   "ici_bandwidth": 900000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   }
  ],
  "_transfer": {
@@ -3236,6 +3368,17 @@ export const arrayScalar8: ArrayModel = {
    "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
+   "name": "tpu7x",
+   "label": "TPU7x (Ironwood)",
+   "peak_flops": 1153500000000000.0,
+   "hbm_bytes": 103079215104.0,
+   "hbm_bandwidth": 3685000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
    "name": "h100",
    "label": "H100 SXM",
    "peak_flops": 989000000000000.0,
@@ -3256,6 +3399,39 @@ export const arrayScalar8: ArrayModel = {
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
    "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "h200",
+   "label": "H200 SXM",
+   "peak_flops": 989000000000000.0,
+   "hbm_bytes": 141000000000.0,
+   "hbm_bandwidth": 4800000000000.0,
+   "ici_bandwidth": 450000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "b200",
+   "label": "B200",
+   "peak_flops": 2250000000000000.0,
+   "hbm_bytes": 191126044672.0,
+   "hbm_bandwidth": 7700000000000.0,
+   "ici_bandwidth": 900000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "gb200",
+   "label": "GB200 NVL72 (72-GPU NVLink domain)",
+   "peak_flops": 2500000000000000.0,
+   "hbm_bytes": 186000000000.0,
+   "hbm_bandwidth": 8000000000000.0,
+   "ici_bandwidth": 900000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   }
  ],
  "_transfer": {
@@ -4048,6 +4224,17 @@ export const arrayUnreduced8: ArrayModel = {
    "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
+   "name": "tpu7x",
+   "label": "TPU7x (Ironwood)",
+   "peak_flops": 1153500000000000.0,
+   "hbm_bytes": 103079215104.0,
+   "hbm_bandwidth": 3685000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
    "name": "h100",
    "label": "H100 SXM",
    "peak_flops": 989000000000000.0,
@@ -4068,6 +4255,39 @@ export const arrayUnreduced8: ArrayModel = {
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
    "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "h200",
+   "label": "H200 SXM",
+   "peak_flops": 989000000000000.0,
+   "hbm_bytes": 141000000000.0,
+   "hbm_bandwidth": 4800000000000.0,
+   "ici_bandwidth": 450000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "b200",
+   "label": "B200",
+   "peak_flops": 2250000000000000.0,
+   "hbm_bytes": 191126044672.0,
+   "hbm_bandwidth": 7700000000000.0,
+   "ici_bandwidth": 900000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "gb200",
+   "label": "GB200 NVL72 (72-GPU NVLink domain)",
+   "peak_flops": 2500000000000000.0,
+   "hbm_bytes": 186000000000.0,
+   "hbm_bandwidth": 8000000000000.0,
+   "ici_bandwidth": 900000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   }
  ],
  "_transfer": {
@@ -5105,7 +5325,46 @@ export const function8: FunctionModel = {
     "op_name": "jit(matmul)/dot_general",
     "source": "wire_fixtures.py:73",
     "groups_text": "[2,4]<=[8]",
-    "group_set": 0
+    "group_set": 0,
+    "elements": [
+     {
+      "shape": [
+       8,
+       4
+      ],
+      "dtype": "f32",
+      "in_leaves": [
+       0,
+       1
+      ],
+      "out_leaves": [
+       0
+      ]
+     },
+     {
+      "shape": [
+       8,
+       4
+      ],
+      "dtype": "f32",
+      "in_leaves": [
+       0,
+       1
+      ],
+      "out_leaves": [
+       1
+      ]
+     }
+    ],
+    "in_leaves": [
+     0,
+     1
+    ],
+    "out_leaves": [
+     0,
+     1
+    ],
+    "leaves_note": ""
    },
    {
     "kind": "all-reduce",
@@ -5120,7 +5379,28 @@ export const function8: FunctionModel = {
     "op_name": "jit(matmul)/reduce_sum",
     "source": "wire_fixtures.py:73",
     "groups_text": "mesh['axis_0'=2,'axis_1'=1,'axis_2'=4] {'axis_0'}",
-    "group_set": 1
+    "group_set": 1,
+    "elements": [
+     {
+      "shape": [],
+      "dtype": "f32",
+      "in_leaves": [
+       0,
+       1
+      ],
+      "out_leaves": [
+       1
+      ]
+     }
+    ],
+    "in_leaves": [
+     0,
+     1
+    ],
+    "out_leaves": [
+     1
+    ],
+    "leaves_note": ""
    }
   ],
   "memory": {
@@ -5132,8 +5412,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 866.0,
-  "run_ms": 57.4,
+  "compile_ms": 77.8,
+  "run_ms": 2.7,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -5529,6 +5809,17 @@ export const function8: FunctionModel = {
    "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
+   "name": "tpu7x",
+   "label": "TPU7x (Ironwood)",
+   "peak_flops": 1153500000000000.0,
+   "hbm_bytes": 103079215104.0,
+   "hbm_bandwidth": 3685000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
    "name": "h100",
    "label": "H100 SXM",
    "peak_flops": 989000000000000.0,
@@ -5549,6 +5840,39 @@ export const function8: FunctionModel = {
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
    "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "h200",
+   "label": "H200 SXM",
+   "peak_flops": 989000000000000.0,
+   "hbm_bytes": 141000000000.0,
+   "hbm_bandwidth": 4800000000000.0,
+   "ici_bandwidth": 450000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "b200",
+   "label": "B200",
+   "peak_flops": 2250000000000000.0,
+   "hbm_bytes": 191126044672.0,
+   "hbm_bandwidth": 7700000000000.0,
+   "ici_bandwidth": 900000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "gb200",
+   "label": "GB200 NVL72 (72-GPU NVLink domain)",
+   "peak_flops": 2500000000000000.0,
+   "hbm_bytes": 186000000000.0,
+   "hbm_bandwidth": 8000000000000.0,
+   "ici_bandwidth": 900000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   }
  ],
  "_estimate": {
@@ -5560,7 +5884,7 @@ export const function8: FunctionModel = {
     "label": "compute",
     "seconds": 4.880174e-13,
     "collective": -1,
-    "formula": "FLOPs / peak = 224 / 4.59e+14",
+    "formula": "FLOPs / peak = 224 / 4.59e+14 (FLOPs: cost_analysis)",
     "latency_s": 0.0
    },
    {
@@ -6204,7 +6528,29 @@ export const functionShardMap8: FunctionModel = {
     "op_name": "jit(psum_rows)/shard_map/psum_invariant",
     "source": "wire_fixtures.py:78",
     "groups_text": "{{0,4},{1,5},{2,6},{3,7}}",
-    "group_set": 0
+    "group_set": 0,
+    "elements": [
+     {
+      "shape": [
+       8,
+       8
+      ],
+      "dtype": "f32",
+      "in_leaves": [
+       0
+      ],
+      "out_leaves": [
+       0
+      ]
+     }
+    ],
+    "in_leaves": [
+     0
+    ],
+    "out_leaves": [
+     0
+    ],
+    "leaves_note": ""
    }
   ],
   "memory": {
@@ -6216,8 +6562,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 357.3,
-  "run_ms": 14.6,
+  "compile_ms": 50.6,
+  "run_ms": 1.5,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -6390,6 +6736,17 @@ export const functionShardMap8: FunctionModel = {
    "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
+   "name": "tpu7x",
+   "label": "TPU7x (Ironwood)",
+   "peak_flops": 1153500000000000.0,
+   "hbm_bytes": 103079215104.0,
+   "hbm_bandwidth": 3685000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
    "name": "h100",
    "label": "H100 SXM",
    "peak_flops": 989000000000000.0,
@@ -6410,6 +6767,39 @@ export const functionShardMap8: FunctionModel = {
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
    "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "h200",
+   "label": "H200 SXM",
+   "peak_flops": 989000000000000.0,
+   "hbm_bytes": 141000000000.0,
+   "hbm_bandwidth": 4800000000000.0,
+   "ici_bandwidth": 450000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "b200",
+   "label": "B200",
+   "peak_flops": 2250000000000000.0,
+   "hbm_bytes": 191126044672.0,
+   "hbm_bandwidth": 7700000000000.0,
+   "ici_bandwidth": 900000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "gb200",
+   "label": "GB200 NVL72 (72-GPU NVLink domain)",
+   "peak_flops": 2500000000000000.0,
+   "hbm_bytes": 186000000000.0,
+   "hbm_bandwidth": 8000000000000.0,
+   "ici_bandwidth": 900000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   }
  ],
  "_estimate": {
@@ -6421,7 +6811,7 @@ export const functionShardMap8: FunctionModel = {
     "label": "compute",
     "seconds": 1.394336e-13,
     "collective": -1,
-    "formula": "FLOPs / peak = 64 / 4.59e+14",
+    "formula": "FLOPs / peak = 64 / 4.59e+14 (FLOPs: cost_analysis)",
     "latency_s": 0.0
    },
    {
@@ -7220,7 +7610,28 @@ export const functionPmap8: FunctionModel = {
     "op_name": "jit(pmap(<lambda>))/jit(_fun)/shard_map/psum",
     "source": "wire_fixtures.py:84",
     "groups_text": "{{0,1,2,3,4,5,6,7}}",
-    "group_set": 0
+    "group_set": 0,
+    "elements": [
+     {
+      "shape": [
+       4
+      ],
+      "dtype": "f32",
+      "in_leaves": [
+       0
+      ],
+      "out_leaves": [
+       0
+      ]
+     }
+    ],
+    "in_leaves": [
+     0
+    ],
+    "out_leaves": [
+     0
+    ],
+    "leaves_note": ""
    }
   ],
   "memory": {
@@ -7232,8 +7643,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 216.8,
-  "run_ms": 48.5,
+  "compile_ms": 107.5,
+  "run_ms": 4.1,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7582,6 +7993,17 @@ export const functionPmap8: FunctionModel = {
    "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
+   "name": "tpu7x",
+   "label": "TPU7x (Ironwood)",
+   "peak_flops": 1153500000000000.0,
+   "hbm_bytes": 103079215104.0,
+   "hbm_bandwidth": 3685000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
    "name": "h100",
    "label": "H100 SXM",
    "peak_flops": 989000000000000.0,
@@ -7602,6 +8024,39 @@ export const functionPmap8: FunctionModel = {
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
    "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "h200",
+   "label": "H200 SXM",
+   "peak_flops": 989000000000000.0,
+   "hbm_bytes": 141000000000.0,
+   "hbm_bandwidth": 4800000000000.0,
+   "ici_bandwidth": 450000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "b200",
+   "label": "B200",
+   "peak_flops": 2250000000000000.0,
+   "hbm_bytes": 191126044672.0,
+   "hbm_bandwidth": 7700000000000.0,
+   "ici_bandwidth": 900000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "gb200",
+   "label": "GB200 NVL72 (72-GPU NVLink domain)",
+   "peak_flops": 2500000000000000.0,
+   "hbm_bytes": 186000000000.0,
+   "hbm_bandwidth": 8000000000000.0,
+   "ici_bandwidth": 900000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   }
  ],
  "_estimate": {
@@ -7613,7 +8068,7 @@ export const functionPmap8: FunctionModel = {
     "label": "compute",
     "seconds": 1.742919e-14,
     "collective": -1,
-    "formula": "FLOPs / peak = 8 / 4.59e+14",
+    "formula": "FLOPs / peak = 8 / 4.59e+14 (FLOPs: cost_analysis)",
     "latency_s": 0.0
    },
    {
@@ -7709,6 +8164,17 @@ export const tree8: TreeModel = {
    "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
+   "name": "tpu7x",
+   "label": "TPU7x (Ironwood)",
+   "peak_flops": 1153500000000000.0,
+   "hbm_bytes": 103079215104.0,
+   "hbm_bandwidth": 3685000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
    "name": "h100",
    "label": "H100 SXM",
    "peak_flops": 989000000000000.0,
@@ -7729,6 +8195,39 @@ export const tree8: TreeModel = {
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
    "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "h200",
+   "label": "H200 SXM",
+   "peak_flops": 989000000000000.0,
+   "hbm_bytes": 141000000000.0,
+   "hbm_bandwidth": 4800000000000.0,
+   "ici_bandwidth": 450000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "b200",
+   "label": "B200",
+   "peak_flops": 2250000000000000.0,
+   "hbm_bytes": 191126044672.0,
+   "hbm_bandwidth": 7700000000000.0,
+   "ici_bandwidth": 900000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "gb200",
+   "label": "GB200 NVL72 (72-GPU NVLink domain)",
+   "peak_flops": 2500000000000000.0,
+   "hbm_bytes": 186000000000.0,
+   "hbm_bandwidth": 8000000000000.0,
+   "ici_bandwidth": 900000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   }
  ],
  "_tree": {
@@ -7833,7 +8332,7 @@ export const tree8: TreeModel = {
    ]
   },
   "mesh": "x=2 \u00d7 y=4",
-  "code": "import re\n\nimport jax\nimport numpy as np\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nrules = [  # (regex on the leaf's path, spec): the first match wins\n    ('b', P('y')),\n]\nlogical = {}  # path -> spec of leaves laid out by logical axis names\n\n\ndef _place(path, x):\n    at = jax.tree_util.keystr(path)\n    spec = next((s for pattern, s in rules if re.search(pattern, at)), logical.get(at))\n    if spec is None or not isinstance(x, (jax.Array, jax.ShapeDtypeStruct, np.ndarray)):\n        return x  # no rule: the leaf keeps its layout\n    sharding = NamedSharding(mesh, spec)\n    if isinstance(x, jax.ShapeDtypeStruct):\n        return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding)\n    return jax.device_put(x, sharding)\n\n\nparams = jax.tree_util.tree_map_with_path(_place, params)",
+  "code": "import re\n\nimport jax\nimport numpy as np\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nrules = [  # (regex on the leaf's path, spec): the first match wins\n    ('b', P('y')),\n]\nlogical = {}  # path -> spec of leaves laid out by logical axis names\n\n\ndef _key(k):\n    return str(getattr(k, \"key\", getattr(k, \"idx\", getattr(k, \"name\", k))))\n\n\ndef _place(path, x):\n    at = jax.tree_util.keystr(path)\n    slash = \"/\".join(_key(k) for k in path)  # rules match either form of the path\n    hit = (s for pattern, s in rules if re.search(pattern, at) or re.search(pattern, slash))\n    spec = next(hit, logical.get(at))\n    if spec is None or not isinstance(x, (jax.Array, jax.ShapeDtypeStruct, np.ndarray)):\n        return x  # no rule: the leaf keeps its layout\n    sharding = NamedSharding(mesh, spec)\n    if isinstance(x, jax.ShapeDtypeStruct):\n        return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding)\n    return jax.device_put(x, sharding)\n\n\nparams = jax.tree_util.tree_map_with_path(_place, params)",
   "planned": ""
  },
  "_layout": {
@@ -8683,6 +9182,17 @@ export const treePlanned256: TreeModel = {
    "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
+   "name": "tpu7x",
+   "label": "TPU7x (Ironwood)",
+   "peak_flops": 1153500000000000.0,
+   "hbm_bytes": 103079215104.0,
+   "hbm_bandwidth": 3685000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
    "name": "h100",
    "label": "H100 SXM",
    "peak_flops": 989000000000000.0,
@@ -8703,6 +9213,39 @@ export const treePlanned256: TreeModel = {
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
    "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "h200",
+   "label": "H200 SXM",
+   "peak_flops": 989000000000000.0,
+   "hbm_bytes": 141000000000.0,
+   "hbm_bandwidth": 4800000000000.0,
+   "ici_bandwidth": 450000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "b200",
+   "label": "B200",
+   "peak_flops": 2250000000000000.0,
+   "hbm_bytes": 191126044672.0,
+   "hbm_bandwidth": 7700000000000.0,
+   "ici_bandwidth": 900000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "gb200",
+   "label": "GB200 NVL72 (72-GPU NVLink domain)",
+   "peak_flops": 2500000000000000.0,
+   "hbm_bytes": 186000000000.0,
+   "hbm_bandwidth": 8000000000000.0,
+   "ici_bandwidth": 900000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   }
  ],
  "_tree": {
@@ -9551,7 +10094,7 @@ export const treePlanned256: TreeModel = {
    ]
   },
   "mesh": "data=32 \u00d7 model=8",
-  "code": "import re\n\nimport jax\nimport numpy as np\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.sharding.AbstractMesh((32, 8), ('data', 'model'), (AxisType.Auto, AxisType.Auto))  # a plan\nrules = [  # (regex on the leaf's path, spec): the first match wins\n    ('w', P('data', 'model')),\n    ('b', P('model')),\n]\nlogical = {}  # path -> spec of leaves laid out by logical axis names\n\n\ndef _place(path, x):\n    if not isinstance(x, (jax.Array, jax.ShapeDtypeStruct, np.ndarray)):\n        return x\n    at = jax.tree_util.keystr(path)\n    spec = next((s for pattern, s in rules if re.search(pattern, at)), logical.get(at))\n    if spec is None:  # no rule: its own spec where its mesh has the plan's axes, else replicated\n        own = getattr(x, \"sharding\", None)\n        same = isinstance(own, NamedSharding) and dict(own.mesh.shape) == dict(mesh.shape)\n        spec = own.spec if same else P()\n    return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=NamedSharding(mesh, spec))\n\n\nparams = jax.tree_util.tree_map_with_path(_place, params)",
+  "code": "import re\n\nimport jax\nimport numpy as np\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.sharding.AbstractMesh((32, 8), ('data', 'model'), (AxisType.Auto, AxisType.Auto))  # a plan\nrules = [  # (regex on the leaf's path, spec): the first match wins\n    ('w', P('data', 'model')),\n    ('b', P('model')),\n]\nlogical = {}  # path -> spec of leaves laid out by logical axis names\n\n\ndef _key(k):\n    return str(getattr(k, \"key\", getattr(k, \"idx\", getattr(k, \"name\", k))))\n\n\ndef _place(path, x):\n    if not isinstance(x, (jax.Array, jax.ShapeDtypeStruct, np.ndarray)):\n        return x\n    at = jax.tree_util.keystr(path)\n    slash = \"/\".join(_key(k) for k in path)  # rules match either form of the path\n    hit = (s for pattern, s in rules if re.search(pattern, at) or re.search(pattern, slash))\n    spec = next(hit, logical.get(at))\n    if spec is None:  # no rule: its own spec where its mesh has the plan's axes, else replicated\n        own = getattr(x, \"sharding\", None)\n        same = isinstance(own, NamedSharding) and dict(own.mesh.shape) == dict(mesh.shape)\n        spec = own.spec if same else P()\n    return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=NamedSharding(mesh, spec))\n\n\nparams = jax.tree_util.tree_map_with_path(_place, params)",
   "planned": "planned on AbstractMesh (32, 8) \u00b7 no devices"
  },
  "_layout": {
@@ -21076,6 +21619,17 @@ export const array32: ArrayModel = {
    "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
+   "name": "tpu7x",
+   "label": "TPU7x (Ironwood)",
+   "peak_flops": 1153500000000000.0,
+   "hbm_bytes": 103079215104.0,
+   "hbm_bandwidth": 3685000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
    "name": "h100",
    "label": "H100 SXM",
    "peak_flops": 989000000000000.0,
@@ -21096,6 +21650,39 @@ export const array32: ArrayModel = {
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
    "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "h200",
+   "label": "H200 SXM",
+   "peak_flops": 989000000000000.0,
+   "hbm_bytes": 141000000000.0,
+   "hbm_bandwidth": 4800000000000.0,
+   "ici_bandwidth": 450000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "b200",
+   "label": "B200",
+   "peak_flops": 2250000000000000.0,
+   "hbm_bytes": 191126044672.0,
+   "hbm_bandwidth": 7700000000000.0,
+   "ici_bandwidth": 900000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "gb200",
+   "label": "GB200 NVL72 (72-GPU NVLink domain)",
+   "peak_flops": 2500000000000000.0,
+   "hbm_bytes": 186000000000.0,
+   "hbm_bandwidth": 8000000000000.0,
+   "ici_bandwidth": 900000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   }
  ],
  "_transfer": {

@@ -104,3 +104,13 @@ def hlo_sharding_text(proto: Any) -> str:
     from jax._src.lib import xla_client as xc  # type: ignore[attr-defined]
 
     return str(xc.HloSharding.from_proto(proto))
+
+
+def kept_inputs(lowered: Any, n: int) -> list[bool] | None:
+    """Per flattened input (n of them), whether the lowered program keeps it as a parameter (a
+    jitted function's unused inputs are dropped); None where this JAX does not say."""
+    try:
+        kept = lowered._lowering.compile_args["kept_var_idx"]
+    except (AttributeError, KeyError, TypeError):
+        return None
+    return [i in kept for i in range(n)]

@@ -1,6 +1,6 @@
 """Shardy's sharding propagation run in this process, in jaxlib's MLIR (private JAX: part of
 the adapter, :mod:`shardwidget._jax`), with the debug records of where each sharding came from:
-what the causes of collectives (:mod:`shardwidget.trace.why`) are read from."""
+what the causes of collectives (:mod:`shardwidget.why.explain`) are read from."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ SHARDY_PIPELINE = (
 """Shardy's propagation as XLA runs it, with the debug records of where each sharding came
 from. ``STRATEGY``: ``basic`` reproduces XLA's own shardings on jax 0.10 for constraints,
 ``aggressive`` for gradients (found by experiment: so every result is checked against XLA's
-dump, and the other strategy tried where the first disagrees, :mod:`shardwidget.trace.why`).
+dump, and the other strategy tried where the first disagrees, :mod:`shardwidget.why.explain`).
 The propagation-edge records are left out: the causes do not read them, and through a loop's
 data-flow edges (a scanned model's gradient) MLIR's verifier refuses them between passes
 ("'sdy.data_flow_edge' op expected a value ref to have an operand index in range")."""

@@ -3,7 +3,7 @@
 The kernel lowers the function against a ``jax.sharding.AbstractMesh`` (no device is touched;
 ``lowering_platforms=("cpu",)``) and sends the lowered module's text to the planning helper
 (:mod:`.helper`), which compiles it for that many simulated CPU devices. Collectives come from
-the compiled HLO (``trace.hlo``), with device ids as positions on the plan's mesh (row-major).
+the compiled HLO (``hlo.collectives``), with device ids as positions on the plan's mesh (row-major).
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 from ..cost.estimate import estimate
 from ..cost.hardware import DEFAULT
-from ..trace import hlo, hlo_tpu
+from ..hlo import collectives as hlo
+from ..hlo import tpu as hlo_tpu
 from . import helper as _helper
 from . import inputs
 from . import tpu as _tpu
@@ -199,11 +200,18 @@ def compile_text(text: str, mesh: Any, timeout: float | None = None, t0: float =
     (``time.perf_counter()``; 0: now). PlanError in words when the helper cannot answer."""
     t0 = t0 or time.perf_counter()
     n = int(np.prod(mesh.axis_sizes))
-    mi = _tpu.info(mesh)
-    if mi is not None:
-        reply = _tpu.compile_text(text, mesh, timeout or _helper.TIMEOUT_S)
+    if _tpu.is_tpu(mesh):
+        reply = _tpu.compile_text(text, mesh, timeout or _helper.busy(_helper.TIMEOUT_S))
     else:
-        reply = _helper.helper(n).compile(text, timeout or _helper.TIMEOUT_S)
+        reply = _helper.helper(n).compile(text, timeout)
+    return plan_of(reply, mesh, t0)
+
+
+def plan_of(reply: dict[str, Any], mesh: Any, t0: float) -> Plan:
+    """The Plan of a helper's reply for ``mesh`` (a compile begun at ``t0``,
+    ``time.perf_counter()``): the search's own helpers answer the same way."""
+    n = int(np.prod(mesh.axis_sizes))
+    mi = _tpu.info(mesh)
     if "hbm" in reply:  # the TPU compiler's answer: the program does not fit
         return Plan(
             mesh=mesh,

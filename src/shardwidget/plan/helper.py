@@ -28,7 +28,18 @@ KEEP = 2
 START_TIMEOUT_S = 120.0
 """How long a helper may take to start (JAX import and N devices)."""
 TIMEOUT_S = 300.0
-"""How long one compile may take before the helper is stopped."""
+"""How long one compile may take before the helper is stopped (on a quiet machine: see
+:func:`busy`)."""
+MAX_SLOWDOWN = 8.0
+
+
+def busy(seconds: float) -> float:
+    """A default time limit for this machine now: ``seconds`` (what a quiet machine needs) times
+    the 1-minute load per core (1 to MAX_SLOWDOWN). On a busy machine a compile runs slower, not
+    wrong, and it is stopped only when it passes what the load explains; a ``timeout=`` the
+    user gives is kept as it is."""
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    return seconds * min(MAX_SLOWDOWN, max(1.0, load / (os.cpu_count() or 1)))
 
 
 class PlanError(RuntimeError):
@@ -123,7 +134,7 @@ class Helper:
             bufsize=1,
         )
         threading.Thread(target=self._read, daemon=True).start()
-        first = self._next(START_TIMEOUT_S, "start")
+        first = self._next(busy(START_TIMEOUT_S), "start")
         if "ready" not in first:
             self.stop()
             why = first.get("fatal", first)
@@ -184,11 +195,11 @@ class Helper:
                 pass  # _next reports how it died
             return self._next(timeout, what)
 
-    def compile(self, module: str, timeout: float = TIMEOUT_S) -> dict[str, Any]:
+    def compile(self, module: str, timeout: float | None = None) -> dict[str, Any]:
         """What XLA compiled for the lowered module (StableHLO text) on n devices: "hlo",
         "memory", "flops", "bytes_accessed", "output_shardings", "compile_s". A helper whose
         compile failed is ended (a large one holds a GB), and the next plan starts another."""
-        reply = self.request({"module": module}, timeout, "a compile")
+        reply = self.request({"module": module}, timeout or busy(TIMEOUT_S), "a compile")
         if "error" in reply:
             self.stop()
             raise PlanError(

@@ -18,11 +18,12 @@ from typing import Any
 from jax.sharding import NamedSharding
 
 from .. import _jax
+from ..hlo import flow as hlo_flow
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
-from ..trace import why
 from ..trace.function import Traced
 from ..trace.result import TraceResult, TraceState, jaxpr_text
+from ..why import explain as why
 from . import background, shardings, tpu
 from . import compile as compile_mod
 from . import helper as helper_mod
@@ -138,8 +139,10 @@ class PlanTraced(Traced):
         if not pl.fits:  # the TPU compiler's answer, in its figures
             raise ValueError(tpu.hbm_words(pl.hbm, pl.topology))
         c_out, notes = self._out_shardings(state, mesh, pl.output_shardings, out_shapes)
+        kept = _jax.kept_inputs(lowered, len(self.leaves))
+        paths = [lf.path for lf in self.leaves], self.out_paths(state)
         colls = why.lazily(  # each collective's cause, from the same lowered module
-            pl.collectives,
+            hlo_flow.attribute(pl.collectives, pl.hlo_text, kept, *paths),
             why.Explainer(text, pl.shardy_dump or None, pl.hlo_text, self, state,
                           unchecked=PLAN_UNCHECKED),
         )  # fmt: skip
@@ -202,7 +205,9 @@ class PlanTraced(Traced):
             if self.on_tpu_ready is not None:
                 self.on_tpu_ready(state, error)
 
-        return background.start(text, mesh, self.timeout or helper_mod.TIMEOUT_S, done)
+        return background.start(
+            text, mesh, self.timeout or helper_mod.busy(helper_mod.TIMEOUT_S), done
+        )
 
     def replan(self, mesh: Any) -> None:
         """Plan on ``mesh`` from now on (the same axes: a CPU AbstractMesh, or a tpu_mesh):

@@ -201,7 +201,7 @@ def tpu_mesh(
         "allow_split_physical_axes": bool(allow_split_physical_axes),
     }
     h = tpu_helper()
-    reply = h.request(req, START_TIMEOUT_S, f"describe {topology}")
+    reply = h.request(req, _helper.busy(START_TIMEOUT_S), f"describe {topology}")
     if "error" in reply:
         raise ValueError(f"no mesh {shape} {names} on {topology}: {_first_line(reply['error'])}")
     by_id = {d[0]: d for d in reply["devices"]}

@@ -18,7 +18,7 @@ from .picture import FG2, FG3, MAX_TITLES, Svg, grid, marks, wrap_text
 from .scene import array_scene
 
 if TYPE_CHECKING:
-    from ..trace.hlo import Collective
+    from ..hlo.collectives import Collective
     from ..trace.result import TraceResult
 
 

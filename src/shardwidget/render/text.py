@@ -223,7 +223,7 @@ def render_trace(
                 f"    {c.kind:<18} over {axes:<6} {c.dtype}{list(c.shape)}  "
                 f"{fmt_bytes(c.bytes)} sent per device"
             )
-            if getattr(c.explainer, "ready", False):  # why XLA inserted it (trace/cause.py)
+            if getattr(c.explainer, "ready", False):  # why XLA inserted it (why/cause.py)
                 lines.append(f"      why: {c.cause.text}")
         if any(c.explainer is not None and not c.explainer.ready for c in res.collectives):
             lines.append("    (why each is there: collectives[i].cause, worked out when asked)")

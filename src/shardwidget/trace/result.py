@@ -13,9 +13,9 @@ import numpy as np
 
 from ..cost.estimate import estimate_trace
 from ..cost.hardware import DEFAULT
+from ..hlo import collectives as hlo
 from ..model import spec as spec_mod
 from ..model.layout import Layout, layout_of_sharding
-from . import hlo
 
 MODES = ("jit", "shard_map")
 JIT_REFUSES = (

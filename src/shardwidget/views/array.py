@@ -27,17 +27,17 @@ from ..export.code import array_code
 from ..export.page import save_array_view
 from ..model import spec as spec_mod
 from ..model.layout import Layout, layout_of, layout_of_sharding
+from ..model.pmap_axis import LABEL, relabel
 from ..model.state import LayoutState
 from ..model.summary import Summary
 from ..render import scene, snapshot, text
 from ..render.picture import array_svg
-from ..trace.pmap import LABEL, relabel
 from ._source import (
     PartialSource,
-    _coerce,
-    _default_view_dims,
-    _in_kernel,
-    _source_of,
+    coerce,
+    default_view_dims,
+    in_kernel,
+    source_of,
 )
 from .array_path import ArrayPath, layout_wire
 from .base import ShardView, refuse_unknown
@@ -127,7 +127,7 @@ class ArrayView(CostMixin, ShardView[LayoutState, jax.Array]):
             )
         refuse_unknown("ShardView", kwargs, INIT_KWARGS)
 
-        source, note = _coerce(arr)
+        source, note = coerce(arr)
         self._path = ArrayPath(source)
         self._note = note
         self._with_stats = bool(kwargs.pop("stats", True))
@@ -159,7 +159,7 @@ class ArrayView(CostMixin, ShardView[LayoutState, jax.Array]):
             max_axes=path.max_axes,
         )
         self._set_traits(path.first.to_wire())
-        self.view_dims = _default_view_dims(source.ndim, layout_of(source).spec)
+        self.view_dims = default_view_dims(source.ndim, layout_of(source).spec)
         self._quiet = False
         overrides = {k: kwargs[k] for k in LAYOUT_TRAITS if k in kwargs}
         if "view_dims" in kwargs:
@@ -362,7 +362,7 @@ class ArrayView(CostMixin, ShardView[LayoutState, jax.Array]):
         quick = not self._with_stats or (
             kernel_loop() is None and self._path.tiles_for(lay, compute=False) is not None
         )
-        source = _source_of(arr, self._path.source)
+        source = source_of(arr, self._path.source)
         layout = layout_wire(lay, self._key, source, self._note, code=True)
         stats = self._stats_now() if quick else wire.pending_stats(self._key)
         self._set_traits({**st.to_wire(), "error": "", "_layout": layout, "_stats": stats})
@@ -457,7 +457,7 @@ def _later(view: ArrayView) -> bool:
     """Compile the view's transfer soon on the kernel's event loop; False outside a kernel (the
     caller then does the work now). The loop holds only a weak reference: a view dropped
     meanwhile is freed, not kept for a callback."""
-    if not _in_kernel():
+    if not in_kernel():
         return False
     try:
         loop = asyncio.get_running_loop()

@@ -18,7 +18,7 @@ import traitlets
 from ipywidgets.widgets.widget import _binary_types, _separate_buffers
 
 from .. import wire
-from ._source import _in_kernel
+from ._source import in_kernel
 
 
 class InvalidValue(ValueError, traitlets.TraitError):
@@ -32,7 +32,7 @@ SUPERSEDED = "superseded by a newer request"
 def kernel_loop() -> asyncio.AbstractEventLoop | None:
     """The kernel's event loop, running in this thread (None outside a kernel: a script, a
     test; other running loops, such as one a library left set, may never come back)."""
-    if not _in_kernel():
+    if not in_kernel():
         return None
     try:
         return asyncio.get_running_loop()

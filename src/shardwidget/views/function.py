@@ -1,7 +1,7 @@
 """FunctionView: ShardView(f, *args), what XLA does with a layout of a function's inputs.
 
 Traits of the function view and its compute. The model (tracing, compiling, collectives,
-memory) lives in :mod:`shardwidget.trace.function` and :mod:`shardwidget.trace.hlo`; the wire format
+memory) lives in :mod:`shardwidget.trace.function` and :mod:`shardwidget.hlo`; the wire format
 in :mod:`shardwidget.wire`. As with array views, a front-end request that fails sets ``error`` and
 keeps the last good view; a Python setter that fails raises ValueError with the same message and
 changes nothing.
@@ -26,20 +26,21 @@ from ..export.page import save_function_view
 from ..model import tree_input
 from ..model.layout import mesh_info
 from ..model.mesh import all_factorizations
+from ..model.spec import is_spec
 from ..render import text
 from ..render.function_picture import function_svg
 from ..render.snapshot import picture_html
-from ..trace import _specs as specs_mod
-from ..trace import fixes as fixes_mod
 from ..trace import function as trace_mod
 from ..trace import pmap as pmap_mod
 from ..trace.result import TraceResult, TraceState
+from ..why import fixes as fixes_mod
 from ..wire import why as why_wire
 from . import plan_progress, why
 from .base import ShardView, is_function
 from .boundary import InvalidValue
 from .cost import CostMixin
 from .function_path import Computed, FunctionPath, RunArrays
+from .search import SearchMixin
 
 if TYPE_CHECKING:
     from ..export.page import ExportReport
@@ -48,7 +49,7 @@ STATE_TRAITS = ("mesh_shape", "axis_names", "axis_types", "in_specs", "out_specs
 OWN_KWARGS = ("mode", "stats", "hardware", *STATE_TRAITS)
 
 
-class FunctionView(CostMixin, ShardView[TraceState, Computed]):
+class FunctionView(SearchMixin, CostMixin, ShardView[TraceState, Computed]):
     """Live view of a function compiled for a layout of its inputs: input and output shardings,
     the collectives XLA inserted, per-device memory and flops, and the outputs it computes.
 
@@ -197,7 +198,7 @@ class FunctionView(CostMixin, ShardView[TraceState, Computed]):
     def fixes(self, i: int) -> list[Any]:
         """The layouts that remove collective i's cause (``trace.collectives[i].cause``), each
         compiled now (one compile each): ``.what``, ``.state``, ``.removes``, ``.collectives``,
-        ``.memory``; the ones that remove it first (:mod:`shardwidget.trace.fixes`)."""
+        ``.memory``; the ones that remove it first (:mod:`shardwidget.why.fixes`)."""
         return fixes_mod.compute(self._traced, fixes_mod.check_index(self._result, i), i)
 
     def apply_fix(self, i: int, k: int = 0) -> None:
@@ -284,7 +285,7 @@ class FunctionView(CostMixin, ShardView[TraceState, Computed]):
         if (
             name in ("in_specs", "out_specs")
             and value is not None
-            and (specs_mod.is_spec(value) or isinstance(value, dict))  # (a dict: a prefix)
+            and (is_spec(value) or isinstance(value, dict))  # (a dict: a prefix)
             and not getattr(self, "_quiet", True)
         ):
             self.set_layout(**{name: value})

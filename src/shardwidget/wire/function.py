@@ -109,6 +109,23 @@ class CollectiveWire(TypedDict):
     group_set: int
     """Index into ``Trace.group_sets``: the device groups it runs over (collective-permute: the
     (source, target) pairs that move data); -1 when left out of a bounded payload."""
+    elements: NotRequired[list[ElementWire]]
+    """Every array it carries (a combined all-reduce: each gradient, the loss's scalar too)."""
+    in_leaves: NotRequired[list[int] | None]
+    """The input leaves (indices) that flow into it, by dataflow; None: not told."""
+    out_leaves: NotRequired[list[int] | None]
+    """The output leaves (indices) it flows into; None: not told."""
+    leaves_note: NotRequired[str]
+    """Why the leaves are not told ("" when they are)."""
+
+
+class ElementWire(TypedDict):
+    """One array a collective carries, per device."""
+
+    shape: list[int]
+    dtype: str
+    in_leaves: list[int]
+    out_leaves: list[int]
 
 
 class Memory(TypedDict):
@@ -224,10 +241,13 @@ def _leaf(
     }
 
 
-def collective(c: Any, group_set: int) -> CollectiveWire:
+def collective(
+    c: Any, group_set: int, paths: tuple[Sequence[str], Sequence[str]] | None = None
+) -> CollectiveWire:
     """One hlo.Collective as the front end reads it (a reshard's; the same fields as the
-    collectives of :func:`trace`, keep the two in step)."""
-    return {
+    collectives of :func:`trace`, keep the two in step); ``paths``: the trace's input and
+    output paths, for the leaves it touches as indices."""
+    out: CollectiveWire = {
         "kind": c.kind,
         "axes": list(c.axes),
         "shape": list(c.shape),
@@ -240,6 +260,34 @@ def collective(c: Any, group_set: int) -> CollectiveWire:
         "groups_text": c.groups_text[:400],
         "group_set": group_set,
     }
+    if paths is not None:
+        _leaves(out, c, *paths)
+    return out
+
+
+def _leaves(out: CollectiveWire, c: Any, in_paths: Sequence[str], out_paths: Sequence[str]) -> None:
+    """The leaves a collective touches, as indices into the trace's inputs and outputs, and
+    every element it carries, set on out."""
+    ins = {p: i for i, p in enumerate(in_paths)}
+    outs = {p: i for i, p in enumerate(out_paths)}
+
+    def element(k: int) -> ElementWire:
+        e = c.elements[k]
+        touched_in = c.element_in_leaves[k] if k < len(c.element_in_leaves) else ()
+        touched_out = c.element_out_leaves[k] if k < len(c.element_out_leaves) else ()
+        return {
+            "shape": list(e.dims),
+            "dtype": e.dtype,
+            "in_leaves": [ins[p] for p in touched_in if p in ins],
+            "out_leaves": [outs[p] for p in touched_out if p in outs],
+        }
+
+    out["elements"] = [element(k) for k in range(len(c.elements))]
+    out["in_leaves"] = None if c.in_leaves is None else [ins[p] for p in c.in_leaves if p in ins]
+    out["out_leaves"] = (
+        None if c.out_leaves is None else [outs[p] for p in c.out_leaves if p in outs]
+    )
+    out["leaves_note"] = c.leaves_note
 
 
 def trace(
@@ -308,7 +356,8 @@ def trace(
     )
     out["group_sets"] = sets
     out["collectives"] = [
-        collective(c, set_of[i]) for i, c in enumerate(res.collectives[:MAX_RECORDS])
+        collective(c, set_of[i], (res.in_paths, res.out_paths))
+        for i, c in enumerate(res.collectives[:MAX_RECORDS])
     ]
     out["memory"] = cast(Memory, dict(res.memory)) if res.memory else None
     out["flops"] = res.flops

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from ..trace.hlo import where
+from ..hlo.collectives import where
 
 
 class PlaceWire(TypedDict):

@@ -1,4 +1,4 @@
-"""Shardy's attribute and location texts read by trace/sdy.py, checked against the module that
+"""Shardy's attribute and location texts read by why/sdy.py, checked against the module that
 jaxlib's own MLIR propagates for a function (the forms the explanations rely on)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import _jax
-from shardwidget.trace import sdy
+from shardwidget.why import sdy
 
 
 def test_shardings_origins_and_locations_forms() -> None:

@@ -5,7 +5,7 @@ Pure text: imports no JAX and no widget code.
 
 XLA's GPU cost analysis does not count cuBLAS / cuDNN custom-calls: for ``a @ b`` (bf16,
 8192 × 8192) on an H200 it reports no ``flops`` at all, and for ``jnp.tanh(a @ b).sum()``
-2.7e8 FLOPs where the gemm alone is 1.1e12 (tests/trace/fixtures/jax-0.11.2-gpu). So the
+2.7e8 FLOPs where the gemm alone is 1.1e12 (tests/hlo/fixtures/jax-0.11.2-gpu). So the
 program's own text is read:
 
 - ``dot``: 2 × (result elements) × (product of the lhs contracting dimensions);
@@ -28,8 +28,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from . import hlo
-from .hlo import HloShape, _balanced, parse_shapes
+from . import collectives as hlo
+from .collectives import HloShape, balanced, parse_shapes
 
 _GEMM_TARGETS = ("__cublas$gemm", "__cublas$lt$matmul")
 _CONV_TARGET = "__cudnn$conv"
@@ -62,17 +62,17 @@ class Counted:
     from HLO", "counted from HLO" or "" when unknown."""
 
 
-def _instructions(text: str) -> Iterator[tuple[str, str, str, str]]:
+def instructions(text: str) -> Iterator[tuple[str, str, str, str]]:
     """(name, result shape text, op, the rest of the line from ``op(`` on) of every
     instruction (hlo's own reading of the text)."""
-    for name, shape, op, line in hlo._instructions(text):
+    for name, shape, op, line in hlo.instructions(text):
         at = line.index(op + "(", line.index(shape) + len(shape))
         yield name, shape, op, line[at + len(op) :]
 
 
 def _operands(rest: str) -> list[str]:
     """The operand texts of ``(a, b, ...)`` at the start of rest, split at top-level commas."""
-    inner = _balanced(rest, 0)[1:-1]
+    inner = balanced(rest, 0)[1:-1]
     out, depth, cur = [], 0, ""
     for c in inner:
         if c in "([{":
@@ -160,7 +160,7 @@ def matmul_flops(text: str) -> MatmulFlops:
     shapes: dict[str, HloShape] = {}
     native = custom = custom_bytes = 0.0
     calls = 0
-    for name, shape_text, op, rest in _instructions(text):
+    for name, shape_text, op, rest in instructions(text):
         res = parse_shapes(shape_text)
         if res:
             shapes[name] = res[0]

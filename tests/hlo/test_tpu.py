@@ -1,5 +1,5 @@
-"""The TPU compiler's HLO (real output of libtpu 0.0.42.1, tests/plan/fixtures/make.py) read
-by trace.hlo and trace.hlo_tpu: tiled layouts ``{1,0:T(8,128)(2,1)S(1)}``, memory spaces,
+"""The TPU compiler's HLO (real output of libtpu 0.0.42.1, tests/hlo/tpu_fixtures/make.py) read
+by hlo.collectives and hlo.tpu: tiled layouts ``{1,0:T(8,128)(2,1)S(1)}``, memory spaces,
 iota groups ``[4,2]<=[2,4]T(1,0)``, ``mesh['axis_0'=2,'axis_1'=4] {'axis_0'}``, explicit
 groups, source-target pairs, and the all-reduce-scatter fusion."""
 
@@ -12,9 +12,10 @@ import re
 import numpy as np
 import pytest
 
-from shardwidget.trace import hlo, hlo_tpu
+from shardwidget.hlo import collectives as hlo
+from shardwidget.hlo import tpu as hlo_tpu
 
-FIXTURES = pathlib.Path(__file__).parent / "fixtures"
+FIXTURES = pathlib.Path(__file__).parent / "tpu_fixtures"
 INDEX = json.loads((FIXTURES / "index.json").read_text())
 _OPS = re.compile(
     r"=\s*\S.*?\s(all-gather|all-reduce|reduce-scatter|all-to-all|collective-permute)(-start)?\("

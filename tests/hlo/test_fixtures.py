@@ -1,5 +1,5 @@
 """The HLO collective parser against compiled programs of every JAX version and backend we hold
-(tests/trace/fixtures/*/index.json names each program's mesh and the collectives and axes it
+(tests/hlo/fixtures/*/index.json names each program's mesh and the collectives and axes it
 must show). jax 0.11 prints every replica group as ``mesh['x'=2,'y'=4] {'x','y'}``; 0.10 as
 explicit lists; both use the iota form ``[2,4]<=[8]`` somewhere."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shardwidget.trace import hlo
+from shardwidget.hlo import collectives as hlo
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -23,7 +23,8 @@ from dataclasses import replace
 from typing import Any
 
 from .. import _jax
-from . import cause, hlo, sdy
+from ..hlo import collectives as hlo
+from . import cause, sdy
 
 STRATEGIES = ("basic", "aggressive")
 

@@ -22,8 +22,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..hlo import collectives as hlo
 from . import cause_match as match
-from . import hlo, sdy
+from . import sdy
 from .cause_text import (
     describe,
     line_words,

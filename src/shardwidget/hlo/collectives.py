@@ -28,8 +28,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,7 +91,8 @@ class Collective:
     axes: tuple[str, ...]
     """The user's mesh axes the groups span, in mesh order; () when they match no axes."""
     shape: tuple[int, ...]
-    """Result shape on one device (the first array of a tuple result)."""
+    """Result shape on one device (of a tuple result, its first element that is not a scalar:
+    see :attr:`elements`)."""
     dtype: str
     """HLO element type of the result ("f32", …)."""
     bytes: int
@@ -113,13 +113,41 @@ class Collective:
     """True when a group covers only part of an axis (e.g. pairs along x)."""
     name: str = field(repr=False, default="")
     """The HLO instruction name, e.g. "all-reduce.1"."""
+    elements: tuple[HloShape, ...] = field(repr=False, default=())
+    """Every array it carries, per device (a combined all-reduce of gradients: one per
+    gradient, the loss's scalar too); its bytes are theirs summed."""
+    in_leaves: tuple[str, ...] | None = field(repr=False, default=None, compare=False)
+    """The paths of the input leaves that flow into it, by dataflow through the compiled
+    program (:mod:`.flow`); None where that could not be told (:attr:`leaves_note`)."""
+    out_leaves: tuple[str, ...] | None = field(repr=False, default=None, compare=False)
+    """The paths of the output leaves it flows into; None where not told."""
+    element_in_leaves: tuple[tuple[str, ...], ...] = field(repr=False, default=(), compare=False)
+    """Per element of :attr:`elements`: the input paths that flow into it (empty: not told)."""
+    element_out_leaves: tuple[tuple[str, ...], ...] = field(repr=False, default=(), compare=False)
+    """Per element: the output paths it flows into (empty: not told)."""
+    leaves_note: str = field(repr=False, default="", compare=False)
+    """Why the leaves are not told (or only the inputs are); "" otherwise."""
     explainer: Any = field(repr=False, default=None, compare=False)
     """What gives its :attr:`cause` (``explainer(collective)``, computed on first use for every
     collective of the compile); None where none was asked for."""
 
     @property
+    def leaves(self) -> tuple[str, ...] | None:
+        """The paths of the input leaves it touches, then of the output leaves (by dataflow,
+        never by shape); None where the program could not be followed (:attr:`leaves_note`)."""
+        if self.in_leaves is None:
+            return None
+        return self.in_leaves + (self.out_leaves or ())
+
+    @property
+    def element_leaves(self) -> tuple[tuple[str, ...], ...]:
+        """Per element of :attr:`elements`: its input paths, then its output paths."""
+        outs = self.element_out_leaves or ((),) * len(self.element_in_leaves)
+        return tuple(a + b for a, b in zip(self.element_in_leaves, outs, strict=True))
+
+    @property
     def cause(self) -> Any:
-        """Why XLA inserted it (a :class:`shardwidget.trace.cause.Cause`: ``.text``,
+        """Why XLA inserted it (a :class:`shardwidget.why.cause.Cause`: ``.text``,
         ``.inputs``, ``.constraints``, ``.outputs``, ``.op``); None where no explanation was
         asked for."""
         return None if self.explainer is None else self.explainer(self)
@@ -140,7 +168,7 @@ def parse_shapes(text: str) -> list[HloShape]:
     return out
 
 
-def _balanced(text: str, start: int) -> str:
+def balanced(text: str, start: int) -> str:
     """The balanced {...} / [...] / (...) group starting at text[start]."""
     pairs = {"{": "}", "[": "]", "(": ")"}
     depth, i = 0, start
@@ -165,20 +193,20 @@ def _attr(line: str, name: str) -> str | None:
     if line.startswith("mesh[", i):
         # mesh['a'=2,...][, device_ids=(...)] {axes}
         j = i + 4
-        txt = _balanced(line, j)
+        txt = balanced(line, j)
         end = j + len(txt)
         rest = line[end:]
         dm = re.match(r",\s*device_ids=", rest)
         if dm:
             k = end + dm.end()
-            end = k + len(_balanced(line, k))
+            end = k + len(balanced(line, k))
         am = re.match(r"\s*\{", line[end:])
         if am:
             k = end + am.end() - 1
-            end = k + len(_balanced(line, k))
+            end = k + len(balanced(line, k))
         return line[i:end]
     if i < len(line) and line[i] in "{[(":
-        txt = _balanced(line, i)
+        txt = balanced(line, i)
         end = i + len(txt)
         # iota lists: [2,4]<=[8] or [2,4]<=[2,4]T(1,0)
         m2 = re.match(r"<=\[[0-9,]*\](?:T\([0-9,]*\))?", line[end:])
@@ -246,7 +274,7 @@ def _mesh_groups(t: str) -> list[list[int]]:
     order = np.arange(n, dtype=np.int64)
     dm = re.match(r",\s*device_ids=", rest)
     if dm:
-        txt = _balanced(rest, dm.end())
+        txt = balanced(rest, dm.end())
         order = _parse_device_list(txt, n)
         rest = rest[dm.end() + len(txt) :]
     am = re.search(r"\{(.*)\}", rest)
@@ -323,7 +351,7 @@ def axes_of_groups(
 
 
 # ------------------------------------------------------------------------------- main entry
-def _instructions(hlo_text: str) -> Iterator[tuple[str, str, str, str]]:
+def instructions(hlo_text: str) -> Iterator[tuple[str, str, str, str]]:
     """(name, shape text, op, whole line) for every instruction."""
     for line in hlo_text.splitlines():
         m = _INSTR_HEAD.match(line)
@@ -331,7 +359,7 @@ def _instructions(hlo_text: str) -> Iterator[tuple[str, str, str, str]]:
             continue
         i = m.end()
         if line.startswith("(", i):
-            shape = _balanced(line, i)
+            shape = balanced(line, i)
         else:
             sm = re.match(r"[a-z][a-z0-9]*\[[0-9,]*\](?:\{[^}]*\})?", line[i:])
             if sm is None:
@@ -342,35 +370,41 @@ def _instructions(hlo_text: str) -> Iterator[tuple[str, str, str, str]]:
             yield m.group("name"), shape, om.group("op"), line
 
 
-def _result_shape(kind: str, op: str, shape_text: str) -> tuple[HloShape, int]:
-    """(first result array, total result bytes) for a collective's result shape text."""
-    shapes = [s for s in parse_shapes(shape_text) if s.dims or not shape_text.startswith("(")]
-    if not shapes:
-        shapes = parse_shapes(shape_text)
+def _result_shapes(kind: str, op: str, shape_text: str) -> list[HloShape]:
+    """Every array a collective's result carries (a combined one's scalars too), from its
+    result shape text; an async start's operands and context words left out."""
+    shapes = parse_shapes(shape_text)
     if op.endswith("-start") and len(shapes) > 1:
         if kind == "all-gather":  # (operands..., results...)
             shapes = shapes[len(shapes) // 2 :]
         elif kind == "collective-permute":  # (operand, result, u32[], u32[])
             shapes = shapes[1:2]
-    return shapes[0], sum(s.nbytes for s in shapes)
+    return shapes
+
+
+CellLabel = Callable[[str], "str | None"]
+"""A file path -> the notebook cell its code came from ("cell [3]"), or None."""
+
+_CELL_LABELS: list[CellLabel] = []
+
+
+def label_cells_with(label: CellLabel) -> None:
+    """Have :func:`where` name code run from a notebook cell by label(path): the views register
+    the running IPython shell's names (this package reads no shell)."""
+    if label not in _CELL_LABELS:
+        _CELL_LABELS.append(label)
 
 
 def where(path: str, line: int | str) -> str:
-    """A source location for a reader: "cell [N], line L" for code run from a notebook cell (the
-    kernel names each cell's code with a file of its own, e.g. ipykernel's
-    ``/tmp/ipykernel_123/3194285871.py``, and IPython maps that file to the cell's execution
-    count, as its tracebacks do), else "file.py:L"."""
-    ipython = sys.modules.get("IPython")  # only a running IPython can know; never imported here
-    shell = ipython.get_ipython() if ipython is not None else None
-    name = getattr(getattr(shell, "compile", None), "format_code_name", None)
-    try:
-        label = name(path) if name is not None else None
-    except Exception:  # another shell's compiler: fall back to the file name
-        label = None
-    if label and label[0] == "Cell":
-        m = re.fullmatch(r"In\[(\d+)\]", str(label[1]))
-        if m:
-            return f"cell [{m.group(1)}], line {line}"
+    """A source location for a reader: "cell [N], line L" for code run from a notebook cell (as
+    a registered :func:`label_cells_with` names its file), else "file.py:L"."""
+    for label in _CELL_LABELS:
+        try:
+            cell = label(path)
+        except Exception:  # a shell that cannot name this file: the file name stays
+            cell = None
+        if cell:
+            return f"{cell}, line {line}"
     return f"{path.rsplit('/', 1)[-1]}:{line}"
 
 
@@ -425,11 +459,13 @@ def collectives(
     n = len(device_assignment)
     out: list[Collective] = []
     frames: dict[int, str] | None = None
-    for name, shape_text, op, line in _instructions(hlo_text):
+    for name, shape_text, op, line in instructions(hlo_text):
         kind = op[: -len("-start")] if op.endswith("-start") else op
         if kind not in KINDS:
             continue
-        first, total = _result_shape(kind, op, shape_text)
+        elements = _result_shapes(kind, op, shape_text)
+        first = next((s for s in elements if s.dims), elements[0])  # (as shown: an array)
+        total = sum(s.nbytes for s in elements)
         meta_op = re.search(r'op_name="([^"]*)"', line)
         src_f = re.search(r'source_file="([^"]*)"', line)
         src_l = re.search(r"source_line=(\d+)", line)
@@ -463,6 +499,7 @@ def collectives(
                     source=source,
                     partial=True,
                     name=name,
+                    elements=tuple(elements),
                 )
             )
             continue
@@ -492,6 +529,7 @@ def collectives(
                 source=source,
                 partial=partial,
                 name=name,
+                elements=tuple(elements),
             )
         )
     return out

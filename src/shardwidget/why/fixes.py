@@ -7,14 +7,18 @@ carries the collectives and per-device memory it gives.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import _jax
+from ..hlo import collectives as hlo
 from ..model import spec as spec_mod
-from . import hlo, sdy
-from .result import TraceResult, TraceState
+from . import sdy
+
+if TYPE_CHECKING:  # a trace's results are read by their attributes: trace/ sits a floor up
+    from ..trace.result import TraceResult, TraceState
 
 
 @dataclass(frozen=True)
@@ -84,7 +88,7 @@ def candidates(res: TraceResult, i: int) -> list[tuple[str, TraceState]]:
             if p.index < len(st.out_specs) and st.out_specs[p.index] is not None:
                 outs = list(st.out_specs)
                 outs[p.index] = None
-                new = TraceState(*st.mesh_key, st.in_specs, tuple(outs))
+                new = dataclasses.replace(st, out_specs=tuple(outs))
                 out.append((f"let XLA choose the layout of {p.label} (drop its out_sharding)", new))
     return out
 
@@ -140,7 +144,7 @@ def _wanted(res: TraceResult, idxs: list[int]) -> list[spec_mod.NormSpec | None]
 def _with_in(st: TraceState, idx: int, spec: spec_mod.NormSpec) -> TraceState:
     ins = list(st.in_specs)
     ins[idx] = spec
-    return TraceState(*st.mesh_key, tuple(ins), st.out_specs)
+    return dataclasses.replace(st, in_specs=tuple(ins))
 
 
 def check_index(res: TraceResult | None, i: int) -> TraceResult:

@@ -18,9 +18,9 @@ from jax.sharding import PartitionSpec as P
 
 import shardwidget as sw
 from shardwidget.cost import estimate as est_mod
-from shardwidget.trace import hlo_flops
+from shardwidget.hlo import flops as hlo_flops
 
-GPU = Path(__file__).parent.parent / "trace" / "fixtures" / "jax-0.11.2-gpu"
+GPU = Path(__file__).parent / "fixtures" / "jax-0.11.2-gpu"
 MEASURED_S = 1.8e-3  # gpu_gemm_tanh_sum on one H200 (index.json / fixtures README: 1.80-1.88 ms)
 
 

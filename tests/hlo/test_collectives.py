@@ -7,6 +7,7 @@ replica_group.cc / mesh.cc), and the same groups written in different forms must
 from __future__ import annotations
 
 import inspect
+import pathlib
 from typing import Any
 
 import jax
@@ -15,7 +16,7 @@ import pytest
 from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from shardwidget.trace import hlo
+from shardwidget.hlo import collectives as hlo
 
 # A (2, 4) user mesh x, y over device ids 0..7 in row-major order.
 NAMES, SIZES = ("x", "y"), (2, 4)
@@ -189,7 +190,7 @@ def test_source_lines_of_a_real_compile() -> None:
     line = inspect.getsourcelines(f)[1] + 1
     cs = hlo.collectives(txt, IDENTITY, COORDS, NAMES, SIZES)
     assert [c.kind for c in cs] == ["all-reduce"]
-    assert cs[0].source == f"test_hlo.py:{line}"
+    assert cs[0].source == f"{pathlib.Path(__file__).name}:{line}"
 
 
 def test_logical_ids_map_through_the_device_assignment() -> None:

@@ -10,7 +10,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from . import hlo, sdy
+from ..hlo import collectives as hlo
+from . import sdy
 from .cause_text import nothing_met, reduced_axes
 
 BODIES = (
@@ -169,7 +170,7 @@ def hlo_params(hlo_text: str) -> dict[str, Any]:
         head = re.match(r"(ENTRY )?%?([\w.\-]+) .*\{$", line)
         if head and not line.startswith(" "):
             entry, comp = bool(head.group(1)), head.group(2)
-        for name, shape, op, text in hlo._instructions(line):
+        for name, shape, op, text in hlo.instructions(line):
             body = text.split(op + "(", 1)[1] if op + "(" in text else ""
             param = re.match(r"(\d+)\)", body) if op == "parameter" and entry else None
             walked = op in THROUGH or op in _DOTS or op.removesuffix("-start") in hlo.KINDS

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import textwrap
 
-from shardwidget.trace import hlo
+from shardwidget.hlo import collectives as hlo
 
 SCRIPT = textwrap.dedent(
     """

@@ -9,7 +9,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from . import hlo, sdy
+from ..hlo import collectives as hlo
+from . import sdy
 
 OP_WORDS = {
     "dot_general": "matmul",

@@ -15,7 +15,7 @@ import dataclasses
 import re
 from collections.abc import Sequence
 
-from . import hlo
+from . import collectives as hlo
 
 _COMPUTATION = re.compile(r"^%?(?P<name>[\w.\-]+)\s*\(.*\)\s*->\s*.*\{\s*$")
 _CALLS = re.compile(r"\bcalls=%?(?P<name>[\w.\-]+)")
@@ -39,7 +39,7 @@ def computations_of(hlo_text: str) -> dict[str, str]:
 def fusion_callers(hlo_text: str) -> dict[str, tuple[str, str, str]]:
     """Called computation -> (the fusion's shape text, its whole line, its kind) for fusions."""
     out: dict[str, tuple[str, str, str]] = {}
-    for _name, shape, op, line in hlo._instructions(hlo_text):
+    for _name, shape, op, line in hlo.instructions(hlo_text):
         if op != "fusion":
             continue
         called = _CALLS.search(line)

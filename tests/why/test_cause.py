@@ -1,4 +1,4 @@
-"""Each collective's cause (trace/cause.py), on functions whose cause is known: mismatched
+"""Each collective's cause (why/cause.py), on functions whose cause is known: mismatched
 inputs, a constraint, out_shardings, a contraction over a sharded dimension, a gradient through
 a scanned model, a reshard under Explicit axes. Every cause is checked against XLA's own
 Shardy dump of the same compile (``cause.checked``), the inputs it names against the shardings
@@ -14,8 +14,8 @@ from jax.sharding import PartitionSpec as P
 
 import shardwidget as sw
 from shardwidget import _jax
-from shardwidget.trace import cause as cause_mod
-from shardwidget.trace import sdy
+from shardwidget.why import cause as cause_mod
+from shardwidget.why import sdy
 
 MISSING = _jax.shardy_missing()
 
@@ -240,7 +240,7 @@ def test_plan_causes_checked_by_the_helpers_dump() -> None:
 
 
 def test_gspmd_module_says_why() -> None:
-    from shardwidget.trace import why
+    from shardwidget.why import explain as why
 
     ctx = why.context("module @m { func.func @main() { return } }", None, "", [], [])
     assert ctx.module is None and "GSPMD" in ctx.missing

@@ -1,0 +1,154 @@
+"""One compiled candidate with its figures, each with where it came from, and the ranking.
+
+Ranking: the candidates that fit first (then those whose fit is unknown, then those that do
+not fit), then by estimated step time on the hardware preset
+(:mod:`shardwidget.cost.estimate`: compute = FLOPs / peak, memory = bytes accessed / HBM
+bandwidth, each collective steps × latency + bytes / its link's bandwidth; compute and memory
+overlap, collectives do not: ``max(compute, memory) + Σ collectives``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..cost.estimate import OVERLAP, Estimate, fmt_seconds
+from ..cost.hardware import Hardware
+from ..hlo import collectives as hlo
+from ..model.units import fmt_bytes
+from ..plan.compile import Plan
+from .candidates import Proposal
+from .target import Target
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A layout, compiled by the target's compiler and estimated on a hardware preset.
+
+    Attributes:
+        name: "FSDP 32 × TP 8", "ZeRO-1 · DP 8", or the user's strategy's name.
+        mesh_shape, axis_names: the mesh.
+        strategy: "standard", "zero-1" or the user's strategy's name.
+        in_specs: one spec tree per argument (``PartitionSpec`` leaves), as ``plan`` takes it.
+        fits: whether the step fits in a device's memory (None: unknown).
+        peak: peak bytes per device (None where the compiler gave none).
+        step_time: estimated seconds per step (see :attr:`parts`).
+        parts: the step time's parts: "compute", "memory", and collectives by link ("ICI",
+            "NVLink", "DCN"), seconds.
+        collectives: the compiled program's collectives.
+        compiler: the compiler that compiled it, in words.
+        compile_s: seconds the compile took in its helper.
+        sources: for each figure, where it comes from, in words.
+        plan: the compile (:class:`shardwidget.plan.Plan`).
+        estimate: the estimate (:class:`shardwidget.Estimate`); None when it did not fit.
+        proposal: the layout as the search proposed it (one spec per leaf).
+        notes: what a reader should know about the placement.
+    """
+
+    name: str
+    mesh_shape: tuple[int, ...]
+    axis_names: tuple[str, ...]
+    strategy: str
+    in_specs: tuple[Any, ...] = field(repr=False)
+    fits: bool | None
+    peak: int | None
+    step_time: float | None
+    parts: dict[str, float] = field(repr=False)
+    collectives: list[hlo.Collective] = field(repr=False)
+    compiler: str = field(repr=False)
+    compile_s: float = field(repr=False)
+    sources: dict[str, str] = field(repr=False)
+    plan: Plan = field(repr=False)
+    estimate: Estimate | None = field(repr=False)
+    proposal: Proposal = field(repr=False)
+    notes: tuple[str, ...] = field(repr=False, default=())
+
+    def rank_key(self) -> tuple[int, float]:
+        """Fit first (fits, unknown, does not fit), then the step time."""
+        order = 0 if self.fits else 1 if self.fits is None else 2
+        return order, self.step_time if self.step_time is not None else float("inf")
+
+    @property
+    def line(self) -> str:
+        """One line: name, fit and peak, step time, compiler."""
+        fit = "fits" if self.fits else "fit unknown" if self.fits is None else "does not fit"
+        peak = fmt_bytes(self.peak) if self.peak is not None else "?"
+        t = fmt_seconds(self.step_time) if self.step_time is not None else "—"
+        return f"{self.name:<28} {fit:<13} peak {peak:>10}  step {t:>9}"
+
+
+def links(est: Estimate) -> dict[str, float]:
+    """Collective seconds by the link they cross: "DCN" for an axis marked as crossing
+    slices, the preset's link ("ICI", "NVLink") otherwise."""
+    out: dict[str, float] = {}
+    for c in est.collectives:
+        link = "DCN" if set(c.collective.axes) & set(est.dcn_axes) else est.hardware.link
+        out[link] = out.get(link, 0.0) + c.seconds
+    return out
+
+
+def _sources(plan: Plan, hw: Hardware, hbm: str, target: Target) -> dict[str, str]:
+    who = target.compiler
+    tpu = plan.compiler == "tpu"
+    return {
+        "peak": f"{who}: its memory totals per device (arguments + outputs + temporaries − "
+        "aliased)",
+        "fits": f"peak <= {hbm}" + ("; and the TPU compiler's own HBM check" if tpu else ""),
+        "compute": f"FLOPs per device from XLA's cost analysis of the compiled program / "
+        f"{hw.name}'s peak ({hw.peak_flops:.4g} FLOP/s)",
+        "memory": f"bytes accessed per device (XLA's cost analysis) / {hw.name}'s HBM "
+        f"bandwidth ({hw.hbm_bandwidth / 1e9:.4g} GB/s)",
+        "collectives": f"the compiled HLO's collectives, each steps × latency + bytes / "
+        f"{hw.name}'s {hw.link} bandwidth ({hw.ici_bandwidth / 1e9:.4g} GB/s per axis); DCN "
+        "latency on axes that cross slices",
+        "step_time": OVERLAP,
+        "compile_s": f"the compile's own time in its helper ({who})",
+    }
+
+
+def make(
+    proposal: Proposal,
+    in_specs: Sequence[Any],
+    plan: Plan,
+    hw: Hardware,
+    target: Target,
+) -> Candidate:
+    """The candidate of a compiled proposal, estimated on ``hw``."""
+    hbm, hbm_source = target.hbm_bytes(hw)
+    dcn = target.dcn_axes(plan.mesh)
+    sources = _sources(plan, hw, f"{fmt_bytes(round(hbm))} ({hbm_source})", target)
+    if not plan.fits:  # the TPU compiler refused: its words are the only figure
+        sources["fits"] = f"{target.compiler}: {plan.note}"
+        return Candidate(
+            proposal.name, proposal.mesh_shape, proposal.axis_names, proposal.strategy,
+            tuple(in_specs), False, None, None, {}, [], target.compiler, plan.compile_s,
+            sources, plan, None, proposal, proposal.notes,
+        )  # fmt: skip
+    est = plan.estimate(hw, dcn_axes=dcn)
+    peak = plan.memory.get("peak")
+    parts = {"compute": est.compute_s, "memory": est.memory_s, **links(est)}
+    return Candidate(
+        name=proposal.name,
+        mesh_shape=proposal.mesh_shape,
+        axis_names=proposal.axis_names,
+        strategy=proposal.strategy,
+        in_specs=tuple(in_specs),
+        fits=None if peak is None else peak <= hbm,
+        peak=peak,
+        step_time=est.total_s,
+        parts=parts,
+        collectives=list(plan.collectives),
+        compiler=target.compiler,
+        compile_s=plan.compile_s,
+        sources=sources,
+        plan=plan,
+        estimate=est,
+        proposal=proposal,
+        notes=proposal.notes,
+    )
+
+
+def ranked(cands: Sequence[Candidate]) -> list[Candidate]:
+    """Fit first, then the step time; ties keep the order of proposal."""
+    return sorted(cands, key=lambda c: c.rank_key())

@@ -1,0 +1,375 @@
+"""The search: propose the layouts, lower each here, compile them in parallel helpers, rank
+what comes back, as it comes back.
+
+A coordinating thread lowers one candidate after another (the kernel's JAX, no device) and
+queues each module for the :class:`.pool.Pool`; results stream into :attr:`Search.results`
+(ranked on every read) and to the listeners (a view's panel). Every compile is cached by
+(function, argument shapes, target, layout): a second search of the same step asks no helper.
+A budget in seconds stops the search with what it has: nothing more is lowered, and compiles
+still running are stopped.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax
+
+from ..cost.hardware import Hardware
+from ..plan import compile as compile_mod
+from ..plan import helper as helper_mod
+from . import candidate as cand_mod
+from . import candidates as c
+from . import leaves as leaves_mod
+from . import strategies as strat
+from .candidate import Candidate
+from .pool import Job, Pool
+from .target import Target, target_of
+
+KEEP = 1024
+"""Compiles kept in the search's cache (least recently used out first)."""
+_CACHE: OrderedDict[tuple[Any, ...], compile_mod.Plan] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+
+
+def _signature(args: Sequence[Any]) -> tuple[Any, ...]:
+    flat, treedef = jax.tree_util.tree_flatten(args)
+    return (str(treedef), tuple((tuple(x.shape), str(x.dtype)) for x in flat))
+
+
+def _cached(key: tuple[Any, ...] | None) -> compile_mod.Plan | None:
+    if key is None:
+        return None
+    with _CACHE_LOCK:
+        plan = _CACHE.get(key)
+        if plan is not None:
+            _CACHE.move_to_end(key)
+        return plan
+
+
+def _store(key: tuple[Any, ...] | None, plan: compile_mod.Plan) -> None:
+    if key is None:
+        return
+    with _CACHE_LOCK:
+        _CACHE[key] = plan
+        while len(_CACHE) > KEEP:
+            _CACHE.popitem(last=False)
+
+
+def clear_cache() -> None:
+    """Forget every cached compile (tests, or to measure a cold search)."""
+    with _CACHE_LOCK:
+        _CACHE.clear()
+
+
+@dataclass
+class Progress:
+    """How far a search is: candidates ``done`` of ``total`` (compiled, failed or cached),
+    ``cached`` of them from the cache, and the ``state``: "running", "done", "cancelled",
+    "budget" (stopped by its time budget)."""
+
+    done: int = 0
+    total: int = 0
+    cached: int = 0
+    state: str = "running"
+
+
+@dataclass
+class Search:
+    """A search's candidates, streaming in while it runs (see :func:`search`).
+
+    Attributes:
+        target: the compiler and mesh searched for.
+        hardware: the preset the step times are estimated on.
+        dropped: the layouts left out, each with the reason.
+        failed: (name, the compiler's or helper's words) of candidates that did not compile.
+        progress: how far it is.
+        workers: parallel helpers.
+        wall_s: seconds from start to the last result (so far).
+        compile_s: seconds of the compiles this search ran (the helpers' own times, summed).
+    """
+
+    target: Target
+    hardware: Hardware
+    dropped: list[c.Dropped] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    progress: Progress = field(default_factory=Progress)
+    workers: int = 1
+    wall_s: float = 0.0
+    compile_s: float = 0.0
+    first_s: float | None = None
+    """Seconds from the start to the first result."""
+    _found: list[Candidate] = field(default_factory=list, repr=False)
+    _listeners: list[Callable[[Search], None]] = field(default_factory=list, repr=False)
+    _done: threading.Event = field(default_factory=threading.Event, repr=False)
+    _stop: threading.Event = field(default_factory=threading.Event, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _pool: Pool | None = field(default=None, repr=False)
+    _t0: float = field(default_factory=time.perf_counter, repr=False)
+    args: tuple[Any, ...] = field(default=(), repr=False)
+    """The function's arguments (their shapes and dtypes are what is laid out)."""
+    fn_name: str = field(default="f", repr=False)
+    """How :meth:`code` names the function."""
+    view: Any = field(default=None, repr=False)
+    """The function view :meth:`apply` lays out (None for ``shardwidget.search``)."""
+
+    @property
+    def results(self) -> list[Candidate]:
+        """The candidates compiled so far, ranked: fit first, then estimated step time."""
+        with self._lock:
+            return cand_mod.ranked(self._found)
+
+    @property
+    def done(self) -> bool:
+        """Whether the search is over (finished, cancelled or out of budget)."""
+        return self._done.is_set()
+
+    def wait(self, timeout: float | None = None) -> Search:
+        """Wait until the search is over (or ``timeout`` seconds); returns itself."""
+        self._done.wait(timeout)
+        return self
+
+    def cancel(self) -> None:
+        """Stop now, keeping what has arrived: nothing more is lowered, running compiles are
+        stopped (their helpers end)."""
+        self._stop.set()
+        self.progress.state = "cancelled"
+        if self._pool is not None:
+            self._pool.cancel()
+
+    def on_result(self, listener: Callable[[Search], None]) -> None:
+        """Call ``listener(search)`` (from a helper's thread) after each result and at the
+        end."""
+        self._listeners.append(listener)
+
+    def code(self, i: int) -> str:
+        """Python for candidate i (of :attr:`results`): its mesh, its specs, the jitted step."""
+        cand = self._pick(i)
+        lines = [
+            "import jax",
+            "from jax.sharding import NamedSharding",
+            "from jax.sharding import PartitionSpec as P",
+            "",
+            f"# {cand.name}: {cand.line.split(None, len(cand.name.split()))[-1]}",
+            f"mesh = jax.make_mesh({cand.mesh_shape}, {cand.axis_names})",
+            "in_specs = [",
+            *(f"    {strat.code_of(s)}," for s in cand.in_specs),
+            "]",
+            "in_shardings = jax.tree.map(",
+            "    lambda s: NamedSharding(mesh, s), in_specs, is_leaf=lambda x: isinstance(x, P)",
+            ")",
+            f"{self.fn_name}_sharded = jax.jit({self.fn_name}, in_shardings=tuple(in_shardings))",
+        ]
+        return "\n".join(lines) + "\n"
+
+    def apply(self, i: int) -> None:
+        """Lay the view out as candidate i (a layout change: the view's undo restores)."""
+        if self.view is None:
+            raise ValueError(
+                "this search has no view to apply to: use view.search(...) on a function "
+                "view, or take search.code(i)"
+            )
+        self.view.apply_candidate(self._pick(i))
+
+    def _pick(self, i: int) -> Candidate:
+        found = self.results
+        if not -len(found) <= i < len(found):
+            raise IndexError(f"no candidate {i}: the search has {len(found)} so far")
+        return found[i]
+
+    def __repr__(self) -> str:
+        p = self.progress
+        head = (
+            f"search on {self.target.compiler}, estimated on {self.hardware.name}: "
+            f"{p.done}/{p.total} ({p.state}), {len(self.dropped)} dropped, "
+            f"{len(self.failed)} failed, {self.workers} helper(s), {self.wall_s:.1f} s"
+        )
+        rows = [f"{k:>3}  {cand.line}" for k, cand in enumerate(self.results)]
+        return "\n".join([head, *rows])
+
+    # ------------------------------------------------------------------ the run
+    def _add(self, cand: Candidate, compiled: bool) -> None:
+        with self._lock:
+            self._found.append(cand)
+            self.progress.done += 1
+            if compiled:
+                self.compile_s += cand.compile_s
+            else:
+                self.progress.cached += 1
+            self.wall_s = time.perf_counter() - self._t0
+            if self.first_s is None:
+                self.first_s = self.wall_s
+        self._tell()
+
+    def _fail(self, name: str, why: str) -> None:
+        with self._lock:
+            self.progress.done += 1
+            if why != "cancelled":
+                self.failed.append((name, why))
+        self._tell()
+
+    def _tell(self) -> None:
+        for listener in list(self._listeners):
+            listener(self)
+
+
+@dataclass(frozen=True)
+class _Tag:
+    proposal: c.Proposal
+    in_specs: tuple[Any, ...]
+    key: tuple[Any, ...] | None
+
+
+class _Run:
+    """The coordinating thread of one search."""
+
+    def __init__(
+        self,
+        s: Search,
+        f: Callable[..., Any],
+        props: list[c.Proposal],
+        budget_s: float | None,
+        timeout: float | None,
+        fkey: tuple[Any, ...] | None,
+    ) -> None:
+        self.s, self.f, self.props, self.fkey = s, f, props, fkey
+        self.deadline = None if budget_s is None else s._t0 + budget_s
+        self.timeout = timeout
+
+    def key(self, p: c.Proposal) -> tuple[Any, ...] | None:
+        return None if self.fkey is None else (*self.fkey, p.key)
+
+    def start(self) -> None:
+        threading.Thread(target=self.run, daemon=True, name="shardwidget-search").start()
+
+    def run(self) -> None:
+        s = self.s
+        try:
+            todo = self._from_cache()
+            if todo:
+                s._pool = Pool(s.target, min(s.workers, len(todo)), self.timeout, self.done)
+                self._lower_all(todo)
+                s._pool.close()
+                self._join()
+        finally:
+            if s.progress.state == "running":
+                s.progress.state = "done"
+            s.wall_s = time.perf_counter() - s._t0
+            s._done.set()
+            s._tell()
+
+    def _from_cache(self) -> list[c.Proposal]:
+        todo = []
+        for p in self.props:
+            plan = _cached(self.key(p))
+            if plan is None:
+                todo.append(p)
+            else:
+                trees = strat.to_trees(self.s.args, p.specs)
+                self.s._add(cand_mod.make(p, trees, plan, self.s.hardware, self.s.target), False)
+        return todo
+
+    def _out_of_time(self) -> bool:
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            self.s.progress.state = "budget"
+            return True
+        return self.s._stop.is_set()
+
+    def _lower_all(self, todo: list[c.Proposal]) -> None:
+        s = self.s
+        assert s._pool is not None
+        for p in todo:
+            if self._out_of_time():
+                return
+            trees = strat.to_trees(s.args, p.specs)
+            try:
+                mesh = s.target.mesh_for(p.mesh_shape, p.axis_names)
+                text = compile_mod.lower(self.f, s.args, mesh, trees, None)
+            except (ValueError, TypeError, helper_mod.PlanError) as e:
+                with s._lock:
+                    s.progress.total -= 1
+                    s.dropped.append(c.Dropped(p.name, str(e).strip().splitlines()[0]))
+                continue
+            s._pool.put(Job(text, mesh, _Tag(p, tuple(trees), self.key(p))))
+
+    def _join(self) -> None:
+        s = self.s
+        assert s._pool is not None
+        left = None if self.deadline is None else max(0.0, self.deadline - time.perf_counter())
+        s._pool.join(left)
+        if any(t.is_alive() for t in s._pool._threads):  # out of budget: stop what runs
+            s.progress.state = "budget" if s.progress.state == "running" else s.progress.state
+            s._pool.cancel()
+            s._pool.join(30.0)
+
+    def done(self, job: Job, reply: dict[str, Any] | None, why: str, t0: float) -> None:
+        tag: _Tag = job.tag
+        if reply is None:
+            self.s._fail(tag.proposal.name, why)
+            return
+        plan = compile_mod.plan_of(reply, job.mesh, t0)
+        _store(tag.key, plan)
+        self.s._add(
+            cand_mod.make(tag.proposal, tag.in_specs, plan, self.s.hardware, self.s.target), True
+        )
+
+
+def _fkey(f: Any, args: Sequence[Any], target: Target) -> tuple[Any, ...] | None:
+    try:
+        hash(f)
+    except TypeError:
+        return None
+    return (f, _signature(args), target.key)
+
+
+def default_workers() -> int:
+    """Parallel helpers: one per core this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # macOS has no affinity
+        return max(1, os.cpu_count() or 1)
+
+
+def search(
+    f: Callable[..., Any],
+    *args: Any,
+    mesh: Any,
+    hardware: Any = None,
+    strategies: dict[str, Any] | None = None,
+    budget_s: float | None = None,
+    workers: int | None = None,
+    wait: bool = True,
+    timeout: float | None = None,
+    _view: Any = None,
+) -> Search:
+    """Find a layout for ``jax.jit(f)(*args)`` on ``mesh``'s chips.
+
+    ``mesh``: a :func:`shardwidget.tpu_mesh` (candidates compiled by the TPU's own compiler on
+    that topology) or a ``jax.sharding.AbstractMesh`` (XLA's CPU compiler); only its device
+    count and target are read: the candidates factor that count over the roles data, FSDP,
+    sequence and tensor (:mod:`.candidates`). ``hardware``: the preset the step times are
+    estimated on (default: the TPU's own, else ``tpu-v5e``). ``strategies``: your own,
+    ``{name: rules | mesh -> in_specs | (AbstractMesh, in_specs)}`` (:mod:`.strategies`).
+    ``budget_s``: stop after that many seconds with what has arrived. ``workers``: parallel
+    helpers (default: one per core). ``wait=False`` returns at once; results stream into
+    :attr:`Search.results` (:meth:`Search.wait`, :meth:`Search.cancel`)."""
+    target = target_of(mesh)
+    hw = target.preset(hardware)
+    leaves = leaves_mod.leaves(f, args)
+    props, dropped = strat.propose(strategies, args, leaves, target.n)
+    std, std_dropped = c.propose(target.n, leaves)
+    seen = {p.key for p in props}
+    props += [p for p in std if p.key not in seen]
+    s = Search(target, hw, dropped=dropped + std_dropped, workers=workers or default_workers())
+    s.args, s.view = tuple(args), _view
+    name = str(getattr(f, "__name__", ""))
+    s.fn_name = name if strat.IDENT.match(name) else "f"
+    s.progress.total = len(props)
+    _Run(s, f, props, budget_s, timeout, _fkey(f, args, target)).start()
+    return s.wait() if wait else s

@@ -1,0 +1,151 @@
+"""What a search compiles for: the target's compiler, a mesh of each candidate's shape on it,
+a helper process to compile in, and which link each mesh axis crosses.
+
+Two kinds today: "cpu" (a ``jax.sharding.AbstractMesh``: XLA's CPU compiler for N simulated
+devices) and "tpu" (a :func:`shardwidget.tpu_mesh`: libtpu for that topology). A GPU target
+(``gpu_mesh``) is one more :class:`Target` subclass: its helper, its request and its links.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import jax
+from jax.sharding import AxisType
+
+from ..cost import hardware as hw_mod
+from ..plan import helper as helper_mod
+from ..plan import tpu
+
+DEFAULT_CPU_PRESET = "tpu-v5e"
+"""The preset a CPU target's estimates use when the search is given none."""
+
+
+class Target:
+    """A CPU target: XLA's CPU compiler for N simulated devices (an AbstractMesh)."""
+
+    kind = "cpu"
+
+    def __init__(self, mesh: Any) -> None:
+        self.mesh = mesh
+        self.n = int(math.prod(mesh.axis_sizes))
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        """What the cache tells targets apart by (the compiler and the device count)."""
+        return ("cpu", self.n)
+
+    @property
+    def compiler(self) -> str:
+        """The compiler, in words."""
+        return f"XLA's CPU compiler for {self.n} simulated devices"
+
+    def preset(self, hardware: Any) -> hw_mod.Hardware:
+        """The hardware preset the estimates use: ``hardware`` where given, else the
+        target's own (a TPU's family), else :data:`DEFAULT_CPU_PRESET`."""
+        if hardware is not None:
+            return hw_mod.hardware(hardware)
+        return hw_mod.hardware(hw_mod.preset_for(self.mesh, DEFAULT_CPU_PRESET))
+
+    def hbm_bytes(self, hw: hw_mod.Hardware) -> tuple[float, str]:
+        """(bytes a device may use, where the figure comes from)."""
+        return hw.hbm_bytes, f"the {hw.label or hw.name} preset's HBM"
+
+    def mesh_for(self, shape: tuple[int, ...], names: tuple[str, ...]) -> Any:
+        """A mesh of this shape on the target (ValueError in words where it cannot be)."""
+        return jax.sharding.AbstractMesh(shape, names, axis_types=(AxisType.Auto,) * len(shape))
+
+    def dcn_axes(self, mesh: Any) -> tuple[str, ...]:
+        """The mesh axes whose collectives cross slices or hosts (none on a CPU target)."""
+        return ()
+
+    def new_helper(self) -> helper_mod.Helper:
+        """A helper process of its own for one of the search's parallel workers."""
+        helper_mod.check_cpu_size(self.n)
+        return helper_mod.Helper(self.n)
+
+    def request(self, helper: Any, text: str, mesh: Any, timeout: float) -> dict[str, Any]:
+        """The helper's reply for a lowered module (PlanError in words when it cannot)."""
+        return dict(helper.compile(text, timeout))
+
+
+class TpuTarget(Target):
+    """A TPU topology: libtpu compiles each candidate for the topology's chips."""
+
+    kind = "tpu"
+
+    def __init__(self, mesh: Any) -> None:
+        super().__init__(mesh)
+        mi = tpu.info(mesh)
+        assert mi is not None
+        self.info = mi
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        mi = self.info
+        return ("tpu", mi.topology, mi.num_slices, mi.chip_config_name, self.n)
+
+    @property
+    def compiler(self) -> str:
+        return f"the TPU compiler (libtpu {self.info.libtpu}) for {self.info.title}"
+
+    def hbm_bytes(self, hw: hw_mod.Hardware) -> tuple[float, str]:
+        have = self.info.hbm_bytes
+        if have is None:
+            return super().hbm_bytes(hw)
+        return float(have), f"the TPU compiler's usable HBM for {self.info.family}"
+
+    def mesh_for(self, shape: tuple[int, ...], names: tuple[str, ...]) -> Any:
+        mi = self.info
+        return tpu.tpu_mesh(
+            mi.topology,
+            shape,
+            names,
+            num_slices=mi.num_slices,
+            allow_split_physical_axes=mi.allow_split_physical_axes,
+            chip_config_name=mi.chip_config_name,
+        )
+
+    def dcn_axes(self, mesh: Any) -> tuple[str, ...]:
+        mi = tpu.info(mesh)
+        if mi is None:
+            return ()
+        return tuple(a for a, phys in mi.physical_axes().items() if "slice" in phys)
+
+    def new_helper(self) -> helper_mod.Helper:
+        return tpu.TpuHelper(0)
+
+    def request(self, helper: Any, text: str, mesh: Any, timeout: float) -> dict[str, Any]:
+        mi = tpu.info(mesh)
+        assert mi is not None
+        req = {
+            "op": "compile",
+            "module": text,
+            "topology": mi.topology,
+            "num_slices": mi.num_slices,
+            "chip_config_name": mi.chip_config_name,
+            "devices": list(mi.device_ids),
+        }
+        reply = dict(helper.request(req, timeout, f"a compile for {mi.title}"))
+        if "error" in reply:
+            helper.stop()
+            raise helper_mod.PlanError(
+                f"the TPU compiler (libtpu {mi.libtpu}) could not compile for {mi.title}: "
+                f"{str(reply['error']).strip().splitlines()[0]}"
+            )
+        return reply
+
+
+def target_of(mesh: Any) -> Target:
+    """The target a ``mesh=`` stands for: a :func:`shardwidget.tpu_mesh` (the TPU compiler)
+    or an AbstractMesh (the CPU compiler); TypeError in words for anything else."""
+    if tpu.is_tpu(mesh):
+        return TpuTarget(mesh)
+    if isinstance(mesh, jax.sharding.AbstractMesh):
+        helper_mod.check_cpu_size(int(math.prod(mesh.axis_sizes)))
+        return Target(mesh)
+    raise TypeError(
+        "search(..., mesh=) takes a shardwidget.tpu_mesh(...) (the TPU compiler) or a "
+        f"jax.sharding.AbstractMesh (the CPU compiler); got {type(mesh).__name__}"
+    )

@@ -58,7 +58,10 @@ class MeshPath:
 
     def compute(self, st: MeshState) -> jax.sharding.Mesh:
         names = tuple(f"a{i}" for i in range(len(st.mesh_shape)))
-        return jax.make_mesh(st.mesh_shape, names, devices=jax.devices()[: self.n])
+        explicit = (jax.sharding.AxisType.Explicit,) * len(names)
+        return jax.make_mesh(
+            st.mesh_shape, names, axis_types=explicit, devices=jax.devices()[: self.n]
+        )
 
     def label(self, st: MeshState) -> str:
         return "×".join(map(str, st.mesh_shape))

@@ -19,7 +19,8 @@ from tests.views.mesh_kind import MeshOf, MeshView
 def ids_of(shape: tuple[int, ...]) -> list[Any]:
     """The device ids at each position of jax.make_mesh(shape), as JAX lays them out."""
     names = tuple(f"a{i}" for i in range(len(shape)))
-    mesh = jax.make_mesh(shape, names, devices=jax.devices()[:8])
+    explicit = (jax.sharding.AxisType.Explicit,) * len(names)
+    mesh = jax.make_mesh(shape, names, axis_types=explicit, devices=jax.devices()[:8])
     return np.vectorize(lambda d: d.id)(mesh.devices).tolist()
 
 

@@ -166,8 +166,8 @@ class ArrayView(CostMixin, ShardView[LayoutState, jax.Array]):
             self.view_dims = kwargs["view_dims"]
         if overrides:
             self.set_layout(**overrides)
-        else:
-            self._publish(path.first, source)
+        else:  # the user's own array, its own layout: nothing to check or compute
+            self._change(path.first, checked=True, known=source)
 
     # ---------------------------------------------------------------- public API
     @property
@@ -182,7 +182,7 @@ class ArrayView(CostMixin, ShardView[LayoutState, jax.Array]):
         if a is None and self._array_ref is not None:
             a = self._array_ref()
         if a is None or a.is_deleted():
-            self._check_source()  # a deleted original: say so (the layout shown stays)
+            self._path.check_source()  # a deleted original: say so (the layout shown stays)
             a = self._path.relayout(self._sharding, "re-creating the array shown")
             self._array_ref = weakref.ref(a)
         return a
@@ -269,8 +269,9 @@ class ArrayView(CostMixin, ShardView[LayoutState, jax.Array]):
     def reset(self) -> None:
         """Show the original array again, with its own layout in the controls (ValueError when
         it was deleted)."""
-        self._check_source()
-        self._publish(self._path.original or self._path.first, self._path.source)
+        self._path.check_source()
+        st = self._path.original or self._path.first
+        self._change(st, checked=True, again=True, known=self._path.source)
 
     def propose(self, changes: dict[str, Any]) -> LayoutState:
         """The layout of the current one with ``changes`` (layout trait names), validated but
@@ -332,9 +333,6 @@ class ArrayView(CostMixin, ShardView[LayoutState, jax.Array]):
         if name == "spec" and isinstance(value, PartitionSpec):
             value = list(value)
         super().__setattr__(name, value)
-
-    def _check_source(self) -> None:
-        self._path.check_source()
 
     def _is_shown(self, st: LayoutState) -> bool:
         """The state shown already: changing to it does no device work."""

@@ -364,20 +364,21 @@ class ShardView(Pictures, Boundary, Generic[S, R]):
         *,
         checked: bool = False,
         again: bool = False,
+        known: R | None = None,
     ) -> bool:
         """Validate, compute, publish once. Raises ValueError and changes nothing when st fails.
         The state shown already is a no-op: checked, its error cleared, nothing computed
         (``again=True`` computes it all the same: the same layout by another compiler).
         ``current`` is asked after the compute: False (a newer change was handled meanwhile)
         publishes nothing, and the result is False. ``checked``: st was validated already (by
-        the trait validator of the same change)."""
+        the trait validator of the same change); ``known``: st's result, not computed again."""
         if not checked:
             self._check(st)
         if not again and self._is_shown(st):
             if self.error:
                 self.error = ""
             return True
-        result = self._compute(st)
+        result = self._compute(st) if known is None else known
         if not current():
             return False
         self._publish(st, result)

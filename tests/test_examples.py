@@ -411,7 +411,7 @@ def test_plan_notebook_shows_the_story(kernel_env: None) -> None:
     # the TPU compiler's section: its plans, or in one line why they are skipped
     out = _stream(_cell(nb, "tpu-plan"))
     if out.startswith("TPU plans skipped:"):
-        assert "pip install 'shardwidget[tpu]'" in out or "libtpu" in out, out
+        assert "shardwidget.compilers install tpu" in out or "libtpu" in out, out
         return
     assert "compiled by the TPU compiler (libtpu " in out and "a v5e-256 runs" in out, out
     assert "TPU (v5e) vs CPU compiler, per device:" in out and "TPU (v6e) vs CPU" in out, out

@@ -66,6 +66,8 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("plan/_tpu_worker.py", "jax"): "the TPU helper moves its stdout aside and has JAX use CPU "
     "platforms (libtpu compiles only) before JAX and its topologies load",
     ("_widgets.py", "anywidget._util"): "private, absent from older anywidget (try/except)",
+    ("plan/_gpu_worker.py", "jax"): "the GPU helper moves its stdout aside and has JAX use CPU "
+    "platforms (the CUDA plugin compiles only) before JAX and its topologies load",
     ("plan/_worker.py", "jax"): "the helper process sets XLA_FLAGS (its device count) first",
     ("render/png.py", "cairosvg"): "optional: PNG without a browser",
     ("render/png.py", "playwright"): "optional and heavy: PNG through headless Chromium",

@@ -78,6 +78,7 @@ from .compile import compile_module_for_devices as compile_module_for_devices
 from .compile import compile_module_text as compile_module_text
 from .compile import hlo_sharding_text as hlo_sharding_text
 from .compile import kept_inputs as kept_inputs
+from .compile import topology_abstract_device as topology_abstract_device
 from .compile import tpu_abstract_device as tpu_abstract_device
 
 # Shardy's propagation in jaxlib's MLIR (the "why this collective" causes), in _jax/shardy.py

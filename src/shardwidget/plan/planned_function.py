@@ -24,7 +24,7 @@ from ..model import spec as spec_mod
 from ..trace.function import Traced
 from ..trace.result import TraceResult, TraceState, jaxpr_text
 from ..why import explain as why
-from . import background, shardings, tpu
+from . import background, gpu, shardings, tpu
 from . import compile as compile_mod
 from . import helper as helper_mod
 from .helper import PlanError
@@ -67,7 +67,9 @@ class PlanTraced(Traced):
         """What a plan is, in words, on ``mesh`` (the view's "planned" badge and repr: the mesh
         shown, which a change of ``mesh_shape`` replaces)."""
         what = compile_mod.WHAT_A_PLAN_IS.format(n=self.n_positions)
-        mi = tpu.info(self.plan_mesh)
+        mi, gi = tpu.info(self.plan_mesh), gpu.info(self.plan_mesh)
+        if gi is not None:
+            what = gpu.note(gi)
         return f"{mesh_mod.planned_text(mesh)} · {tpu.note(mi) if mi is not None else what}"
 
     def _jit_in_shardings(self, args: Sequence[Any], kwargs: dict[str, Any]) -> list[Any]:
@@ -101,6 +103,8 @@ class PlanTraced(Traced):
         like = mesh_mod.build_abstract_mesh(
             state.mesh_shape, state.axis_names, state.axis_types, self.n_positions
         )
+        if gpu.is_gpu(m):
+            return gpu.reshaped(m, like)  # a GPU plan: the same GPUs and hosts
         return tpu.reshaped(m, like) if tpu.is_tpu(m) else like  # a TPU plan: the same chips
 
     def mesh_devices(self, state: TraceState) -> list[Any]:
@@ -136,6 +140,8 @@ class PlanTraced(Traced):
                 pl = compile_mod.compile_text(text, mesh, self.timeout, t0)
         except PlanError as e:
             raise ValueError(str(e)) from None
+        if not pl.fits and pl.compiler == "gpu":  # over JAX's share of each GPU's memory
+            raise ValueError(pl.hbm)
         if not pl.fits:  # the TPU compiler's answer, in its figures
             raise ValueError(tpu.hbm_words(pl.hbm, pl.topology))
         c_out, notes = self._out_shardings(state, mesh, pl.output_shardings, out_shapes)

@@ -27,7 +27,8 @@ FLOORS: dict[str, int] = {
     # the JAX adapter: every private JAX read and version difference
     "shardwidget._jax": 0,
     # pure: geometry, specs, rules, statistics; and the readers of compiled HLO text (no JAX):
-    # its collectives, the FLOPs of its dots and gemms, the TPU compiler's layouts
+    # its collectives, the FLOPs of its dots and gemms, the TPU compiler's layouts, the memory
+    # peak from the compiler's own reports
     "shardwidget.model": 1,
     "shardwidget.hlo": 1,
     # what a layout or a program costs: bytes moved, time on a hardware preset (reads HLO); why

@@ -58,7 +58,7 @@ from .model.layout_diff import BlockMove, DeviceChange, LayoutDiff
 from .model.memory_map import ArrayEntry
 from .model.summary import Summary
 from .model.tree import StaticLeaf, TreeLeaf
-from .plan import Plan, PlanError, TpuMeshInfo, plan, tpu_mesh
+from .plan import GpuMeshInfo, Plan, PlanError, TpuMeshInfo, gpu_mesh, plan, tpu_mesh
 from .render.snapshot import Snapshot
 from .trace.result import Constraint, Leaf, LeafResult
 from .why.cause import Cause, Place
@@ -134,8 +134,17 @@ def sections() -> list[tuple[str, str, list[Any]]]:
             "Plans by the TPU compiler",
             "`shardwidget.tpu_mesh(topology, mesh_shape, axis_names, ...)`: a mesh of a TPU "
             "topology's chips; plans on it are compiled by libtpu, the TPU's own compiler, in a "
-            "helper process (`pip install 'shardwidget[tpu]'`).",
+            "helper process whose venv is its own (`python -m shardwidget.compilers install "
+            "tpu`).",
             [tpu_mesh, TpuMeshInfo],
+        ),
+        (
+            "Plans by the GPU compiler",
+            "`shardwidget.gpu_mesh(gpu, mesh_shape, axis_names, hosts=..., ...)`: a mesh of "
+            "GPUs on their hosts; plans on it are compiled by XLA's GPU compiler (jaxlib's CUDA "
+            "plugin) from the GPU's target config, in a helper process whose venv is its own "
+            "(`python -m shardwidget.compilers install gpu`); the kernel never loads the plugin.",
+            [gpu_mesh, GpuMeshInfo],
         ),
         ("Help", "Layouts that fit a shape.", [suggest_layouts, Suggestion]),
     ]

@@ -269,3 +269,15 @@ def test_function_and_tree_views_take_a_gpu_mesh():
 
 def want_hosts(direct: dict) -> list[int]:
     return [h for _, h in direct["devices"]]
+
+
+def test_a_gpu_plan_reads_the_peak_from_the_gpu_compilers_own_report():
+    """The memory peak (issue 36's reader) from the dump the GPU compiler wrote for this very
+    compile: at least the arguments, at most memory_analysis' arguments + outputs + temporaries
+    (the direct compile's figures)."""
+    mesh = gpu.gpu_mesh("h100", (2, 4), ("data", "model"))
+    f, args, specs = gpu_direct.PROGRAMS["mlp"]
+    pl = plan(f, *args, mesh=mesh, in_specs=specs)
+    arg, out, temp, alias = _direct("h100", "1x1x8", (2, 4), ("data", "model"), "mlp")["memory"]
+    assert pl.peak is not None and pl.peak_unknown == ""
+    assert arg <= pl.peak.bytes <= arg + out + temp - alias

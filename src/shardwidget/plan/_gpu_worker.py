@@ -134,10 +134,11 @@ def _compile(req: dict[str, Any], adapter: Any) -> dict[str, Any]:
     by_id = {int(d.id): d for d in topo.devices}
     devs = [by_id[i] for i in req["devices"]]
     t0 = time.perf_counter()
+    report: dict[str, str] = {}  # the compiler's memory reports: the kernel reads the peak
     exe, dump = _cpu_worker().compile_with_dump(
-        lambda o: adapter.compile_module_for_devices(req["module"], devs, o), adapter
+        lambda o: adapter.compile_module_for_devices(req["module"], devs, o), adapter, report
     )
-    return dict(_cpu_worker().answer(exe, adapter, time.perf_counter() - t0, dump))
+    return dict(_cpu_worker().answer(exe, adapter, time.perf_counter() - t0, dump, report))
 
 
 def main() -> None:

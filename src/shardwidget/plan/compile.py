@@ -22,7 +22,9 @@ from ..cost.estimate import estimate
 from ..cost.hardware import DEFAULT
 from ..hlo import collectives as hlo
 from ..hlo import flops as hlo_flops
+from ..hlo import peak as hlo_peak
 from ..hlo import tpu as hlo_tpu
+from ..hlo.peak import Peak
 from . import gpu as _gpu
 from . import helper as _helper
 from . import inputs
@@ -47,7 +49,9 @@ class Plan:
     """Each output's sharding as the compiled program has it (HLO text)."""
     memory: dict[str, int]
     """Bytes per device: "arguments", "outputs", "temporaries", "aliased", "code", and "peak"
-    (arguments + outputs + temporaries - aliased): the CPU compiler's."""
+    (arguments + outputs + temporaries - aliased): the compiler's. For a program that does not
+    fit (``fits`` False), the figures the TPU compiler gave in its refusal: "required" (what it
+    needs per chip) and "available" (the chip's usable HBM), each where it says it."""
     flops: float
     """FLOPs per device (XLA's cost analysis)."""
     bytes_accessed: float
@@ -76,6 +80,12 @@ class Plan:
     flops_source: str = "cost_analysis"
     """Where :attr:`flops` came from ("counted from HLO" on the GPU compiler, which has no
     cost analysis; there only the matrix work is counted)."""
+    peak: Peak | None = field(repr=False, default=None)
+    """Where the memory goes (:class:`~shardwidget.hlo.peak.Peak`), read from the compiler's
+    own report of this compile, also when it does not fit; None where the compiler wrote
+    none (:attr:`peak_unknown` says why)."""
+    peak_unknown: str = ""
+    """Why :attr:`peak` is None ("" when it is known)."""
 
     @property
     def n_devices(self) -> int:
@@ -243,12 +253,17 @@ def plan_of(reply: dict[str, Any], mesh: Any, t0: float) -> Plan:
         return _gpu_plan(reply, mesh, t0)
     n = int(np.prod(mesh.axis_sizes))
     mi = _tpu.info(mesh)
+    peak = reply.get("_peak")  # read once per reply (the TPU helper's replies are cached)
+    if peak is None:
+        peak = reply["_peak"] = hlo_peak.peak_fields(reply.get("memory_report") or {})
     if "hbm" in reply:  # the TPU compiler's answer: the program does not fit
+        need, have = _tpu.hbm_figures(str(reply["hbm"]))
+        figures = {"required": need, "available": have}
         return Plan(
             mesh=mesh,
             collectives=[],
             output_shardings=[],
-            memory={},
+            memory={k: v for k, v in figures.items() if v is not None},
             flops=0.0,
             bytes_accessed=0.0,
             compile_s=float(reply["compile_s"]),
@@ -257,6 +272,7 @@ def plan_of(reply: dict[str, Any], mesh: Any, t0: float) -> Plan:
             topology=mi,
             fits=False,
             hbm=str(reply["hbm"]),
+            **peak,
         )
     names, sizes = tuple(mesh.axis_names), tuple(int(s) for s in mesh.axis_sizes)
     coords = {i: tuple(int(c) for c in np.unravel_index(i, sizes)) for i in range(n)}
@@ -280,6 +296,7 @@ def plan_of(reply: dict[str, Any], mesh: Any, t0: float) -> Plan:
         shardy_dump=str(reply.get("shardy_dump", "")),
         compiler="tpu" if mi is not None else "cpu",
         topology=mi,
+        **peak,
     )
 
 
@@ -318,4 +335,5 @@ def _gpu_plan(reply: dict[str, Any], mesh: Any, t0: float) -> Plan:
         fits=not words,
         hbm=words,
         flops_source=counted.source or "unknown: no cost analysis and no matrix work in the HLO",
+        **hlo_peak.peak_fields(reply.get("memory_report") or {}),
     )

@@ -111,6 +111,7 @@ class GpuMeshInfo:
         memory_fraction: the part of it a JAX program gets (:data:`MEMORY_FRACTION`).
         nvlink_domain: GPUs joined by one NVLink domain.
         dropped: the target config's fields this jaxlib refused (removed for the compile).
+        target_config: the GPU's target config text, as shipped (sent with each compile).
     """
 
     gpu: GpuPreset
@@ -139,6 +140,7 @@ class GpuMeshInfo:
 
     @property
     def n_gpus(self) -> int:
+        """GPUs of the topology (slices × hosts × GPUs per host)."""
         return self.slices * self.hosts * self.gpus_per_host
 
     @property

@@ -19,6 +19,7 @@ from jax.sharding import NamedSharding
 
 from .. import _jax
 from ..hlo import flow as hlo_flow
+from ..hlo import peak as hlo_peak
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
 from ..trace.function import Traced
@@ -131,6 +132,7 @@ class PlanTraced(Traced):
         with _jax.mesh_context(mesh):
             lowered = traced.lower(lowering_platforms=tpu.lowering_platforms(mesh))
             text = str(lowered.as_text(debug_info=True))
+        lowered_s = time.perf_counter() - t0
         started = None
         try:
             if self._in_background(text, mesh):  # the CPU plan now, the TPU's when it is done
@@ -184,8 +186,12 @@ class PlanTraced(Traced):
             hlo_text=pl.hlo_text,
             in_paths=[lf.path for lf in self.leaves],
             out_paths=self.out_paths(state),
-            compile_ms=(time.perf_counter() - t0) * 1e3,
+            # a result from the TPU's background compile took the compiler's own time, not
+            # the moment it took to read it from the cache
+            compile_ms=max(time.perf_counter() - t0, lowered_s + pl.compile_s) * 1e3,
             jaxpr=jaxpr_text(traced.jaxpr),
+            peak=hlo_peak.with_paths(pl.peak, [lf.path for lf in self.leaves]),
+            peak_unknown=pl.peak_unknown,
             notes={
                 "in": [""] * len(self.leaves),
                 "out": notes,

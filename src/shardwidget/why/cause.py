@@ -136,12 +136,87 @@ def causes(colls: Sequence[hlo.Collective], ctx: Context) -> list[Cause]:
         key = (c.op_name, c.source, c.kind, c.shape)
         k = seen.get(key, 0)
         seen[key] = k + 1
+        parts = combined_parts(c)
         try:
-            cause = _explain(c, ctx, graph, k, counts[key])
+            if parts:  # one collective XLA combined from several: each element explained
+                cause = _together(c, [_explain(p, ctx, graph, 0, 1) for p in parts])
+            else:
+                cause = _one_named(c, _explain(c, ctx, graph, k, counts[key]))
         except Exception as e:  # a form this reader does not know: said, never guessed
             cause = unknown(f"the module has a form this explanation cannot read ({e})")
         out.append(cause)
     return out
+
+
+def combined_parts(c: hlo.Collective) -> list[hlo.Collective]:
+    """The elements of a collective XLA combined from several (a data-parallel step's
+    gradients in one tuple all-reduce, op_name "jit(f)/(a:b:c)"), each as a collective of its
+    own (its op name, shape and input leaves); [] for one that is not combined, or whose op
+    names do not line up with its elements."""
+    if len(c.elements) < 2 or not c.op_name.endswith(")"):
+        return []
+    start = c.op_name.find("/(")
+    if start < 0:
+        return []
+    names, depth, cur = [], 0, ""
+    for ch in c.op_name[start + 2 : -1]:
+        depth += (ch == "(") - (ch == ")")
+        if ch == ":" and depth == 0:
+            names.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    names.append(cur)
+    if len(names) != len(c.elements):
+        return []
+    ins = c.element_in_leaves if len(c.element_in_leaves) == len(names) else [None] * len(names)
+    return [
+        replace(
+            c,
+            op_name=c.op_name[: start + 1] + n,
+            shape=e.dims,
+            dtype=e.dtype,
+            elements=(e,),
+            source="",  # (the combined one's line is one element's, at most)
+            in_leaves=leaves,
+        )
+        for n, e, leaves in zip(names, c.elements, ins, strict=True)
+    ]
+
+
+def _one_named(c: hlo.Collective, cause: Cause) -> Cause:
+    """cause, said of a combined collective whose record names one op only (older XLA): the
+    other elements' causes are not told."""
+    if len(c.elements) < 2:
+        return cause
+    head = (
+        f"{c.kind} of {len(c.elements)} arrays XLA combined into one (its record names one op: "
+        "the other elements' ops are not told)"
+    )
+    return replace(cause, text=f"{head}: {cause.text}")
+
+
+def _together(c: hlo.Collective, parts: Sequence[Cause]) -> Cause:
+    """One cause for a combined collective: each element's, in order."""
+    shapes = [f"{e.dtype}{list(e.dims)}" for e in c.elements]
+    texts = [f"{s}: {p.text}" for s, p in zip(shapes, parts, strict=True)]
+    head = f"{c.kind} of {len(parts)} arrays XLA combined into one"
+    known = [p for p in parts if p.known]
+    if not known:
+        return unknown(f"{head}; no element's cause is known: " + "; ".join(texts))
+
+    def union(places: Sequence[Place]) -> tuple[Place, ...]:
+        return tuple({(p.what, p.index): p for p in places}.values())
+
+    return replace(
+        known[0],
+        text=f"{head}: " + "; ".join(texts),
+        inputs=union([q for p in known for q in p.inputs]),
+        constraints=union([q for p in known for q in p.constraints]),
+        outputs=union([q for p in known for q in p.outputs]),
+        candidates=(),
+        layer=None,
+    )
 
 
 def _explain(c: hlo.Collective, ctx: Context, graph: dict[str, Any], k: int, n_same: int) -> Cause:
@@ -155,8 +230,9 @@ def _explain(c: hlo.Collective, ctx: Context, graph: dict[str, Any], k: int, n_s
     if not ops:  # an op of a called function (a scan's body) is named within that function
         names = [n for n in match.by_name(mod) if n and c.op_name.endswith("/" + n)]
         ops = [o for n in names for o in match.by_name(mod)[n]]
-    if c.source:
-        ops = [o for o in ops if o.file and match.where(mod, o) == c.source]
+    if c.source:  # (a library's inner jit: its ops' lines are the library's, its call's ours)
+        here = [o for o in ops if o.file and match.where(mod, o) == c.source]
+        ops = here or [o for o in ops if match.called_from(mod, o, c.source)]
     if not ops:
         if any(a.loc_name == c.op_name for a in mod.args):
             return unknown(
@@ -174,6 +250,9 @@ def _explain(c: hlo.Collective, ctx: Context, graph: dict[str, Any], k: int, n_s
         mod.memo["main"] = min((o.scope for o in mod.ops), default=0)
     main = mod.memo["main"]
     in_body = all(o.scope != main for o in ops) and all(match.agreeing(mod, o) for o in ops)
+    looped = in_body and any(match.in_loop(mod, o) for o in ops)
+    if in_body and not looped:  # a call (jax.jit(f), a nested jit, a library's inner jit)
+        return _in_call(c, ops, ctx, graph)
     body = _in_body(c, ops, ctx, graph) if in_body else None
     if body is not None:
         return body
@@ -192,10 +271,18 @@ def _explain(c: hlo.Collective, ctx: Context, graph: dict[str, Any], k: int, n_s
         partial = [o for o in ops if match.partial(mod, o)]
         ops = partial or ops
     layer = None
+    if len(ops) > 1:  # ops sharing a line: by the compiled dot's kind, by operands' shapes
+        dot = match.compiled_dot(c.name, c.kind, graph)
+        ops = [o for o in ops if match.kind(o, mod) == dot] or ops
+        ops = [o for o in ops if not match.from_scalars(mod, o)] or ops  # a scalar's broadcast
+    want = _arg_positions(mod, ctx, c.in_leaves) if len(ops) > 1 else None
+    if want is not None:  # by the inputs that flow into it
+        ops = match.by_flow(mod, ops, c.kind, want) or ops
     if len(ops) > 1:
-        if len(ops) == n_same:
-            ops, layer = [ops[k]], (k + 1, n_same)
-        elif len({match.signature(mod, o) for o in ops}) > 1:
+        if len({match.signature(mod, o) for o in ops}) == 1:  # alike: any one explains it
+            layers = len(ops) == n_same and match.trips(c.op_name, graph) > 0
+            layer = (k + 1, n_same) if layers else None  # a layer number only in a loop
+        else:
             cands = tuple(_op_place(o) for o in ops)
             return replace(
                 unknown(
@@ -243,6 +330,37 @@ def _in_body(c: hlo.Collective, ops: list[sdy.Op], ctx: Context, graph: Any) -> 
         cause = replace(cause, text=cause.text.replace(f"{at}:", f"{at} ({SCAN.format(n)}):", 1))
     others = tuple(_op_place(p[0]) for p in pairs[1:])
     return replace(cause, checked=IN_BODY, candidates=others)
+
+
+def _in_call(c: hlo.Collective, ops: list[sdy.Op], ctx: Context, graph: Any) -> Cause:
+    """The cause of a collective at an op of a called function that no loop calls (a jitted
+    f, a nested jit, jnp.take's inner jit): XLA inlines the call before it propagates, so the
+    op's twin in XLA's dump (same kind and shapes, outside every loop) explains it."""
+    mod, dump = ctx.module, ctx.dump
+    assert mod is not None
+    if dump is None:
+        return unknown(
+            f"the {op_word(ops[0].short)} on {c.source or 'its line'} sits in a called "
+            "function (a nested jit), which Shardy's run in this process leaves unsharded, and "
+            "there is no dump of XLA's own propagation to read instead"
+        )
+    dot = match.compiled_dot(c.name, c.kind, graph)
+    pairs = [(o, t) for o in ops if (t := match.twin(mod, o, dump, call=True)) is not None]
+    pairs = [p for p in pairs if not dot or match.kind(p[1], dump) == dot] or pairs
+    pairs = [p for p in pairs if match.shapes_fit(dump, p[1], c.shape)] or pairs
+    pairs = [p for p in pairs if not match.agreeing(dump, p[1])] or pairs
+    if c.kind in ("all-reduce", "reduce-scatter"):
+        pairs = [p for p in pairs if match.partial(dump, p[1])] or pairs
+    if not pairs or len({match.signature(dump, t) for _, t in pairs}) != 1:
+        return unknown(
+            f"the {op_word(ops[0].short)} on {c.source or 'its line'} sits in a called "
+            "function (a nested jit; no loop), which Shardy's run in this process leaves "
+            "unsharded, and XLA's dump has no single op of its kind and shapes to read instead"
+        )
+    o, t = pairs[0]
+    cause = _from_module(c, t, dump, ctx, graph, place_of=o)
+    others = tuple(_op_place(p[0]) for p in pairs[1:])
+    return replace(cause, checked=FROM_DUMP, candidates=others) if cause.known else cause
 
 
 def _checked(c: hlo.Collective, op: sdy.Op, cause: Cause, ctx: Context, graph: Any) -> Cause:
@@ -331,6 +449,25 @@ def _arg_index(mod: sdy.Module, v: sdy.Value, ctx: Context) -> int | None:
         return list(ctx.in_paths).index(v.loc_name)
     i = mod.args.index(v)
     return i if len(mod.args) == len(ctx.in_paths) else None
+
+
+def _arg_positions(
+    mod: sdy.Module, ctx: Context, paths: Sequence[str] | None
+) -> frozenset[int] | None:
+    """The main function's arguments (positions) that are these input leaves; None where they
+    do not line up (an input XLA dropped, leaves not told)."""
+    if paths is None:
+        return None
+    names = [a.loc_name for a in mod.args]
+    out = set()
+    for p in paths:
+        if p in names:
+            out.add(names.index(p))
+        elif p in ctx.in_paths and len(mod.args) == len(ctx.in_paths):
+            out.add(list(ctx.in_paths).index(p))
+        else:
+            return None
+    return frozenset(out)
 
 
 def _input_place(idx: int, v: sdy.Value | None, ctx: Context) -> Place:

@@ -24,6 +24,7 @@ from typing import Any
 
 from .. import _jax
 from ..hlo import collectives as hlo
+from ..hlo import peak as hlo_peak
 from . import cause, sdy
 
 STRATEGIES = ("basic", "aggressive")
@@ -39,17 +40,24 @@ NO_SHARDY = (
 )
 
 
-def compile_with_dump(stage: Any, mesh: Any) -> tuple[Any, Any, str | None]:
+def compile_with_dump(
+    stage: Any, mesh: Any, report: dict[str, str] | None = None
+) -> tuple[Any, Any, str | None]:
     """(compiled, lowered, XLA's Shardy dump text or None) of a traced stage lowered and
     compiled under mesh, XLA asked to record Shardy's propagation (the same shardings and
-    collectives as a plain compile: the dump is a side output). Errors are JAX's own."""
+    collectives as a plain compile: the dump is a side output). ``report``: a dict filled with
+    the compile's memory reports too (:func:`shardwidget.hlo.peak.dump_texts`; XLA writes them
+    when asked, :data:`_jax.PEAK_DUMP`), even when the compile fails. Errors are JAX's own."""
     folder = tempfile.mkdtemp(prefix="shardwidget-why-")
+    options = _jax.PEAK_DUMP if report is not None else _jax.SHARDY_DUMP
     try:
         with _jax.mesh_context(mesh):
             lowered = stage.lower()
-            compiled = lowered.compile(compiler_options={"xla_dump_to": folder, **_jax.SHARDY_DUMP})
+            compiled = lowered.compile(compiler_options={"xla_dump_to": folder, **options})
         return compiled, lowered, read_dump(folder)
     finally:
+        if report is not None:
+            report.update(hlo_peak.dump_texts(folder))
         shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -205,10 +205,9 @@ def _kernel_step(x_a: Any, wire_a: list[Any], wire_b: list[Any]) -> Step:
     import asyncio
 
     from shardwidget import ShardView
-    from shardwidget.views import array as array_mod
-    from shardwidget.views import boundary
+    from shardwidget.views import array_cost, boundary
 
-    boundary.in_kernel = array_mod.in_kernel = lambda: True
+    boundary.in_kernel = array_cost.in_kernel = lambda: True
     loop = asyncio.new_event_loop()
 
     async def make() -> Any:

@@ -17,14 +17,13 @@ from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
-from shardwidget.views import array as array_mod
-from shardwidget.views import boundary
+from shardwidget.views import array_cost, boundary
 
 
 @pytest.fixture
 def kernel(monkeypatch: Any) -> Any:
     monkeypatch.setattr(boundary, "in_kernel", lambda: True)
-    monkeypatch.setattr(array_mod, "in_kernel", lambda: True)
+    monkeypatch.setattr(array_cost, "in_kernel", lambda: True)
     loop = asyncio.new_event_loop()
     yield loop
     loop.close()

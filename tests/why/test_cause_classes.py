@@ -168,3 +168,28 @@ def test_a_combined_gradient_all_reduce_explains_each_element(n):
         pytest.skip(f"jax {jax.__version__}'s XLA names one op for the combined all-reduce")
     assert "f32[]" in k.text and "f32[64]" in k.text  # every element, the scalar too
     assert k.known and {p.label for p in k.inputs} & {"batch['x']", "batch['y']"}
+
+
+@pytest.mark.parametrize("where", ["jit", "view"])
+def test_collectives_that_exist_for_a_given_output_layout_name_that_output(where):
+    x, w = (put(*a) for a in X_W)
+    rep = NamedSharding(M, P())
+    if where == "jit":  # jax.jit's out_shardings, f viewed as given
+        f, kw = jax.jit(matmul, out_shardings=rep), {}
+    else:  # the view's out_specs on a plain f
+        f, kw = matmul, {"out_specs": [P()]}
+    view = sw.ShardView(f, x, w, **kw)
+    plain = plain_kinds(jax.jit(matmul, out_shardings=rep), x, w)
+    assert Counter(c.kind for c in view.trace.collectives) == plain
+    if MISSING:
+        pytest.skip(MISSING)
+    ks = [c.cause for c in view.trace.collectives]
+    assert all(k.known for k in ks), [k.text for k in ks]
+    named = [k for k in ks if [p.label for p in k.outputs] == ["out"]]
+    assert named, [k.text for k in ks]  # what the given layout gathers names it
+    assert all("layout given to out" in k.text or "out" in k.text for k in named)
+    if where == "view":  # dropping the out_spec is offered, and plain JAX agrees it removes one
+        i = next(i for i, k in enumerate(ks) if k.outputs)
+        drop = [fx for fx in view.fixes(i) if "drop its out_sharding" in fx.what]
+        assert drop and drop[0].removes
+        assert sum(plain_kinds(matmul, x, w).values()) < sum(plain.values())

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..hlo import collectives as hlo
+from ..hlo import flow as hlo_flow
 from . import cause_match as match
 from . import sdy
 from .cause_text import (
@@ -118,6 +119,8 @@ class Context:
     missing: str = ""
     """Why there is no module ("" when there is one)."""
     checked: str = UNCHECKED
+    out_given: Sequence[bool] = ()
+    """Per output: whether its layout was given (out_shardings / out_specs), not XLA's."""
 
 
 def causes(colls: Sequence[hlo.Collective], ctx: Context) -> list[Cause]:
@@ -136,7 +139,7 @@ def causes(colls: Sequence[hlo.Collective], ctx: Context) -> list[Cause]:
         key = (c.op_name, c.source, c.kind, c.shape)
         k = seen.get(key, 0)
         seen[key] = k + 1
-        parts = combined_parts(c)
+        parts = hlo_flow.combined_parts(c)
         try:
             if parts:  # one collective XLA combined from several: each element explained
                 cause = _together(c, [_explain(p, ctx, graph, 0, 1) for p in parts])
@@ -146,42 +149,6 @@ def causes(colls: Sequence[hlo.Collective], ctx: Context) -> list[Cause]:
             cause = unknown(f"the module has a form this explanation cannot read ({e})")
         out.append(cause)
     return out
-
-
-def combined_parts(c: hlo.Collective) -> list[hlo.Collective]:
-    """The elements of a collective XLA combined from several (a data-parallel step's
-    gradients in one tuple all-reduce, op_name "jit(f)/(a:b:c)"), each as a collective of its
-    own (its op name, shape and input leaves); [] for one that is not combined, or whose op
-    names do not line up with its elements."""
-    if len(c.elements) < 2 or not c.op_name.endswith(")"):
-        return []
-    start = c.op_name.find("/(")
-    if start < 0:
-        return []
-    names, depth, cur = [], 0, ""
-    for ch in c.op_name[start + 2 : -1]:
-        depth += (ch == "(") - (ch == ")")
-        if ch == ":" and depth == 0:
-            names.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    names.append(cur)
-    if len(names) != len(c.elements):
-        return []
-    ins = c.element_in_leaves if len(c.element_in_leaves) == len(names) else [None] * len(names)
-    return [
-        replace(
-            c,
-            op_name=c.op_name[: start + 1] + n,
-            shape=e.dims,
-            dtype=e.dtype,
-            elements=(e,),
-            source="",  # (the combined one's line is one element's, at most)
-            in_leaves=leaves,
-        )
-        for n, e, leaves in zip(names, c.elements, ins, strict=True)
-    ]
 
 
 def _one_named(c: hlo.Collective, cause: Cause) -> Cause:
@@ -223,7 +190,7 @@ def _explain(c: hlo.Collective, ctx: Context, graph: dict[str, Any], k: int, n_s
     mod = ctx.module
     assert mod is not None
     if not c.op_name:
-        return unknown(
+        return _to_given_output(c, ctx) or unknown(
             "the compiled program names no operation for it (no op_name in its metadata)"
         )
     ops = match.by_name(mod).get(c.op_name, [])
@@ -426,6 +393,15 @@ def _from_module(
     moved = _moved_input(c, graph, mod, ctx)
     at = place_of or op
     text = describe(c.kind, at.short, _op_place(at), labels, operands, results, op, moved, ctx, mod)
+    given = _given_output(op, results, mod, ctx) if not outputs else None
+    if given is not None:  # replicated because the layout given to that output says so
+        outputs[given.index] = given
+        text = text.replace(
+            "'s result is replicated",
+            f"'s result is replicated, as the layout given to {given.label} "
+            "(out_shardings / out_specs) asks",
+            1,
+        )
     return Cause(
         text,
         inputs=tuple(inputs[k] for k in sorted(inputs)),
@@ -437,6 +413,45 @@ def _from_module(
 
 
 # ------------------------------------------------------------------------------- places
+def _given_output(
+    op: sdy.Op, results: Sequence[sdy.Value | None], mod: sdy.Module, ctx: Context
+) -> Place | None:
+    """The output whose given layout (out_shardings, out_specs) op's replicated result is:
+    op makes that output of the main function itself; None otherwise."""
+    if not all(v is not None and (v.sharding is None or v.sharding.replicated) for v in results):
+        return None
+    for k, ret in enumerate(mod.returns):
+        given = k < len(ctx.out_given) and ctx.out_given[k] and k < len(ctx.out_paths)
+        made: sdy.Op | None = ret
+        for _ in range(4):  # through the reshard to the given layout, copies
+            if made is None or made.index == op.index or made.op not in _PASSES:
+                break
+            made = mod.made_by(made, made.operands[0]) if made.operands else None
+        if made is not None and made.index == op.index and given:
+            return Place("output", k, ctx.out_paths[k], "replicated")
+    return None
+
+
+def _to_given_output(c: hlo.Collective, ctx: Context) -> Cause | None:
+    """A collective XLA names no op for whose result reaches one output only, an output whose
+    layout was given (out_shardings / out_specs): the move to that layout."""
+    outs = c.out_leaves or ()
+    if len(outs) != 1 or outs[0] not in ctx.out_paths:
+        return None
+    k = list(ctx.out_paths).index(outs[0])
+    if not (k < len(ctx.out_given) and ctx.out_given[k]):
+        return None
+    return Cause(
+        f"{c.kind} to lay {outs[0]} out as its given layout (out_shardings / out_specs) asks: "
+        "XLA names no op for it, and the only output its result reaches is that one",
+        outputs=(Place("output", k, outs[0]),),
+        checked="by dataflow through the compiled program (XLA's record names no op for it)",
+    )
+
+
+_PASSES = ("sdy.reshard", "stablehlo.copy", "stablehlo.reshape", "stablehlo.convert")
+
+
 def _op_place(op: sdy.Op) -> Place:
     return Place("op", op.index, op.short, "", op.file, op.line)
 

@@ -96,6 +96,10 @@ class Explainer:
         self.hlo_text = hlo_text
         self.in_paths = [lf.path for lf in traced.leaves] if traced is not None else list(in_paths)
         self.out_paths = traced.out_paths(state) if traced is not None else list(out_paths)
+        outs = getattr(state, "out_specs", ()) or ()
+        self.out_given = [s is not None for s in outs]
+        """Per output: whether its layout was given (out_shardings, out_specs) rather than
+        left to XLA."""
         self.constraints = list(constraints)
         self.unchecked = unchecked
         self.colls: list[hlo.Collective] = []
@@ -155,6 +159,7 @@ class Explainer:
                     self.constraints,
                     self.unchecked,
                 )
+                ctx.out_given = self.out_given
                 found = cause.causes(self.colls, ctx)
                 self._causes = {k.name: v for k, v in zip(self.colls, found, strict=True)}
                 self.explain_ms = (time.perf_counter() - t0) * 1e3

@@ -16,8 +16,9 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from jax.sharding import PartitionSpec as P
 
-from shardwidget.plan import PlanError, compilers, gpu, plan, shardings
+from shardwidget.plan import PlanError, background, compilers, gpu, plan, shardings
 from shardwidget.plan import compile as plan_compile
 from tests.plan import gpu_direct
 
@@ -245,7 +246,9 @@ def test_function_and_tree_views_take_a_gpu_mesh():
 
     mesh = gpu.gpu_mesh("h100", (2, 8), ("data", "model"), hosts=2)
     f, args, specs = gpu_direct.PROGRAMS["mlp"]
+    gpu._RESULTS.clear()  # compiled in the background: the CPU compiler's plan meanwhile
     v = shardwidget.ShardView(f, *args, mesh=mesh, in_specs=specs)
+    assert background.wait(300)  # (the GPU's result replaces the stand-in when it arrives)
     want = _direct("h100", "1x2x8", (2, 8), ("data", "model"), "mlp")
     kinds = Counter(op for op, _ in _groups(want["hlo"]).elements())
     assert Counter(c.kind for c in v.trace.collectives) == kinds
@@ -254,6 +257,7 @@ def test_function_and_tree_views_take_a_gpu_mesh():
     assert (m["argument"], m["output"], m["temp"], m["alias"]) == (arg, out, temp, alias)
     assert "compiled by XLA's GPU compiler" in v.planned and "2 hosts × 8 H100 SXM" in v.planned
     assert v.hardware == "h100"
+    assert "compile_with" not in v._trace_options  # no CPU / TPU choice offered on GPUs
     tv = shardwidget.ShardView({"w": args[0]}, mesh=mesh, rules=[(r"w", P("data", "model"))])
     assert tv.hardware == "h100" and len(tv.per_device) == 16
     assert "planned on NVIDIA H100 80GB HBM3 1x2x8 (2, 8)" in tv.planned
@@ -281,3 +285,29 @@ def test_a_gpu_plan_reads_the_peak_from_the_gpu_compilers_own_report():
     arg, out, temp, alias = _direct("h100", "1x1x8", (2, 4), ("data", "model"), "mlp")["memory"]
     assert pl.peak is not None and pl.peak_unknown == ""
     assert arg <= pl.peak.bytes <= arg + out + temp - alias
+
+
+def test_a_function_view_waits_on_the_gpu_compiler_in_the_background(monkeypatch):
+    """While XLA's GPU compiler works, the view shows the CPU compiler's plan with a note
+    saying so; the GPU's result replaces it when it arrives (the compile held back here until
+    the stand-in is seen, so the order is certain)."""
+    import threading
+
+    import shardwidget
+
+    gate = threading.Event()
+    real = gpu.compile_text
+
+    def held(*a, **k):
+        gate.wait(120)
+        return real(*a, **k)
+
+    monkeypatch.setattr(gpu, "compile_text", held)
+    mesh = gpu.gpu_mesh("h100", (8,), ("data",))
+    f, args, _ = gpu_direct.PROGRAMS["tanh_matmul"]
+    gpu._RESULTS.clear()
+    v = shardwidget.ShardView(f, *args, mesh=mesh, in_specs=[P("data", None), P(None, "data")])
+    assert "the CPU compiler's plan, shown while XLA's GPU compiler (jaxlib " in v.planned
+    gate.set()
+    assert background.wait(300)
+    assert "compiled by XLA's GPU compiler" in v.planned and "shown while" not in v.planned

@@ -203,10 +203,12 @@ class PlanTraced(Traced):
     def _in_background(self, text: str, mesh: Any) -> bool:
         """A TPU compile not cached yet, for a view that takes results later (on_tpu_ready),
         on a mesh the CPU compiler can plan meanwhile."""
+        later = (tpu.is_tpu(mesh) and not tpu.has_result(text, mesh)) or (
+            gpu.is_gpu(mesh) and not gpu.has_result(text, mesh)
+        )
         return (
             self.on_tpu_ready is not None
-            and tpu.is_tpu(mesh)
-            and not tpu.has_result(text, mesh)
+            and later
             and self.n_positions <= helper_mod.MAX_CPU_POSITIONS
         )
 
@@ -242,14 +244,22 @@ class PlanTraced(Traced):
     def note_of(self, res: TraceResult | None) -> str:
         """:attr:`note` for the result shown; for a CPU stand-in, that the TPU compiler is at
         work and for how long."""
-        mi = tpu.info(self.plan_mesh)
+        mi, gi = tpu.info(self.plan_mesh), gpu.info(self.plan_mesh)
         if res is None:
             return self.note
         started = next(iter(res.notes.get("tpu_started", ())), None)
-        if mi is None or started is None:  # the mesh shown (a change of mesh_shape replaces it)
+        if (mi is None and gi is None) or started is None:  # the mesh shown
             return self.note_on(self.mesh(res.state))
         sizes = tuple(res.state.mesh_shape)
         shape = "(" + ", ".join(map(str, sizes)) + ("," if len(sizes) == 1 else "") + ")"
+        if gi is not None:
+            return (
+                f"planned on {gi.title} {shape} · no devices · the CPU compiler's plan, shown "
+                f"while XLA's GPU compiler (jaxlib {gi.jaxlib}) compiles for {gi.title} "
+                f"({background.elapsed_words(float(started))}): the view switches when it is "
+                "done"
+            )
+        assert mi is not None
         return (
             f"planned on {mi.title} {shape} · no devices · the CPU compiler's plan, shown while "
             f"the TPU compiler (libtpu {mi.libtpu}) compiles for {mi.title} "

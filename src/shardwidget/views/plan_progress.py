@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _jax
 from ..cost import hardware as hw_mod
-from ..plan import background, tpu
+from ..plan import background, gpu, tpu
 from ..trace.result import TraceState
 
 if TYPE_CHECKING:
@@ -34,9 +34,14 @@ def attach(view: FunctionView) -> None:
         return
 
     def ready(st: TraceState, error: str) -> None:
-        view._later(lambda: _show_tpu(view, st, error))
+        view._later(lambda: _arrived(view, st, error))
 
     traced.on_tpu_ready = ready
+
+
+def _which(view: FunctionView) -> str:
+    """ "GPU" for a view on a gpu_mesh, else "TPU" (whose compiler the background waits on)."""
+    return "GPU" if gpu.is_gpu(getattr(view._traced, "plan_mesh", None)) else "TPU"
 
 
 def _shows(view: FunctionView, st: TraceState) -> bool:
@@ -44,13 +49,24 @@ def _shows(view: FunctionView, st: TraceState) -> bool:
     return res is not None and res.state == st
 
 
-def _show_tpu(view: FunctionView, st: TraceState, error: str) -> None:
+def _arrived(view: FunctionView, st: TraceState, error: str) -> None:
     """The TPU compile of ``st`` is over: show it if the view still shows ``st``. On the
-    kernel's thread, inside the view's boundary (a failure is said in ``error``)."""
+    kernel's thread, inside the view's boundary; whatever goes wrong is said in ``error``."""
+    try:
+        _show_tpu(view, st, error)
+    except Exception as e:  # the boundary of a result that arrived later
+        view.error = (
+            f"the {_which(view)} plan could not be shown: {e}; the CPU compiler's plan stays"
+        )
+
+
+def _show_tpu(view: FunctionView, st: TraceState, error: str) -> None:
     if not _shows(view, st):
         return  # the user left this layout: the result waits in the TPU cache, unseen
     if error:
-        view.error = f"the TPU compiler did not finish ({error}); the CPU compiler's plan stays"
+        view.error = (
+            f"the {_which(view)} compiler did not finish ({error}); the CPU compiler's plan stays"
+        )
         return
     traced: Any = view._traced  # a PlanTraced (attach took it)
     traced.forget(st)  # (the stand-in, should it have been cached after the TPU's came)
@@ -72,7 +88,7 @@ def watch(view: FunctionView) -> None:
     traced: Any = view._traced
     if res.state in traced.tpu_over:  # the TPU's came before this stand-in was shown
         st, error = res.state, traced.tpu_over[res.state]
-        view._later(lambda: _show_tpu(view, st, error))
+        view._later(lambda: _arrived(view, st, error))
         return
     background.ticker(
         float(started),
@@ -86,8 +102,8 @@ def compile_with(view: FunctionView) -> dict[str, Any]:
     """``_trace_options``' "compile_with" of a plan view: the compiler in use and what the
     hardware preset's TPU offers (or why not, in one line); {} for a view that is not a plan."""
     traced: Any = view._traced
-    if not hasattr(traced, "plan_mesh"):
-        return {}
+    if not hasattr(traced, "plan_mesh") or gpu.is_gpu(traced.plan_mesh):
+        return {}  # (a gpu_mesh's plan is the GPU compiler's: its note says so, no choice here)
     current = "tpu" if tpu.is_tpu(traced.plan_mesh) else "cpu"
     mi = tpu.info(traced.plan_mesh)
     if mi is not None:

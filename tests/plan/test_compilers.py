@@ -100,3 +100,18 @@ def test_the_command_line_says_where_or_why(bare):
     else:
         assert done.returncode == 1
         assert done.stderr.startswith("error: the TPU compiler (libtpu) is not installed for jax")
+
+
+def test_the_extras_put_no_compiler_plugin_beside_the_kernels_jax():
+    """`pip install 'shardwidget[tpu]'` once brought jax[tpu] (libtpu) into the kernel's
+    environment, where the kernel's JAX loaded it (issue 38 item 2): the extras stay empty."""
+    import pathlib
+    import tomllib
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    assert extras["tpu"] == [] and extras["gpu"] == []
+    plugins = ("libtpu", "jax[tpu]", "jax[cuda", "jax-cuda", "cuda12")
+    assert not [d for ds in extras.values() for d in ds if any(p in d for p in plugins)]

@@ -52,13 +52,24 @@ from . import (
 )
 from .cost.estimate import CollectiveTime
 from .hlo.collectives import Collective, HloShape
+from .hlo.peak import Buffer, Peak, Point
 from .model.help import Suggestion
 from .model.layout import Block, DeviceInfo, MeshInfo
 from .model.layout_diff import BlockMove, DeviceChange, LayoutDiff
 from .model.memory_map import ArrayEntry
 from .model.summary import Summary
 from .model.tree import StaticLeaf, TreeLeaf
-from .plan import GpuMeshInfo, Plan, PlanError, TpuMeshInfo, gpu_mesh, plan, tpu_mesh
+from .plan import (
+    Fit,
+    GpuMeshInfo,
+    Plan,
+    PlanError,
+    TpuMeshInfo,
+    gpu_mesh,
+    largest_fit,
+    plan,
+    tpu_mesh,
+)
 from .render.snapshot import Snapshot
 from .trace.result import Constraint, Leaf, LeafResult
 from .why.cause import Cause, Place
@@ -112,6 +123,15 @@ def sections() -> list[tuple[str, str, list[Any]]]:
             "Device memory",
             "`shardwidget.memory_map()`: device memory over every live array.",
             [memory_map, MemoryMap, ArrayEntry],
+        ),
+        (
+            "Where the memory goes",
+            "`view.trace.peak` and `plan.peak`: the most memory one device holds during the "
+            "program, where, and what is live there, read from the compiler's own live-range "
+            "report and buffer assignment (None where the compiler wrote none: "
+            "`peak_unknown` says why). `shardwidget.plan.largest_fit(...)`: the largest size "
+            "of an input's dimension that fits, by bisection over compiles.",
+            [Peak, Point, Buffer, largest_fit, Fit],
         ),
         (
             "Comparing",

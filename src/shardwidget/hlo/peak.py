@@ -81,6 +81,7 @@ class Point:
     """A point of the program's instruction sequence."""
 
     index: int
+    """Its place in the compiler's instruction sequence (0 first)."""
     instruction: str
     """The HLO instruction there ("fusion.21")."""
     op_name: str = ""

@@ -286,3 +286,20 @@ def test_jupyterlab_relayout_and_hardware_sync(browser, tmp_path):
             expect(view.locator(".sw-xfer .sw-est-total")).to_contain_text(f"total {seconds}")
             shot(page, "jupyterlab_array_cost")
         page.context.close()
+
+
+def test_fewer_mesh_axes_keep_the_array_split(page, tmp_path):
+    """The "axes" control 3 -> 2 on a 2x2x2 array laid out P('x', None, 'z') lays it out on a
+    2 x 4 mesh, still split along dim 0 (JAX's devices_indices_map: 2 row blocks), not on the
+    first shape, 1 x 8, where x has size 1 and the array is replicated (issue 38 item 5)."""
+    mesh = jax.make_mesh((2, 2, 2), ("x", "y", "z"), axis_types=(AxisType.Explicit,) * 3)
+    x = jax.device_put(jnp.ones((8, 8, 8)), NamedSharding(mesh, P("x", None, "z")))
+    view = ShardView(x)
+    loop = open_view(page, tmp_path, view)
+    page.select_option("[data-key=naxes]", "2")
+    settle(page, loop)
+    assert list(view.mesh_shape) == [2, 4] and view.error == ""
+    arr = view.array
+    rows = {idx[0].indices(8) for idx in arr.sharding.devices_indices_map(arr.shape).values()}
+    assert len(rows) == 2  # dim 0 split in two, as before the change
+    assert page.errors == []

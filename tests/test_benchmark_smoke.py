@@ -134,3 +134,13 @@ def test_why_cost_benchmark_smoke() -> None:
     ), out
     assert re.search(r"what the user waits for\s+\d+\.\d ms\s+[+-]\d+\.\d%", out), out
     assert re.search(r"a fix .* median \d+\.\d\dx", out), out
+
+
+def test_boundary_benchmark_counts_few_crossings_per_spec_change() -> None:
+    """One ``view.spec = ...`` reads its new sharding through the adapter's one record
+    (issue 34 item 3: nine crossings into shardwidget._jax before, four after)."""
+    out = run_benchmark("boundary.py", "--devices", "8", "--size", "64")
+    m = re.search(r"^crossings into shardwidget\._jax: (\d+)$", out, re.M)
+    assert m, out
+    assert 1 <= int(m.group(1)) <= 5, out
+    assert "record_of 1" in out, out

@@ -144,3 +144,12 @@ def test_boundary_benchmark_counts_few_crossings_per_spec_change() -> None:
     assert m, out
     assert 1 <= int(m.group(1)) <= 5, out
     assert "record_of 1" in out, out
+
+
+@pytest.mark.slow
+def test_peak_cost_benchmark_smoke() -> None:
+    if OLD_JAX:  # XLA:CPU writes no live-range report before jaxlib 0.10: no peak to time
+        pytest.skip("no live-range report before jaxlib 0.10 (the peak is None, said in words)")
+    out = run_benchmark("peak_cost.py", "2", "1", PYTHONPATH=str(ROOT / "src"))
+    assert re.search(r"2-layer gradient: \d+ instructions, peak \d+ B", out), out
+    assert re.search(r"report \+ parse over the compile [+-]\d+\.\d%", out), out

@@ -27,7 +27,8 @@ FLOORS: dict[str, int] = {
     # the JAX adapter: every private JAX read and version difference
     "shardwidget._jax": 0,
     # pure: geometry, specs, rules, statistics; and the readers of compiled HLO text (no JAX):
-    # its collectives, the FLOPs of its dots and gemms, the TPU compiler's layouts
+    # its collectives, the FLOPs of its dots and gemms, the TPU compiler's layouts, the memory
+    # peak from the compiler's own reports
     "shardwidget.model": 1,
     "shardwidget.hlo": 1,
     # what a layout or a program costs: bytes moved, time on a hardware preset (reads HLO); why
@@ -66,6 +67,8 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("plan/_tpu_worker.py", "jax"): "the TPU helper moves its stdout aside and has JAX use CPU "
     "platforms (libtpu compiles only) before JAX and its topologies load",
     ("_widgets.py", "anywidget._util"): "private, absent from older anywidget (try/except)",
+    ("plan/_gpu_worker.py", "jax"): "the GPU helper moves its stdout aside and has JAX use CPU "
+    "platforms (the CUDA plugin compiles only) before JAX and its topologies load",
     ("plan/_worker.py", "jax"): "the helper process sets XLA_FLAGS (its device count) first",
     ("render/png.py", "cairosvg"): "optional: PNG without a browser",
     ("render/png.py", "playwright"): "optional and heavy: PNG through headless Chromium",

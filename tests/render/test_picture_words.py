@@ -40,6 +40,21 @@ def test_a_dimension_over_two_axes_is_spelled_as_the_widget_spells_it() -> None:
         assert "x × y" not in text and "x, y" not in text
 
 
+def test_a_dimension_over_a_size_one_axis_is_not_split_in_the_picture_too() -> None:
+    """On a 1 x 8 mesh, P('x', 'y'): x has size 1, so every device holds all of dim 0 (JAX's
+    devices_indices_map says so); the saved picture says "not split (x has size 1)" as the live
+    grid's title does (js/array/grid/geometry.ts dimTitle), not "sharded over x" (issue 38
+    item 7)."""
+    mesh = jax.make_mesh((1, 8), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    arr = jax.device_put(jnp.ones((16, 16)), NamedSharding(mesh, P("x", "y")))
+    rows = {idx[0].indices(16) for idx in arr.sharding.devices_indices_map(arr.shape).values()}
+    assert rows == {(0, 16, 1)}  # JAX: dim 0 whole on every device
+    v = ShardView(arr)
+    for text in (v.to_svg(), "".join(svgs_in(v.snapshot().html))):
+        assert "dim 0 (16) · not split (x has size 1)" in text
+        assert "sharded over x" not in text and "dim 1 (16) · sharded over y" in text
+
+
 def test_the_picture_labels_holders_as_the_widget_does() -> None:
     # The widget (js/array/labels.ts deviceLabelCandidates) writes a run of holders "0–3 ×4".
     mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)

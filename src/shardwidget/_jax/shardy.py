@@ -28,6 +28,12 @@ SHARDY_DUMP = {"xla_dump_hlo_pass_re": "shardy-verbose", "xla_dump_hlo_module_re
 """Compiler options (with ``xla_dump_to``) under which XLA writes Shardy's own propagation
 with its debug records (``shardy/module_*/02.after_propagation.mlir``) and nothing else."""
 
+PEAK_DUMP = {**SHARDY_DUMP, "xla_dump_hlo_module_re": ".*", "xla_dump_hlo_as_text": True}
+"""Compiler options (with ``xla_dump_to``) under which XLA also writes the compiled module's
+memory reports (its live ranges and buffer assignment, beside the optimized HLO): what the
+peak (:mod:`shardwidget.hlo.peak`) is read from. Only the one module a compile makes is
+dumped; the Shardy record is written as under :data:`SHARDY_DUMP`."""
+
 
 def shardy_ops(
     text: str, propagate: bool, strategy: str = "basic", keep: frozenset[str] | None = None

@@ -340,3 +340,39 @@ def _named(
         element_out_leaves=el_out if t.outputs is not None else (),
         leaves_note=note,
     )
+
+
+def combined_parts(c: hlo.Collective) -> list[hlo.Collective]:
+    """The elements of a collective XLA combined from several (a data-parallel step's
+    gradients in one tuple all-reduce, op_name "jit(f)/(a:b:c)"), each as a collective of its
+    own (its op name, shape and input leaves); [] for one that is not combined, or whose op
+    names do not line up with its elements."""
+    if len(c.elements) < 2 or not c.op_name.endswith(")"):
+        return []
+    start = c.op_name.find("/(")
+    if start < 0:
+        return []
+    names, depth, cur = [], 0, ""
+    for ch in c.op_name[start + 2 : -1]:
+        depth += (ch == "(") - (ch == ")")
+        if ch == ":" and depth == 0:
+            names.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    names.append(cur)
+    if len(names) != len(c.elements):
+        return []
+    ins = c.element_in_leaves if len(c.element_in_leaves) == len(names) else [None] * len(names)
+    return [
+        replace(
+            c,
+            op_name=c.op_name[: start + 1] + n,
+            shape=e.dims,
+            dtype=e.dtype,
+            elements=(e,),
+            source="",  # (the combined one's line is one element's, at most)
+            in_leaves=leaves,
+        )
+        for n, e, leaves in zip(names, c.elements, ins, strict=True)
+    ]

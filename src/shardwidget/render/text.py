@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any
 
+from ..hlo import peak_text
 from ..model.gspmd import CUSTOM
 from ..model.layout import Block, Layout
 from ..model.units import fmt_bytes
@@ -235,6 +236,7 @@ def render_trace(
             "  memory per device: "
             + ", ".join(f"{k} {fmt_bytes(m[k])}" for k in ("argument", "output", "temp", "peak"))
         )
+    lines.extend(f"  {line}" for line in peak_text.compact(res.peak, res.peak_unknown))
     if res.flops is not None:
         lines.append(f"  flops per device: {res.flops:.3g}")
     return "\n".join(lines)

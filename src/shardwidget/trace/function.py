@@ -27,6 +27,7 @@ from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 from .. import _jax
 from ..hlo import collectives as hlo
 from ..hlo import flow as hlo_flow
+from ..hlo import peak as hlo_peak
 from ..model import free_memory
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
@@ -334,7 +335,7 @@ class Traced(FunctionCall):
     def _compile(self, state: TraceState) -> TraceResult:
         t0 = time.perf_counter()
         mesh, in_sh, out_dtypes, out_shapes, traced = self.stage(state)
-        compiled, lowered, dump = why.compile_with_dump(traced, mesh)  # + XLA's Shardy record
+        compiled, lowered, dump, report = _compile_reporting(traced, mesh)
         compile_ms = (time.perf_counter() - t0) * 1e3
         constraints: list[Constraint] = []
         walk_constraints(traced.jaxpr.jaxpr, constraints)
@@ -388,6 +389,7 @@ class Traced(FunctionCall):
             compile_ms=compile_ms,
             jaxpr=jaxpr_text(traced.jaxpr),
             notes=notes,
+            **hlo_peak.peak_fields(report, _kept_paths(self.leaves, kept)),
         )
 
     def _check_jit_args(self, structs: Sequence[Any]) -> None:
@@ -508,3 +510,17 @@ def _padded(traced: Traced, state: TraceState) -> TraceState:
         return state
     outs = pad_out_specs(state.out_specs, traced.output_info(state)[0])
     return state if outs == state.out_specs else TraceState(*state.mesh_key, state.in_specs, outs)
+
+
+def _compile_reporting(traced: Any, mesh: Any) -> tuple[Any, Any, str | None, dict[str, str]]:
+    """:func:`why.compile_with_dump` (XLA's Shardy record) with the compile's memory reports
+    (what the peak is read from) kept too."""
+    report: dict[str, str] = {}
+    compiled, lowered, dump = why.compile_with_dump(traced, mesh, report)
+    return compiled, lowered, dump, report
+
+
+def _kept_paths(leaves: Sequence[Any], kept: Sequence[Any]) -> list[str]:
+    """The compiled program's parameters' paths, in order: the input leaves XLA kept (an
+    unused one has no parameter; its kept sharding reads None)."""
+    return [lf.path for lf, k in zip(leaves, kept, strict=True) if k is not None]

@@ -376,7 +376,9 @@ class FunctionView(SearchMixin, CostMixin, ShardView[TraceState]):
             self._publish_options()
         elif self._trace_options.get("planned", "") != self.planned:  # a plan on another mesh
             self._trace_options = {**self._trace_options, "planned": self.planned}
-        trace = wire.trace(res, mode=self.mode, key=self._key, cached=cached, code=self.code)
+        trace = wire.trace(
+            res, mode=self.mode, key=self._key, cached=cached, code=self.code, hbm=self._hbm()
+        )
         pending = wire.pending_trace_stats(self._key, len(res.out_shapes))
         self._set_traits(
             {**res.state.to_wire(), "error": "", "_trace": trace, "_trace_stats": pending}
@@ -385,6 +387,15 @@ class FunctionView(SearchMixin, CostMixin, ShardView[TraceState]):
         self._publish_estimate()
         self._remember(res.state)
         plan_progress.watch(self)
+
+    def _hbm(self) -> tuple[float | None, str]:
+        """(device memory, whose) the memory panel draws its line at: the ``hardware``
+        preset's HBM; (None, "") where the preset is unknown."""
+        try:
+            hw = hw_mod.hardware(self.hardware)
+        except (KeyError, ValueError, TypeError):
+            return None, ""
+        return float(hw.hbm_bytes), str(hw.name)
 
     # ---------------------------------------------------------------- cost (issue 12)
     def _publish_estimate(self) -> None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..hlo import collectives as hlo
+from ..hlo import flow as hlo_flow
 from . import cause_match as match
 from . import sdy
 from .cause_text import (
@@ -118,6 +119,8 @@ class Context:
     missing: str = ""
     """Why there is no module ("" when there is one)."""
     checked: str = UNCHECKED
+    out_given: Sequence[bool] = ()
+    """Per output: whether its layout was given (out_shardings / out_specs), not XLA's."""
 
 
 def causes(colls: Sequence[hlo.Collective], ctx: Context) -> list[Cause]:
@@ -136,27 +139,67 @@ def causes(colls: Sequence[hlo.Collective], ctx: Context) -> list[Cause]:
         key = (c.op_name, c.source, c.kind, c.shape)
         k = seen.get(key, 0)
         seen[key] = k + 1
+        parts = hlo_flow.combined_parts(c)
         try:
-            cause = _explain(c, ctx, graph, k, counts[key])
+            if parts:  # one collective XLA combined from several: each element explained
+                cause = _together(c, [_explain(p, ctx, graph, 0, 1) for p in parts])
+            else:
+                cause = _one_named(c, _explain(c, ctx, graph, k, counts[key]))
         except Exception as e:  # a form this reader does not know: said, never guessed
             cause = unknown(f"the module has a form this explanation cannot read ({e})")
         out.append(cause)
     return out
 
 
+def _one_named(c: hlo.Collective, cause: Cause) -> Cause:
+    """cause, said of a combined collective whose record names one op only (older XLA): the
+    other elements' causes are not told."""
+    if len(c.elements) < 2:
+        return cause
+    head = (
+        f"{c.kind} of {len(c.elements)} arrays XLA combined into one (its record names one op: "
+        "the other elements' ops are not told)"
+    )
+    return replace(cause, text=f"{head}: {cause.text}")
+
+
+def _together(c: hlo.Collective, parts: Sequence[Cause]) -> Cause:
+    """One cause for a combined collective: each element's, in order."""
+    shapes = [f"{e.dtype}{list(e.dims)}" for e in c.elements]
+    texts = [f"{s}: {p.text}" for s, p in zip(shapes, parts, strict=True)]
+    head = f"{c.kind} of {len(parts)} arrays XLA combined into one"
+    known = [p for p in parts if p.known]
+    if not known:
+        return unknown(f"{head}; no element's cause is known: " + "; ".join(texts))
+
+    def union(places: Sequence[Place]) -> tuple[Place, ...]:
+        return tuple({(p.what, p.index): p for p in places}.values())
+
+    return replace(
+        known[0],
+        text=f"{head}: " + "; ".join(texts),
+        inputs=union([q for p in known for q in p.inputs]),
+        constraints=union([q for p in known for q in p.constraints]),
+        outputs=union([q for p in known for q in p.outputs]),
+        candidates=(),
+        layer=None,
+    )
+
+
 def _explain(c: hlo.Collective, ctx: Context, graph: dict[str, Any], k: int, n_same: int) -> Cause:
     mod = ctx.module
     assert mod is not None
     if not c.op_name:
-        return unknown(
+        return _to_given_output(c, ctx) or unknown(
             "the compiled program names no operation for it (no op_name in its metadata)"
         )
     ops = match.by_name(mod).get(c.op_name, [])
     if not ops:  # an op of a called function (a scan's body) is named within that function
         names = [n for n in match.by_name(mod) if n and c.op_name.endswith("/" + n)]
         ops = [o for n in names for o in match.by_name(mod)[n]]
-    if c.source:
-        ops = [o for o in ops if o.file and match.where(mod, o) == c.source]
+    if c.source:  # (a library's inner jit: its ops' lines are the library's, its call's ours)
+        here = [o for o in ops if o.file and match.where(mod, o) == c.source]
+        ops = here or [o for o in ops if match.called_from(mod, o, c.source)]
     if not ops:
         if any(a.loc_name == c.op_name for a in mod.args):
             return unknown(
@@ -174,6 +217,9 @@ def _explain(c: hlo.Collective, ctx: Context, graph: dict[str, Any], k: int, n_s
         mod.memo["main"] = min((o.scope for o in mod.ops), default=0)
     main = mod.memo["main"]
     in_body = all(o.scope != main for o in ops) and all(match.agreeing(mod, o) for o in ops)
+    looped = in_body and any(match.in_loop(mod, o) for o in ops)
+    if in_body and not looped:  # a call (jax.jit(f), a nested jit, a library's inner jit)
+        return _in_call(c, ops, ctx, graph)
     body = _in_body(c, ops, ctx, graph) if in_body else None
     if body is not None:
         return body
@@ -192,10 +238,18 @@ def _explain(c: hlo.Collective, ctx: Context, graph: dict[str, Any], k: int, n_s
         partial = [o for o in ops if match.partial(mod, o)]
         ops = partial or ops
     layer = None
+    if len(ops) > 1:  # ops sharing a line: by the compiled dot's kind, by operands' shapes
+        dot = match.compiled_dot(c.name, c.kind, graph)
+        ops = [o for o in ops if match.kind(o, mod) == dot] or ops
+        ops = [o for o in ops if not match.from_scalars(mod, o)] or ops  # a scalar's broadcast
+    want = _arg_positions(mod, ctx, c.in_leaves) if len(ops) > 1 else None
+    if want is not None:  # by the inputs that flow into it
+        ops = match.by_flow(mod, ops, c.kind, want) or ops
     if len(ops) > 1:
-        if len(ops) == n_same:
-            ops, layer = [ops[k]], (k + 1, n_same)
-        elif len({match.signature(mod, o) for o in ops}) > 1:
+        if len({match.signature(mod, o) for o in ops}) == 1:  # alike: any one explains it
+            layers = len(ops) == n_same and match.trips(c.op_name, graph) > 0
+            layer = (k + 1, n_same) if layers else None  # a layer number only in a loop
+        else:
             cands = tuple(_op_place(o) for o in ops)
             return replace(
                 unknown(
@@ -243,6 +297,37 @@ def _in_body(c: hlo.Collective, ops: list[sdy.Op], ctx: Context, graph: Any) -> 
         cause = replace(cause, text=cause.text.replace(f"{at}:", f"{at} ({SCAN.format(n)}):", 1))
     others = tuple(_op_place(p[0]) for p in pairs[1:])
     return replace(cause, checked=IN_BODY, candidates=others)
+
+
+def _in_call(c: hlo.Collective, ops: list[sdy.Op], ctx: Context, graph: Any) -> Cause:
+    """The cause of a collective at an op of a called function that no loop calls (a jitted
+    f, a nested jit, jnp.take's inner jit): XLA inlines the call before it propagates, so the
+    op's twin in XLA's dump (same kind and shapes, outside every loop) explains it."""
+    mod, dump = ctx.module, ctx.dump
+    assert mod is not None
+    if dump is None:
+        return unknown(
+            f"the {op_word(ops[0].short)} on {c.source or 'its line'} sits in a called "
+            "function (a nested jit), which Shardy's run in this process leaves unsharded, and "
+            "there is no dump of XLA's own propagation to read instead"
+        )
+    dot = match.compiled_dot(c.name, c.kind, graph)
+    pairs = [(o, t) for o in ops if (t := match.twin(mod, o, dump, call=True)) is not None]
+    pairs = [p for p in pairs if not dot or match.kind(p[1], dump) == dot] or pairs
+    pairs = [p for p in pairs if match.shapes_fit(dump, p[1], c.shape)] or pairs
+    pairs = [p for p in pairs if not match.agreeing(dump, p[1])] or pairs
+    if c.kind in ("all-reduce", "reduce-scatter"):
+        pairs = [p for p in pairs if match.partial(dump, p[1])] or pairs
+    if not pairs or len({match.signature(dump, t) for _, t in pairs}) != 1:
+        return unknown(
+            f"the {op_word(ops[0].short)} on {c.source or 'its line'} sits in a called "
+            "function (a nested jit; no loop), which Shardy's run in this process leaves "
+            "unsharded, and XLA's dump has no single op of its kind and shapes to read instead"
+        )
+    o, t = pairs[0]
+    cause = _from_module(c, t, dump, ctx, graph, place_of=o)
+    others = tuple(_op_place(p[0]) for p in pairs[1:])
+    return replace(cause, checked=FROM_DUMP, candidates=others) if cause.known else cause
 
 
 def _checked(c: hlo.Collective, op: sdy.Op, cause: Cause, ctx: Context, graph: Any) -> Cause:
@@ -308,6 +393,15 @@ def _from_module(
     moved = _moved_input(c, graph, mod, ctx)
     at = place_of or op
     text = describe(c.kind, at.short, _op_place(at), labels, operands, results, op, moved, ctx, mod)
+    given = _given_output(op, results, mod, ctx) if not outputs else None
+    if given is not None:  # replicated because the layout given to that output says so
+        outputs[given.index] = given
+        text = text.replace(
+            "'s result is replicated",
+            f"'s result is replicated, as the layout given to {given.label} "
+            "(out_shardings / out_specs) asks",
+            1,
+        )
     return Cause(
         text,
         inputs=tuple(inputs[k] for k in sorted(inputs)),
@@ -319,6 +413,45 @@ def _from_module(
 
 
 # ------------------------------------------------------------------------------- places
+def _given_output(
+    op: sdy.Op, results: Sequence[sdy.Value | None], mod: sdy.Module, ctx: Context
+) -> Place | None:
+    """The output whose given layout (out_shardings, out_specs) op's replicated result is:
+    op makes that output of the main function itself; None otherwise."""
+    if not all(v is not None and (v.sharding is None or v.sharding.replicated) for v in results):
+        return None
+    for k, ret in enumerate(mod.returns):
+        given = k < len(ctx.out_given) and ctx.out_given[k] and k < len(ctx.out_paths)
+        made: sdy.Op | None = ret
+        for _ in range(4):  # through the reshard to the given layout, copies
+            if made is None or made.index == op.index or made.op not in _PASSES:
+                break
+            made = mod.made_by(made, made.operands[0]) if made.operands else None
+        if made is not None and made.index == op.index and given:
+            return Place("output", k, ctx.out_paths[k], "replicated")
+    return None
+
+
+def _to_given_output(c: hlo.Collective, ctx: Context) -> Cause | None:
+    """A collective XLA names no op for whose result reaches one output only, an output whose
+    layout was given (out_shardings / out_specs): the move to that layout."""
+    outs = c.out_leaves or ()
+    if len(outs) != 1 or outs[0] not in ctx.out_paths:
+        return None
+    k = list(ctx.out_paths).index(outs[0])
+    if not (k < len(ctx.out_given) and ctx.out_given[k]):
+        return None
+    return Cause(
+        f"{c.kind} to lay {outs[0]} out as its given layout (out_shardings / out_specs) asks: "
+        "XLA names no op for it, and the only output its result reaches is that one",
+        outputs=(Place("output", k, outs[0]),),
+        checked="by dataflow through the compiled program (XLA's record names no op for it)",
+    )
+
+
+_PASSES = ("sdy.reshard", "stablehlo.copy", "stablehlo.reshape", "stablehlo.convert")
+
+
 def _op_place(op: sdy.Op) -> Place:
     return Place("op", op.index, op.short, "", op.file, op.line)
 
@@ -331,6 +464,25 @@ def _arg_index(mod: sdy.Module, v: sdy.Value, ctx: Context) -> int | None:
         return list(ctx.in_paths).index(v.loc_name)
     i = mod.args.index(v)
     return i if len(mod.args) == len(ctx.in_paths) else None
+
+
+def _arg_positions(
+    mod: sdy.Module, ctx: Context, paths: Sequence[str] | None
+) -> frozenset[int] | None:
+    """The main function's arguments (positions) that are these input leaves; None where they
+    do not line up (an input XLA dropped, leaves not told)."""
+    if paths is None:
+        return None
+    names = [a.loc_name for a in mod.args]
+    out = set()
+    for p in paths:
+        if p in names:
+            out.add(names.index(p))
+        elif p in ctx.in_paths and len(mod.args) == len(ctx.in_paths):
+            out.add(list(ctx.in_paths).index(p))
+        else:
+            return None
+    return frozenset(out)
 
 
 def _input_place(idx: int, v: sdy.Value | None, ctx: Context) -> Place:

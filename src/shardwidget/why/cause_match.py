@@ -118,11 +118,99 @@ def agrees(mod: sdy.Module, op: sdy.Op, dump: sdy.Module) -> bool:
     return bool(mod.memo[key])
 
 
+def in_loop(mod: sdy.Module, op: sdy.Op) -> bool:
+    """Whether op runs inside a loop: in a loop's region, or in a function called (through
+    any calls) from inside one; a function only ever called outside loops (a nested jit) is
+    a call, not a loop."""
+    if "loop scopes" not in mod.memo:
+        scope_of = {name: sc for sc, name in mod.func_names.items()}
+        calls = [o for o in mod.ops if o.op == "func.call"]
+        looped: set[int] = set()
+        for _ in range(len(calls) + 1):  # (to a fixed point through nested calls)
+            more = {
+                scope_of.get(o.attrs.get("callee", "").lstrip("@"), -1)
+                for o in calls
+                if o.parent in LOOPS or o.scope in looped
+            }
+            if more <= looped:
+                break
+            looped |= more
+        mod.memo["loop scopes"] = looped
+    return op.parent in LOOPS or op.scope in mod.memo["loop scopes"]
+
+
+LOOPS = ("stablehlo.while",)
+
+
+def reach(mod: sdy.Module, op: sdy.Op, names: Sequence[str]) -> frozenset[int]:
+    """The main function's arguments (their positions) that flow into op's values ``names``,
+    through the ops between (a loop's carried values and a called function's arguments stop
+    the walk)."""
+    key = ("reach", op.index, tuple(names))
+    if key in mod.memo:
+        return mod.memo[key]  # type: ignore[no-any-return]
+    args = {id(a): i for i, a in enumerate(mod.args)}
+    out: set[int] = set()
+    stack = [(op, n) for n in names]
+    seen: set[tuple[int, str]] = set()
+    while stack:
+        o, n = stack.pop()
+        if (o.index, n) in seen:
+            continue
+        seen.add((o.index, n))
+        v = mod.value(o, n)
+        if v is not None and id(v) in args:
+            out.add(args[id(v)])
+            continue
+        made = mod.made_by(o, n)
+        if made is not None and made.index != o.index:
+            stack.extend((made, m) for m in made.operands)
+    mod.memo[key] = frozenset(out)
+    return mod.memo[key]  # type: ignore[no-any-return]
+
+
+def by_flow(
+    mod: sdy.Module, ops: Sequence[sdy.Op], coll_kind: str, want: frozenset[int]
+) -> list[sdy.Op]:
+    """The ops among ``ops`` (sharing a line) whose inputs are exactly the arguments (their
+    positions) the compiled collective touches (by dataflow through the compiled HLO): an
+    operand for a collective that moves an operand, all operands for one that sums partial
+    results."""
+    if coll_kind in ("all-reduce", "reduce-scatter"):
+        return [o for o in ops if reach(mod, o, o.operands) == want]
+    return [o for o in ops if any(reach(mod, o, (n,)) == want for n in o.operands)]
+
+
+def called_from(mod: sdy.Module, op: sdy.Op, source: str) -> bool:
+    """Whether op's function is called (directly or through calls) from a call at source
+    ("file.py:12"): jnp.take's inner jit, whose ops carry the library's lines."""
+    scopes: set[int] = {op.scope}
+    seen: set[int] = set()
+    while scopes - seen:
+        seen |= scopes
+        names = {mod.func_names.get(sc, "") for sc in scopes}
+        calls = [
+            o
+            for o in mod.ops
+            if o.op == "func.call" and o.attrs.get("callee", "").lstrip("@") in names
+        ]
+        if any(o.file and where(mod, o) == source for o in calls):
+            return True
+        scopes = {o.scope for o in calls}
+    return False
+
+
 def twin(
-    mod: sdy.Module, op: sdy.Op, dump: sdy.Module, exact: bool = False, body: bool = False
+    mod: sdy.Module,
+    op: sdy.Op,
+    dump: sdy.Module,
+    exact: bool = False,
+    body: bool = False,
+    call: bool = False,
 ) -> sdy.Op | None:
     """The dump's op with op's shapes (and, exact: op's shardings); None unless one fits
-    (several of the same shardings count as one)."""
+    (several of the same shardings count as one). ``body``: only an op of op's kind in a
+    loop of the dump; ``call``: only one of op's kind outside every loop (an inlined call)."""
     want = signature(mod, op)
     shapes = tuple(s[0] if s else None for s in want)
     if "by_shapes" not in dump.memo:
@@ -134,6 +222,8 @@ def twin(
     for d in dump.memo["by_shapes"].get(shapes, []):
         if body and (d.parent != "stablehlo.while" or kind(d, dump) != kind(op, mod)):
             continue  # a loop body's op: only an op of the same kind in a loop of the dump
+        if call and (in_loop(dump, d) or kind(d, dump) != kind(op, mod)):
+            continue  # an inlined call's op: of the same kind, outside the dump's loops
         sig = signature(dump, d)
         if exact and sig != want:
             continue

@@ -24,6 +24,7 @@ from typing import Any
 
 from .. import _jax
 from ..hlo import collectives as hlo
+from ..hlo import peak as hlo_peak
 from . import cause, sdy
 
 STRATEGIES = ("basic", "aggressive")
@@ -39,17 +40,24 @@ NO_SHARDY = (
 )
 
 
-def compile_with_dump(stage: Any, mesh: Any) -> tuple[Any, Any, str | None]:
+def compile_with_dump(
+    stage: Any, mesh: Any, report: dict[str, str] | None = None
+) -> tuple[Any, Any, str | None]:
     """(compiled, lowered, XLA's Shardy dump text or None) of a traced stage lowered and
     compiled under mesh, XLA asked to record Shardy's propagation (the same shardings and
-    collectives as a plain compile: the dump is a side output). Errors are JAX's own."""
+    collectives as a plain compile: the dump is a side output). ``report``: a dict filled with
+    the compile's memory reports too (:func:`shardwidget.hlo.peak.dump_texts`; XLA writes them
+    when asked, :data:`_jax.PEAK_DUMP`), even when the compile fails. Errors are JAX's own."""
     folder = tempfile.mkdtemp(prefix="shardwidget-why-")
+    options = _jax.PEAK_DUMP if report is not None else _jax.SHARDY_DUMP
     try:
         with _jax.mesh_context(mesh):
             lowered = stage.lower()
-            compiled = lowered.compile(compiler_options={"xla_dump_to": folder, **_jax.SHARDY_DUMP})
+            compiled = lowered.compile(compiler_options={"xla_dump_to": folder, **options})
         return compiled, lowered, read_dump(folder)
     finally:
+        if report is not None:
+            report.update(hlo_peak.dump_texts(folder))
         shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -88,6 +96,10 @@ class Explainer:
         self.hlo_text = hlo_text
         self.in_paths = [lf.path for lf in traced.leaves] if traced is not None else list(in_paths)
         self.out_paths = traced.out_paths(state) if traced is not None else list(out_paths)
+        outs = getattr(state, "out_specs", ()) or ()
+        self.out_given = [s is not None for s in outs]
+        """Per output: whether its layout was given (out_shardings, out_specs) rather than
+        left to XLA."""
         self.constraints = list(constraints)
         self.unchecked = unchecked
         self.colls: list[hlo.Collective] = []
@@ -147,6 +159,7 @@ class Explainer:
                     self.constraints,
                     self.unchecked,
                 )
+                ctx.out_given = self.out_given
                 found = cause.causes(self.colls, ctx)
                 self._causes = {k.name: v for k, v in zip(self.colls, found, strict=True)}
                 self.explain_ms = (time.perf_counter() - t0) * 1e3

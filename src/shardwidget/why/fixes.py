@@ -54,8 +54,52 @@ def candidates(res: TraceResult, i: int) -> list[tuple[str, TraceState]]:
     """(words, layout) of every change that may remove collective i's cause, without compiling."""
     c = res.collectives[i]
     cause = c.cause
-    if cause is None or not cause.known:
+    out = _from_cause(res, c, cause) if cause is not None and cause.known else []
+    for words, st in _by_flow(res, c):
+        if all(o[1] != st for o in out):
+            out.append((words, st))
+    return out
+
+
+MAX_FLOW_TRIES = 6
+"""Inputs tried one by one by :func:`_by_flow` (each is a compile when the fixes are asked)."""
+
+
+def _by_flow(res: TraceResult, c: Any) -> list[tuple[str, TraceState]]:
+    """Each input that flows into collective c (by dataflow through the compiled program),
+    laid out no longer split over the axes c runs over, one at a time (at most
+    MAX_FLOW_TRIES), then all of them together (jit mode: shard_map's specs are the code's)."""
+    if res.mode != "jit" or not c.in_leaves or not c.axes:
         return []
+    st, axes = res.state, set(c.axes)
+    idxs = [res.in_paths.index(p) for p in c.in_leaves if p in res.in_paths]
+    changed = {}
+    for idx in idxs:
+        spec = st.in_specs[idx]
+        new = tuple(tuple(a for a in d if a not in axes) for d in spec)
+        if new != spec:
+            changed[idx] = new
+    over = ", ".join(c.axes)
+    out = [
+        (
+            f"lay {res.in_paths[idx]} out as {spec_mod.to_text(spec)} (not split over {over}, "
+            "the axes the collective runs over)",
+            _with_in(st, idx, spec),
+        )
+        for idx, spec in list(changed.items())[:MAX_FLOW_TRIES]
+    ]
+    if len(changed) > 1:
+        new_st = st
+        for idx, spec in changed.items():
+            new_st = _with_in(new_st, idx, spec)
+        names = ", ".join(res.in_paths[idx] for idx in changed)
+        out.append((f"lay {names} out not split over {over} (together)", new_st))
+    return out
+
+
+def _from_cause(res: TraceResult, c: Any, cause: Any) -> list[tuple[str, TraceState]]:
+    """The changes the cause points at: the inputs it names as the op wants them, the moved
+    input whole, an output's given layout dropped."""
     st = res.state
     out: list[tuple[str, TraceState]] = []
     idxs = [p.index for p in cause.inputs]
@@ -96,8 +140,9 @@ def candidates(res: TraceResult, i: int) -> list[tuple[str, TraceState]]:
 def compute(traced: Any, res: TraceResult, i: int) -> list[Fix]:
     """Each candidate compiled (on demand): the fixes that remove collective i first."""
     target = res.collectives[i]
-    key = (target.kind, target.op_name, target.source, target.shape)
-    before = sum(1 for c in res.collectives if (c.kind, c.op_name, c.source, c.shape) == key)
+    # the same collective at the same op (its shape may change with the layout: still there)
+    key = (target.kind, target.op_name, target.source)
+    before = sum(1 for c in res.collectives if (c.kind, c.op_name, c.source) == key)
     fixes = []
     for words, st in candidates(res, i):
         t0 = time.perf_counter()
@@ -107,7 +152,7 @@ def compute(traced: Any, res: TraceResult, i: int) -> list[Fix]:
             fixes.append(Fix(words, st, False, [], {}, error=str(e)))
             continue
         ms = (time.perf_counter() - t0) * 1e3
-        after = sum(1 for c in other.collectives if (c.kind, c.op_name, c.source, c.shape) == key)
+        after = sum(1 for c in other.collectives if (c.kind, c.op_name, c.source) == key)
         fixes.append(Fix(words, other.state, after < before, other.collectives, other.memory, ms))
     fixes.sort(
         key=lambda f: (bool(f.error), not f.removes, len(f.collectives), f.memory.get("peak", 0))

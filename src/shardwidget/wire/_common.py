@@ -126,8 +126,10 @@ def round_rows(rows: Sequence[np.ndarray | None]) -> list[list[float | None] | N
 
 
 # ---------------------------------------------------------------------- messages
-MAX_MESSAGE = 300
-"""Characters of an error message shown or raised at most (messages can echo input)."""
+MAX_MESSAGE = 1000
+"""Characters of an error message shown or raised at most (messages can echo input). JAX's own
+errors run to several sentences (a ShardingTypeError, mesh_utils' NotImplementedError): at 300
+they were cut mid-sentence ("via…", "E.g. logic…", issue 38); 1000 keeps them whole."""
 
 
 def cap_message(msg: str, limit: int = MAX_MESSAGE) -> str:

@@ -311,3 +311,24 @@ def test_a_function_view_waits_on_the_gpu_compiler_in_the_background(monkeypatch
     gate.set()
     assert background.wait(300)
     assert "compiled by XLA's GPU compiler" in v.planned and "shown while" not in v.planned
+
+
+def test_a_gpu_plans_bytes_accessed_counts_every_op_not_only_the_gemms():
+    """The GPU compiler has no cost analysis: the bytes are counted from its HLO (every
+    top-level op's operands and result, hlo/traffic.py), so the estimate's memory time is not
+    0 s nor only the gemm calls' traffic; at least the arguments are read and the outputs
+    written (the direct compile's figures)."""
+    from shardwidget.hlo.flops import matmul_flops
+    from shardwidget.hlo.traffic import bytes_accessed
+
+    mesh = gpu.gpu_mesh("h100", (2, 4), ("data", "model"))
+    f, args, specs = gpu_direct.PROGRAMS["mlp"]
+    pl = plan(f, *args, mesh=mesh, in_specs=specs)
+    want = _direct("h100", "1x1x8", (2, 4), ("data", "model"), "mlp")
+    arg, out, _temp, _alias = want["memory"]
+    assert pl.bytes_accessed == pytest.approx(bytes_accessed(want["hlo"]), rel=0.01)
+    assert pl.bytes_accessed >= arg + out
+    assert pl.bytes_accessed > matmul_flops(want["hlo"]).custom_bytes
+    est = pl.estimate()
+    assert est.memory_s == pytest.approx(pl.bytes_accessed / est.hardware.hbm_bandwidth)
+    assert est.memory_s > 0

@@ -24,6 +24,7 @@ from ..hlo import collectives as hlo
 from ..hlo import flops as hlo_flops
 from ..hlo import peak as hlo_peak
 from ..hlo import tpu as hlo_tpu
+from ..hlo import traffic as hlo_traffic
 from ..hlo.peak import Peak
 from . import gpu as _gpu
 from . import helper as _helper
@@ -55,7 +56,8 @@ class Plan:
     flops: float
     """FLOPs per device (XLA's cost analysis)."""
     bytes_accessed: float
-    """Bytes read and written per device (XLA's cost analysis)."""
+    """Bytes read and written per device (XLA's cost analysis; on the GPU compiler, which has
+    none, counted from the HLO as :mod:`shardwidget.hlo.traffic` says)."""
     compile_s: float
     """Seconds XLA took in the helper."""
     plan_s: float
@@ -317,6 +319,8 @@ def _gpu_plan(reply: dict[str, Any], mesh: Any, t0: float) -> Plan:
     mem = dict(reply["memory"])
     mem["peak"] = mem["arguments"] + mem["outputs"] + mem["temporaries"] - mem["aliased"]
     fl, ba = float(reply["flops"]), float(reply["bytes_accessed"])
+    if ba < 0:  # no cost analysis: the traffic of every top-level op, counted from the HLO
+        ba = hlo_traffic.bytes_accessed(reply["hlo"]) or -1.0
     counted = hlo_flops.count(reply["hlo"], fl if fl >= 0 else None, ba if ba >= 0 else None)
     words = _gpu.memory_words(mem["peak"], gi)
     return Plan(

@@ -477,11 +477,18 @@ def memory_words(peak: int, mi: GpuMeshInfo) -> str:
     have = mi.usable_memory
     if have is None or peak <= have:
         return ""
-    total = (mi.device_memory or 0) / 2**30
     return (
         f"does not fit: needs {peak / 2**30:.2f} GiB of {have / 2**30:.2f} GiB on every GPU "
-        f"({mi.memory_fraction:.0%} of {total:.2f} GiB: JAX's share, "
-        "XLA_PYTHON_CLIENT_MEM_FRACTION)"
+        f"({share_words(mi)})"
+    )
+
+
+def share_words(mi: GpuMeshInfo) -> str:
+    """ "75 % of 79.11 GiB: JAX's share, XLA_PYTHON_CLIENT_MEM_FRACTION": what a program gets
+    of each GPU, as both ``Plan.fits`` and the estimate judge it."""
+    total = (mi.device_memory or 0) / 2**30
+    return (
+        f"{mi.memory_fraction:.0%} of {total:.2f} GiB: JAX's share, XLA_PYTHON_CLIENT_MEM_FRACTION"
     )
 
 

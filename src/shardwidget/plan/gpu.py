@@ -56,10 +56,10 @@ class GpuPreset:
 PRESETS: dict[str, GpuPreset] = {
     p.name: p
     for p in (
-        GpuPreset("a100-40", "a100_sxm_40.txtpb", "A100 SXM 40 GB", ""),
+        GpuPreset("a100-40", "a100_sxm_40.txtpb", "A100 SXM 40 GB", "a100-40"),
         GpuPreset("a100-80", "a100_sxm_80.txtpb", "A100 SXM 80 GB", "a100"),
         GpuPreset("h100-sxm", "h100_sxm.txtpb", "H100 SXM", "h100"),
-        GpuPreset("h100-pcie", "h100_pcie.txtpb", "H100 PCIe", ""),
+        GpuPreset("h100-pcie", "h100_pcie.txtpb", "H100 PCIe", "h100-pcie"),
         GpuPreset("h200", "h200.txtpb", "H200", "h200"),
         GpuPreset("b200", "b200.txtpb", "B200", "b200"),
         GpuPreset("gb200", "gb200.txtpb", "GB200", "gb200", nvlink_domain=72),

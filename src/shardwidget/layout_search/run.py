@@ -168,6 +168,12 @@ class Search:
         ]
         return "\n".join(lines) + "\n"
 
+    def why(self, i: int = 0, j: int | None = None) -> str:
+        """Why candidate i ranks above candidate j (default: the next one), in the ranking's
+        own terms: fit, then the part of the step time that differs most."""
+        j = i + 1 if j is None else j
+        return cand_mod.why(self._pick(i), self._pick(j))
+
     def apply(self, i: int) -> None:
         """Lay the view out as candidate i (a layout change: the view's undo restores)."""
         if self.view is None:

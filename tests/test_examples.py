@@ -130,7 +130,13 @@ def _skip_without_requirements(nb: Any, name: str) -> None:
 CELL_S = 120.0
 """A cell's budget on a quiet machine. The budget catches a hang, not slowness: it scales with
 the machine's load, and a cell that compiles at pod size gets a multiple of its quiet time."""
-QUIET_S = {("06_plan_a_pod.ipynb", "tpu-plan"): 75.0, ("06_plan_a_pod.ipynb", "tpu-overflow"): 30.0}
+QUIET_S = {
+    ("06_plan_a_pod.ipynb", "tpu-plan"): 75.0,
+    ("06_plan_a_pod.ipynb", "tpu-overflow"): 30.0,
+    # the searches stop at their own budgets (120 s, 180 s) plus their last compiles
+    ("06_plan_a_pod.ipynb", "view-search"): 150.0,
+    ("06_plan_a_pod.ipynb", "search-tpu"): 240.0,
+}
 """Seconds a long cell takes on a quiet 2-core machine (libtpu compiling a v5e-256's and a
 v6e-256's step: 31.7 s + 40.3 s, issue 38); CELL_S covers the rest."""
 HEADROOM = 6.0
@@ -419,6 +425,22 @@ def test_plan_notebook_shows_the_story(kernel_env: None) -> None:
     assert "v5e-256 (v5e 16×16; 256 chips" in machine and "across slices: DCN" in machine
     over = _stream(_cell(nb, "tpu-overflow"))
     assert "fits: False" in over and "does not fit: needs" in over and "15.75 GiB" in over
+
+
+@pytest.mark.slow
+def test_plan_notebook_search_section(kernel_env: None) -> None:
+    nb = _execute(EXAMPLES / "06_plan_a_pod.ipynb")
+    out = _stream(_cell(nb, "view-search"))
+    assert out.startswith(
+        "search on XLA's CPU compiler for 16 simulated devices, estimated on h100"
+    )
+    assert " beats " in out and "the largest difference is" in out, out
+    assert "jax.make_mesh(" in _stream(_cell(nb, "search-code"))
+    out = _stream(_cell(nb, "search-tpu"))
+    if not out:  # no libtpu: the TPU section above said why
+        return
+    assert out.startswith("search on the TPU compiler (libtpu "), out
+    assert "estimated on tpu-v5e" in out and "compute" in out and "ICI" in out, out
 
 
 @pytest.mark.slow

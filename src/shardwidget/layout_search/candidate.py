@@ -70,6 +70,14 @@ class Candidate:
         return order, self.step_time if self.step_time is not None else float("inf")
 
     @property
+    def summary(self) -> str:
+        """ "fits, peak 508 MiB per device, estimated step 1.15 ms"."""
+        fit = "fits" if self.fits else "fit unknown" if self.fits is None else "does not fit"
+        peak = f", peak {fmt_bytes(self.peak)} per device" if self.peak is not None else ""
+        t = f", estimated step {fmt_seconds(self.step_time)}" if self.step_time is not None else ""
+        return f"{fit}{peak}{t}"
+
+    @property
     def line(self) -> str:
         """One line: name, fit and peak, step time, compiler."""
         fit = "fits" if self.fits else "fit unknown" if self.fits is None else "does not fit"

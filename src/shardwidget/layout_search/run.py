@@ -156,7 +156,7 @@ class Search:
             "from jax.sharding import NamedSharding",
             "from jax.sharding import PartitionSpec as P",
             "",
-            f"# {cand.name}: {cand.line.split(None, len(cand.name.split()))[-1]}",
+            f"# {cand.name}: {cand.summary} (compiled by {cand.compiler})",
             f"mesh = jax.make_mesh({cand.mesh_shape}, {cand.axis_names})",
             "in_specs = [",
             *(f"    {strat.code_of(s)}," for s in cand.in_specs),

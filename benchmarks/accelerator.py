@@ -22,7 +22,12 @@ On a GPU or TPU (about a minute on one GPU; well within five), each part prints 
    its FLOPs came from (XLA's GPU cost analysis leaves cuBLAS gemms out);
 6. first render: a function view's first render against ``jax.jit``'s first trace + compile +
    run of the same function, on operands of different shapes so that neither inherits the
-   other's gemm autotuning.
+   other's gemm autotuning;
+7. GPU-compiled plan vs the real compile (a GPU only): ``shardwidget.gpu_mesh`` for 1 host of
+   this machine's GPUs (the preset whose target config names this device kind), the plan of a
+   sharded MLP step compiled by XLA's GPU compiler without the GPU (in the helper) against
+   ``jax.jit(...).lower(...).compile()`` on these GPUs: collectives by kind and replica groups,
+   memory (arguments, outputs, temporaries) within 5 %. ``--gpu-plan`` runs this part alone.
 
 Targets (printed, never an exit status): re-layout onto a seen shard shape ≤ 1.5 × device_put
 with no statistics compile; first render ≤ 1.5 × jax.jit's; estimate within 2 × measured.
@@ -31,6 +36,7 @@ with no statistics compile; first render ≤ 1.5 × jax.jit's; estimate within 2
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import sys
 import time
@@ -78,9 +84,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gib", type=float, default=1.0, help="size of the re-laid-out array")
     ap.add_argument("--gemm", type=int, default=8192, help="side of the bf16 gemm operands")
     ap.add_argument("--on-cpu", action="store_true", help="run on CPU anyway (small sizes)")
+    ap.add_argument("--gpu-plan", action="store_true", help="part 7 alone (a GPU only)")
     args = ap.parse_args(argv)
 
     import jax
+
+    if args.gpu_plan:
+        _section("7. GPU-compiled plan against the real compile", gpu_plan_vs_real)
+        return 0
 
     devs = jax.devices()
     backend = jax.default_backend()
@@ -247,7 +258,84 @@ def main(argv: list[str] | None = None) -> int:
     _section("4. pinned_host", pinned_host)
     _section("5. estimate against the measured run time", estimate)
     _section("6. a function view's first render against jax.jit", first_render)
+    _section("7. GPU-compiled plan against the real compile", gpu_plan_vs_real)
     return 0
+
+
+_COLL = re.compile(
+    r"= [^=\n]*? (all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute)(?:-start)?\("
+    r"[^\n]*?(replica_groups=(?:mesh\[[^\]]*\] \{[^}]*\}|\S+)|source_target_pairs=\S+)"
+)
+
+
+def _gpu_step(w: Any, x: Any) -> Any:
+    """A bf16 layer, its gradient and an SGD update (all-gather, reduce-scatter, all-reduce
+    where the GPUs are several)."""
+    import jax
+    import jax.numpy as jnp
+
+    g = jax.grad(lambda w: jnp.tanh(x @ w).sum())(w)
+    return w - 0.1 * g, g.sum()
+
+
+def _preset_of(kind: str) -> str | None:
+    """The gpu_mesh preset whose target config names this device kind."""
+    from shardwidget.plan import gpu
+
+    for name, p in gpu.PRESETS.items():
+        if f'device_description_str: "{kind}"' in gpu.target_config(p):
+            return name
+    return None
+
+
+def gpu_plan_vs_real() -> None:
+    """Part 7 (see the module's docstring)."""
+    import collections
+
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import AxisType, NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    sys.path.insert(0, str(ROOT / "src"))
+    from shardwidget.plan import compilers, gpu, plan
+
+    devs = jax.devices()
+    if devs[0].platform != "gpu":
+        print(f"skipped: no GPU here (JAX sees {devs[0].platform})")
+        return
+    kind, n = devs[0].device_kind, len(devs)
+    name = _preset_of(kind)
+    if name is None:
+        print(f"skipped: no gpu_mesh preset has the target config of {kind!r}")
+        return
+    print(f"{n} × {kind}: preset {name}; GPU compiler's Python {compilers.python_for('gpu')}")
+    shapes = [jax.ShapeDtypeStruct((4096, 4096), jnp.bfloat16),
+              jax.ShapeDtypeStruct((1024 * n, 4096), jnp.bfloat16)]  # fmt: skip
+    specs = [P(None, "x"), P("x", None)]
+    planned = gpu.gpu_mesh(name, (n,), ("x",), gpus_per_host=n)
+    t0 = time.perf_counter()
+    pl = plan(_gpu_step, *shapes, mesh=planned, in_specs=specs)
+    plan_s = time.perf_counter() - t0
+    real_mesh = jax.make_mesh((n,), ("x",), axis_types=(AxisType.Auto,))
+    sds = [jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=NamedSharding(real_mesh, s))
+           for a, s in zip(shapes, specs, strict=True)]  # fmt: skip
+    t0 = time.perf_counter()
+    exe = jax.jit(_gpu_step).lower(*sds).compile()
+    real_s = time.perf_counter() - t0
+    m = exe.memory_analysis()
+    real = {"arguments": m.argument_size_in_bytes, "outputs": m.output_size_in_bytes,
+            "temporaries": m.temp_size_in_bytes}  # fmt: skip
+    got = collections.Counter(_COLL.findall(pl.hlo_text))
+    want = collections.Counter(_COLL.findall(exe.as_text()))
+    print(f"plan {plan_s:.2f} s (helper included), real compile {real_s:.2f} s")
+    print(f"collectives (kind, groups): plan {dict(got)}")
+    print(f"                            real {dict(want)}  same: {got == want}")
+    for k, v in real.items():
+        mine = pl.memory[k]
+        off = abs(mine - v) / v if v else float(mine != 0)
+        print(f"{k:>12}: plan {mine:,} B, real {v:,} B, off {off:.1%} "
+              f"({'within' if off <= 0.05 else 'PAST'} 5 %)")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -134,3 +134,12 @@ def test_why_cost_benchmark_smoke() -> None:
     ), out
     assert re.search(r"what the user waits for\s+\d+\.\d ms\s+[+-]\d+\.\d%", out), out
     assert re.search(r"a fix .* median \d+\.\d\dx", out), out
+
+
+@pytest.mark.slow
+def test_peak_cost_benchmark_smoke() -> None:
+    if OLD_JAX:  # XLA:CPU writes no live-range report before jaxlib 0.10: no peak to time
+        pytest.skip("no live-range report before jaxlib 0.10 (the peak is None, said in words)")
+    out = run_benchmark("peak_cost.py", "2", "1", PYTHONPATH=str(ROOT / "src"))
+    assert re.search(r"2-layer gradient: \d+ instructions, peak \d+ B", out), out
+    assert re.search(r"report \+ parse over the compile [+-]\d+\.\d%", out), out

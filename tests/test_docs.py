@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from shardwidget import _docs
-from shardwidget.plan import tpu
+from shardwidget.plan import compilers, tpu
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DOCS = sorted((ROOT / "docs").glob("*.md"))
@@ -104,11 +104,12 @@ def test_readme_python_examples_run(tmp_path: pathlib.Path, monkeypatch) -> None
     ns: dict[str, object] = {"__name__": "readme"}
     no_png = _no_png_converter()
     no_tpu = tpu.unavailable()  # (./dev test has libtpu: .venvs/tpu)
+    no_gpu = compilers.unavailable("gpu")  # (./dev test has the CUDA plugin: .venvs/gpu)
     skipped = []
     for i, code in enumerate(blocks):
         if no_png and "to_png(" in code:
             code = code.replace("view.to_png(", "(lambda *a, **k: None)(")
-        if no_tpu and "tpu_mesh(" in code:
+        if (no_tpu and "tpu_mesh(" in code) or (no_gpu and "gpu_mesh(" in code):
             skipped.append(i + 1)
             continue
         try:
@@ -117,7 +118,7 @@ def test_readme_python_examples_run(tmp_path: pathlib.Path, monkeypatch) -> None
             raise AssertionError(f"README.md: example {i + 1} failed:\n{code}") from e
     assert "AbstractMesh (16, 16)" in ns["view"].planned  # type: ignore[attr-defined]
     if skipped:  # every other block ran
-        pytest.skip(f"README blocks {skipped} need the TPU compiler: {no_tpu}")
+        pytest.skip(f"README blocks {skipped} need the TPU or GPU compiler: {no_tpu or no_gpu}")
 
 
 def test_the_module_runs_as_a_script() -> None:

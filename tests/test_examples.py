@@ -133,6 +133,7 @@ the machine's load, and a cell that compiles at pod size gets a multiple of its 
 QUIET_S = {
     ("06_plan_a_pod.ipynb", "tpu-plan"): 75.0,
     ("06_plan_a_pod.ipynb", "tpu-overflow"): 30.0,
+    ("06_plan_a_pod.ipynb", "gpu-plan"): 30.0,
     # the searches stop at their own budgets (120 s, 180 s) plus their last compiles
     ("06_plan_a_pod.ipynb", "view-search"): 150.0,
     ("06_plan_a_pod.ipynb", "search-tpu"): 240.0,
@@ -417,7 +418,7 @@ def test_plan_notebook_shows_the_story(kernel_env: None) -> None:
     # the TPU compiler's section: its plans, or in one line why they are skipped
     out = _stream(_cell(nb, "tpu-plan"))
     if out.startswith("TPU plans skipped:"):
-        assert "pip install 'shardwidget[tpu]'" in out or "libtpu" in out, out
+        assert "shardwidget.compilers install tpu" in out or "libtpu" in out, out
         return
     assert "compiled by the TPU compiler (libtpu " in out and "a v5e-256 runs" in out, out
     assert "TPU (v5e) vs CPU compiler, per device:" in out and "TPU (v6e) vs CPU" in out, out
@@ -425,6 +426,23 @@ def test_plan_notebook_shows_the_story(kernel_env: None) -> None:
     assert "v5e-256 (v5e 16×16; 256 chips" in machine and "across slices: DCN" in machine
     over = _stream(_cell(nb, "tpu-overflow"))
     assert "fits: False" in over and "does not fit: needs" in over and "15.75 GiB" in over
+
+
+@pytest.mark.slow
+def test_plan_notebook_gpu_section(kernel_env: None) -> None:
+    """The 06 notebook's GPU section: plans by XLA's GPU compiler, or in one line why not."""
+    nb = _execute(EXAMPLES / "06_plan_a_pod.ipynb")
+    out = _stream(_cell(nb, "gpu-plan"))
+    if out.startswith("GPU plans skipped:"):
+        assert "shardwidget.compilers install gpu" in out, out
+        return
+    assert "== 2 × 8 H100: compiled by XLA's GPU compiler (jaxlib " in out, out
+    assert "fsdp: network (InfiniBand / Ethernet, across hosts)" in out, out
+    assert "tp: NVLink (within a host)" in out, out
+    assert "dp: NVLink (one NVLink domain of 72 GPUs, across hosts)" in out, out
+    assert "over network" in out and "estimate on H100 SXM" in out, out
+    fit = _stream(_cell(nb, "gpu-fit"))
+    assert "fits: False; does not fit: needs 96.13 GiB of 59.33 GiB on every GPU" in fit, fit
 
 
 @pytest.mark.slow

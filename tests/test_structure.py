@@ -27,12 +27,15 @@ FLOORS: dict[str, int] = {
     # the JAX adapter: every private JAX read and version difference
     "shardwidget._jax": 0,
     # pure: geometry, specs, rules, statistics; and the readers of compiled HLO text (no JAX):
-    # its collectives (hlo) and the FLOPs of its dots and gemms (hlo_flops)
+    # its collectives, the FLOPs of its dots and gemms, the TPU compiler's layouts, the memory
+    # peak from the compiler's own reports
     "shardwidget.model": 1,
-    "shardwidget.trace.hlo": 1,
-    "shardwidget.trace.hlo_flops": 1,
-    # what a layout or a program costs: bytes moved, time on a hardware preset (reads HLO)
+    "shardwidget.hlo": 1,
+    # what a layout or a program costs: bytes moved, time on a hardware preset (reads HLO); why
+    # a collective is there (Shardy's record matched to the HLO) and the layouts that remove it
+    # (it reads a trace's results by their attributes, typed under TYPE_CHECKING)
     "shardwidget.cost": 2,
+    "shardwidget.why": 2,
     # tracing and compiling a function with JAX; its result estimates itself through cost
     "shardwidget.trace": 3,
     # plans: a program compiled for a mesh bigger than the kernel's, in a helper process
@@ -64,6 +67,8 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("plan/_tpu_worker.py", "jax"): "the TPU helper moves its stdout aside and has JAX use CPU "
     "platforms (libtpu compiles only) before JAX and its topologies load",
     ("_widgets.py", "anywidget._util"): "private, absent from older anywidget (try/except)",
+    ("plan/_gpu_worker.py", "jax"): "the GPU helper moves its stdout aside and has JAX use CPU "
+    "platforms (the CUDA plugin compiles only) before JAX and its topologies load",
     ("plan/_worker.py", "jax"): "the helper process sets XLA_FLAGS (its device count) first",
     ("render/png.py", "cairosvg"): "optional: PNG without a browser",
     ("render/png.py", "playwright"): "optional and heavy: PNG through headless Chromium",
@@ -281,6 +286,84 @@ def test_imports_at_module_level():
     """A function-level import hides a dependency from this test and from a reader; only the
     ones LAZY_IMPORTS names (each with why) are allowed."""
     assert unallowed_function_imports(PACKAGE) == []
+
+
+def _imported_names(name: str, is_pkg: bool, node: ast.AST) -> list[tuple[str, str]]:
+    """(owner, name) for each name an import statement takes from a module or package: owner
+    is the dotted module it is read from (relative imports resolved from module `name`)."""
+    if isinstance(node, ast.Import):
+        dotted = [a.name.rsplit(".", 1) for a in node.names if "." in a.name]
+        return [(owner, item) for owner, item in dotted]
+    if not isinstance(node, ast.ImportFrom):
+        return []
+    if node.level:
+        base = name.split(".") if is_pkg else name.split(".")[:-1]
+        base = base[: len(base) - (node.level - 1)]
+        owner = ".".join(base + ([node.module] if node.module else []))
+    else:
+        owner = node.module or ""
+    return [(owner, a.name) for a in node.names]
+
+
+def private_imports(pkg: pathlib.Path) -> list[str]:
+    """Every private name (a leading underscore) of the package imported from outside the
+    module or package that holds it: ``from ._compiled import _flops`` in a sibling module, or
+    ``from ..trace import _specs`` in views/. A package's own private modules stay its own."""
+    out = []
+    root = pkg.name
+    for name, path in sorted(modules(pkg).items()):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            for owner, item in _imported_names(name, path.name == "__init__.py", node):
+                if not owner.startswith(root) or not item.startswith("_"):
+                    continue
+                if not (name == owner or name.startswith(owner + ".")):
+                    out.append(f"{name} imports {owner}.{item}")
+    return sorted(out)
+
+
+def test_no_private_names_across_modules():
+    assert private_imports(PACKAGE) == []
+
+
+def reads_ipython(path: pathlib.Path) -> bool:
+    """Whether a module's code (not its docstrings) imports or looks up IPython's shell."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
+            if any(n.split(".")[0] in ("IPython", "ipykernel") for n in names):
+                return True
+        if isinstance(node, ast.Constant) and node.value in ("IPython", "ipykernel"):
+            return True
+        if isinstance(node, ast.Name | ast.Attribute) and "get_ipython" in ast.unparse(node):
+            return True
+    return False
+
+
+def test_only_the_views_read_ipython():
+    """The running shell is the widgets' business: below views/ a module reads no IPython
+    (the HLO readers name notebook cells through what views/cells.py registers)."""
+    views = FLOORS["shardwidget.views"]
+    low = [
+        m for m, p in modules(PACKAGE).items() if FLOORS[group_of(m)] < views and reads_ipython(p)
+    ]
+    assert low == []
+
+
+def test_the_checker_finds_private_names_and_ipython(tmp_path):
+    pkg = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "_adapter.py": "X = 1\n",
+            "a.py": "from . import _adapter\nfrom .sub import _hidden\nfrom .b import _f, g\n",
+            "b.py": "import sys\n\ndef _f():\n    return sys.modules.get('IPython')\n\ng = 1\n",
+            "sub/__init__.py": "from . import _hidden\n",
+            "sub/_hidden.py": "",
+        },
+    )
+    assert private_imports(pkg) == ["pkg.a imports pkg.b._f", "pkg.a imports pkg.sub._hidden"]
+    assert reads_ipython(pkg / "b.py") and not reads_ipython(pkg / "a.py")
 
 
 def test_few_modules_directly_in_the_package():

@@ -52,6 +52,7 @@ def views(n: int) -> dict[str, Any]:
     )
     out["arrayValues8"] = traits(ShardView(small))
     moved = ShardView(small)
+    moved.cost_open = True  # its collectives asked for (the front end's section open)
     moved.spec = ["x", "y"]  # a re-layout: _transfer "ready", with its pairs and estimate
     out["arrayResharded8"] = traits(moved)
     out["arrayScalar8"] = traits(ShardView(jnp.float32(3.5)))

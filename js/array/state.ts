@@ -54,11 +54,34 @@ export function stateKey(s: LayoutState): string {
 export function withNumAxes(s: LayoutState, k: number, options: Options): LayoutState {
   const facts = meshChoices(options, s.devices).factorizations[String(k)] ?? [];
   if (facts.length === 0 || k === s.mesh_shape.length) return cloneState(s);
-  const mesh_shape = [...facts[0]];
   const axis_names = axisNames(k);
+  const mesh_shape = [...keepingTheSplit(s, facts, axis_names, options.shape)];
   const axis_types: AxisType[] = axis_names.map((_, i) => s.axis_types[i] ?? "auto");
   const spec = sanitizeSpec(s.spec, axis_names, mesh_shape, options.shape);
   return { mesh_shape, axis_names, axis_types, spec, memory_kind: s.memory_kind, devices: s.devices };
+}
+
+/** Of the mesh shapes with k axes, the one that keeps the array split as it was: the most
+ *  dimensions still split (over axes of size > 1), then the most axes keeping their old size,
+ *  then the fewest axes of size 1; the first listed on a tie (the first shape, 1×8, would
+ *  turn P('x', None, 'z') on 2×2×2 into a replicated array: x of size 1). */
+function keepingTheSplit(s: LayoutState, facts: number[][], names: string[], shape: number[]): number[] {
+  const old = new Map(s.axis_names.map((n, i) => [n, s.mesh_shape[i]]));
+  const score = (f: number[]): number[] => {
+    const size = new Map(names.map((n, i) => [n, f[i]]));
+    const spec = sanitizeSpec(s.spec, names, f, shape);
+    const split = spec.filter((e) => entryAxes(e).some((a) => (size.get(a) ?? 1) > 1)).length;
+    const kept = names.filter((n, i) => old.get(n) === f[i]).length;
+    return [split, kept, -f.filter((v) => v === 1).length];
+  };
+  let best = facts[0];
+  let bestScore = score(best);
+  for (const f of facts.slice(1)) {
+    const sc = score(f);
+    const i = sc.findIndex((v, j) => v !== bestScore[j]);
+    if (i >= 0 && sc[i] > bestScore[i]) [best, bestScore] = [f, sc];
+  }
+  return best;
 }
 
 /** The names new mesh axes get (mesh.default_axis_names in Python). */

@@ -19,6 +19,9 @@ export interface TransferCallbacks {
   /** Light a collective's device groups on the mesh, or stop (null). */
   lightGroups(paint: GroupPaint | null): void;
   chooseHardware(name: string): void;
+  /** Open or close the re-layout's collectives and estimate (the kernel compiles the reshard
+   *  for them only while open). */
+  openCost(open: boolean): void;
 }
 
 /** The transfer, when it is published and belongs to `layout` (else null: not yet, or none). */
@@ -69,14 +72,15 @@ export function deviceTransferText(t: TransferWire, layout: Layout, p: Partners,
   return `device ${id} ${inText} · ${outText}`;
 }
 
-/** The "moved" line in words, by status. */
-export function movedText(t: TransferWire | null): string {
+/** The "moved" line in words, by status; `open`: the collectives were asked for (a pending
+ *  transfer is then being compiled; closed, it is the bytes alone, and nothing compiles). */
+export function movedText(t: TransferWire | null, open = true): string {
   if (!t) return "";
   switch (t.status) {
     case "none":
       return t.line || "the original layout: nothing moves";
     case "pending":
-      return `${t.line || `${formatBytes(t.total)} in all`} · compiling the reshard…`;
+      return `${t.line || `${formatBytes(t.total)} in all`}${open ? " · compiling the reshard…" : ""}`;
     case "unavailable":
       return `unavailable: ${t.message || "the kernel could not plan this re-layout"}`;
     default:
@@ -99,6 +103,8 @@ export class TransferPanel {
   private estHost: HTMLElement;
   private sectionNote: HTMLElement;
   private picker: HardwarePicker;
+  private openBtn: HTMLButtonElement;
+  private open = false;
   private mode: HeatMode = "off";
   private t: TransferWire | null = null;
   private layout: Layout | null = null;
@@ -133,7 +139,12 @@ export class TransferPanel {
     h.append(el(doc, "span", "sw-pane-title", "Re-layout from the original"));
     this.sectionNote = el(doc, "span", "sw-hint");
     this.picker = new HardwarePicker(doc, (n) => cb.chooseHardware(n), "transfer-hardware");
-    h.append(this.sectionNote, this.picker.el);
+    this.openBtn = el(doc, "button", "sw-button sw-xfer-open");
+    this.openBtn.type = "button";
+    this.openBtn.dataset.key = "transfer-open";
+    this.openBtn.title = "the kernel compiles the reshard (XLA) for its collectives and time only when asked";
+    this.openBtn.addEventListener("click", () => cb.openCost(!this.open));
+    h.append(this.sectionNote, this.openBtn, this.picker.el);
     this.collHost = el(doc, "div", "sw-xfer-coll");
     this.estHost = el(doc, "div", "sw-xfer-est");
     this.section.append(h, this.collHost, this.estHost);
@@ -188,10 +199,17 @@ export class TransferPanel {
     presets: HardwareWire[],
     hardware: string,
     staticPage = false,
+    open = false,
   ): void {
-    const same = t === this.t && layout === this.layout;
+    // A saved page has no kernel to ask: it shows what it was saved with.
+    open = open || (staticPage && t?.status === "ready");
+    const same = t === this.t && layout === this.layout && open === this.open;
     this.t = t;
     this.layout = layout;
+    this.open = open;
+    this.openBtn.hidden = staticPage;
+    this.openBtn.textContent = open ? "hide" : "show what XLA compiles for it";
+    this.openBtn.setAttribute("aria-expanded", String(open));
     this.picker.update(presets, hardware, staticPage ? "a saved page: the estimate is for the hardware it was saved with" : "");
     if (!t || !layout) {
       this.hideAll();
@@ -200,12 +218,13 @@ export class TransferPanel {
     }
     this.line.hidden = false;
     this.line.dataset.status = t.status;
-    this.lineText.textContent = movedText(t);
+    this.lineText.textContent = movedText(t, open);
     const moves = (t.status === "ready" || t.status === "pending") && t.received.length > 0;
     this.side.hidden = !moves;
     this.section.hidden = t.status !== "ready" && t.status !== "pending";
-    if (same && this.drawnKey === `${t.key}:${t.status}:${hardware}`) return;
-    this.drawnKey = `${t.key}:${t.status}:${hardware}`;
+    const drawn = `${t.key}:${t.status}:${hardware}:${open}`;
+    if (same && this.drawnKey === drawn) return;
+    this.drawnKey = drawn;
     this.partners = partnersOf(t.pairs);
     this.drawHeat();
     this.drawSection(t, hardware);
@@ -228,6 +247,13 @@ export class TransferPanel {
   private drawSection(t: TransferWire, hardware: string): void {
     const doc = this.doc;
     const cut = t.pairs_left_out > 0 ? ` (${t.pairs_left_out} smaller sender → receiver pairs not sent)` : "";
+    this.picker.el.hidden = !this.open;
+    if (!this.open) {
+      this.sectionNote.textContent = `${formatBytes(t.total)} in all${cut}`;
+      this.collHost.replaceChildren();
+      this.estHost.replaceChildren();
+      return;
+    }
     if (t.status === "pending") {
       this.sectionNote.textContent = `${formatBytes(t.total)} in all; the collectives XLA compiles and their time follow…${cut}`;
       this.collHost.replaceChildren();

@@ -133,6 +133,10 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
           this.model.set("hardware", name);
           this.model.save_changes();
         },
+        openCost: (open) => {
+          this.model.set("cost_open", open);
+          this.model.save_changes();
+        },
       });
     }
     this.detailEl = detailSection(doc, (id) => {
@@ -172,7 +176,7 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
     this.onChange(["_layout"], () =>
       this.invalidate("grid", "mesh", "header", "detail", "controls", "transfer"),
     );
-    this.onChange(["_transfer", "hardware", "_hardware_presets"], () => this.invalidate("transfer"));
+    this.onChange(["_transfer", "hardware", "_hardware_presets", "cost_open"], () => this.invalidate("transfer"));
     this.onChange(["_stats"], () => this.invalidate("grid", "header", "detail"));
     this.onChange(["error", "busy"], () => this.invalidate("status"));
     this.onChange(["view_dims"], () => this.invalidate("grid", "detail"));
@@ -428,7 +432,9 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
         estimate: null,
       };
     }
-    this.transfer.update(t, layout, this.model.get("_hardware_presets") ?? [], this.model.get("hardware") ?? "", saved);
+    const presets = this.model.get("_hardware_presets") ?? [];
+    const open = this.model.get("cost_open") ?? false;
+    this.transfer.update(t, layout, presets, this.model.get("hardware") ?? "", saved, open);
   }
 
   /** Light a collective's device groups on the mesh (one colour per group; every other device

@@ -28,6 +28,7 @@ import { EstimateSection } from "./estimate";
 import { collectivePaint } from "../cost/groups";
 import { DevicesPicture } from "./devices";
 import { CARDS_UP_TO, CompactLeaves } from "./compact";
+import { renderPeak } from "./memory_panel";
 import { WhyPanel, highlightLeaves, isWhy } from "./why";
 import { compileWithControl } from "./compile_with";
 
@@ -531,7 +532,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
       "with_sharding_constraint / reshard" + (consCut > 0 ? ` (${consCut} more not listed)` : "");
     this.cons.body.replaceChildren(renderConstraints(doc, shown.constraints));
     this.mem.note.textContent = "from XLA's analysis of the compiled program";
-    this.mem.body.replaceChildren(renderMemory(doc, shown.memory, shown.flops));
+    this.mem.body.replaceChildren(renderMemory(doc, shown.memory, shown.flops), renderPeak(doc, shown, this.root));
   }
 
   /** Mark the control whose choice failed to compile: red, with the error as its tooltip and a

@@ -67,6 +67,29 @@ describe("the moved line", () => {
     expect(el.querySelector<HTMLElement>(".sw-xfer")!.hidden).toBe(true);
   });
 
+  it("pending and closed: the bytes only, nothing compiling; the button asks for the collectives", async () => {
+    const pending: TransferWire = { ...T, status: "pending", collectives: [], group_sets: [], estimate: null };
+    const { el, model } = draw({ ...resharded, _transfer: pending, cost_open: false });
+    await settle();
+    expect(el.querySelector(".sw-moved")!.textContent).not.toContain("compiling");
+    expect(el.querySelector(".sw-xfer")!.textContent).not.toContain("follow");
+    expect(el.querySelector(".sw-xfer")!.textContent).toContain(formatBytes(T.total));
+    const btn = el.querySelector<HTMLButtonElement>("[data-key=transfer-open]")!;
+    expect(btn.getAttribute("aria-expanded")).toBe("false");
+    expect(el.querySelector<HTMLElement>(".sw-xfer select")!.closest("[hidden]")).not.toBeNull();
+    btn.click();
+    expect(model.get("cost_open")).toBe(true);
+    await settle();
+    expect(btn.getAttribute("aria-expanded")).toBe("true");
+    expect(el.querySelector(".sw-moved")!.textContent).toContain("compiling the reshard");
+    // ready while closed (a pair compiled before): the collectives stay folded away
+    model.set("cost_open", false);
+    model.set("_transfer", T);
+    await settle();
+    expect(el.querySelectorAll(".sw-xfer .sw-tr-coll-row").length).toBe(0);
+    expect(el.querySelector(".sw-moved")!.textContent).toContain(T.line);
+  });
+
   it("pending: the bytes, and that the compile follows; unavailable: why, in words", async () => {
     const pending: TransferWire = { ...T, status: "pending", collectives: [], group_sets: [], estimate: null };
     const { el, model } = draw({ ...resharded, _transfer: pending });

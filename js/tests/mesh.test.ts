@@ -33,6 +33,23 @@ function placeOf(el: HTMLElement, id: number) {
 }
 
 describe("physical layout (pure)", () => {
+  it("draws a gpu_mesh's GPUs one row per host, a panel per slice", () => {
+    // 2 slices × 2 hosts × 4 GPUs: coords (GPU on its host, host in its slice, slice)
+    const n = 16;
+    const devices = {
+      ids: [...Array(n).keys()],
+      process: [...Array(n).keys()].map((i) => Math.floor(i / 4)),
+      platform: "gpu",
+      kind: "NVIDIA H100 80GB HBM3",
+      coords: [...Array(n).keys()].map((i) => [i % 4, Math.floor(i / 4) % 2, Math.floor(i / 8)]),
+      core_on_chip: null,
+      local_process: 0,
+    };
+    const p = physicalLayout(devices)!;
+    expect(p).toMatchObject({ cols: 4, rows: 2, perChip: 1, panels: ["slice=0", "slice=1"], gpu: true });
+    expect(p.places[6]).toMatchObject({ col: 2, row: 1, panel: 0 });
+  });
+
   it("puts each device of a 2x2x2 x 2-core slice at its coords, cores side by side", () => {
     const f = fx.fxTpuV4();
     const p = physicalLayout(f.layout.devices)!;

@@ -52,13 +52,13 @@ describe("specOptions", () => {
 
 describe("state transitions", () => {
   const f = fx8();
-  it("changing the number of axes picks the first factorization and default names", () => {
+  it("changing the number of axes keeps the split (old axis sizes first) and default names", () => {
     const s = withNumAxes(f.state, 1, f.options);
     expect(s.mesh_shape).toEqual([8]);
     expect(s.axis_names).toEqual(["x"]);
     expect(s.spec).toEqual(["x", null]);
     const s3 = withNumAxes(f.state, 3, f.options);
-    expect(s3.mesh_shape).toEqual(f.options.factorizations["3"][0]);
+    expect(s3.mesh_shape).toEqual([...f.state.mesh_shape, 1]); // x and y keep their sizes
     expect(s3.axis_names).toEqual(["x", "y", "z"]);
     expect(s3.spec).toEqual(["x", "y"]);
     expect(s3.axis_types).toEqual(["auto", "auto", "auto"]);

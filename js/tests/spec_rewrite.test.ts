@@ -28,6 +28,20 @@ describe("spec rewrites on a mesh change", () => {
     expect(specRewrite(f.state, one, [8, 12])).toMatch(/dim 1 drops 'y' \('y' is no longer a mesh axis\)/);
   });
 
+  it("fewer axes keep the array split: 3 -> 2 on 2x2x2 with P('x', None, 'z') picks 2x4", () => {
+    // issue 38 item 5: it picked the first shape, 1x8, where x has size 1 (replicated).
+    const f = fx.namedFixture({ shape: [8, 8, 8], meshShape: [2, 2, 2], spec: ["x", null, "z"] });
+    const two = withNumAxes(f.state, 2, f.options);
+    expect(two.mesh_shape).toEqual([2, 4]);
+    expect(two.spec).toEqual(["x", null, null]);
+    // and back to three axes: still split over x, the old sizes kept where they fit
+    const three = withNumAxes(two, 3, f.options);
+    expect(three.mesh_shape.slice(0, 2)).toEqual([2, 4]);
+    expect(three.spec).toEqual(["x", null, null]);
+    // one axis: the only shape
+    expect(withNumAxes(f.state, 1, f.options).mesh_shape).toEqual([8]);
+  });
+
   it("shows the note beside the spec after the change, and hides it on the next change", async () => {
     vi.useFakeTimers();
     const f = fx.namedFixture({ shape: [8, 12], meshShape: [2, 4], spec: ["x", "y"] });

@@ -50,4 +50,7 @@ export interface ArrayModel extends LayoutState {
   _history?: HistoryWire;
   /** What moving the original layout to the shown one moves (key === _layout.key). */
   _transfer?: TransferWire;
+  /** Whether the re-layout's collectives and estimate are open: the kernel compiles the reshard
+   *  for them only then. Both directions. Optional: absent in older saved pages. */
+  cost_open?: boolean;
 }

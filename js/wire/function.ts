@@ -129,6 +129,47 @@ export interface Trace {
   group_sets?: number[][][];
   /** Python for this compiled layout (FunctionView.code); "" without a result. */
   code: string;
+  /** Where the memory goes (the memory panel; wire/peak.py); null without a result, absent
+   *  from older kernels. */
+  peak?: PeakWire | null;
+}
+
+/** One buffer live at the peak (wire/peak.py PeakRow). */
+export interface PeakRow {
+  /** Its input leaf's path, else JAX's op and its line. */
+  label: string;
+  bytes: number;
+  shape: string;
+  /** The input leaf it is ("" for outputs and temporaries). */
+  path: string;
+  op_name: string;
+  aliased: boolean;
+}
+
+/** Buffers of one kind live at the peak (wire/peak.py PeakGroup). */
+export interface PeakGroup {
+  name: string;
+  bytes: number;
+  rows: PeakRow[];
+  /** Buffers of the group left out of rows. */
+  more: number;
+}
+
+/** The memory peak of one compile (wire/peak.py PeakWire); `unknown` says why where there is none. */
+export interface PeakWire {
+  unknown: string;
+  bytes: number;
+  /** "peak 12.1 GiB at …". */
+  title: string;
+  /** Bytes live over the program (each point the largest of its run of instructions). */
+  timeline: number[];
+  /** The peak's point in timeline. */
+  at: number;
+  instructions: number;
+  /** The device memory the line is drawn at; null: unknown. */
+  hbm: number | null;
+  hbm_name: string;
+  groups: PeakGroup[];
 }
 
 export interface LeftOut {

@@ -20,6 +20,7 @@ from .model.help import suggest_layouts
 from .model.layout import Layout
 from .model.memory_map import MemoryMap, memory_map
 from .model.state import LayoutState
+from .plan.gpu import gpu_mesh
 from .plan.tpu import tpu_mesh
 from .render.snapshot import Snapshot
 from .trace.result import TraceResult, TraceState
@@ -46,6 +47,7 @@ __all__ = [
     "TreeView",
     "__version__",
     "compare",
+    "gpu_mesh",
     "hardware",
     "memory_map",
     "search",

@@ -51,18 +51,29 @@ from . import (
     suggest_layouts,
 )
 from .cost.estimate import CollectiveTime
+from .hlo.collectives import Collective, HloShape
+from .hlo.peak import Buffer, Peak, Point
 from .model.help import Suggestion
 from .model.layout import Block, DeviceInfo, MeshInfo
 from .model.layout_diff import BlockMove, DeviceChange, LayoutDiff
 from .model.memory_map import ArrayEntry
 from .model.summary import Summary
 from .model.tree import StaticLeaf, TreeLeaf
-from .plan import Plan, PlanError, TpuMeshInfo, plan, tpu_mesh
+from .plan import (
+    Fit,
+    GpuMeshInfo,
+    Plan,
+    PlanError,
+    TpuMeshInfo,
+    gpu_mesh,
+    largest_fit,
+    plan,
+    tpu_mesh,
+)
 from .render.snapshot import Snapshot
-from .trace.cause import Cause, Place
-from .trace.fixes import Fix
-from .trace.hlo import Collective, HloShape
 from .trace.result import Constraint, Leaf, LeafResult
+from .why.cause import Cause, Place
+from .why.fixes import Fix
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 API_MD = ROOT / "docs" / "api.md"
@@ -114,6 +125,15 @@ def sections() -> list[tuple[str, str, list[Any]]]:
             [memory_map, MemoryMap, ArrayEntry],
         ),
         (
+            "Where the memory goes",
+            "`view.trace.peak` and `plan.peak`: the most memory one device holds during the "
+            "program, where, and what is live there, read from the compiler's own live-range "
+            "report and buffer assignment (None where the compiler wrote none: "
+            "`peak_unknown` says why). `shardwidget.plan.largest_fit(...)`: the largest size "
+            "of an input's dimension that fits, by bisection over compiles.",
+            [Peak, Point, Buffer, largest_fit, Fit],
+        ),
+        (
             "Comparing",
             "`compare(...)`: function views side by side, or two array layouts as a diff.",
             [compare, Comparison, LayoutDiff, BlockMove, DeviceChange],
@@ -134,8 +154,17 @@ def sections() -> list[tuple[str, str, list[Any]]]:
             "Plans by the TPU compiler",
             "`shardwidget.tpu_mesh(topology, mesh_shape, axis_names, ...)`: a mesh of a TPU "
             "topology's chips; plans on it are compiled by libtpu, the TPU's own compiler, in a "
-            "helper process (`pip install 'shardwidget[tpu]'`).",
+            "helper process whose venv is its own (`python -m shardwidget.compilers install "
+            "tpu`).",
             [tpu_mesh, TpuMeshInfo],
+        ),
+        (
+            "Plans by the GPU compiler",
+            "`shardwidget.gpu_mesh(gpu, mesh_shape, axis_names, hosts=..., ...)`: a mesh of "
+            "GPUs on their hosts; plans on it are compiled by XLA's GPU compiler (jaxlib's CUDA "
+            "plugin) from the GPU's target config, in a helper process whose venv is its own "
+            "(`python -m shardwidget.compilers install gpu`); the kernel never loads the plugin.",
+            [gpu_mesh, GpuMeshInfo],
         ),
         ("Help", "Layouts that fit a shape.", [suggest_layouts, Suggestion]),
     ]

@@ -39,5 +39,6 @@ def test_compile_counts_on_cpu() -> None:
     assert proc.returncode == 0, f"{out}\n{proc.stderr}"
     assert "statistics compiles [1, 0, 0]" in out, out
     rows = re.findall(r"^\s+-> P\('[abc]'\)\s+(.*?)\s+\d+\.\d", out, re.M)
-    assert len(rows) == 4 and not any("stats" in r for r in rows), rows
+    assert len(rows) == 4 and not any("stats" in r or "estimate" in r for r in rows), rows
+    assert "-> P('c'): [1, 1, 0, 0]" in out, out  # the cost open: once per pair of layouts
     assert re.search(r"^ratios 8 devices: function view / jit", out, re.M), out

@@ -14,11 +14,12 @@ from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import shardwidget as sw
+from shardwidget._jax import CompileCount
 from shardwidget.cost import estimate as est_mod
 from shardwidget.cost import hardware as hw_mod
 from shardwidget.cost import reshard
 from shardwidget.cost.reshard import Transfer
-from shardwidget.trace import hlo
+from shardwidget.hlo import collectives as hlo
 from tests.helpers import Sent, collect
 
 AUTO2 = (AxisType.Auto, AxisType.Auto)
@@ -354,6 +355,7 @@ def test_transfer_estimate_and_view_wire():
                        NamedSharding(mesh, P("x", "y")))  # fmt: skip
     v = sw.ShardView(x)
     assert v._transfer["status"] == "none" and v._transfer["key"] == v._layout["key"]
+    v.cost_open = True  # the re-layout section open: its collectives are compiled
     v.spec = [None, None]
     w = v._transfer
     assert w["status"] == "ready" and w["key"] == v._layout["key"]
@@ -442,6 +444,8 @@ def test_front_end_request_publishes_the_transfer_and_a_failure_keeps_the_view(m
     x = jax.device_put(np.zeros((8, 16), np.float32), NamedSharding(mesh, P("x", "y")))
     v = sw.ShardView(x)
     sent = Sent(v)
+    v.set_state({"cost_open": True})  # the front end opened the re-layout section
+    assert v.cost_open and v.error == ""
     request(v, 1, spec=["y", "x"])
     assert sent.msgs[-1]["ok"] and v._transfer["status"] == "ready"
     assert v._transfer["key"] == v._layout["key"] and v._transfer["total"] == v.transfer.total
@@ -462,13 +466,14 @@ def test_in_a_kernel_the_reshard_compile_follows_the_update(monkeypatch):
     import asyncio
     import threading
 
-    from shardwidget.views import array as array_mod
+    from shardwidget.views import array_cost
 
-    monkeypatch.setattr(array_mod, "_in_kernel", lambda: True)
+    monkeypatch.setattr(array_cost, "in_kernel", lambda: True)
 
     mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     x = jax.device_put(np.zeros((24, 8), np.float32), NamedSharding(mesh, P("x", None)))
     v = sw.ShardView(x)
+    v.cost_open = True
 
     async def main() -> None:
         v.spec = [None, "y"]  # a pair no test compiled before (its shape is this test's own)
@@ -548,3 +553,37 @@ def test_a_plan_made_again_from_kept_arrays_is_the_same():
         assert not arr.flags.writeable
         with pytest.raises(ValueError, match="read-only"):
             arr[...] = 0
+
+
+def test_a_re_layout_compiles_nothing_of_ours_until_its_cost_is_asked_for():
+    """Re-layouts P('a') → P('b') → P('c') with the re-layout section closed compile no
+    reshard (issue 38: one per change before), as jax.device_put compiles none; the bytes are
+    there at once. Opening the section, or reading view.transfer's collectives, compiles it
+    (once per pair of layouts); JAX's own compile count says so."""
+    mesh = jax.make_mesh((2, 2, 2), ("a", "b", "c"), axis_types=(AxisType.Explicit,) * 3)
+    x = jax.device_put(np.zeros((40, 8), np.float32), NamedSharding(mesh, P("a")))
+    v = sw.ShardView(x, stats=False)
+    before = dict(reshard.stats)
+    with CompileCount() as c:
+        for ax in ("b", "c", "a", "b"):
+            v.spec = [ax]
+            w = v._transfer
+            if ax != "a":
+                assert w["status"] == "pending" and w["estimate"] is None
+                assert w["total"] == v.transfer.total > 0 and w["received"]
+    assert c.n == 0 and reshard.stats["compiles"] == before["compiles"]
+    with CompileCount() as c:
+        v.cost_open = True
+    w = v._transfer
+    assert w["status"] == "ready" and w["estimate"] is not None and w["key"] == v._layout["key"]
+    assert c.of("<lambda>") == 1  # the reshard P('a') -> P('b'), compiled as asked
+    with CompileCount() as c:
+        v.spec = ["c"]  # open: a pair not seen, compiled
+        v.spec = ["b"]  # seen: from the cache
+    assert c.of("<lambda>") == 1 and v._transfer["status"] == "ready"
+    v.cost_open = False
+    v.spec = [None]
+    with CompileCount() as c:
+        assert v._transfer["status"] == "pending"
+        kinds = [k.kind for k in v.transfer.collectives]  # read in Python: compiled
+    assert c.of("<lambda>") == 1 and "all-gather" in kinds

@@ -13,6 +13,7 @@ from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
+from shardwidget.cost import reshard
 from shardwidget.cost.estimate import fmt_seconds
 from shardwidget.model.units import fmt_bytes
 
@@ -90,6 +91,8 @@ def test_array_view_moved_line_heat_partners_and_groups(page, tmp_path):
     mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     x = jax.device_put(jnp.arange(64.0 * 32).reshape(64, 32), NamedSharding(mesh, P("x", "y")))
     view = ShardView(x)
+    reshard.clear_cache()  # the pair below is compiled here, as the page asks
+    compiled = reshard.stats["compiles"]
     loop = open_view(page, tmp_path, view)
     assert "nothing moves" in page.inner_text(".sw-moved")
     assert page.is_hidden(".sw-xfer")
@@ -103,7 +106,15 @@ def test_array_view_moved_line_heat_partners_and_groups(page, tmp_path):
     assert view.transfer.total == total
     line = page.inner_text(".sw-moved")
     assert fmt_bytes(total) in line, line
-    assert "all-gather" in line
+    # Closed, the reshard is not compiled (issue 38): the bytes only, nothing said to follow.
+    assert "all-gather" not in line and "compiling" not in line, line
+    assert view._transfer["status"] == "pending" and reshard.stats["compiles"] == compiled
+    page.click("[data-key=transfer-open]")
+    assert page.get_attribute("[data-key=transfer-open]", "aria-expanded") == "true"
+    view.cost_open = True  # what the widget manager syncs to the kernel
+    page.evaluate("(p) => window.__push(p)", state_of(view))
+    page.wait_for_function("document.querySelector('.sw-moved').innerText.includes('all-gather')")
+    assert reshard.stats["compiles"] == compiled + 1
     assert page.errors == []
 
     # Heat: bytes in, with its key up to the most any device receives.
@@ -196,6 +207,7 @@ def test_saved_page_shows_the_cost(page, tmp_path):
     mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     x = jax.device_put(jnp.arange(64.0 * 32).reshape(64, 32), NamedSharding(mesh, P("x", "y")))
     view = ShardView(x)
+    view.cost_open = True
     view.spec = ["y", "x"]
     assert view._transfer["status"] == "ready"
     path = tmp_path / "saved.html"
@@ -254,6 +266,8 @@ def test_jupyterlab_relayout_and_hardware_sync(browser, tmp_path):
             expect(view).to_have_count(1)
             expect(view.locator(".sw-moved")).to_contain_text("nothing moves")
             view.locator("[data-key=spec-1]").select_option("")
+            expect(view.locator(".sw-moved")).to_contain_text(" in all")
+            view.locator("[data-key=transfer-open]").click()  # the kernel compiles it now
             expect(view.locator(".sw-moved")).to_contain_text("all-gather over y")
             expect(view.locator(".sw-xfer .sw-tr-coll-row")).to_have_count(1)
             total = run_cell(page, "print(cv.transfer.total)")
@@ -272,3 +286,20 @@ def test_jupyterlab_relayout_and_hardware_sync(browser, tmp_path):
             expect(view.locator(".sw-xfer .sw-est-total")).to_contain_text(f"total {seconds}")
             shot(page, "jupyterlab_array_cost")
         page.context.close()
+
+
+def test_fewer_mesh_axes_keep_the_array_split(page, tmp_path):
+    """The "axes" control 3 -> 2 on a 2x2x2 array laid out P('x', None, 'z') lays it out on a
+    2 x 4 mesh, still split along dim 0 (JAX's devices_indices_map: 2 row blocks), not on the
+    first shape, 1 x 8, where x has size 1 and the array is replicated (issue 38 item 5)."""
+    mesh = jax.make_mesh((2, 2, 2), ("x", "y", "z"), axis_types=(AxisType.Explicit,) * 3)
+    x = jax.device_put(jnp.ones((8, 8, 8)), NamedSharding(mesh, P("x", None, "z")))
+    view = ShardView(x)
+    loop = open_view(page, tmp_path, view)
+    page.select_option("[data-key=naxes]", "2")
+    settle(page, loop)
+    assert list(view.mesh_shape) == [2, 4] and view.error == ""
+    arr = view.array
+    rows = {idx[0].indices(8) for idx in arr.sharding.devices_indices_map(arr.shape).values()}
+    assert len(rows) == 2  # dim 0 split in two, as before the change
+    assert page.errors == []

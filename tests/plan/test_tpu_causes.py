@@ -17,8 +17,8 @@ from jax.sharding import PartitionSpec as P
 import shardwidget as sw
 from shardwidget import _jax
 from shardwidget.plan import background, tpu
-from shardwidget.trace import cause as cause_mod
-from shardwidget.trace import sdy
+from shardwidget.why import cause as cause_mod
+from shardwidget.why import sdy
 
 pytestmark = pytest.mark.skipif(bool(tpu.unavailable()), reason=tpu.unavailable() or "")
 

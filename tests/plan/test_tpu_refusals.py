@@ -8,12 +8,13 @@ import pytest
 from shardwidget.plan import PlanError, tpu
 
 
-def test_without_libtpu_the_refusal_says_what_to_install(monkeypatch):
+def test_without_libtpu_the_refusal_says_what_to_install(monkeypatch, tmp_path):
     monkeypatch.delenv(tpu.TPU_PYTHON_VAR, raising=False)
+    monkeypatch.setenv("SHARDWIDGET_COMPILERS_DIR", str(tmp_path))  # no cached venv
     monkeypatch.setattr(tpu.importlib.util, "find_spec", lambda name: None)
     tpu.stop()
-    assert "pip install 'shardwidget[tpu]'" in tpu.unavailable()
-    with pytest.raises(PlanError, match=r"libtpu.*684 MB"):
+    assert "`python -m shardwidget.compilers install tpu`" in tpu.unavailable()
+    with pytest.raises(PlanError, match=r"libtpu.*about 700 MB"):
         tpu.tpu_mesh("v5e:2x2", (2, 2), ("a", "b"))
 
 
@@ -32,15 +33,16 @@ def test_hbm_words_read_the_compilers_figures():
     assert tpu.hbm_figures(words) == (int(64.25 * 2**30), int(15.75 * 2**30))
 
 
-def test_compile_with_says_why_not_in_one_line(monkeypatch):
+def test_compile_with_says_why_not_in_one_line(monkeypatch, tmp_path):
     assert (
         tpu.compile_with("", 256)[1]
         == "this hardware is not a TPU: its plans are the CPU compiler's"
     )
     assert "no v5e topology has 12 devices" in tpu.compile_with("v5e", 12)[1]
     monkeypatch.delenv(tpu.TPU_PYTHON_VAR, raising=False)
+    monkeypatch.setenv("SHARDWIDGET_COMPILERS_DIR", str(tmp_path))
     monkeypatch.setattr(tpu.importlib.util, "find_spec", lambda name: None)
     label, why = tpu.compile_with("v5e", 256)
-    assert label == "" and "pip install 'shardwidget[tpu]'" in why and "\n" not in why
+    assert label == "" and "shardwidget.compilers install tpu" in why and "\n" not in why
     assert tpu.topology_for("v5e", 512) == ("v5e:16x16", 2, "")
     assert tpu.topology_for("v5", 1024) == ("v5:8x8x16", 1, "megacore")

@@ -6,9 +6,9 @@ from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
+from shardwidget.hlo import collectives as hlo_mod
 from shardwidget.render.legend import legend_of
 from shardwidget.render.text import holder_candidates
-from shardwidget.trace import hlo as hlo_mod
 from tests.helpers import svgs_in
 
 
@@ -38,6 +38,21 @@ def test_a_dimension_over_two_axes_is_spelled_as_the_widget_spells_it() -> None:
     assert "dimension 0 split 8 ways over x+y" in legend
     for text in (picture, snap, *legend):
         assert "x × y" not in text and "x, y" not in text
+
+
+def test_a_dimension_over_a_size_one_axis_is_not_split_in_the_picture_too() -> None:
+    """On a 1 x 8 mesh, P('x', 'y'): x has size 1, so every device holds all of dim 0 (JAX's
+    devices_indices_map says so); the saved picture says "not split (x has size 1)" as the live
+    grid's title does (js/array/grid/geometry.ts dimTitle), not "sharded over x" (issue 38
+    item 7)."""
+    mesh = jax.make_mesh((1, 8), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    arr = jax.device_put(jnp.ones((16, 16)), NamedSharding(mesh, P("x", "y")))
+    rows = {idx[0].indices(16) for idx in arr.sharding.devices_indices_map(arr.shape).values()}
+    assert rows == {(0, 16, 1)}  # JAX: dim 0 whole on every device
+    v = ShardView(arr)
+    for text in (v.to_svg(), "".join(svgs_in(v.snapshot().html))):
+        assert "dim 0 (16) · not split (x has size 1)" in text
+        assert "sharded over x" not in text and "dim 1 (16) · sharded over y" in text
 
 
 def test_the_picture_labels_holders_as_the_widget_does() -> None:
@@ -115,7 +130,7 @@ def test_a_collective_over_two_axes_is_spelled_as_the_widget_spells_it() -> None
     hlo = jax.jit(f).lower(x).compile().as_text()
     # one all-reduce, one group of all 8 devices, however this JAX's XLA writes it (jax 0.10:
     # mesh['axis_0'=8,'axis_1'=1] {'axis_0'}; 0.8-0.9: [1,8]<=[8]; 0.11: mesh['x'=2,'y'=4]
-    # {'x','y'}): read by the parser every fixture of tests/trace/fixtures checks
+    # {'x','y'}): read by the parser every fixture of tests/hlo/fixtures checks
     coords = {i: divmod(i, 4) for i in range(8)}
     (reduce,) = hlo_mod.collectives(hlo, list(range(8)), coords, ("x", "y"), (2, 4))
     assert reduce.kind == "all-reduce" and reduce.n_groups == 1 and reduce.group_size == 8

@@ -43,7 +43,7 @@ COLL = re.compile(
 
 
 def pmap_hlo_kinds(f: Any, *args: Any) -> list[str]:
-    """Collective kinds in what jax.pmap itself compiles, found without shardwidget.trace.hlo."""
+    """Collective kinds in what jax.pmap itself compiles, found without shardwidget.hlo."""
     return [m.group(1) for m in COLL.finditer(f.lower(*args).compile().as_text())]
 
 

@@ -38,7 +38,7 @@ def x(mesh: Any) -> Any:
 
 
 def hlo_kinds(compiled: Any) -> list[str]:
-    """Collective kinds in the compiled HLO text, found independently of shardwidget.trace.hlo."""
+    """Collective kinds in the compiled HLO text, found without shardwidget.hlo."""
     return [m.group(1) for m in COLL.finditer(compiled.as_text())]
 
 

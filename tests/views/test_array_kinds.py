@@ -352,7 +352,8 @@ def test_gspmd_custom_layout_is_said_in_words_with_statistics():
 
 
 def test_pmap_output_is_labelled_in_words_and_relayout_works():
-    from shardwidget.trace.pmap import INTERNAL_AXIS, LABEL
+    from shardwidget.model.pmap_axis import LABEL
+    from shardwidget.trace.pmap import INTERNAL_AXIS
 
     host = np.arange(16.0, dtype=np.float32).reshape(8, 2)
     out = jax.pmap(lambda x: x * 2)(host)

@@ -527,3 +527,17 @@ def test_every_front_end_layout_change_refused_with_several_processes(arr, monke
     assert snap() == before and f.busy is False
     f.set_layout(in_specs=[["x", "y"]])
     assert f.error == "" and f.trace.input_leaves[0].sharding.spec == P("x", "y")
+
+
+def test_jax_s_own_error_is_shown_whole():
+    """A JAX error of several sentences reaches the user whole (issue 38 items 4 and 10: cut
+    at 300 characters mid-sentence, "E.g. logic…", "via…"); a huge one is still capped."""
+    words = (
+        "NotImplementedError: Failed to find assignment for logical_axis_index 1 of size 8 "
+        "with remaining assignable mesh [4, 4, 1]. The size of each axis in your logical mesh "
+        "must be equal to the product of some subset of the physical mesh axis sizes. E.g. "
+        "logical mesh (4, 16) is compatible with the physical mesh 4x4x4 since 4=4 and 16=4x4. "
+        "If you want to split physical axes, set allow_split_physical_axes to True."
+    )
+    assert wire.cap_message(words) == words
+    assert len(wire.cap_message("a" * 100_000)) == wire.MAX_MESSAGE

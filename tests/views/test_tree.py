@@ -237,6 +237,26 @@ def test_rules_text_round_trip_and_line_errors():
     assert "bad regex" in errors[2]
 
 
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ("(up|down)  P('model'", "parenthesis is not closed: add ) at the end"),
+        ("w  P(('a', 'b', None", "parenthesis is not closed: add )) at the end"),
+        ("w  P('model'))", "a ')' too many"),
+        ("w  P('mod)", "a quote is not closed: add '"),
+        ("w  P('a') x", "text after the spec's ')': 'x'"),
+    ],
+)
+def test_a_spec_whose_brackets_do_not_pair_is_said_so(params, mesh, line, words):
+    """The rules editor says which bracket or quote is missing (issue 38 item 6: an unclosed
+    spec was quoted back as 'write a regex, then its spec')."""
+    assert words in dict(rules_mod.line_errors(line))[1]
+    view = ShardView(params, mesh=mesh, rules=[("embed", P("data"))])
+    with pytest.raises(ValueError, match=re.escape(words)):
+        view.rules_text = f"embed  P('model')\n{line}"
+    assert view.rules == [("embed", P("data"))]
+
+
 def test_lone_function_and_array_still_dispatch(arr):
     from shardwidget import ArrayView, FunctionView
 

@@ -123,6 +123,8 @@ export interface PhysicalLayout {
   /** Sub-cells per chip (the most devices found on one chip). */
   perChip: number;
   places: PhysicalPlace[];
+  /** GPUs (a gpu_mesh plan): x is the GPU on its host, y the host, panels the slices. */
+  gpu: boolean;
 }
 
 /** Whether the devices have physical coords (so that the physical view is offered). */
@@ -152,7 +154,9 @@ export function physicalLayout(devices: DeviceTable): PhysicalLayout | null {
     }
     return 0;
   });
-  const names = ["z", "slice", "v", "u"]; // (a plan across TPU slices: the slice as a 4th coordinate)
+  const gpu = devices.platform === "gpu";
+  // (a plan across TPU slices: the slice as a 4th coordinate; a GPU plan's 3rd is its slice)
+  const names = gpu ? ["slice", "v", "u"] : ["z", "slice", "v", "u"];
   const panels = restKeys.map((r) =>
     r.length ? r.map((v, i) => `${names[i] ?? `c${i + 2}`}=${v}`).join(", ") : "",
   );
@@ -183,7 +187,7 @@ export function physicalLayout(devices: DeviceTable): PhysicalLayout | null {
       };
     });
   }
-  return { cols, rows, x0, y0, panels, perChip, places };
+  return { cols, rows, x0, y0, panels, perChip, places, gpu };
 }
 
 /** Sub-cell grid of a chip: [columns, rows] for `n` devices on it (1×1, 2×1, 2×2, …); with

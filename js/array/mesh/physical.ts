@@ -15,7 +15,9 @@ width: number,
 ): void {
   const n = p.places.length;
   const nChips = new Set(p.places.map((q) => q.coords.join(","))).size;
-  title.textContent = `Physical: ${plural(nChips, "chip")}${p.perChip > 1 ? ` × ${p.perChip} cores` : ""}`;
+  title.textContent = p.gpu
+    ? `Physical: ${plural(n, "GPU")} on ${plural(p.rows * p.panels.length, "host")}`
+    : `Physical: ${plural(nChips, "chip")}${p.perChip > 1 ? ` × ${p.perChip} cores` : ""}`;
   title.title = `${plural(n, "device")} by physical coords`;
   const { perRow, chip } = physicalSizing(p, width);
   let maxId = 0;
@@ -28,7 +30,9 @@ width: number,
   const note = doc.createElement("div");
   note.className = "sw-mesh-axis";
   const span = (lo: number, k: number) => (k > 1 ? `${lo}–${lo + k - 1}` : String(lo));
-  const parts = [`x ${span(p.x0, p.cols)} →`, `y ${span(p.y0, p.rows)} ↓`];
+  const parts = p.gpu
+    ? [`GPU ${span(p.x0, p.cols)} →`, `host ${span(p.y0, p.rows)} ↓ (a row per host)`]
+    : [`x ${span(p.x0, p.cols)} →`, `y ${span(p.y0, p.rows)} ↓`];
   if (p.panels.length > 1) parts.push(`a grid per ${p.panels[0].split("=")[0]}`);
   if (p.perChip > 1) parts.push(`${p.perChip} cores per chip`);
   note.textContent = parts.join(" · ");

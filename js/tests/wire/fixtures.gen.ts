@@ -955,7 +955,8 @@ export const array8: ArrayModel = {
   "collectives": [],
   "group_sets": [],
   "estimate": null
- }
+ },
+ "cost_open": false
 };
 
 export const arrayValues8: ArrayModel = {
@@ -1796,7 +1797,8 @@ export const arrayValues8: ArrayModel = {
   "collectives": [],
   "group_sets": [],
   "estimate": null
- }
+ },
+ "cost_open": false
 };
 
 export const arrayResharded8: ArrayModel = {
@@ -2949,7 +2951,8 @@ export const arrayResharded8: ArrayModel = {
    "peak_bytes": 304,
    "hbm_bytes": 95000000000.0
   }
- }
+ },
+ "cost_open": true
 };
 
 export const arrayScalar8: ArrayModel = {
@@ -3447,7 +3450,8 @@ export const arrayScalar8: ArrayModel = {
   "collectives": [],
   "group_sets": [],
   "estimate": null
- }
+ },
+ "cost_open": false
 };
 
 export const arrayUnreduced8: ArrayModel = {
@@ -4303,7 +4307,8 @@ export const arrayUnreduced8: ArrayModel = {
   "collectives": [],
   "group_sets": [],
   "estimate": null
- }
+ },
+ "cost_open": false
 };
 
 export const function8: FunctionModel = {
@@ -5323,7 +5328,7 @@ export const function8: FunctionModel = {
     "group_size": 4,
     "n_groups": 2,
     "op_name": "jit(matmul)/dot_general",
-    "source": "wire_fixtures.py:73",
+    "source": "wire_fixtures.py:74",
     "groups_text": "[2,4]<=[8]",
     "group_set": 0,
     "elements": [
@@ -5377,7 +5382,7 @@ export const function8: FunctionModel = {
     "group_size": 2,
     "n_groups": 4,
     "op_name": "jit(matmul)/reduce_sum",
-    "source": "wire_fixtures.py:73",
+    "source": "wire_fixtures.py:74",
     "groups_text": "mesh['axis_0'=2,'axis_1'=1,'axis_2'=4] {'axis_0'}",
     "group_set": 1,
     "elements": [
@@ -5412,8 +5417,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 77.8,
-  "run_ms": 2.7,
+  "compile_ms": 137.5,
+  "run_ms": 8.5,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -5458,7 +5463,99 @@ export const function8: FunctionModel = {
     ]
    ]
   ],
-  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nmatmul_sharded = jax.jit(matmul, in_shardings=(NamedSharding(mesh, P('x', 'y')), NamedSharding(mesh, P('y', None))))\n# with jax.set_mesh(mesh):\n#     out = matmul_sharded(...)  # your arguments, as given to the view"
+  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nmatmul_sharded = jax.jit(matmul, in_shardings=(NamedSharding(mesh, P('x', 'y')), NamedSharding(mesh, P('y', None))))\n# with jax.set_mesh(mesh):\n#     out = matmul_sharded(...)  # your arguments, as given to the view",
+  "peak": {
+   "unknown": "",
+   "bytes": 496,
+   "title": "peak 496 B at jit(matmul)/dot_general at wire_fixtures.py:74 (0 % of 88.5 GiB HBM)",
+   "timeline": [
+    96,
+    96,
+    96,
+    224,
+    496,
+    368,
+    368,
+    356,
+    232,
+    244
+   ],
+   "at": 4,
+   "instructions": 10,
+   "hbm": 95000000000.0,
+   "hbm_name": "tpu-v5p",
+   "groups": [
+    {
+     "name": "parameters",
+     "bytes": 96,
+     "rows": [
+      {
+       "label": "a",
+       "bytes": 64,
+       "shape": "f32[8,2]",
+       "path": "a",
+       "op_name": "dyn[0]",
+       "aliased": false
+      },
+      {
+       "label": "b",
+       "bytes": 32,
+       "shape": "f32[2,4]",
+       "path": "b",
+       "op_name": "dyn[1]",
+       "aliased": false
+      }
+     ],
+     "more": 0
+    },
+    {
+     "name": "temporaries",
+     "bytes": 272,
+     "rows": [
+      {
+       "label": "dot_general (wire_fixtures.py:74)",
+       "bytes": 128,
+       "shape": "f32[8,4]",
+       "path": "",
+       "op_name": "jit(matmul)/dot_general",
+       "aliased": false
+      },
+      {
+       "label": "dot_general (wire_fixtures.py:74)",
+       "bytes": 128,
+       "shape": "f32[8,4]",
+       "path": "",
+       "op_name": "jit(matmul)/dot_general",
+       "aliased": false
+      },
+      {
+       "label": "dot_general (wire_fixtures.py:74)",
+       "bytes": 16,
+       "shape": "(f32[8,4]{1,0},",
+       "path": "",
+       "op_name": "jit(matmul)/dot_general",
+       "aliased": false
+      }
+     ],
+     "more": 0
+    },
+    {
+     "name": "outputs",
+     "bytes": 128,
+     "rows": [
+      {
+       "label": "dot_general (wire_fixtures.py:74)",
+       "bytes": 128,
+       "shape": "f32[8,4]",
+       "path": "",
+       "op_name": "jit(matmul)/dot_general",
+       "aliased": false
+      }
+     ],
+     "more": 0
+    }
+   ]
+  }
  },
  "_trace_stats": {
   "key": 1,
@@ -6526,7 +6623,7 @@ export const functionShardMap8: FunctionModel = {
     "group_size": 2,
     "n_groups": 4,
     "op_name": "jit(psum_rows)/shard_map/psum_invariant",
-    "source": "wire_fixtures.py:78",
+    "source": "wire_fixtures.py:79",
     "groups_text": "{{0,4},{1,5},{2,6},{3,7}}",
     "group_set": 0,
     "elements": [
@@ -6562,8 +6659,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 50.6,
-  "run_ms": 1.5,
+  "compile_ms": 126.1,
+  "run_ms": 6.4,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -6594,7 +6691,52 @@ export const functionShardMap8: FunctionModel = {
     ]
    ]
   ],
-  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\npsum_rows_sharded = jax.jit(jax.shard_map(psum_rows, mesh=mesh, in_specs=(P('x', None),), out_specs=P(None, None)))\n# with jax.set_mesh(mesh):\n#     out = psum_rows_sharded(...)  # your arguments, as given to the view"
+  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\npsum_rows_sharded = jax.jit(jax.shard_map(psum_rows, mesh=mesh, in_specs=(P('x', None),), out_specs=P(None, None)))\n# with jax.set_mesh(mesh):\n#     out = psum_rows_sharded(...)  # your arguments, as given to the view",
+  "peak": {
+   "unknown": "",
+   "bytes": 512,
+   "title": "peak 512 B at jit(psum_rows)/shard_map/psum_invariant at wire_fixtures.py:79 (0 % of 88.5 GiB HBM)",
+   "timeline": [
+    256,
+    512
+   ],
+   "at": 1,
+   "instructions": 2,
+   "hbm": 95000000000.0,
+   "hbm_name": "tpu-v5p",
+   "groups": [
+    {
+     "name": "parameters",
+     "bytes": 256,
+     "rows": [
+      {
+       "label": "a",
+       "bytes": 256,
+       "shape": "f32[8,8]",
+       "path": "a",
+       "op_name": "dyn[0]",
+       "aliased": false
+      }
+     ],
+     "more": 0
+    },
+    {
+     "name": "outputs",
+     "bytes": 256,
+     "rows": [
+      {
+       "label": "psum_invariant (wire_fixtures.py:79)",
+       "bytes": 256,
+       "shape": "f32[8,8]",
+       "path": "",
+       "op_name": "jit(psum_rows)/shard_map/psum_invariant",
+       "aliased": false
+      }
+     ],
+     "more": 0
+    }
+   ]
+  }
  },
  "_trace_stats": {
   "key": 1,
@@ -7608,7 +7750,7 @@ export const functionPmap8: FunctionModel = {
     "group_size": 8,
     "n_groups": 1,
     "op_name": "jit(pmap(<lambda>))/jit(_fun)/shard_map/psum",
-    "source": "wire_fixtures.py:84",
+    "source": "wire_fixtures.py:85",
     "groups_text": "{{0,1,2,3,4,5,6,7}}",
     "group_set": 0,
     "elements": [
@@ -7643,8 +7785,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 107.5,
-  "run_ms": 4.1,
+  "compile_ms": 239.7,
+  "run_ms": 30.5,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7669,7 +7811,69 @@ export const functionPmap8: FunctionModel = {
     ]
    ]
   ],
-  "code": "# f is jax.pmap'd: pmap lays each argument's mapped dimension over 8 devices\n# itself (one slice per device), so there are no shardings to write.\nout = f(*args)\n"
+  "code": "# f is jax.pmap'd: pmap lays each argument's mapped dimension over 8 devices\n# itself (one slice per device), so there are no shardings to write.\nout = f(*args)\n",
+  "peak": {
+   "unknown": "",
+   "bytes": 48,
+   "title": "peak 48 B at jit(pmap(<lambda>))/jit(_fun)/shard_map/mul at wire_fixtures.py:85 (0 % of 88.5 GiB HBM)",
+   "timeline": [
+    16,
+    16,
+    32,
+    48
+   ],
+   "at": 3,
+   "instructions": 4,
+   "hbm": 95000000000.0,
+   "hbm_name": "tpu-v5p",
+   "groups": [
+    {
+     "name": "parameters",
+     "bytes": 16,
+     "rows": [
+      {
+       "label": "r",
+       "bytes": 16,
+       "shape": "f32[1,4]",
+       "path": "r",
+       "op_name": "dyn[0]",
+       "aliased": false
+      }
+     ],
+     "more": 0
+    },
+    {
+     "name": "temporaries",
+     "bytes": 16,
+     "rows": [
+      {
+       "label": "psum (wire_fixtures.py:85)",
+       "bytes": 16,
+       "shape": "f32[4]",
+       "path": "",
+       "op_name": "jit(pmap(<lambda>))/jit(_fun)/shard_map/psum",
+       "aliased": false
+      }
+     ],
+     "more": 0
+    },
+    {
+     "name": "outputs",
+     "bytes": 16,
+     "rows": [
+      {
+       "label": "mul (wire_fixtures.py:85)",
+       "bytes": 16,
+       "shape": "f32[1,4]",
+       "path": "",
+       "op_name": "jit(pmap(<lambda>))/jit(_fun)/shard_map/mul",
+       "aliased": false
+      }
+     ],
+     "more": 0
+    }
+   ]
+  }
  },
  "_trace_stats": {
   "key": 1,
@@ -21698,7 +21902,8 @@ export const array32: ArrayModel = {
   "collectives": [],
   "group_sets": [],
   "estimate": null
- }
+ },
+ "cost_open": false
 };
 
 export const colours = {

@@ -78,9 +78,11 @@ from .compile import compile_module_for_devices as compile_module_for_devices
 from .compile import compile_module_text as compile_module_text
 from .compile import hlo_sharding_text as hlo_sharding_text
 from .compile import kept_inputs as kept_inputs
+from .compile import topology_abstract_device as topology_abstract_device
 from .compile import tpu_abstract_device as tpu_abstract_device
 
 # Shardy's propagation in jaxlib's MLIR (the "why this collective" causes), in _jax/shardy.py
+from .shardy import PEAK_DUMP as PEAK_DUMP
 from .shardy import SHARDY_DUMP as SHARDY_DUMP
 from .shardy import SHARDY_PIPELINE as SHARDY_PIPELINE
 from .shardy import shardy_beside_compiles as shardy_beside_compiles

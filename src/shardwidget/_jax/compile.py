@@ -82,11 +82,24 @@ def tpu_abstract_device(
     (AbstractMesh is interned by its fields), and ``positions``: each mesh position's
     ((x, y, z), core on chip, slice), which the model layer reads without knowing plans. None
     where this JAX has no AbstractDevice."""
+    return topology_abstract_device("tpu", device_kind, num_cores, topology, positions)
+
+
+def topology_abstract_device(
+    platform: str,
+    device_kind: str,
+    num_cores: int | None,
+    topology: str,
+    positions: tuple[Any, ...] = (),
+) -> Any:
+    """:func:`tpu_abstract_device` for any platform ("tpu"; "cuda" for a GPU plan, whose
+    positions are ((GPU on its host, host in its slice, 0), 0, slice)). None where this JAX has
+    no AbstractDevice."""
     try:
         from jax._src.mesh import AbstractDevice
     except ImportError:  # jax 0.7: AbstractMesh carries no device
         return None
-    return _topology_device(AbstractDevice)(device_kind, num_cores, "tpu", topology, positions)
+    return _topology_device(AbstractDevice)(device_kind, num_cores, platform, topology, positions)
 
 
 @functools.cache

@@ -1,6 +1,6 @@
 """Shardy's sharding propagation run in this process, in jaxlib's MLIR (private JAX: part of
 the adapter, :mod:`shardwidget._jax`), with the debug records of where each sharding came from:
-what the causes of collectives (:mod:`shardwidget.trace.why`) are read from."""
+what the causes of collectives (:mod:`shardwidget.why.explain`) are read from."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ SHARDY_PIPELINE = (
 """Shardy's propagation as XLA runs it, with the debug records of where each sharding came
 from. ``STRATEGY``: ``basic`` reproduces XLA's own shardings on jax 0.10 for constraints,
 ``aggressive`` for gradients (found by experiment: so every result is checked against XLA's
-dump, and the other strategy tried where the first disagrees, :mod:`shardwidget.trace.why`).
+dump, and the other strategy tried where the first disagrees, :mod:`shardwidget.why.explain`).
 The propagation-edge records are left out: the causes do not read them, and through a loop's
 data-flow edges (a scanned model's gradient) MLIR's verifier refuses them between passes
 ("'sdy.data_flow_edge' op expected a value ref to have an operand index in range")."""
@@ -27,6 +27,12 @@ data-flow edges (a scanned model's gradient) MLIR's verifier refuses them betwee
 SHARDY_DUMP = {"xla_dump_hlo_pass_re": "shardy-verbose", "xla_dump_hlo_module_re": "^$"}
 """Compiler options (with ``xla_dump_to``) under which XLA writes Shardy's own propagation
 with its debug records (``shardy/module_*/02.after_propagation.mlir``) and nothing else."""
+
+PEAK_DUMP = {**SHARDY_DUMP, "xla_dump_hlo_module_re": ".*", "xla_dump_hlo_as_text": True}
+"""Compiler options (with ``xla_dump_to``) under which XLA also writes the compiled module's
+memory reports (its live ranges and buffer assignment, beside the optimized HLO): what the
+peak (:mod:`shardwidget.hlo.peak`) is read from. Only the one module a compile makes is
+dumped; the Shardy record is written as under :data:`SHARDY_DUMP`."""
 
 
 def shardy_ops(

@@ -4,7 +4,7 @@ All per device. With ``hw`` a :class:`~shardwidget.cost.hardware.Hardware`:
 
 - compute: FLOPs / ``peak_flops``: XLA's cost analysis, with what it leaves out counted from the
   compiled HLO (gemm and convolution custom-calls, which XLA's GPU cost analysis omits; see
-  :mod:`shardwidget.trace.hlo_flops`); ``flops_source`` says which;
+  :mod:`shardwidget.hlo.flops`); ``flops_source`` says which;
 - memory: bytes accessed (XLA's cost analysis) / ``hbm_bandwidth``;
 - each collective, ring model with ``n`` devices per group, ``V`` the bytes of the whole buffer
   one group works on, ``B = ici_bandwidth``:
@@ -41,8 +41,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..hlo import collectives as hlo
+from ..hlo import flops as hlo_flops
 from ..model.units import fmt_bytes
-from ..trace import hlo, hlo_flops
 from .hardware import Hardware, hardware
 
 OVERLAP = (
@@ -347,7 +348,7 @@ def cost_numbers(compiled: Any) -> tuple[float | None, float | None]:
 
 def counted_numbers(compiled: Any) -> hlo_flops.Counted:
     """FLOPs and bytes accessed per device of a compiled program: XLA's cost analysis with what
-    it leaves out counted from the compiled HLO (:func:`shardwidget.trace.hlo_flops.count`)."""
+    it leaves out counted from the compiled HLO (:func:`shardwidget.hlo.flops.count`)."""
     flops, accessed = cost_numbers(compiled)
     try:
         text = compiled.as_text()

@@ -267,12 +267,18 @@ def hardware(name: str | Hardware | None = None, /, **fields: Any) -> Hardware:
 
 
 _KINDS = {"TPU v4": "tpu-v4", "TPU v5 lite": "tpu-v5e", "TPU v5": "tpu-v5p", "TPU v5p": "tpu-v5p",
-          "TPU v6 lite": "tpu-v6e", "TPU7x": "tpu7x"}  # fmt: skip
+          "TPU v6 lite": "tpu-v6e", "TPU7x": "tpu7x",
+          # a shardwidget.gpu_mesh's kind: its target config's name (no preset has the
+          # speeds of an A100 40 GB or an H100 PCIe: those take the fallback)
+          "NVIDIA H100 80GB HBM3": "h100", "NVIDIA H200 141GB HBM3e": "h200",
+          "NVIDIA A100-SXM4-80GB": "a100", "NVIDIA B200": "b200",
+          "NVIDIA GB200": "gb200"}  # fmt: skip
 
 
 def preset_for(mesh: Any, fallback: str) -> str:
-    """The preset of the TPU a mesh stands for (a ``shardwidget.tpu_mesh``: its abstract
-    device's kind, "TPU v5 lite" -> "tpu-v5e"), else ``fallback``."""
+    """The preset of the TPU or GPU a mesh stands for (a ``shardwidget.tpu_mesh`` or
+    ``gpu_mesh``: its abstract device's kind, "TPU v5 lite" -> "tpu-v5e", "NVIDIA H100 80GB
+    HBM3" -> "h100"), else ``fallback``."""
     kind = getattr(getattr(mesh, "abstract_device", None), "device_kind", None)
     return _KINDS.get(str(kind), fallback)
 

@@ -2,8 +2,8 @@
 
 The collectives come from compiling an identity with the new ``out_shardings`` for an input of
 the old sharding (``jax.jit(lambda x: x, out_shardings=new).lower(struct).compile()``), read
-with :mod:`shardwidget.trace.hlo`. The compile is cached per (old sharding, new sharding, shape,
-dtype): no device memory, a few ms when cached.
+with :mod:`shardwidget.hlo.collectives`. The compile is cached per (old sharding, new sharding,
+shape, dtype): no device memory, a few ms when cached.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ import jax
 import numpy as np
 
 from .. import _jax
+from ..hlo import collectives as hlo
 from ..model.free_memory import compiled_memory  # the function view's per-device numbers
 from ..model.layout import Layout, layout_of_sharding
 from ..model.mesh import xla_safe_sharding
 from ..model.units import fmt_bytes
-from ..trace import hlo
 from . import estimate as est
 from . import transfer as transfer_mod
 from .hardware import DEFAULT, Hardware

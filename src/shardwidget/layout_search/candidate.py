@@ -15,9 +15,9 @@ from typing import Any
 
 from ..cost.estimate import OVERLAP, Estimate, fmt_seconds
 from ..cost.hardware import Hardware
+from ..hlo import collectives as hlo
 from ..model.units import fmt_bytes
 from ..plan.compile import Plan
-from ..trace import hlo
 from .candidates import Proposal
 from .target import Target
 

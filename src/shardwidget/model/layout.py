@@ -316,7 +316,10 @@ def positions(n: int) -> tuple[DeviceInfo, ...]:
 def planned_devices(mesh: Any) -> tuple[DeviceInfo, ...]:
     """The devices of a plan: its positions (:func:`positions`), with each position's chip
     coordinates and core where the mesh stands for a TPU topology (``shardwidget.tpu_mesh``:
-    its abstract device carries them; the slice, on several slices, as a fourth coordinate)."""
+    its abstract device carries them; the slice, on several slices, as a fourth coordinate),
+    or each GPU's place where it stands for GPUs (``shardwidget.gpu_mesh``: (GPU on its host,
+    host) and the slice on several; the process is the host's, as the CUDA plugin numbers
+    them)."""
     device = getattr(mesh, "abstract_device", None)
     where = getattr(device, "positions", ())
     n = int(mesh.size)
@@ -324,6 +327,12 @@ def planned_devices(mesh: Any) -> tuple[DeviceInfo, ...]:
         return positions(n)
     slices = len({s for _, _, s in where}) > 1
     kind = str(getattr(device, "device_kind", "TPU"))
+    if getattr(device, "platform", "") == "cuda":
+        hosts = 1 + max(int(c[1]) for c, _, _ in where)
+        return tuple(
+            DeviceInfo(i, "gpu", kind, s * hosts + c[1], (c[0], c[1], s) if slices else c[:2])
+            for i, (c, _, s) in enumerate(where)
+        )
     return tuple(
         DeviceInfo(i, "tpu", kind, 0, (*c, s) if slices else tuple(c), core)
         for i, (c, core, s) in enumerate(where)

@@ -161,6 +161,10 @@ def planned_text(mesh: Any) -> str:
     (``shardwidget.tpu_mesh``) by its topology: "planned on TPU v5 lite v5e:16x16 (16, 16)"."""
     device = getattr(mesh, "abstract_device", None)
     topology = str(getattr(device, "topology", "")).split("/", 1)[0]
+    if topology and getattr(device, "platform", "") == "cuda":  # a gpu_mesh: "h100/1x2x8/…"
+        where = str(getattr(device, "topology", "")).split("/")[1]
+        kind = getattr(device, "device_kind", "GPU")
+        return f"planned on {kind} {where} {_fmt_shape(mesh_sizes(mesh))} · no devices"
     if topology:
         kind = getattr(device, "device_kind", "TPU")
         sizes = mesh_sizes(mesh)

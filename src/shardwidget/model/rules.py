@@ -123,6 +123,31 @@ def make_rules(rules: Any) -> tuple[Rule, ...]:
 
 
 _SPEC_AT = re.compile(r"(?:^|\s)(?:->|:)?\s*(?:P|PartitionSpec)\((.*)\)\s*$")
+_SPEC_OPEN = re.compile(r"(?:^|\s)(?:->|:)?\s*((?:P|PartitionSpec)\()")
+
+
+def bracket_problem(spec: str) -> str:
+    """What is wrong with the brackets and quotes of ``spec`` (from its ``P(`` to the end of
+    the line) in words, or "" when they pair up: the editor says which one is missing."""
+    depth, quote = 0, ""
+    for k, ch in enumerate(spec):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+            rest = spec[k + 1 :].strip()
+            if depth == 0 and rest:
+                extra = rest.strip(")\t ") == ""
+                return "a ')' too many" if extra else f"text after the spec's ')': {rest!r}"
+    if quote:
+        return f"a quote is not closed: add {quote} after the axis name"
+    if depth > 0:
+        return f"the spec's parenthesis is not closed: add {')' * depth} at the end"
+    return ""
 
 
 def parse_line(line: str, number: int, rule_number: int = 0) -> Rule | None:
@@ -132,6 +157,10 @@ def parse_line(line: str, number: int, rule_number: int = 0) -> Rule | None:
     if not text or text.startswith("#"):
         return None
     m = _SPEC_AT.search(text)
+    opened = _SPEC_OPEN.search(text)
+    problem = bracket_problem(text[opened.start(1) :]) if opened else ""
+    if problem:
+        raise ValueError(f"line {number}: {problem}: {text!r}")
     if m is None:
         raise ValueError(f"line {number}: write a regex, then its spec: {text!r}  P('x', None)")
     pattern = text[: m.start()].strip().rstrip(":").rstrip("->").strip()

@@ -17,6 +17,11 @@ SpecEntry = None | str | list[str]
 NormSpec = tuple[tuple[str, ...], ...]  # () for a replicated dimension
 
 
+def is_spec(v: Any) -> bool:
+    """A single spec as JAX reads one in a pytree of specs: a PartitionSpec, or None."""
+    return v is None or isinstance(v, PartitionSpec)
+
+
 def normalize(spec: Any, ndim: int) -> NormSpec:
     """Turn a PartitionSpec, list or tuple into one tuple of axis names per dimension.
 

@@ -106,16 +106,18 @@ def _compile(req: dict[str, Any], adapter: Any) -> dict[str, Any]:
     by_id = {int(d.id): d for d in topo.devices}
     devs = [by_id[i] for i in req["devices"]]
     t0 = time.perf_counter()
+    report: dict[str, str] = {}
     try:
         exe, dump = _cpu_worker().compile_with_dump(
-            lambda o: adapter.compile_module_for_devices(req["module"], devs, o), adapter
+            lambda o: adapter.compile_module_for_devices(req["module"], devs, o), adapter, report
         )
     except Exception as e:  # an HBM overflow is an answer, not a failure
         text = str(e)
         if "RESOURCE_EXHAUSTED" in text and "HBM" in text.upper():
-            return {"hbm": text, "compile_s": time.perf_counter() - t0}
+            # libtpu wrote its memory reports before refusing: what is over, explained
+            return {"hbm": text, "compile_s": time.perf_counter() - t0, "memory_report": report}
         raise
-    return dict(_cpu_worker().answer(exe, adapter, time.perf_counter() - t0, dump))
+    return dict(_cpu_worker().answer(exe, adapter, time.perf_counter() - t0, dump, report))
 
 
 def main() -> None:

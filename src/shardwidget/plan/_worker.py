@@ -45,28 +45,70 @@ def _adapter() -> Any:
 
 def _compile(text: str, n: int, adapter: Any) -> dict[str, object]:
     t0 = time.perf_counter()
-    exe, dump = compile_with_dump(lambda o: adapter.compile_module_text(text, n, o), adapter)
-    return answer(exe, adapter, time.perf_counter() - t0, dump)
+    report: dict[str, str] = {}
+    exe, dump = compile_with_dump(
+        lambda o: adapter.compile_module_text(text, n, o), adapter, report
+    )
+    return answer(exe, adapter, time.perf_counter() - t0, dump, report)
 
 
-def compile_with_dump(compile_: Callable[[dict[str, Any]], Any], adapter: Any) -> tuple[Any, str]:
+MEMORY_FILES = (
+    "after_optimizations-live-range.txt",
+    "after_optimizations-buffer-assignment.txt",
+    "after_optimizations.txt",
+)
+"""The dump files the kernel reads the memory peak from (``shardwidget.hlo.peak.FILES``;
+this script imports nothing of the package)."""
+
+
+def memory_report(folder: str) -> dict[str, str]:
+    """The texts of :data:`MEMORY_FILES` in an XLA dump folder, by suffix (missing ones left
+    out): what any helper (CPU, TPU, GPU) sends back as ``"memory_report"`` for the kernel to
+    read the peak from (``shardwidget.hlo.peak.peak_of``)."""
+    out: dict[str, str] = {}
+    for suffix in MEMORY_FILES:
+        found = sorted(glob.glob(os.path.join(folder, "*" + suffix)))
+        if found:
+            out[suffix] = pathlib.Path(found[-1]).read_text()
+    return out
+
+
+def compile_with_dump(
+    compile_: Callable[[dict[str, Any]], Any], adapter: Any, report: dict[str, str] | None = None
+) -> tuple[Any, str]:
     """(the executable ``compile_(options)`` makes, XLA's record of Shardy's propagation in that
-    compile): the text the collectives' causes are checked by (the TPU helper's too)."""
+    compile): the text the collectives' causes are checked by (the TPU helper's too).
+    ``report``: a dict filled with the compile's memory reports (:func:`memory_report`), even
+    when the compile fails (libtpu writes them before refusing a program too big for HBM)."""
     folder = tempfile.mkdtemp(prefix="shardwidget-plan-why-")
+    options = adapter.PEAK_DUMP if report is not None else adapter.SHARDY_DUMP
     try:
-        exe = compile_({"xla_dump_to": folder, **adapter.SHARDY_DUMP})
+        exe = compile_({"xla_dump_to": folder, **options})
         dumps = sorted(glob.glob(os.path.join(folder, "shardy", "*", "*after_propagation.mlir")))
         dump = pathlib.Path(dumps[-1]).read_text() if dumps else ""
     finally:
+        if report is not None:
+            report.update(memory_report(folder))
         shutil.rmtree(folder, ignore_errors=True)
     return exe, dump
 
 
-def answer(exe: Any, adapter: Any, compile_s: float, shardy_dump: str = "") -> dict[str, object]:
-    """What the kernel gets of a compiled executable (the TPU helper's reply too)."""
+def answer(
+    exe: Any,
+    adapter: Any,
+    compile_s: float,
+    shardy_dump: str = "",
+    report: dict[str, str] | None = None,
+) -> dict[str, object]:
+    """What the kernel gets of a compiled executable (the TPU helper's reply too);
+    ``report``: the compile's memory reports (:func:`memory_report`), sent as
+    ``"memory_report"``."""
     hlo = exe.hlo_modules()[0].to_string()
     m = exe.get_compiled_memory_stats()
-    cost = exe.cost_analysis() or {}
+    try:
+        cost = exe.cost_analysis() or {}
+    except Exception:  # the GPU compile-only client has none: "GetCostAnalysis is not supported"
+        cost = {"flops": -1.0, "bytes accessed": -1.0}  # unknown: the kernel counts the HLO
     if isinstance(cost, list):
         cost = cost[0] if cost else {}
     outs = [adapter.hlo_sharding_text(s) for s in exe.get_output_shardings()]
@@ -84,6 +126,7 @@ def answer(exe: Any, adapter: Any, compile_s: float, shardy_dump: str = "") -> d
         "output_shardings": outs,
         "compile_s": compile_s,
         "shardy_dump": shardy_dump,
+        "memory_report": report or {},
     }
 
 

@@ -1,4 +1,4 @@
-"""TPU plans that compile while the notebook goes on.
+"""TPU and GPU plans that compile while the notebook goes on.
 
 A TPU compile takes 30-60 s at 256 chips. A function view on a :func:`~.tpu.tpu_mesh` does not
 wait for it: its layout is compiled by the CPU compiler at once (a few seconds) and shown with
@@ -6,7 +6,8 @@ a note saying the TPU compiler is at work, while a thread here waits on the TPU 
 compile runs in that process: this thread only waits, so cells run meanwhile). When the TPU
 result arrives the view switches to it, if it still shows that layout; a result for a layout
 the user has left is kept in the TPU cache (going back is instant) and never shown. One
-compile per lowered module is in flight at a time, however many views ask for it.
+compile per lowered module is in flight at a time, however many views ask for it. A
+:func:`~.gpu.gpu_mesh`'s compiles (XLA's GPU compiler in its helper) go the same way.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import tpu
+from . import gpu, tpu
 
 TICK_S = 5.0
 """How often a view waiting on the TPU compiler updates how long it has waited."""
@@ -38,7 +39,7 @@ def start(text: str, mesh: Any, timeout: float, done: Callable[[str], None]) -> 
     """Compile ``text`` for the TPU mesh in a thread (unless that module is in flight already)
     and call ``done(error)`` when it is over ("" when the result is in the TPU cache; the
     error in words otherwise). Returns when the compile started (``time.monotonic()``)."""
-    key = tpu.result_key(text, mesh)
+    key = (gpu if gpu.is_gpu(mesh) else tpu).result_key(text, mesh)
     with _LOCK:
         flight = _FLIGHTS.get(key)
         if flight is not None:
@@ -55,7 +56,7 @@ def start(text: str, mesh: Any, timeout: float, done: Callable[[str], None]) -> 
 def _run(key: tuple[Any, ...], text: str, mesh: Any, timeout: float) -> None:
     error = ""
     try:
-        tpu.compile_text(text, mesh, timeout)
+        (gpu if gpu.is_gpu(mesh) else tpu).compile_text(text, mesh, timeout)
     except Exception as e:  # said in words by whoever waits; this thread must not die loudly
         error = str(e) or type(e).__name__
     with _LOCK:

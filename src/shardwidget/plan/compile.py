@@ -3,7 +3,7 @@
 The kernel lowers the function against a ``jax.sharding.AbstractMesh`` (no device is touched;
 ``lowering_platforms=("cpu",)``) and sends the lowered module's text to the planning helper
 (:mod:`.helper`), which compiles it for that many simulated CPU devices. Collectives come from
-the compiled HLO (``trace.hlo``), with device ids as positions on the plan's mesh (row-major).
+the compiled HLO (``hlo.collectives``), with device ids as positions on the plan's mesh (row-major).
 """
 
 from __future__ import annotations
@@ -20,7 +20,12 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 from ..cost.estimate import estimate
 from ..cost.hardware import DEFAULT
-from ..trace import hlo, hlo_tpu
+from ..hlo import collectives as hlo
+from ..hlo import flops as hlo_flops
+from ..hlo import peak as hlo_peak
+from ..hlo import tpu as hlo_tpu
+from ..hlo.peak import Peak
+from . import gpu as _gpu
 from . import helper as _helper
 from . import inputs
 from . import tpu as _tpu
@@ -44,7 +49,9 @@ class Plan:
     """Each output's sharding as the compiled program has it (HLO text)."""
     memory: dict[str, int]
     """Bytes per device: "arguments", "outputs", "temporaries", "aliased", "code", and "peak"
-    (arguments + outputs + temporaries - aliased): the CPU compiler's."""
+    (arguments + outputs + temporaries - aliased): the compiler's. For a program that does not
+    fit (``fits`` False), the figures the TPU compiler gave in its refusal: "required" (what it
+    needs per chip) and "available" (the chip's usable HBM), each where it says it."""
     flops: float
     """FLOPs per device (XLA's cost analysis)."""
     bytes_accessed: float
@@ -59,14 +66,26 @@ class Plan:
     """XLA's record of Shardy's propagation in this compile ("" when the helper gave none)."""
     compiler: str = "cpu"
     """"cpu": XLA's CPU compiler for N simulated devices (an AbstractMesh); "tpu": the TPU's own
-    compiler, libtpu, for a :func:`shardwidget.tpu_mesh` topology."""
+    compiler, libtpu, for a :func:`shardwidget.tpu_mesh` topology; "gpu": XLA's GPU compiler
+    (jaxlib's CUDA plugin) for a :func:`shardwidget.gpu_mesh`."""
     topology: Any = None
-    """The TPU topology and each position's chip (:class:`~.tpu.TpuMeshInfo`); None on CPU."""
+    """The TPU topology and each position's chip (:class:`~.tpu.TpuMeshInfo`), or the GPUs
+    and their hosts (:class:`~.gpu.GpuMeshInfo`); None on CPU."""
     fits: bool = True
-    """False when the TPU compiler says the program does not fit in HBM (its words in
-    :attr:`hbm`); the other figures are then empty: nothing was compiled."""
+    """False when the program does not fit in device memory: the TPU compiler said so (its
+    words in :attr:`hbm`; the other figures are then empty: nothing was compiled), or a GPU
+    plan's peak is over what a program gets of each GPU (:attr:`hbm` says by how much)."""
     hbm: str = ""
-    """The TPU compiler's words when the program does not fit in HBM; "" otherwise."""
+    """Why the program does not fit ("" when it fits)."""
+    flops_source: str = "cost_analysis"
+    """Where :attr:`flops` came from ("counted from HLO" on the GPU compiler, which has no
+    cost analysis; there only the matrix work is counted)."""
+    peak: Peak | None = field(repr=False, default=None)
+    """Where the memory goes (:class:`~shardwidget.hlo.peak.Peak`), read from the compiler's
+    own report of this compile, also when it does not fit; None where the compiler wrote
+    none (:attr:`peak_unknown` says why)."""
+    peak_unknown: str = ""
+    """Why :attr:`peak` is None ("" when it is known)."""
 
     @property
     def n_devices(self) -> int:
@@ -78,6 +97,8 @@ class Plan:
         """What a plan is, in words: "compiled by the TPU compiler (libtpu 0.0.42.1) for v5e
         16×16: the program a v5e-256 runs" (and "does not fit: …" when it does not)."""
         mi = self.topology
+        if self.compiler == "gpu" and mi is not None:
+            return _gpu.note(mi) + (f". {self.hbm}" if self.hbm else "")
         if self.compiler != "tpu" or mi is None:
             return WHAT_A_PLAN_IS.format(n=self.n_devices)
         text = _tpu.note(mi)
@@ -89,8 +110,17 @@ class Plan:
         return delta_line(self, other)
 
     def estimate(self, hw: Any = None, dcn_axes: Sequence[str] = ()) -> Any:
-        """The estimated time per device on a hardware preset (:mod:`shardwidget.cost.estimate`)."""
-
+        """The estimated time per device on a hardware preset (:mod:`shardwidget.cost.estimate`;
+        a GPU plan: its GPU's preset, and the axes that cross the network as ``dcn_axes``)."""
+        mi = self.topology
+        if self.compiler == "gpu" and mi is not None:
+            hw = hw or mi.gpu.hardware or None
+            if hw is None:
+                raise ValueError(
+                    f"no hardware preset has the {mi.gpu.title}'s speeds: pass hardware= "
+                    "(shardwidget.cost.hardware(name=..., ...))"
+                )
+            dcn_axes = tuple(dcn_axes) or mi.network_axes()
         return estimate(
             hw or DEFAULT,
             flops=self.flops,
@@ -98,6 +128,7 @@ class Plan:
             collectives=self.collectives,
             peak_bytes=self.memory.get("peak"),
             dcn_axes=dcn_axes,
+            flops_source=self.flops_source,
         )
 
 
@@ -138,7 +169,7 @@ def lower(
             in_specs=tuple(to_spec(s) if s is not None else _pspec(None) for s in specs),
             out_specs=to_spec(out_specs),
         )
-        lowered = jax.jit(sm).trace(*sds).lower(lowering_platforms=_tpu.lowering_platforms(mesh))
+        lowered = jax.jit(sm).trace(*sds).lower(lowering_platforms=lowering_platforms(mesh))
         return str(lowered.as_text(debug_info=True))
     kw: dict[str, Any] = {}
     if out_specs is not None:
@@ -147,8 +178,14 @@ def lower(
             out_specs,
             is_leaf=_is_spec,
         )
-    lowered = jax.jit(f, **kw).trace(*sds).lower(lowering_platforms=_tpu.lowering_platforms(mesh))
+    lowered = jax.jit(f, **kw).trace(*sds).lower(lowering_platforms=lowering_platforms(mesh))
     return str(lowered.as_text(debug_info=True))
+
+
+def lowering_platforms(mesh: Any) -> tuple[str, ...]:
+    """The platform a plan lowers for: ("cuda",) on a :func:`~.gpu.gpu_mesh`, ("tpu",) on a
+    :func:`~.tpu.tpu_mesh`, else ("cpu",)."""
+    return _tpu.lowering_platforms(mesh)
 
 
 def _is_spec(s: Any) -> bool:
@@ -186,10 +223,11 @@ def _check_mesh(mesh: Any) -> None:
     if not isinstance(mesh, jax.sharding.AbstractMesh):
         inputs.check_mesh(mesh)  # sizes alone: says which AbstractMesh to write
         raise TypeError(
-            "plan(..., mesh=) takes a jax.sharding.AbstractMesh (a CPU plan) or a "
-            f"shardwidget.tpu_mesh(...) (a TPU plan); got {type(mesh).__name__}"
+            "plan(..., mesh=) takes a jax.sharding.AbstractMesh (a CPU plan), a "
+            "shardwidget.tpu_mesh(...) (a TPU plan) or a shardwidget.gpu_mesh(...) (a GPU "
+            f"plan); got {type(mesh).__name__}"
         )
-    if not _tpu.is_tpu(mesh):
+    if not _tpu.is_tpu(mesh) and not _gpu.is_gpu(mesh):
         _helper.check_cpu_size(int(np.prod(mesh.axis_sizes)))
 
 
@@ -199,7 +237,9 @@ def compile_text(text: str, mesh: Any, timeout: float | None = None, t0: float =
     (``time.perf_counter()``; 0: now). PlanError in words when the helper cannot answer."""
     t0 = t0 or time.perf_counter()
     n = int(np.prod(mesh.axis_sizes))
-    if _tpu.is_tpu(mesh):
+    if _gpu.is_gpu(mesh):
+        reply = _gpu.compile_text(text, mesh, timeout or _helper.busy(_helper.TIMEOUT_S))
+    elif _tpu.is_tpu(mesh):
         reply = _tpu.compile_text(text, mesh, timeout or _helper.busy(_helper.TIMEOUT_S))
     else:
         reply = _helper.helper(n).compile(text, timeout)
@@ -209,14 +249,21 @@ def compile_text(text: str, mesh: Any, timeout: float | None = None, t0: float =
 def plan_of(reply: dict[str, Any], mesh: Any, t0: float) -> Plan:
     """The Plan of a helper's reply for ``mesh`` (a compile begun at ``t0``,
     ``time.perf_counter()``): the search's own helpers answer the same way."""
+    if _gpu.is_gpu(mesh):
+        return _gpu_plan(reply, mesh, t0)
     n = int(np.prod(mesh.axis_sizes))
     mi = _tpu.info(mesh)
+    peak = reply.get("_peak")  # read once per reply (the TPU helper's replies are cached)
+    if peak is None:
+        peak = reply["_peak"] = hlo_peak.peak_fields(reply.get("memory_report") or {})
     if "hbm" in reply:  # the TPU compiler's answer: the program does not fit
+        need, have = _tpu.hbm_figures(str(reply["hbm"]))
+        figures = {"required": need, "available": have}
         return Plan(
             mesh=mesh,
             collectives=[],
             output_shardings=[],
-            memory={},
+            memory={k: v for k, v in figures.items() if v is not None},
             flops=0.0,
             bytes_accessed=0.0,
             compile_s=float(reply["compile_s"]),
@@ -225,6 +272,7 @@ def plan_of(reply: dict[str, Any], mesh: Any, t0: float) -> Plan:
             topology=mi,
             fits=False,
             hbm=str(reply["hbm"]),
+            **peak,
         )
     names, sizes = tuple(mesh.axis_names), tuple(int(s) for s in mesh.axis_sizes)
     coords = {i: tuple(int(c) for c in np.unravel_index(i, sizes)) for i in range(n)}
@@ -248,4 +296,44 @@ def plan_of(reply: dict[str, Any], mesh: Any, t0: float) -> Plan:
         shardy_dump=str(reply.get("shardy_dump", "")),
         compiler="tpu" if mi is not None else "cpu",
         topology=mi,
+        **peak,
+    )
+
+
+def _gpu_plan(reply: dict[str, Any], mesh: Any, t0: float) -> Plan:
+    """The Plan of the GPU compiler's reply: FLOPs and bytes counted from the HLO (its
+    compile-only client has no cost analysis), "does not fit" where the peak is over what a
+    program gets of each GPU."""
+    gi = _gpu.info(mesh)
+    assert gi is not None
+    n = gi.n_gpus
+    names, sizes = tuple(mesh.axis_names), tuple(int(s) for s in mesh.axis_sizes)
+    colls = reply.get("_collectives")
+    if colls is None:
+        coords = {i: tuple(int(c) for c in np.unravel_index(i, sizes)) for i in range(n)}
+        colls = reply["_collectives"] = hlo.collectives(
+            reply["hlo"], list(range(n)), coords, names, sizes
+        )
+    mem = dict(reply["memory"])
+    mem["peak"] = mem["arguments"] + mem["outputs"] + mem["temporaries"] - mem["aliased"]
+    fl, ba = float(reply["flops"]), float(reply["bytes_accessed"])
+    counted = hlo_flops.count(reply["hlo"], fl if fl >= 0 else None, ba if ba >= 0 else None)
+    words = _gpu.memory_words(mem["peak"], gi)
+    return Plan(
+        mesh=mesh,
+        collectives=colls,
+        output_shardings=list(reply["output_shardings"]),
+        memory=mem,
+        flops=float(counted.flops or 0.0),
+        bytes_accessed=float(counted.bytes_accessed or 0.0),
+        compile_s=float(reply["compile_s"]),
+        plan_s=time.perf_counter() - t0,
+        hlo_text=reply["hlo"],
+        shardy_dump=str(reply.get("shardy_dump", "")),
+        compiler="gpu",
+        topology=gi,
+        fits=not words,
+        hbm=words,
+        flops_source=counted.source or "unknown: no cost analysis and no matrix work in the HLO",
+        **hlo_peak.peak_fields(reply.get("memory_report") or {}),
     )

@@ -96,8 +96,8 @@ def check_cpu_size(n: int) -> None:
             f"a CPU plan of {n:,} positions is past what XLA's CPU compiler can compile (it "
             f"refuses 4,096 devices and more: \"Multiprocess computations aren't implemented "
             'on the CPU backend"). For a pod that large, plan with the TPU compiler: '
-            'shardwidget.tpu_mesh("v5e:16x16", ...) (needs libtpu: pip install '
-            "'shardwidget[tpu]'), or plan a smaller mesh"
+            'shardwidget.tpu_mesh("v5e:16x16", ...) (needs libtpu: python -m '
+            "shardwidget.compilers install tpu), or plan a smaller mesh"
         )
 
 

@@ -18,12 +18,14 @@ from typing import Any
 from jax.sharding import NamedSharding
 
 from .. import _jax
+from ..hlo import flow as hlo_flow
+from ..hlo import peak as hlo_peak
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
-from ..trace import hlo_flow, why
 from ..trace.function import Traced
 from ..trace.result import TraceResult, TraceState, jaxpr_text
-from . import background, shardings, tpu
+from ..why import explain as why
+from . import background, gpu, shardings, tpu
 from . import compile as compile_mod
 from . import helper as helper_mod
 from .helper import PlanError
@@ -66,7 +68,9 @@ class PlanTraced(Traced):
         """What a plan is, in words, on ``mesh`` (the view's "planned" badge and repr: the mesh
         shown, which a change of ``mesh_shape`` replaces)."""
         what = compile_mod.WHAT_A_PLAN_IS.format(n=self.n_positions)
-        mi = tpu.info(self.plan_mesh)
+        mi, gi = tpu.info(self.plan_mesh), gpu.info(self.plan_mesh)
+        if gi is not None:
+            what = gpu.note(gi)
         return f"{mesh_mod.planned_text(mesh)} · {tpu.note(mi) if mi is not None else what}"
 
     def _jit_in_shardings(self, args: Sequence[Any], kwargs: dict[str, Any]) -> list[Any]:
@@ -100,6 +104,8 @@ class PlanTraced(Traced):
         like = mesh_mod.build_abstract_mesh(
             state.mesh_shape, state.axis_names, state.axis_types, self.n_positions
         )
+        if gpu.is_gpu(m):
+            return gpu.reshaped(m, like)  # a GPU plan: the same GPUs and hosts
         return tpu.reshaped(m, like) if tpu.is_tpu(m) else like  # a TPU plan: the same chips
 
     def mesh_devices(self, state: TraceState) -> list[Any]:
@@ -126,6 +132,7 @@ class PlanTraced(Traced):
         with _jax.mesh_context(mesh):
             lowered = traced.lower(lowering_platforms=tpu.lowering_platforms(mesh))
             text = str(lowered.as_text(debug_info=True))
+        lowered_s = time.perf_counter() - t0
         started = None
         try:
             if self._in_background(text, mesh):  # the CPU plan now, the TPU's when it is done
@@ -135,6 +142,8 @@ class PlanTraced(Traced):
                 pl = compile_mod.compile_text(text, mesh, self.timeout, t0)
         except PlanError as e:
             raise ValueError(str(e)) from None
+        if not pl.fits and pl.compiler == "gpu":  # over JAX's share of each GPU's memory
+            raise ValueError(pl.hbm)
         if not pl.fits:  # the TPU compiler's answer, in its figures
             raise ValueError(tpu.hbm_words(pl.hbm, pl.topology))
         c_out, notes = self._out_shardings(state, mesh, pl.output_shardings, out_shapes)
@@ -177,8 +186,12 @@ class PlanTraced(Traced):
             hlo_text=pl.hlo_text,
             in_paths=[lf.path for lf in self.leaves],
             out_paths=self.out_paths(state),
-            compile_ms=(time.perf_counter() - t0) * 1e3,
+            # a result from the TPU's background compile took the compiler's own time, not
+            # the moment it took to read it from the cache
+            compile_ms=max(time.perf_counter() - t0, lowered_s + pl.compile_s) * 1e3,
             jaxpr=jaxpr_text(traced.jaxpr),
+            peak=hlo_peak.with_paths(pl.peak, [lf.path for lf in self.leaves]),
+            peak_unknown=pl.peak_unknown,
             notes={
                 "in": [""] * len(self.leaves),
                 "out": notes,
@@ -190,10 +203,12 @@ class PlanTraced(Traced):
     def _in_background(self, text: str, mesh: Any) -> bool:
         """A TPU compile not cached yet, for a view that takes results later (on_tpu_ready),
         on a mesh the CPU compiler can plan meanwhile."""
+        later = (tpu.is_tpu(mesh) and not tpu.has_result(text, mesh)) or (
+            gpu.is_gpu(mesh) and not gpu.has_result(text, mesh)
+        )
         return (
             self.on_tpu_ready is not None
-            and tpu.is_tpu(mesh)
-            and not tpu.has_result(text, mesh)
+            and later
             and self.n_positions <= helper_mod.MAX_CPU_POSITIONS
         )
 
@@ -229,14 +244,22 @@ class PlanTraced(Traced):
     def note_of(self, res: TraceResult | None) -> str:
         """:attr:`note` for the result shown; for a CPU stand-in, that the TPU compiler is at
         work and for how long."""
-        mi = tpu.info(self.plan_mesh)
+        mi, gi = tpu.info(self.plan_mesh), gpu.info(self.plan_mesh)
         if res is None:
             return self.note
         started = next(iter(res.notes.get("tpu_started", ())), None)
-        if mi is None or started is None:  # the mesh shown (a change of mesh_shape replaces it)
+        if (mi is None and gi is None) or started is None:  # the mesh shown
             return self.note_on(self.mesh(res.state))
         sizes = tuple(res.state.mesh_shape)
         shape = "(" + ", ".join(map(str, sizes)) + ("," if len(sizes) == 1 else "") + ")"
+        if gi is not None:
+            return (
+                f"planned on {gi.title} {shape} · no devices · the CPU compiler's plan, shown "
+                f"while XLA's GPU compiler (jaxlib {gi.jaxlib}) compiles for {gi.title} "
+                f"({background.elapsed_words(float(started))}): the view switches when it is "
+                "done"
+            )
+        assert mi is not None
         return (
             f"planned on {mi.title} {shape} · no devices · the CPU compiler's plan, shown while "
             f"the TPU compiler (libtpu {mi.libtpu}) compiles for {mi.title} "

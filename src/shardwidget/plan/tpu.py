@@ -19,7 +19,6 @@ import math
 import os
 import pathlib
 import re
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,16 +27,13 @@ from jax.sharding import AxisType
 
 from .. import _jax
 from ..model import mesh as mesh_mod
+from . import compilers, module_key
+from . import gpu as _gpu
 from . import helper as _helper
 from .helper import PlanError
 
 TPU_WORKER = pathlib.Path(__file__).with_name("_tpu_worker.py")
 TPU_PYTHON_VAR = "SHARDWIDGET_TPU_PYTHON"
-NO_LIBTPU = (
-    "the TPU compiler (libtpu) is not installed here: pip install 'shardwidget[tpu]' brings the "
-    "libtpu that matches your jax (about 684 MB, Linux x86-64 only; a Colab TPU runtime has "
-    f"it), or set {TPU_PYTHON_VAR} to a Python that has it. CPU plans (AbstractMesh) need none"
-)
 START_TIMEOUT_S = 120.0
 HBM_GIB = {"v5e": 15.75, "v6e": 31.25, "v5p": 95.74, "tpu7x": 94.75}
 """Usable HBM per device (GiB), as the TPU compiler states it in its overflow errors."""
@@ -149,7 +145,10 @@ def is_tpu(mesh: Any) -> bool:
 
 
 def lowering_platforms(mesh: Any) -> tuple[str, ...]:
-    """The platform to lower a plan for: ("tpu",) on a :func:`tpu_mesh`, else ("cpu",)."""
+    """The platform to lower a plan for: ("tpu",) on a :func:`tpu_mesh`, ("cuda",) on a
+    :func:`~.gpu.gpu_mesh`, else ("cpu",)."""
+    if _gpu.is_gpu(mesh):
+        return ("cuda",)
     return ("tpu",) if is_tpu(mesh) else ("cpu",)
 
 
@@ -180,8 +179,9 @@ def tpu_mesh(
     ``jax.experimental.topologies.make_mesh`` lays it (a logical axis must be a product of
     physical axes unless ``allow_split_physical_axes``). ``num_slices``: slices over DCN (the
     first axis usually spans them). ``chip_config_name``: "megacore" for v5p
-    (``"v5:2x2x1"``). Needs libtpu, in this Python (``pip install 'shardwidget[tpu]'``) or in
-    the one ``SHARDWIDGET_TPU_PYTHON`` names; PlanError in words without it. The topology's
+    (``"v5:2x2x1"``). Needs libtpu, in a venv of its own (``python -m shardwidget.compilers
+    install tpu``), in this Python where the platform put it (Colab TPU) or in the one
+    ``SHARDWIDGET_TPU_PYTHON`` names; PlanError in words without it. The topology's
     devices come from the TPU helper (started once, reused)."""
     shape = tuple(int(s) for s in mesh_shape)
     names = tuple(str(a) for a in axis_names)
@@ -306,25 +306,16 @@ def compile_with(hardware_topology: str, n_devices: int) -> tuple[str, str]:
 
 # ------------------------------------------------------------------------------ the helper
 def tpu_python() -> str:
-    """The interpreter that runs the TPU helper: ``SHARDWIDGET_TPU_PYTHON`` where set, else this
-    one when it has libtpu; PlanError with :data:`NO_LIBTPU` otherwise."""
-    named = os.environ.get(TPU_PYTHON_VAR, "")
-    if named:
-        if not os.access(named, os.X_OK):
-            raise PlanError(f"{TPU_PYTHON_VAR}={named!r} is not a Python this kernel can run")
-        return named
-    if importlib.util.find_spec("libtpu") is not None:
-        return sys.executable
-    raise PlanError(NO_LIBTPU)
+    """The interpreter that runs the TPU helper (:func:`.compilers.python_for`):
+    ``SHARDWIDGET_TPU_PYTHON`` where set, else this one when the platform put libtpu here (a
+    Colab TPU runtime), else the TPU compiler's own venv for this jax
+    (``python -m shardwidget.compilers install tpu``); PlanError in words otherwise."""
+    return compilers.python_for("tpu")
 
 
 def unavailable() -> str:
     """ "" where TPU plans can be made here, else one line saying what to install and why."""
-    try:
-        tpu_python()
-    except PlanError as e:
-        return str(e)
-    return ""
+    return compilers.unavailable("tpu")
 
 
 class TpuHelper(_helper.Helper):
@@ -366,9 +357,9 @@ def tpu_helper() -> TpuHelper:
         h.stop()
         raise PlanError(
             f"the TPU helper's Python has jax {theirs}, this kernel jax {ours}: a "
-            "module lowered by one is not read by the other. Install the libtpu for this jax "
-            "(pip install 'shardwidget[tpu]') or point SHARDWIDGET_TPU_PYTHON at a Python "
-            f"with jax {ours}"
+            "module lowered by one is not read by the other. Run `python -m "
+            f"shardwidget.compilers install tpu` (a venv for jax {ours}) or point "
+            f"SHARDWIDGET_TPU_PYTHON at a Python with jax {ours}"
         )
     _TPU.append(h)
     return h
@@ -397,42 +388,8 @@ def result_key(text: str, mesh: Any) -> tuple[Any, ...]:
     return (digest, mi.topology, mi.num_slices, mi.chip_config_name, mi.device_ids)
 
 
-def _without_locations(text: str) -> str:
-    """The module text without its source locations (``loc(...)`` after an op or an argument,
-    ``#locN = loc(...)`` lines): the same program traced from another call stack (a background
-    thread, a re-run cell) is the same compile. Every other character stays: a signature line
-    holds each argument's sharding between the arguments' locations, and cutting the line at
-    its first ``loc(`` once made two layouts one key (issue 35)."""
-    lines = (_strip_locs(ln) for ln in text.splitlines() if not ln.startswith("#loc"))
-    return "\n".join(lines)
-
-
-_LOC_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|\sloc\(|[()]')
-"""A quoted string (its parentheses are text), a location's start, or a parenthesis."""
-
-
-def _strip_locs(line: str) -> str:
-    """``line`` without its `` loc(...)`` parts (nested parentheses and quoted strings read
-    whole); the line unchanged where a location does not close on it (more key, never less)."""
-    if "loc(" not in line:
-        return line
-    out, pos, depth = [], 0, 0
-    for m in _LOC_TOKENS.finditer(line):
-        tok = m.group()
-        if tok[0] == '"':
-            continue
-        if depth == 0:
-            if tok.endswith("loc("):
-                out.append(line[pos : m.start()])
-                depth = 1
-            continue
-        depth += 1 if tok.endswith("(") else -1
-        if depth == 0:
-            pos = m.end()
-    if depth:
-        return line
-    out.append(line[pos:])
-    return "".join(out)
+_without_locations = module_key.without_locations
+_strip_locs = module_key.strip_locs
 
 
 def has_result(text: str, mesh: Any) -> bool:

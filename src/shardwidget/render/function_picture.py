@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import jax
 
+from ..hlo import peak_text
 from ..model.layout import Layout, layout_of_sharding
 from ..model.units import fmt_bytes
 from . import budget
@@ -18,7 +19,7 @@ from .picture import FG2, FG3, MAX_TITLES, Svg, grid, marks, wrap_text
 from .scene import array_scene
 
 if TYPE_CHECKING:
-    from ..trace.hlo import Collective
+    from ..hlo.collectives import Collective
     from ..trace.result import TraceResult
 
 
@@ -94,7 +95,10 @@ def function_svg(
     y = _collectives(svg, res, 12, y, width - 24)
     if res.memory:
         mem = " · ".join(f"{k} {fmt_bytes(v)}" for k, v in res.memory.items() if v)
-        for part in wrap_text(f"Memory per device: {mem}", width - 24):
+        peak = peak_text.one_line(res.peak, res.peak_unknown)
+        for part in [
+            p for line in [f"Memory per device: {mem}", *peak] for p in wrap_text(line, width - 24)
+        ]:
             svg.text(12, y + 14, part, size=11.5, fill=FG2)
             y += 16
         y += 6

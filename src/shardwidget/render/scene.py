@@ -153,8 +153,14 @@ def drawn_dims(lay: Layout, view_dims: Sequence[int]) -> tuple[int | None, int |
 
 
 def axis_title(lay: Layout, d: int) -> str:
+    """ "dim 0 (16) · sharded over x", as the live grid titles it (js/array/grid/geometry.ts
+    dimTitle): a dimension over mesh axes of size 1 only is not split, and says why."""
     axes = lay.spec[d] if lay.spec is not None and d < len(lay.spec) else ()
-    how = f"sharded over {'+'.join(axes)}" if axes else "not sharded"
+    sizes = lay.mesh.axes if lay.mesh is not None else {}
+    if axes and all(sizes.get(a) == 1 for a in axes):
+        how = f"not split ({', '.join(axes)} {'have' if len(axes) > 1 else 'has'} size 1)"
+    else:
+        how = f"sharded over {'+'.join(axes)}" if axes else "not sharded"
     return f"dim {d} ({lay.shape[d]}) · {how}"
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any
 
+from ..hlo import peak_text
 from ..model.gspmd import CUSTOM
 from ..model.layout import Block, Layout
 from ..model.units import fmt_bytes
@@ -223,7 +224,7 @@ def render_trace(
                 f"    {c.kind:<18} over {axes:<6} {c.dtype}{list(c.shape)}  "
                 f"{fmt_bytes(c.bytes)} sent per device"
             )
-            if getattr(c.explainer, "ready", False):  # why XLA inserted it (trace/cause.py)
+            if getattr(c.explainer, "ready", False):  # why XLA inserted it (why/cause.py)
                 lines.append(f"      why: {c.cause.text}")
         if any(c.explainer is not None and not c.explainer.ready for c in res.collectives):
             lines.append("    (why each is there: collectives[i].cause, worked out when asked)")
@@ -235,6 +236,7 @@ def render_trace(
             "  memory per device: "
             + ", ".join(f"{k} {fmt_bytes(m[k])}" for k in ("argument", "output", "temp", "peak"))
         )
+    lines.extend(f"  {line}" for line in peak_text.compact(res.peak, res.peak_unknown))
     if res.flops is not None:
         lines.append(f"  flops per device: {res.flops:.3g}")
     return "\n".join(lines)

@@ -1,1 +1,1 @@
-"""Traced functions: tracing, compiled results, HLO collectives, pmap."""
+"""Traced functions: tracing, compiled results, pmap."""

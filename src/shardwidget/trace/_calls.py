@@ -18,7 +18,7 @@ from jax.sharding import PartitionSpec
 
 from .. import _jax
 from ..model import spec as spec_mod
-from ._jaxpr import _param_names, _path_text
+from ._jaxpr import param_names, path_text
 from ._specs import leaf_specs
 from .result import Leaf, Slot, TraceState, clean_error, is_array_leaf
 
@@ -34,19 +34,19 @@ class FunctionCall:
         self.f, self.mode = f, mode
         self.fn_name = getattr(f, "__name__", None) or type(f).__name__
         leaves_p, self._treedef = jax.tree_util.tree_flatten_with_path((tuple(args), dict(kwargs)))
-        names = _param_names(getattr(f, "__wrapped__", f), len(args))
+        names = param_names(getattr(f, "__wrapped__", f), len(args))
         self._all = [v for _, v in leaves_p]
         for p, v in leaves_p:  # inside jit/vmap/grad: nothing concrete to compile or show
             if isinstance(v, jax.core.Tracer):
                 raise TypeError(
-                    f"ShardView got a tracer for {_path_text(p, names)} ({type(v).__name__}, "
+                    f"ShardView got a tracer for {path_text(p, names)} ({type(v).__name__}, "
                     f"{getattr(v, 'aval', '?')}): it compiles and runs f on concrete arrays, so "
                     "make the view outside jit/vmap/grad, with the arrays f is called with"
                 )
         self._dyn_pos = [i for i, v in enumerate(self._all) if is_array_leaf(v)]
         self.leaves = [
             Leaf(
-                _path_text(leaves_p[i][0], names),
+                path_text(leaves_p[i][0], names),
                 tuple(int(d) for d in self._all[i].shape),
                 jax.dtypes.canonicalize_dtype(self._all[i].dtype, allow_extended_dtype=True),
                 self._all[i],
@@ -54,7 +54,7 @@ class FunctionCall:
             for i in self._dyn_pos
         ]
         self.static_args = [
-            f"{_path_text(p, names)}={v!r}"[:80] for p, v in leaves_p if not is_array_leaf(v)
+            f"{path_text(p, names)}={v!r}"[:80] for p, v in leaves_p if not is_array_leaf(v)
         ]
         self._out_info: dict[Any, tuple[list[tuple[int, ...]], list[Any], list[str]]] = {}
         self._out_tree: dict[Any, Any] = {}

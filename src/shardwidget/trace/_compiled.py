@@ -8,12 +8,12 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..hlo import flops as hlo_flops
 from ..model import spec as spec_mod
-from . import hlo_flops
 from .result import Leaf
 
 
-def _flops(compiled: Any) -> float | None:
+def compiled_flops(compiled: Any) -> float | None:
     """FLOPs per device: XLA's cost analysis with the matrix work it leaves out counted from
     the compiled HLO (hlo_flops.count: XLA's GPU cost analysis omits cuBLAS gemms)."""
     try:
@@ -35,7 +35,7 @@ SUB_BYTE = ("int4", "uint4", "int2", "uint2", "float4_e2m1fn")
 ``jax.device_put`` makes do not have, so a compiled executable refuses them as arguments."""
 
 
-def _run_disabled(leaves: Sequence[Leaf], devices: Sequence[Any]) -> str:
+def run_disabled(leaves: Sequence[Leaf], devices: Sequence[Any]) -> str:
     """Why the compiled function cannot run on these leaves ("" when it can)."""
     if not all(lf.concrete for lf in leaves):
         return "not run: some inputs are jax.ShapeDtypeStruct (compiled only)"
@@ -51,7 +51,7 @@ def _run_disabled(leaves: Sequence[Leaf], devices: Sequence[Any]) -> str:
     return ""
 
 
-def _local_shape(
+def local_shape(
     shape: Sequence[int], spec: spec_mod.NormSpec, sizes: dict[str, int]
 ) -> tuple[int, ...]:
     return tuple(
@@ -59,7 +59,7 @@ def _local_shape(
     )
 
 
-def _check_alive(leaves: Sequence[Leaf]) -> None:
+def check_alive(leaves: Sequence[Leaf]) -> None:
     """ValueError naming the inputs deleted or donated since the view was made: running on
     them is refused in words (JAX's compiled call on a donated buffer can abort the process)."""
     gone = [lf for lf in leaves if getattr(lf.value, "is_deleted", lambda: False)()]

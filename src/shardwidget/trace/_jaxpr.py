@@ -19,7 +19,7 @@ from ..model.layout import dtype_name
 from .result import CONSTANT_NOTE, OTHER_MESH_NOTE, UNUSED_NOTE, Constraint, Leaf
 
 
-def _param_names(f: Callable[..., Any], n: int) -> list[str]:
+def param_names(f: Callable[..., Any], n: int) -> list[str]:
     try:
         params = list(inspect.signature(f).parameters.values())
     except (TypeError, ValueError):
@@ -36,7 +36,7 @@ def _param_names(f: Callable[..., Any], n: int) -> list[str]:
     return names
 
 
-def _path_text(path: Any, arg_names: Sequence[str]) -> str:
+def path_text(path: Any, arg_names: Sequence[str]) -> str:
     head, rest = path[0], path[1:]
     if getattr(head, "idx", None) == 0 and rest:  # positional args
         i = rest[0].idx
@@ -63,7 +63,7 @@ def _constraint_text(spec: Any, ndim: int) -> str:
     return "P(" + ", ".join(parts) + ")"
 
 
-def _walk_constraints(jaxpr: Any, out: list[Constraint]) -> None:
+def walk_constraints(jaxpr: Any, out: list[Constraint]) -> None:
     for eqn in jaxpr.eqns:
         name = eqn.primitive.name
         if name in ("sharding_constraint", "reshard"):
@@ -87,7 +87,7 @@ def _walk_constraints(jaxpr: Any, out: list[Constraint]) -> None:
                 )
             )
         for sub in _jax.sub_jaxprs(eqn.params):
-            _walk_constraints(sub, out)
+            walk_constraints(sub, out)
 
 
 def _same_blocks_spec(sharding: Any, shape: tuple[int, ...], own: Any) -> tuple[Any, ...] | None:
@@ -175,7 +175,7 @@ def other_mesh(value: Any, own: Any) -> tuple[tuple[Any, ...] | None, str] | Non
     return None, OTHER_MESH_NOTE.format(what=what, how="shown replicated on the view's mesh")
 
 
-def _notes(
+def leaf_notes(
     jaxpr: Any, dropped: Sequence[bool], leaves: Sequence[Leaf], other_mesh: Sequence[str] = ()
 ) -> dict[str, list[str]]:
     """{"in": [...], "out": [...]}: a line per input XLA dropped (unused, or float0), per input
@@ -221,11 +221,11 @@ def _constant_outputs(jaxpr: Any) -> list[bool]:
     return out
 
 
-def _walk_shard_map_meshes(jaxpr: Any, out: list[Any]) -> None:
+def walk_shard_map_meshes(jaxpr: Any, out: list[Any]) -> None:
     """The concrete meshes of the shard_maps in jaxpr (and the jaxprs inside it), in order."""
     for eqn in jaxpr.eqns:
         mesh = eqn.params.get("mesh") if eqn.primitive.name == "shard_map" else None
         if isinstance(mesh, jax.sharding.Mesh):
             out.append(mesh)
         for sub in _jax.sub_jaxprs(eqn.params):
-            _walk_shard_map_meshes(sub, out)
+            walk_shard_map_meshes(sub, out)

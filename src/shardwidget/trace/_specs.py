@@ -10,16 +10,12 @@ from typing import Any
 
 import jax
 import numpy as np
-from jax.sharding import NamedSharding, PartitionSpec, SingleDeviceSharding
+from jax.sharding import NamedSharding, SingleDeviceSharding
 
 from .. import _jax
 from ..model import state as state_mod
+from ..model.spec import is_spec
 from .result import Leaf
-
-
-def is_spec(v: Any) -> bool:
-    """A single spec as JAX reads one in a pytree of specs: a PartitionSpec, or None."""
-    return v is None or isinstance(v, PartitionSpec)
 
 
 def _spec_like(v: Any) -> bool:
@@ -98,11 +94,11 @@ def leaf_specs(
 
 
 @dataclass
-class _Sharded:
+class Sharded:
     sharding: Any
 
 
-def _own_mesh(leaves: Sequence[Leaf]) -> Any:
+def own_mesh(leaves: Sequence[Leaf]) -> Any:
     """The jax Mesh of the first leaf with a NamedSharding over a concrete mesh; else, for an
     array committed to one device (``jax.device_put(x, device)``: jax.jit runs there), a
     one-axis mesh of that device; else None."""

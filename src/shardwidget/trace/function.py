@@ -25,21 +25,25 @@ import numpy as np
 from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 
 from .. import _jax
+from ..hlo import collectives as hlo
+from ..hlo import flow as hlo_flow
+from ..hlo import peak as hlo_peak
 from ..model import free_memory
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
 from ..model import state as state_mod
 from ..model.layout import layout_of
-from . import _specs, hlo, hlo_flow, why
+from ..why import explain as why
+from . import _specs
 from ._calls import FunctionCall
-from ._compiled import _check_alive, _flops, _local_shape, _run_disabled
+from ._compiled import check_alive, compiled_flops, local_shape, run_disabled
 from ._jaxpr import (
-    _notes,
-    _walk_constraints,
-    _walk_shard_map_meshes,
+    leaf_notes,
     other_mesh,
+    walk_constraints,
+    walk_shard_map_meshes,
 )
-from ._specs import _own_mesh, _Sharded, jit_out_specs, pad_out_specs
+from ._specs import Sharded, jit_out_specs, own_mesh, pad_out_specs
 from .result import (
     JIT_REFUSES,
     MODES,
@@ -74,7 +78,7 @@ class Traced(FunctionCall):
             )
         super().__init__(f, args, kwargs, mode)
         self.devices = list(devices)
-        self.own_mesh: Any = _own_mesh(self.leaves)
+        self.own_mesh: Any = own_mesh(self.leaves)
         """The mesh of the first input with a NamedSharding (None when none has one): its
         devices, in its order, are the view's mesh while the mesh shape stays its shape, so
         outputs land where ``jax.jit(f)(*args)`` puts them (a sub-mesh of some devices too).
@@ -92,9 +96,9 @@ class Traced(FunctionCall):
         sharding of its own (numpy) starts there, as ``f(*args)`` lays it out."""
         if self.own_mesh is None:  # f's own in_shardings, else its out_shardings
             shs = [*self.jit_in_shardings, *self.jit_out_shardings]
-            self.own_mesh = _own_mesh([Leaf("", (), None, _Sharded(sh)) for sh in shs if sh])
+            self.own_mesh = own_mesh([Leaf("", (), None, Sharded(sh)) for sh in shs if sh])
         self.find_own_mesh()
-        self.run_disabled = _run_disabled(self.leaves, self.devices)
+        self.run_disabled = run_disabled(self.leaves, self.devices)
         """Why the compiled function is not run ("" when it is): ShapeDtypeStruct inputs, or
         sub-byte inputs (int4, uint4) that this backend's executables take only packed."""
         self.runnable = not self.run_disabled
@@ -186,7 +190,7 @@ class Traced(FunctionCall):
         except Exception:
             return
         found: list[Constraint] = []
-        _walk_constraints(closed.jaxpr, found)
+        walk_constraints(closed.jaxpr, found)
         for c in found:
             mesh = getattr(c.sharding, "mesh", None)
             if isinstance(c.sharding, NamedSharding) and isinstance(mesh, jax.sharding.Mesh):
@@ -196,7 +200,7 @@ class Traced(FunctionCall):
         # same mesh. An unnamed pmap's axis has JAX's internal name: that one is left to the
         # error, which says which mesh to give (pmap.mesh_clash_hint).
         meshes: list[Any] = []
-        _walk_shard_map_meshes(closed.jaxpr, meshes)
+        walk_shard_map_meshes(closed.jaxpr, meshes)
         for mesh in meshes:
             if _jax.unnamed_pmap_axis(mesh.axis_names) is None:
                 self.own_mesh = mesh
@@ -331,17 +335,17 @@ class Traced(FunctionCall):
     def _compile(self, state: TraceState) -> TraceResult:
         t0 = time.perf_counter()
         mesh, in_sh, out_dtypes, out_shapes, traced = self.stage(state)
-        compiled, lowered, dump = why.compile_with_dump(traced, mesh)  # + XLA's Shardy record
+        compiled, lowered, dump, report = _compile_reporting(traced, mesh)
         compile_ms = (time.perf_counter() - t0) * 1e3
         constraints: list[Constraint] = []
-        _walk_constraints(traced.jaxpr.jaxpr, constraints)
+        walk_constraints(traced.jaxpr.jaxpr, constraints)
         # An input f does not use is dropped by XLA (its sharding reads None): it keeps the
         # sharding asked for, and a note says so.
         kept = jax.tree_util.tree_leaves(compiled.input_shardings[0], is_leaf=lambda v: v is None)
         c_in = [k if k is not None else asked for k, asked in zip(kept, in_sh, strict=True)]
         c_out = list(jax.tree_util.tree_leaves(compiled.output_shardings))
         other = [(other_mesh(lf.value, self.own_mesh) or (None, ""))[1] for lf in self.leaves]
-        notes = _notes(traced.jaxpr.jaxpr, [k is None for k in kept], self.leaves, other)
+        notes = leaf_notes(traced.jaxpr.jaxpr, [k is None for k in kept], self.leaves, other)
         txt = compiled.as_text()
         used = [k for k in kept if k is not None]
         da = [d.id for d in (_jax.device_assignment(used[0]) if used else mesh.devices.flat)]
@@ -353,7 +357,7 @@ class Traced(FunctionCall):
         sizes = dict(zip(state.axis_names, state.mesh_shape, strict=True))
         if self.mode == "shard_map":
             local_in = [
-                _local_shape(lf.shape, s, sizes)
+                local_shape(lf.shape, s, sizes)
                 for lf, s in zip(self.leaves, state.in_specs, strict=True)
             ]
             local_out = self.output_info(state)[0]
@@ -377,7 +381,7 @@ class Traced(FunctionCall):
             collectives=colls,
             constraints=constraints,
             memory=free_memory.compiled_memory(compiled),
-            flops=_flops(compiled),
+            flops=compiled_flops(compiled),
             compiled=compiled,
             hlo_text=txt,
             in_paths=in_paths,
@@ -385,6 +389,7 @@ class Traced(FunctionCall):
             compile_ms=compile_ms,
             jaxpr=jaxpr_text(traced.jaxpr),
             notes=notes,
+            **hlo_peak.peak_fields(report, _kept_paths(self.leaves, kept)),
         )
 
     def _check_jit_args(self, structs: Sequence[Any]) -> None:
@@ -427,7 +432,7 @@ class Traced(FunctionCall):
             )
         t0 = time.perf_counter()
         try:
-            _check_alive(self.leaves)
+            check_alive(self.leaves)
             placed = [
                 _jax.device_put(lf.value, sh)
                 for lf, sh in zip(self.leaves, res.in_shardings, strict=True)
@@ -505,3 +510,17 @@ def _padded(traced: Traced, state: TraceState) -> TraceState:
         return state
     outs = pad_out_specs(state.out_specs, traced.output_info(state)[0])
     return state if outs == state.out_specs else TraceState(*state.mesh_key, state.in_specs, outs)
+
+
+def _compile_reporting(traced: Any, mesh: Any) -> tuple[Any, Any, str | None, dict[str, str]]:
+    """:func:`why.compile_with_dump` (XLA's Shardy record) with the compile's memory reports
+    (what the peak is read from) kept too."""
+    report: dict[str, str] = {}
+    compiled, lowered, dump = why.compile_with_dump(traced, mesh, report)
+    return compiled, lowered, dump, report
+
+
+def _kept_paths(leaves: Sequence[Any], kept: Sequence[Any]) -> list[str]:
+    """The compiled program's parameters' paths, in order: the input leaves XLA kept (an
+    unused one has no parameter; its kept sharding reads None)."""
+    return [lf.path for lf, k in zip(leaves, kept, strict=True) if k is not None]

@@ -25,14 +25,12 @@ import jax
 
 from .. import _jax
 from ..model import spec as spec_mod
-from ..model.layout import Layout
+from ..model.pmap_axis import LABEL, relabel, renamed
 from . import function as trace_mod
 from . import result as result_mod
 
 INTERNAL_AXIS = _jax.PMAP_INTERNAL_AXIS
 """The name pmap gives its mesh axis when the user gives none."""
-LABEL = "pmap"
-"""What the views call that unnamed axis (in traits, types, specs): JAX's name is internal."""
 
 
 def pmapped_of(f: Any) -> Any:
@@ -135,22 +133,6 @@ FIXED = (
 )
 
 
-def _renamed(spec: spec_mod.NormSpec, old: str, new: str) -> spec_mod.NormSpec:
-    return tuple(tuple(new if a == old else a for a in entry) for entry in spec)
-
-
-def relabel(lay: Layout) -> Layout:
-    """lay with pmap's internal axis name replaced by LABEL (unchanged without it)."""
-    if lay.mesh is None:
-        return lay
-    unnamed = _jax.unnamed_pmap_axis(lay.mesh.axis_names)
-    if unnamed is None:
-        return lay
-    names = tuple(LABEL if a == unnamed else a for a in lay.mesh.axis_names)
-    spec = None if lay.spec is None else _renamed(lay.spec, unnamed, LABEL)
-    return dataclasses.replace(lay, mesh=dataclasses.replace(lay.mesh, axis_names=names), spec=spec)
-
-
 class PmapResult(result_mod.TraceResult):
     """A pmap'd function's result: JAX's own shardings, leaves whose layouts call an unnamed
     pmap axis LABEL (the shardings keep INTERNAL_AXIS)."""
@@ -200,7 +182,7 @@ class PmapTraced(trace_mod.Traced):
             (self.pmap.size,),
             (shown,),
             ("auto",),
-            tuple(_renamed(s, self.pmap.axis_name, shown) for s in self.pmap.in_specs),
+            tuple(renamed(s, self.pmap.axis_name, shown) for s in self.pmap.in_specs),
             (),
         )
 

@@ -13,9 +13,10 @@ import numpy as np
 
 from ..cost.estimate import estimate_trace
 from ..cost.hardware import DEFAULT
+from ..hlo import collectives as hlo
+from ..hlo.peak import Peak
 from ..model import spec as spec_mod
 from ..model.layout import Layout, layout_of_sharding
-from . import hlo
 
 MODES = ("jit", "shard_map")
 JIT_REFUSES = (
@@ -224,6 +225,12 @@ class TraceResult:
     notes: dict[str, list[str]] = field(default_factory=dict, repr=False)
     """{"in": [...], "out": [...]}: a line in words per leaf where the layout needs one
     (pmap's); empty otherwise."""
+    peak: Peak | None = None
+    """Where the memory goes: the most device memory one device holds during the program,
+    where and what (:class:`~shardwidget.hlo.peak.Peak`), read from the compiler's own
+    report; None where the compiler wrote none (:attr:`peak_unknown` says why)."""
+    peak_unknown: str = ""
+    """Why :attr:`peak` is None ("" when it is known)."""
     rerun: Callable[[TraceResult], tuple[list[Any], list[Any]]] | None = field(
         default=None, repr=False, compare=False
     )

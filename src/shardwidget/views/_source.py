@@ -15,13 +15,13 @@ from jax.sharding import NamedSharding
 from .. import _jax
 from ..model import gspmd
 from ..model import spec as spec_mod
-from ..trace.pmap import LABEL
+from ..model.pmap_axis import LABEL
 
 if TYPE_CHECKING:
     pass
 
 
-def _coerce(obj: Any) -> tuple[Any, str]:
+def coerce(obj: Any) -> tuple[Any, str]:
     """(jax.Array, note) for what ShardView accepts; TypeError/ValueError naming what was given."""
     accepted = "a jax.Array, a numpy array or a Python/numpy scalar"
     if isinstance(obj, jax.core.Tracer):
@@ -46,7 +46,7 @@ def _coerce(obj: Any) -> tuple[Any, str]:
     raise TypeError(f"ShardView got {type(obj).__name__}; expected {accepted}")
 
 
-def _default_view_dims(ndim: int, spec: Any) -> list[int]:
+def default_view_dims(ndim: int, spec: Any) -> list[int]:
     if ndim == 0:
         return []
     if ndim == 1:
@@ -56,7 +56,7 @@ def _default_view_dims(ndim: int, spec: Any) -> list[int]:
     return sorted((sharded + rest)[:2])
 
 
-def _in_kernel() -> bool:
+def in_kernel() -> bool:
     """Whether this runs in an IPython kernel (whose event loop runs between messages; other
     running loops, such as one a library left set in this thread, may never come back)."""
     ipython = sys.modules.get("IPython")
@@ -68,7 +68,7 @@ class PartialSource(ValueError):
     """The view's original array is unreduced: its transfer to another layout is not modelled."""
 
 
-def _own_mesh(arr: jax.Array) -> tuple[Any | None, dict[str, str] | None]:
+def own_mesh(arr: jax.Array) -> tuple[Any | None, dict[str, str] | None]:
     """(the mesh of arr's own layout, axis renames) for the controls: a NamedSharding's mesh
     (pmap's internal axis renamed to LABEL, a mesh of the same devices), a GSPMD tile
     assignment's mesh, a one-device mesh for one device; (None, None) for a custom layout."""
@@ -89,7 +89,7 @@ def _own_mesh(arr: jax.Array) -> tuple[Any | None, dict[str, str] | None]:
     return None, None
 
 
-def _movable(arr: jax.Array) -> jax.Array:
+def movable(arr: jax.Array) -> jax.Array:
     """arr in a form jax.device_put moves to any sharding: unreduced partials summed, a GSPMD
     layout as its equivalent NamedSharding (the same buffers)."""
     if isinstance(arr.sharding, NamedSharding):
@@ -110,7 +110,7 @@ def _summed(arr: jax.Array) -> jax.Array:
     return summed
 
 
-def _source_of(arr: jax.Array, original: jax.Array) -> str:
+def source_of(arr: jax.Array, original: jax.Array) -> str:
     return "original" if arr is original else "resharded"
 
 

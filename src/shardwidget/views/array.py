@@ -8,7 +8,6 @@ changed), publish geometry first and statistics second.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import pathlib
 import re
@@ -25,24 +24,21 @@ from .. import wire
 from ..cost.reshard import Transfer
 from ..export.code import array_code
 from ..export.page import save_array_view
-from ..model import spec as spec_mod
 from ..model.layout import Layout, layout_of, layout_of_sharding
+from ..model.pmap_axis import LABEL, relabel
 from ..model.state import LayoutState
 from ..model.summary import Summary
 from ..render import scene, snapshot, text
 from ..render.picture import array_svg
-from ..trace.pmap import LABEL, relabel
 from . import rerun
 from ._source import (
-    PartialSource,
-    _coerce,
-    _default_view_dims,
-    _in_kernel,
-    _source_of,
+    coerce,
+    default_view_dims,
+    source_of,
 )
+from .array_cost import TransferMixin
 from .array_path import ArrayPath, layout_wire
 from .base import InvalidValue, ShardView, refuse_unknown
-from .cost import CostMixin
 
 if TYPE_CHECKING:
     from ..export.page import ExportReport
@@ -51,7 +47,7 @@ LAYOUT_TRAITS = ("mesh_shape", "axis_names", "axis_types", "spec", "memory_kind"
 INIT_KWARGS = (*LAYOUT_TRAITS, "view_dims", "stats")
 
 
-class ArrayView(CostMixin, ShardView[LayoutState]):
+class ArrayView(TransferMixin, ShardView[LayoutState]):
     """Live view of how a jax.Array is laid out across devices, with controls to re-lay it out.
 
     Made by ``ShardView(arr)`` (or ``ArrayView(arr)``): a jax.Array of any sharding, or a numpy
@@ -82,8 +78,9 @@ class ArrayView(CostMixin, ShardView[LayoutState]):
         "hardware",
         "_hardware_presets",
         "_transfer",
+        "cost_open",
     )
-    FRONT_END_TRAITS: ClassVar[tuple[str, ...]] = ("view_dims", "hardware")
+    FRONT_END_TRAITS: ClassVar[tuple[str, ...]] = ("view_dims", "hardware", "cost_open")
     PLAIN_TRAITS: ClassVar[tuple[str, ...]] = ("_layout", "_transfer")  # JSON types only
     TOP_BUFFER_TRAITS: ClassVar[tuple[str, ...]] = ("_stats",)  # wire.Stats: values, thumbs
 
@@ -127,7 +124,7 @@ class ArrayView(CostMixin, ShardView[LayoutState]):
             )
         refuse_unknown("ShardView", kwargs, INIT_KWARGS)
 
-        source, note = _coerce(arr)
+        source, note = coerce(arr)
         self._path = ArrayPath(source)
         self._note = note
         self._with_stats = bool(kwargs.pop("stats", True))
@@ -159,7 +156,7 @@ class ArrayView(CostMixin, ShardView[LayoutState]):
             max_axes=path.max_axes,
         )
         self._set_traits(path.first.to_wire())
-        self.view_dims = _default_view_dims(source.ndim, layout_of(source).spec)
+        self.view_dims = default_view_dims(source.ndim, layout_of(source).spec)
         self._quiet = False
         overrides = {k: kwargs[k] for k in LAYOUT_TRAITS if k in kwargs}
         if "view_dims" in kwargs:
@@ -204,27 +201,6 @@ class ArrayView(CostMixin, ShardView[LayoutState]):
     def summary(self) -> Summary:
         """Per-block statistics of :attr:`array` (computed now)."""
         return self._summarize(None, self.layout)
-
-    @property
-    def transfer(self) -> Transfer:
-        """What moving the original array's layout to the shown one moves: ``.received`` /
-        ``.sent`` (device id -> bytes; the sender rule is in :mod:`shardwidget.cost.transfer`),
-        ``.total``, ``.pairs``, ``.collectives`` (what XLA compiles for the reshard; the compile
-        is cached per pair of layouts) and ``.estimate(hw)``. Holds no device memory."""
-        axes = spec_mod.unreduced_of(getattr(self._path.source.sharding, "spec", None))
-        if axes:  # the byte count follows blocks; partials are summed, which it does not model
-            raise PartialSource(
-                f"the original array holds partial sums over {', '.join(map(repr, axes))} "
-                "(unreduced): any other layout first sums them (an all-reduce over those "
-                "axes), which the transfer estimate does not model"
-            )
-        if self._transfer_of is None or self._transfer_of[0] != self._key:
-            src = self._path.source
-            self._transfer_of = (
-                self._key,
-                Transfer(src.sharding, self._sharding, tuple(src.shape), src.dtype),
-            )
-        return self._transfer_of[1]
 
     @property
     def code(self) -> str:
@@ -360,7 +336,7 @@ class ArrayView(CostMixin, ShardView[LayoutState]):
         # Never delay the geometry for device work: only tiles already computed make it quick,
         # and with statistics off there is nothing to wait for (one update, not two).
         quick = not self._with_stats or self._path.tiles_for(lay, compute=False) is not None
-        source = _source_of(arr, self._path.source)
+        source = source_of(arr, self._path.source)
         layout = layout_wire(lay, self._key, source, self._note, code=True)
         stats = self._stats_now() if quick else wire.pending_stats(self._key)
         self._set_traits({**st.to_wire(), "error": "", "_layout": layout, "_stats": stats})
@@ -401,39 +377,6 @@ class ArrayView(CostMixin, ShardView[LayoutState]):
     def _send_stats(self) -> None:
         self._stats = self._stats_now()
 
-    # ---------------------------------------------------------------- cost (issue 12)
-    def _publish_transfer(self, compile_now: bool = False) -> None:
-        """``_transfer`` for the layout shown: nothing for the original itself; a failure is
-        shown in words (the cost is an extra: never lose the view over it).
-
-        The bytes are computed now (a few ms). The reshard's compile (collectives, estimate)
-        can take longer than the update itself on a first visit; in a kernel it is left to the
-        event loop, after the update is answered, and ``_transfer`` is "pending" until then."""
-        if self._is_source:
-            self._transfer = wire.no_transfer(self._key)
-            return
-        try:
-            t = self.transfer
-            ids = [d.id for d in t.new.devices]
-            if not compile_now and t.compiled_now is None and _later(self):
-                self._transfer = wire.transfer(t, key=self._key, device_ids=ids, est=None)
-                return
-            est = t.estimate(self.hardware)
-            self._transfer = wire.transfer(t, key=self._key, device_ids=ids, est=est)
-        except PartialSource as e:  # said in words by the transfer itself
-            self._transfer = wire.no_transfer(self._key, "unavailable", str(e))
-        except Exception as e:
-            msg = f"transfer not computed: {e}"
-            self._transfer = wire.no_transfer(self._key, "unavailable", msg)
-
-    def _compile_transfer(self) -> None:
-        """The deferred half of _publish_transfer, for the layout still shown."""
-        if self._transfer.get("status") == "pending" and self._transfer.get("key") == self._key:
-            self._publish_transfer(compile_now=True)
-
-    def _cost_changed(self) -> None:
-        self._publish_transfer()
-
     @traitlets.validate("view_dims")
     def _validate_view_dims(self, proposal: Bunch) -> Any:
         dims = list(proposal["value"])
@@ -450,24 +393,3 @@ class ArrayView(CostMixin, ShardView[LayoutState]):
     def _on_view_dims(self, _change: Bunch) -> None:
         if not self._quiet:
             self._send_stats()  # thumbnails are drawn over the view dims
-
-
-def _later(view: ArrayView) -> bool:
-    """Compile the view's transfer soon on the kernel's event loop; False outside a kernel (the
-    caller then does the work now). The loop holds only a weak reference: a view dropped
-    meanwhile is freed, not kept for a callback."""
-    if not _in_kernel():
-        return False
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    ref = weakref.ref(view)
-
-    def compile_transfer() -> None:
-        v = ref()
-        if v is not None:
-            v._compile_transfer()
-
-    loop.call_soon(compile_transfer)
-    return True

@@ -28,10 +28,10 @@ from ..model import state as state_mod
 from ..model import tiles as tiles_mod
 from ..model.help import indivisible_hint, pad_for
 from ..model.layout import Layout, layout_of, layout_of_sharding
+from ..model.pmap_axis import relabel
 from ..model.state import LayoutState
 from ..model.summary import Summary, plan_for, summarize
-from ..trace.pmap import relabel
-from ._source import _movable, _own_mesh
+from ._source import movable, own_mesh
 
 _UNSET: Any = object()
 MAX_SPEC_SCAN = 200_000  # spec combinations every_spec looks at, at most
@@ -79,7 +79,7 @@ class ArrayPath:
         # The array's own layout in the controls' terms, and its own mesh (kept for layouts on
         # it, see mesh_for): a NamedSharding's, a GSPMD tile assignment's (.gspmd), a mesh of
         # one device; pmap's internal axis named in words. None for a custom layout.
-        self.mesh, self.relabel = _own_mesh(source)
+        self.mesh, self.relabel = own_mesh(source)
         self.own_devices = (
             list(self.mesh.devices.flat)
             if self.mesh is not None
@@ -215,7 +215,7 @@ class ArrayPath:
         if sharding != self.source.sharding:
             per_device = layout_of_sharding(sharding, shape, self.source.dtype).bytes_per_device
             free_memory.check_fits({d: per_device for d in sharding.addressable_devices}, what)
-        src = _movable(self.source)
+        src = movable(self.source)
         try:
             out = _jax.device_put(src, sharding)
         except AssertionError:  # JAX's reshard of a custom layout to another device order

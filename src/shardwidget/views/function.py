@@ -1,7 +1,7 @@
 """FunctionView: ShardView(f, *args), what XLA does with a layout of a function's inputs.
 
 Traits of the function view and its compute. The model (tracing, compiling, collectives,
-memory) lives in :mod:`shardwidget.trace.function` and :mod:`shardwidget.trace.hlo`; the wire format
+memory) lives in :mod:`shardwidget.trace.function` and :mod:`shardwidget.hlo`; the wire format
 in :mod:`shardwidget.wire`. As with array views, a front-end request that fails sets ``error`` and
 keeps the last good view; a Python setter that fails raises ValueError with the same message and
 changes nothing.
@@ -26,14 +26,14 @@ from ..export.page import save_function_view
 from ..model import tree_input
 from ..model.layout import mesh_info
 from ..model.mesh import all_factorizations
+from ..model.spec import is_spec
 from ..render import text
 from ..render.function_picture import function_svg
 from ..render.snapshot import picture_html
-from ..trace import _specs as specs_mod
-from ..trace import fixes as fixes_mod
 from ..trace import function as trace_mod
 from ..trace import pmap as pmap_mod
 from ..trace.result import TraceResult, TraceState
+from ..why import fixes as fixes_mod
 from ..wire import why as why_wire
 from . import plan_progress, rerun
 from .base import InvalidValue, ShardView, is_function
@@ -199,7 +199,7 @@ class FunctionView(SearchMixin, CostMixin, ShardView[TraceState]):
     def fixes(self, i: int) -> list[Any]:
         """The layouts that remove collective i's cause (``trace.collectives[i].cause``), each
         compiled now (one compile each): ``.what``, ``.state``, ``.removes``, ``.collectives``,
-        ``.memory``; the ones that remove it first (:mod:`shardwidget.trace.fixes`)."""
+        ``.memory``; the ones that remove it first (:mod:`shardwidget.why.fixes`)."""
         return fixes_mod.compute(self._traced, fixes_mod.check_index(self._result, i), i)
 
     def apply_fix(self, i: int, k: int = 0) -> None:
@@ -286,7 +286,7 @@ class FunctionView(SearchMixin, CostMixin, ShardView[TraceState]):
         if (
             name in ("in_specs", "out_specs")
             and value is not None
-            and (specs_mod.is_spec(value) or isinstance(value, dict))  # (a dict: a prefix)
+            and (is_spec(value) or isinstance(value, dict))  # (a dict: a prefix)
             and not getattr(self, "_quiet", True)
         ):
             self.set_layout(**{name: value})
@@ -376,7 +376,9 @@ class FunctionView(SearchMixin, CostMixin, ShardView[TraceState]):
             self._publish_options()
         elif self._trace_options.get("planned", "") != self.planned:  # a plan on another mesh
             self._trace_options = {**self._trace_options, "planned": self.planned}
-        trace = wire.trace(res, mode=self.mode, key=self._key, cached=cached, code=self.code)
+        trace = wire.trace(
+            res, mode=self.mode, key=self._key, cached=cached, code=self.code, hbm=self._hbm()
+        )
         pending = wire.pending_trace_stats(self._key, len(res.out_shapes))
         self._set_traits(
             {**res.state.to_wire(), "error": "", "_trace": trace, "_trace_stats": pending}
@@ -385,6 +387,15 @@ class FunctionView(SearchMixin, CostMixin, ShardView[TraceState]):
         self._publish_estimate()
         self._remember(res.state)
         plan_progress.watch(self)
+
+    def _hbm(self) -> tuple[float | None, str]:
+        """(device memory, whose) the memory panel draws its line at: the ``hardware``
+        preset's HBM; (None, "") where the preset is unknown."""
+        try:
+            hw = hw_mod.hardware(self.hardware)
+        except (KeyError, ValueError, TypeError):
+            return None, ""
+        return float(hw.hbm_bytes), str(hw.name)
 
     # ---------------------------------------------------------------- cost (issue 12)
     def _publish_estimate(self) -> None:

@@ -26,7 +26,6 @@ from ..model.state import LayoutState, validate
 from ..model.summary import Summary, plan_for
 from ..model.tiles import LeafStats
 from ..plan.planned_function import PlanTraced
-from ..trace import _specs as specs_mod
 from ..trace import function as trace_mod
 from ..trace import pmap as pmap_mod
 from ..trace.result import TraceResult, TraceState
@@ -139,7 +138,7 @@ class FunctionPath:
             ins = TraceState.from_wire({**d, "out_specs": []}, self.ndims(), [])
             self.traced.output_info(ins)
         except ValueError:  # malformed, or f fails to trace here: the check / compile says so
-            return [value] if specs_mod.is_spec(value) or isinstance(value, dict) else list(value)
+            return [value] if spec_mod.is_spec(value) or isinstance(value, dict) else list(value)
         return self.traced.out_leaf_specs(value, ins)
 
     def ndims(self) -> list[int]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from .. import _jax
 from ..cost import hardware as hw_mod
-from ..plan import background, tpu
+from ..plan import background, gpu, tpu
 from ..trace.result import TraceState
 
 
@@ -24,6 +24,11 @@ def attach(view: Any) -> None:
     if not hasattr(traced, "on_tpu_ready") or not hasattr(traced.plan_mesh, "abstract_device"):
         return
     traced.on_tpu_ready = lambda st, error: _arrived(view, st, error)
+
+
+def _which(view: Any) -> str:
+    """ "GPU" for a view on a gpu_mesh, else "TPU" (whose compiler the background waits on)."""
+    return "GPU" if gpu.is_gpu(getattr(view._traced, "plan_mesh", None)) else "TPU"
 
 
 def _shows(view: Any, st: TraceState) -> bool:
@@ -37,14 +42,18 @@ def _arrived(view: Any, st: TraceState, error: str) -> None:
     try:
         _show_tpu(view, st, error)
     except Exception as e:  # the boundary of the background thread
-        view.error = f"the TPU plan could not be shown: {e}; the CPU compiler's plan stays"
+        view.error = (
+            f"the {_which(view)} plan could not be shown: {e}; the CPU compiler's plan stays"
+        )
 
 
 def _show_tpu(view: Any, st: TraceState, error: str) -> None:
     if not _shows(view, st):
         return  # the user left this layout: the result waits in the TPU cache, unseen
     if error:
-        view.error = f"the TPU compiler did not finish ({error}); the CPU compiler's plan stays"
+        view.error = (
+            f"the {_which(view)} compiler did not finish ({error}); the CPU compiler's plan stays"
+        )
         return
     view._traced.forget(st)  # (the stand-in, should it have been cached after the TPU's came)
     try:
@@ -79,8 +88,8 @@ def compile_with(view: Any) -> dict[str, Any]:
     """``_trace_options``' "compile_with" of a plan view: the compiler in use and what the
     hardware preset's TPU offers (or why not, in one line); {} for a view that is not a plan."""
     traced = view._traced
-    if not hasattr(traced, "plan_mesh"):
-        return {}
+    if not hasattr(traced, "plan_mesh") or gpu.is_gpu(traced.plan_mesh):
+        return {}  # (a gpu_mesh's plan is the GPU compiler's: its note says so, no choice here)
     current = "tpu" if tpu.is_tpu(traced.plan_mesh) else "cpu"
     mi = tpu.info(traced.plan_mesh)
     if mi is not None:

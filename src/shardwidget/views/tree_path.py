@@ -24,6 +24,7 @@ from ..model import rules_text as editor_text
 from ..model.layout import Layout
 from ..model.summary import Summary
 from ..model.tree import Flat
+from ..plan import gpu as gpu_mod
 from ..plan import tpu as tpu_mod
 from .array_path import leaf_summary
 
@@ -127,6 +128,8 @@ class TreePath:
             mesh = mesh_mod.build_abstract_mesh(
                 st.mesh_shape, st.axis_names, st.axis_types, own.size
             )
+            if gpu_mod.is_gpu(own):
+                return gpu_mod.reshaped(own, mesh)  # the same GPUs and hosts
             return tpu_mod.reshaped(own, mesh) if tpu_mod.is_tpu(own) else mesh  # same chips
         return mesh_mod.build_mesh(st.mesh_shape, st.axis_names, st.axis_types, self.devices)
 

@@ -95,7 +95,7 @@ def values_budget(n_devices: int) -> int:
     return VALUES_BASE + VALUES_PER_DEVICE * n_devices
 
 
-def _num(x: float) -> float | None:
+def num(x: float) -> float | None:
     """7 significant digits keep the JSON small; JSON has no NaN/Inf, so those become None."""
     x = float(x)
     if not math.isfinite(x):
@@ -103,7 +103,7 @@ def _num(x: float) -> float | None:
     return float(f"{x:.7g}")
 
 
-def _round_rows(rows: Sequence[np.ndarray | None]) -> list[list[float | None] | None]:
+def round_rows(rows: Sequence[np.ndarray | None]) -> list[list[float | None] | None]:
     """7 significant digits (small JSON), NaN/Inf as None (JSON has neither), vectorized."""
     present = [r for r in rows if r is not None]
     if not present:
@@ -126,8 +126,10 @@ def _round_rows(rows: Sequence[np.ndarray | None]) -> list[list[float | None] | 
 
 
 # ---------------------------------------------------------------------- messages
-MAX_MESSAGE = 300
-"""Characters of an error message shown or raised at most (messages can echo input)."""
+MAX_MESSAGE = 1000
+"""Characters of an error message shown or raised at most (messages can echo input). JAX's own
+errors run to several sentences (a ShardingTypeError, mesh_utils' NotImplementedError): at 300
+they were cut mid-sentence ("via…", "E.g. logic…", issue 38); 1000 keeps them whole."""
 
 
 def cap_message(msg: str, limit: int = MAX_MESSAGE) -> str:

@@ -16,7 +16,7 @@ from ..model.state import LayoutState
 from ..model.summary import Summary
 from ..render.legend import legend_of
 from ..render.scene import heat_range
-from ._common import SpecEntry, _num, _round_rows
+from ._common import SpecEntry, num, round_rows
 
 if TYPE_CHECKING:
     pass
@@ -302,8 +302,8 @@ def stats(summary: Summary, *, key: int) -> Stats:
     out = pending_stats(key)
     out["status"] = cast(Literal["pending", "ready", "unavailable"], summary.status)
     out["message"] = summary.message
-    out["blocks"] = _round_rows(summary.stats)
-    out["partials"] = _round_rows(summary.partials or [])
+    out["blocks"] = round_rows(summary.stats)
+    out["partials"] = round_rows(summary.partials or [])
     # Values: float64 little-endian, complex interleaved (re, im).
     chunks: list[np.ndarray] = []
     offsets: list[int] = []
@@ -352,7 +352,7 @@ def stats(summary: Summary, *, key: int) -> Stats:
     out["thumb_shapes"] = shapes
     out["thumb_offsets"] = toffs
     out["thumbs_dims"] = list(summary.thumb_dims)
-    out["vmin"], out["vmax"] = _num(vmin) or 0.0, _num(vmax) or 0.0
+    out["vmin"], out["vmax"] = num(vmin) or 0.0, num(vmax) or 0.0
     return out
 
 

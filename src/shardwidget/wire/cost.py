@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Literal, TypedDict, cast
 
 import numpy as np
 
-from ._common import MAX_PAIRS_PER_DEVICE, MAX_RECORDS, _num, cap_message
+from ._common import MAX_PAIRS_PER_DEVICE, MAX_RECORDS, cap_message, num
 from .function import CollectiveWire, collective, group_sets
 
 if TYPE_CHECKING:
@@ -123,13 +123,13 @@ def estimate(est: Estimate, *, key: int) -> EstimateWire:
                 EstimatePart,
                 {
                     **p,
-                    "seconds": _num(p["seconds"]) or 0.0,
-                    "latency_s": _num(p["latency_s"]) or 0.0,
+                    "seconds": num(p["seconds"]) or 0.0,
+                    "latency_s": num(p["latency_s"]) or 0.0,
                 },
             )
             for p in parts
         ],
-        "total_s": _num(est.total_s) or 0.0,
+        "total_s": num(est.total_s) or 0.0,
         "overlap": est.overlap,
         "bound": cast(Literal["compute", "memory", "communication", ""], est.bound),
         "fits": est.fits,

@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, cast
 from ..model import mesh as mesh_mod
 from ..model.layout import Layout, dtype_name
 from ..model.summary import Summary
+from . import peak as peak_wire
 from ._common import MAX_JAXPR, MAX_LEAVES, MAX_RECORDS, SpecEntry
 from .array import LayoutWire, Stats, layout, pending_stats, stats
+from .peak import PeakWire
 
 if TYPE_CHECKING:
     from ..trace.function import Traced
@@ -168,6 +170,8 @@ class Trace(TypedDict):
     collectives run over the same axis, so a set is shared (see ``group_sets``)."""
     code: str
     """Python for this compiled layout (FunctionView.code); "" without a result."""
+    peak: PeakWire | None
+    """Where the memory goes (the memory panel); None without a result."""
 
 
 class LeftOut(TypedDict):
@@ -298,6 +302,7 @@ def trace(
     message: str = "",
     cached: bool = False,
     code: str = "",
+    hbm: tuple[float | None, str] = (None, ""),
 ) -> Trace:
     """``_trace`` for a result (or, with res None, an empty error trace carrying message)."""
     out: Trace = {
@@ -320,9 +325,11 @@ def trace(
         "jaxpr_cut": 0,
         "group_sets": [],
         "code": code,
+        "peak": None,
     }
     if res is None:
         return out
+    out["peak"] = peak_wire.peak(res.peak, res.peak_unknown, *hbm)
     ins, outs = res.input_leaves[:MAX_LEAVES], res.output_leaves[:MAX_LEAVES]
     notes_in, notes_out = res.notes.get("in", []), res.notes.get("out", [])
     out["inputs"] = [

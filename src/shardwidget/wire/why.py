@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from ..trace.hlo import where
+from ..hlo.collectives import where
 
 
 class PlaceWire(TypedDict):

@@ -1,0 +1,91 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { FakeModel } from "./fake_model";
+import { FunctionView } from "../function/view";
+import * as tfx from "./function_fixtures";
+import type { PeakWire } from "../wire/function";
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  cleanups.splice(0).forEach((c) => c());
+  document.body.replaceChildren();
+});
+
+/** A peak as wire/peak.py sends it: x (the input) and two temporaries at point 2 of 4. */
+function peakOf(over = false, points = 4): PeakWire {
+  const timeline = Array.from({ length: points }, (_, i) => (i === 2 ? 6000 : 1000 + i));
+  return {
+    unknown: "",
+    bytes: 6000,
+    title: "peak 5.86 KiB at jit(f)/dot_general at cell [3], line 2",
+    timeline,
+    at: 2,
+    instructions: points,
+    hbm: over ? 4096 : 16384,
+    hbm_name: "tpu-v5e",
+    groups: [
+      { name: "parameters", bytes: 64, more: 0, rows: [{ label: "x", bytes: 64, shape: "f32[2,8]", path: "x", op_name: "x", aliased: false }] },
+      {
+        name: "saved activations",
+        bytes: 5936,
+        more: 3,
+        rows: [{ label: "tanh (cell [3], line 2)", bytes: 5936, shape: "f32[8,16]", path: "", op_name: "jit(f)/jvp()/tanh", aliased: false }],
+      },
+    ],
+  };
+}
+
+function mountWith(peak: PeakWire | null) {
+  const f = tfx.fxTraceElementwise();
+  const model = new FakeModel({ ...tfx.traceTraitsOf(f), _trace: { ...f.trace, peak } });
+  const el = document.createElement("div");
+  document.body.append(el);
+  const view = new FunctionView(model, el);
+  cleanups.push(() => view.dispose());
+  return el;
+}
+
+describe("memory panel", () => {
+  it("names the peak, draws the timeline with the HBM line and marks the peak", () => {
+    const el = mountWith(peakOf());
+    const panel = el.querySelector<HTMLElement>(".sw-peak")!;
+    expect(panel.querySelector(".sw-peak-title")!.textContent).toBe(peakOf().title);
+    const d = panel.querySelector(".sw-peak-area")!.getAttribute("d")!;
+    expect(d.match(/L/g)!.length).toBe(4 + 1); // one point per timeline entry, and the close
+    const hbm = panel.querySelector(".sw-peak-hbm")!;
+    expect(hbm.textContent).toContain("HBM of tpu-v5e: 16 KiB");
+    const mark = panel.querySelector(".sw-peak-mark")!;
+    expect(Number(mark.getAttribute("x1"))).toBeCloseTo((2 * 600) / 3, 0);
+    expect(panel.classList.contains("sw-peak-over")).toBe(false);
+  });
+
+  it("groups what is live at the peak, and a leaf's row lights its card", () => {
+    const el = mountWith(peakOf());
+    const rows = [...el.querySelectorAll(".sw-peak-table tr")].map((r) => r.textContent);
+    expect(rows[0]).toContain("parameters");
+    expect(rows[2]).toContain("saved activations");
+    expect(rows.at(-1)).toContain("3 more");
+    const card = el.querySelector<HTMLElement>('[data-side="in"][data-index="0"]')!;
+    expect(card.classList.contains("sw-why-lit")).toBe(false);
+    el.querySelector<HTMLElement>(".sw-peak-leaf")!.click();
+    expect(card.classList.contains("sw-why-lit")).toBe(true);
+  });
+
+  it("says does not fit when the peak is over the HBM", () => {
+    const el = mountWith(peakOf(true));
+    const panel = el.querySelector<HTMLElement>(".sw-peak")!;
+    expect(panel.classList.contains("sw-peak-over")).toBe(true);
+    expect(panel.querySelector(".sw-peak-title")!.textContent).toMatch(/^does not fit: peak/);
+  });
+
+  it("says why where the peak is unknown, and draws nothing from older kernels", () => {
+    const p = { ...peakOf(), unknown: "the compiler wrote no live-range report" };
+    expect(mountWith(p).querySelector(".sw-peak")!.textContent).toContain("unknown (the compiler wrote no");
+    expect(mountWith(null).querySelector(".sw-peak")!.textContent).toBe("");
+  });
+
+  it("draws a 20,000-instruction timeline as one path", () => {
+    const el = mountWith(peakOf(false, 20000));
+    const d = el.querySelector(".sw-peak-area")!.getAttribute("d")!;
+    expect(d.match(/L/g)!.length).toBe(20001);
+  });
+});

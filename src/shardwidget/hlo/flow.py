@@ -1,0 +1,378 @@
+"""Which input and output leaves each collective touches, by dataflow through compiled HLO.
+
+An input leaf touches a collective when the entry computation's parameter that holds it reaches
+one of the collective's operands through the ops between them; an output leaf, when the
+collective's result reaches the entry's root element that is that output. Never by shape.
+
+Values are followed element by element through tuples (``tuple``, ``get-tuple-element``), into
+called computations (fusions, calls, async wrappers, conditionals) and around loops (a while
+body is run to a fixed point: what a loop carries mixes only as its body says). Every other op
+mixes all its operands into its result. Pure text; imports no JAX and no widget code.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Union
+
+from . import collectives as hlo
+
+Flow = Union[frozenset[object], tuple["Flow", ...]]  # noqa: UP007 (a recursive alias)
+"""What reaches a value: parameter numbers (int) and collective elements ((name, k)); a tuple
+value has one Flow per element."""
+
+EMPTY: frozenset[object] = frozenset()
+MAX_LOOP_ROUNDS = 64
+"""Rounds of a while body before its carried values are read as all mixed (an upper bound)."""
+
+_HEAD = re.compile(r"^\s+(?:ROOT\s+)?%?(?P<name>[\w.\-]+)\s*=\s*")
+_COMPUTATION = re.compile(r"^(?:ENTRY\s+)?%?(?P<name>[\w.\-]+)\s*\(.*\{\s*$")
+_OP = re.compile(r"\s*(?P<op>[a-z][a-z0-9\-]*)\(")
+_CALLED = {
+    "fusion": ("calls",),
+    "async-start": ("calls",),
+    "call": ("to_apply",),
+    "while": ("body",),
+}
+
+
+@dataclass
+class _Instr:
+    name: str
+    op: str
+    tuple_size: int  # elements of a tuple result; 0 for an array
+    operands: list[str]
+    attrs: str  # the text after the operands, metadata left out
+    root: bool = False
+
+
+@dataclass
+class _Computation:
+    instrs: list[_Instr] = field(default_factory=list)
+    params: dict[int, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Touches:
+    """What one collective touches, per element it carries: the input leaves (indices) that
+    reach it and the output leaves it reaches (None where the program's outputs could not be
+    lined up with the leaves)."""
+
+    inputs: tuple[tuple[int, ...], ...]
+    outputs: tuple[tuple[int, ...], ...] | None
+
+    @property
+    def all_inputs(self) -> tuple[int, ...]:
+        """Every input leaf index, over all elements."""
+        return tuple(sorted({i for e in self.inputs for i in e}))
+
+    @property
+    def all_outputs(self) -> tuple[int, ...] | None:
+        """Every output leaf index, over all elements (None: not lined up)."""
+        if self.outputs is None:
+            return None
+        return tuple(sorted({i for e in self.outputs for i in e}))
+
+
+def _split_top(text: str) -> list[str]:
+    """text split at its top-level commas (shapes' ``[4,8]{1,0}`` stay whole)."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append(text[start:i])
+            start = i + 1
+    out.append(text[start:])
+    return [t.strip() for t in out if t.strip()]
+
+
+def _parse_instr(line: str) -> _Instr | None:
+    m = _HEAD.match(line)
+    if m is None:
+        return None
+    i = m.end()
+    shape = hlo.balanced(line, i) if line.startswith("(", i) else ""
+    if not shape:
+        sm = re.match(r"[a-z][a-z0-9]*\[[0-9,]*\](?:\{[^}]*\})?", line[i:])
+        if sm is None:
+            return None
+        shape = sm.group(0)
+    om = _OP.match(line, i + len(shape))
+    if om is None:
+        return None
+    group = hlo.balanced(line, om.end() - 1)
+    operands = [t.split()[-1].lstrip("%") for t in _split_top(group[1:-1])]
+    rest = line[om.end() - 1 + len(group) :].split(", metadata=", 1)[0]
+    size = len(_split_top(shape[1:-1])) if shape.startswith("(") else 0
+    return _Instr(m.group("name"), om.group("op"), size, operands, rest, "ROOT " in line[:i])
+
+
+def parse(hlo_text: str) -> tuple[dict[str, _Computation], str]:
+    """(computations by name, the entry's name) of an HLO module's text."""
+    comps: dict[str, _Computation] = {}
+    entry, current = "", None
+    for line in hlo_text.splitlines():
+        if line[:1] not in (" ", "\t", ""):
+            m = _COMPUTATION.match(line)
+            current = comps.setdefault(m.group("name"), _Computation()) if m else None
+            if m and line.startswith("ENTRY"):
+                entry = m.group("name")
+            continue
+        ins = _parse_instr(line) if current is not None else None
+        if ins is None or current is None:
+            continue
+        current.instrs.append(ins)
+        if ins.op == "parameter" and ins.operands and ins.operands[0].isdigit():
+            current.params[int(ins.operands[0])] = ins.name
+    return comps, entry
+
+
+def flat(f: Flow) -> frozenset[object]:
+    """Everything that reaches a value, its elements together."""
+    if isinstance(f, frozenset):
+        return f
+    out: frozenset[object] = EMPTY
+    for e in f:
+        out = out | flat(e)
+    return out
+
+
+def _join(a: Flow, b: Flow) -> Flow:
+    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
+        return tuple(_join(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, frozenset) and isinstance(b, frozenset):
+        return a | b
+    return _shaped(flat(a) | flat(b), a)
+
+
+def _shaped(s: frozenset[object], like: Flow | int) -> Flow:
+    """s as a value of like's structure (an int: that many tuple elements; 0: an array)."""
+    if isinstance(like, int):
+        return tuple(s for _ in range(like)) if like else s
+    if isinstance(like, tuple):
+        return tuple(_shaped(s, e) for e in like)
+    return s
+
+
+class _Walker:
+    """Runs the flow of every computation the entry reaches, recording each collective's
+    operands."""
+
+    def __init__(self, comps: dict[str, _Computation]) -> None:
+        self.comps = comps
+        self.operands: dict[str, list[frozenset[object]]] = {}
+
+    def run(self, name: str, args: Sequence[Flow]) -> Flow:
+        comp = self.comps.get(name)
+        if comp is None:
+            return _shaped(frozenset().union(*(flat(a) for a in args)), 0)
+        vals: dict[str, Flow] = {}
+        root: Flow = EMPTY
+        for ins in comp.instrs:
+            vals[ins.name] = self._one(ins, vals, args)
+            if ins.root:
+                root = vals[ins.name]
+        return root
+
+    def _one(self, ins: _Instr, vals: dict[str, Flow], args: Sequence[Flow]) -> Flow:
+        ops = [vals.get(o, EMPTY) for o in ins.operands]
+        mixed = frozenset().union(*(flat(o) for o in ops)) if ops else EMPTY
+        op = ins.op
+        if op == "parameter":
+            k = int(ins.operands[0]) if ins.operands and ins.operands[0].isdigit() else -1
+            return args[k] if 0 <= k < len(args) else _shaped(EMPTY, ins.tuple_size)
+        if op == "tuple":
+            return tuple(ops)
+        if op == "get-tuple-element":
+            idx = re.search(r"\bindex=(\d+)", ins.attrs)
+            src = ops[0] if ops else EMPTY
+            if isinstance(src, tuple) and idx and int(idx.group(1)) < len(src):
+                return src[int(idx.group(1))]
+            return flat(src)
+        kind = op[: -len("-start")] if op.endswith("-start") else op
+        if kind in hlo.KINDS:
+            return self._collective(ins, ops)
+        if op == "while":
+            return self._loop(ins, ops[0] if ops else EMPTY)
+        if op == "conditional":
+            return self._branches(ins, ops, mixed)
+        called = self._called(ins)
+        if called:
+            inner = self.run(called, ops)
+            return _shaped(flat(inner) | (mixed if op == "async-start" else EMPTY), ins.tuple_size)
+        return _shaped(mixed, ins.tuple_size)
+
+    def _called(self, ins: _Instr) -> str:
+        for key in _CALLED.get(ins.op, ()):
+            m = re.search(rf"\b{key}=%?([\w.\-]+)", ins.attrs)
+            if m:
+                return m.group(1)
+        return ""
+
+    def _collective(self, ins: _Instr, ops: list[Flow]) -> Flow:
+        per = [flat(o) for o in ops] or [EMPTY]
+        seen = self.operands.setdefault(ins.name, [EMPTY] * len(per))
+        self.operands[ins.name] = [a | b for a, b in zip(seen, per, strict=False)]
+        elems = [p | {(ins.name, k)} for k, p in enumerate(per)]
+        if ins.tuple_size == len(elems) > 1 and not ins.op.endswith("-start"):
+            return tuple(elems)
+        return _shaped(frozenset().union(*elems), ins.tuple_size)
+
+    def _loop(self, ins: _Instr, init: Flow) -> Flow:
+        body = self._called(ins)
+        state = init
+        for _ in range(MAX_LOOP_ROUNDS):
+            new = _join(state, self.run(body, [state]))
+            if new == state:
+                return state
+            state = new
+        return _shaped(flat(state), state)
+
+    def _branches(self, ins: _Instr, ops: list[Flow], mixed: frozenset[object]) -> Flow:
+        names = re.search(r"branch_computations=\{([^}]*)\}", ins.attrs)
+        found = [n.strip().lstrip("%") for n in names.group(1).split(",")] if names else []
+        for key in ("true_computation", "false_computation"):
+            m = re.search(rf"\b{key}=%?([\w.\-]+)", ins.attrs)
+            if m:
+                found.append(m.group(1))
+        out: frozenset[object] = flat(ops[0]) if ops else EMPTY
+        for k, name in enumerate(found):
+            arg = ops[k + 1] if k + 1 < len(ops) else EMPTY
+            out = out | flat(self.run(name, [arg]))
+        return _shaped(out if found else mixed, ins.tuple_size)
+
+
+def touches(
+    hlo_text: str, names: Sequence[str], kept: Sequence[bool] | None, n_outputs: int
+) -> dict[str, Touches]:
+    """For each collective named in ``names``: the input leaves (indices) whose parameter
+    reaches each element it carries, and the output leaves its result reaches. ``kept``: per
+    input leaf, whether the compiled program has a parameter for it (XLA drops unused ones;
+    None: every leaf has one, in order); ``n_outputs``: the output leaves."""
+    comps, entry = parse(hlo_text)
+    if entry not in comps:
+        return {}
+    params = sorted(comps[entry].params)
+    leaf_of = [i for i, k in enumerate(kept) if k] if kept is not None else list(params)
+    if len(leaf_of) != len(params):
+        return {}  # the parameters do not line up with the leaves: unknown, not guessed
+    walker = _Walker(comps)
+    root = walker.run(entry, [frozenset({p}) for p in params])
+    if isinstance(root, tuple) and len(root) == n_outputs:
+        outs: list[frozenset[object]] | None = [flat(e) for e in root]
+    elif n_outputs == 1:
+        outs = [flat(root)]
+    else:
+        outs = None
+    out: dict[str, Touches] = {}
+    for name in names:
+        per = walker.operands.get(name)
+        if per is None:
+            continue
+        ins = tuple(
+            tuple(leaf_of[p] for p in sorted(x for x in e if isinstance(x, int))) for e in per
+        )
+        reached = None
+        if outs is not None:
+            reached = tuple(
+                tuple(k for k, o in enumerate(outs) if (name, e) in o) for e in range(len(per))
+            )
+        out[name] = Touches(ins, reached)
+    return out
+
+
+def attribute(
+    colls: Sequence[hlo.Collective],
+    hlo_text: str,
+    kept: Sequence[bool] | None,
+    in_paths: Sequence[str],
+    out_paths: Sequence[str],
+) -> list[hlo.Collective]:
+    """colls with their :attr:`~.hlo.Collective.leaves` (input paths, then output paths) and
+    each element's, read by :func:`touches` from the same compiled text."""
+    if not colls:
+        return list(colls)
+    found = touches(hlo_text, [c.name for c in colls], kept, len(out_paths))
+    out = []
+    for c in colls:
+        t = found.get(c.name)
+        out.append(
+            replace(c, leaves_note=UNFOLLOWED) if t is None else _named(c, t, in_paths, out_paths)
+        )
+    return out
+
+
+UNFOLLOWED = (
+    "unknown: the compiled program's parameters do not line up with the input leaves, or this "
+    "collective's operands could not be followed"
+)
+OUTPUTS_UNTOLD = (
+    "the outputs it reaches are not told: the program's results do not line up with the "
+    "output leaves"
+)
+
+
+def _named(
+    c: hlo.Collective, t: Touches, in_paths: Sequence[str], out_paths: Sequence[str]
+) -> hlo.Collective:
+    """c with the leaves it touches, as paths (per element too)."""
+    n = max(len(c.elements), 1)
+    per_in = list(t.inputs) if len(t.inputs) == n else [t.all_inputs] * n
+    if t.outputs is None:
+        per_out: list[tuple[int, ...]] = [()] * n
+    else:
+        per_out = list(t.outputs) if len(t.outputs) == n else [t.all_outputs or ()] * n
+    el_in = tuple(tuple(in_paths[i] for i in ins) for ins in per_in)
+    el_out = tuple(tuple(out_paths[k] for k in outs) for outs in per_out)
+    ins = tuple(in_paths[i] for i in t.all_inputs)
+    outs = None if t.outputs is None else tuple(out_paths[k] for k in t.all_outputs or ())
+    note = OUTPUTS_UNTOLD if t.outputs is None else ""
+    return replace(
+        c,
+        in_leaves=ins,
+        out_leaves=outs,
+        element_in_leaves=el_in,
+        element_out_leaves=el_out if t.outputs is not None else (),
+        leaves_note=note,
+    )
+
+
+def combined_parts(c: hlo.Collective) -> list[hlo.Collective]:
+    """The elements of a collective XLA combined from several (a data-parallel step's
+    gradients in one tuple all-reduce, op_name "jit(f)/(a:b:c)"), each as a collective of its
+    own (its op name, shape and input leaves); [] for one that is not combined, or whose op
+    names do not line up with its elements."""
+    if len(c.elements) < 2 or not c.op_name.endswith(")"):
+        return []
+    start = c.op_name.find("/(")
+    if start < 0:
+        return []
+    names, depth, cur = [], 0, ""
+    for ch in c.op_name[start + 2 : -1]:
+        depth += (ch == "(") - (ch == ")")
+        if ch == ":" and depth == 0:
+            names.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    names.append(cur)
+    if len(names) != len(c.elements):
+        return []
+    ins = c.element_in_leaves if len(c.element_in_leaves) == len(names) else [None] * len(names)
+    return [
+        replace(
+            c,
+            op_name=c.op_name[: start + 1] + n,
+            shape=e.dims,
+            dtype=e.dtype,
+            elements=(e,),
+            source="",  # (the combined one's line is one element's, at most)
+            in_leaves=leaves,
+        )
+        for n, e, leaves in zip(names, c.elements, ins, strict=True)
+    ]

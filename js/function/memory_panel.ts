@@ -55,7 +55,10 @@ export function timeline(doc: Document, p: PeakWire): SVGSVGElement {
   svg.setAttribute("role", "img");
   svg.setAttribute("aria-label", `bytes live over ${p.instructions} instructions; ${p.title}`);
   const pts = p.timeline;
-  const top = Math.max(1, p.hbm ?? 0, ...pts) * 1.05;
+  const high = Math.max(1, ...pts);
+  // the HBM sets the scale only where the peak is a visible part of it (else a flat line)
+  const hbmOnScale = p.hbm !== null && p.hbm <= 4 * high;
+  const top = Math.max(high, hbmOnScale && p.hbm !== null ? p.hbm : 0) * 1.05;
   const x = (i: number): number => (pts.length > 1 ? (i * W) / (pts.length - 1) : W / 2);
   const y = (v: number): number => H - (v * H) / top;
   const parts = [`M0 ${H}`];
@@ -63,10 +66,17 @@ export function timeline(doc: Document, p: PeakWire): SVGSVGElement {
   parts.push(`L${W} ${H}Z`);
   svg.append(shape(doc, "path", "sw-peak-area", { d: parts.join("") }));
   if (p.hbm !== null) {
-    const hy = y(p.hbm).toFixed(1);
-    const line = shape(doc, "line", "sw-peak-hbm", { x1: "0", x2: String(W), y1: hy, y2: hy });
-    line.append(titled(doc, `HBM of ${p.hbm_name || "the device"}: ${formatBytes(p.hbm)}`));
-    svg.append(line);
+    const words = `HBM of ${p.hbm_name || "the device"}: ${formatBytes(p.hbm)}`;
+    if (hbmOnScale) {
+      const hy = y(p.hbm).toFixed(1);
+      const line = shape(doc, "line", "sw-peak-hbm", { x1: "0", x2: String(W), y1: hy, y2: hy });
+      line.append(titled(doc, words));
+      svg.append(line);
+    } else {
+      const label = shape(doc, "text", "sw-peak-label", { x: "4", y: "10" });
+      label.textContent = `${words}, above this scale (${formatBytes(high)} at the top)`;
+      svg.append(label);
+    }
   }
   const px = x(p.at).toFixed(1);
   const mark = shape(doc, "line", "sw-peak-mark", { x1: px, x2: px, y1: "0", y2: String(H) });

@@ -70,6 +70,15 @@ describe("memory panel", () => {
     expect(card.classList.contains("sw-why-lit")).toBe(true);
   });
 
+  it("keeps the timeline readable where the HBM is far above the peak", () => {
+    const p = { ...peakOf(), hbm: 16 * 2 ** 30 };
+    const panel = mountWith(p).querySelector<HTMLElement>(".sw-peak")!;
+    expect(panel.querySelector(".sw-peak-hbm")).toBeNull();
+    expect(panel.querySelector(".sw-peak-label")!.textContent).toContain("16 GiB, above this scale");
+    const ys = panel.querySelector(".sw-peak-area")!.getAttribute("d")!.match(/L[\d.]+ ([\d.]+)/g)!;
+    expect(Math.min(...ys.map((t) => Number(t.split(" ")[1])))).toBeLessThan(10); // the peak near the top
+  });
+
   it("says does not fit when the peak is over the HBM", () => {
     const el = mountWith(peakOf(true));
     const panel = el.querySelector<HTMLElement>(".sw-peak")!;

@@ -439,8 +439,8 @@ def _section(obj: Any, documented: set[type]) -> list[str]:
         sig = _signature(obj) if not issubclass(obj, traitlets.HasTraits) else ""
         if obj.__name__ == "ShardView":
             sig = "(obj, /, *args, **kwargs)"
-        elif issubclass(obj, traitlets.HasTraits):
-            sig = _signature(obj.__init__, drop_self=True)
+        elif issubclass(obj, traitlets.HasTraits):  # a view kind's arguments are its _build's
+            sig = _signature(getattr(obj, "_build", obj.__init__), drop_self=True)
     else:
         head = f"### `{obj.__name__}()`"
         sig = _signature(obj)

@@ -225,3 +225,18 @@ def test_timeline_counts_shared_bytes_once():
     assert peak.timeline == (4, 12, 12)
     assert (peak.bytes, peak.reported_bytes, peak.at.index) == (12, 20, 1)
     assert np.array_equal(sorted(b.bytes for b in peak.buffers), [4, 8])
+
+
+def test_the_peak_in_words():
+    from shardwidget.hlo import peak_text
+
+    x = sharded((1024, 512), P("x", "y"))
+    peak, _ = compile_peak(lambda a: a * 2, x, in_paths=["x"])
+    per_device = 1024 * 512 * 4 // N
+    assert peak_text.title(peak).startswith("peak 512 KiB at jit(<lambda>)/mul at test_peak.py:")
+    assert peak_text.title(peak, hbm=2**30).endswith("(0.049 % of 1 GiB HBM)")
+    assert peak_text.title(peak, hbm=per_device).endswith("(256 KiB over the 256 KiB of HBM)")
+    groups = {g: total for g, total, _ in peak_text.grouped(peak)}
+    assert groups == {"parameters": per_device, "outputs": per_device}
+    lines = peak_text.compact(peak)
+    assert lines[1] == "  parameters 256 KiB: x 256 KiB"

@@ -5417,8 +5417,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 137.5,
-  "run_ms": 8.5,
+  "compile_ms": 192.1,
+  "run_ms": 8.9,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -5467,7 +5467,7 @@ export const function8: FunctionModel = {
   "peak": {
    "unknown": "",
    "bytes": 496,
-   "title": "peak 496 B at jit(matmul)/dot_general at wire_fixtures.py:74 (0 % of 88.5 GiB HBM)",
+   "title": "peak 496 B at jit(matmul)/dot_general at wire_fixtures.py:74 (< 0.01 % of 88.5 GiB HBM)",
    "timeline": [
     96,
     96,
@@ -6659,8 +6659,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 126.1,
-  "run_ms": 6.4,
+  "compile_ms": 133.7,
+  "run_ms": 14.4,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -6695,7 +6695,7 @@ export const functionShardMap8: FunctionModel = {
   "peak": {
    "unknown": "",
    "bytes": 512,
-   "title": "peak 512 B at jit(psum_rows)/shard_map/psum_invariant at wire_fixtures.py:79 (0 % of 88.5 GiB HBM)",
+   "title": "peak 512 B at jit(psum_rows)/shard_map/psum_invariant at wire_fixtures.py:79 (< 0.01 % of 88.5 GiB HBM)",
    "timeline": [
     256,
     512
@@ -7785,8 +7785,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 239.7,
-  "run_ms": 30.5,
+  "compile_ms": 281.2,
+  "run_ms": 18.2,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7815,7 +7815,7 @@ export const functionPmap8: FunctionModel = {
   "peak": {
    "unknown": "",
    "bytes": 48,
-   "title": "peak 48 B at jit(pmap(<lambda>))/jit(_fun)/shard_map/mul at wire_fixtures.py:85 (0 % of 88.5 GiB HBM)",
+   "title": "peak 48 B at jit(pmap(<lambda>))/jit(_fun)/shard_map/mul at wire_fixtures.py:85 (< 0.01 % of 88.5 GiB HBM)",
    "timeline": [
     16,
     16,

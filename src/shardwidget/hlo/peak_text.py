@@ -62,9 +62,15 @@ def title(peak: Peak, hbm: float | None = None) -> str:
         text += (
             f" ({fmt_bytes(over)} over the {fmt_bytes(hbm)} of HBM)"
             if over > 0
-            else (f" ({100 * peak.bytes / hbm:.0f} % of {fmt_bytes(hbm)} HBM)")
+            else (f" ({_share(peak.bytes / hbm)} of {fmt_bytes(hbm)} HBM)")
         )
     return text
+
+
+def _share(f: float) -> str:
+    """A fraction as a percentage that never reads 0 % for a non-zero share."""
+    pct = 100 * f
+    return f"{pct:.0f} %" if pct >= 10 else f"{pct:.2g} %" if pct >= 0.01 else "< 0.01 %"
 
 
 def grouped(peak: Peak) -> list[tuple[str, int, list[Buffer]]]:

@@ -8,6 +8,7 @@ the compiled HLO (``hlo.collectives``), with device ids as positions on the plan
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from collections.abc import Callable, Sequence
@@ -19,11 +20,12 @@ import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
 from ..cost.estimate import estimate
-from ..cost.hardware import DEFAULT
+from ..cost.hardware import DEFAULT, hardware
 from ..hlo import collectives as hlo
 from ..hlo import flops as hlo_flops
 from ..hlo import peak as hlo_peak
 from ..hlo import tpu as hlo_tpu
+from ..hlo import traffic as hlo_traffic
 from ..hlo.peak import Peak
 from . import gpu as _gpu
 from . import helper as _helper
@@ -55,7 +57,8 @@ class Plan:
     flops: float
     """FLOPs per device (XLA's cost analysis)."""
     bytes_accessed: float
-    """Bytes read and written per device (XLA's cost analysis)."""
+    """Bytes read and written per device (XLA's cost analysis; on the GPU compiler, which has
+    none, counted from the HLO as :mod:`shardwidget.hlo.traffic` says)."""
     compile_s: float
     """Seconds XLA took in the helper."""
     plan_s: float
@@ -114,13 +117,7 @@ class Plan:
         a GPU plan: its GPU's preset, and the axes that cross the network as ``dcn_axes``)."""
         mi = self.topology
         if self.compiler == "gpu" and mi is not None:
-            hw = hw or mi.gpu.hardware or None
-            if hw is None:
-                raise ValueError(
-                    f"no hardware preset has the {mi.gpu.title}'s speeds: pass hardware= "
-                    "(shardwidget.cost.hardware(name=..., ...))"
-                )
-            dcn_axes = tuple(dcn_axes) or mi.network_axes()
+            return self._gpu_estimate(hw, dcn_axes)
         return estimate(
             hw or DEFAULT,
             flops=self.flops,
@@ -129,6 +126,33 @@ class Plan:
             peak_bytes=self.memory.get("peak"),
             dcn_axes=dcn_axes,
             flops_source=self.flops_source,
+        )
+
+    def _gpu_estimate(self, hw: Any, dcn_axes: Sequence[str]) -> Any:
+        """The estimate of a GPU plan: its GPU's preset (or ``hw``), the network axes as
+        ``dcn_axes``, and "fits" judged as :attr:`fits` is: against JAX's share of the GPU's
+        memory (one rule, one figure), not the preset's HBM."""
+        mi = self.topology
+        hw = hw or mi.gpu.hardware or None
+        if hw is None:
+            raise ValueError(
+                f"no hardware preset has the {mi.gpu.title}'s speeds: pass hardware= "
+                "(shardwidget.cost.hardware(name=..., ...))"
+            )
+        h, have, source = hardware(hw), mi.usable_memory, ""
+        if have is not None:
+            h = dataclasses.replace(h, hbm_bytes=float(have))
+            source = _gpu.share_words(mi)
+        return estimate(
+            h,
+            flops=self.flops,
+            bytes_accessed=self.bytes_accessed,
+            collectives=self.collectives,
+            peak_bytes=self.memory.get("peak"),
+            dcn_axes=tuple(dcn_axes) or mi.network_axes(),
+            flops_source=self.flops_source,
+            bytes_source=hlo_traffic.SOURCE,
+            hbm_source=source,
         )
 
 
@@ -317,6 +341,8 @@ def _gpu_plan(reply: dict[str, Any], mesh: Any, t0: float) -> Plan:
     mem = dict(reply["memory"])
     mem["peak"] = mem["arguments"] + mem["outputs"] + mem["temporaries"] - mem["aliased"]
     fl, ba = float(reply["flops"]), float(reply["bytes_accessed"])
+    if ba < 0:  # no cost analysis: the traffic of every top-level op, counted from the HLO
+        ba = hlo_traffic.bytes_accessed(reply["hlo"]) or -1.0
     counted = hlo_flops.count(reply["hlo"], fl if fl >= 0 else None, ba if ba >= 0 else None)
     words = _gpu.memory_words(mem["peak"], gi)
     return Plan(

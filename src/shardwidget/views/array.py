@@ -30,7 +30,6 @@ from ..model.state import LayoutState
 from ..model.summary import Summary
 from ..render import scene, snapshot, text
 from ..render.picture import array_svg
-from . import rerun
 from ._source import (
     coerce,
     default_view_dims,
@@ -38,7 +37,8 @@ from ._source import (
 )
 from .array_cost import TransferMixin
 from .array_path import ArrayPath, layout_wire
-from .base import InvalidValue, ShardView, refuse_unknown
+from .base import ShardView, refuse_unknown
+from .boundary import InvalidValue, kernel_loop
 
 if TYPE_CHECKING:
     from ..export.page import ExportReport
@@ -47,7 +47,7 @@ LAYOUT_TRAITS = ("mesh_shape", "axis_names", "axis_types", "spec", "memory_kind"
 INIT_KWARGS = (*LAYOUT_TRAITS, "view_dims", "stats")
 
 
-class ArrayView(TransferMixin, ShardView[LayoutState]):
+class ArrayView(TransferMixin, ShardView[LayoutState, jax.Array]):
     """Live view of how a jax.Array is laid out across devices, with controls to re-lay it out.
 
     Made by ``ShardView(arr)`` (or ``ArrayView(arr)``): a jax.Array of any sharding, or a numpy
@@ -116,7 +116,7 @@ class ArrayView(TransferMixin, ShardView[LayoutState]):
     """wire.TransferWire: what moving the original layout to the shown one moves, with its
     estimate on ``hardware`` (same key as ``_layout``). Python → JS."""
 
-    def __init__(self, arr: Any, /, *args: Any, **kwargs: Any) -> None:
+    def _build(self, arr: Any, /, *args: Any, **kwargs: Any) -> None:
         if args:
             raise TypeError(
                 f"ShardView(arr) takes one array; got {len(args)} more positional argument(s). "
@@ -142,7 +142,7 @@ class ArrayView(TransferMixin, ShardView[LayoutState]):
         self._held: Any = None  # the copy, only while its payload and statistics are made
         self._transfer_of: tuple[int, Transfer] | None = None  # (layout key, its Transfer)
         self._shown_summary: tuple[tuple[int, tuple[int, ...]], Summary] | None = None
-        super().__init__()
+        self._open()
         path = self._path
         self._options = wire.options(
             n_devices=len(path.devices),
@@ -163,9 +163,8 @@ class ArrayView(TransferMixin, ShardView[LayoutState]):
             self.view_dims = kwargs["view_dims"]
         if overrides:
             self.set_layout(**overrides)
-        else:
-            self._publish(path.first, source)
-        rerun.register(self)
+        else:  # the user's own array, its own layout: nothing to check or compute
+            self._change(path.first, checked=True, known=source)
 
     # ---------------------------------------------------------------- public API
     @property
@@ -180,7 +179,7 @@ class ArrayView(TransferMixin, ShardView[LayoutState]):
         if a is None and self._array_ref is not None:
             a = self._array_ref()
         if a is None or a.is_deleted():
-            self._check_source()  # a deleted original: say so (the layout shown stays)
+            self._path.check_source()  # a deleted original: say so (the layout shown stays)
             a = self._path.relayout(self._sharding, "re-creating the array shown")
             self._array_ref = weakref.ref(a)
         return a
@@ -199,7 +198,8 @@ class ArrayView(TransferMixin, ShardView[LayoutState]):
 
     @property
     def summary(self) -> Summary:
-        """Per-block statistics of :attr:`array` (computed now)."""
+        """Per-block statistics of :attr:`array` (computed now; the widget's pending first)."""
+        self._take_later()
         return self._summarize(None, self.layout)
 
     @property
@@ -245,8 +245,9 @@ class ArrayView(TransferMixin, ShardView[LayoutState]):
     def reset(self) -> None:
         """Show the original array again, with its own layout in the controls (ValueError when
         it was deleted)."""
-        self._check_source()
-        self._publish(self._path.original or self._path.first, self._path.source)
+        self._path.check_source()
+        st = self._path.original or self._path.first
+        self._change(st, checked=True, again=True, known=self._path.source)
 
     def propose(self, changes: dict[str, Any]) -> LayoutState:
         """The layout of the current one with ``changes`` (layout trait names), validated but
@@ -309,9 +310,6 @@ class ArrayView(TransferMixin, ShardView[LayoutState]):
             value = list(value)
         super().__setattr__(name, value)
 
-    def _check_source(self) -> None:
-        self._path.check_source()
-
     def _is_shown(self, st: LayoutState) -> bool:
         """The state shown already: changing to it does no device work."""
         return bool(st == self._shown)
@@ -333,24 +331,19 @@ class ArrayView(TransferMixin, ShardView[LayoutState]):
         self._remember(st)
 
     def _publish_layout(self, st: LayoutState, arr: jax.Array, lay: Layout) -> None:
-        # Never delay the geometry for device work: only tiles already computed make it quick,
-        # and with statistics off there is nothing to wait for (one update, not two).
-        quick = not self._with_stats or self._path.tiles_for(lay, compute=False) is not None
+        # Geometry first: statistics follow, in a kernel after the cell (or when read), else at
+        # once; one update, not two, with statistics off or from tiles already computed.
+        quick = not self._with_stats or (
+            kernel_loop() is None and self._path.tiles_for(lay, compute=False) is not None
+        )
         source = source_of(arr, self._path.source)
         layout = layout_wire(lay, self._key, source, self._note, code=True)
         stats = self._stats_now() if quick else wire.pending_stats(self._key)
         self._set_traits({**st.to_wire(), "error": "", "_layout": layout, "_stats": stats})
         if not quick:
-            self._send_stats()
+            key = self._key
+            self._soon(lambda: self._stats_of(key, arr))  # holds the copy until then
         self._publish_transfer()  # after the geometry and statistics, as they are
-
-    @traitlets.validate(*LAYOUT_TRAITS)
-    def _validate_layout(self, proposal: Bunch) -> Any:
-        return self._validate_state(proposal)
-
-    @traitlets.observe(*LAYOUT_TRAITS)
-    def _on_layout_trait(self, change: Bunch) -> None:
-        self._on_state_trait(change)
 
     # ---------------------------------------------------------------- statistics
     def _summarize(self, arr: jax.Array | None, lay: Layout) -> Summary:
@@ -374,8 +367,14 @@ class ArrayView(TransferMixin, ShardView[LayoutState]):
         self._shown_summary = ((self._key, tuple(self.view_dims)), summ)
         return wire.stats(summ, key=self._key)
 
-    def _send_stats(self) -> None:
-        self._stats = self._stats_now()
+    def _stats_of(self, key: int, arr: jax.Array) -> None:
+        """arr's statistics under layout key ``key``, unless a newer layout is shown by now."""
+        if key == self._key:
+            self._held = arr  # let go of below: the view keeps no copy between updates
+            try:
+                self._stats = self._stats_now()
+            finally:
+                self._held = None
 
     @traitlets.validate("view_dims")
     def _validate_view_dims(self, proposal: Bunch) -> Any:
@@ -392,4 +391,4 @@ class ArrayView(TransferMixin, ShardView[LayoutState]):
     @traitlets.observe("view_dims")
     def _on_view_dims(self, _change: Bunch) -> None:
         if not self._quiet:
-            self._send_stats()  # thumbnails are drawn over the view dims
+            self._stats = self._stats_now()  # thumbnails are drawn over the view dims

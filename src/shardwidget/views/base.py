@@ -11,9 +11,20 @@ Two ways in, one way through:
 Both end in :meth:`ShardView._change`: validate the candidate state (cheap, no device work),
 compute (``device_put``, or compile and run), then publish once. Trait validators only
 validate; the compute runs in the trait observer, which puts the traits back quietly and raises
-when it fails. ``ShardView[S]`` is generic over the kind's layout state ``S``: each kind hands
-the base its change path (a :class:`~shardwidget.views.path.ChangePath` of S, a plain class
-without widget code) and says how to publish a result. The base names no kind.
+when it fails. ``ShardView[S, R]`` is generic over the kind's layout state ``S`` and what its
+compute returns ``R``: each kind hands the base its change path (a
+:class:`~shardwidget.views.path.ChangePath` of S and R, a plain class without widget code) and
+says how to publish a result. The base names no kind.
+
+The contract of a kind (checked when the kind's class is made, :data:`CONTRACT`): a rank among
+the kinds (``_KIND_RANK``) and ``_accepts``, its state traits and request type, ``_build``
+(the constructor's body, which calls :meth:`ShardView._open` once it has its path),
+``_publish``, and its pictures (``to_svg``, ``save_html``, ``_static_html``,
+``_picture_name``). Everything else every kind needs is the base's: the state traits'
+validation (registered once for every kind), the lifecycle (a failed constructor closed and
+its references dropped, re-run registration, see :mod:`~shardwidget.views.rerun`), ``busy``,
+``error``, the history (undo/redo), and the hand-over of results computed on another thread
+(:meth:`ShardView._later`). README "Adding a kind of view" lists the files a kind touches.
 """
 
 from __future__ import annotations
@@ -29,11 +40,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 import jax
 import numpy as np
 import traitlets
-from ipywidgets.widgets.widget import _binary_types, _separate_buffers
 from traitlets.utils.bunch import Bunch
 
 from .. import wire
 from ..model.mesh import default_axis_names
+from . import rerun
+from .boundary import SUPERSEDED, Boundary, InvalidValue, capped, split_buffers
 from .history import History
 from .path import ChangePath, State
 from .pictures import Pictures
@@ -43,6 +55,13 @@ if TYPE_CHECKING:
 
 S = TypeVar("S", bound=State)
 """A view kind's layout state (LayoutState, TraceState, TreeState)."""
+R = TypeVar("R")
+"""What a view kind's compute returns (the array laid out; the compiled result; the rules
+applied), which its ``_publish`` shows."""
+
+CONTRACT = ("_build", "_publish", "to_svg", "save_html", "_static_html", "_picture_name")
+"""The members a kind of view must define itself (see the module's doc): a class that sets
+``_KIND_RANK`` without one of them is refused when it is made (TypeError)."""
 
 STATIC = pathlib.Path(__file__).parents[1] / "static"
 
@@ -50,11 +69,6 @@ SEQ_WINDOW = 10 * 60 * 1000
 """How far below the newest request's ``seq`` a request counts as older (superseded). The front
 end numbers requests from its millisecond clock; a seq further below starts a new sequence (a
 front end that numbers afresh, or one bogus huge seq that must not lock the front end out)."""
-
-
-class InvalidValue(ValueError, traitlets.TraitError):
-    """A bad value for a view: a ValueError, as the README promises, and a TraitError, so that
-    ``hold_trait_notifications`` (and ipywidgets' ``set_state``) roll the traits back."""
 
 
 BUNDLE = STATIC / "widget.js"
@@ -99,7 +113,7 @@ def fit_axes(d: dict[str, Any], changes: dict[str, Any]) -> None:
         d["axis_types"] = (list(d["axis_types"]) + ["auto"] * k)[:k]
 
 
-class ShardView(Pictures, Generic[S]):
+class ShardView(Pictures, Boundary, Generic[S, R]):
     """A live view of how JAX lays data out across devices, with controls to change the layout.
 
     ``ShardView(arr)`` shows a jax.Array (or a numpy array / scalar, placed on the default
@@ -135,11 +149,6 @@ class ShardView(Pictures, Generic[S]):
     """Synced traits the front end may set through trait sync besides STATE_TRAITS; every other
     synced trait is Python → JS only (a front-end change to it is put back)."""
 
-    error = traitlets.Unicode("").tag(sync=True)
-    """str, default "": why the last request was refused or the layout failed ("" when it did
-    not). Python → JS."""
-    busy = traitlets.Bool(False).tag(sync=True)
-    """bool, default False: True while the kernel computes a requested layout. Python → JS."""
     _fallback_id = traitlets.Unicode("").tag(sync=True)
     """str: the display id of the picture shown beside the widget (views/fallback.py), which the
     live widget hides. Python → JS."""
@@ -153,8 +162,8 @@ class ShardView(Pictures, Generic[S]):
     _HOLDS: ClassVar[tuple[str, ...]] = ()
     """Attributes of a view that may hold the user's arrays or copies (dropped when its
     constructor fails)."""
-    _path: ChangePath[S, Any]
-    """The kind's change path: read, check, compute (set by the kind's constructor)."""
+    _path: ChangePath[S, R]
+    """The kind's change path: read, check, compute (set by the kind's ``_build``)."""
 
     HISTORY_LIMIT: ClassVar[int] = 50
     """The most layouts a view remembers (the oldest are forgotten first)."""
@@ -164,7 +173,7 @@ class ShardView(Pictures, Generic[S]):
     are asked in rising rank whether they accept obj (:meth:`_accepts`), and the first that
     does is made. The kinds register themselves (a subclass that sets it), so this base
     imports none of them."""
-    _KINDS: ClassVar[list[type[ShardView[Any]]]] = []
+    _KINDS: ClassVar[list[type[ShardView[Any, Any]]]] = []
 
     @classmethod
     def _accepts(cls, obj: Any) -> bool:
@@ -186,26 +195,30 @@ class ShardView(Pictures, Generic[S]):
         return super().__new__(cls)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        """Wrap each subclass's ``__init__``: a constructor that fails closes the widget it
-        opened and drops its references to the user's arrays (no orphan open widget)."""
+        """A class that sets ``_KIND_RANK`` is a kind: its contract is checked (TypeError
+        naming what is missing) and ``ShardView(obj, ...)`` asks it from then on."""
         super().__init_subclass__(**kwargs)
-        if "_KIND_RANK" in cls.__dict__:
-            ShardView._KINDS.append(cls)
-            ShardView._KINDS.sort(key=lambda k: k._KIND_RANK or 0)
-        init = cls.__dict__.get("__init__")
-        if init is None or getattr(init, "_closes_on_failure", False):
+        if "_KIND_RANK" not in cls.__dict__:
             return
+        _check_contract(cls)
+        name = (cls.__module__, cls.__qualname__)  # a module imported again replaces its kinds
+        kinds = [k for k in ShardView._KINDS if (k.__module__, k.__qualname__) != name]
+        ShardView._KINDS[:] = sorted([*kinds, cls], key=lambda k: k._KIND_RANK or 0)
 
-        @functools.wraps(init)
-        def __init__(self: ShardView[Any], *args: Any, **kw: Any) -> None:
-            try:
-                init(self, *args, **kw)
-            except BaseException:
-                self._abandon()
-                raise
+    def __init__(self, obj: Any = None, /, *args: Any, **kwargs: Any) -> None:
+        """The kind's ``_build(obj, *args, **kwargs)``; a constructor that fails closes the
+        widget it opened and drops its references to the user's arrays (no orphan open
+        widget). A view made is registered for re-runs (views/rerun.py), whatever its kind."""
+        try:
+            self._build(obj, *args, **kwargs)
+        except BaseException:
+            self._abandon()
+            raise
+        rerun.register(self)
 
-        __init__._closes_on_failure = True  # type: ignore[attr-defined]
-        cls.__init__ = __init__  # type: ignore[method-assign]
+    def _build(self, obj: Any, /, *args: Any, **kwargs: Any) -> None:
+        """The kind's constructor: its path, :meth:`_open`, its first state published."""
+        raise NotImplementedError
 
     def _abandon(self) -> None:
         """Close a view whose constructor failed and let go of what it holds."""
@@ -215,19 +228,26 @@ class ShardView(Pictures, Generic[S]):
             if k in self.__dict__:
                 self.__dict__[k] = None
 
-    def __init__(self, **kwargs: Any) -> None:
+    def _open(self, **kwargs: Any) -> None:
+        """Open the widget (called by the kind's ``_build`` once its path is set) and register
+        what every kind has: the state traits' validator and observer (a Python setter is
+        validated once), the message handler, the picture's observer."""
         self._key = 0
         self._last_seq = -1
         self._quiet = True  # while True, trait validators/observers stand aside
         self._proposed: S | None = None  # the state a trait validator accepted, for its observer
         self._shown: S | None = None  # the state in the traits now (of what is published)
         self._failed = ""  # why the state in the traits did not compute ("" when it did)
-        self._busy_depth = 0  # requests being handled (re-entrant handling nests them)
         self._fallback_shown = False  # whether a picture output of this view was displayed
         self._steps: History[S] = History()  # the layouts shown (undo/redo)
+        self._init_boundary()
         super().__init__(**kwargs)
         self._fallback_id = f"shardwidget-{uuid.uuid4().hex}"
         self.on_msg(self._on_custom_msg)
+        names = tuple(self.STATE_TRAITS)
+        # traitlets calls an instance's validators as handler(obj, proposal): the function
+        self._register_validator(ShardView._validate_state, names)
+        self.observe(self._on_state_trait, names=list(names))
         quiet = {n for k in type(self).__mro__ for n in k.__dict__.get("_QUIET_TRAITS", ())}
         self.observe(self._on_shown_change, names=[k for k in self.SYNCED if k not in quiet])
 
@@ -250,7 +270,9 @@ class ShardView(Pictures, Generic[S]):
         self._send(msg, buffers=buffers)
 
     def synced_state(self) -> dict[str, Any]:
-        """The synced traits of this view (binary values as bytes), as the front end has them."""
+        """The synced traits of this view (binary values as bytes), as the front end has them
+        once the work left for after the cell is done (it is done now)."""
+        self._take_later()
         return {k: getattr(self, k) for k in self.SYNCED}
 
     def save_html(self, path: str | pathlib.Path) -> ExportReport:
@@ -309,11 +331,11 @@ class ShardView(Pictures, Generic[S]):
         """Cheap validation (no device work); ValueError naming what is wrong."""
         self._path.check(st)
 
-    def _compute(self, st: S) -> Any:
+    def _compute(self, st: S) -> R:
         """The device work for a valid state (device_put, or compile and run); ValueError."""
         return self._path.compute(st)
 
-    def _publish(self, st: S, result: Any) -> None:
+    def _publish(self, st: S, result: R) -> None:
         """Show result: set every synced trait it changes, once (the kind's own)."""
         raise NotImplementedError
 
@@ -326,7 +348,8 @@ class ShardView(Pictures, Generic[S]):
         """The state of the current traits with ``changes`` applied; ValueError if malformed."""
         d = {k: getattr(self, k) for k in self.STATE_TRAITS}
         d.update(changes)
-        fit_axes(d, changes)
+        if {"mesh_shape", "axis_names", "axis_types"} <= d.keys():  # a kind with mesh axes
+            fit_axes(d, changes)
         self._adjust(d, changes)
         return self._from_wire(d)
 
@@ -334,17 +357,28 @@ class ShardView(Pictures, Generic[S]):
         """True when st is what is shown already, so a change to it does no device work."""
         return False
 
-    def _change(self, st: S, current: Callable[[], bool] = lambda: True) -> bool:
+    def _change(
+        self,
+        st: S,
+        current: Callable[[], bool] = lambda: True,
+        *,
+        checked: bool = False,
+        again: bool = False,
+        known: R | None = None,
+    ) -> bool:
         """Validate, compute, publish once. Raises ValueError and changes nothing when st fails.
-        The state shown already is a no-op: checked, its error cleared, nothing computed.
+        The state shown already is a no-op: checked, its error cleared, nothing computed
+        (``again=True`` computes it all the same: the same layout by another compiler).
         ``current`` is asked after the compute: False (a newer change was handled meanwhile)
-        publishes nothing, and the result is False."""
-        self._check(st)
-        if self._is_shown(st):
+        publishes nothing, and the result is False. ``checked``: st was validated already (by
+        the trait validator of the same change); ``known``: st's result, not computed again."""
+        if not checked:
+            self._check(st)
+        if not again and self._is_shown(st):
             if self.error:
                 self.error = ""
             return True
-        result = self._compute(st)
+        result = self._compute(st) if known is None else known
         if not current():
             return False
         self._publish(st, result)
@@ -358,14 +392,14 @@ class ShardView(Pictures, Generic[S]):
         try:
             self._change(self._candidate(changes))
         except ValueError as e:
-            raise _capped(e) from None
+            raise capped(e) from None
 
     def __setattr__(self, name: str, value: Any) -> None:
         """Trait assignment; a refused value raises ValueError (also a TraitError), capped."""
         try:
             super().__setattr__(name, value)
         except (ValueError, traitlets.TraitError) as e:
-            raise _capped(e) from None
+            raise capped(e) from None
 
     def set_state(self, sync_data: dict[str, Any]) -> None:
         """Trait sync from the front end (or ipywidgets' ``set_state``): only the layout traits
@@ -417,22 +451,17 @@ class ShardView(Pictures, Generic[S]):
             self.send(wire.result_msg(seq, SUPERSEDED))
             return
         self._last_seq = seq
-        self._busy_depth += 1
-        self.busy = True
-        try:
-            # A newer request handled while this one computed stays shown.
-            done = self._change(self._from_wire(raw), lambda: self._last_seq == seq)
-            self.send(wire.result_msg(seq, "" if done else SUPERSEDED))
-        except KeyboardInterrupt:  # end the request in words now; the controls stay usable
-            self.error = "interrupted (the kernel was interrupted); the last good view is shown"
-            self.send(wire.result_msg(seq, self.error))
-        except Exception as e:  # the boundary: a bad request is shown, never raised into the kernel
-            self.error = wire.cap_message(str(e) or type(e).__name__)
-            self.send(wire.result_msg(seq, self.error))
-        finally:
-            self._busy_depth -= 1
-            if self._busy_depth == 0:
-                self.busy = False
+        with self._busy():
+            try:
+                # A newer request handled while this one computed stays shown.
+                done = self._change(self._from_wire(raw), lambda: self._last_seq == seq)
+                self.send(wire.result_msg(seq, "" if done else SUPERSEDED))
+            except KeyboardInterrupt:  # end the request in words now; the controls stay usable
+                self.error = "interrupted (the kernel was interrupted); the last good view is shown"
+                self.send(wire.result_msg(seq, self.error))
+            except Exception as e:  # the boundary: a bad request is shown, never raised
+                self.error = wire.cap_message(str(e) or type(e).__name__)
+                self.send(wire.result_msg(seq, self.error))
 
     def _malformed(self, seq: Any) -> None:
         """A request of this view's type without an integer ``seq`` and a ``state`` object:
@@ -447,16 +476,8 @@ class ShardView(Pictures, Generic[S]):
     def _on_history(self, step: int) -> None:
         """The undo/redo buttons: step through the history; a failure is shown in ``error``,
         never raised into the kernel."""
-        self._busy_depth += 1
-        self.busy = True
-        try:
+        with self._handling():
             self._step(step)
-        except Exception as e:  # the boundary, as for requests
-            self.error = wire.cap_message(str(e) or type(e).__name__)
-        finally:
-            self._busy_depth -= 1
-            if self._busy_depth == 0:
-                self.busy = False
 
     # Python setters: the validator checks the whole new state; the observer computes and
     # publishes it, or puts the traits back and raises.
@@ -468,7 +489,7 @@ class ShardView(Pictures, Generic[S]):
             st = self._candidate({proposal["trait"].name: value})
             self._check(st)
         except ValueError as e:
-            raise _capped(e) from None
+            raise capped(e) from None
         if st == self._shown and self._failed:  # no change follows, and this state fails
             raise InvalidValue(wire.cap_message(self._failed))
         self._proposed = st
@@ -483,44 +504,20 @@ class ShardView(Pictures, Generic[S]):
                 self._set_traits(st.to_wire())
             return
         try:
-            self._change(st)
+            self._change(st, checked=True)  # the validator of this change checked st
         except BaseException as e:  # an interrupt too: the traits go back to what is shown
             if self._shown is not None:
                 self._set_traits(self._shown.to_wire())
             if isinstance(e, ValueError):
-                raise _capped(e) from None
+                raise capped(e) from None
             raise
 
 
-SUPERSEDED = "superseded by a newer request"
-
-
-def split_buffers(
-    state: dict[str, Any], plain: Sequence[str], top: Sequence[str]
-) -> tuple[dict[str, Any], list[list[Any]], list[Any]]:
-    """(state without its binary values, their paths, the values), as ipywidgets' own
-    ``_remove_buffers`` makes them, in the same order; traits in ``plain`` are not searched,
-    those in ``top`` (dicts) at their top level only."""
-    buffer_paths: list[list[Any]] = []
-    buffers: list[Any] = []
-    out: dict[str, Any] = {}
-    for name, value in state.items():  # in order, as ipywidgets walks the state
-        if isinstance(value, _binary_types):
-            buffers.append(value)
-            buffer_paths.append([name])
-        elif name in plain or not isinstance(value, dict | list | tuple):
-            out[name] = value
-        elif name in top and isinstance(value, dict):
-            out[name] = {k: v for k, v in value.items() if not isinstance(v, _binary_types)}
-            for k, v in value.items():
-                if isinstance(v, _binary_types):
-                    buffers.append(v)
-                    buffer_paths.append([name, k])
-        else:
-            out[name] = _separate_buffers(value, [name], buffer_paths, buffers)
-    return out, buffer_paths, buffers
-
-
-def _capped(e: BaseException) -> InvalidValue:
-    """e as an InvalidValue with its message capped (wire.cap_message)."""
-    return InvalidValue(wire.cap_message(str(e)))
+def _check_contract(cls: type[ShardView[Any, Any]]) -> None:
+    """TypeError naming what a kind's class lacks of :data:`CONTRACT`, its state traits, or
+    the synced traits every kind has."""
+    missing = [m for m in CONTRACT if getattr(cls, m) is getattr(ShardView, m, None)]
+    missing += [t for t in ("STATE_TRAITS", "SYNCED") if not getattr(cls, t)]
+    missing += [t for t in (*cls.STATE_TRAITS, "error", "busy") if t not in cls.SYNCED]
+    if missing:
+        raise TypeError(f"view kind {cls.__name__} lacks {', '.join(missing)} (see CONTRACT)")

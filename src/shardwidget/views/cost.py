@@ -15,7 +15,7 @@ from traitlets.utils.bunch import Bunch
 
 from .. import wire
 from ..cost import hardware as hw_mod
-from .base import InvalidValue
+from .boundary import InvalidValue
 
 
 class HardwareName(traitlets.Unicode):  # type: ignore[type-arg]

@@ -40,7 +40,7 @@ QUIET_S = 1.0
 
 ATTR = "data-shardwidget-fallback"
 
-_stale: weakref.WeakSet[ShardView[Any]] = weakref.WeakSet()
+_stale: weakref.WeakSet[ShardView[Any, Any]] = weakref.WeakSet()
 _timer: Any = None
 _hooked = False
 
@@ -52,7 +52,7 @@ def in_kernel() -> bool:
     return getattr(shell, "kernel", None) is not None
 
 
-def bundle(view: ShardView[Any]) -> dict[str, str]:
+def bundle(view: ShardView[Any, Any]) -> dict[str, str]:
     """The display data of the picture output: text/html only (a text/plain would print the
     terminal grid a second time where HTML is not shown)."""
     return picture(view._fallback_id, view._static_html())
@@ -78,7 +78,7 @@ def picture(fid: str, body: str, note: str = "the view's last state") -> dict[st
     }
 
 
-def emit(view: ShardView[Any]) -> bool:
+def emit(view: ShardView[Any, Any]) -> bool:
     """In a kernel, display view's picture (under its display id) and say True: the widget's
     own output follows it. False elsewhere (nothing displayed)."""
     if not in_kernel():
@@ -98,7 +98,7 @@ def emit_static(hide_with: str, body: str, note: str) -> bool:
     return True
 
 
-def mark_stale(view: ShardView[Any]) -> None:
+def mark_stale(view: ShardView[Any, Any]) -> None:
     """A shown view changed: redraw its picture after the cell, or once the kernel is quiet."""
     global _timer
     _stale.add(view)

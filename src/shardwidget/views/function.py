@@ -35,8 +35,9 @@ from ..trace import pmap as pmap_mod
 from ..trace.result import TraceResult, TraceState
 from ..why import fixes as fixes_mod
 from ..wire import why as why_wire
-from . import plan_progress, rerun
-from .base import InvalidValue, ShardView, is_function
+from . import plan_progress, why
+from .base import ShardView, is_function
+from .boundary import InvalidValue
 from .cost import CostMixin
 from .function_path import Computed, FunctionPath, RunArrays
 from .search import SearchMixin
@@ -48,7 +49,7 @@ STATE_TRAITS = ("mesh_shape", "axis_names", "axis_types", "in_specs", "out_specs
 OWN_KWARGS = ("mode", "stats", "hardware", *STATE_TRAITS)
 
 
-class FunctionView(SearchMixin, CostMixin, ShardView[TraceState]):
+class FunctionView(SearchMixin, CostMixin, ShardView[TraceState, Computed]):
     """Live view of a function compiled for a layout of its inputs: input and output shardings,
     the collectives XLA inserted, per-device memory and flops, and the outputs it computes.
 
@@ -119,14 +120,15 @@ class FunctionView(SearchMixin, CostMixin, ShardView[TraceState]):
     """wire.EstimateWire: the estimate of the compiled layout on ``hardware`` (same key as
     ``_trace``). Python → JS."""
 
-    def __init__(self, f: Callable[..., Any], /, *args: Any, **kwargs: Any) -> None:
+    def _build(self, f: Callable[..., Any], /, *args: Any, **kwargs: Any) -> None:
         own = {k: kwargs.pop(k) for k in list(kwargs) if k in OWN_KWARGS}
         tree_input.check_arguments(args, kwargs)  # cycles, depth: in words, before JAX flattens
         self._path = FunctionPath(f, args, kwargs, own)
         self._result: TraceResult | None = None
+        self._making = False
         if self._path.planned:
             plan_progress.attach(self)  # a tpu_mesh: TPU compiles in the background
-        super().__init__()
+        self._open()
         path = self._path
         self.set_trait("mode", path.mode)
         # the view's keyword (the estimates' preset), never f's; on a tpu_mesh, its TPU's
@@ -142,23 +144,15 @@ class FunctionView(SearchMixin, CostMixin, ShardView[TraceState]):
         st = self._candidate(overrides) if overrides else base  # malformed input raises here
         self._set_traits(st.to_wire())
         self._shown = st
-        res: TraceResult | None = None
+        self._making = True  # the first layout published is the view's original
         try:  # f may fail for this layout: then show why; the controls can fix it
-            self._check(st)
-            res = path.compiled(st)
-            arrays = path.run(res)
+            self._change(st)  # (its publish publishes the options, once)
         except ValueError as e:
-            error = str(e)
-        if res is not None:
-            self._original = res.state
-            path.out_leaves = path.output_infos(res, st)
-        self._publish_options()
-        if res is None:
-            self._failed = error
-            self._show_error(error)
-        else:
-            self._publish(res.state, (res, False, arrays))
-        rerun.register(self)
+            self._failed = str(e)
+            self._publish_options()
+            self._show_error(str(e))
+        finally:
+            self._making = False
 
     # ---------------------------------------------------------------- public API
     @property
@@ -166,6 +160,10 @@ class FunctionView(SearchMixin, CostMixin, ShardView[TraceState]):
         """For a plan (``mesh=AbstractMesh(...)``), what it is in words: "planned on
         AbstractMesh (32, 8) · no devices · planned: compiled by XLA's CPU compiler for 256
         simulated devices…" (the mesh shown); "" for a view on the kernel's devices."""
+        self._take_later()  # a TPU result that arrived meanwhile (no kernel: taken on read)
+        return self._planned()
+
+    def _planned(self) -> str:
         return self._path.planned_on(self._result)
 
     @property
@@ -187,6 +185,7 @@ class FunctionView(SearchMixin, CostMixin, ShardView[TraceState]):
         shape, dtype, sharding, local shape, layout), ``.collectives`` (records with ``.kind``,
         ``.axes``, ``.shape``, ``.bytes``), ``.memory``, ``.flops``, ``.constraints``,
         ``.hlo_text``, ``.compiled``. None when no layout has compiled yet."""
+        self._take_later()  # a TPU result that arrived meanwhile (no kernel: taken on read)
         return self._result
 
     @property
@@ -238,7 +237,7 @@ class FunctionView(SearchMixin, CostMixin, ShardView[TraceState]):
             out=self._traced.out_template(st),
             in_memory=[getattr(sh, "memory_kind", None) for sh in res.in_shardings],
             out_memory=[getattr(sh, "memory_kind", None) for sh in res.out_shardings],
-            planned=bool(self.planned),
+            planned=bool(self._planned()),
         )
 
     def to_svg(self, width: int = 760) -> str:
@@ -252,7 +251,7 @@ class FunctionView(SearchMixin, CostMixin, ShardView[TraceState]):
             name=self.fn_name,
             width=width,
             n_devices=self._n_devices(),
-            note=self.planned,
+            note=self._planned(),
         )
 
     def _picture_name(self) -> str:
@@ -271,10 +270,10 @@ class FunctionView(SearchMixin, CostMixin, ShardView[TraceState]):
     def __repr__(self) -> str:
         mesh = dict(zip(self.axis_names, self.mesh_shape, strict=False))
         out = text.render_trace(self.fn_name, self.mode, mesh, self.error, self._result)
-        if not self.planned:
+        if not self._planned():
             return out
         head, _, rest = out.partition("\n")
-        return "\n".join([head, f"  {self.planned}", *([rest] if rest else [])])
+        return "\n".join([head, f"  {self._planned()}", *([rest] if rest else [])])
 
     def _static_html(self) -> str:
         drawn = self.to_svg() if self._result is not None else ""
@@ -302,15 +301,15 @@ class FunctionView(SearchMixin, CostMixin, ShardView[TraceState]):
         opts = wire.trace_options(
             self._traced,
             n_devices=self._n_devices(),
-            platform="planned" if self.planned else self._path.devices[0].platform,
+            platform="planned" if self._planned() else self._path.devices[0].platform,
             memory_kinds=["device"]
-            if self.planned
+            if self._planned()
             else [m.kind for m in self._path.devices[0].addressable_memories()],
             original=self._original,
             outputs=self._path.out_leaves,
         )
         opts["mode"] = self.mode  # "pmap" for a pmap'd function (traced as jit of it)
-        opts["planned"] = self.planned
+        opts["planned"] = self._planned()
         opts.update(plan_progress.compile_with(self))  # type: ignore[typeddict-item]
         own = self._traced.own_mesh
         if own is not None and own.devices.size < len(self._path.devices):  # a sub-mesh: offer both
@@ -335,9 +334,11 @@ class FunctionView(SearchMixin, CostMixin, ShardView[TraceState]):
             if wire.parse_history(content) is not None:
                 self.error = MULTIPROCESS
                 return
-        why = why_wire.parse(content)  # the "why" panel: a cause, its fixes, applying one
-        if why is not None:
-            return self.send(why_wire.answer(self, why))  # type: ignore[no-any-return]
+        asked = why_wire.parse(content)  # the "why" panel: a cause, its fixes, applying one
+        if asked is not None:
+            with self._busy():  # fixes compile, and applying one is a layout change
+                self.send(why.answer(self, asked))
+            return
         if isinstance(content, dict) and content.get("type") == "compile_with":
             plan_progress.on_message(self, content)  # a plan: "compile with" CPU / this TPU
             return
@@ -368,14 +369,17 @@ class FunctionView(SearchMixin, CostMixin, ShardView[TraceState]):
 
     def _publish(self, st: TraceState, result: Computed) -> None:
         res, cached, arrays = result
+        first = self._making  # the layout the view is made with
         self._result = res
         self._shown, self._failed = st, ""
         self._key += 1
-        if not self._path.out_leaves and res.out_shapes:  # the first layout that compiled
+        if first:  # as compiled (specs completed): what reset and the controls' "original" show
+            self._original = res.state
+        if first or (not self._path.out_leaves and res.out_shapes):  # the outputs as compiled
             self._path.out_leaves = self._path.output_infos(res, res.state)
             self._publish_options()
-        elif self._trace_options.get("planned", "") != self.planned:  # a plan on another mesh
-            self._trace_options = {**self._trace_options, "planned": self.planned}
+        elif self._trace_options.get("planned", "") != self._planned():  # a plan on another mesh
+            self._trace_options = {**self._trace_options, "planned": self._planned()}
         trace = wire.trace(
             res, mode=self.mode, key=self._key, cached=cached, code=self.code, hbm=self._hbm()
         )
@@ -411,7 +415,7 @@ class FunctionView(SearchMixin, CostMixin, ShardView[TraceState]):
 
     def _cost_changed(self) -> None:
         self._publish_estimate()
-        if self.planned:  # the preset's TPU, for "compile with"
+        if self._planned():  # the preset's TPU, for "compile with"
             self._publish_options()
 
     @traitlets.validate("mode")
@@ -424,14 +428,6 @@ class FunctionView(SearchMixin, CostMixin, ShardView[TraceState]):
                 f"{proposal['value']!r}: ShardView(f, *args, mode={proposal['value']!r})"
             )
         return proposal["value"]
-
-    @traitlets.validate(*STATE_TRAITS)
-    def _validate_layout(self, proposal: Bunch) -> Any:
-        return self._validate_state(proposal)
-
-    @traitlets.observe(*STATE_TRAITS)
-    def _on_layout_trait(self, change: Bunch) -> None:
-        self._on_state_trait(change)
 
     # ---------------------------------------------------------------- statistics
     def _send_stats(self, arrays: RunArrays | None) -> None:

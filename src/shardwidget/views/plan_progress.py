@@ -4,50 +4,63 @@
 the CPU compiler's plan of the layout at once, its badge saying that the TPU compiler is at work
 and for how long (updated every few seconds), and switches to the TPU result when it arrives,
 if the view still shows that layout. An error of the TPU compile is said in ``error``, the CPU
-plan staying. Everything here runs in the background thread; the kernel's thread is free.
+plan staying.
+
+The background threads only wait and hand over: what they learn is handed to the kernel's
+thread (:meth:`ShardView._later <shardwidget.views.base.ShardView._later>`: the kernel's event
+loop, or the next read of the view where no kernel runs) before any trait is touched, and shown
+there through the view's request boundary (``busy``, ``error``). ipywidgets is not thread-safe.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import _jax
 from ..cost import hardware as hw_mod
 from ..plan import background, gpu, tpu
 from ..trace.result import TraceState
 
+if TYPE_CHECKING:
+    from .function import FunctionView
 
-def attach(view: Any) -> None:
+
+def attach(view: FunctionView) -> None:
     """Take TPU results later in ``view`` (a FunctionView whose traced is a PlanTraced on a
-    tpu_mesh); nothing for any other view."""
-    traced = view._traced
+    tpu_mesh); nothing for any other view. The callback runs in the background thread: it
+    hands the result to the kernel's thread and returns."""
+    traced: Any = view._traced
     if not hasattr(traced, "on_tpu_ready") or not hasattr(traced.plan_mesh, "abstract_device"):
         return
-    traced.on_tpu_ready = lambda st, error: _arrived(view, st, error)
+
+    def ready(st: TraceState, error: str) -> None:
+        view._later(lambda: _arrived(view, st, error))
+
+    traced.on_tpu_ready = ready
 
 
-def _which(view: Any) -> str:
+def _which(view: FunctionView) -> str:
     """ "GPU" for a view on a gpu_mesh, else "TPU" (whose compiler the background waits on)."""
     return "GPU" if gpu.is_gpu(getattr(view._traced, "plan_mesh", None)) else "TPU"
 
 
-def _shows(view: Any, st: TraceState) -> bool:
-    res = getattr(view, "_result", None)  # (None while the view is being made)
+def _shows(view: FunctionView, st: TraceState) -> bool:
+    res = view._result  # (None while the view is being made)
     return res is not None and res.state == st
 
 
-def _arrived(view: Any, st: TraceState, error: str) -> None:
-    """The TPU compile of ``st`` is over: show it if the view still shows ``st`` (from the
-    background thread: whatever goes wrong is said in ``error``, never raised there)."""
+def _arrived(view: FunctionView, st: TraceState, error: str) -> None:
+    """The TPU compile of ``st`` is over: show it if the view still shows ``st``. On the
+    kernel's thread, inside the view's boundary; whatever goes wrong is said in ``error``."""
     try:
         _show_tpu(view, st, error)
-    except Exception as e:  # the boundary of the background thread
+    except Exception as e:  # the boundary of a result that arrived later
         view.error = (
             f"the {_which(view)} plan could not be shown: {e}; the CPU compiler's plan stays"
         )
 
 
-def _show_tpu(view: Any, st: TraceState, error: str) -> None:
+def _show_tpu(view: FunctionView, st: TraceState, error: str) -> None:
     if not _shows(view, st):
         return  # the user left this layout: the result waits in the TPU cache, unseen
     if error:
@@ -55,39 +68,40 @@ def _show_tpu(view: Any, st: TraceState, error: str) -> None:
             f"the {_which(view)} compiler did not finish ({error}); the CPU compiler's plan stays"
         )
         return
-    view._traced.forget(st)  # (the stand-in, should it have been cached after the TPU's came)
+    traced: Any = view._traced  # a PlanTraced (attach took it)
+    traced.forget(st)  # (the stand-in, should it have been cached after the TPU's came)
     try:
-        res = view._traced.result(st, run=False, checked=True)
+        view._change(st, checked=True, again=True)  # the TPU's result, from its cache
     except ValueError as e:  # e.g. does not fit in HBM: the TPU compiler's answer, in words
         view.error = str(e)
         return
-    if _shows(view, st):
-        view._publish(st, (res, False, None))
-        view._publish_options()
+    view._publish_options()
 
 
-def watch(view: Any) -> None:
+def watch(view: FunctionView) -> None:
     """While the view shows a CPU stand-in, refresh its badge (how long the TPU compiler has
-    worked) every few seconds."""
+    worked) every few seconds: the ticker's thread hands each refresh to the kernel's."""
     res = view._result
     started = next(iter(res.notes.get("tpu_started", ())), None) if res is not None else None
-    if started is None:
+    if res is None or started is None:
         return
-    if res.state in view._traced.tpu_over:  # the TPU's came before this stand-in was shown
-        _arrived(view, res.state, view._traced.tpu_over[res.state])
+    traced: Any = view._traced
+    if res.state in traced.tpu_over:  # the TPU's came before this stand-in was shown
+        st, error = res.state, traced.tpu_over[res.state]
+        view._later(lambda: _arrived(view, st, error))
         return
     background.ticker(
         float(started),
         lambda: view._result is res,
-        view._publish_options,
+        lambda: view._later(view._publish_options),
     )
 
 
 # ------------------------------------------------------------------ "compile with" (a plan view)
-def compile_with(view: Any) -> dict[str, Any]:
+def compile_with(view: FunctionView) -> dict[str, Any]:
     """``_trace_options``' "compile_with" of a plan view: the compiler in use and what the
     hardware preset's TPU offers (or why not, in one line); {} for a view that is not a plan."""
-    traced = view._traced
+    traced: Any = view._traced
     if not hasattr(traced, "plan_mesh") or gpu.is_gpu(traced.plan_mesh):
         return {}  # (a gpu_mesh's plan is the GPU compiler's: its note says so, no choice here)
     current = "tpu" if tpu.is_tpu(traced.plan_mesh) else "cpu"
@@ -100,11 +114,11 @@ def compile_with(view: Any) -> dict[str, Any]:
     return {"compile_with": {"current": current, "tpu": label, "why": why}}
 
 
-def switch(view: Any, compiler: str) -> None:
+def switch(view: FunctionView, compiler: str) -> None:
     """Re-plan the view's layout with ``compiler`` ("cpu": XLA's CPU compiler on an
     AbstractMesh; "tpu": the hardware preset's TPU, :func:`~shardwidget.plan.tpu.topology_for`
     the plan's size); ValueError in words, nothing changed, where that cannot be."""
-    traced = view._traced
+    traced: Any = view._traced
     if compiler not in ("cpu", "tpu") or not hasattr(traced, "plan_mesh"):
         raise ValueError(f'compile with "cpu" or "tpu" (a plan view only); got {compiler!r}')
     old = traced.plan_mesh
@@ -122,19 +136,17 @@ def switch(view: Any, compiler: str) -> None:
             chip_config_name=config, allow_split_physical_axes=True,
         )  # fmt: skip
     traced.replan(new)
-    view._shown = None  # the same layout, another compiler: compiled again
-    view._change(view._candidate({}))
+    view._change(view._candidate({}), again=True)  # the same layout, another compiler
     view._publish_options()
 
 
-def on_message(view: Any, content: dict[str, Any]) -> None:
-    """The front end's {"type": "compile_with", "compiler": "cpu" | "tpu"}: :func:`switch`,
-    a refusal said in ``error`` (never raised into the kernel)."""
-    view.busy = True
-    try:
-        switch(view, str(content.get("compiler")))
-    except Exception as e:  # the boundary: shown, the plan as it was
-        view.error = str(e) or type(e).__name__
-        view._publish_options()
-    finally:
-        view.busy = False
+def on_message(view: FunctionView, content: dict[str, Any]) -> None:
+    """The front end's {"type": "compile_with", "compiler": "cpu" | "tpu"}: :func:`switch`
+    inside the view's boundary (``busy``; a refusal said in ``error``, never raised into the
+    kernel; the plan as it was)."""
+    with view._handling():
+        try:
+            switch(view, str(content.get("compiler")))
+        except Exception:
+            view._publish_options()
+            raise

@@ -65,7 +65,7 @@ def _run() -> Any:
     return getattr(ip, "execution_count", None) if ip is not None else None
 
 
-def _held_by_user(view: ShardView[Any]) -> bool:
+def _held_by_user(view: ShardView[Any, Any]) -> bool:
     """Whether anything but the widget registry, the view's own bound methods (comm callbacks)
     and IPython's output cache references view. (No comprehension here mentions view: that
     would put it in a closure cell, one more referrer.)"""
@@ -83,7 +83,7 @@ def _held_by_user(view: ShardView[Any]) -> bool:
     return False
 
 
-def _only_cache_names(d: dict[Any, Any], view: ShardView[Any]) -> bool:
+def _only_cache_names(d: dict[Any, Any], view: ShardView[Any, Any]) -> bool:
     found = False
     for k, v in d.items():
         if v is view:
@@ -93,7 +93,7 @@ def _only_cache_names(d: dict[Any, Any], view: ShardView[Any]) -> bool:
     return found
 
 
-def register(view: ShardView[Any]) -> None:
+def register(view: ShardView[Any, Any]) -> None:
     """Record view, and close views made at the same place by an earlier run that nobody uses
     (see the module's doc). Without a kernel (a script, a test) nothing can display a view, so
     the widget and comm registries let go of it at once: it is freed with its last reference."""

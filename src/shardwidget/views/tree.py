@@ -34,9 +34,10 @@ from ..render import tree as tree_render
 from ..render.picture import array_svg
 from ..render.tree import tree_svg
 from .array_path import layout_wire
-from .base import InvalidValue, ShardView, refuse_unknown
+from .base import ShardView, refuse_unknown
+from .boundary import InvalidValue
 from .cost import CostMixin, HardwareName
-from .tree_path import TreePath, TreeState, leaf_dims, pick_leaf
+from .tree_path import Computed, TreePath, TreeState, leaf_dims, pick_leaf
 
 if TYPE_CHECKING:
     from ..export.page import ExportReport
@@ -63,7 +64,7 @@ def is_tree(obj: Any) -> bool:
     return isinstance(obj, jax.ShapeDtypeStruct) or tree_input.is_container(obj)
 
 
-class TreeView(CostMixin, ShardView[TreeState]):
+class TreeView(CostMixin, ShardView[TreeState, Computed]):
     """Live view of a whole pytree's layout: every array leaf with its spec and bytes per
     device, memory per device by top-level group, and partition rules that re-lay it out.
 
@@ -151,7 +152,7 @@ class TreeView(CostMixin, ShardView[TreeState]):
     _options: Any = traitlets.Dict().tag(sync=True)
     """wire.Options: the selected leaf's, for the embedded grid. Python → JS."""
 
-    def __init__(self, tree: Any, /, *args: Any, **kwargs: Any) -> None:
+    def _build(self, tree: Any, /, *args: Any, **kwargs: Any) -> None:
         if args:
             raise TypeError(f"ShardView(tree) takes one tree; got {len(args)} more argument(s)")
         refuse_unknown("ShardView(tree)", kwargs, INIT_KWARGS)
@@ -182,7 +183,7 @@ class TreeView(CostMixin, ShardView[TreeState]):
         self._applied = rules_mod.Applied(leaves, ("",) * len(leaves))
         self._shown_leaf: tuple[int, Layout] | None = None  # the leaf in _layout / _stats
         self._leaf_summary: tuple[int, Layout, Summary] | None = None
-        super().__init__()
+        self._open()
         hw = hw_mod.hardware(kwargs.get("hardware", hw_mod.preset_for(mesh, "h100")))
         if hw.name not in hw_mod.names():
             hw_mod.register(hw)  # a Hardware of the user's own: findable by its name
@@ -330,7 +331,7 @@ class TreeView(CostMixin, ShardView[TreeState]):
     def _is_shown(self, st: TreeState) -> bool:
         return bool(st == self._shown) and st.text == self.rules_text
 
-    def _publish(self, st: TreeState, result: Any) -> None:
+    def _publish(self, st: TreeState, result: Computed) -> None:
         self._mesh, self._applied = result
         self._path.forget()
         self._shown = st
@@ -347,14 +348,6 @@ class TreeView(CostMixin, ShardView[TreeState]):
 
     def _n_devices(self) -> int:
         return self._path.n_devices()
-
-    @traitlets.validate(*STATE_TRAITS)
-    def _validate_tree_state(self, proposal: Bunch) -> Any:
-        return self._validate_state(proposal)
-
-    @traitlets.observe(*STATE_TRAITS)
-    def _on_tree_trait(self, change: Bunch) -> None:
-        self._on_state_trait(change)
 
     @traitlets.validate("selected")
     def _validate_selected(self, proposal: Bunch) -> Any:

@@ -1,7 +1,8 @@
 """The "why" panel's messages: the front end asks why collective i is there (``{"type": "why",
 "index": i}``), for the layouts that remove it (``"fixes": true``, one compile each), or to apply
 one (``"apply": k``, a layout change that undo restores); the view answers with a
-:class:`WhyMsg`. Built from the view's public API (``trace``, ``fixes``, ``apply_fix``).
+:class:`WhyMsg`. Only the message's shape and its parse are here: the view computes the answer
+(:mod:`shardwidget.views.why`, inside its request boundary).
 """
 
 from __future__ import annotations
@@ -67,39 +68,26 @@ def _place(p: Any) -> PlaceWire:
     }
 
 
-def answer(view: Any, req: tuple[int, bool, int]) -> WhyMsg:
-    """The view's answer: the cause of collective i, its fixes when asked (or after applying
-    fix k: the view shows that layout then); a failure said in ``error``."""
-    i, want_fixes, k = req
-    msg: WhyMsg = {
+def empty(i: int) -> WhyMsg:
+    """The answer to a "why" request about collective i before anything is known."""
+    return {
         "type": "why", "index": i, "ok": False, "error": "", "text": "", "known": False,
         "checked": "", "op": "", "inputs": [], "outputs": [], "constraints": [], "fixes": None,
         "applied": -1,
     }  # fmt: skip
-    try:
-        res = view.trace
-        if res is None or not 0 <= i < len(res.collectives):
-            raise ValueError(f"collective {i} is not in the layout shown")
-        cause = res.collectives[i].cause
-        if cause is None:
-            raise ValueError("no explanation was asked for in this compile")
-        msg["text"], msg["known"], msg["checked"] = cause.text, cause.known, cause.checked
-        msg["op"] = cause.op.where if cause.op is not None else ""
-        msg["inputs"] = [_place(p) for p in cause.inputs]
-        msg["outputs"] = [_place(p) for p in cause.outputs]
-        msg["constraints"] = [_place(p) for p in cause.constraints]
-        if k >= 0:
-            view.apply_fix(i, k)
-            msg["applied"] = k
-        elif want_fixes:
-            msg["fixes"] = [_fix(f) for f in view.fixes(i)]
-        msg["ok"] = True
-    except ValueError as e:  # refused in words, nothing changed
-        msg["error"] = str(e)
-    return msg
 
 
-def _fix(f: Any) -> FixWire:
+def with_cause(msg: WhyMsg, cause: Any) -> None:
+    """Write a collective's cause (a ``trace`` cause record) into msg, in place."""
+    msg["text"], msg["known"], msg["checked"] = cause.text, cause.known, cause.checked
+    msg["op"] = cause.op.where if cause.op is not None else ""
+    msg["inputs"] = [_place(p) for p in cause.inputs]
+    msg["outputs"] = [_place(p) for p in cause.outputs]
+    msg["constraints"] = [_place(p) for p in cause.constraints]
+
+
+def fix(f: Any) -> FixWire:
+    """One of ``view.fixes(i)`` as the panel lists it."""
     return {
         "what": f.what,
         "removes": bool(f.removes),

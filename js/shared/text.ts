@@ -16,7 +16,8 @@ function scaled(n: number, base: number, units: number): [string | null, number]
     u++;
   }
   if (u === 0) return [null, 0];
-  return [trimZeros(v.toFixed(v >= 100 ? 0 : v >= 10 ? 1 : 2)), u];
+  const a = Math.abs(v); // 3 significant digits whatever the sign, as Python's fmt_bytes
+  return [trimZeros(v.toFixed(a >= 100 ? 0 : a >= 10 ? 1 : 2)), u];
 }
 
 const BYTE_UNITS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];

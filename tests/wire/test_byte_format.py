@@ -10,6 +10,7 @@ and vitest (js/tests/wire/bytes.test.ts) checks formatBytes against it.
 from __future__ import annotations
 
 import json
+import math
 import os
 import pathlib
 import random
@@ -53,3 +54,9 @@ def test_known_answers() -> None:
     assert fmt_bytes(-1536) == "-1.5 KiB"
     assert fmt_bytes(-10496) == "-10.3 KiB"  # 3 significant digits whatever the sign
     assert fmt_bytes(1023) == "1023 B"
+    # not finite: the spelling formatBytes gives (String(n) in JavaScript), no exception
+    assert [fmt_bytes(v) for v in (math.inf, -math.inf, math.nan)] == [
+        "Infinity",
+        "-Infinity",
+        "NaN",
+    ]

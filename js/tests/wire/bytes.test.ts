@@ -18,4 +18,8 @@ describe("formatBytes agrees with Python's fmt_bytes", () => {
     const differ = table.filter(([n, text]) => formatBytes(n) !== text);
     expect(differ.map(([n, text]) => [n, text, formatBytes(n)])).toEqual([]);
   });
+
+  it("not finite (JSON cannot carry these): the text tests/wire/test_byte_format.py asserts", () => {
+    expect([Infinity, -Infinity, NaN].map(formatBytes)).toEqual(["Infinity", "-Infinity", "NaN"]);
+  });
 });

@@ -1,6 +1,7 @@
 """Units as the kernel and the widget write them: one byte formatter for every line and table.
 Pure: no JAX, no widget code."""
 
+import math
 from decimal import ROUND_HALF_UP, Decimal
 
 _BYTE_UNITS = (
@@ -16,6 +17,8 @@ def fmt_bytes(n: float) -> str:
     """The one byte formatter: "512 B", "1.5 KiB", "1.23 MiB", "120 MiB" (binary units up to PiB;
     3 significant digits, at most 2 decimals, no trailing zeros: the renderer's formatBytes in
     js/shared/text.ts, pinned by js/tests/wire/bytes.gen.json)."""
+    if not math.isfinite(n):  # formatBytes writes String(n); Decimal cannot round these
+        return "NaN" if math.isnan(n) else ("Infinity" if n > 0 else "-Infinity")
     for unit, size in _BYTE_UNITS:
         if abs(n) >= size:
             v = n / size

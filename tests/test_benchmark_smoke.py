@@ -136,6 +136,16 @@ def test_why_cost_benchmark_smoke() -> None:
     assert re.search(r"a fix .* median \d+\.\d\dx", out), out
 
 
+def test_boundary_benchmark_counts_few_crossings_per_spec_change() -> None:
+    """One ``view.spec = ...`` reads its new sharding through the adapter's one record
+    (issue 34 item 3: nine crossings into shardwidget._jax before, four after)."""
+    out = run_benchmark("boundary.py", "--devices", "8", "--size", "64")
+    m = re.search(r"^crossings into shardwidget\._jax: (\d+)$", out, re.M)
+    assert m, out
+    assert 1 <= int(m.group(1)) <= 5, out
+    assert "record_of 1" in out, out
+
+
 @pytest.mark.slow
 def test_peak_cost_benchmark_smoke() -> None:
     if OLD_JAX:  # XLA:CPU writes no live-range report before jaxlib 0.10: no peak to time

@@ -131,7 +131,7 @@ def test_invalid_choices_are_explained_and_keep_the_view(page, tmp_path, arr):
     page.fill("[data-key=name-1]", "x")
     page.press("[data-key=name-1]", "Enter")
     assert page.get_attribute("[data-key=name-1]", "aria-invalid") == "true"
-    assert "x" in (page.get_attribute("[data-key=name-1]", "title") or "")
+    assert '"x" is already used' in (page.get_attribute("[data-key=name-1]", "title") or "")
     shown = page.inner_text(".sw-axis-row .sw-field-msg >> nth=1")
     assert shown == page.get_attribute("[data-key=name-1]", "title")  # in words, not only a tooltip
     assert page.evaluate("window.__sent.length") == 0

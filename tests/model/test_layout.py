@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from shardwidget._jax.record import indices_of, record_of
 from shardwidget.model import mesh as mesh_mod
 from shardwidget.model import spec as spec_mod
 from shardwidget.model.layout import layout_of
@@ -172,23 +173,36 @@ def test_spec_roundtrip_through_jax():
     assert spec_mod.to_partition_spec(norm) == s.spec
 
 
+def _named(sharding, shape):
+    """The numpy path: blocks from the record's mesh and spec alone."""
+    from shardwidget.model import layout as L
+
+    rec = record_of(sharding, shape)
+    return L.named_geometry(L.info_of(rec.mesh), rec.spec, shape)
+
+
+def _generic(sharding, shape):
+    """The other path: blocks from JAX's devices_indices_map, as the record carries it."""
+    from shardwidget.model import layout as L
+
+    return L.generic_geometry(indices_of(sharding, shape))
+
+
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(layouts())
 def test_named_geometry_equals_devices_indices_map(case):
     """The NamedSharding fast path (numpy over mesh coordinates) gives exactly the blocks,
     holders (in replica order) and device map that devices_indices_map gives."""
-    from shardwidget.model import layout as L
 
     st_, shape = case
     mesh = mesh_mod.build_mesh(st_.mesh_shape, st_.axis_names, st_.axis_types)
     sharding = build_sharding(st_, mesh)
-    fast = L._named_geometry(sharding, shape)
+    fast = _named(sharding, shape)
     assert fast is not None
-    assert fast == L._generic_geometry(sharding, shape)
+    assert fast == _generic(sharding, shape)
 
 
 def test_named_geometry_in_another_device_order_and_0d():
-    from shardwidget.model import layout as L
 
     devs = np.array(jax.devices())[[3, 1, 7, 5, 0, 2, 6, 4]].reshape(2, 4)
     mesh = jax.sharding.Mesh(devs, ("x", "y"))
@@ -199,7 +213,7 @@ def test_named_geometry_in_another_device_order_and_0d():
         (P(None, "x"), (3, 4)),
     ]:
         sharding = jax.sharding.NamedSharding(mesh, spec)
-        assert L._named_geometry(sharding, shape) == L._generic_geometry(sharding, shape)
+        assert _named(sharding, shape) == _generic(sharding, shape)
 
 
 def _jax_blocks_in_replica_order(arr):
@@ -250,7 +264,6 @@ def test_size_0_geometry_equals_jax(case, shuffled):
     index there): blocks, holders in replica-id order and the device map equal
     devices_indices_map and addressable_shards, on both geometry paths and in any device
     order (issue 23, defect 2: the view listed one block per device)."""
-    from shardwidget.model import layout as L
 
     st_, shape = case
     mesh = mesh_mod.build_mesh(st_.mesh_shape, st_.axis_names, st_.axis_types)
@@ -262,7 +275,7 @@ def test_size_0_geometry_equals_jax(case, shuffled):
     lay = check_against_jax(arr)
     distinct = {_norm(i, shape) for i in sharding.devices_indices_map(shape).values()}
     assert len(lay.blocks) == len(distinct)
-    assert L._named_geometry(sharding, shape) == L._generic_geometry(sharding, shape)
+    assert _named(sharding, shape) == _generic(sharding, shape)
 
 
 @pytest.mark.parametrize(

@@ -170,12 +170,20 @@ def test_array_case(name: str) -> None:
     assert v.error == "", v.error
     if not isinstance(a, jax.Array):
         a = v.array  # placed on the default device, as the view says
-    assert "ShardView" in repr(v) or repr(v)
+    # the text names as many distinct blocks as JAX's devices_indices_map has
+    distinct = len(set(_index_map(a.sharding, a.shape).values()))
+    text = repr(v)
+    assert text.startswith("ShardView "), text
+    assert f"{distinct} block{'s' if distinct != 1 else ''} of shape" in text, text
     assert "<svg" in v.to_svg()
-    assert v._static_html() and v.snapshot() is not None
+    # the picture without script (snapshot, notebook picture): one image area per block it
+    # draws, all of them up to 2 dimensions (a higher rank draws the blocks of one 2-d slice)
+    areas = v._static_html().count("<area")
+    assert areas == distinct if np.ndim(a) <= 2 else 1 <= areas <= distinct
+    assert v.snapshot()._repr_html_().count("<area") == areas
     got = {d: b.index for b in v.layout.blocks for d in b.devices}
     assert got == _index_map(a.sharding, a.shape)
-    assert v.transfer is not None
+    assert v.transfer.total == 0  # the array's own layout is shown: nothing moves
     ns: dict[str, Any] = {"x": _host(a) if not _is_key(a) else a}
     exec(v.code, ns)  # the snippet reproduces the layout shown
     assert _index_map(ns["x"].sharding, a.shape) == _index_map(v.array.sharding, a.shape)

@@ -138,3 +138,34 @@ def test_logical_rules_edited_as_text(model, mesh):
     emb = view.leaf("['embed']['embedding'].value")
     want = linen_spmd.logical_to_mesh_sharding(P("vocab", "embed"), mesh, view.logical_rules)
     assert emb.sharding.is_equivalent_to(want, 2) and emb.spec == P("data", "model")
+
+
+def test_the_readme_s_flax_setting_is_what_making_an_annotated_model_needs():
+    """The README's note (issue 38 item 10): on this flax, an ``nnx.with_partitioning`` model made
+    without a mesh in context is refused unless ``flax_always_shard_variable`` is False; with the
+    README's line it is made, and the view lays it out by rules."""
+    import pathlib
+
+    import flax
+
+    readme = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert 'flax.config.update("flax_always_shard_variable", False)' in readme
+
+    def make():
+        init = nnx.with_partitioning(nnx.initializers.lecun_normal(), ("embed", "mlp"))
+        return nnx.Linear(16, 32, kernel_init=init, rngs=nnx.Rngs(0))
+
+    before = flax.config.flax_always_shard_variable
+    try:
+        flax.config.update("flax_always_shard_variable", True)
+        if tuple(int(v) for v in flax.__version__.split(".")[:2]) >= (0, 12):
+            with pytest.raises(ValueError, match="auto mesh context"):  # flax's own words
+                make()
+        flax.config.update("flax_always_shard_variable", False)
+        lin = make()
+    finally:
+        flax.config.update("flax_always_shard_variable", before)
+    mesh = jax.make_mesh((4, 2), ("data", "model"), axis_types=(AxisType.Explicit,) * 2)
+    view = ShardView(nnx.state(lin), mesh=mesh, logical_rules=[("embed", "data"), ("mlp", "model")])
+    leaf = next(lf for lf in view.leaves if "kernel" in lf.path)
+    assert leaf.spec == P("data", "model")

@@ -195,12 +195,12 @@ def test_collectives_that_exist_for_a_given_output_layout_name_that_output(where
         assert sum(plain_kinds(matmul, x, w).values()) < sum(plain.values())
 
 
-def _plain_with(f, args, state) -> Counter:
+def _plain_with(f, args, state, mesh=M) -> Counter:
     """The collectives of plain jax.jit(f) with the inputs laid out as a fix's state says."""
     from shardwidget.model import spec as spec_mod
 
     laid = [
-        jax.device_put(a, NamedSharding(M, spec_mod.to_partition_spec(s)))
+        jax.device_put(a, NamedSharding(mesh, spec_mod.to_partition_spec(s)))
         for a, s in zip(args, state.in_specs, strict=True)
     ]
     return plain_kinds(f, *laid)
@@ -229,3 +229,30 @@ def test_a_fix_exists_for_each_input_that_reaches_the_collective_and_plain_jax_a
     for fx in fixes:  # each fix that says it removes the all-reduce: plain JAX agrees
         assert _plain_with(f, args, fx.state)["all-reduce"] < before["all-reduce"], fx.what
         assert "peak" in fx.memory  # what it costs in memory
+
+
+EXPLICIT = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
+
+
+@pytest.mark.parametrize("case", ["sum of squares", "mean"])
+def test_explicit_axes_result_types_are_named_as_jax_s_with_the_input_and_a_fix(case):
+    def f(x):
+        return jnp.sum(x * x, axis=0) if case == "sum of squares" else jnp.mean(x, axis=0)
+
+    x = jax.device_put(jnp.ones((16, 32)), NamedSharding(EXPLICIT, P("x", "y")))
+    view = sw.ShardView(f, x)
+    before = plain_kinds(f, x)
+    assert Counter(c.kind for c in view.trace.collectives) == before
+    assert view.trace.collectives
+    if MISSING:
+        pytest.skip(MISSING)
+    for i, c in enumerate(view.trace.collectives):
+        k = c.cause
+        assert k.known, k.text
+        assert "by the constraint on" not in k.text  # the user wrote no constraint
+        assert all(p.label.startswith("JAX's type for the result of") for p in k.constraints)
+        assert "x" in {p.label for p in k.inputs}
+        fixes = [fx for fx in view.fixes(i) if fx.removes and not fx.error]
+        assert fixes
+        for fx in fixes:
+            assert _plain_with(f, [x], fx.state, EXPLICIT)[c.kind] < before[c.kind], fx.what

@@ -1,10 +1,12 @@
-"""Shard geometry of an array, read from its Sharding. Imports JAX, never widget code.
+"""Shard geometry of an array, read from the adapter's record of its sharding
+(:class:`~shardwidget._jax.record.ShardingRecord`, made once where the sharding enters). No
+widget code.
 
-Everything here comes from ``sharding.devices_indices_map(shape)``, which covers every device of
-the sharding, addressable or not, so multi-process arrays are described whole; a NamedSharding's
-from its mesh and spec with numpy (the same blocks, checked in tests/model/test_layout.py). A
-NamedSharding on an AbstractMesh (a plan) takes that path only: its devices are the mesh's
-positions 0…N-1 (:func:`positions`).
+The blocks come from ``sharding.devices_indices_map(shape)`` as the record carries it, which
+covers every device of the sharding, addressable or not, so multi-process arrays are described
+whole; a NamedSharding's from its mesh and spec with numpy (the same blocks, checked in
+tests/model/test_layout.py and tests/test_sharding_record.py). A NamedSharding on an
+AbstractMesh (a plan) takes that path only: its devices are the mesh's positions 0…N-1.
 """
 
 from __future__ import annotations
@@ -16,34 +18,16 @@ from typing import Any, TypeVar
 
 import jax
 import numpy as np
-from jax.sharding import NamedSharding
 
 from .. import _jax
-from .._jax import spec_entries
+from .._jax.record import DeviceInfo, MeshRecord, ShardingRecord, mesh_record, record_of
 from . import gspmd
-from . import mesh as mesh_mod
 from . import spec as spec_mod
+
+__all__ = ["Block", "DeviceInfo", "Layout", "MeshInfo", "layout_of", "layout_of_sharding"]
 
 Index = tuple[tuple[int, int], ...]
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class DeviceInfo:
-    """One device as the views show it.
-
-    Attributes:
-        id: the device id; platform: "cpu", "gpu", "tpu"; kind: the device kind ("TPU v4");
-        process_index: the process that owns it; coords: its position in the physical
-        topology (TPU), else None; core_on_chip: its core on a multi-core chip, else None.
-    """
-
-    id: int
-    platform: str
-    kind: str
-    process_index: int
-    coords: tuple[int, ...] | None = None
-    core_on_chip: int | None = None
 
 
 @dataclass(frozen=True)
@@ -80,6 +64,8 @@ class MeshInfo:
     axis_types: tuple[str, ...]
     """"auto" or "explicit" (or "manual") per axis."""
     device_ids: tuple[int, ...]  # mesh order, row-major
+    pmap_axis: str | None = None
+    """The axis pmap named for the user (JAX's internal name), else None."""
 
     @property
     def axes(self) -> dict[str, int]:
@@ -245,22 +231,6 @@ class Layout:
         return spec_mod.to_text(self.spec, self.unreduced, self.reduced)
 
 
-@lru_cache(maxsize=1 << 16)
-def _device_info(d: Any) -> DeviceInfo:
-    """DeviceInfo of a jax device (cached: a process's devices never change, and every new
-    layout of thousands of devices asks for all of them)."""
-    coords = getattr(d, "coords", None)
-    core = getattr(d, "core_on_chip", None)
-    return DeviceInfo(
-        id=int(d.id),
-        platform=str(d.platform),
-        kind=str(getattr(d, "device_kind", d.platform)),
-        process_index=int(getattr(d, "process_index", 0)),
-        coords=tuple(int(c) for c in coords) if coords is not None else None,
-        core_on_chip=int(core) if core is not None else None,
-    )
-
-
 def dtype_name(dtype: Any) -> str:
     """A dtype's name as the views and pictures write it ("float32", "bfloat16", "int4"; a PRNG
     key dtype as JAX prints it, "key<fry>"; float0 by name)."""
@@ -298,72 +268,22 @@ def itemsize_bits_of(dtype: Any) -> int:
 
 def mesh_info(mesh: Any) -> MeshInfo:
     """A jax Mesh as MeshInfo (an AbstractMesh: its positions 0…N-1 as device ids)."""
+    return info_of(mesh_record(mesh))
+
+
+def info_of(mesh: MeshRecord) -> MeshInfo:
+    """The MeshInfo of the adapter's record of a mesh."""
     return MeshInfo(
-        axis_names=tuple(str(a) for a in mesh.axis_names),
-        axis_sizes=mesh_mod.mesh_sizes(mesh),
-        axis_types=tuple(mesh_mod.mesh_axis_types(mesh)),
-        device_ids=mesh_mod.mesh_ids(mesh),
+        mesh.axis_names, mesh.axis_sizes, mesh.axis_types, mesh.device_ids, mesh.pmap_axis
     )
-
-
-@lru_cache(maxsize=8)
-def positions(n: int) -> tuple[DeviceInfo, ...]:
-    """The devices of a plan (an AbstractMesh of n positions): position i as device id i."""
-    return tuple(DeviceInfo(i, "planned", "position", process_index=0) for i in range(n))
-
-
-@lru_cache(maxsize=8)
-def planned_devices(mesh: Any) -> tuple[DeviceInfo, ...]:
-    """The devices of a plan: its positions (:func:`positions`), with each position's chip
-    coordinates and core where the mesh stands for a TPU topology (``shardwidget.tpu_mesh``:
-    its abstract device carries them; the slice, on several slices, as a fourth coordinate),
-    or each GPU's place where it stands for GPUs (``shardwidget.gpu_mesh``: (GPU on its host,
-    host) and the slice on several; the process is the host's, as the CUDA plugin numbers
-    them)."""
-    device = getattr(mesh, "abstract_device", None)
-    where = getattr(device, "positions", ())
-    n = int(mesh.size)
-    if len(where) != n:
-        return positions(n)
-    slices = len({s for _, _, s in where}) > 1
-    kind = str(getattr(device, "device_kind", "TPU"))
-    if getattr(device, "platform", "") == "cuda":
-        hosts = 1 + max(int(c[1]) for c, _, _ in where)
-        return tuple(
-            DeviceInfo(i, "gpu", kind, s * hosts + c[1], (c[0], c[1], s) if slices else c[:2])
-            for i, (c, _, s) in enumerate(where)
-        )
-    return tuple(
-        DeviceInfo(i, "tpu", kind, 0, (*c, s) if slices else tuple(c), core)
-        for i, (c, core, s) in enumerate(where)
-    )
-
-
-def _norm_index(idx: tuple[slice, ...], shape: tuple[int, ...]) -> Index:
-    out = []
-    for s, n in zip(idx, shape, strict=True):
-        start, stop, step = s.indices(n)
-        if step != 1:  # never produced by JAX shardings today
-            raise ValueError(f"strided shard index {s} is not supported")
-        out.append((start, stop))
-    return tuple(out)
 
 
 Geometry = tuple[tuple[Block, ...], dict[int, int]]  # blocks, device id -> block number
 
 
-@lru_cache(maxsize=64)
-def _geometry(sharding: Any, shape: tuple[int, ...]) -> Geometry:
-    if isinstance(sharding, NamedSharding):
-        fast = _named_geometry(sharding, shape)
-        if fast is not None:
-            return fast
-        if mesh_mod.is_planned(sharding.mesh):  # no devices_indices_map without devices
-            raise ValueError(f"{sharding.spec} cannot lay out shape {shape} on {sharding.mesh}")
-    return _generic_geometry(sharding, shape)
-
-
-def _named_geometry(sharding: Any, shape: tuple[int, ...]) -> Geometry | None:
+def named_geometry(
+    mesh: MeshInfo, spec: tuple[tuple[str, ...], ...], shape: tuple[int, ...]
+) -> Geometry | None:
     """The geometry of a NamedSharding from its mesh and spec, with numpy: what
     _generic_geometry reads from devices_indices_map, without a Python step per device (4096
     devices: ~45 -> ~10 ms, on the path of every new layout). Dimension d is cut into the
@@ -373,22 +293,19 @@ def _named_geometry(sharding: Any, shape: tuple[int, ...]) -> Geometry | None:
     than the shape. A size-0 dimension is not cut at all: JAX gives every device the same
     empty index there, so the devices that differ only along its axes hold one block.
     tests/model/test_layout.py checks both paths agree."""
-    spec = tuple(sharding.spec)
     if len(spec) > len(shape):
         return None
-    mesh = sharding.mesh
     names = list(mesh.axis_names)
-    sizes = mesh_mod.mesh_sizes(mesh)
+    sizes = mesh.axis_sizes
     coords = np.indices(sizes).reshape(len(sizes), -1)
     cuts: list[int] = []
     block_of_dim: list[np.ndarray] = []
     for d, n in enumerate(shape):
-        entry = spec[d] if d < len(spec) else None
-        axes = () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
+        axes = spec[d] if d < len(spec) else ()
         k = np.zeros(coords.shape[1], np.int64)
         cut = 1
         for a in axes:
-            if not isinstance(a, str) or a not in names:
+            if a not in names:
                 return None
             if n == 0:  # every cut of a size-0 dimension is the same (0, 0): one block
                 continue
@@ -404,7 +321,7 @@ def _named_geometry(sharding: Any, shape: tuple[int, ...]) -> Geometry | None:
         if shape
         else np.zeros(coords.shape[1], np.int64)
     )
-    ids = np.array(mesh_mod.mesh_ids(mesh), np.int64)
+    ids = np.array(mesh.device_ids, np.int64)
     order = np.argsort(flat, kind="stable")  # by block (row-major), holders in mesh order
     used, first = np.unique(flat[order], return_index=True)
     held = ids[order].tolist()
@@ -424,11 +341,12 @@ def _named_geometry(sharding: Any, shape: tuple[int, ...]) -> Geometry | None:
     return blocks, dict(zip(held, numbers, strict=True))
 
 
-def _generic_geometry(sharding: Any, shape: tuple[int, ...]) -> Geometry:
-    """The geometry of any sharding, from ``devices_indices_map``."""
+def generic_geometry(indices: tuple[tuple[int, Index], ...]) -> Geometry:
+    """The geometry of any sharding, from its record's (device id, block) pairs (JAX's
+    ``devices_indices_map``, in its order)."""
     groups: dict[Index, list[int]] = {}
-    for dev, idx in sharding.devices_indices_map(shape).items():
-        groups.setdefault(_norm_index(idx, shape), []).append(int(dev.id))
+    for dev, idx in indices:
+        groups.setdefault(idx, []).append(dev)
     # Row-major order of block starts: the order a person reads the array in. Blocks that
     # start together end together (equal shard shapes), so the index tuples themselves sort
     # the same way, without a key function (4096 blocks: a fifth of the time).
@@ -440,46 +358,58 @@ def _generic_geometry(sharding: Any, shape: tuple[int, ...]) -> Geometry:
 
 @lru_cache(maxsize=64)
 def layout_of_sharding(sharding: Any, shape: tuple[int, ...], dtype: Any) -> Layout:
-    """Layout of an array with this sharding, shape and dtype (cached)."""
-    mesh = spec = None
-    unreduced: tuple[str, ...] = ()
-    reduced: tuple[str, ...] = ()
-    geometry = sharding
-    typeof_sets: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
-    if isinstance(sharding, NamedSharding):
-        mesh = mesh_info(sharding.mesh)
-        spec = spec_mod.normalize(spec_entries(sharding.spec), len(shape))
-        unreduced = spec_mod.unreduced_of(sharding.spec, mesh.axis_names)
-        reduced = spec_mod.reduced_of(sharding.spec, mesh.axis_names)
-        typeof_sets = (
-            _jax.typeof_axes(getattr(sharding.spec, "unreduced", ()), unreduced),
-            _jax.typeof_axes(getattr(sharding.spec, "reduced", ()), reduced),
-        )
-        geometry = spec_mod.partitions_only(sharding)
-    elif (named := gspmd.named_equivalent(sharding, shape)) is not None:
-        mesh = mesh_info(named.mesh)
-        spec = spec_mod.normalize(spec_entries(named.spec), len(shape))
-    blocks, device_block = _geometry(geometry, shape)
-    if mesh is not None and mesh_mod.is_planned(getattr(sharding, "mesh", None)):
-        devices = planned_devices(sharding.mesh)
-    else:
-        devices = tuple(_device_info(d) for d in _jax.device_assignment(sharding))
+    """Layout of an array with this sharding, shape and dtype (cached): the sharding crosses
+    the JAX boundary once, as the adapter's :class:`~shardwidget._jax.record.ShardingRecord`."""
+    return layout_of_record(record_of(sharding, shape), dtype)
+
+
+def layout_of_record(rec: ShardingRecord, dtype: Any) -> Layout:
+    """The Layout of an array whose sharding the adapter read into ``rec``."""
+    shape = rec.shape
+    mesh, spec = _mesh_and_spec(rec)
+    if rec.indices is not None:
+        blocks, device_block = generic_geometry(rec.indices)
+    else:  # a mesh and spec numpy lays out (the adapter checked), or a plan's
+        assert (
+            rec.mesh is not None and rec.spec is not None
+        )  # (the adapter reads no indices only then)
+        found = named_geometry(info_of(rec.mesh), rec.spec, shape)
+        if found is None:  # a plan's spec that does not fit: no devices_indices_map to ask
+            raise ValueError(
+                f"{spec_mod.to_text(rec.spec)} cannot lay out shape {shape} on "
+                f"AbstractMesh {rec.mesh.axis_sizes} {rec.mesh.axis_names}"
+            )
+        blocks, device_block = found
+    named = rec.sharding_type == "NamedSharding"
     return Layout(
         shape=shape,
         dtype=dtype_name(dtype),
         itemsize=itemsize_of(dtype),
         itemsize_bits=itemsize_bits_of(dtype),
-        sharding_type=type(sharding).__name__,
-        memory_kind=str(sharding.memory_kind or "device"),
+        sharding_type=rec.sharding_type,
+        memory_kind=rec.memory_kind,
         mesh=mesh,
         spec=spec,
         blocks=blocks,
-        devices=devices,
+        devices=rec.devices,
         device_block=device_block,
-        unreduced=unreduced,
-        reduced=reduced,
-        typeof_sets=typeof_sets,
+        unreduced=rec.unreduced if named else (),
+        reduced=rec.reduced if named else (),
+        typeof_sets=rec.typeof_sets if named else ((), ()),
     )
+
+
+def _mesh_and_spec(rec: ShardingRecord) -> tuple[MeshInfo | None, spec_mod.NormSpec | None]:
+    """The mesh and normalized spec that describe the record's layout: a NamedSharding's own;
+    for a GSPMD or pmap sharding, the ones its tile assignment (or pmap's mesh) gives where
+    they put the same blocks on the same devices (:mod:`.gspmd`); else (None, None)."""
+    if rec.sharding_type == "NamedSharding" and rec.mesh is not None and rec.spec is not None:
+        return info_of(rec.mesh), spec_mod.normalize(rec.spec, len(rec.shape))
+    found = gspmd.equivalent(rec)
+    if found is None:
+        return None, None
+    mesh, entries = found
+    return info_of(mesh), spec_mod.normalize(entries, len(rec.shape))
 
 
 def layout_of(arr: Any) -> Layout:

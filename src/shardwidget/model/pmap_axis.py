@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from .. import _jax
 from . import spec as spec_mod
 from .layout import Layout
 
@@ -23,9 +22,10 @@ def relabel(lay: Layout) -> Layout:
     """lay with pmap's internal axis name replaced by LABEL (unchanged without it)."""
     if lay.mesh is None:
         return lay
-    unnamed = _jax.unnamed_pmap_axis(lay.mesh.axis_names)
+    unnamed = lay.mesh.pmap_axis  # (read by the adapter with the mesh)
     if unnamed is None:
         return lay
     names = tuple(LABEL if a == unnamed else a for a in lay.mesh.axis_names)
     spec = None if lay.spec is None else renamed(lay.spec, unnamed, LABEL)
-    return dataclasses.replace(lay, mesh=dataclasses.replace(lay.mesh, axis_names=names), spec=spec)
+    mesh = dataclasses.replace(lay.mesh, axis_names=names, pmap_axis=None)
+    return dataclasses.replace(lay, mesh=mesh, spec=spec)

@@ -32,6 +32,7 @@ from .cause_text import (
     nothing_met,
     op_word,
     unknown_text,
+    users_constraint,
 )
 
 CHECKED = "agrees with XLA's own dump of this compile"
@@ -393,6 +394,13 @@ def _from_module(
     moved = _moved_input(c, graph, mod, ctx)
     at = place_of or op
     text = describe(c.kind, at.short, _op_place(at), labels, operands, results, op, moved, ctx, mod)
+    if not inputs and c.in_leaves:  # none named by the shardings' origins: by dataflow
+        for p in c.in_leaves:
+            if p in ctx.in_paths:
+                k = list(ctx.in_paths).index(p)
+                inputs[k] = Place("input", k, p)
+        if inputs and any(not users_constraint(x) for x in _constraint_ops(constraints, mod)):
+            text += " (the input that flows into it: " + ", ".join(c.in_leaves) + ")"
     given = _given_output(op, results, mod, ctx) if not outputs else None
     if given is not None:  # replicated because the layout given to that output says so
         outputs[given.index] = given
@@ -413,6 +421,11 @@ def _from_module(
 
 
 # ------------------------------------------------------------------------------- places
+def _constraint_ops(constraints: dict[int, Place], mod: sdy.Module) -> list[sdy.Op]:
+    """The constraint ops of these places."""
+    return [o for n in constraints if (o := mod.constraints.get(f"constraint_{n}")) is not None]
+
+
 def _given_output(
     op: sdy.Op, results: Sequence[sdy.Value | None], mod: sdy.Module, ctx: Context
 ) -> Place | None:
@@ -491,9 +504,13 @@ def _input_place(idx: int, v: sdy.Value | None, ctx: Context) -> Place:
 
 
 def constraint_place(n: int, op: sdy.Op, mod: sdy.Module, ctx: Context) -> Place:
-    """Constraint N: where the user's code asked for it, and the spec asked."""
+    """Constraint N: where the user's code asked for it, and the spec asked (under Explicit
+    axes, one JAX adds for an op's result type is named as JAX's)."""
     v = mod.value(op, op.results[0]) if op.results else None
     spec = v.sharding.words() if v is not None and v.sharding is not None else ""
+    if not users_constraint(op):
+        label = f"JAX's type for the result of {op.short}"
+        return Place("constraint", n, label, spec, op.file, op.line)
     for con in ctx.constraints:
         m = re.match(r"(.*?):(\d+)(?::\d+)?$", str(getattr(con, "source", "")).split(" ")[0])
         if m and m.group(1) == op.file and int(m.group(2)) == op.line:

@@ -158,6 +158,10 @@ def _by(v: sdy.Value, mod: sdy.Module, ctx: Any) -> str:
         if kind == "constraint" and origin in mod.constraints:
             c = mod.constraints[origin]
             w = line_words(c.file, c.line)
+            if not users_constraint(c):  # Explicit axes: JAX's own, for its result's type
+                at = f" on {w}" if w else ""
+                words.append(f"by JAX's type for the result of the {op_word(c.short)}{at}")
+                continue
             words.append(f"by the constraint on {w}" if w else "by a constraint")
         elif kind == "output" and n is not None and n < len(ctx.out_paths):
             words.append(f"by the out_shardings of {ctx.out_paths[n]}")
@@ -166,6 +170,16 @@ def _by(v: sdy.Value, mod: sdy.Module, ctx: Any) -> str:
         elif kind == "shard_map":
             words.append("by the shard_map's specs")
     return " and ".join(dict.fromkeys(words))
+
+
+USER_CONSTRAINTS = ("sharding_constraint", "reshard", "mesh_cast", "with_sharding_constraint")
+"""The primitives of the constraints a user writes; under Explicit axes JAX adds its own for
+an op's result type, named after that op ("mul", "reduce_sum")."""
+
+
+def users_constraint(op: sdy.Op) -> bool:
+    """Whether a constraint op is one the user's code wrote (not JAX's for a result's type)."""
+    return not op.name or op.short in USER_CONSTRAINTS
 
 
 def _from(v: sdy.Value, mod: sdy.Module, ctx: Any) -> str:

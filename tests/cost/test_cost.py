@@ -246,6 +246,8 @@ PRESET_NAMES = [
     "tpu7x",
     "h100",
     "a100",
+    "a100-40",
+    "h100-pcie",
     "h200",
     "b200",
     "gb200",
@@ -587,3 +589,20 @@ def test_a_re_layout_compiles_nothing_of_ours_until_its_cost_is_asked_for():
         assert v._transfer["status"] == "pending"
         kinds = [k.kind for k in v.transfer.collectives]  # read in Python: compiled
     assert c.of("<lambda>") == 1 and "all-gather" in kinds
+
+
+@pytest.mark.parametrize("gpu_name", ["a100-40", "a100-80", "h100-sxm", "h100-pcie", "h200"])
+def test_every_gpu_mesh_preset_has_speeds_that_match_its_target_config(gpu_name):
+    """Each GPU gpu_mesh knows has a speed preset (plan.estimate() needs no hardware=), whose
+    vendor HBM bandwidth agrees with XLA's target config for that GPU within 3 %."""
+    import re
+
+    from shardwidget.plan import gpu
+
+    p = gpu.preset(gpu_name)
+    assert p.hardware, gpu_name
+    hw = sw.hardware(p.hardware)
+    text = (gpu.SPECS / p.spec).read_text()
+    bw = re.search(r"memory_bandwidth:\s*(\d+)", text)
+    assert bw is not None
+    assert hw.hbm_bandwidth == pytest.approx(int(bw.group(1)), rel=0.03)

@@ -332,3 +332,26 @@ def test_a_gpu_plans_bytes_accessed_counts_every_op_not_only_the_gemms():
     est = pl.estimate()
     assert est.memory_s == pytest.approx(pl.bytes_accessed / est.hardware.hbm_bandwidth)
     assert est.memory_s > 0
+
+
+def _usable(name: str) -> int:
+    """75 % of the target config's device_memory_size, read from the shipped file itself."""
+    text = (gpu.SPECS / gpu.preset(name).spec).read_text()
+    size = re.search(r"device_memory_size:\s*(\d+)", text)
+    assert size is not None
+    return int(int(size.group(1)) * 0.75)
+
+
+@pytest.mark.parametrize("program", ["mlp", "too_big"])
+def test_the_estimate_judges_fit_by_the_plans_rule_and_figure(program):
+    """One rule, one figure: the estimate's "fits in HBM" is Plan.fits, against JAX's 75 %
+    share of the target config's memory (59.33 GiB of an H100's 79.11), not the preset's 80 GB,
+    and its text says which."""
+    mesh = gpu.gpu_mesh("h100", (1, 8), ("data", "model"))
+    f, args, specs = gpu_direct.PROGRAMS[program]
+    pl = plan(f, *args, mesh=mesh, in_specs=specs)
+    est = pl.estimate()
+    assert est.hardware.hbm_bytes == _usable("h100")
+    assert est.fits == pl.fits == (pl.memory["peak"] <= _usable("h100"))
+    assert "75% of 79.11 GiB: JAX's share" in est.fits_text
+    assert "counted from the HLO" in est.parts()[1]["formula"]

@@ -182,6 +182,12 @@ class Estimate:
     flops_source: str = ""
     """Where ``flops`` came from: "cost_analysis", "cost_analysis + N matrix custom-calls
     counted from HLO", "counted from HLO" ("" when given by the caller)."""
+    bytes_source: str = ""
+    """Where ``bytes_accessed`` came from where not XLA's cost analysis ("counted from the
+    HLO: …" on the GPU compiler), "" for the cost analysis."""
+    hbm_source: str = ""
+    """What ``fits`` judged the peak against where not the preset's HBM (a GPU plan: JAX's
+    share of the GPU's memory, as ``Plan.fits``), "" for the preset's."""
 
     @property
     def communication_s(self) -> float:
@@ -195,7 +201,8 @@ class Estimate:
             return ""
         word = "fits" if self.fits else "does not fit"
         hbm = fmt_bytes(round(self.hardware.hbm_bytes))
-        return f"{word} in HBM ({fmt_bytes(self.peak_bytes)} of {hbm})"
+        why = f": {self.hbm_source}" if self.hbm_source else ""
+        return f"{word} in HBM ({fmt_bytes(self.peak_bytes)} of {hbm}{why})"
 
     def parts(self) -> list[dict[str, Any]]:
         """One bar each (wire.EstimatePart): compute, memory, each collective, a transfer."""
@@ -216,7 +223,8 @@ class Estimate:
                 "collective": -1,
                 "formula": "bytes accessed / HBM bandwidth = "
                 f"{fmt_bytes(round(self.bytes_accessed))}"
-                f" / {self.hardware.hbm_bandwidth / 1e9:.4g} GB/s",
+                f" / {self.hardware.hbm_bandwidth / 1e9:.4g} GB/s"
+                + (f" (bytes: {self.bytes_source})" if self.bytes_source else ""),
                 "latency_s": 0.0,
             },
         ]
@@ -277,11 +285,14 @@ def estimate(
     transfer_bytes: int = 0,
     dcn_axes: Sequence[str] = (),
     flops_source: str = "",
+    bytes_source: str = "",
+    hbm_source: str = "",
 ) -> Estimate:
     """The estimate of one program's per-device numbers (module docstring); ``transfer_bytes``:
     the most bytes one device receives in a re-layout XLA compiled no collective for;
     ``dcn_axes``: mesh axes that cross slices or hosts (their collectives pay DCN latency);
-    ``flops_source``: where ``flops`` came from, in words."""
+    ``flops_source``: where ``flops`` came from, in words; ``bytes_source``, ``hbm_source``:
+    see :class:`Estimate`."""
     h = hardware(hw)
     fl, ba = float(flops or 0.0), float(bytes_accessed or 0.0)
     compute_s, memory_s = fl / h.peak_flops, ba / h.hbm_bandwidth
@@ -322,6 +333,8 @@ def estimate(
         transfer_latency_s=t_lat,
         dcn_axes=tuple(dcn_axes),
         flops_source=flops_source,
+        bytes_source=bytes_source,
+        hbm_source=hbm_source,
     )
 
 

@@ -38,6 +38,13 @@ h100     989 TF/s  80 GB      3.35 TB/s    450 GB/s      nvidia.com/en-us/data-c
 a100     312 TF/s  80 GB      2039 GB/s    300 GB/s      nvidia.com/en-us/data-center/a100 (80GB
                                                          SXM: 312 TF/s bf16 dense; NVLink 600
                                                          GB/s both directions)
+a100-40  312 TF/s  40 GB      1555 GB/s    300 GB/s      NVIDIA A100 datasheet (40GB SXM: 312
+                                                         TF/s bf16 dense, HBM2 1,555 GB/s; NVLink
+                                                         600 GB/s both directions)
+h100-pcie 756 TF/s 80 GB      2 TB/s       64 GB/s       nvidia.com/en-us/data-center/h100 (PCIe:
+                                                         1513 TF/s bf16 with sparsity, so 756
+                                                         dense; PCIe Gen5 128 GB/s both
+                                                         directions between GPUs)
 h200     989 TF/s  141 GB     4.8 TB/s     450 GB/s      nvidia.com/en-us/data-center/h200 (SXM:
                                                          H100's compute, 141 GB HBM3e at 4.8
                                                          TB/s; NVLink 900 GB/s both directions)
@@ -71,6 +78,7 @@ tpu-*    1 µs         10 µs        ICI: "How to Scale Your Model" (jax-ml.gith
                                    rounded to 10); Google publishes no per-step DCN latency
 h100     1.9 µs       10 µs        NVLink: NCCL's model (src/graph/tuning.cc, hwLat NVLink Ring
 a100, h200, b200, gb200                               LL128 = 1.9 µs per step); DCN as above
+h100-pcie 2.5 µs      10 µs        PCIe: NCCL's model (hwLat PCI Ring LL128 = 2.5 µs); DCN as above
 ======== ============ ============ =================================================================
 
 A DCN axis keeps the preset's ICI bandwidth (only the latency changes): a first-order model.
@@ -160,6 +168,13 @@ _LAT_TPU = (
 _LAT_GPU = "; latency: NVLink 1.9 µs per ring step (NCCL's LL128 hwLat), DCN 10 µs: " + _NCCL
 _TPU_LAT: dict[str, Any] = {"ici_latency": 1e-6, "dcn_latency": 10e-6}
 _GPU_LAT: dict[str, Any] = {"ici_latency": 1.9e-6, "dcn_latency": 10e-6, "link": "NVLink"}
+# H100 PCIe cards in one host talk over PCIe (an NVLink bridge joins pairs only)
+_LAT_PCIE = "; latency: PCIe 2.5 µs per ring step (NCCL's PCI LL128 hwLat), DCN 10 µs: " + _NCCL
+_PCIE_LAT: dict[str, Any] = {"ici_latency": 2.5e-6, "dcn_latency": 10e-6, "link": "PCIe"}
+_A100_SHEET = (
+    "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
+    "nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf"
+)
 PRESETS: dict[str, Hardware] = {
     h.name: h
     for h in (
@@ -197,6 +212,19 @@ PRESETS: dict[str, Hardware] = {
             "a100", 312e12, 80 * GB, 2039 * GB, 600 * GB / 2, "A100 80GB SXM",
             "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23)" + _LAT_GPU,
             **_GPU_LAT,
+        ),
+        Hardware(
+            "a100-40", 312e12, 40 * GB, 1555 * GB, 600 * GB / 2, "A100 40GB SXM",
+            _A100_SHEET + " (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, "
+            "NVLink 600 GB/s both directions; read 2026-11-28)" + _LAT_GPU,
+            **_GPU_LAT,
+        ),
+        Hardware(
+            "h100-pcie", 1513e12 / 2, 80 * GB, 2e12, 128 * GB / 2, "H100 PCIe",
+            "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with "
+            "sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both "
+            "directions, NVLink bridges join pairs only; read 2026-11-28)" + _LAT_PCIE,
+            **_PCIE_LAT,
         ),
         Hardware(
             "h200", 989e12, 141 * GB, 4.8e12, 900 * GB / 2, "H200 SXM",

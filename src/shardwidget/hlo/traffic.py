@@ -19,6 +19,9 @@ import re
 
 from .collectives import balanced, parse_shapes
 
+SOURCE = "counted from the HLO (each op's operands and result; no cost analysis)"
+"""How an estimate names bytes from :func:`bytes_accessed`."""
+
 _INSTR = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*(.*)$")
 _OP = re.compile(r"(?:^|[\s)}\]])([a-z][a-z0-9\-]*)\(")
 _HEADER = re.compile(r"^\s*(ENTRY\s+)?%?([\w.\-]+)\s.*\{\s*$")

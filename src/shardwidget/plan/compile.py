@@ -8,6 +8,7 @@ the compiled HLO (``hlo.collectives``), with device ids as positions on the plan
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from collections.abc import Callable, Sequence
@@ -19,7 +20,7 @@ import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
 from ..cost.estimate import estimate
-from ..cost.hardware import DEFAULT
+from ..cost.hardware import DEFAULT, hardware
 from ..hlo import collectives as hlo
 from ..hlo import flops as hlo_flops
 from ..hlo import peak as hlo_peak
@@ -116,13 +117,7 @@ class Plan:
         a GPU plan: its GPU's preset, and the axes that cross the network as ``dcn_axes``)."""
         mi = self.topology
         if self.compiler == "gpu" and mi is not None:
-            hw = hw or mi.gpu.hardware or None
-            if hw is None:
-                raise ValueError(
-                    f"no hardware preset has the {mi.gpu.title}'s speeds: pass hardware= "
-                    "(shardwidget.cost.hardware(name=..., ...))"
-                )
-            dcn_axes = tuple(dcn_axes) or mi.network_axes()
+            return self._gpu_estimate(hw, dcn_axes)
         return estimate(
             hw or DEFAULT,
             flops=self.flops,
@@ -131,6 +126,33 @@ class Plan:
             peak_bytes=self.memory.get("peak"),
             dcn_axes=dcn_axes,
             flops_source=self.flops_source,
+        )
+
+    def _gpu_estimate(self, hw: Any, dcn_axes: Sequence[str]) -> Any:
+        """The estimate of a GPU plan: its GPU's preset (or ``hw``), the network axes as
+        ``dcn_axes``, and "fits" judged as :attr:`fits` is: against JAX's share of the GPU's
+        memory (one rule, one figure), not the preset's HBM."""
+        mi = self.topology
+        hw = hw or mi.gpu.hardware or None
+        if hw is None:
+            raise ValueError(
+                f"no hardware preset has the {mi.gpu.title}'s speeds: pass hardware= "
+                "(shardwidget.cost.hardware(name=..., ...))"
+            )
+        h, have, source = hardware(hw), mi.usable_memory, ""
+        if have is not None:
+            h = dataclasses.replace(h, hbm_bytes=float(have))
+            source = _gpu.share_words(mi)
+        return estimate(
+            h,
+            flops=self.flops,
+            bytes_accessed=self.bytes_accessed,
+            collectives=self.collectives,
+            peak_bytes=self.memory.get("peak"),
+            dcn_axes=tuple(dcn_axes) or mi.network_axes(),
+            flops_source=self.flops_source,
+            bytes_source=hlo_traffic.SOURCE,
+            hbm_source=source,
         )
 
 

@@ -56,10 +56,10 @@ class GpuPreset:
 PRESETS: dict[str, GpuPreset] = {
     p.name: p
     for p in (
-        GpuPreset("a100-40", "a100_sxm_40.txtpb", "A100 SXM 40 GB", ""),
+        GpuPreset("a100-40", "a100_sxm_40.txtpb", "A100 SXM 40 GB", "a100-40"),
         GpuPreset("a100-80", "a100_sxm_80.txtpb", "A100 SXM 80 GB", "a100"),
         GpuPreset("h100-sxm", "h100_sxm.txtpb", "H100 SXM", "h100"),
-        GpuPreset("h100-pcie", "h100_pcie.txtpb", "H100 PCIe", ""),
+        GpuPreset("h100-pcie", "h100_pcie.txtpb", "H100 PCIe", "h100-pcie"),
         GpuPreset("h200", "h200.txtpb", "H200", "h200"),
         GpuPreset("b200", "b200.txtpb", "B200", "b200"),
         GpuPreset("gb200", "gb200.txtpb", "GB200", "gb200", nvlink_domain=72),
@@ -477,11 +477,18 @@ def memory_words(peak: int, mi: GpuMeshInfo) -> str:
     have = mi.usable_memory
     if have is None or peak <= have:
         return ""
-    total = (mi.device_memory or 0) / 2**30
     return (
         f"does not fit: needs {peak / 2**30:.2f} GiB of {have / 2**30:.2f} GiB on every GPU "
-        f"({mi.memory_fraction:.0%} of {total:.2f} GiB: JAX's share, "
-        "XLA_PYTHON_CLIENT_MEM_FRACTION)"
+        f"({share_words(mi)})"
+    )
+
+
+def share_words(mi: GpuMeshInfo) -> str:
+    """ "75 % of 79.11 GiB: JAX's share, XLA_PYTHON_CLIENT_MEM_FRACTION": what a program gets
+    of each GPU, as both ``Plan.fits`` and the estimate judge it."""
+    total = (mi.device_memory or 0) / 2**30
+    return (
+        f"{mi.memory_fraction:.0%} of {total:.2f} GiB: JAX's share, XLA_PYTHON_CLIENT_MEM_FRACTION"
     )
 
 

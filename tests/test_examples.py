@@ -130,8 +130,14 @@ def _skip_without_requirements(nb: Any, name: str) -> None:
 CELL_S = 120.0
 """A cell's budget on a quiet machine. The budget catches a hang, not slowness: it scales with
 the machine's load, and a cell that compiles at pod size gets a multiple of its quiet time."""
-QUIET_S = {("06_plan_a_pod.ipynb", "tpu-plan"): 75.0, ("06_plan_a_pod.ipynb", "tpu-overflow"): 30.0,
-           ("06_plan_a_pod.ipynb", "gpu-plan"): 30.0}  # fmt: skip
+QUIET_S = {
+    ("06_plan_a_pod.ipynb", "tpu-plan"): 75.0,
+    ("06_plan_a_pod.ipynb", "tpu-overflow"): 30.0,
+    ("06_plan_a_pod.ipynb", "gpu-plan"): 30.0,
+    # the searches stop at their own budgets (120 s, 180 s) plus their last compiles
+    ("06_plan_a_pod.ipynb", "view-search"): 150.0,
+    ("06_plan_a_pod.ipynb", "search-tpu"): 240.0,
+}
 """Seconds a long cell takes on a quiet 2-core machine (libtpu compiling a v5e-256's and a
 v6e-256's step: 31.7 s + 40.3 s, issue 38); CELL_S covers the rest."""
 HEADROOM = 6.0
@@ -437,6 +443,22 @@ def test_plan_notebook_gpu_section(kernel_env: None) -> None:
     assert "over network" in out and "estimate on H100 SXM" in out, out
     fit = _stream(_cell(nb, "gpu-fit"))
     assert "fits: False; does not fit: needs 96.13 GiB of 59.33 GiB on every GPU" in fit, fit
+
+
+@pytest.mark.slow
+def test_plan_notebook_search_section(kernel_env: None) -> None:
+    nb = _execute(EXAMPLES / "06_plan_a_pod.ipynb")
+    out = _stream(_cell(nb, "view-search"))
+    assert out.startswith(
+        "search on XLA's CPU compiler for 16 simulated devices, estimated on h100"
+    )
+    assert " beats " in out and "the largest difference is" in out, out
+    assert "jax.make_mesh(" in _stream(_cell(nb, "search-code"))
+    out = _stream(_cell(nb, "search-tpu"))
+    if not out:  # no libtpu: the TPU section above said why
+        return
+    assert out.startswith("search on the TPU compiler (libtpu "), out
+    assert "estimated on tpu-v5e" in out and "compute" in out and "ICI" in out, out
 
 
 @pytest.mark.slow

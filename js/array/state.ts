@@ -4,7 +4,7 @@ import type { QueueOptions } from "../shared/requests";
 import {
   axesToEntry,
   axisNameProblem,
-  DEFAULT_AXIS_NAMES,
+  defaultAxisNames,
   entryAxes,
   sanitizeSpec,
   specRewriteText,
@@ -54,7 +54,7 @@ export function stateKey(s: LayoutState): string {
 export function withNumAxes(s: LayoutState, k: number, options: Options): LayoutState {
   const facts = meshChoices(options, s.devices).factorizations[String(k)] ?? [];
   if (facts.length === 0 || k === s.mesh_shape.length) return cloneState(s);
-  const axis_names = axisNames(k);
+  const axis_names = defaultAxisNames(k);
   const mesh_shape = [...keepingTheSplit(s, facts, axis_names, options.shape)];
   const axis_types: AxisType[] = axis_names.map((_, i) => s.axis_types[i] ?? "auto");
   const spec = sanitizeSpec(s.spec, axis_names, mesh_shape, options.shape);
@@ -84,13 +84,6 @@ function keepingTheSplit(s: LayoutState, facts: number[][], names: string[], sha
   return best;
 }
 
-/** The names new mesh axes get (mesh.default_axis_names in Python). */
-function axisNames(k: number): string[] {
-  return k <= DEFAULT_AXIS_NAMES.length
-    ? DEFAULT_AXIS_NAMES.slice(0, k)
-    : Array.from({ length: k }, (_, i) => `a${i}`);
-}
-
 /** Lay out onto another device set: the mesh shape is kept when it has as many devices, else
  *  the first shape with as many axes over the new set (one axis when none has). */
 export function withDevices(s: LayoutState, devices: DeviceSet, options: Options): LayoutState {
@@ -104,7 +97,7 @@ export function withDevices(s: LayoutState, devices: DeviceSet, options: Options
     n.mesh_shape = [...same[same.length - 1]];
   } else {
     n.mesh_shape = [n_devices];
-    n.axis_names = axisNames(1);
+    n.axis_names = defaultAxisNames(1);
     n.axis_types = [s.axis_types[0] ?? "auto"];
   }
   n.spec = sanitizeSpec(n.spec, n.axis_names, n.mesh_shape, options.shape);

@@ -9,7 +9,7 @@ import type { AxisType, LeafInfo, SpecEntry, TraceMode, TraceOptions, TraceState
 import {
   axesToEntry,
   axisNameProblem,
-  DEFAULT_AXIS_NAMES,
+  defaultAxisNames,
   entryAxes,
   sanitizeSpec,
   specOptions,
@@ -67,7 +67,7 @@ export function withTraceNumAxes(s: TraceState, k: number, options: TraceOptions
   if (facts.length === 0 || k === s.mesh_shape.length) return cloneTraceState(s);
   const n = cloneTraceState(s);
   n.mesh_shape = [...facts[0]];
-  n.axis_names = DEFAULT_AXIS_NAMES.slice(0, k);
+  n.axis_names = defaultAxisNames(k);
   n.axis_types = n.axis_names.map((_, i): AxisType => s.axis_types[i] ?? "auto");
   return sanitizeTraceState(n, options);
 }

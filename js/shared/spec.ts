@@ -106,6 +106,14 @@ export function specOptions(
 
 export const DEFAULT_AXIS_NAMES = ["x", "y", "z", "w"];
 
+/** The names the controls give k new mesh axes: x, y, z, w, then a0..a{k-1} for more than four
+ *  (mesh.default_axis_names in Python; js/tests/wire/axis_names.gen.json pins the two). */
+export function defaultAxisNames(k: number): string[] {
+  return k <= DEFAULT_AXIS_NAMES.length
+    ? DEFAULT_AXIS_NAMES.slice(0, k)
+    : Array.from({ length: k }, (_, i) => `a${i}`);
+}
+
 /**
  * Make `spec` consistent with the mesh: entries keep only existing axes, an axis used by an
  * earlier dimension is dropped, and when the axes do not divide the dimension trailing axes are

@@ -4,7 +4,8 @@ import { FunctionView } from "../function/view";
 import { CARDS_UP_TO } from "../function/compact";
 import { hloDtype, leafCollectives } from "../function/leaf_table";
 import { function8 } from "./wire/fixtures.gen";
-import type { FunctionModel } from "../wire";
+import type { FunctionModel, TraceRequestMsg } from "../wire";
+import { flush } from "./testing";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -64,15 +65,29 @@ describe("function view: a table of leaves and one grid", () => {
     expect(card.dataset.side).toBe("out");
     expect(view.compactLeaves!.pickedCard!.leafModel!.get("_layout")).toBe(f._trace.outputs[0].layout);
     expect(el.querySelectorAll(".sw-tr-leaf").length).toBe(1);
-    expect(out.isConnected ? out : el.querySelector(".sw-tr-leafrow[data-side='out'][data-index='0']")!).toBeTruthy();
-    expect(el.querySelector(".sw-tr-leafrow-selected")!.getAttribute("data-side")).toBe("out");
+    // Exactly one row is marked picked, and it is out 0's.
+    const picked = [...el.querySelectorAll<HTMLElement>(".sw-tr-leafrow-selected")];
+    expect(picked.map((r) => [r.dataset.side, r.dataset.index])).toEqual([["out", "0"]]);
   });
 
-  it("an input's spec selectors sit on its one card and ask the kernel", () => {
-    const { el } = mountFn(withInputs(6));
+  it("an input's spec selectors sit on its one card and ask the kernel", async () => {
+    const f = withInputs(6);
+    const { el, model } = mountFn(f);
     (el.querySelector<HTMLElement>(".sw-tr-leafrow[data-side='in'][data-index='3']")!).click();
-    const sel = el.querySelector<HTMLSelectElement>(".sw-tr-leaf select[data-key^='in-3']");
-    expect(sel).not.toBeNull();
+    // The card is input 3's (p[1], P('x', 'y')): its first dimension's selector shows 'x'.
+    const card = el.querySelector<HTMLElement>(".sw-tr-leaf")!;
+    expect([card.dataset.side, card.dataset.index]).toEqual(["in", "3"]);
+    const sel = card.querySelector<HTMLSelectElement>("select[data-key='in-3-dim-0']")!;
+    expect(sel.value).toBe("x");
+    // Choosing "none" there asks the kernel for input 3 alone unsharded along that dimension.
+    sel.value = "";
+    sel.dispatchEvent(new Event("change"));
+    await flush();
+    expect(model.sent.length).toBe(1);
+    const msg = model.sent[0] as TraceRequestMsg;
+    expect(msg.type).toBe("trace_request");
+    const want = f.in_specs.map((s, i) => (i === 3 ? [null, "y"] : s));
+    expect(msg.state.in_specs).toEqual(want);
   });
 });
 

@@ -138,3 +138,13 @@ def test_scanned_layers_keep_the_stacked_dimension_out_of_the_split() -> None:
 
     got = leaves_mod.leaves(f, (ws, x))
     assert got[0].tp == ("column", 2)
+
+
+def test_a_budget_sees_every_kind_of_layout_first() -> None:
+    order = c.tried_first(c.meshes(256))
+    assert len(order) == len(list(c.meshes(256)))
+    kinds = len({tuple(m) for m in c.meshes(256)})  # 4 + 6 + 4 sets of roles
+    first = order[:kinds]
+    assert len({tuple(m) for m in first}) == kinds == 14
+    fsdp_tp = next(m for m in first if tuple(m) == ("fsdp", "tensor"))
+    assert fsdp_tp == {"fsdp": 128, "tensor": 2}  # the smallest tensor axis first

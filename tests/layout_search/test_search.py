@@ -134,3 +134,12 @@ def test_user_strategies_and_drops_say_why() -> None:
     why = {d.name: d.reason for d in s.dropped}
     assert "[0]['w1'] (shape (16, 32))" in why["too long"] and "3 entries" in why["too long"]
     assert "4 devices" in why["small"] and "8" in why["small"]
+
+
+def test_why_says_the_part_that_differs_most(found: run.Search) -> None:
+    a, b = found.results[0], found.results[-1]
+    text = found.why(0, len(found.results) - 1)
+    assert text.startswith(f"{a.name} (") and f"beats {b.name}" in text
+    keys = set(a.parts) | set(b.parts)
+    k = max(keys, key=lambda key: abs(b.parts.get(key, 0.0) - a.parts.get(key, 0.0)))
+    assert (k if k in ("compute", "memory") else f"collectives over {k}") in text

@@ -70,6 +70,14 @@ class Candidate:
         return order, self.step_time if self.step_time is not None else float("inf")
 
     @property
+    def summary(self) -> str:
+        """ "fits, peak 508 MiB per device, estimated step 1.15 ms"."""
+        fit = "fits" if self.fits else "fit unknown" if self.fits is None else "does not fit"
+        peak = f", peak {fmt_bytes(self.peak)} per device" if self.peak is not None else ""
+        t = f", estimated step {fmt_seconds(self.step_time)}" if self.step_time is not None else ""
+        return f"{fit}{peak}{t}"
+
+    @property
     def line(self) -> str:
         """One line: name, fit and peak, step time, compiler."""
         fit = "fits" if self.fits else "fit unknown" if self.fits is None else "does not fit"
@@ -152,3 +160,29 @@ def make(
 def ranked(cands: Sequence[Candidate]) -> list[Candidate]:
     """Fit first, then the step time; ties keep the order of proposal."""
     return sorted(cands, key=lambda c: c.rank_key())
+
+
+def why(best: Candidate, other: Candidate) -> str:
+    """Why ``best`` ranks above ``other``, in the ranking's own terms: fit first, then the
+    part of the estimated step time that differs most."""
+    if best.fits != other.fits:
+        fit = {True: "fits", False: "does not fit", None: "has no known fit"}
+        return (
+            f"{best.name} {fit[best.fits]} and {other.name} {fit[other.fits]}: the ranking "
+            "puts the layouts that fit first"
+        )
+    if best.step_time is None or other.step_time is None:
+        return f"neither {best.name} nor {other.name} has an estimated step time"
+    keys = sorted(set(best.parts) | set(other.parts))
+    gap = {k: other.parts.get(k, 0.0) - best.parts.get(k, 0.0) for k in keys}
+    k = max(keys, key=lambda key: abs(gap[key]))
+    what = k if k in ("compute", "memory") else f"collectives over {k}"
+    peak = ""
+    if best.peak is not None and other.peak is not None:
+        peak = f"; peak {fmt_bytes(best.peak)} against {fmt_bytes(other.peak)} per device"
+    return (
+        f"{best.name} ({fmt_seconds(best.step_time)}) beats {other.name} "
+        f"({fmt_seconds(other.step_time)}): the largest difference is {what}, "
+        f"{fmt_seconds(best.parts.get(k, 0.0))} against {fmt_seconds(other.parts.get(k, 0.0))}"
+        f"{peak} (estimated: {OVERLAP})"
+    )

@@ -13,6 +13,8 @@ best-connected axis). Each factorization has its standard placement:
 - ZeRO-1, where an optimizer state is among the arguments and data is a role without fsdp:
   the optimizer state's largest divisible dimension over ``data`` too, the parameters as above.
 
+They come in the order a time budget should see them (:func:`tried_first`).
+
 A layout that cannot divide a shape is dropped with the reason. Each argument leaf has a
 :class:`Leaf` role: "param" (an argument with a weight in it), "opt" (an argument whose arrays
 all mirror parameters' shapes: an optimizer state), "batch" (the rest); scalars stay replicated.
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 ROLES = ("data", "fsdp", "seq", "tensor")
@@ -112,6 +114,26 @@ def meshes(n: int) -> Iterator[dict[str, int]]:
         for combo in itertools.combinations(ROLES, k):
             for sizes in factorizations(n, k):
                 yield dict(zip(combo, sizes, strict=True))
+
+
+def _prior(roles: dict[str, int]) -> tuple[int, ...]:
+    """Within one set of roles, what practitioners try first: the smallest tensor and sequence
+    axes (they cross the most bytes per step), then the largest FSDP axis."""
+    return (roles.get("tensor", 1), roles.get("seq", 1), -roles.get("fsdp", 1))
+
+
+def tried_first(found: Iterable[dict[str, int]]) -> list[dict[str, int]]:
+    """The meshes in the order a budget should see them: one of each set of roles in turn
+    (DP, FSDP, TP, DP × FSDP, FSDP × TP, …), each set's own in :func:`_prior` order, so a
+    search stopped early has compiled every kind of layout, not all sizes of the first."""
+    groups: dict[tuple[str, ...], list[dict[str, int]]] = {}
+    for roles in found:
+        groups.setdefault(tuple(roles), []).append(roles)
+    queues = [sorted(g, key=_prior) for g in groups.values()]
+    out: list[dict[str, int]] = []
+    for k in range(max((len(q) for q in queues), default=0)):
+        out.extend(q[k] for q in queues if k < len(q))
+    return out
 
 
 def name_of(roles: dict[str, int]) -> str:
@@ -249,7 +271,7 @@ def propose(n: int, leaves: Sequence[Leaf]) -> tuple[list[Proposal], list[Droppe
     has_opt = any(leaf.role == "opt" for leaf in leaves)
     out: list[Proposal] = []
     dropped: list[Dropped] = []
-    for roles in meshes(n):
+    for roles in tried_first(meshes(n)):
         variants = [False]
         if has_opt and "data" in roles and "fsdp" not in roles:
             variants.append(True)

@@ -156,7 +156,7 @@ class Search:
             "from jax.sharding import NamedSharding",
             "from jax.sharding import PartitionSpec as P",
             "",
-            f"# {cand.name}: {cand.line.split(None, len(cand.name.split()))[-1]}",
+            f"# {cand.name}: {cand.summary} (compiled by {cand.compiler})",
             f"mesh = jax.make_mesh({cand.mesh_shape}, {cand.axis_names})",
             "in_specs = [",
             *(f"    {strat.code_of(s)}," for s in cand.in_specs),
@@ -167,6 +167,12 @@ class Search:
             f"{self.fn_name}_sharded = jax.jit({self.fn_name}, in_shardings=tuple(in_shardings))",
         ]
         return "\n".join(lines) + "\n"
+
+    def why(self, i: int = 0, j: int | None = None) -> str:
+        """Why candidate i ranks above candidate j (default: the next one), in the ranking's
+        own terms: fit, then the part of the step time that differs most."""
+        j = i + 1 if j is None else j
+        return cand_mod.why(self._pick(i), self._pick(j))
 
     def apply(self, i: int) -> None:
         """Lay the view out as candidate i (a layout change: the view's undo restores)."""

@@ -74,6 +74,7 @@ from .render.snapshot import Snapshot
 from .trace.result import Constraint, Leaf, LeafResult
 from .why.cause import Cause, Place
 from .why.fixes import Fix
+from .why.memory_fixes import MemoryFix
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 API_MD = ROOT / "docs" / "api.md"
@@ -130,8 +131,11 @@ def sections() -> list[tuple[str, str, list[Any]]]:
             "program, where, and what is live there, read from the compiler's own live-range "
             "report and buffer assignment (None where the compiler wrote none: "
             "`peak_unknown` says why). `shardwidget.plan.largest_fit(...)`: the largest size "
-            "of an input's dimension that fits, by bisection over compiles.",
-            [Peak, Point, Buffer, largest_fit, Fit],
+            "of an input's dimension that fits, by bisection over compiles "
+            "(`view.largest_fit(input_path, dim)` on a function view's layout). "
+            "`view.memory_fixes()`: layouts that lower the peak, each compiled "
+            "(`view.apply_memory_fix(k)` applies one; undo restores).",
+            [Peak, Point, Buffer, largest_fit, Fit, MemoryFix],
         ),
         (
             "Comparing",

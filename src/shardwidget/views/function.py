@@ -40,6 +40,7 @@ from .base import ShardView, is_function
 from .boundary import InvalidValue
 from .cost import CostMixin
 from .function_path import Computed, FunctionPath, RunArrays
+from .memory import MemoryMixin
 from .search import SearchMixin
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ STATE_TRAITS = ("mesh_shape", "axis_names", "axis_types", "in_specs", "out_specs
 OWN_KWARGS = ("mode", "stats", "hardware", *STATE_TRAITS)
 
 
-class FunctionView(SearchMixin, CostMixin, ShardView[TraceState, Computed]):
+class FunctionView(SearchMixin, MemoryMixin, CostMixin, ShardView[TraceState, Computed]):
     """Live view of a function compiled for a layout of its inputs: input and output shardings,
     the collectives XLA inserted, per-device memory and flops, and the outputs it computes.
 

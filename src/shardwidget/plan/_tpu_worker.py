@@ -9,9 +9,10 @@ pointed at stderr so that nothing libtpu prints can break a reply). The kernel s
 It ends when the kernel does (stdin closes, or its parent process changes).
 
 Requests: ``{"id", "op": "describe", "topology", "num_slices", "chip_config_name",
-"mesh_shape", "axis_names", "allow_split_physical_axes"}`` -> the topology's devices and the
-mesh's devices in mesh order; ``{"id", "op": "compile", "module", same topology keys,
-"devices": [ids in mesh order]}`` -> what the TPU compiler made, or ``"hbm"`` (the compiler's
+"mesh_shape", "axis_names", "allow_split_physical_axes", "max_axes"}`` -> the topology's devices,
+the mesh's devices in mesh order and the mesh shapes of as many devices (1 to max_axes axes)
+that ``make_mesh`` places on the topology; ``{"id", "op": "compile", "module", same topology
+keys, "devices": [ids in mesh order]}`` -> what the TPU compiler made, or ``"hbm"`` (the compiler's
 words) when the program does not fit in HBM.
 """
 
@@ -21,6 +22,7 @@ import functools
 import importlib.metadata
 import importlib.util
 import json
+import math
 import os
 import pathlib
 import sys
@@ -88,6 +90,35 @@ def _mesh_devices(req: dict[str, Any], devices: list[Any]) -> Any:
     return mesh_utils.create_hybrid_device_mesh(ici, dcn, devices, allow_split_physical_axes=split)
 
 
+def _factorizations(n: int, k: int) -> list[list[int]]:
+    """Every ordered k-tuple of positive integers whose product is n (``model.mesh``'s own,
+    which this script, never importing the package, cannot use)."""
+    if k == 1:
+        return [[n]]
+    return [[d, *r] for d in range(1, n + 1) if n % d == 0 for r in _factorizations(n // d, k - 1)]
+
+
+def _placed(req: dict[str, Any], devices: list[Any], shape: list[int]) -> bool:
+    """Whether ``make_mesh`` places a mesh of this shape on the topology (it refuses, with a
+    NotImplementedError, a logical axis that is no product of physical axes)."""
+    try:
+        _mesh_devices({**req, "mesh_shape": shape}, devices)
+    except Exception:  # make_mesh's refusal, whatever its type: the shape is not held
+        return False
+    return True
+
+
+def _held_shapes(req: dict[str, Any], devices: list[Any]) -> dict[str, list[list[int]]]:
+    """The shapes of as many devices as the request's mesh that ``make_mesh`` accepts, by axis
+    count (1 to ``max_axes``): what a view's mesh select may offer."""
+    n = math.prod(int(s) for s in req["mesh_shape"])
+    most = int(req.get("max_axes") or 0)
+    return {
+        str(k): [s for s in _factorizations(n, k) if _placed(req, devices, s)]
+        for k in range(1, most + 1)
+    }
+
+
 def _describe(req: dict[str, Any]) -> dict[str, Any]:
     topo = _topology(req)
     mesh = _mesh_devices(req, list(topo.devices))
@@ -98,6 +129,7 @@ def _describe(req: dict[str, Any]) -> dict[str, Any]:
         "platform_version": str(d0.client.platform_version),
         "devices": [_device(d) for d in topo.devices],
         "mesh": [int(d.id) for d in mesh.flat],
+        "shapes": _held_shapes(req, list(topo.devices)),
     }
 
 

@@ -58,6 +58,8 @@ class TpuMeshInfo:
         slice_index: each position's slice.
         allow_split_physical_axes: whether a logical axis may split a physical one.
         topology_devices: every device of the topology: (id, (x, y, z), core, slice).
+        held_shapes: the mesh shapes of as many devices, 1 to ``mesh_mod.MAX_AXES`` axes,
+            that ``make_mesh`` places on this topology (the helper's answer), and this mesh's.
     """
 
     topology: str
@@ -74,6 +76,7 @@ class TpuMeshInfo:
     slice_index: tuple[int, ...]
     allow_split_physical_axes: bool
     topology_devices: tuple[tuple[int, tuple[int, ...], int, int], ...] = field(repr=False)
+    held_shapes: frozenset[tuple[int, ...]] = field(default=frozenset(), repr=False)
 
     @property
     def n_chips(self) -> int:
@@ -199,6 +202,7 @@ def tpu_mesh(
         "mesh_shape": list(shape),
         "axis_names": list(names),
         "allow_split_physical_axes": bool(allow_split_physical_axes),
+        "max_axes": mesh_mod.MAX_AXES,
     }
     h = tpu_helper()
     reply = h.request(req, _helper.busy(START_TIMEOUT_S), f"describe {topology}")
@@ -222,6 +226,7 @@ def tpu_mesh(
         slice_index=tuple(d[3] for d in pos),
         allow_split_physical_axes=bool(allow_split_physical_axes),
         topology_devices=tuple((d[0], tuple(d[1]), d[2], d[3]) for d in reply["devices"]),
+        held_shapes=_held(reply.get("shapes", {}), shape),
     )
     types = _axis_types(axis_types, len(shape))
     where = tuple(zip(mi.coords, mi.core_on_chip, mi.slice_index, strict=True))
@@ -229,6 +234,40 @@ def tpu_mesh(
     mesh = _jax.abstract_mesh_on(shape, names, types, device)
     _MESHES[mesh] = mi
     return mesh
+
+
+def _held(shapes: dict[str, list[list[int]]], own: tuple[int, ...]) -> frozenset[tuple[int, ...]]:
+    """The helper's held shapes (by axis count), with the mesh's own (held: it was placed)."""
+    return frozenset(tuple(s) for ks in shapes.values() for s in ks) | {own}
+
+
+def offered(mesh: Any, facts: dict[str, list[list[int]]]) -> dict[str, list[list[int]]]:
+    """A mesh select's shapes (``model.mesh.all_factorizations``): on a :func:`tpu_mesh`
+    only those its torus holds (``make_mesh`` accepts them: each logical axis a product of
+    physical axes), other meshes' all. An axis count the helper was not asked about offers
+    only the mesh's own shape: an unchecked shape would be refused when chosen."""
+    mi = info(mesh)
+    if mi is None:
+        return facts
+    return {k: [s for s in v if tuple(s) in mi.held_shapes] for k, v in facts.items()}
+
+
+def refusal(mi: TpuMeshInfo, shape: tuple[int, ...]) -> str:
+    """Why the torus cannot hold a mesh of ``shape``, in words ("" where it can or the helper
+    was not asked about that many axes)."""
+    if len(shape) > mesh_mod.MAX_AXES or shape in mi.held_shapes or not mi.held_shapes:
+        return ""
+    dims = mi.topology.split(":", 1)[-1]
+    held = sorted(s for s in mi.held_shapes if len(s) == len(shape))
+    return (
+        f"the {mi.title} torus cannot hold a {_fmt(shape)} mesh: each axis of the mesh must be a "
+        f"product of the torus's own axes ({dims}, as jax.experimental.topologies.make_mesh "
+        f"places it); {len(shape)}-axis shapes it holds: {', '.join(map(_fmt, held)) or 'none'}"
+    )
+
+
+def _fmt(shape: tuple[int, ...]) -> str:
+    return "×".join(map(str, shape))
 
 
 def _axis_types(axis_types: Any, n: int) -> tuple[Any, ...]:
@@ -246,6 +285,9 @@ def reshaped(mesh: Any, like: Any) -> Any:
     hold that shape."""
     mi = info(mesh)
     assert mi is not None
+    why = refusal(mi, tuple(like.axis_sizes))
+    if why:
+        raise ValueError(why)
     return tpu_mesh(
         mi.topology,
         tuple(like.axis_sizes),

@@ -27,6 +27,7 @@ from ..model import tree_input
 from ..model.layout import mesh_info
 from ..model.mesh import all_factorizations
 from ..model.spec import is_spec
+from ..plan import tpu as tpu_mod
 from ..render import text
 from ..render.function_picture import function_svg
 from ..render.snapshot import picture_html
@@ -317,6 +318,8 @@ class FunctionView(SearchMixin, MemoryMixin, CostMixin, ShardView[TraceState, Co
             mine = all_factorizations(int(own.devices.size))
             both = opts["factorizations"]
             opts["factorizations"] = {k: mine.get(k, []) + v for k, v in both.items()}
+        plan_mesh = getattr(self._traced, "plan_mesh", None)  # a TPU plan: shapes its torus holds
+        opts["factorizations"] = tpu_mod.offered(plan_mesh, opts["factorizations"])
         if isinstance(self._traced, pmap_mod.PmapTraced):
             opts["static"] = pmap_mod.FIXED
         if _several_processes():

@@ -199,8 +199,9 @@ class TreePath:
         return self._changed_for[1]
 
     def leaf_options(self, shape: tuple[int, ...], lay: Layout) -> wire.Options:
-        """The options of a leaf's embedded grid: its layout is the rules' (no controls)."""
-        return wire.options(
+        """The options of a leaf's embedded grid: its layout is the rules' (no controls); a
+        TPU plan's mesh select offers only the shapes its torus holds."""
+        opts = wire.options(
             n_devices=self.n_devices(),
             platform="planned" if self.planned else self.devices[0].platform,
             shape=list(shape),
@@ -209,6 +210,8 @@ class TreePath:
             original=None,
             reshard_disabled="the tree view's rules set this layout",
         )
+        opts["factorizations"] = tpu_mod.offered(self.own_mesh, opts["factorizations"])
+        return opts
 
     def check_mesh(self, mesh: Any) -> None:
         """ValueError in words unless ``mesh`` can replace the view's: a plan takes an

@@ -73,10 +73,10 @@ def test_the_tree_views_mesh_select_offers_what_make_mesh_accepts(v5e16):
 
 def test_a_shape_the_torus_cannot_hold_is_refused_in_words(v5e16):
     tv = shardwidget.ShardView({"w": _w()}, mesh=v5e16, rules=[(r"w", P("data", "model"))])
-    with pytest.raises(ValueError) as e:
+    with pytest.raises(ValueError, match="cannot hold a 2×8 mesh") as e:
         tv.mesh_shape = [2, 8]
     words = str(e.value)
-    assert "cannot hold a 2×8 mesh" in words and "product of the torus's own axes" in words
+    assert "product of the torus's own axes" in words
     assert "1×16, 4×4, 16×1" in words and "NotImplementedError" not in words
     assert list(tv.mesh_shape) == [4, 4]  # the control stays on the shape shown
     assert tpu.info(tv.mesh).mesh_shape == (4, 4)

@@ -51,6 +51,10 @@ class GpuPreset:
     this GPU's (the estimate then needs ``hardware=``)."""
     nvlink_domain: int = 8
     """GPUs that one NVLink domain joins by default (a host's 8; 72 for a GB200 NVL72 rack)."""
+    link: str = "NVLink"
+    """What joins a host's GPUs: "NVLink" (SXM parts through NVSwitch; the target config's
+    ``device_interconnect_info`` counts the links where XLA's has it), "PCIe" for PCIe cards
+    (H100 PCIe: PCIe Gen5, NVLink bridges join pairs only). As the cost preset's ``link``."""
 
 
 PRESETS: dict[str, GpuPreset] = {
@@ -59,7 +63,7 @@ PRESETS: dict[str, GpuPreset] = {
         GpuPreset("a100-40", "a100_sxm_40.txtpb", "A100 SXM 40 GB", "a100-40"),
         GpuPreset("a100-80", "a100_sxm_80.txtpb", "A100 SXM 80 GB", "a100"),
         GpuPreset("h100-sxm", "h100_sxm.txtpb", "H100 SXM", "h100"),
-        GpuPreset("h100-pcie", "h100_pcie.txtpb", "H100 PCIe", "h100-pcie"),
+        GpuPreset("h100-pcie", "h100_pcie.txtpb", "H100 PCIe", "h100-pcie", link="PCIe"),
         GpuPreset("h200", "h200.txtpb", "H200", "h200"),
         GpuPreset("b200", "b200.txtpb", "B200", "b200"),
         GpuPreset("gb200", "gb200.txtpb", "GB200", "gb200", nvlink_domain=72),
@@ -158,16 +162,19 @@ class GpuMeshInfo:
 
     def link(self, moved: set[str]) -> str:
         """What a step along an axis that moves along ``moved`` ("gpu", "host", "slice")
-        travels over, in words."""
+        travels over, in words (the GPU's own link: PCIe cards have no NVLink domain)."""
         if "slice" in moved or ("host" in moved and not self._domain_spans_hosts):
             return "network (InfiniBand / Ethernet, across hosts)"
         if "host" in moved:
             return f"NVLink (one NVLink domain of {self.nvlink_domain} GPUs, across hosts)"
+        if self.gpu.link != "NVLink" and moved:
+            return f"{self.gpu.link} (within a host; {self.gpu.title} cards have no NVSwitch)"
         return "NVLink (within a host)" if moved else "—"
 
     @property
     def _domain_spans_hosts(self) -> bool:
-        return self.nvlink_domain >= self.hosts * self.gpus_per_host
+        nvlink = self.gpu.link == "NVLink"
+        return nvlink and self.nvlink_domain >= self.hosts * self.gpus_per_host
 
     def physical_axes(self) -> dict[str, set[str]]:
         """For each logical axis, what its steps change: "gpu" (within a host), "host",
@@ -254,12 +261,15 @@ def gpu_mesh(
     ``gpu``: one of :data:`PRESETS` ("a100-40", "a100-80", "h100-sxm", "h100-pcie", "h200",
     "b200", "gb200"; "h100" and "a100" are the SXM 80 GB ones). ``hosts``: hosts per slice;
     ``slices``: groups of hosts (the CUDA plugin's topology "SLICESxHOSTSxGPUS").
-    ``nvlink_domain``: GPUs one NVLink domain joins (default: a host's GPUs; 72 for "gb200",
-    an NVL72 rack: ``gpu_mesh("gb200", (72,), ("data",), gpus_per_host=4, hosts=18)``).
+    ``nvlink_domain``: GPUs one NVLink domain joins (NVLink GPUs only; default: a host's
+    GPUs; 72 for "gb200", an NVL72 rack:
+    ``gpu_mesh("gb200", (72,), ("data",), gpus_per_host=4, hosts=18)``).
     ``memory_fraction``: the part of each GPU's memory a program gets ("does not fit" above
     it; JAX's default 0.75). Needs the GPU compiler's venv
     (``python -m shardwidget.compilers install gpu``); PlanError in words without it."""
     p = preset(gpu)
+    if nvlink_domain and p.link != "NVLink":
+        raise ValueError(f"{p.title} GPUs talk over {p.link}: they have no NVLink domain")
     shape = tuple(int(s) for s in mesh_shape)
     names = tuple(str(a) for a in axis_names)
     _check(shape, names, int(hosts), int(gpus_per_host), int(slices))

@@ -108,15 +108,23 @@ def _placed(req: dict[str, Any], devices: list[Any], shape: list[int]) -> bool:
     return True
 
 
+_HELD: dict[tuple[Any, ...], dict[str, list[list[int]]]] = {}
+
+
 def _held_shapes(req: dict[str, Any], devices: list[Any]) -> dict[str, list[list[int]]]:
     """The shapes of as many devices as the request's mesh that ``make_mesh`` accepts, by axis
-    count (1 to ``max_axes``): what a view's mesh select may offer."""
+    count (1 to ``max_axes``): what a view's mesh select may offer. Kept per topology and
+    count: trying them all takes about a second on 256 chips, and each reshape asks again."""
     n = math.prod(int(s) for s in req["mesh_shape"])
     most = int(req.get("max_axes") or 0)
-    return {
-        str(k): [s for s in _factorizations(n, k) if _placed(req, devices, s)]
-        for k in range(1, most + 1)
-    }
+    key = (req["topology"], req.get("num_slices"), req.get("chip_config_name"), n, most,
+           bool(req.get("allow_split_physical_axes")))  # fmt: skip
+    if key not in _HELD:
+        _HELD[key] = {
+            str(k): [s for s in _factorizations(n, k) if _placed(req, devices, s)]
+            for k in range(1, most + 1)
+        }
+    return _HELD[key]
 
 
 def _describe(req: dict[str, Any]) -> dict[str, Any]:

@@ -62,6 +62,8 @@ def test_gpu_candidates_equal_direct_gpu_compiles() -> None:
     assert found.results, found.dropped
     keys = [c.rank_key() for c in found.results]
     assert keys == sorted(keys)
+    priced = set().union(*(c.parts for c in found.results))
+    assert {"NVLink", "network"} <= priced  # both links occur: the split below is exercised
     usable = 80 * 10**9 * 0.75  # h100_sxm.txtpb's device_memory_size is 80 GB (decimal)
     for cand in found.results:
         assert cand.plan.compiler == "gpu" and "GPU compiler" in cand.compiler, cand.name

@@ -50,7 +50,7 @@ def _info(name: str, hosts: int) -> gpu.GpuMeshInfo:
         slice_index=(0,) * n,
         device_memory=None,
         memory_fraction=gpu.MEMORY_FRACTION,
-        nvlink_domain=gpu.PRESETS[name].nvlink_domain,
+        nvlink_domain=gpu.PRESETS[name].nvlink_domain or 8,  # as gpu_mesh resolves 0
     )
 
 

@@ -35,7 +35,7 @@ class Candidate:
         peak: peak bytes per device (None where the compiler gave none).
         step_time: estimated seconds per step (see :attr:`parts`).
         parts: the step time's parts: "compute", "memory", and collectives by link ("ICI",
-            "NVLink", "DCN"), seconds.
+            "NVLink", "DCN" across TPU slices, "network" across GPU hosts), seconds.
         collectives: the compiled program's collectives.
         compiler: the compiler that compiled it, in words.
         compile_s: seconds the compile took in its helper.
@@ -86,12 +86,13 @@ class Candidate:
         return f"{self.name:<28} {fit:<13} peak {peak:>10}  step {t:>9}"
 
 
-def links(est: Estimate) -> dict[str, float]:
-    """Collective seconds by the link they cross: "DCN" for an axis marked as crossing
-    slices, the preset's link ("ICI", "NVLink") otherwise."""
+def links(est: Estimate, slow: str = "DCN") -> dict[str, float]:
+    """Collective seconds by the link they cross: ``slow`` ("DCN" across TPU slices, "network"
+    across GPU hosts) for an axis marked as crossing, the preset's link ("ICI", "NVLink")
+    otherwise."""
     out: dict[str, float] = {}
     for c in est.collectives:
-        link = "DCN" if set(c.collective.axes) & set(est.dcn_axes) else est.hardware.link
+        link = slow if set(c.collective.axes) & set(est.dcn_axes) else est.hardware.link
         out[link] = out.get(link, 0.0) + c.seconds
     return out
 
@@ -108,11 +109,17 @@ def _sources(plan: Plan, hw: Hardware, hbm: str, target: Target) -> dict[str, st
         "memory": f"bytes accessed per device (XLA's cost analysis) / {hw.name}'s HBM "
         f"bandwidth ({hw.hbm_bandwidth / 1e9:.4g} GB/s)",
         "collectives": f"the compiled HLO's collectives, each steps × latency + bytes / "
-        f"{hw.name}'s {hw.link} bandwidth ({hw.ici_bandwidth / 1e9:.4g} GB/s per axis); DCN "
-        "latency on axes that cross slices",
+        f"{hw.name}'s {hw.link} bandwidth ({hw.ici_bandwidth / 1e9:.4g} GB/s per axis); "
+        f"{target.slow_link} latency on axes that cross {_crossing(target)}",
         "step_time": OVERLAP,
         "compile_s": f"the compile's own time in its helper ({who})",
     }
+
+
+def _crossing(target: Target) -> str:
+    if target.kind == "gpu":
+        return "hosts outside one NVLink domain"
+    return "slices"
 
 
 def make(
@@ -126,7 +133,7 @@ def make(
     hbm, hbm_source = target.hbm_bytes(hw)
     dcn = target.dcn_axes(plan.mesh)
     sources = _sources(plan, hw, f"{fmt_bytes(round(hbm))} ({hbm_source})", target)
-    if not plan.fits:  # the TPU compiler refused: its words are the only figure
+    if not plan.fits and plan.compiler == "tpu":  # libtpu refused: its words are all there is
         sources["fits"] = f"{target.compiler}: {plan.note}"
         return Candidate(
             proposal.name, proposal.mesh_shape, proposal.axis_names, proposal.strategy,
@@ -135,7 +142,7 @@ def make(
         )  # fmt: skip
     est = plan.estimate(hw, dcn_axes=dcn)
     peak = plan.memory.get("peak")
-    parts = {"compute": est.compute_s, "memory": est.memory_s, **links(est)}
+    parts = {"compute": est.compute_s, "memory": est.memory_s, **links(est, target.slow_link)}
     return Candidate(
         name=proposal.name,
         mesh_shape=proposal.mesh_shape,

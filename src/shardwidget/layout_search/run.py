@@ -357,10 +357,12 @@ def search(
     """Find a layout for ``jax.jit(f)(*args)`` on ``mesh``'s chips.
 
     ``mesh``: a :func:`shardwidget.tpu_mesh` (candidates compiled by the TPU's own compiler on
-    that topology) or a ``jax.sharding.AbstractMesh`` (XLA's CPU compiler); only its device
-    count and target are read: the candidates factor that count over the roles data, FSDP,
-    sequence and tensor (:mod:`.candidates`). ``hardware``: the preset the step times are
-    estimated on (default: the TPU's own, else ``tpu-v5e``). ``strategies``: your own,
+    that topology), a :func:`shardwidget.gpu_mesh` (XLA's GPU compiler for those hosts of
+    GPUs; collectives over NVLink within a host or NVLink domain, the network across) or a
+    ``jax.sharding.AbstractMesh`` (XLA's CPU compiler); only its device count and target are
+    read: the candidates factor that count over the roles data, FSDP, sequence and tensor
+    (:mod:`.candidates`). ``hardware``: the preset the step times are estimated on (default:
+    the TPU's or GPU's own, else ``tpu-v5e``). ``strategies``: your own,
     ``{name: rules | mesh -> in_specs | (AbstractMesh, in_specs)}`` (:mod:`.strategies`).
     ``budget_s``: stop after that many seconds with what has arrived. ``workers``: parallel
     helpers (default: one per core). ``wait=False`` returns at once; results stream into

@@ -1,9 +1,10 @@
 """What a search compiles for: the target's compiler, a mesh of each candidate's shape on it,
 a helper process to compile in, and which link each mesh axis crosses.
 
-Two kinds today: "cpu" (a ``jax.sharding.AbstractMesh``: XLA's CPU compiler for N simulated
-devices) and "tpu" (a :func:`shardwidget.tpu_mesh`: libtpu for that topology). A GPU target
-(``gpu_mesh``) is one more :class:`Target` subclass: its helper, its request and its links.
+Three kinds: "cpu" (a ``jax.sharding.AbstractMesh``: XLA's CPU compiler for N simulated
+devices), "tpu" (a :func:`shardwidget.tpu_mesh`: libtpu for that topology) and "gpu" (a
+:func:`shardwidget.gpu_mesh`: XLA's GPU compiler, jaxlib's CUDA plugin, for its hosts of GPUs;
+NVLink within a host or an NVLink domain, the network across hosts).
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ import jax
 from jax.sharding import AxisType
 
 from ..cost import hardware as hw_mod
+from ..plan import gpu, tpu
 from ..plan import helper as helper_mod
-from ..plan import tpu
 
 DEFAULT_CPU_PRESET = "tpu-v5e"
 """The preset a CPU target's estimates use when the search is given none."""
@@ -26,6 +27,8 @@ class Target:
     """A CPU target: XLA's CPU compiler for N simulated devices (an AbstractMesh)."""
 
     kind = "cpu"
+    slow_link = "DCN"
+    """What the estimate's parts call the link of :meth:`dcn_axes`' collectives."""
 
     def __init__(self, mesh: Any) -> None:
         self.mesh = mesh
@@ -137,15 +140,86 @@ class TpuTarget(Target):
         return reply
 
 
+class GpuTarget(Target):
+    """A :func:`shardwidget.gpu_mesh`: XLA's GPU compiler (jaxlib's CUDA plugin) compiles each
+    candidate for the same GPUs, hosts and NVLink domain."""
+
+    kind = "gpu"
+    slow_link = "network"
+
+    def __init__(self, mesh: Any) -> None:
+        super().__init__(mesh)
+        mi = gpu.info(mesh)
+        assert mi is not None
+        self.info = mi
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        mi = self.info
+        return ("gpu", mi.gpu.name, mi.topology, mi.nvlink_domain, mi.memory_fraction, self.n)
+
+    @property
+    def compiler(self) -> str:
+        return f"XLA's GPU compiler (jaxlib {self.info.jaxlib}, CUDA plugin) for {self.info.title}"
+
+    def preset(self, hardware: Any) -> hw_mod.Hardware:
+        """``hardware`` where given, else the GPU's own preset (ValueError in words where no
+        preset has its speeds)."""
+        if hardware is not None:
+            return hw_mod.hardware(hardware)
+        if not self.info.gpu.hardware:
+            raise ValueError(
+                f"no hardware preset has the {self.info.gpu.title}'s speeds: pass hardware="
+            )
+        return hw_mod.hardware(self.info.gpu.hardware)
+
+    def hbm_bytes(self, hw: hw_mod.Hardware) -> tuple[float, str]:
+        # one rule with Plan.fits: JAX's share of the GPU's memory, not the preset's HBM
+        have = self.info.usable_memory
+        if have is None:
+            return super().hbm_bytes(hw)
+        return float(have), gpu.share_words(self.info)
+
+    def mesh_for(self, shape: tuple[int, ...], names: tuple[str, ...]) -> Any:
+        mi = self.info
+        return gpu.gpu_mesh(
+            mi.gpu.name,
+            shape,
+            names,
+            hosts=mi.hosts,
+            gpus_per_host=mi.gpus_per_host,
+            slices=mi.slices,
+            nvlink_domain=mi.nvlink_domain,
+            memory_fraction=mi.memory_fraction,
+        )
+
+    def dcn_axes(self, mesh: Any) -> tuple[str, ...]:
+        """The axes whose collectives cross the network (hosts outside one NVLink domain)."""
+        mi = gpu.info(mesh)
+        return () if mi is None else mi.network_axes()
+
+    def new_helper(self) -> helper_mod.Helper:
+        return gpu.new_helper()
+
+    def request(self, helper: Any, text: str, mesh: Any, timeout: float) -> dict[str, Any]:
+        mi = gpu.info(mesh)
+        assert mi is not None
+        return gpu.request(helper, text, mi, timeout)
+
+
 def target_of(mesh: Any) -> Target:
-    """The target a ``mesh=`` stands for: a :func:`shardwidget.tpu_mesh` (the TPU compiler)
-    or an AbstractMesh (the CPU compiler); TypeError in words for anything else."""
+    """The target a ``mesh=`` stands for: a :func:`shardwidget.tpu_mesh` (the TPU compiler),
+    a :func:`shardwidget.gpu_mesh` (the GPU compiler) or an AbstractMesh (the CPU compiler);
+    TypeError in words for anything else."""
     if tpu.is_tpu(mesh):
         return TpuTarget(mesh)
+    if gpu.is_gpu(mesh):  # before AbstractMesh: a gpu_mesh is one
+        return GpuTarget(mesh)
     if isinstance(mesh, jax.sharding.AbstractMesh):
         helper_mod.check_cpu_size(int(math.prod(mesh.axis_sizes)))
         return Target(mesh)
     raise TypeError(
-        "search(..., mesh=) takes a shardwidget.tpu_mesh(...) (the TPU compiler) or a "
+        "search(..., mesh=) takes a shardwidget.tpu_mesh(...) (the TPU compiler), a "
+        "shardwidget.gpu_mesh(...) (the GPU compiler) or a "
         f"jax.sharding.AbstractMesh (the CPU compiler); got {type(mesh).__name__}"
     )

@@ -49,8 +49,9 @@ class GpuPreset:
     hardware: str
     """The cost preset (:mod:`shardwidget.cost.hardware`) with its speeds; "" where none has
     this GPU's (the estimate then needs ``hardware=``)."""
-    nvlink_domain: int = 8
-    """GPUs that one NVLink domain joins by default (a host's 8; 72 for a GB200 NVL72 rack)."""
+    nvlink_domain: int = 0
+    """GPUs that one NVLink domain joins by default: 0 for a host's GPUs (an HGX board's
+    NVSwitch joins only its own host's), 72 for a GB200 NVL72 rack."""
     link: str = "NVLink"
     """What joins a host's GPUs: "NVLink" (SXM parts through NVSwitch; the target config's
     ``device_interconnect_info`` counts the links where XLA's has it), "PCIe" for PCIe cards
@@ -161,9 +162,10 @@ class GpuMeshInfo:
         return f"{slices}{hosts} × {self.gpus_per_host} {self.gpu.title}"
 
     def link(self, moved: set[str]) -> str:
-        """What a step along an axis that moves along ``moved`` ("gpu", "host", "slice")
-        travels over, in words (the GPU's own link: PCIe cards have no NVLink domain)."""
-        if "slice" in moved or ("host" in moved and not self._domain_spans_hosts):
+        """What a step along an axis that moves along ``moved`` ("gpu", "host", "domain",
+        "slice") travels over, in words (within a host the GPU's own link: PCIe cards have no
+        NVLink domain, so another host is across the network)."""
+        if "slice" in moved or "domain" in moved:
             return "network (InfiniBand / Ethernet, across hosts)"
         if "host" in moved:
             return f"NVLink (one NVLink domain of {self.nvlink_domain} GPUs, across hosts)"
@@ -171,15 +173,15 @@ class GpuMeshInfo:
             return f"{self.gpu.link} (within a host; {self.gpu.title} cards have no NVSwitch)"
         return "NVLink (within a host)" if moved else "—"
 
-    @property
-    def _domain_spans_hosts(self) -> bool:
-        nvlink = self.gpu.link == "NVLink"
-        return nvlink and self.nvlink_domain >= self.hosts * self.gpus_per_host
-
     def physical_axes(self) -> dict[str, set[str]]:
         """For each logical axis, what its steps change: "gpu" (within a host), "host",
+        "domain" (the NVLink domain: consecutive hosts' GPUs, ``nvlink_domain`` of them),
         "slice"."""
-        where = list(zip(self.gpu_in_host, self.host, self.slice_index, strict=True))
+        per = self.gpus_per_host
+        domain = [(h * per + g) // max(self.nvlink_domain, 1)
+                  for g, h in zip(self.gpu_in_host, self.host, strict=True)]  # fmt: skip
+        keys = ("gpu", "host", "domain", "slice")
+        where = list(zip(self.gpu_in_host, self.host, domain, self.slice_index, strict=True))
         out: dict[str, set[str]] = {}
         stride = len(where)
         for name, size in zip(self.axis_names, self.mesh_shape, strict=True):
@@ -187,8 +189,7 @@ class GpuMeshInfo:
             moved: set[str] = set()
             for step in range(1, size):
                 a, b = where[0], where[step * stride]
-                moved |= {k for k, x, y in zip(("gpu", "host", "slice"), a, b, strict=True)
-                          if x != y}  # fmt: skip
+                moved |= {k for k, x, y in zip(keys, a, b, strict=True) if x != y}
             out[name] = moved
         return out
 
@@ -283,7 +284,8 @@ def gpu_mesh(
     if "error" in reply:
         raise ValueError(f"no mesh {shape} on {topology} {p.title}: {_first_line(reply['error'])}")
     mi = _info(p, reply, h.ready, shape, names, (int(slices), int(hosts), int(gpus_per_host)))
-    mi = _replace(mi, nvlink_domain or p.nvlink_domain, memory_fraction, text)
+    domain = nvlink_domain or p.nvlink_domain or int(gpus_per_host)
+    mi = _replace(mi, domain, memory_fraction, text)
     key = f"{p.name}/{topology}/{mi.nvlink_domain}/{memory_fraction}"
     where = tuple(((g, hh % mi.hosts, 0), 0, s) for g, hh, s in
                   zip(mi.gpu_in_host, mi.host, mi.slice_index, strict=True))  # fmt: skip
@@ -399,6 +401,14 @@ def gpu_helper() -> GpuHelper:
     if _GPU and _GPU[0].alive:
         return _GPU[0]
     stop()
+    h = new_helper()
+    _GPU.append(h)
+    return h
+
+
+def new_helper() -> GpuHelper:
+    """A GPU helper process of its own (the search's parallel workers each start one);
+    PlanError in words as :func:`gpu_helper`'s."""
     compilers.python_for("gpu")  # the refusal in words before any process starts
     h = GpuHelper(0)
     theirs, ours = h.ready.get("jax"), importlib.metadata.version("jax")
@@ -409,7 +419,6 @@ def gpu_helper() -> GpuHelper:
             "lowered by one is not read by the other. Run `python -m shardwidget.compilers "
             f"install gpu` (a venv for jax {ours})"
         )
-    _GPU.append(h)
     return h
 
 
@@ -452,6 +461,20 @@ def compile_text(text: str, mesh: Any, timeout: float) -> dict[str, Any]:
     if key in _RESULTS:
         _RESULTS[key] = _RESULTS.pop(key)
         return _RESULTS[key]
+    try:
+        reply = request(gpu_helper(), text, mi, timeout)
+    except PlanError:
+        stop()  # forget the ended helper: the next plan starts a new one
+        raise
+    while len(_RESULTS) >= KEEP_RESULTS:
+        _RESULTS.pop(next(iter(_RESULTS)))
+    _RESULTS[key] = reply
+    return reply
+
+
+def request(h: GpuHelper, text: str, mi: GpuMeshInfo, timeout: float) -> dict[str, Any]:
+    """The reply of GPU helper ``h`` for a lowered module on ``mi``'s GPUs, uncached; PlanError
+    in words when XLA refuses (``h`` then ends: its state is unknown)."""
     req = {
         "op": "compile",
         "module": text,
@@ -459,17 +482,14 @@ def compile_text(text: str, mesh: Any, timeout: float) -> dict[str, Any]:
         "topology": mi.topology,
         "devices": list(mi.device_ids),
     }
-    reply = gpu_helper().request(req, timeout, f"a compile for {mi.title}")
+    reply = h.request(req, timeout, f"a compile for {mi.title}")
     if "error" in reply:
-        stop()
+        h.stop()
         raise PlanError(
             f"XLA's GPU compiler (jaxlib {mi.jaxlib}) could not compile the plan for "
             f"{mi.title}: {_first_line(reply['error'])}"
         )
-    while len(_RESULTS) >= KEEP_RESULTS:
-        _RESULTS.pop(next(iter(_RESULTS)))
-    _RESULTS[key] = reply
-    return reply
+    return dict(reply)
 
 
 def note(mi: GpuMeshInfo) -> str:

@@ -83,7 +83,7 @@ def _measure(name: str, old: Any, new: Any, shape: tuple[int, int], repeat: int)
     dt = np.dtype(np.float32)
 
     def clear() -> None:
-        layout_mod._geometry.cache_clear()
+        layout_mod.record_of.cache_clear()  # the sharding record (was the geometry cache)
         layout_mod.layout_of_sharding.cache_clear()
 
     geometry = _median_ms(lambda: layout_mod.layout_of_sharding(new, shape, dt), repeat, clear)

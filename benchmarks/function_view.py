@@ -119,7 +119,7 @@ def worker(n_devices: int, size: int, repeat: int) -> dict[str, Any]:
                 view._traced._cache.clear()
                 summary.clear_caches()
                 layout.layout_of_sharding.cache_clear()
-                layout._geometry.cache_clear()
+                layout.record_of.cache_clear()  # the sharding record (was the geometry cache)
 
         def step() -> None:
             view.in_specs = next(lays)

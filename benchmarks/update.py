@@ -164,7 +164,7 @@ def worker(n_devices: int, size: int, repeat: int) -> dict[str, Any]:
     def cold() -> None:
         geo.set_layout(spec=wire_a)
         layout.layout_of_sharding.cache_clear()
-        layout._geometry.cache_clear()
+        layout.record_of.cache_clear()  # the sharding record (was the geometry cache)
 
     def visualize() -> None:
         with contextlib.redirect_stdout(io.StringIO()):

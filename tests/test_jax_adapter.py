@@ -54,6 +54,7 @@ NOT_JAX: dict[str, str] = {
     "_instances": "ipywidgets 8's registry of live widgets",
     "_property_lock": "ipywidgets: the traits a front-end message is setting",
     "_trait_values": "traitlets: a widget's values",
+    "_register_validator": "traitlets: the instance-level form of @validate, for traits named per kind",
     "_view_name": "ipywidgets: a widget's front-end class",
     "_repr_mimebundle_": "IPython's display protocol",
 }

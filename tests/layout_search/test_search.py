@@ -121,9 +121,15 @@ def test_cancel_keeps_what_arrived_and_stops() -> None:
 
 def test_user_strategies_and_drops_say_why() -> None:
     rules = [("w1", P(None, "tensor")), ("w2", P("tensor", None))]
-    fixed = (AbstractMesh((2, 4), ("a", "b")), [{"w1": P("a", "b"), "w2": P("b", "a")}, P("a")])
-    too_long = (AbstractMesh((8,), ("a",)), [{"w1": P(None, None, "a"), "w2": P()}, P()])
-    small = (AbstractMesh((4,), ("a",)), [None, P("a")])
+    fixed = (
+        AbstractMesh((2, 4), ("a", "b"), axis_types=(AxisType.Auto,) * 2),
+        [{"w1": P("a", "b"), "w2": P("b", "a")}, P("a")],
+    )
+    too_long = (
+        AbstractMesh((8,), ("a",), axis_types=(AxisType.Auto,)),
+        [{"w1": P(None, None, "a"), "w2": P()}, P()],
+    )
+    small = (AbstractMesh((4,), ("a",), axis_types=(AxisType.Auto,)), [None, P("a")])
     strategies = {"megatron": rules, "mine": fixed, "too long": too_long, "small": small}
     s = search(step, PARAMS, X, mesh=MESH, workers=2, strategies=strategies)
     names = {c.name for c in s.results}

@@ -45,7 +45,7 @@ def test_search_from_a_view_applies_and_undoes() -> None:
 def test_a_candidate_of_another_size_is_refused_in_words() -> None:
     params = {"w1": jnp.ones((16, 32)), "w2": jnp.ones((32, 16))}
     view = sw.ShardView(loss, params, jnp.ones((8, 16)))
-    mesh = jax.sharding.AbstractMesh((4,), ("x",))
+    mesh = jax.sharding.AbstractMesh((4,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
     s = view.search(mesh, workers=1, budget_s=None)
     with pytest.raises(ValueError, match="spans 4 devices; this view has 8"):
         s.apply(0)

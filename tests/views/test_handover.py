@@ -24,9 +24,15 @@ from shardwidget.views import array_cost, boundary
 def kernel(monkeypatch: Any) -> Any:
     monkeypatch.setattr(boundary, "in_kernel", lambda: True)
     monkeypatch.setattr(array_cost, "in_kernel", lambda: True)
+    # In the whole suite an earlier test leaves a loop marked running in this thread (ipykernel's
+    # and IPython's machinery do so in-process); a cell runs here as on a kernel's own loop, so
+    # that mark is set aside for the test and put back after.
+    leaked = asyncio.events._get_running_loop()
+    asyncio.events._set_running_loop(None)
     loop = asyncio.new_event_loop()
     yield loop
     loop.close()
+    asyncio.events._set_running_loop(leaked)
 
 
 def _big() -> jax.Array:

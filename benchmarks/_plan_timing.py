@@ -3,6 +3,12 @@ kernel) and the raw ``lower(...).compile()`` of the same step in the compiler's 
 
 Each benchmark gives only what its compiler differs in: how the raw compile's process makes its
 topology and mesh (:data:`REAL_TAIL` follows it), and how a plan is made and its cache cleared.
+Besides each benchmark's own figures:
+
+- overhead: warm / compile, side by side in this run (target <= 1.2);
+- again:    the same plan once more, its result cached (target <= 100 ms);
+- 1 + 1:    the longest a ``1 + 1`` waited in this process's main thread while a plan compiled
+            in another thread (target <= 100 ms): the kernel only waits on the helper.
 """
 
 from __future__ import annotations

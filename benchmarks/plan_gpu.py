@@ -14,10 +14,7 @@ Needs the GPU compiler's venv (``python -m shardwidget.compilers install gpu``; 
             here, the compile there, the reply read back);
 - compile:  ``jax.jit(step).lower(...).compile()`` on the same topology in a process that has
             the plugin loaded (a small compile first), median of REPEAT;
-- overhead: warm / compile, side by side in this run (target <= 1.2);
-- again:    the same plan once more, its result cached (target <= 100 ms);
-- 1 + 1:    the longest a ``1 + 1`` waited in this process's main thread while a plan compiled
-            in another thread (target <= 100 ms): the kernel only waits on the helper.
+- overhead, again, 1 + 1: as ``_plan_timing.py`` says.
 """
 
 from __future__ import annotations

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from jax.sharding import AbstractMesh, Mesh
+
 from .. import _jax
 from . import compilers
 from . import helper as _helper
@@ -202,7 +204,7 @@ class GpuMeshInfo:
 _MESHES: dict[Any, GpuMeshInfo] = {}
 
 
-def info(mesh: Any) -> GpuMeshInfo | None:
+def info(mesh: object) -> GpuMeshInfo | None:
     """What a :func:`gpu_mesh` stands for; None for any other mesh."""
     try:
         return _MESHES.get(mesh)
@@ -210,7 +212,7 @@ def info(mesh: Any) -> GpuMeshInfo | None:
         return None
 
 
-def is_gpu(mesh: Any) -> bool:
+def is_gpu(mesh: object) -> bool:
     """Whether ``mesh`` came from :func:`gpu_mesh` (its plans use the GPU compiler)."""
     return info(mesh) is not None
 
@@ -244,7 +246,7 @@ def gpu_mesh(
     hosts: int = 1,
     gpus_per_host: int = 8,
     slices: int = 1,
-    axis_types: Any = None,
+    axis_types: object = None,
     nvlink_domain: int | None = None,
     memory_fraction: float = MEMORY_FRACTION,
 ) -> Any:
@@ -340,7 +342,7 @@ def _replace(mi: GpuMeshInfo, domain: int, fraction: float, text: str) -> GpuMes
     )
 
 
-def reshaped(mesh: Any, like: Any) -> Any:
+def reshaped(mesh: Mesh | AbstractMesh, like: Any) -> Any:
     """The same GPUs' :func:`gpu_mesh` with the axes of the AbstractMesh ``like``."""
     mi = info(mesh)
     assert mi is not None
@@ -400,7 +402,7 @@ _RESULTS = compilers.Results(keep=32)
 """GPU compiles kept, per (lowered module, GPU, topology, placement)."""
 
 
-def result_key(text: str, mesh: Any) -> tuple[Any, ...]:
+def result_key(text: str, mesh: Mesh | AbstractMesh) -> tuple[Any, ...]:
     """What a GPU result is cached by: the lowered module (without source locations), the
     GPU, the topology, the placement."""
     mi = info(mesh)
@@ -408,12 +410,12 @@ def result_key(text: str, mesh: Any) -> tuple[Any, ...]:
     return (compilers.module_digest(text), mi.gpu.name, mi.topology, mi.device_ids)
 
 
-def has_result(text: str, mesh: Any) -> bool:
+def has_result(text: str, mesh: Mesh | AbstractMesh) -> bool:
     """Whether the GPU compiler's answer for this module on this mesh is cached."""
     return result_key(text, mesh) in _RESULTS
 
 
-def compile_text(text: str, mesh: Any, timeout: float) -> dict[str, Any]:
+def compile_text(text: str, mesh: Mesh | AbstractMesh, timeout: float) -> dict[str, Any]:
     """What the GPU compiler made of a lowered module for a :func:`gpu_mesh` (the CPU helper's
     reply fields). PlanError in words when the helper dies, passes ``timeout`` or XLA refuses
     (the helper then ends)."""

@@ -134,7 +134,7 @@ class ShardingRecord:
 
 
 @lru_cache(maxsize=1 << 16)
-def device_info(d: Any) -> DeviceInfo:
+def device_info(d: jax.Device) -> DeviceInfo:
     """DeviceInfo of a jax device (cached: a process's devices never change, and every new
     layout of thousands of devices asks for all of them)."""
     coords = getattr(d, "coords", None)
@@ -218,7 +218,9 @@ def _in_mesh_order(axes: Any, order: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(a for a in order if a in names) + tuple(sorted(names - set(order)))
 
 
-def _numpy_lays_out(mesh: MeshRecord, spec: tuple[tuple[str, ...], ...], shape: Any) -> bool:
+def _numpy_lays_out(
+    mesh: MeshRecord, spec: tuple[tuple[str, ...], ...], shape: tuple[int, ...]
+) -> bool:
     """Whether the mesh and spec give the blocks with numpy (the model's reading): every axis
     in the mesh, every dimension cut evenly, no more entries than dimensions."""
     if len(spec) > len(shape):

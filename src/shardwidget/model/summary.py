@@ -146,7 +146,7 @@ def _mean_std(
     return mz * s, xp.sqrt(d2) * s
 
 
-def _plain_stats(y: Any, xp: types.ModuleType) -> Any:
+def _plain_stats(y: jax.Array | np.ndarray, xp: types.ModuleType) -> Any:
     """min, max, mean, std of float32 `y` in two passes, and zero counts. NaN and Inf propagate,
     which the caller reads as "use the masked statistics". `xp` as in _masked_stats; the mean
     and std as _mean_std (no overflow for large finite values)."""
@@ -172,7 +172,7 @@ def _masked_stats(y: object, xp: types.ModuleType) -> Any:
     ).astype(xp.float32)
 
 
-def _thumbnail(y: Any, plan: Plan, xp: types.ModuleType) -> Any:
+def _thumbnail(y: jax.Array | np.ndarray, plan: Plan, xp: types.ModuleType) -> Any:
     """The (th·tw,) pooled-mean heatmap of float32 block `y` over plan.thumb_dims (the other
     dims averaged). Non-finite values make their pixel non-finite; the host draws those as 0."""
     return _thumbnails(y[None], plan, xp)[0]

@@ -201,15 +201,12 @@ class GpuMeshInfo:
         return lines
 
 
-_MESHES: dict[Any, GpuMeshInfo] = {}
+_MESHES = compilers.Meshes[GpuMeshInfo]()
 
 
 def info(mesh: object) -> GpuMeshInfo | None:
     """What a :func:`gpu_mesh` stands for; None for any other mesh."""
-    try:
-        return _MESHES.get(mesh)
-    except TypeError:
-        return None
+    return _MESHES.info(mesh)
 
 
 def is_gpu(mesh: object) -> bool:
@@ -291,7 +288,7 @@ def gpu_mesh(
     mesh = _jax.abstract_mesh_on(
         shape, names, compilers.mesh_axis_types(axis_types, len(shape)), device
     )
-    _MESHES[mesh] = mi
+    _MESHES.add(mesh, mi)
     return mesh
 
 

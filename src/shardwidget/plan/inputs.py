@@ -63,7 +63,7 @@ def arg_sds(i: int, a: Any, spec: Any, mesh: Mesh | AbstractMesh, is_spec: Any) 
     """Argument i as ShapeDtypeStructs on the mesh: ``spec`` None (replicated), one spec for
     every leaf (``is_spec(spec)``), or a tree of specs shaped like the argument."""
 
-    def one(path: Any, x: Any, s: Any) -> Any:
+    def one(path: tuple[Any, ...], x: Any, s: Any) -> Any:
         return sds(x, mesh, s, f"argument {i}{jax.tree_util.keystr(path)}")
 
     if spec is None or is_spec(spec):

@@ -126,15 +126,12 @@ class TpuMeshInfo:
         return lines
 
 
-_MESHES: dict[Any, TpuMeshInfo] = {}
+_MESHES = compilers.Meshes[TpuMeshInfo]()
 
 
 def info(mesh: object) -> TpuMeshInfo | None:
     """What a :func:`tpu_mesh` stands for; None for any other mesh."""
-    try:
-        return _MESHES.get(mesh)
-    except TypeError:  # an unhashable mesh
-        return None
+    return _MESHES.info(mesh)
 
 
 def is_tpu(mesh: object) -> bool:
@@ -228,7 +225,7 @@ def tpu_mesh(
     where = tuple(zip(mi.coords, mi.core_on_chip, mi.slice_index, strict=True))
     device = _jax.tpu_abstract_device(mi.device_kind, reply.get("num_cores"), key, where)
     mesh = _jax.abstract_mesh_on(shape, names, types, device)
-    _MESHES[mesh] = mi
+    _MESHES.add(mesh, mi)
     return mesh
 
 

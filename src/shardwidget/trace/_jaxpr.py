@@ -36,7 +36,7 @@ def param_names(f: Callable[..., Any], n: int) -> list[str]:
     return names
 
 
-def path_text(path: Any, arg_names: Sequence[str]) -> str:
+def path_text(path: tuple[Any, ...], arg_names: Sequence[str]) -> str:
     head, rest = path[0], path[1:]
     if getattr(head, "idx", None) == 0 and rest:  # positional args
         i = rest[0].idx

@@ -183,20 +183,9 @@ def _execute(path: pathlib.Path) -> Any:
     return _executed[path]
 
 
-def _skip_06_before_jax_0_10(name: str = "06_plan_a_pod.ipynb") -> None:
-    """06's search and GPU sections (this wave) failed on jax 0.7.2, 0.8.3 and 0.9.2 in the
-    matrix (cause not yet found; open in the closing note): they are tested on the newest jax."""
-    major, minor = (int(p) for p in jax.__version__.split(".")[:2])
-    if name == "06_plan_a_pod.ipynb" and (major, minor) < (0, 10):
-        pytest.skip(
-            f"06 runs on jax 0.10 and newer here (its search section fails on {jax.__version__}: open)"
-        )
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
 def test_notebook_runs(path: pathlib.Path, kernel_env: None) -> None:
-    _skip_06_before_jax_0_10(path.name)
     if path.name == "02_functions.ipynb" and _jax.shardy_missing():  # its "why" section
         pytest.skip(f"02's why-this-collective section needs Shardy: {_jax.shardy_missing()}")
     nb = _execute(path)
@@ -411,7 +400,6 @@ def test_cost_notebook_shows_the_story(kernel_env: None) -> None:
 
 @pytest.mark.slow
 def test_plan_notebook_shows_the_story(kernel_env: None) -> None:
-    _skip_06_before_jax_0_10()
     nb = _execute(EXAMPLES / "06_plan_a_pod.ipynb")
     assert "8 devices in this kernel" in _stream(_cell(nb, "setup"))
     assert "planned: compiled by XLA's CPU compiler for 256 simulated devices" in _stream(
@@ -442,7 +430,6 @@ def test_plan_notebook_shows_the_story(kernel_env: None) -> None:
 
 @pytest.mark.slow
 def test_plan_notebook_gpu_section(kernel_env: None) -> None:
-    _skip_06_before_jax_0_10()
     """The 06 notebook's GPU section: plans by XLA's GPU compiler, or in one line why not."""
     nb = _execute(EXAMPLES / "06_plan_a_pod.ipynb")
     out = _stream(_cell(nb, "gpu-plan"))
@@ -460,13 +447,19 @@ def test_plan_notebook_gpu_section(kernel_env: None) -> None:
 
 @pytest.mark.slow
 def test_plan_notebook_search_section(kernel_env: None) -> None:
-    _skip_06_before_jax_0_10()
     nb = _execute(EXAMPLES / "06_plan_a_pod.ipynb")
     out = _stream(_cell(nb, "view-search"))
     assert out.startswith(
         "search on XLA's CPU compiler for 16 simulated devices, estimated on h100"
     )
-    assert " beats " in out and "the largest difference is" in out, out
+    # ranked rows "  0  ...": a budget on a loaded machine may leave one (the search runs on
+    # to its first result), else the first is said to beat the second, in the ranking's terms
+    rows = [ln for ln in out.splitlines() if re.match(r"\s+\d+  ", ln)]
+    assert rows, out
+    if len(rows) > 1:
+        assert " beats " in out and "the largest difference is" in out, out
+    else:
+        assert "(budget)" in out, out  # stopped by its budget, not finished with one
     assert "jax.make_mesh(" in _stream(_cell(nb, "search-code"))
     out = _stream(_cell(nb, "search-tpu"))
     if not out:  # no libtpu: the TPU section above said why

@@ -13,7 +13,7 @@ from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
 from shardwidget.plan import compile as compile_mod
-from shardwidget.plan import plan, tpu
+from shardwidget.plan import compilers, module_key, plan, tpu
 
 f32 = jnp.float32
 D, F = 256, 1024
@@ -59,20 +59,22 @@ def _real(specs: list) -> tuple:
     return m.argument_size_in_bytes, m.output_size_in_bytes
 
 
-def test_the_tpu_key_keeps_every_argument_s_sharding_and_drops_only_locations():
+def test_the_compile_key_keeps_every_argument_s_sharding_and_drops_only_locations():
+    """The TPU and GPU results' key (``compilers.module_digest``; the GPU's once cut each line
+    at its first ``loc(``, which made these two layouts one key)."""
     mesh = AbstractMesh((2, 4), ("data", "model"), (AxisType.Auto,) * 2)
     a = compile_mod.lower(step, [PARAMS, X], mesh, FSDP_TP, None)
     b = compile_mod.lower(step, [PARAMS, X], mesh, TP, None)
     first = next(ln for ln in a.splitlines() if "@main(" in ln)
     assert first.count(" loc(") >= 4  # the signature holds a location per argument
-    assert tpu._without_locations(a) != tpu._without_locations(b)
+    assert compilers.module_digest(a) != compilers.module_digest(b)
     # the same program traced from another call stack: the same key
     again = (lambda: compile_mod.lower(step, [PARAMS, X], mesh, FSDP_TP, None))()
-    assert tpu._without_locations(again) == tpu._without_locations(a)
-    assert "loc(" not in tpu._without_locations(a)
+    assert compilers.module_digest(again) == compilers.module_digest(a)
+    assert "loc(" not in module_key.without_locations(a)
     # a string holding parentheses or "loc(" is text, not a location
     line = 'x = f(%a) {n = "jit(g)/ loc(x"} loc(callsite("a(b)"(#loc1) at #loc2))'
-    assert tpu._strip_locs(line) == 'x = f(%a) {n = "jit(g)/ loc(x"}'
+    assert module_key.strip_locs(line) == 'x = f(%a) {n = "jit(g)/ loc(x"}'
 
 
 @pytest.mark.parametrize("order", ORDERS, ids=["fsdp-then-tp", "tp-then-fsdp"])

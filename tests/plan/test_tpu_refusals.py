@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from shardwidget.plan import PlanError, tpu
+from shardwidget.plan import PlanError, compilers, tpu
 
 
 def test_without_libtpu_the_refusal_says_what_to_install(monkeypatch, tmp_path):
     monkeypatch.delenv(tpu.TPU_PYTHON_VAR, raising=False)
     monkeypatch.setenv("SHARDWIDGET_COMPILERS_DIR", str(tmp_path))  # no cached venv
-    monkeypatch.setattr(tpu.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(compilers.importlib.util, "find_spec", lambda name: None)
     tpu.stop()
     assert "`python -m shardwidget.compilers install tpu`" in tpu.unavailable()
     with pytest.raises(PlanError, match=r"libtpu.*about 700 MB"):
@@ -41,7 +41,7 @@ def test_compile_with_says_why_not_in_one_line(monkeypatch, tmp_path):
     assert "no v5e topology has 12 devices" in tpu.compile_with("v5e", 12)[1]
     monkeypatch.delenv(tpu.TPU_PYTHON_VAR, raising=False)
     monkeypatch.setenv("SHARDWIDGET_COMPILERS_DIR", str(tmp_path))
-    monkeypatch.setattr(tpu.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(compilers.importlib.util, "find_spec", lambda name: None)
     label, why = tpu.compile_with("v5e", 256)
     assert label == "" and "shardwidget.compilers install tpu" in why and "\n" not in why
     assert tpu.topology_for("v5e", 512) == ("v5e:16x16", 2, "")

@@ -73,7 +73,7 @@ class MeshView(ShardView[MeshState, jax.sharding.Mesh]):
     _KIND_RANK = 10
     STATE_TRAITS: ClassVar[tuple[str, ...]] = ("mesh_shape",)
     REQUEST_TYPE: ClassVar[str] = "mesh_request"
-    SYNCED: ClassVar[tuple[str, ...]] = ("mesh_shape", "error", "busy", "_ids")
+    SYNCED: ClassVar[tuple[str, ...]] = ("_ids",)
     _path: MeshPath
 
     mesh_shape = traitlets.List(traitlets.Int()).tag(sync=True)

@@ -13,6 +13,7 @@ import pytest
 
 from shardwidget import ShardView
 from shardwidget.views.base import ShardView as Base
+from shardwidget.views.base import synced_traits
 from tests.views.mesh_kind import MeshOf, MeshView
 
 
@@ -68,9 +69,20 @@ def test_a_class_without_the_contract_is_refused_when_it_is_made() -> None:
         class Half(Base[Any, Any]):
             _KIND_RANK = 11
             STATE_TRAITS: ClassVar[tuple[str, ...]] = ("mesh_shape",)
-            SYNCED: ClassVar[tuple[str, ...]] = ("mesh_shape", "error", "busy")
 
             def _build(self, obj: Any, /, *args: Any, **kwargs: Any) -> None:
                 pass
 
     assert all(k.__name__ != "Half" for k in Base._KINDS)
+
+
+def test_a_kind_that_relists_the_base_s_traits_is_refused() -> None:
+    """SYNCED holds a kind's own traits; its state traits, error and busy are the base's."""
+    with pytest.raises(TypeError, match="lists in SYNCED what the base adds: mesh_shape, busy"):
+
+        class Again(MeshView):
+            _KIND_RANK = 12
+            SYNCED: ClassVar[tuple[str, ...]] = ("mesh_shape", "_ids", "busy")
+
+    assert all(k.__name__ != "Again" for k in Base._KINDS)
+    assert synced_traits(MeshView) == ("mesh_shape", "error", "busy", "_ids")

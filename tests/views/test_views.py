@@ -22,6 +22,7 @@ from shardwidget import ArrayView, FunctionView, ShardView, wire
 from shardwidget.export import page as export
 from shardwidget.model import units
 from shardwidget.views import base
+from shardwidget.views.base import synced_traits
 
 
 @pytest.fixture
@@ -137,7 +138,7 @@ def test_array_page_data_through_the_public_protocol(arr: Any) -> None:
     states = export.variant_states(v, [{"spec": ["x", None]}])
     data, n, skipped = export.array_page_data(v, states)
     assert (n, skipped) == (2, 0)
-    assert set(data["state"]) == set(ArrayView.SYNCED)
+    assert set(data["state"]) == set(synced_traits(ArrayView))
     keys = data["state"]["_options"]["static_states"]
     assert keys == sorted(data["answers"]) and wire.state_key(v.layout_state) in keys
     other = data["answers"][wire.state_key(states[0])]
@@ -152,7 +153,7 @@ def test_array_page_data_through_the_public_protocol(arr: Any) -> None:
 def test_function_page_data(arr: Any) -> None:
     f = ShardView(lambda a: a.sum(axis=0), arr)
     data = export.function_page_data(f)
-    assert set(data["state"]) == set(FunctionView.SYNCED)
+    assert set(data["state"]) == set(synced_traits(FunctionView))
     assert data["state"]["_trace_options"]["static"] == export.NO_KERNEL
     assert data["answers"] == {}
     assert "static" not in f._trace_options  # the live view is untouched

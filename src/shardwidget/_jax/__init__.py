@@ -66,7 +66,7 @@ import importlib
 import re
 import warnings
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 import jax
 import numpy as np
@@ -187,7 +187,7 @@ def pmap_sharding_named(sharding: Any, ndim: int) -> Any | None:
     if len(entries) != ndim or entries.count(PMAP_INTERNAL_AXIS) != 1:
         return None
     mesh = Mesh(np.array(list(sharding.devices.flat)), (PMAP_INTERNAL_AXIS,))
-    spec = PartitionSpec(*entries)  # type: ignore[no-untyped-call]
+    spec = PartitionSpec(*entries)
     return NamedSharding(mesh, spec, memory_kind=sharding.memory_kind)
 
 
@@ -234,8 +234,8 @@ def pmap_spec(axis: Any, ax: int | None) -> Any:
     """The PartitionSpec pmap gives an argument or output mapped at dimension ``ax`` over
     ``axis`` (``P()`` for ``None``: the same whole value on each device)."""
     if ax is None:
-        return PartitionSpec()  # type: ignore[no-untyped-call]
-    return PartitionSpec(*([None] * ax), axis)  # type: ignore[no-untyped-call]
+        return PartitionSpec()
+    return PartitionSpec(*([None] * ax), axis)
 
 
 def pmap_params(
@@ -284,7 +284,7 @@ def pmap_compilable(f: Any) -> Callable[..., Any]:
     0.7, whose C++ pmap cannot be compiled under jit as one SPMD program, the same body as
     ``shard_map`` over pmap's mesh (as 0.7's own ``jax_pmap_shmap_merge`` path builds it)."""
     if not is_cpp_pmap(f):
-        return f  # type: ignore[no-any-return]
+        return cast(Callable[..., Any], f)  # (a pmap'd function)
     from jax._src import shard_map
 
     def as_shard_map(*args: Any, **kwargs: Any) -> Any:
@@ -314,7 +314,8 @@ def pmap_compilable(f: Any) -> Callable[..., Any]:
         return jax.tree_util.tree_unflatten(p.out_tree(), outs)
 
     as_shard_map.__name__ = getattr(f, "__name__", "f")
-    as_shard_map.__wrapped__ = getattr(f, "__wrapped__", None)  # type: ignore[attr-defined]
+    wrapped = getattr(f, "__wrapped__", None)
+    as_shard_map.__wrapped__ = wrapped  # type: ignore[attr-defined]  # (functools' convention)
     return as_shard_map
 
 

@@ -21,7 +21,7 @@ def compile_module_text(text: str, n: int, options: dict[str, Any] | None = None
     are what the planning helper returns. ``options``: XLA compiler options, as
     ``Lowered.compile(compiler_options=...)`` takes them (e.g. :data:`SHARDY_DUMP`)."""
     from jax._src import xla_bridge
-    from jax._src.lib import xla_client as xc  # type: ignore[attr-defined]
+    from jax._src.lib import xla_client as xc  # type: ignore[attr-defined]  # (private: not in jaxlib's stubs)
 
     backend = xla_bridge.get_backend("cpu")
     devs = jax.devices("cpu")[:n]
@@ -61,8 +61,8 @@ def compile_module_for_devices(
     ``cost_analysis()`` and ``get_output_shardings()``, and never runs. ``options``: XLA
     compiler options (:data:`SHARDY_DUMP`)."""
     from jax._src.interpreters import mlir
-    from jax._src.lib import xla_client as xc  # type: ignore[attr-defined]
-    from jax._src.lib.mlir import ir  # type: ignore[attr-defined]
+    from jax._src.lib import xla_client as xc  # type: ignore[attr-defined]  # (private: not in jaxlib's stubs)
+    from jax._src.lib.mlir import ir  # type: ignore[attr-defined]  # (private: not in jaxlib's stubs)
 
     client = devices[0].client
     opts = _spmd_options(text, devices, client, options)
@@ -105,7 +105,7 @@ def topology_abstract_device(
 @functools.cache
 def _topology_device(base: Any) -> Any:
     @dataclasses.dataclass(frozen=True, slots=True)
-    class TopologyDevice(base):  # type: ignore[misc]
+    class TopologyDevice(base):  # type: ignore[misc]  # (base: JAX's private AbstractDevice)
         topology: str = ""
         positions: tuple[Any, ...] = dataclasses.field(default=(), repr=False)
 
@@ -114,7 +114,7 @@ def _topology_device(base: Any) -> Any:
 
 def hlo_sharding_text(proto: Any) -> str:
     """An OpSharding proto as HLO writes it ("{devices=[4,2]<=[8]}")."""
-    from jax._src.lib import xla_client as xc  # type: ignore[attr-defined]
+    from jax._src.lib import xla_client as xc  # type: ignore[attr-defined]  # (private: not in jaxlib's stubs)
 
     return str(xc.HloSharding.from_proto(proto))
 

@@ -271,7 +271,7 @@ def _partitions(sharding: NamedSharding) -> NamedSharding:
     pspec = sharding.spec
     if not (getattr(pspec, "unreduced", None) or getattr(pspec, "reduced", None)):
         return sharding
-    bare = PartitionSpec(*spec_entries(pspec))  # type: ignore[no-untyped-call]  # (jax's own)
+    bare = PartitionSpec(*spec_entries(pspec))
     return NamedSharding(sharding.mesh, bare, memory_kind=sharding.memory_kind)
 
 

@@ -47,7 +47,7 @@ def shardy_ops(
     with this propagation ``strategy`` ("basic" or "aggressive"). ``keep``: only these
     attributes in ``attrs`` (their text is most of the walk's time), else all.
     Any failure of JAX's MLIR is raised as it comes."""
-    from jax._src.lib.mlir import ir, passmanager  # type: ignore[attr-defined]
+    from jax._src.lib.mlir import ir, passmanager  # type: ignore[attr-defined]  # (private: not in jaxlib's stubs)
 
     unsafe = shardy_missing(text) if propagate else ""
     if unsafe:  # never run what would take the kernel down
@@ -150,7 +150,7 @@ def shardy_missing(text: str = "") -> str:
             f"{crashing[0]} (a loop or a nested jit); jax 0.8 and 0.10 explain it"
         )
     try:
-        from jax._src.lib.mlir import passmanager  # type: ignore[attr-defined]  # noqa: F401
+        from jax._src.lib.mlir import passmanager  # type: ignore[attr-defined]  # (private: not in jaxlib's stubs)  # noqa: F401
     except ImportError as e:
         return f"this jaxlib has no MLIR pass manager for Shardy ({e})"
     return ""

@@ -77,7 +77,7 @@ def _compile(old: Any, new: Any, shape: tuple[int, ...], dtype: Any) -> Compiled
     try:
         # (axis names XLA cannot read would abort the process: compiled over renamed axes)
         safe_old, safe_new = xla_safe_sharding(old), xla_safe_sharding(new)
-        struct = jax.ShapeDtypeStruct(shape, dtype, sharding=safe_old)  # type: ignore[no-untyped-call]
+        struct = jax.ShapeDtypeStruct(shape, dtype, sharding=safe_old)
         compiled = jax.jit(lambda x: x, out_shardings=safe_new).lower(struct).compile()
     except Exception as e:  # reported in words: the byte plan does not need the compile
         return Compiled([], None, None, None, f"{type(e).__name__}: {e}".splitlines()[0][:300])

@@ -38,8 +38,17 @@ def label(b: Buffer) -> str:
     """A buffer's row label: its input leaf's path, else JAX's op name and line."""
     if b.kind == "argument":
         return b.path or b.op_name or f"parameter {b.parameter}"
-    what = b.op_name.rsplit("/", 1)[-1] if b.op_name else b.value
+    what = op_word(b.op_name) if b.op_name else re.sub(r"\{[\d,]*\}$", "", b.value)
     return f"{what} ({b.source})" if b.source else what
+
+
+def op_word(op_name: str) -> str:
+    """The op of JAX's op name: its last path part, without the parentheses of a fusion's
+    list ("jit(f)/(jvp()/sum:transpose(jvp())/dot_general)" → "dot_general")."""
+    last = op_name.rsplit("/", 1)[-1]
+    while last.endswith(")") and last.count(")") > last.count("("):
+        last = last[:-1]
+    return last.split(":")[-1] or op_name
 
 
 def where(peak: Peak) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from . import collectives as hlo
 
@@ -63,7 +64,7 @@ def fused_collectives(hlo_text: str, found: Sequence[hlo.Collective]) -> list[hl
             out.append(c)
             continue
         shape_text, line, _kind = callers[comp]
-        changes: dict[str, object] = {}
+        changes: dict[str, Any] = {}  # (Collective's fields: replace() checks them)
         op = re.search(r'op_name="([^"]*)"', line)
         if op and not c.op_name:
             changes["op_name"] = op.group(1)
@@ -79,5 +80,5 @@ def fused_collectives(hlo_text: str, found: Sequence[hlo.Collective]) -> list[hl
                 dtype=result.dtype,
                 bytes=(c.group_size - 1) * result.nbytes,
             )
-        out.append(dataclasses.replace(c, **changes))  # type: ignore[arg-type]
+        out.append(dataclasses.replace(c, **changes))
     return out

@@ -6,7 +6,8 @@ queues each module for the :class:`.pool.Pool`; results stream into :attr:`Searc
 (ranked on every read) and to the listeners (a view's panel). Every compile is cached by
 (function, argument shapes, target, layout): a second search of the same step asks no helper.
 A budget in seconds stops the search with what it has: nothing more is lowered, and compiles
-still running are stopped.
+still running are stopped; but never with nothing: where no result has come in by then (a
+loaded machine), the search runs on to its first result, and says so.
 """
 
 from __future__ import annotations
@@ -105,6 +106,8 @@ class Search:
     compile_s: float = 0.0
     first_s: float | None = None
     """Seconds from the start to the first result."""
+    overran: str = ""
+    """Where the budget passed with no result and the search ran on to its first: in words."""
     _found: list[Candidate] = field(default_factory=list, repr=False)
     _listeners: list[Callable[[Search], None]] = field(default_factory=list, repr=False)
     _done: threading.Event = field(default_factory=threading.Event, repr=False)
@@ -195,6 +198,7 @@ class Search:
             f"search on {self.target.compiler}, estimated on {self.hardware.name}: "
             f"{p.done}/{p.total} ({p.state}), {len(self.dropped)} dropped, "
             f"{len(self.failed)} failed, {self.workers} helper(s), {self.wall_s:.1f} s"
+            + (f" ({self.overran})" if self.overran else "")
         )
         rows = [f"{k:>3}  {cand.line}" for k, cand in enumerate(self.results)]
         return "\n".join([head, *rows])
@@ -281,17 +285,22 @@ class _Run:
                 self.s._add(cand_mod.make(p, trees, plan, self.s.hardware, self.s.target), False)
         return todo
 
-    def _out_of_time(self) -> bool:
-        if self.deadline is not None and time.perf_counter() > self.deadline:
+    def _out_of_time(self, queued: int = 1) -> bool:
+        """Whether to lower no more: cancelled, or past the budget with a compile queued (one
+        is always lowered, so that the search has a first result to run on to)."""
+        if self.s._stop.is_set():
+            return True
+        if self.deadline is not None and time.perf_counter() > self.deadline and queued:
             self.s.progress.state = "budget"
             return True
-        return self.s._stop.is_set()
+        return False
 
     def _lower_all(self, todo: list[c.Proposal]) -> None:
         s = self.s
         assert s._pool is not None
+        queued = 0
         for p in todo:
-            if self._out_of_time():
+            if self._out_of_time(queued):
                 return
             trees = strat.to_trees(s.args, p.specs)
             try:
@@ -303,16 +312,35 @@ class _Run:
                     s.dropped.append(c.Dropped(p.name, str(e).strip().splitlines()[0]))
                 continue
             s._pool.put(Job(text, mesh, _Tag(p, tuple(trees), self.key(p))))
+            queued += 1
 
     def _join(self) -> None:
         s = self.s
         assert s._pool is not None
         left = None if self.deadline is None else max(0.0, self.deadline - time.perf_counter())
         s._pool.join(left)
+        if self.deadline is not None:
+            self._first_result()
         if any(t.is_alive() for t in s._pool._threads):  # out of budget: stop what runs
             s.progress.state = "budget" if s.progress.state == "running" else s.progress.state
             s._pool.cancel()
             s._pool.join(30.0)
+
+    def _first_result(self) -> None:
+        """Past the budget with no result while compiles still run: wait for the first (or
+        for every compile to end, or a cancel), and say so in :attr:`Search.overran`."""
+        s = self.s
+        assert s._pool is not None and self.deadline is not None
+        waited = False
+        while not s._found and not s._stop.is_set() and any(t.is_alive() for t in s._pool._threads):
+            waited = True
+            s._pool.join(0.5)
+        if waited:
+            budget = self.deadline - s._t0
+            s.overran = (
+                f"no result within the {budget:.0f} s budget: ran on to the first, "
+                f"{time.perf_counter() - s._t0:.0f} s"
+            )
 
     def done(self, job: Job, reply: dict[str, Any] | None, why: str, t0: float) -> None:
         tag: _Tag = job.tag

@@ -117,27 +117,12 @@ class TpuTarget(Target):
         return tuple(a for a, phys in mi.physical_axes().items() if "slice" in phys)
 
     def new_helper(self) -> helper_mod.Helper:
-        return tpu.TpuHelper(0)
+        return tpu.new_helper()
 
     def request(self, helper: Any, text: str, mesh: Any, timeout: float) -> dict[str, Any]:
         mi = tpu.info(mesh)
         assert mi is not None
-        req = {
-            "op": "compile",
-            "module": text,
-            "topology": mi.topology,
-            "num_slices": mi.num_slices,
-            "chip_config_name": mi.chip_config_name,
-            "devices": list(mi.device_ids),
-        }
-        reply = dict(helper.request(req, timeout, f"a compile for {mi.title}"))
-        if "error" in reply:
-            helper.stop()
-            raise helper_mod.PlanError(
-                f"the TPU compiler (libtpu {mi.libtpu}) could not compile for {mi.title}: "
-                f"{str(reply['error']).strip().splitlines()[0]}"
-            )
-        return reply
+        return tpu.request(helper, text, mi, timeout)
 
 
 class GpuTarget(Target):

@@ -106,7 +106,7 @@ def held_bytes(own: Any = ()) -> int:
     """Bytes of live device buffers (``jax.live_arrays()``, each buffer once) beyond those of
     the arrays in own (the user's arrays): what views and caches hold."""
     mine = buffers(own)
-    live = buffers(jax.live_arrays())  # type: ignore[no-untyped-call]
+    live = buffers(jax.live_arrays())
     return int(sum(n for k, n in live.items() if k not in mine))
 
 

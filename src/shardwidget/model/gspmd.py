@@ -110,7 +110,7 @@ def named_equivalent(sharding: Any, shape: tuple[int, ...]) -> Any | None:
         mesh.axis_names,
         axis_types=(AxisType.Auto,) * len(mesh.axis_names),
     )
-    pspec = PartitionSpec(*(e[0] if len(e) == 1 else (e or None) for e in spec))  # type: ignore[no-untyped-call]  # (jax's own)
+    pspec = PartitionSpec(*(e[0] if len(e) == 1 else (e or None) for e in spec))
     return NamedSharding(jmesh, pspec, memory_kind=sharding.memory_kind)
 
 

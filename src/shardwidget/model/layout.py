@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import jax
 import numpy as np
@@ -126,7 +126,7 @@ class Layout:
         memo: dict[str, Any] = self.__dict__.setdefault("_derived", {})  # not a field
         if name not in memo:
             memo[name] = make(self)
-        return memo[name]  # type: ignore[no-any-return]
+        return cast(T, memo[name])  # (made by ``make`` under this name)
 
     @property
     def partial(self) -> bool:

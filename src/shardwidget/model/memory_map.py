@@ -216,7 +216,7 @@ def memory_map(top: int = TOP) -> MemoryMap:
     """Device memory per device now, summed over ``jax.live_arrays()`` (each buffer once),
     with the ``top`` largest arrays, the imbalance and capacity where reported."""
 
-    live = [(a, _buffers_of(a)) for a in jax.live_arrays()]  # type: ignore[no-untyped-call]
+    live = [(a, _buffers_of(a)) for a in jax.live_arrays()]
     # An array owns the buffers it shares with the per-shard arrays cached on it: visit arrays
     # with more shards first, so the whole array gets them, not one of its shards.
     live_ok = sorted(((a, b) for a, b in live if b), key=lambda ab: -len(ab[1]))

@@ -215,7 +215,7 @@ def build_abstract_mesh(
     return _jax.abstract_mesh(tuple(shape), tuple(names), axis_types)
 
 
-def mesh_axis_types(mesh: jax.sharding.Mesh) -> list[str]:
+def mesh_axis_types(mesh: jax.sharding.Mesh | jax.sharding.AbstractMesh) -> list[str]:
     """'auto' / 'explicit' per axis; Manual axes (inside shard_map) are reported as 'auto'."""
     out = []
     for t in mesh.axis_types:
@@ -248,7 +248,7 @@ def xla_safe_sharding(sharding: Any) -> Any:
         return tuple(ren[a] for a in e) if isinstance(e, tuple) else ren[e]
 
     spec = sharding.spec
-    new_spec = PartitionSpec(  # type: ignore[no-untyped-call]
+    new_spec = PartitionSpec(
         *(entry(e) for e in spec),
         unreduced={ren[a] for a in spec.unreduced},
         reduced={ren[a] for a in spec.reduced},

@@ -49,7 +49,7 @@ def stacked(arr: Any) -> tuple[Any, list[Any], tuple[int, ...]] | None:
     local = tuple(int(n) for n in shards[0].data.shape)
     mesh = Mesh(np.array(devices, dtype=object), (AXIS,))
     kind = getattr(arr.sharding, "memory_kind", None)
-    sharding = NamedSharding(mesh, PartitionSpec(AXIS), memory_kind=kind)  # type: ignore[no-untyped-call]
+    sharding = NamedSharding(mesh, PartitionSpec(AXIS), memory_kind=kind)
     shape = (local[0] * len(devices), *local[1:])
     whole = jax.make_array_from_single_device_arrays(shape, sharding, [s.data for s in shards])
     return whole, devices, local
@@ -74,7 +74,7 @@ def _program(
         return tuple(o[None] for o in fn(x))
 
     mesh = Mesh(np.array(devices, dtype=object), (AXIS,))
-    spec = PartitionSpec(AXIS)  # type: ignore[no-untyped-call]
+    spec = PartitionSpec(AXIS)
     body = shardwidget_statistics
     return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=spec, out_specs=spec, check_vma=False))
 

@@ -79,9 +79,7 @@ def to_wire(spec: NormSpec) -> list[SpecEntry]:
 
 def to_partition_spec(spec: NormSpec) -> Any:
     """The jax PartitionSpec of a normalized spec."""
-    return PartitionSpec(  # type: ignore[no-untyped-call]
-        *(None if not a else a[0] if len(a) == 1 else tuple(a) for a in spec)
-    )
+    return PartitionSpec(*(None if not a else a[0] if len(a) == 1 else tuple(a) for a in spec))
 
 
 def unreduced_of(pspec: Any, order: Sequence[str] = ()) -> tuple[str, ...]:
@@ -110,7 +108,7 @@ def partitions_only(sharding: Any) -> Any:
         return sharding
     return NamedSharding(
         sharding.mesh,
-        PartitionSpec(*spec_entries(pspec)),  # type: ignore[no-untyped-call]
+        PartitionSpec(*spec_entries(pspec)),
         memory_kind=sharding.memory_kind,
     )
 

@@ -98,7 +98,7 @@ def state_of_sharding(sharding: Any, ndim: int) -> LayoutState | None:
     return LayoutState(
         tuple(int(s) for s in m.devices.shape),
         tuple(str(a) for a in m.axis_names),
-        tuple(mesh_mod.mesh_axis_types(m)),  # type: ignore[arg-type]
+        tuple(mesh_mod.mesh_axis_types(m)),
         spec_mod.normalize(spec_entries(sharding.spec), ndim),  # unreduced: the partitions
         str(sharding.memory_kind or "device"),
     )

@@ -237,7 +237,7 @@ def _compiled(sharding: Any, shape: tuple[int, ...], dtype: Any, plan: Plan) -> 
         return jax.jit(fn)
     assert isinstance(sharding, NamedSharding)
     mesh = sharding.mesh
-    out = PartitionSpec(tuple(mesh.axis_names))  # type: ignore[no-untyped-call]
+    out = PartitionSpec(tuple(mesh.axis_names))
     return jax.jit(
         jax.shard_map(
             fn, mesh=mesh, in_specs=sharding.spec, out_specs=(out, out, out), check_vma=False

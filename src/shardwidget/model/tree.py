@@ -287,7 +287,7 @@ def on_plan(leaves: tuple[TreeLeaf, ...], plan: Any) -> tuple[TreeLeaf, ...]:
     spec there; any other leaf is replicated on the plan, ``placed=False`` (as ``jax.jit``
     replicates an input it is given no sharding for)."""
     axes = _axes(plan)
-    replicated = NamedSharding(plan, PartitionSpec())  # type: ignore[no-untyped-call]
+    replicated = NamedSharding(plan, PartitionSpec())
     out = []
     for leaf in leaves:
         s = leaf.sharding

@@ -18,30 +18,24 @@ compiler made (the CPU helper's reply fields; flops -1 where there is no cost an
 
 from __future__ import annotations
 
-import functools
 import importlib.metadata
 import importlib.util
-import json
 import os
 import pathlib
 import re
 import sys
 import tempfile
-import threading
 import time
 from typing import Any
 
 
-@functools.cache
 def _cpu_worker() -> Any:
-    """The CPU helper's script, loaded by its path (watching the parent, the adapter, the
-    reply's fields)."""
-    path = pathlib.Path(__file__).resolve().with_name("_worker.py")
-    spec = importlib.util.spec_from_file_location("_shardwidget_worker", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    """The CPU helper's script (``_worker.py``, beside this one), for the jobs the helpers do
+    alike: the main loop, the adapter (``_jax``), XLA's dumps, the reply's fields."""
+    here = str(pathlib.Path(__file__).resolve().parent)
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    return importlib.import_module("_worker")
 
 
 _REFUSED = re.compile(r'has no field named "([A-Za-z0-9_]+)"')
@@ -141,38 +135,27 @@ def _compile(req: dict[str, Any], adapter: Any) -> dict[str, Any]:
     return dict(_cpu_worker().answer(exe, adapter, time.perf_counter() - t0, dump, report))
 
 
-def main() -> None:
-    proto = os.fdopen(os.dup(1), "w", buffering=1)
-    os.dup2(2, 1)
-    worker = _cpu_worker()
-    threading.Thread(target=worker._watch_parent, args=(os.getppid(),), daemon=True).start()
-    try:
-        import jax
-
-        jax.config.update("jax_platforms", "cpu")  # type: ignore[no-untyped-call]
-        plugin = importlib.metadata.version("jax-cuda12-plugin")
-        nvcc = importlib.util.find_spec("nvidia.cuda_nvcc")
-        adapter = worker._adapter()
-    except Exception as e:  # no plugin, or a JAX without topologies: said in words
-        proto.write(json.dumps({"fatal": f"{type(e).__name__}: {e}"}) + "\n")
-        return
-    ready = {
+def _ready() -> dict[str, object]:
+    """The first reply: the versions (no CUDA plugin: its lookup fails, said as fatal)."""
+    plugin = importlib.metadata.version("jax-cuda12-plugin")
+    nvcc = importlib.util.find_spec("nvidia.cuda_nvcc")
+    return {
         "ready": 1,
         "jax": importlib.metadata.version("jax"),
         "jaxlib": importlib.metadata.version("jaxlib"),
         "plugin": plugin,
         "nvcc": str(list(nvcc.submodule_search_locations or [])[:1]) if nvcc else "",
     }
-    proto.write(json.dumps(ready) + "\n")
-    for line in sys.stdin:
-        req = json.loads(line)
-        try:
-            op = _describe(req) if req["op"] == "describe" else _compile(req, adapter)
-            reply: dict[str, Any] = {"id": req["id"], **op}
-        except Exception as e:  # the kernel shows it in words; the helper stays up
-            words = str(e.args[0]) if e.args else str(e)
-            reply = {"id": req["id"], "error": f"{type(e).__name__}: {words}"}
-        proto.write(json.dumps(reply) + "\n")
+
+
+def _words(e: Exception) -> str:
+    """An error's words without the parser's text that :func:`_with_stderr` keeps on it."""
+    return str(e.args[0]) if e.args else str(e)
+
+
+def main() -> None:
+    ops = {"describe": lambda req, _adapter: _describe(req), "compile": _compile}
+    _cpu_worker().serve(_ready, ops, _words)
 
 
 if __name__ == "__main__":

@@ -18,30 +18,22 @@ words) when the program does not fit in HBM.
 
 from __future__ import annotations
 
-import functools
 import importlib.metadata
 import importlib.util
-import json
 import math
-import os
 import pathlib
 import sys
-import threading
 import time
 from typing import Any
 
 
-@functools.cache
 def _cpu_worker() -> Any:
-    """The CPU helper's script (``_worker.py``, beside this one) loaded by its path, for the
-    jobs both helpers do alike: watching the parent, loading the adapter (``_jax``), XLA's
-    dump of Shardy's propagation."""
-    path = pathlib.Path(__file__).resolve().with_name("_worker.py")
-    spec = importlib.util.spec_from_file_location("_shardwidget_worker", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    """The CPU helper's script (``_worker.py``, beside this one), for the jobs the helpers do
+    alike: the main loop, the adapter (``_jax``), XLA's dumps, the reply's fields."""
+    here = str(pathlib.Path(__file__).resolve().parent)
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    return importlib.import_module("_worker")
 
 
 _TOPOLOGIES: dict[tuple[str, int, str], Any] = {}
@@ -160,32 +152,15 @@ def _compile(req: dict[str, Any], adapter: Any) -> dict[str, Any]:
     return dict(_cpu_worker().answer(exe, adapter, time.perf_counter() - t0, dump, report))
 
 
-def main() -> None:
-    # replies go to the original stdout only; whatever libtpu prints goes to stderr
-    proto = os.fdopen(os.dup(1), "w", buffering=1)
-    os.dup2(2, 1)
-    worker = _cpu_worker()
-    threading.Thread(target=worker._watch_parent, args=(os.getppid(),), daemon=True).start()
-    try:
-        import jax
+def _ready() -> dict[str, object]:
+    """The first reply: the versions (no libtpu: its lookup fails, said as fatal)."""
+    libtpu = importlib.metadata.version("libtpu")
+    return {"ready": 1, "jax": importlib.metadata.version("jax"), "libtpu": libtpu}
 
-        jax.config.update("jax_platforms", "cpu")  # type: ignore[no-untyped-call]
-        libtpu = importlib.metadata.version("libtpu")
-        adapter = worker._adapter()
-    except Exception as e:  # no libtpu, or a JAX without topologies: said in words
-        proto.write(json.dumps({"fatal": f"{type(e).__name__}: {e}"}) + "\n")
-        return
-    proto.write(
-        json.dumps({"ready": 1, "jax": importlib.metadata.version("jax"), "libtpu": libtpu}) + "\n"
-    )
-    for line in sys.stdin:
-        req = json.loads(line)
-        try:
-            op = _describe(req) if req["op"] == "describe" else _compile(req, adapter)
-            reply: dict[str, Any] = {"id": req["id"], **op}
-        except Exception as e:  # the kernel shows it in words; the helper stays up
-            reply = {"id": req["id"], "error": f"{type(e).__name__}: {e}"}
-        proto.write(json.dumps(reply) + "\n")
+
+def main() -> None:
+    ops = {"describe": lambda req, _adapter: _describe(req), "compile": _compile}
+    _cpu_worker().serve(_ready, ops)
 
 
 if __name__ == "__main__":

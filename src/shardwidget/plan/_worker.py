@@ -130,6 +130,42 @@ def answer(
     }
 
 
+Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+"""One operation of a compiler helper: (the request, the adapter) -> the reply's fields."""
+
+
+def serve(
+    ready: Callable[[], dict[str, object]],
+    ops: dict[str, Handler],
+    words: Callable[[Exception], str] = str,
+) -> None:
+    """The TPU and GPU helpers' main loop. Replies go to the original stdout only: fd 1 then
+    points at stderr, so nothing the compiler prints breaks a reply. JAX is told to use CPU
+    platforms (compile-only clients) before ``ready()`` loads the plugin and says what the
+    first reply holds (its failure said in words, as "fatal"); then one reply a request line,
+    by its "op" (an error in words, ``words(exception)``: the helper stays up)."""
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    try:
+        import jax
+
+        jax.config.update("jax_platforms", "cpu")
+        first = ready()
+        adapter = _adapter()
+    except Exception as e:  # no plugin, or a JAX without topologies: said in words
+        proto.write(json.dumps({"fatal": f"{type(e).__name__}: {e}"}) + "\n")
+        return
+    proto.write(json.dumps(first) + "\n")
+    for line in sys.stdin:
+        req = json.loads(line)
+        try:
+            reply: dict[str, object] = {"id": req["id"], **ops[req["op"]](req, adapter)}
+        except Exception as e:  # the kernel shows it in words; the helper stays up
+            reply = {"id": req["id"], "error": f"{type(e).__name__}: {words(e)}"}
+        proto.write(json.dumps(reply) + "\n")
+
+
 def main() -> None:
     n = int(sys.argv[1])
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()

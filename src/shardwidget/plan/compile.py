@@ -167,7 +167,7 @@ class Plan:
 def _pspec(spec: Any) -> Any:
     if isinstance(spec, PartitionSpec):
         return spec
-    return PartitionSpec(*(spec or ()))  # type: ignore[no-untyped-call]
+    return PartitionSpec(*(spec or ()))
 
 
 def lower(

@@ -15,11 +15,16 @@ tries to start CUDA. So each compiler runs in a helper process whose interpreter
 Nothing is found: PlanError whose words give the command. Every failure of an install (no
 venv module, pip's refusal, a JAX that pip changed, a plugin that does not import) is said in
 words with the tail of what pip printed.
+
+The kernel's side of both helpers is here too (:class:`CompilerHelper`, :func:`running`,
+:func:`compile_request`, :class:`Results`): ``tpu.py`` and ``gpu.py`` add only what their
+compiler asks and answers.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.metadata
 import importlib.util
 import json
@@ -31,7 +36,12 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
+from jax.sharding import AxisType
+
+from . import helper as _helper
+from . import module_key
 from .helper import PlanError
 
 STAMP = ".shardwidget-compiler.json"
@@ -238,6 +248,143 @@ def _versions(py: pathlib.Path) -> str:
 
 def _write_stamp(venv: pathlib.Path, c: Compiler, reqs: list[str]) -> None:
     (venv / STAMP).write_text(json.dumps({"compiler": c.name, "requirements": reqs}) + "\n")
+
+
+# ---------------------------------------------------------------- the kernel's side of a helper
+class CompilerHelper(_helper.Helper):
+    """A helper process running one compiler's worker script (``_tpu_worker.py``,
+    ``_gpu_worker.py``) in that compiler's Python (:func:`python_for`): compile-only clients,
+    never an accelerator of this machine. One serves every topology of its compiler."""
+
+    compiler = ""
+    """Its compiler's name in :data:`COMPILERS`."""
+    worker = pathlib.Path()
+    """Its worker script."""
+    log_level = "3"
+    """``TF_CPP_MIN_LOG_LEVEL`` in the helper (the helper's stderr is a file)."""
+
+    def _argv(self) -> list[str]:
+        return [python_for(self.compiler), str(self.worker)]
+
+    def _environ(self) -> dict[str, str]:
+        env = dict(os.environ)
+        flags = env.get("XLA_FLAGS", "").split()
+        env["XLA_FLAGS"] = " ".join(f for f in flags if "host_platform_device_count" not in f)
+        # never the kernel's accelerator: compile-only clients (JAX skips the CUDA plugin
+        # without "cpu" among its platforms)
+        env["JAX_PLATFORMS"] = "cpu"
+        env["CUDA_VISIBLE_DEVICES"] = ""
+        env.pop("JAX_NUM_CPU_DEVICES", None)
+        env["TF_CPP_MIN_LOG_LEVEL"] = self.log_level
+        return env
+
+
+H = TypeVar("H", bound=CompilerHelper)
+
+
+def start(cls: type[H]) -> H:
+    """A new helper of ``cls`` (the search's parallel workers each start one); PlanError in
+    words where its compiler has no Python here, it fails to start, or its jax differs from
+    the kernel's (a module lowered by one is not read by the other)."""
+    c = compiler(cls.compiler)
+    python_for(c.name)  # the refusal in words before any process starts
+    h = cls(0)
+    theirs, ours = h.ready.get("jax"), kernel_versions()[0]
+    if theirs != ours:
+        h.stop()
+        raise PlanError(
+            f"the {c.name.upper()} helper's Python has jax {theirs}, this kernel jax {ours}: a "
+            "module lowered by one is not read by the other. Run `python -m "
+            f"shardwidget.compilers install {c.name}` (a venv for jax {ours}) or point "
+            f"{c.python_var} at a Python with jax {ours}"
+        )
+    return h
+
+
+def running(held: list[H], cls: type[H]) -> H:
+    """The running helper kept in ``held``, else a new one (:func:`start`) kept there."""
+    if held and held[0].alive:
+        return held[0]
+    stop_held(held)
+    h = start(cls)
+    held.append(h)
+    return h
+
+
+def stop_held(held: list[H]) -> None:
+    """End the helpers kept in ``held`` (nothing if none runs)."""
+    while held:
+        held.pop().stop()
+
+
+def compile_request(
+    h: _helper.Helper, req: dict[str, Any], timeout: float, title: str, refused: str
+) -> dict[str, Any]:
+    """Helper ``h``'s reply to a compile request for ``title``, uncached; PlanError in words
+    (``refused``, then the compiler's first line) where the compiler refuses: ``h`` then ends
+    (its state is unknown)."""
+    reply = h.request(req, timeout, f"a compile for {title}")
+    if "error" in reply:
+        h.stop()
+        raise PlanError(f"{refused}: {first_line(reply['error'])}")
+    return dict(reply)
+
+
+def module_digest(text: str) -> str:
+    """What a compile result is cached by, of a lowered module: its text without source
+    locations (:func:`.module_key.without_locations`), hashed."""
+    return hashlib.sha256(module_key.without_locations(text).encode()).hexdigest()
+
+
+class Results:
+    """Compiles kept by key (a module's :func:`module_digest` and its target), at most
+    ``keep``, the least recently used dropped first: showing a planned layout again asks the
+    helper nothing (a compile at 256 chips takes 30-60 s)."""
+
+    def __init__(self, keep: int = 32) -> None:
+        self.keep = keep
+        self._kept: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._kept
+
+    def clear(self) -> None:
+        self._kept.clear()
+
+    def answer(
+        self, key: tuple[Any, ...], ask: Callable[[], dict[str, Any]], stop: Callable[[], None]
+    ) -> dict[str, Any]:
+        """The kept result for ``key`` (now the most recently used), else ``ask()``'s, kept;
+        a PlanError of ``ask`` calls ``stop`` first (the ended helper is forgotten: the next
+        plan starts a new one)."""
+        if key in self._kept:
+            self._kept[key] = self._kept.pop(key)
+            return self._kept[key]
+        try:
+            reply = ask()
+        except PlanError:
+            stop()
+            raise
+        while len(self._kept) >= self.keep:
+            self._kept.pop(next(iter(self._kept)))
+        self._kept[key] = reply
+        return reply
+
+
+def mesh_axis_types(axis_types: Any, n: int) -> tuple[AxisType, ...]:
+    """A :func:`.tpu.tpu_mesh` / :func:`.gpu.gpu_mesh`'s ``axis_types=``: None (Auto), one
+    AxisType for every axis, or one per axis; ValueError in words for anything else."""
+    if axis_types is None:
+        return (AxisType.Auto,) * n
+    types = tuple(axis_types) if isinstance(axis_types, list | tuple) else (axis_types,) * n
+    if len(types) != n or not all(isinstance(t, AxisType) for t in types):
+        raise ValueError(f"axis_types must be {n} jax.sharding.AxisType values; got {axis_types}")
+    return types
+
+
+def first_line(text: object) -> str:
+    """A compiler's message's first line (the whole text where it is blank)."""
+    return str(text).strip().splitlines()[0] if str(text).strip() else str(text)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -13,20 +13,14 @@ cost analysis: FLOPs are counted from the HLO.
 
 from __future__ import annotations
 
-import hashlib
-import importlib.metadata
-import os
 import pathlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from jax.sharding import AxisType
-
 from .. import _jax
 from . import compilers
 from . import helper as _helper
-from .helper import PlanError
 
 GPU_WORKER = pathlib.Path(__file__).with_name("_gpu_worker.py")
 SPECS = pathlib.Path(__file__).with_name("gpu_specs")
@@ -282,7 +276,9 @@ def gpu_mesh(
     req = {"op": "describe", "target_config": text, "topology": topology, "mesh_shape": list(shape)}
     reply = h.request(req, _helper.busy(START_TIMEOUT_S), f"describe {topology} {p.title}")
     if "error" in reply:
-        raise ValueError(f"no mesh {shape} on {topology} {p.title}: {_first_line(reply['error'])}")
+        raise ValueError(
+            f"no mesh {shape} on {topology} {p.title}: {compilers.first_line(reply['error'])}"
+        )
     mi = _info(p, reply, h.ready, shape, names, (int(slices), int(hosts), int(gpus_per_host)))
     domain = nvlink_domain or p.nvlink_domain or int(gpus_per_host)
     mi = _replace(mi, domain, memory_fraction, text)
@@ -290,7 +286,9 @@ def gpu_mesh(
     where = tuple(((g, hh % mi.hosts, 0), 0, s) for g, hh, s in
                   zip(mi.gpu_in_host, mi.host, mi.slice_index, strict=True))  # fmt: skip
     device = _jax.topology_abstract_device("cuda", mi.device_kind, None, key, where)
-    mesh = _jax.abstract_mesh_on(shape, names, _axis_types(axis_types, len(shape)), device)
+    mesh = _jax.abstract_mesh_on(
+        shape, names, compilers.mesh_axis_types(axis_types, len(shape)), device
+    )
     _MESHES[mesh] = mi
     return mesh
 
@@ -342,15 +340,6 @@ def _replace(mi: GpuMeshInfo, domain: int, fraction: float, text: str) -> GpuMes
     )
 
 
-def _axis_types(axis_types: Any, n: int) -> tuple[Any, ...]:
-    if axis_types is None:
-        return (AxisType.Auto,) * n
-    types = tuple(axis_types) if isinstance(axis_types, list | tuple) else (axis_types,) * n
-    if len(types) != n or not all(isinstance(t, AxisType) for t in types):
-        raise ValueError(f"axis_types must be {n} jax.sharding.AxisType values; got {axis_types}")
-    return types
-
-
 def reshaped(mesh: Any, like: Any) -> Any:
     """The same GPUs' :func:`gpu_mesh` with the axes of the AbstractMesh ``like``."""
     mi = info(mesh)
@@ -369,26 +358,19 @@ def reshaped(mesh: Any, like: Any) -> Any:
 
 
 # ------------------------------------------------------------------------------ the helper
-class GpuHelper(_helper.Helper):
+class GpuHelper(compilers.CompilerHelper):
     """The process with the CUDA plugin that compiles for GPU topologies (one serves them all)."""
 
     what = "the GPU planning helper (jaxlib's CUDA plugin)"
-
-    def _argv(self) -> list[str]:
-        return [compilers.python_for("gpu"), str(GPU_WORKER)]
+    compiler = "gpu"
+    worker = GPU_WORKER
+    # errors stay on: a target config field this jaxlib's proto refuses is named only in the
+    # parser's logged error, and then removed
+    log_level = "1"
 
     def _environ(self) -> dict[str, str]:
-        env = dict(os.environ)
-        flags = env.get("XLA_FLAGS", "").split()
-        env["XLA_FLAGS"] = " ".join(f for f in flags if "host_platform_device_count" not in f)
-        # compile-only: never a GPU of this machine (and JAX skips the plugin without "cpu")
-        env["JAX_PLATFORMS"] = "cpu"
-        env["CUDA_VISIBLE_DEVICES"] = ""
+        env = super()._environ()
         env.pop("CUDA_ROOT", None)  # ptxas and libdevice: the venv's nvcc wheel, as JAX finds it
-        env.pop("JAX_NUM_CPU_DEVICES", None)
-        # errors stay on (the helper's stderr is a file): a target config field this jaxlib's
-        # proto refuses is named only in the parser's logged error, and then removed
-        env["TF_CPP_MIN_LOG_LEVEL"] = "1"
         return env
 
 
@@ -398,40 +380,24 @@ _GPU: list[GpuHelper] = []
 def gpu_helper() -> GpuHelper:
     """The running GPU helper, else a new one (PlanError in words: no venv, a JAX that differs
     from the kernel's, a failed start)."""
-    if _GPU and _GPU[0].alive:
-        return _GPU[0]
-    stop()
-    h = new_helper()
-    _GPU.append(h)
-    return h
+    return compilers.running(_GPU, GpuHelper)
 
 
 def new_helper() -> GpuHelper:
     """A GPU helper process of its own (the search's parallel workers each start one);
     PlanError in words as :func:`gpu_helper`'s."""
-    compilers.python_for("gpu")  # the refusal in words before any process starts
-    h = GpuHelper(0)
-    theirs, ours = h.ready.get("jax"), importlib.metadata.version("jax")
-    if theirs != ours:
-        h.stop()
-        raise PlanError(
-            f"the GPU helper's Python has jax {theirs}, this kernel jax {ours}: a module "
-            "lowered by one is not read by the other. Run `python -m shardwidget.compilers "
-            f"install gpu` (a venv for jax {ours})"
-        )
-    return h
+    return compilers.start(GpuHelper)
 
 
 def stop() -> None:
     """End the GPU helper (nothing if none runs)."""
-    while _GPU:
-        _GPU.pop().stop()
+    compilers.stop_held(_GPU)
 
 
 _helper.ON_STOP_ALL.append(stop)
 
-KEEP_RESULTS = 32
-_RESULTS: dict[tuple[Any, ...], dict[str, Any]] = {}
+_RESULTS = compilers.Results(keep=32)
+"""GPU compiles kept, per (lowered module, GPU, topology, placement)."""
 
 
 def result_key(text: str, mesh: Any) -> tuple[Any, ...]:
@@ -439,11 +405,7 @@ def result_key(text: str, mesh: Any) -> tuple[Any, ...]:
     GPU, the topology, the placement."""
     mi = info(mesh)
     assert mi is not None
-    body = "\n".join(
-        ln.split(" loc(", 1)[0] for ln in text.splitlines() if not ln.startswith("#loc")
-    )
-    digest = hashlib.sha256(body.encode()).hexdigest()
-    return (digest, mi.gpu.name, mi.topology, mi.device_ids)
+    return (compilers.module_digest(text), mi.gpu.name, mi.topology, mi.device_ids)
 
 
 def has_result(text: str, mesh: Any) -> bool:
@@ -457,22 +419,11 @@ def compile_text(text: str, mesh: Any, timeout: float) -> dict[str, Any]:
     (the helper then ends)."""
     mi = info(mesh)
     assert mi is not None
-    key = result_key(text, mesh)
-    if key in _RESULTS:
-        _RESULTS[key] = _RESULTS.pop(key)
-        return _RESULTS[key]
-    try:
-        reply = request(gpu_helper(), text, mi, timeout)
-    except PlanError:
-        stop()  # forget the ended helper: the next plan starts a new one
-        raise
-    while len(_RESULTS) >= KEEP_RESULTS:
-        _RESULTS.pop(next(iter(_RESULTS)))
-    _RESULTS[key] = reply
-    return reply
+    ask = lambda: request(gpu_helper(), text, mi, timeout)  # noqa: E731
+    return _RESULTS.answer(result_key(text, mesh), ask, stop)
 
 
-def request(h: GpuHelper, text: str, mi: GpuMeshInfo, timeout: float) -> dict[str, Any]:
+def request(h: _helper.Helper, text: str, mi: GpuMeshInfo, timeout: float) -> dict[str, Any]:
     """The reply of GPU helper ``h`` for a lowered module on ``mi``'s GPUs, uncached; PlanError
     in words when XLA refuses (``h`` then ends: its state is unknown)."""
     req = {
@@ -482,14 +433,8 @@ def request(h: GpuHelper, text: str, mi: GpuMeshInfo, timeout: float) -> dict[st
         "topology": mi.topology,
         "devices": list(mi.device_ids),
     }
-    reply = h.request(req, timeout, f"a compile for {mi.title}")
-    if "error" in reply:
-        h.stop()
-        raise PlanError(
-            f"XLA's GPU compiler (jaxlib {mi.jaxlib}) could not compile the plan for "
-            f"{mi.title}: {_first_line(reply['error'])}"
-        )
-    return dict(reply)
+    refused = f"XLA's GPU compiler (jaxlib {mi.jaxlib}) could not compile the plan for {mi.title}"
+    return compilers.compile_request(h, req, timeout, mi.title, refused)
 
 
 def note(mi: GpuMeshInfo) -> str:
@@ -520,7 +465,3 @@ def share_words(mi: GpuMeshInfo) -> str:
     return (
         f"{mi.memory_fraction:.0%} of {total:.2f} GiB: JAX's share, XLA_PYTHON_CLIENT_MEM_FRACTION"
     )
-
-
-def _first_line(text: str) -> str:
-    return str(text).strip().splitlines()[0] if str(text).strip() else str(text)

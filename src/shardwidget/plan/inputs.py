@@ -56,9 +56,7 @@ def sds(x: Any, mesh: Any, spec: Any, where: str) -> Any:
     except ValueError as e:
         raise ValueError(f"{where} (shape {shape}), spec {spec!r}: {e}") from None
     pspec = spec if isinstance(spec, PartitionSpec) else spec_mod.to_partition_spec(norm)
-    return jax.ShapeDtypeStruct(  # type: ignore[no-untyped-call]
-        shape, x.dtype, sharding=NamedSharding(mesh, pspec)
-    )
+    return jax.ShapeDtypeStruct(shape, x.dtype, sharding=NamedSharding(mesh, pspec))
 
 
 def arg_sds(i: int, a: Any, spec: Any, mesh: Any, is_spec: Any) -> Any:

@@ -135,5 +135,5 @@ def _resized(args: Sequence[Any], arg: int, dim: int, n: int) -> list[Any]:
     shape = list(a.shape)
     shape[dim] = n
     out = list(args)
-    out[arg] = jax.ShapeDtypeStruct(tuple(shape), a.dtype)  # type: ignore[no-untyped-call]
+    out[arg] = jax.ShapeDtypeStruct(tuple(shape), a.dtype)
     return out

@@ -11,6 +11,7 @@ compile for N devices. Outputs XLA lays out itself are read back as specs on the
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -77,22 +78,28 @@ class PlanTraced(Traced):
         return [None] * len(self.leaves)  # (f.lower(...) would compile on the kernel's devices)
 
     def default_state(self) -> TraceState:
-        """The plan's mesh; each input's own spec where its mesh has the plan's axes and sizes,
-        else replicated (as ``jax.jit`` replicates an input given no sharding)."""
-
-        def axes(mesh: Any) -> dict[str, int]:
-            return dict(zip(mesh.axis_names, mesh_mod.mesh_sizes(mesh), strict=True))
-
-        specs = []
-        for lf in self.leaves:
-            sh: Any = getattr(lf.value, "sharding", None)
-            if isinstance(sh, NamedSharding) and axes(sh.mesh) == axes(self.plan_mesh):
-                specs.append(spec_mod.normalize(_jax.spec_entries(sh.spec), len(lf.shape)))
-            else:
-                specs.append(((),) * len(lf.shape))
+        """The plan's mesh; each input's own spec where every axis it names is one of the
+        plan's and divides its dim there (the layout the user chose, on the pod), else
+        replicated (as ``jax.jit`` replicates an input given no sharding), with a note saying
+        why (:attr:`not_carried`)."""
         m = self.plan_mesh
+        sizes = dict(zip(m.axis_names, mesh_mod.mesh_sizes(m), strict=True))
+        specs, self.not_carried = [], []
+        for lf in self.leaves:
+            spec, why_not = carried_spec(getattr(lf.value, "sharding", None), lf.shape, sizes)
+            specs.append(spec)
+            self.not_carried.append(why_not)
         types = tuple(mesh_mod.mesh_axis_types(m))
         return TraceState(mesh_mod.mesh_sizes(m), tuple(m.axis_names), types, tuple(specs), ())
+
+    def _in_notes(self, state: TraceState) -> list[str]:
+        """Per input: why its own spec was not carried onto the plan, while it is still shown
+        replicated (a spec the user set since says nothing of it)."""
+        why = getattr(self, "not_carried", None) or [""] * len(self.leaves)
+        return [
+            w if w and all(e == () for e in sp) else ""
+            for w, sp in zip(why, state.in_specs, strict=True)
+        ]
 
     def mesh(self, state: TraceState) -> Any:
         """The AbstractMesh of state (the plan's own while state asks for it)."""
@@ -193,7 +200,7 @@ class PlanTraced(Traced):
             peak=hlo_peak.with_paths(pl.peak, [lf.path for lf in self.leaves]),
             peak_unknown=pl.peak_unknown,
             notes={
-                "in": [""] * len(self.leaves),
+                "in": self._in_notes(state),
                 "out": notes,
                 **({"tpu_started": [repr(started)]} if started is not None else {}),
             },
@@ -281,3 +288,30 @@ class PlanTraced(Traced):
             notes.append("" if spec is not None else f"XLA's layout {text}: no spec on this mesh")
             out.append(NamedSharding(mesh, spec_mod.to_partition_spec(spec or ())))
         return out, notes
+
+
+def carried_spec(sh: Any, shape: Sequence[int], sizes: dict[str, int]) -> tuple[Any, str]:
+    """(the spec of an input on the plan's mesh ``sizes``, "" or why it is replicated there):
+    its NamedSharding's own spec where each axis it names is the plan's and the product of
+    those axes' sizes divides the dim (``jax.jit`` refuses an input shape they do not divide)."""
+    rep = ((),) * len(shape)
+    if not isinstance(sh, NamedSharding):
+        return rep, ""
+    spec = spec_mod.normalize(_jax.spec_entries(sh.spec), len(shape))
+    if all(e == () for e in spec):
+        return rep, ""
+    text = spec_mod.to_text(spec)
+    missing = sorted({a for e in spec for a in e if a not in sizes})
+    if missing:
+        return rep, (
+            f"its own spec {text} names {', '.join(map(repr, missing))}, not an axis of the "
+            f"plan's mesh ({', '.join(sizes)}): shown replicated; give in_specs= to lay it out"
+        )
+    for dim, (n, e) in enumerate(zip(shape, spec, strict=True)):
+        k = math.prod(sizes[a] for a in e)
+        if n % k:
+            return rep, (
+                f"its own spec {text} splits dim {dim} ({n}) {k} ways on the plan's mesh, which "
+                "does not divide it: shown replicated; give in_specs= to lay it out"
+            )
+    return spec, ""

@@ -12,25 +12,18 @@ answer (:func:`hbm_words`), not an error.
 
 from __future__ import annotations
 
-import hashlib
-import importlib.metadata
-import importlib.util
 import math
-import os
 import pathlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jax.sharding import AxisType
-
 from .. import _jax
 from ..model import mesh as mesh_mod
-from . import compilers, module_key
+from . import compilers
 from . import gpu as _gpu
 from . import helper as _helper
-from .helper import PlanError
 
 TPU_WORKER = pathlib.Path(__file__).with_name("_tpu_worker.py")
 TPU_PYTHON_VAR = "SHARDWIDGET_TPU_PYTHON"
@@ -207,7 +200,8 @@ def tpu_mesh(
     h = tpu_helper()
     reply = h.request(req, _helper.busy(START_TIMEOUT_S), f"describe {topology}")
     if "error" in reply:
-        raise ValueError(f"no mesh {shape} {names} on {topology}: {_first_line(reply['error'])}")
+        why = compilers.first_line(reply["error"])
+        raise ValueError(f"no mesh {shape} {names} on {topology}: {why}")
     by_id = {d[0]: d for d in reply["devices"]}
     pos = [by_id[i] for i in reply["mesh"]]
     key = f"{topology}/{num_slices}/{chip_config_name}/{allow_split_physical_axes}"
@@ -228,7 +222,7 @@ def tpu_mesh(
         topology_devices=tuple((d[0], tuple(d[1]), d[2], d[3]) for d in reply["devices"]),
         held_shapes=_held(reply.get("shapes", {}), shape),
     )
-    types = _axis_types(axis_types, len(shape))
+    types = compilers.mesh_axis_types(axis_types, len(shape))
     where = tuple(zip(mi.coords, mi.core_on_chip, mi.slice_index, strict=True))
     device = _jax.tpu_abstract_device(mi.device_kind, reply.get("num_cores"), key, where)
     mesh = _jax.abstract_mesh_on(shape, names, types, device)
@@ -268,15 +262,6 @@ def refusal(mi: TpuMeshInfo, shape: tuple[int, ...]) -> str:
 
 def _fmt(shape: tuple[int, ...]) -> str:
     return "×".join(map(str, shape))
-
-
-def _axis_types(axis_types: Any, n: int) -> tuple[Any, ...]:
-    if axis_types is None:
-        return (AxisType.Auto,) * n
-    types = tuple(axis_types) if isinstance(axis_types, list | tuple) else (axis_types,) * n
-    if len(types) != n or not all(isinstance(t, AxisType) for t in types):
-        raise ValueError(f"axis_types must be {n} jax.sharding.AxisType values; got {axis_types}")
-    return types
 
 
 def reshaped(mesh: Any, like: Any) -> Any:
@@ -360,26 +345,19 @@ def unavailable() -> str:
     return compilers.unavailable("tpu")
 
 
-class TpuHelper(_helper.Helper):
+class TpuHelper(compilers.CompilerHelper):
     """The process with libtpu that compiles for TPU topologies (one serves them all)."""
 
     what = "the TPU planning helper (libtpu)"
-
-    def _argv(self) -> list[str]:
-        return [tpu_python(), str(TPU_WORKER)]
+    compiler = "tpu"
+    worker = TPU_WORKER
 
     def _environ(self) -> dict[str, str]:
-        env = dict(os.environ)
-        flags = env.get("XLA_FLAGS", "").split()
-        env["XLA_FLAGS"] = " ".join(f for f in flags if "host_platform_device_count" not in f)
-        env["JAX_PLATFORMS"] = "cpu"  # never the kernel's accelerator: compile-only clients
+        env = super()._environ()
         env["TPU_SKIP_MDS_QUERY"] = "1"  # no metadata server: this is not a TPU VM
         # libtpu takes /tmp/libtpu_lockfile per process; compile-only use needs no lock, and
         # another kernel's helper (or the user's own libtpu process) must not block this one
         env["ALLOW_MULTIPLE_LIBTPU_LOAD"] = "1"
-        env.pop("JAX_NUM_CPU_DEVICES", None)
-        env["CUDA_VISIBLE_DEVICES"] = ""
-        env["TF_CPP_MIN_LOG_LEVEL"] = "3"
         return env
 
 
@@ -389,49 +367,33 @@ _TPU: list[TpuHelper] = []
 def tpu_helper() -> TpuHelper:
     """The running TPU helper, else a new one (PlanError in words: no libtpu, a JAX that
     differs from the kernel's, a failed start)."""
-    if _TPU and _TPU[0].alive:
-        return _TPU[0]
-    stop()
-    tpu_python()  # the refusal in words before any process starts
-    h = TpuHelper(0)
-    theirs, ours = h.ready.get("jax"), importlib.metadata.version("jax")
-    if theirs != ours:
-        h.stop()
-        raise PlanError(
-            f"the TPU helper's Python has jax {theirs}, this kernel jax {ours}: a "
-            "module lowered by one is not read by the other. Run `python -m "
-            f"shardwidget.compilers install tpu` (a venv for jax {ours}) or point "
-            f"SHARDWIDGET_TPU_PYTHON at a Python with jax {ours}"
-        )
-    _TPU.append(h)
-    return h
+    return compilers.running(_TPU, TpuHelper)
+
+
+def new_helper() -> TpuHelper:
+    """A TPU helper process of its own (the search's parallel workers each start one)."""
+    return compilers.start(TpuHelper)
 
 
 def stop() -> None:
     """End the TPU helper (nothing if none runs)."""
-    while _TPU:
-        _TPU.pop().stop()
+    compilers.stop_held(_TPU)
 
 
 _helper.ON_STOP_ALL.append(stop)
 
 
-KEEP_RESULTS = 32
+_RESULTS = compilers.Results(keep=32)
 """TPU compiles kept, per (lowered module, topology, placement): showing a planned layout
 again asks the helper nothing (a compile at 256 chips takes 30-60 s)."""
-_RESULTS: dict[tuple[Any, ...], dict[str, Any]] = {}
 
 
 def result_key(text: str, mesh: Any) -> tuple[Any, ...]:
     """What a TPU result is cached by: the lowered module, the topology, the placement."""
     mi = info(mesh)
     assert mi is not None
-    digest = hashlib.sha256(_without_locations(text).encode()).hexdigest()
+    digest = compilers.module_digest(text)
     return (digest, mi.topology, mi.num_slices, mi.chip_config_name, mi.device_ids)
-
-
-_without_locations = module_key.without_locations
-_strip_locs = module_key.strip_locs
 
 
 def has_result(text: str, mesh: Any) -> bool:
@@ -445,10 +407,14 @@ def compile_text(text: str, mesh: Any, timeout: float) -> dict[str, Any]:
     when the helper dies, passes ``timeout`` or the compiler refuses (the helper then ends)."""
     mi = info(mesh)
     assert mi is not None
-    key = result_key(text, mesh)
-    if key in _RESULTS:
-        _RESULTS[key] = _RESULTS.pop(key)  # most recently used last
-        return _RESULTS[key]
+    ask = lambda: request(tpu_helper(), text, mi, timeout)  # noqa: E731
+    return _RESULTS.answer(result_key(text, mesh), ask, stop)
+
+
+def request(h: _helper.Helper, text: str, mi: TpuMeshInfo, timeout: float) -> dict[str, Any]:
+    """The reply of TPU helper ``h`` for a lowered module on ``mi``'s topology, uncached (an
+    HBM overflow is an answer: "hbm"); PlanError in words when the compiler refuses (``h``
+    then ends)."""
     req = {
         "op": "compile",
         "module": text,
@@ -457,17 +423,8 @@ def compile_text(text: str, mesh: Any, timeout: float) -> dict[str, Any]:
         "chip_config_name": mi.chip_config_name,
         "devices": list(mi.device_ids),
     }
-    reply = tpu_helper().request(req, timeout, f"a compile for {mi.title}")
-    if "error" in reply:
-        stop()
-        raise PlanError(
-            f"the TPU compiler (libtpu {mi.libtpu}) could not compile the plan for "
-            f"{mi.title}: {_first_line(reply['error'])}"
-        )
-    while len(_RESULTS) >= KEEP_RESULTS:
-        _RESULTS.pop(next(iter(_RESULTS)))
-    _RESULTS[key] = reply
-    return reply
+    refused = f"the TPU compiler (libtpu {mi.libtpu}) could not compile the plan for {mi.title}"
+    return compilers.compile_request(h, req, timeout, mi.title, refused)
 
 
 def note(mi: TpuMeshInfo) -> str:
@@ -477,10 +434,6 @@ def note(mi: TpuMeshInfo) -> str:
         f"compiled by the TPU compiler (libtpu {mi.libtpu}) for {mi.title}: the program a "
         f"{mi.machine} runs"
     )
-
-
-def _first_line(text: str) -> str:
-    return str(text).strip().splitlines()[0] if str(text).strip() else str(text)
 
 
 _SIZE = r"([\d.]+)\s*([KMGT]?)i?B?"
@@ -510,7 +463,7 @@ def hbm_words(words: str, mi: TpuMeshInfo) -> str:
     have = have or mi.hbm_bytes
     where = "on every chip" if mi.cores_per_chip == 1 else "on every TensorCore"
     if need is None:
-        return f"does not fit in HBM {where}: {_first_line(words)}"
+        return f"does not fit in HBM {where}: {compilers.first_line(words)}"
     of = f" of {have / 2**30:.2f} GiB" if have else ""
     what = re.search(r"required for ([^(]*?)\s*\(", words)
     return f"does not fit: needs {need / 2**30:.2f} GiB{of} {where}" + (

@@ -148,7 +148,7 @@ class FunctionCall:
                             self._under_name(self._call),
                             mesh=mesh,
                             in_specs=in_specs,
-                            out_specs=PartitionSpec(),  # type: ignore[no-untyped-call]
+                            out_specs=PartitionSpec(),
                             check_vma=False,
                         )
                         outs = jax.eval_shape(probe, *structs)

@@ -126,7 +126,7 @@ def _same_blocks_spec(sharding: Any, shape: tuple[int, ...], own: Any) -> tuple[
         if n > 200:
             break
         entries = tuple(None if not c else c[0] if len(c) == 1 else c for c in cand)
-        sh = NamedSharding(own, PartitionSpec(*entries))  # type: ignore[no-untyped-call]
+        sh = NamedSharding(own, PartitionSpec(*entries))
         if key(sh) == want:
             return entries
     return None

@@ -164,7 +164,7 @@ def as_called(
     XLA lays out lands in device memory, as ``f(x)`` returns it (a struct in pinned_host
     would put it there). Every other leaf as laid out."""
     return [
-        jax.ShapeDtypeStruct(s.shape, s.dtype)  # type: ignore[no-untyped-call]
+        jax.ShapeDtypeStruct(s.shape, s.dtype)
         if getattr(lf.value, "sharding", None) is None and mk not in (None, "device")
         else s
         for s, lf, mk in zip(structs, leaves, memory, strict=True)

@@ -184,7 +184,7 @@ class Traced(FunctionCall):
 
         if self.own_mesh is not None or not self.leaves:
             return
-        structs = [jax.ShapeDtypeStruct(lf.shape, lf.dtype) for lf in self.leaves]  # type: ignore[no-untyped-call]
+        structs = [jax.ShapeDtypeStruct(lf.shape, lf.dtype) for lf in self.leaves]
         try:
             closed = jax.make_jaxpr(self._call)(*structs)
         except Exception:
@@ -216,7 +216,7 @@ class Traced(FunctionCall):
             return mk if self.mode == "jit" and mk not in (None, "device") else None
 
         return [
-            jax.ShapeDtypeStruct(  # type: ignore[no-untyped-call]
+            jax.ShapeDtypeStruct(
                 lf.shape,
                 lf.dtype,
                 sharding=NamedSharding(
@@ -440,7 +440,7 @@ class Traced(FunctionCall):
             with jax.set_mesh(self.mesh(res.state)):
                 outs = res.compiled(*placed)
             outs = list(outs)
-            jax.block_until_ready(outs)  # type: ignore[no-untyped-call]
+            jax.block_until_ready(outs)
         except Exception as e:
             res.run_error = clean_error(e)
             return None
@@ -467,7 +467,7 @@ def default_state(traced: Traced, n_devices: int) -> TraceState:
     mesh_st: state_mod.LayoutState | None = None
     own_mesh = traced.own_mesh
     if own_mesh is not None:
-        mesh_st = state_mod.state_of_sharding(NamedSharding(own_mesh, PartitionSpec()), 0)  # type: ignore[no-untyped-call]
+        mesh_st = state_mod.state_of_sharding(NamedSharding(own_mesh, PartitionSpec()), 0)
     if mesh_st is None:
         mesh_st = state_mod.default_state(0, n_devices, "device")
     specs = []

@@ -68,10 +68,7 @@ class ArrayView(TransferMixin, ShardView[LayoutState, jax.Array]):
     STATE_TRAITS: ClassVar[tuple[str, ...]] = LAYOUT_TRAITS
     REQUEST_TYPE: ClassVar[str] = "request"
     SYNCED: ClassVar[tuple[str, ...]] = (
-        *LAYOUT_TRAITS,
         "view_dims",
-        "error",
-        "busy",
         "_options",
         "_layout",
         "_stats",

@@ -217,11 +217,11 @@ class ArrayPath:
             free_memory.check_fits({d: per_device for d in sharding.addressable_devices}, what)
         src = movable(self.source)
         try:
-            out = _jax.device_put(src, sharding)
+            out: jax.Array = _jax.device_put(src, sharding)
         except AssertionError:  # JAX's reshard of a custom layout to another device order
             out = jax.device_put(np.asarray(src), sharding)
         out.block_until_ready()
-        return out  # type: ignore[no-any-return]
+        return out
 
     def iter_specs(self, base: LayoutState) -> Iterator[LayoutState]:
         """Every valid spec on base's mesh (each axis at most once, in any order within a

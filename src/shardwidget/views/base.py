@@ -137,7 +137,8 @@ class ShardView(Pictures, Boundary, Generic[S, R]):
     REQUEST_TYPE: ClassVar[str] = "request"
     """The ``type`` of the front end's request messages for this view."""
     SYNCED: ClassVar[tuple[str, ...]] = ()
-    """Every synced trait a page of this view needs (see :meth:`synced_state`)."""
+    """The kind's own synced traits that a page of this view needs: the base adds its
+    STATE_TRAITS and :data:`BASE_SYNCED` (all of them: :func:`synced_traits`)."""
     PLAIN_TRAITS: ClassVar[tuple[str, ...]] = ()
     """Synced traits whose values never hold binary data: :meth:`send_state` does not search
     them for buffers (a 4096-device geometry is 20,000 lists and dicts to walk)."""
@@ -249,7 +250,8 @@ class ShardView(Pictures, Boundary, Generic[S, R]):
         self._register_validator(ShardView._validate_state, names)
         self.observe(self._on_state_trait, names=list(names))
         quiet = {n for k in type(self).__mro__ for n in k.__dict__.get("_QUIET_TRAITS", ())}
-        self.observe(self._on_shown_change, names=[k for k in self.SYNCED if k not in quiet])
+        shown = [k for k in synced_traits(type(self)) if k not in quiet]
+        self.observe(self._on_shown_change, names=shown)
 
     # ---------------------------------------------------------------- public protocol
     def send_state(self, key: Any = None) -> None:
@@ -273,7 +275,7 @@ class ShardView(Pictures, Boundary, Generic[S, R]):
         """The synced traits of this view (binary values as bytes), as the front end has them
         once the work left for after the cell is done (it is done now)."""
         self._take_later()
-        return {k: getattr(self, k) for k in self.SYNCED}
+        return {k: getattr(self, k) for k in synced_traits(type(self))}
 
     def save_html(self, path: str | pathlib.Path) -> ExportReport:
         """Write one self-contained HTML file (no network, no kernel) showing this view."""
@@ -517,7 +519,22 @@ def _check_contract(cls: type[ShardView[Any, Any]]) -> None:
     """TypeError naming what a kind's class lacks of :data:`CONTRACT`, its state traits, or
     the synced traits every kind has."""
     missing = [m for m in CONTRACT if getattr(cls, m) is getattr(ShardView, m, None)]
-    missing += [t for t in ("STATE_TRAITS", "SYNCED") if not getattr(cls, t)]
-    missing += [t for t in (*cls.STATE_TRAITS, "error", "busy") if t not in cls.SYNCED]
+    missing += [t for t in ("STATE_TRAITS",) if not getattr(cls, t)]
     if missing:
         raise TypeError(f"view kind {cls.__name__} lacks {', '.join(missing)} (see CONTRACT)")
+    again = [t for t in cls.SYNCED if t in (*cls.STATE_TRAITS, *BASE_SYNCED)]
+    if again:
+        raise TypeError(
+            f"view kind {cls.__name__} lists in SYNCED what the base adds: {', '.join(again)} "
+            "(SYNCED holds the kind's own traits only)"
+        )
+
+
+BASE_SYNCED = ("error", "busy")
+"""The synced traits every kind has (views/boundary.py's) and a page needs."""
+
+
+def synced_traits(cls: type[ShardView[Any, Any]]) -> tuple[str, ...]:
+    """Every synced trait a page of a view of kind ``cls`` needs: its state traits, the base's
+    (:data:`BASE_SYNCED`), then the kind's own (``SYNCED``)."""
+    return (*cls.STATE_TRAITS, *BASE_SYNCED, *cls.SYNCED)

@@ -18,7 +18,7 @@ from ..cost import hardware as hw_mod
 from .boundary import InvalidValue
 
 
-class HardwareName(traitlets.Unicode):  # type: ignore[type-arg]
+class HardwareName(traitlets.Unicode):  # type: ignore[type-arg]  # (a str trait: the defaults)
     """A preset's name; a :class:`~shardwidget.cost.hardware.Hardware` given instead is
     registered under its name, which the trait then holds (the front end sees names only)."""
 

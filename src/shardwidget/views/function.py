@@ -28,6 +28,7 @@ from ..model.layout import mesh_info
 from ..model.mesh import all_factorizations
 from ..model.spec import is_spec
 from ..plan import tpu as tpu_mod
+from ..plan.planned_function import PlanTraced
 from ..render import text
 from ..render.function_picture import function_svg
 from ..render.snapshot import picture_html
@@ -77,9 +78,6 @@ class FunctionView(SearchMixin, MemoryMixin, CostMixin, ShardView[TraceState, Co
     SYNCED: ClassVar[tuple[str, ...]] = (
         "_kind",
         "mode",
-        *STATE_TRAITS,
-        "error",
-        "busy",
         "_trace_options",
         "_trace",
         "_trace_stats",
@@ -151,7 +149,7 @@ class FunctionView(SearchMixin, MemoryMixin, CostMixin, ShardView[TraceState, Co
             self._change(st)  # (its publish publishes the options, once)
         except ValueError as e:
             self._failed = str(e)
-            self._publish_options()
+            self.publish_options()
             self._show_error(str(e))
         finally:
             self._making = False
@@ -172,6 +170,19 @@ class FunctionView(SearchMixin, MemoryMixin, CostMixin, ShardView[TraceState, Co
     def _traced(self) -> trace_mod.Traced:
         """The traced function (its compile cache): the path's."""
         return self._path.traced
+
+    @property
+    def plan_traced(self) -> PlanTraced | None:
+        """The plan this view shows (its compiles, and the TPU or GPU compiler's results that
+        arrive later); None for a view on the kernel's devices."""
+        traced = self._path.traced
+        return traced if isinstance(traced, PlanTraced) else None
+
+    @property
+    def shown_trace(self) -> TraceResult | None:
+        """The compiled layout in the traits now: :attr:`trace` without taking first what
+        arrived meanwhile (for the work that hands results over, which runs in that taking)."""
+        return self._result
 
     def _n_devices(self) -> int:
         return self._path.n_devices()
@@ -299,32 +310,11 @@ class FunctionView(SearchMixin, MemoryMixin, CostMixin, ShardView[TraceState, Co
         """The state shown already, and good: changing to it runs nothing."""
         return st == self._shown and not self._failed and self._result is not None
 
-    def _publish_options(self) -> None:
-        opts = wire.trace_options(
-            self._traced,
-            n_devices=self._n_devices(),
-            platform="planned" if self._planned() else self._path.devices[0].platform,
-            memory_kinds=["device"]
-            if self._planned()
-            else [m.kind for m in self._path.devices[0].addressable_memories()],
-            original=self._original,
-            outputs=self._path.out_leaves,
-        )
-        opts["mode"] = self.mode  # "pmap" for a pmap'd function (traced as jit of it)
-        opts["planned"] = self._planned()
-        opts.update(plan_progress.compile_with(self))  # type: ignore[typeddict-item]
-        own = self._traced.own_mesh
-        if own is not None and own.devices.size < len(self._path.devices):  # a sub-mesh: offer both
-            mine = all_factorizations(int(own.devices.size))
-            both = opts["factorizations"]
-            opts["factorizations"] = {k: mine.get(k, []) + v for k, v in both.items()}
-        plan_mesh = getattr(self._traced, "plan_mesh", None)  # a TPU plan: shapes its torus holds
-        opts["factorizations"] = tpu_mod.offered(plan_mesh, opts["factorizations"])
-        if isinstance(self._traced, pmap_mod.PmapTraced):
-            opts["static"] = pmap_mod.FIXED
-        if _several_processes():
-            opts["static"] = MULTIPROCESS
-        self._trace_options = opts
+    def publish_options(self) -> None:
+        """Send the controls' options (``_trace_options``) again: a plan's badge (how long the
+        TPU or GPU compiler has worked) and its "compile with" choice change while it is
+        shown."""
+        self._trace_options = _trace_options(self)
 
     def _on_custom_msg(self, widget: Any, content: Any, buffers: Any) -> None:
         """Front-end requests and undo/redo steps, refused in words with several processes
@@ -381,7 +371,7 @@ class FunctionView(SearchMixin, MemoryMixin, CostMixin, ShardView[TraceState, Co
             self._original = res.state
         if first or (not self._path.out_leaves and res.out_shapes):  # the outputs as compiled
             self._path.out_leaves = self._path.output_infos(res, res.state)
-            self._publish_options()
+            self.publish_options()
         elif self._trace_options.get("planned", "") != self._planned():  # a plan on another mesh
             self._trace_options = {**self._trace_options, "planned": self._planned()}
         trace = wire.trace(
@@ -420,7 +410,7 @@ class FunctionView(SearchMixin, MemoryMixin, CostMixin, ShardView[TraceState, Co
     def _cost_changed(self) -> None:
         self._publish_estimate()
         if self._planned():  # the preset's TPU, for "compile with"
-            self._publish_options()
+            self.publish_options()
 
     @traitlets.validate("mode")
     def _validate_mode(self, proposal: Bunch) -> Any:
@@ -443,6 +433,38 @@ class FunctionView(SearchMixin, MemoryMixin, CostMixin, ShardView[TraceState, Co
         known = self._path.known_summaries(res) if arrays is None else None
         sides = known if known is not None else self._path.leaf_summaries(res, arrays)
         self._trace_stats = wire.trace_stats(sides[0], key=self._key, inputs=sides[1])
+
+
+def _trace_options(view: FunctionView) -> wire.TraceOptions:
+    """The controls' options of ``view`` (``_trace_options``): meshes, devices, the plan's
+    compilers, what a pmap'd function or several processes keep fixed."""
+    opts = wire.trace_options(
+        view._traced,
+        n_devices=view._n_devices(),
+        platform="planned" if view._planned() else view._path.devices[0].platform,
+        memory_kinds=["device"]
+        if view._planned()
+        else [m.kind for m in view._path.devices[0].addressable_memories()],
+        original=view._original,
+        outputs=view._path.out_leaves,
+    )
+    opts["mode"] = view.mode  # "pmap" for a pmap'd function (traced as jit of it)
+    opts["planned"] = view._planned()
+    offered = plan_progress.compile_with(view)
+    if offered is not None:
+        opts["compile_with"] = offered
+    own = view._traced.own_mesh
+    if own is not None and own.devices.size < len(view._path.devices):  # a sub-mesh: offer both
+        mine = all_factorizations(int(own.devices.size))
+        both = opts["factorizations"]
+        opts["factorizations"] = {k: mine.get(k, []) + v for k, v in both.items()}
+    plan_mesh = getattr(view._traced, "plan_mesh", None)  # a TPU plan: shapes its torus holds
+    opts["factorizations"] = tpu_mod.offered(plan_mesh, opts["factorizations"])
+    if isinstance(view._traced, pmap_mod.PmapTraced):
+        opts["static"] = pmap_mod.FIXED
+    if _several_processes():
+        opts["static"] = MULTIPROCESS
+    return opts
 
 
 MULTIPROCESS = (

@@ -75,7 +75,7 @@ class MemoryMixin:
                 "largest_fit takes f(*arrays): this view's function has keyword, non-array or "
                 "pytree arguments; bind them first (functools.partial) and make a view of the rest"
             )
-        return [jax.ShapeDtypeStruct(lf.shape, lf.dtype) for lf in traced.leaves]  # type: ignore[no-untyped-call]
+        return [jax.ShapeDtypeStruct(lf.shape, lf.dtype) for lf in traced.leaves]
 
     def _mesh(self, st: Any) -> Any:
         """The plan's own mesh where it has the layout's shape, else an AbstractMesh of it."""

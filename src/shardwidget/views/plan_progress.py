@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .. import _jax
+from .. import _jax, wire
 from ..cost import hardware as hw_mod
 from ..plan import background, gpu, tpu
 from ..trace.result import TraceState
@@ -29,8 +29,8 @@ def attach(view: FunctionView) -> None:
     """Take TPU results later in ``view`` (a FunctionView whose traced is a PlanTraced on a
     tpu_mesh); nothing for any other view. The callback runs in the background thread: it
     hands the result to the kernel's thread and returns."""
-    traced: Any = view._traced
-    if not hasattr(traced, "on_tpu_ready") or not hasattr(traced.plan_mesh, "abstract_device"):
+    traced = view.plan_traced
+    if traced is None or not hasattr(traced.plan_mesh, "abstract_device"):
         return
 
     def ready(st: TraceState, error: str) -> None:
@@ -41,11 +41,12 @@ def attach(view: FunctionView) -> None:
 
 def _which(view: FunctionView) -> str:
     """ "GPU" for a view on a gpu_mesh, else "TPU" (whose compiler the background waits on)."""
-    return "GPU" if gpu.is_gpu(getattr(view._traced, "plan_mesh", None)) else "TPU"
+    plan = view.plan_traced
+    return "GPU" if plan is not None and gpu.is_gpu(plan.plan_mesh) else "TPU"
 
 
 def _shows(view: FunctionView, st: TraceState) -> bool:
-    res = view._result  # (None while the view is being made)
+    res = view.shown_trace  # (None while the view is being made)
     return res is not None and res.state == st
 
 
@@ -68,42 +69,42 @@ def _show_tpu(view: FunctionView, st: TraceState, error: str) -> None:
             f"the {_which(view)} compiler did not finish ({error}); the CPU compiler's plan stays"
         )
         return
-    traced: Any = view._traced  # a PlanTraced (attach took it)
+    traced = view.plan_traced
+    assert traced is not None  # (attach took only a plan)
     traced.forget(st)  # (the stand-in, should it have been cached after the TPU's came)
     try:
         view._change(st, checked=True, again=True)  # the TPU's result, from its cache
     except ValueError as e:  # e.g. does not fit in HBM: the TPU compiler's answer, in words
         view.error = str(e)
         return
-    view._publish_options()
+    view.publish_options()
 
 
 def watch(view: FunctionView) -> None:
     """While the view shows a CPU stand-in, refresh its badge (how long the TPU compiler has
     worked) every few seconds: the ticker's thread hands each refresh to the kernel's."""
-    res = view._result
+    res, traced = view.shown_trace, view.plan_traced
     started = next(iter(res.notes.get("tpu_started", ())), None) if res is not None else None
-    if res is None or started is None:
+    if res is None or started is None or traced is None:
         return
-    traced: Any = view._traced
     if res.state in traced.tpu_over:  # the TPU's came before this stand-in was shown
         st, error = res.state, traced.tpu_over[res.state]
         view._later(lambda: _arrived(view, st, error))
         return
     background.ticker(
         float(started),
-        lambda: view._result is res,
-        lambda: view._later(view._publish_options),
+        lambda: view.shown_trace is res,
+        lambda: view._later(view.publish_options),
     )
 
 
 # ------------------------------------------------------------------ "compile with" (a plan view)
-def compile_with(view: FunctionView) -> dict[str, Any]:
+def compile_with(view: FunctionView) -> wire.CompileWith | None:
     """``_trace_options``' "compile_with" of a plan view: the compiler in use and what the
-    hardware preset's TPU offers (or why not, in one line); {} for a view that is not a plan."""
-    traced: Any = view._traced
-    if not hasattr(traced, "plan_mesh") or gpu.is_gpu(traced.plan_mesh):
-        return {}  # (a gpu_mesh's plan is the GPU compiler's: its note says so, no choice here)
+    hardware preset's TPU offers (or why not, in one line); None for a view that is not a plan."""
+    traced = view.plan_traced
+    if traced is None or gpu.is_gpu(traced.plan_mesh):
+        return None  # (a gpu_mesh's plan is the GPU compiler's: its note says so, no choice here)
     current = "tpu" if tpu.is_tpu(traced.plan_mesh) else "cpu"
     mi = tpu.info(traced.plan_mesh)
     if mi is not None:
@@ -111,15 +112,15 @@ def compile_with(view: FunctionView) -> dict[str, Any]:
     else:
         family = hw_mod.hardware(view.hardware).topology
         label, why = tpu.compile_with(family, int(traced.n_positions))
-    return {"compile_with": {"current": current, "tpu": label, "why": why}}
+    return {"current": current, "tpu": label, "why": why}
 
 
 def switch(view: FunctionView, compiler: str) -> None:
     """Re-plan the view's layout with ``compiler`` ("cpu": XLA's CPU compiler on an
     AbstractMesh; "tpu": the hardware preset's TPU, :func:`~shardwidget.plan.tpu.topology_for`
     the plan's size); ValueError in words, nothing changed, where that cannot be."""
-    traced: Any = view._traced
-    if compiler not in ("cpu", "tpu") or not hasattr(traced, "plan_mesh"):
+    traced = view.plan_traced
+    if compiler not in ("cpu", "tpu") or traced is None:
         raise ValueError(f'compile with "cpu" or "tpu" (a plan view only); got {compiler!r}')
     old = traced.plan_mesh
     shape, names = tuple(old.axis_sizes), tuple(old.axis_names)
@@ -137,7 +138,7 @@ def switch(view: FunctionView, compiler: str) -> None:
         )  # fmt: skip
     traced.replan(new)
     view._change(view._candidate({}), again=True)  # the same layout, another compiler
-    view._publish_options()
+    view.publish_options()
 
 
 def on_message(view: FunctionView, content: dict[str, Any]) -> None:
@@ -148,5 +149,5 @@ def on_message(view: FunctionView, content: dict[str, Any]) -> None:
         try:
             switch(view, str(content.get("compiler")))
         except Exception:
-            view._publish_options()
+            view.publish_options()
             raise

@@ -35,10 +35,10 @@ _views: list[tuple[weakref.ref[Any], tuple[Any, ...], Any]] = []
 def _site() -> tuple[Any, ...]:
     """(cell id or None, file, line) of the code that made the view: the first frame outside
     this package and the widget libraries."""
-    f = sys._getframe(1)
+    f: types.FrameType | None = sys._getframe(1)
     skip = (_PACKAGE, "anywidget", "ipywidgets", "traitlets")
     while f is not None and any(s in f.f_code.co_filename for s in skip):
-        f = f.f_back  # type: ignore[assignment]
+        f = f.f_back
     where = (f.f_code.co_filename, f.f_lineno) if f is not None else ("?", 0)
     return (_cell_id(), *where)
 

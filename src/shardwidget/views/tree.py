@@ -106,9 +106,6 @@ class TreeView(CostMixin, ShardView[TreeState, Computed]):
     REQUEST_TYPE: ClassVar[str] = "tree_request"
     SYNCED: ClassVar[tuple[str, ...]] = (
         "_kind",
-        *STATE_TRAITS,
-        "error",
-        "busy",
         "selected",
         "hardware",
         "large_bytes",

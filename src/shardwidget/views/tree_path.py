@@ -256,7 +256,7 @@ class TreePath:
         values = list(flat.values)
         if self.planned:
             for leaf in applied.leaves:
-                values[leaf.index] = jax.ShapeDtypeStruct(  # type: ignore[no-untyped-call]
+                values[leaf.index] = jax.ShapeDtypeStruct(
                     leaf.shape, leaf.dtype, sharding=leaf.sharding
                 )
             return jax.tree_util.tree_unflatten(flat.treedef, values)
@@ -264,9 +264,7 @@ class TreePath:
             leaf = applied.leaves[i]
             x = values[leaf.index]
             if leaf.abstract:
-                values[leaf.index] = jax.ShapeDtypeStruct(  # type: ignore[no-untyped-call]
-                    x.shape, x.dtype, sharding=leaf.sharding
-                )
+                values[leaf.index] = jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=leaf.sharding)
         concrete = [i for i in changed if not applied.leaves[i].abstract]
         self.check_fits(applied, concrete, "placing the tree's re-laid-out leaves (view.tree)")
         if concrete:

@@ -9,6 +9,7 @@ overlap, collectives do not: ``max(compute, memory) + Σ collectives``).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,8 +32,11 @@ class Candidate:
         mesh_shape, axis_names: the mesh.
         strategy: "standard", "zero-1" or the user's strategy's name.
         in_specs: one spec tree per argument (``PartitionSpec`` leaves), as ``plan`` takes it.
-        fits: whether the step fits in a device's memory (None: unknown).
-        peak: peak bytes per device (None where the compiler gave none).
+        fits: whether the step fits in a device's memory, judged on :attr:`peak` (None:
+            unknown).
+        peak: peak bytes per device: the compiler's own (the bytes live at once, from its
+            live-range report and buffer assignment), or its memory totals where it wrote no
+            such report (:attr:`peak_is_totals`); None where it gave neither.
         step_time: estimated seconds per step (see :attr:`parts`).
         parts: the step time's parts: "compute", "memory", and collectives by link ("ICI",
             "NVLink", "DCN" across TPU slices, "network" across GPU hosts), seconds.
@@ -63,6 +67,10 @@ class Candidate:
     estimate: Estimate | None = field(repr=False)
     proposal: Proposal = field(repr=False)
     notes: tuple[str, ...] = field(repr=False, default=())
+    peak_is_totals: bool = field(repr=False, default=False)
+    """Whether :attr:`peak` is the memory totals (arguments + outputs + temporaries −
+    aliased, an upper bound) because the compiler's peak is unknown (XLA:CPU before jaxlib
+    0.10 writes no live-range report)."""
 
     def rank_key(self) -> tuple[int, float]:
         """Fit first (fits, unknown, does not fit), then the step time."""
@@ -70,20 +78,29 @@ class Candidate:
         return order, self.step_time if self.step_time is not None else float("inf")
 
     @property
+    def fit_word(self) -> str:
+        """ "fits", "does not fit" or "fit unknown"."""
+        return "fits" if self.fits else "fit unknown" if self.fits is None else "does not fit"
+
+    @property
     def summary(self) -> str:
-        """ "fits, peak 508 MiB per device, estimated step 1.15 ms"."""
-        fit = "fits" if self.fits else "fit unknown" if self.fits is None else "does not fit"
-        peak = f", peak {fmt_bytes(self.peak)} per device" if self.peak is not None else ""
+        """ "fits, peak 508 MiB per device, estimated step 1.15 ms" ("memory totals 530 MiB
+        per device (peak unknown)" where the compiler's peak is unknown)."""
+        peak = ""
+        if self.peak is not None:
+            what = "memory totals" if self.peak_is_totals else "peak"
+            unknown = " (peak unknown)" if self.peak_is_totals else ""
+            peak = f", {what} {fmt_bytes(self.peak)} per device{unknown}"
         t = f", estimated step {fmt_seconds(self.step_time)}" if self.step_time is not None else ""
-        return f"{fit}{peak}{t}"
+        return f"{self.fit_word}{peak}{t}"
 
     @property
     def line(self) -> str:
-        """One line: name, fit and peak, step time, compiler."""
-        fit = "fits" if self.fits else "fit unknown" if self.fits is None else "does not fit"
+        """One line: name, fit and peak ("totals" where the peak is unknown), step time."""
         peak = fmt_bytes(self.peak) if self.peak is not None else "?"
+        what = "totals" if self.peak_is_totals else "peak"
         t = fmt_seconds(self.step_time) if self.step_time is not None else "—"
-        return f"{self.name:<28} {fit:<13} peak {peak:>10}  step {t:>9}"
+        return f"{self.name:<28} {self.fit_word:<13} {what} {peak:>10}  step {t:>9}"
 
 
 def links(est: Estimate, slow: str = "DCN") -> dict[str, float]:
@@ -97,13 +114,26 @@ def links(est: Estimate, slow: str = "DCN") -> dict[str, float]:
     return out
 
 
+def _peak_words(plan: Plan, who: str) -> str:
+    """Where the candidate's peak comes from, in words."""
+    if plan.peak is not None:
+        return (
+            f"{who}: the most bytes live at once on a device, from its live-range report and "
+            "buffer assignment of this compile"
+        )
+    return (
+        f"{who}: its memory totals per device (arguments + outputs + temporaries − aliased, "
+        f"an upper bound on the peak), because the peak is unknown: {plan.peak_unknown}"
+    )
+
+
 def _sources(plan: Plan, hw: Hardware, hbm: str, target: Target) -> dict[str, str]:
     who = target.compiler
     tpu = plan.compiler == "tpu"
+    what = "peak" if plan.peak is not None else "memory totals"
     return {
-        "peak": f"{who}: its memory totals per device (arguments + outputs + temporaries − "
-        "aliased)",
-        "fits": f"peak <= {hbm}" + ("; and the TPU compiler's own HBM check" if tpu else ""),
+        "peak": _peak_words(plan, who),
+        "fits": f"{what} <= {hbm}" + ("; and the TPU compiler's own HBM check" if tpu else ""),
         "compute": f"FLOPs per device from XLA's cost analysis of the compiled program / "
         f"{hw.name}'s peak ({hw.peak_flops:.4g} FLOP/s)",
         "memory": f"bytes accessed per device (XLA's cost analysis) / {hw.name}'s HBM "
@@ -129,19 +159,22 @@ def make(
     hw: Hardware,
     target: Target,
 ) -> Candidate:
-    """The candidate of a compiled proposal, estimated on ``hw``."""
+    """The candidate of a compiled proposal, estimated on ``hw``; its fit judged on the
+    compiler's peak (:attr:`Plan.peak_bytes`: the memory totals where the peak is unknown)."""
     hbm, hbm_source = target.hbm_bytes(hw)
     dcn = target.dcn_axes(plan.mesh)
     sources = _sources(plan, hw, f"{fmt_bytes(round(hbm))} ({hbm_source})", target)
+    peak, totals = plan.peak_bytes, plan.peak is None
     if not plan.fits and plan.compiler == "tpu":  # libtpu refused: its words are all there is
         sources["fits"] = f"{target.compiler}: {plan.note}"
         return Candidate(
             proposal.name, proposal.mesh_shape, proposal.axis_names, proposal.strategy,
-            tuple(in_specs), False, None, None, {}, [], target.compiler, plan.compile_s,
-            sources, plan, None, proposal, proposal.notes,
+            tuple(in_specs), False, peak, None, {}, [], target.compiler, plan.compile_s,
+            sources, plan, None, proposal, proposal.notes, totals,
         )  # fmt: skip
-    est = plan.estimate(hw, dcn_axes=dcn)
-    peak = plan.memory.get("peak")
+    fits = None if peak is None else peak <= hbm
+    # the estimate's own fit read the totals: one figure, one rule, as the candidate's
+    est = dataclasses.replace(plan.estimate(hw, dcn_axes=dcn), peak_bytes=peak, fits=fits)
     parts = {"compute": est.compute_s, "memory": est.memory_s, **links(est, target.slow_link)}
     return Candidate(
         name=proposal.name,
@@ -149,7 +182,7 @@ def make(
         axis_names=proposal.axis_names,
         strategy=proposal.strategy,
         in_specs=tuple(in_specs),
-        fits=None if peak is None else peak <= hbm,
+        fits=fits,
         peak=peak,
         step_time=est.total_s,
         parts=parts,
@@ -161,6 +194,7 @@ def make(
         estimate=est,
         proposal=proposal,
         notes=proposal.notes,
+        peak_is_totals=totals,
     )
 
 

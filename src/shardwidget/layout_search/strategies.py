@@ -96,11 +96,28 @@ def _rule_axes(rules: Any) -> set[str]:
     return {a for r in rules_mod.make_rules(rules) for e in r.spec for a in e}
 
 
+def _proposal(
+    label: str,
+    name: str,
+    given: Any,
+    args: Sequence[Any],
+    leaves: Sequence[c.Leaf],
+    axes: dict[str, int],
+) -> c.Proposal | c.Dropped:
+    """Strategy ``name``'s layout ``given`` on a mesh of ``axes`` as a proposal called
+    ``label``, or dropped with the reason (a leaf it cannot divide)."""
+    try:
+        specs = per_leaf(given, args, leaves, axes)
+    except ValueError as e:
+        return c.Dropped(label, str(e))
+    return c.Proposal(label, tuple(axes.values()), tuple(axes), specs, name)
+
+
 def _one(
     name: str, strategy: Any, args: Sequence[Any], leaves: Sequence[c.Leaf], n: int
-) -> Iterator[tuple[c.Proposal | None, str]]:
+) -> Iterator[c.Proposal | c.Dropped]:
     if isinstance(strategy, tuple) and len(strategy) == 2 and hasattr(strategy[0], "axis_names"):
-        yield from _fixed(name, strategy[0], strategy[1], args, leaves, n)
+        yield _fixed(name, strategy[0], strategy[1], args, leaves, n)
         return
     for roles in c.meshes(n):
         label = f"{name} · {c.name_of(roles)}"
@@ -115,29 +132,20 @@ def _one(
             given = strategy
         else:
             continue
-        try:
-            specs = per_leaf(given, args, leaves, roles)
-        except ValueError as e:
-            yield None, f"{label}: {e}"
-            continue
-        yield c.Proposal(label, tuple(roles.values()), tuple(roles), specs, name), ""
+        yield _proposal(label, name, given, args, leaves, roles)
 
 
 def _fixed(
     name: str, mesh: Any, given: Any, args: Sequence[Any], leaves: Sequence[c.Leaf], n: int
-) -> Iterator[tuple[c.Proposal | None, str]]:
+) -> c.Proposal | c.Dropped:
     axes = dict(
         zip((str(a) for a in mesh.axis_names), (int(s) for s in mesh.axis_sizes), strict=True)
     )
     if math.prod(axes.values()) != n:
-        yield None, f"{name}: its mesh has {math.prod(axes.values())} devices; the target has {n}"
-        return
-    try:
-        specs = per_leaf(given, args, leaves, axes)
-    except ValueError as e:
-        yield None, f"{name}: {e}"
-        return
-    yield c.Proposal(name, tuple(axes.values()), tuple(axes), specs, name), ""
+        return c.Dropped(
+            name, f"its mesh has {math.prod(axes.values())} devices; the target has {n}"
+        )
+    return _proposal(name, name, given, args, leaves, axes)
 
 
 def propose(
@@ -155,11 +163,11 @@ def propose(
                 f"strategy {name!r}: give rules [(regex, P), ...], a function mesh -> in_specs, "
                 f"or (AbstractMesh, in_specs); got {type(strategy).__name__}"
             )
-        for prop, why in _one(name, strategy, args, leaves, n):
-            if prop is None:
-                dropped.append(c.Dropped(why.split(":", 1)[0], why.split(": ", 1)[-1]))
+        for found in _one(name, strategy, args, leaves, n):
+            if isinstance(found, c.Dropped):
+                dropped.append(found)
             else:
-                props.append(prop)
+                props.append(found)
     return props, dropped
 
 

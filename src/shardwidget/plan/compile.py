@@ -91,6 +91,14 @@ class Plan:
     """Why :attr:`peak` is None ("" when it is known)."""
 
     @property
+    def peak_bytes(self) -> int | None:
+        """Peak bytes per device: :attr:`peak`'s (the bytes live at once in the compiler's own
+        report) where it wrote one, else the memory totals (arguments + outputs + temporaries
+        - aliased: an upper bound, :attr:`peak_unknown` says why); None where it gave neither
+        (a TPU refusal without a report)."""
+        return self.peak.bytes if self.peak is not None else self.memory.get("peak")
+
+    @property
     def n_devices(self) -> int:
         """Devices of the plan's mesh."""
         return int(np.prod(self.mesh.axis_sizes))

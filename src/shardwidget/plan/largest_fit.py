@@ -101,7 +101,7 @@ def _judged(pl: Plan, hbm: float) -> tuple[int | None, bool]:
     """(peak bytes per device or None, whether it fits): the compiler's refusal, else the
     peak from its report (the compiler's argument + output - alias + temp where it wrote
     none) against hbm."""
-    peak = pl.peak.bytes if pl.peak is not None else pl.memory.get("peak")
+    peak = pl.peak_bytes
     if not pl.fits:
         return peak, False
     return peak, peak is not None and peak <= hbm

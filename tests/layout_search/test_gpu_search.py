@@ -16,6 +16,7 @@ import pytest
 from jax.sharding import AxisType
 
 import shardwidget as sw
+from shardwidget.cost import estimate as est_mod
 from shardwidget.layout_search import run
 from shardwidget.layout_search.target import GpuTarget, target_of
 from shardwidget.plan import compilers, gpu, plan
@@ -90,6 +91,11 @@ def _check_links(cand: object, mesh: object) -> None:
     for t in cand.estimate.collectives:  # type: ignore[attr-defined]
         link = "network" if set(t.collective.axes) & crossing else "NVLink"
         want[link] = want.get(link, 0.0) + t.seconds
+        # its bytes at that link's rate: the network's 50 GB/s per H100 (DGX H100's 400 Gb/s
+        # NIC per GPU) is 1/9 of NVLink's 450, so a host-crossing layout ranks by what it costs
+        nvlink_s, _ = est_mod.bandwidth_seconds(t.collective, sw.hardware("h100"))
+        ratio = 9.0 if link == "network" else 1.0
+        assert t.bandwidth_s == pytest.approx(ratio * nvlink_s, rel=1e-12), cand.name  # type: ignore[attr-defined]
     parts = cand.parts  # type: ignore[attr-defined]
     got = {k: v for k, v in parts.items() if k not in ("compute", "memory")}
     assert got == pytest.approx(want, rel=1e-12), cand.name  # type: ignore[attr-defined]

@@ -355,3 +355,25 @@ def test_the_estimate_judges_fit_by_the_plans_rule_and_figure(program):
     assert est.fits == pl.fits == (pl.memory["peak"] <= _usable("h100"))
     assert "75% of 79.11 GiB: JAX's share" in est.fits_text
     assert "counted from the HLO" in est.parts()[1]["formula"]
+
+
+def test_bytes_across_hosts_move_at_the_networks_rate_not_nvlinks():
+    """The same program, the same all-reduce over "data" (2 GPUs, the same bytes), on two
+    machines that differ only in the link "data" crosses: 2 hosts of 8 H100s (the network,
+    50 GB/s per GPU: DGX H100's 400 Gb/s ConnectX-7 per GPU) and one host of 16 (NVLink, 450
+    GB/s). By construction the bandwidth terms' ratio is exactly NVLink / network = 9."""
+    f, x = lambda a: a.sum(axis=0), np.zeros((2048, 1024), np.float32)
+
+    def data_all_reduce(**machine):
+        mesh = gpu.gpu_mesh("h100", (2, 8), ("data", "model"), **machine)
+        est = plan(f, x, mesh=mesh, in_specs=[("data", "model")]).estimate()
+        (c,) = [c for c in est.collectives if c.collective.axes == ("data",)]
+        assert c.kind == "all-reduce" and c.collective.group_size == 2
+        return c
+
+    net, nvl = data_all_reduce(hosts=2), data_all_reduce(hosts=1, gpus_per_host=16)
+    assert net.collective.bytes == nvl.collective.bytes > 0
+    assert net.bandwidth_s / nvl.bandwidth_s == pytest.approx(450 / 50, rel=1e-12)
+    assert net.latency_s / nvl.latency_s == pytest.approx(10e-6 / 1.9e-6, rel=1e-12)
+    assert net.formula.endswith("/ 50 GB/s network") and "network latency" in net.formula
+    assert nvl.formula.endswith("/ 450 GB/s NVLink") and "NVLink latency" in nvl.formula

@@ -19,6 +19,10 @@ All per device. With ``hw`` a :class:`~shardwidget.cost.hardware.Hardware`:
   collective-permute   V / B  (each device sends its buffer once, to a ring neighbour)
   ==================== ====================================================================
 
+- the link: a collective over an axis in ``dcn_axes`` (one that crosses slices or hosts, or
+  leaves an NVLink domain) has groups that cross the network, the slowest link they cross:
+  its bytes move at the preset's ``network_bandwidth`` (``B`` above is then that), not the
+  ICI/NVLink's, and its formula names the link that set its time;
 - latency: each collective also pays ``steps × latency`` (the α-β model), its steps on the
   ring algorithm: all-gather, reduce-scatter and all-to-all (pairwise exchange) ``n-1``,
   all-reduce ``2(n-1)``, collective-permute 1; the latency is the preset's ``ici_latency``, or
@@ -79,10 +83,29 @@ def collective_steps(kind: str, n: int) -> int:
     return 2 * (n - 1) if kind == "all-reduce" else n - 1
 
 
-def bandwidth_seconds(c: hlo.Collective, hw: Hardware) -> tuple[float, str]:
-    """(seconds, the formula with its numbers) of the bytes of one collective: the β term."""
-    n, v, b = c.group_size, volume(c), hw.ici_bandwidth
-    vb = f"{fmt_bytes(round(v))} / {b / 1e9:.4g} GB/s"
+def crosses_network(c: hlo.Collective, dcn_axes: Sequence[str]) -> bool:
+    """Whether the collective's groups span an axis that crosses slices or hosts."""
+    return bool(set(c.axes) & set(dcn_axes))
+
+
+def link_bandwidth(hw: Hardware, network: bool) -> tuple[float, str]:
+    """(bytes/s, the link in words) a collective moves at: the network's where its groups
+    cross it (the slowest link), else the preset's ICI/NVLink."""
+    if not network:
+        return hw.ici_bandwidth, hw.link
+    if hw.dcn_bandwidth:
+        return hw.dcn_bandwidth, hw.dcn_link
+    return hw.ici_bandwidth, f"{hw.dcn_link} (no network bandwidth given: {hw.link}'s)"
+
+
+def bandwidth_seconds(
+    c: hlo.Collective, hw: Hardware, dcn_axes: Sequence[str] = ()
+) -> tuple[float, str]:
+    """(seconds, the formula with its numbers) of the bytes of one collective: the β term, at
+    the bandwidth of the slowest link its groups cross."""
+    b, link = link_bandwidth(hw, crosses_network(c, dcn_axes))
+    n, v = c.group_size, volume(c)
+    vb = f"{fmt_bytes(round(v))} / {b / 1e9:.4g} GB/s {link}"
     if c.kind == "collective-permute":
         return v / b, f"V / B = {vb}"
     if n <= 1 or v == 0:
@@ -103,8 +126,8 @@ def latency_seconds(
     steps = collective_steps(c.kind, c.group_size)
     if c.kind != "collective-permute" and (c.group_size <= 1 or volume(c) == 0):
         steps = 0
-    dcn = bool(set(c.axes) & set(dcn_axes))
-    lat, net = (hw.dcn_latency, "DCN") if dcn else (hw.ici_latency, hw.link)
+    dcn = crosses_network(c, dcn_axes)
+    lat, net = (hw.dcn_latency, hw.dcn_link) if dcn else (hw.ici_latency, hw.link)
     return steps * lat, f"{steps} steps × {fmt_seconds(lat)} {net} latency"
 
 
@@ -114,7 +137,7 @@ def collective_seconds(
     """(seconds, the formula with its numbers) of one collective: steps × latency + bytes ÷
     bandwidth (see the module docstring)."""
     lat, lf = latency_seconds(c, hw, dcn_axes)
-    bw, bf = bandwidth_seconds(c, hw)
+    bw, bf = bandwidth_seconds(c, hw, dcn_axes)
     if lat == 0 and bw == 0:
         return 0.0, bf
     return lat + bw, f"{lf} + {bf}"
@@ -176,7 +199,8 @@ class Estimate:
     transfer_latency_s: float = 0.0
     """The latency part of ``transfer_s`` (one step)."""
     dcn_axes: tuple[str, ...] = ()
-    """Mesh axes marked as crossing slices or hosts: their collectives pay DCN latency."""
+    """Mesh axes marked as crossing slices or hosts: their collectives pay the network's
+    latency and bandwidth."""
     overlap: str = field(default=OVERLAP, repr=False)
     """The assumption about what overlaps, in words."""
     flops_source: str = ""
@@ -290,7 +314,8 @@ def estimate(
 ) -> Estimate:
     """The estimate of one program's per-device numbers (module docstring); ``transfer_bytes``:
     the most bytes one device receives in a re-layout XLA compiled no collective for;
-    ``dcn_axes``: mesh axes that cross slices or hosts (their collectives pay DCN latency);
+    ``dcn_axes``: mesh axes that cross slices or hosts (their collectives pay the network's
+    latency and move at its bandwidth);
     ``flops_source``: where ``flops`` came from, in words; ``bytes_source``, ``hbm_source``:
     see :class:`Estimate`."""
     h = hardware(hw)
@@ -340,7 +365,7 @@ def estimate(
 
 def _timed(c: hlo.Collective, h: Hardware, dcn_axes: Sequence[str]) -> CollectiveTime:
     lat, lf = latency_seconds(c, h, dcn_axes)
-    bw, bf = bandwidth_seconds(c, h)
+    bw, bf = bandwidth_seconds(c, h, dcn_axes)
     formula = bf if lat == 0 and bw == 0 else f"{lf} + {bf}"
     return CollectiveTime(c, lat + bw, formula, latency_s=lat, bandwidth_s=bw)
 

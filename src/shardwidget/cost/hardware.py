@@ -15,6 +15,8 @@ ici_latency    seconds per step of a collective over ICI (TPU) or NVLink (GPU): 
                step, one message to a neighbour and its synchronisation
 dcn_latency    seconds per step over the data-centre network, for a mesh axis marked as
                crossing slices or hosts (``dcn_axes=`` of an estimate)
+dcn_bandwidth  bytes/s one device sends over that network (scale-out), one direction: a
+               collective whose groups cross it moves at this rate, not the ICI/NVLink's
 ============== ============================================================================
 
 The presets (sources read 2026-11-23):
@@ -81,7 +83,29 @@ a100, h200, b200, gb200                               LL128 = 1.9 µs per step);
 h100-pcie 2.5 µs      10 µs        PCIe: NCCL's model (hwLat PCI Ring LL128 = 2.5 µs); DCN as above
 ======== ============ ============ =================================================================
 
-A DCN axis keeps the preset's ICI bandwidth (only the latency changes): a first-order model.
+Network (scale-out) bandwidth per device, one direction: a collective over an axis that
+crosses slices or hosts pays the network's latency *and* moves its bytes at this rate (the
+slowest link its groups cross sets its time):
+
+========== =========== ==================================================================
+name       network     source
+========== =========== ==================================================================
+h100, h200 50 GB/s     DGX H100/H200: 8 × ConnectX-7 400 Gb/s, one per GPU
+                       (docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html)
+b200       50 GB/s     DGX B200: 8 × ConnectX-7 400 Gb/s, one per GPU
+                       (docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html)
+a100(-40)  25 GB/s     DGX A100: 8 × ConnectX-6 200 Gb/s, one per GPU
+                       (docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html)
+gb200      50 GB/s     assumed: one 400 Gb/s NIC per GPU outside the NVLink domain (a
+                       typical GB200 NVL72 scale-out network; racks vary)
+h100-pcie  25 GB/s     assumed: one 200 Gb/s NIC per GPU (a typical PCIe server)
+tpu-*      6.25 GB/s   assumed: 50 Gb/s of DCN per chip, the order the scaling book works
+                       with (jax-ml.github.io/scaling-book/tpus/, "DCN"); Google publishes
+                       no per-chip DCN figure
+========== =========== ==================================================================
+
+A preset of your own without ``dcn_bandwidth`` prices the network at its ``ici_bandwidth``
+and every estimate on it says so.
 
 TPU "ICI / axis": per-chip bidirectional ICI bandwidth / ports / 2 directions = one link one
 way; times 2 links per torus axis. ``local`` is measured on the machine at hand (see
@@ -128,6 +152,12 @@ class Hardware:
     """Seconds per collective step over an axis that crosses slices or hosts (default 10 µs)."""
     link: str = "ICI"
     """What ``ici_latency`` and ``ici_bandwidth`` travel over, in words ("ICI", "NVLink")."""
+    dcn_bandwidth: float = 0.0
+    """Bytes/s one device sends over the network between slices or hosts, one direction;
+    0: not given (the network is then priced at ``ici_bandwidth``, and estimates say so)."""
+    dcn_link: str = "DCN"
+    """What the slow link is called in estimates ("DCN" between TPU slices, "network" between
+    GPU hosts)."""
     topology: str = ""
     """For a TPU, its family as ``shardwidget.tpu_mesh`` names topologies ("v5e" for
     ``"v5e:16x16"``; "v5" with ``chip_config_name="megacore"`` for v5p): a plan on it can be
@@ -141,8 +171,18 @@ class Hardware:
                 raise ValueError(
                     f"hardware {self.name!r}: {f} must be a positive number; got {v!r}"
                 )
+        d = self.dcn_bandwidth
+        if not isinstance(d, int | float) or not d >= 0 or d == float("inf"):
+            raise ValueError(
+                f"hardware {self.name!r}: dcn_bandwidth must be >= 0 (0: not given); got {d!r}"
+            )
         if not self.name:
             raise ValueError("hardware: a preset needs a name")
+
+    @property
+    def network_bandwidth(self) -> float:
+        """Bytes/s over the network: ``dcn_bandwidth``, else (not given) ``ici_bandwidth``."""
+        return self.dcn_bandwidth or self.ici_bandwidth
 
     def to_wire(self) -> dict[str, Any]:
         """The preset as the dropdown lists it (wire.HardwareWire)."""
@@ -163,14 +203,43 @@ _TPU = "https://cloud.google.com/tpu/docs/"
 _NCCL = "https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
 _LAT_TPU = (
     "; latency: ICI 1 µs per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 µs "
-    "per step, NCCL's network ring step " + _NCCL
+    "per step, NCCL's network ring step " + _NCCL + "; DCN 6.25 GB/s per chip per direction, "
+    "assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google "
+    "publishes no per-chip figure)"
+)
+_DGX = "https://docs.nvidia.com/dgx/"
+_NET_H100 = (
+    "; network 50 GB/s per GPU per direction: DGX H100/H200, 8 × ConnectX-7 400 Gb/s, one "
+    "per GPU, " + _DGX + "dgxh100-user-guide/introduction-to-dgxh100.html"
+)
+_NET_B200 = (
+    "; network 50 GB/s per GPU per direction: DGX B200, 8 × ConnectX-7 400 Gb/s, one per GPU, "
+    + _DGX
+    + "dgxb200-user-guide/introduction-to-dgxb200.html"
+)
+_NET_A100 = (
+    "; network 25 GB/s per GPU per direction: DGX A100, 8 × ConnectX-6 200 Gb/s, one per GPU, "
+    + _DGX
+    + "dgxa100-user-guide/introduction-to-dgxa100.html"
+)
+_NET_GB200 = (
+    "; network 50 GB/s per GPU per direction, assumed: one 400 Gb/s NIC per GPU outside the "
+    "NVLink domain (a typical NVL72 scale-out network; racks vary)"
+)
+_NET_PCIE = (
+    "; network 25 GB/s per GPU per direction, assumed: one 200 Gb/s NIC per GPU (a typical "
+    "PCIe server)"
 )
 _LAT_GPU = "; latency: NVLink 1.9 µs per ring step (NCCL's LL128 hwLat), DCN 10 µs: " + _NCCL
-_TPU_LAT: dict[str, Any] = {"ici_latency": 1e-6, "dcn_latency": 10e-6}
-_GPU_LAT: dict[str, Any] = {"ici_latency": 1.9e-6, "dcn_latency": 10e-6, "link": "NVLink"}
+_TPU_LAT: dict[str, Any] = {"ici_latency": 1e-6, "dcn_latency": 10e-6, "dcn_bandwidth": 6.25 * GB}
+_GPU_LAT: dict[str, Any] = {
+    "ici_latency": 1.9e-6, "dcn_latency": 10e-6, "link": "NVLink", "dcn_link": "network"
+}  # fmt: skip
 # H100 PCIe cards in one host talk over PCIe (an NVLink bridge joins pairs only)
 _LAT_PCIE = "; latency: PCIe 2.5 µs per ring step (NCCL's PCI LL128 hwLat), DCN 10 µs: " + _NCCL
-_PCIE_LAT: dict[str, Any] = {"ici_latency": 2.5e-6, "dcn_latency": 10e-6, "link": "PCIe"}
+_PCIE_LAT: dict[str, Any] = {
+    "ici_latency": 2.5e-6, "dcn_latency": 10e-6, "link": "PCIe", "dcn_link": "network"
+}  # fmt: skip
 _A100_SHEET = (
     "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
     "nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf"
@@ -201,50 +270,54 @@ PRESETS: dict[str, Hardware] = {
             "tpu7x", 2307e12 / 2, 192 * GIB / 2, 7.37e12 / 2, 1200 * GB / 6 / 2 * 2 / 2,
             "TPU7x (Ironwood)", _TPU + "tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 "
             "GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half"
-            + _LAT_TPU, **_TPU_LAT, topology="tpu7x",
+            + _LAT_TPU + " (per device: half the chip's)",
+            **{**_TPU_LAT, "dcn_bandwidth": 6.25 * GB / 2}, topology="tpu7x",
         ),
         Hardware(
             "h100", 989e12, 80 * GB, 3.35e12, 900 * GB / 2, "H100 SXM",
-            "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23)" + _LAT_GPU,
-            **_GPU_LAT,
+            "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23)"
+            + _LAT_GPU + _NET_H100,
+            **_GPU_LAT, dcn_bandwidth=50 * GB,
         ),
         Hardware(
             "a100", 312e12, 80 * GB, 2039 * GB, 600 * GB / 2, "A100 80GB SXM",
-            "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23)" + _LAT_GPU,
-            **_GPU_LAT,
+            "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23)"
+            + _LAT_GPU + _NET_A100,
+            **_GPU_LAT, dcn_bandwidth=25 * GB,
         ),
         Hardware(
             "a100-40", 312e12, 40 * GB, 1555 * GB, 600 * GB / 2, "A100 40GB SXM",
             _A100_SHEET + " (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, "
-            "NVLink 600 GB/s both directions; read 2026-11-28)" + _LAT_GPU,
-            **_GPU_LAT,
+            "NVLink 600 GB/s both directions; read 2026-11-28)" + _LAT_GPU + _NET_A100,
+            **_GPU_LAT, dcn_bandwidth=25 * GB,
         ),
         Hardware(
             "h100-pcie", 1513e12 / 2, 80 * GB, 2e12, 128 * GB / 2, "H100 PCIe",
             "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with "
             "sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both "
-            "directions, NVLink bridges join pairs only; read 2026-11-28)" + _LAT_PCIE,
-            **_PCIE_LAT,
+            "directions, NVLink bridges join pairs only; read 2026-11-28)" + _LAT_PCIE + _NET_PCIE,
+            **_PCIE_LAT, dcn_bandwidth=25 * GB,
         ),
         Hardware(
             "h200", 989e12, 141 * GB, 4.8e12, 900 * GB / 2, "H200 SXM",
-            "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26)" + _LAT_GPU,
-            **_GPU_LAT,
+            "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26)"
+            + _LAT_GPU + _NET_H100,
+            **_GPU_LAT, dcn_bandwidth=50 * GB,
         ),
         Hardware(
             "b200", 2250e12, 178 * GIB, 7.7e12, 1800 * GB / 2, "B200",
             "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs "
             "(b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ "
             "(HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both "
-            "directions; read 2026-11-26)" + _LAT_GPU,
-            **_GPU_LAT,
+            "directions; read 2026-11-26)" + _LAT_GPU + _NET_B200,
+            **_GPU_LAT, dcn_bandwidth=50 * GB,
         ),
         Hardware(
             "gb200", 2500e12, 186 * GB, 8e12, 1800 * GB / 2, "GB200 NVL72 (72-GPU NVLink domain)",
             "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, "
             "13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s "
-            "per GPU both directions; read 2026-11-26)" + _LAT_GPU,
-            **_GPU_LAT,
+            "per GPU both directions; read 2026-11-26)" + _LAT_GPU + _NET_GB200,
+            **_GPU_LAT, dcn_bandwidth=50 * GB,
         ),
     )
 }  # fmt: skip
@@ -366,7 +439,7 @@ def measure_local() -> Hardware:
         "local", flops, hbm, bw, ici, f"local ({devs[0].platform} × {len(devs)})",
         f"measured on this machine: {n}x{n} {np.dtype(dtype).name} matmul, 64 MiB device_put, "
         "device-to-device copy; latency: a one-element device-to-device copy",
-        ici_latency=lat, dcn_latency=max(lat, 10e-6), link="device-to-device",
+        ici_latency=lat, dcn_latency=max(lat, 10e-6), link="device-to-device", dcn_bandwidth=ici,
     )  # fmt: skip
 
 

@@ -140,7 +140,8 @@ def _sources(plan: Plan, hw: Hardware, hbm: str, target: Target) -> dict[str, st
         f"bandwidth ({hw.hbm_bandwidth / 1e9:.4g} GB/s)",
         "collectives": f"the compiled HLO's collectives, each steps × latency + bytes / "
         f"{hw.name}'s {hw.link} bandwidth ({hw.ici_bandwidth / 1e9:.4g} GB/s per axis); "
-        f"{target.slow_link} latency on axes that cross {_crossing(target)}",
+        f"{target.slow_link} latency and bandwidth ({hw.network_bandwidth / 1e9:.4g} GB/s) on "
+        f"axes that cross {_crossing(target)}",
         "step_time": OVERLAP,
         "compile_s": f"the compile's own time in its helper ({who})",
     }

@@ -36,7 +36,7 @@ def registry() -> dict[str, Any]:
     return found if isinstance(found, dict) else ipw.Widget.widgets
 
 
-def no_front_end(widget: Any) -> bool:
+def no_front_end(widget: object) -> bool:
     """Whether no front end can ever reach widget: no kernel. ipywidgets 8 then gives it a
     DummyComm; ipywidgets 7 an ipykernel Comm whose ``kernel`` is None."""
     c = getattr(widget, "comm", None)
@@ -45,7 +45,7 @@ def no_front_end(widget: Any) -> bool:
     return type(c).__name__ == "DummyComm" or getattr(c, "kernel", False) is None
 
 
-def is_open(widget: Any) -> bool:
+def is_open(widget: object) -> bool:
     """Whether widget has not been closed (it still has its comm)."""
     return getattr(widget, "comm", None) is not None
 

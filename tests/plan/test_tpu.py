@@ -284,8 +284,12 @@ def test_the_tpu_result_s_compile_time_is_the_compiler_s_not_its_cache_read():
     assert background.wait(300)
     _until(lambda: "compiled by the TPU compiler" in v.planned)
     waited_ms = (time.perf_counter() - t0) * 1e3
+    # plan() compiles a module of its own (its trace folds a constant differently from the
+    # view's, so it is not the view's cached result): a second compile, timed apart, which a
+    # loaded machine may slow or speed by a factor (CI: 1,511 ms against the view's 1,485).
+    # The bug was a cache read's 139 ms for a ~2.5 s compile: a quarter of it still tells.
     tpu_s = plan(tpu_direct.mlp, *args, mesh=mesh, in_specs=tpu_direct.SPECS).compile_s
-    assert tpu_s * 1e3 <= v.trace.compile_ms <= waited_ms
+    assert tpu_s * 1e3 / 4 <= v.trace.compile_ms <= waited_ms
     assert v._trace["compile_ms"] == round(v.trace.compile_ms, 1)
 
 

@@ -70,7 +70,8 @@ from typing import Any, cast
 
 import jax
 import numpy as np
-from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
+from jax.sharding import AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec
+from numpy.typing import DTypeLike
 
 # Compiling a lowered module's text for N devices or a TPU topology (the planning helpers), in
 # _jax/compile.py
@@ -107,7 +108,7 @@ def spec_entries(spec: Any) -> tuple[Any, ...]:
     return tuple(spec)
 
 
-def itemsize_bits(dtype: Any) -> int | None:
+def itemsize_bits(dtype: DTypeLike) -> int | None:
     """Bits per element as XLA stores the dtype (4 for int4: two to a byte); None when JAX
     does not say (an extended dtype such as a PRNG key)."""
     fn = getattr(jax.dtypes, "itemsize_bits", None)
@@ -138,7 +139,7 @@ def pmap_source_files() -> frozenset[str]:
     return frozenset(files)
 
 
-def is_unnamed_pmap_axis(name: Any) -> bool:
+def is_unnamed_pmap_axis(name: object) -> bool:
     """Whether a mesh axis name is the one pmap gives an axis the user did not name:
     ``_internal_pmap_axis_name`` (jax 0.10; this package's name for it on 0.7), or the text of a
     ``_TempAxisName`` (``"<axis 0x7f…>"``, jax 0.8–0.9), or such an object itself."""
@@ -191,7 +192,7 @@ def pmap_sharding_named(sharding: Any, ndim: int) -> Any | None:
     return NamedSharding(mesh, spec, memory_kind=sharding.memory_kind)
 
 
-def is_cpp_pmap(f: Any) -> bool:
+def is_cpp_pmap(f: Callable[..., Any]) -> bool:
     """Whether f is jaxlib's C++ ``PmapFunction``: what ``jax.pmap`` returns on jax 0.7 (no
     ``__code__`` to read; from 0.8 pmap returns a Python function of ``jax._src.pmap``)."""
     return type(f).__name__ == "PmapFunction"
@@ -224,13 +225,13 @@ def _cpp_pmap_call(
     return p, jax.sharding.Mesh(np.array(devs[:n]), (axis,)), axis
 
 
-def _closure(fn: Any) -> dict[str, Any]:
+def _closure(fn: Callable[..., Any]) -> dict[str, Any]:
     """A function's free variables by name (what its closure cells hold)."""
     cells = [c.cell_contents for c in fn.__closure__ or ()]
     return dict(zip(fn.__code__.co_freevars, cells, strict=True))
 
 
-def pmap_spec(axis: Any, ax: int | None) -> Any:
+def pmap_spec(axis: object, ax: int | None) -> Any:
     """The PartitionSpec pmap gives an argument or output mapped at dimension ``ax`` over
     ``axis`` (``P()`` for ``None``: the same whole value on each device)."""
     if ax is None:
@@ -239,7 +240,7 @@ def pmap_spec(axis: Any, ax: int | None) -> Any:
 
 
 def pmap_params(
-    f: Any, args: Any, kwargs: dict[str, Any]
+    f: Callable[..., Any], args: Any, kwargs: dict[str, Any]
 ) -> tuple[Any, tuple[Any, ...], list[Any]]:
     """What ``jax.pmap`` does with f(*args, **kwargs): its one-axis mesh, one PartitionSpec
     per flat argument (the mapped dimension on pmap's axis; ``P()`` for ``in_axes=None``) and
@@ -326,7 +327,7 @@ def sub_jaxprs(params: dict[str, Any]) -> Iterator[Any]:
     yield from core.jaxprs_in_params(params)
 
 
-def is_literal(var: Any) -> bool:
+def is_literal(var: object) -> bool:
     """Whether a jaxpr variable is a literal (a constant written into the program)."""
     from jax._src import core
 
@@ -347,33 +348,33 @@ def function_source(f: Callable[..., Any]) -> str:
     return str(fun_sourceinfo(f))
 
 
-def device_assignment(sharding: Any) -> list[Any]:
+def device_assignment(sharding: jax.sharding.Sharding) -> list[Any]:
     """The devices of a sharding in XLA's order (the order its compiled HLO numbers them:
     the private ``_device_assignment``, jax 0.7–0.10; ``device_set`` is unordered)."""
     return list(sharding._device_assignment)
 
 
-def hlo_sharding(sharding: Any) -> Any:
+def hlo_sharding(sharding: jax.sharding.Sharding) -> Any:
     """The sharding's ``xla_client.HloSharding`` (private ``_hlo_sharding``: GSPMDSharding,
     jax 0.7–0.10), or None for a sharding without one."""
     return getattr(sharding, "_hlo_sharding", None)
 
 
-def prng_key_shape(dtype: Any) -> tuple[int, ...] | None:
+def prng_key_shape(dtype: DTypeLike) -> tuple[int, ...] | None:
     """The key data's shape of a PRNG key dtype (the private ``dtype._impl.key_shape``,
     jax 0.7–0.10: (2,) for threefry), or None for another dtype."""
     impl = getattr(dtype, "_impl", None)
     return None if impl is None else tuple(int(k) for k in impl.key_shape)
 
 
-def jit_user_in_shardings(f: Any) -> bool:
+def jit_user_in_shardings(f: Callable[..., Any]) -> bool:
     """Whether a ``jax.jit`` function was given in_shardings of its own (the private
     ``_jit_info.user_specified_in_shardings``); True where JAX does not say (check anyway)."""
     return bool(getattr(getattr(f, "_jit_info", None), "user_specified_in_shardings", True))
 
 
 def jit_has_out_shardings(
-    f: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
+    f: Callable[..., Any], args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
 ) -> bool:
     """Whether f is a ``jax.jit(g, out_shardings=…)`` with out_shardings of its own.
 
@@ -398,11 +399,11 @@ def jit_has_out_shardings(
     return any(_specified(sh) for sh in getattr(info, "out_shardings_leaves", ()))
 
 
-def _specified(sh: Any) -> bool:
+def _specified(sh: object) -> bool:
     return sh is not None and type(sh).__name__ != "UnspecifiedValue"
 
 
-def _jit_info_of(f: Any) -> Any:
+def _jit_info_of(f: Callable[..., Any]) -> Any:
     """A jit object's private ``_jit_info`` (jax 0.7–0.10), None where it has none."""
     return getattr(f, "_jit_info", None)
 
@@ -414,7 +415,7 @@ def abstract_mesh(sizes: tuple[int, ...], names: tuple[str, ...], types: tuple[A
 
 
 def abstract_mesh_on(
-    sizes: tuple[int, ...], names: tuple[str, ...], types: tuple[Any, ...], device: Any
+    sizes: tuple[int, ...], names: tuple[str, ...], types: tuple[Any, ...], device: object
 ) -> Any:
     """:func:`abstract_mesh` with an ``abstract_device`` (:func:`tpu_abstract_device`) where
     this JAX takes one (0.8+), else without."""
@@ -426,7 +427,7 @@ def abstract_mesh_on(
         return abstract_mesh(sizes, names, types)
 
 
-def mesh_context(mesh: Any) -> Any:
+def mesh_context(mesh: Mesh | AbstractMesh) -> Any:
     """The context a function runs under on this mesh: ``jax.set_mesh`` for a Mesh,
     ``jax.sharding.use_abstract_mesh`` for an AbstractMesh (a plan: tracing and lowering only)."""
     if isinstance(mesh, jax.sharding.AbstractMesh):
@@ -434,7 +435,7 @@ def mesh_context(mesh: Any) -> Any:
     return jax.set_mesh(mesh)
 
 
-def device_put(x: Any, sharding: Any) -> Any:
+def device_put(x: object, sharding: object) -> Any:
     """``jax.device_put(x, sharding)`` (one array and sharding, or lists of them). jax 0.7 checks
     an array typed on Explicit axes (``float32[4@x,8@y]``) by its own spec on the target mesh:
     moving it onto a mesh without those axes raises ``ValueError: Resource axis: x … not found
@@ -451,7 +452,7 @@ def device_put(x: Any, sharding: Any) -> Any:
         return jax.device_put(retyped if isinstance(x, list) else retyped[0], sharding)
 
 
-def _auto_typed(x: Any) -> Any:
+def _auto_typed(x: object) -> Any:
     """x on its own mesh with every axis Auto (no copy), or x itself when it has no Explicit
     axis (or is not an array on a NamedSharding)."""
 
@@ -508,7 +509,7 @@ class CompileCount:
         _ACTIVE_COUNTS.remove(self)
 
 
-def to_device_memory(x: Any) -> Any:
+def to_device_memory(x: object) -> Any:
     """Inside a jit: ``x`` moved to the device's own memory kind (a value in ``pinned_host`` or
     ``unpinned_host`` cannot be computed on there: XLA refuses "memory_space of all inputs passed
     to select_n must be the same"). ``jax.memory.Space.Device`` from jax 0.8; before, JAX's

@@ -30,7 +30,7 @@ def compile_module_text(text: str, n: int, options: dict[str, Any] | None = None
 
 
 def _spmd_options(
-    text: str, devices: list[Any], backend: Any, options: dict[str, Any] | None = None
+    text: str, devices: list[Any], backend: object, options: dict[str, Any] | None = None
 ) -> Any:
     """Compile options for one replica of len(devices) partitions on these devices, SPMD
     partitioned (Shardy where the module has ``sdy.`` annotations), with XLA's ``options``."""
@@ -112,7 +112,7 @@ def _topology_device(base: Any) -> Any:
     return TopologyDevice
 
 
-def hlo_sharding_text(proto: Any) -> str:
+def hlo_sharding_text(proto: object) -> str:
     """An OpSharding proto as HLO writes it ("{devices=[4,2]<=[8]}")."""
     from jax._src.lib import xla_client as xc  # type: ignore[attr-defined]  # (private: not in jaxlib's stubs)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import jax
 import numpy as np
-from jax.sharding import NamedSharding, PartitionSpec
+from jax.sharding import AbstractMesh, Mesh, NamedSharding, PartitionSpec
 
 from . import (
     device_assignment,
@@ -134,7 +134,7 @@ class ShardingRecord:
 
 
 @lru_cache(maxsize=1 << 16)
-def device_info(d: Any) -> DeviceInfo:
+def device_info(d: jax.Device) -> DeviceInfo:
     """DeviceInfo of a jax device (cached: a process's devices never change, and every new
     layout of thousands of devices asks for all of them)."""
     coords = getattr(d, "coords", None)
@@ -156,7 +156,7 @@ def positions(n: int) -> tuple[DeviceInfo, ...]:
 
 
 @lru_cache(maxsize=8)
-def planned_devices(mesh: Any) -> tuple[DeviceInfo, ...]:
+def planned_devices(mesh: Mesh | AbstractMesh) -> tuple[DeviceInfo, ...]:
     """The devices of a plan: its positions (:func:`positions`), with each position's chip
     coordinates and core where the mesh stands for a TPU topology (``shardwidget.tpu_mesh``:
     its abstract device carries them; the slice, on several slices, as a fourth coordinate),
@@ -182,13 +182,13 @@ def planned_devices(mesh: Any) -> tuple[DeviceInfo, ...]:
     )
 
 
-def is_planned(mesh: Any) -> bool:
+def is_planned(mesh: object) -> bool:
     """Whether mesh is a ``jax.sharding.AbstractMesh`` (positions, no devices)."""
     return isinstance(mesh, jax.sharding.AbstractMesh)
 
 
 @lru_cache(maxsize=64)
-def mesh_record(mesh: Any) -> MeshRecord:
+def mesh_record(mesh: Mesh | AbstractMesh) -> MeshRecord:
     """A jax Mesh or AbstractMesh as a MeshRecord (cached: meshes are few)."""
     planned = is_planned(mesh)
     unnamed = unnamed_pmap_axis(mesh.axis_names)
@@ -205,7 +205,7 @@ def mesh_record(mesh: Any) -> MeshRecord:
     )
 
 
-def _entries(pspec: Any) -> tuple[tuple[str, ...], ...]:
+def _entries(pspec: jax.sharding.PartitionSpec) -> tuple[tuple[str, ...], ...]:
     """A PartitionSpec's partition entries as tuples of axis names (() for None)."""
     return tuple(
         () if e is None else (str(e),) if isinstance(e, str) else tuple(str(a) for a in e)
@@ -218,7 +218,9 @@ def _in_mesh_order(axes: Any, order: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(a for a in order if a in names) + tuple(sorted(names - set(order)))
 
 
-def _numpy_lays_out(mesh: MeshRecord, spec: tuple[tuple[str, ...], ...], shape: Any) -> bool:
+def _numpy_lays_out(
+    mesh: MeshRecord, spec: tuple[tuple[str, ...], ...], shape: tuple[int, ...]
+) -> bool:
     """Whether the mesh and spec give the blocks with numpy (the model's reading): every axis
     in the mesh, every dimension cut evenly, no more entries than dimensions."""
     if len(spec) > len(shape):
@@ -249,7 +251,7 @@ def indices_of(sharding: Any, shape: tuple[int, ...]) -> tuple[tuple[int, Index]
     return tuple(out)
 
 
-def _tile(sharding: Any, ndim: int) -> TileRecord | None:
+def _tile(sharding: jax.sharding.Sharding, ndim: int) -> TileRecord | None:
     hs = hlo_sharding(sharding)
     if hs is None:
         return None

@@ -37,7 +37,7 @@ await import(url);
 """
 
 
-def script_json(value: Any) -> str:
+def script_json(value: object) -> str:
     """JSON that is safe inside a ``<script>`` element: every ``<`` is written ``\\u003c``, so no
     ``</script`` or ``<!--`` in the data can end the element early."""
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).replace("<", "\\u003c")

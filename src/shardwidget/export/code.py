@@ -131,7 +131,7 @@ def array_code(lay: Layout, var: str = "x") -> str:
     return "\n".join([*_header(needs_np), "", *lines, *summed, put])
 
 
-def render_tree(tree: Any, leaf: Callable[[Slot], str]) -> str:
+def render_tree(tree: object, leaf: Callable[[Slot], str]) -> str:
     """A pytree of Slots (tuples, lists, dicts, None) as a Python literal, each Slot written
     by ``leaf``; NotLiteral for any other node (a namedtuple or a registered class)."""
     if isinstance(tree, Slot):
@@ -280,7 +280,7 @@ _PLANNED = [
 ]
 
 
-def _leaves(tree: Any) -> list[Slot]:
+def _leaves(tree: object) -> list[Slot]:
     if isinstance(tree, Slot):
         return [tree]
     if isinstance(tree, dict):

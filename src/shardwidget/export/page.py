@@ -100,7 +100,7 @@ class ExportReport:
         return s
 
 
-def _size(v: Any) -> int:
+def _size(v: object) -> int:
     return len(json.dumps(v, separators=(",", ":"), ensure_ascii=False))
 
 
@@ -277,7 +277,7 @@ def tree_page_data(
 def save_tree_view(
     view: TreeViewLike,
     path: str | pathlib.Path,
-    variants: Any = None,
+    variants: object = None,
     budget: int | None = None,
 ) -> ExportReport:
     """Write one self-contained HTML file showing a tree view as laid out now (the selected

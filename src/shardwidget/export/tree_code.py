@@ -11,9 +11,9 @@ every array leaf becomes a ``ShapeDtypeStruct`` on it: nothing is placed.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import jax
+from jax.sharding import AbstractMesh, Mesh
 
 from ..model import spec as spec_mod
 from ..model.layout import MeshInfo, mesh_info
@@ -70,7 +70,7 @@ def _place(path, x):
 
 
 def tree_code(
-    mesh: Any,
+    mesh: Mesh | AbstractMesh,
     rules: Sequence[Rule],
     leaves: Sequence[TreeLeaf],
     sources: Sequence[str],

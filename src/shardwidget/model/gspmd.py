@@ -114,7 +114,7 @@ def named_equivalent(sharding: Any, shape: tuple[int, ...]) -> Any | None:
     return NamedSharding(jmesh, pspec, memory_kind=sharding.memory_kind)
 
 
-def as_named(arr: Any) -> Any | None:
+def as_named(arr: jax.Array) -> Any | None:
     """arr's own device buffers as an array with the equivalent NamedSharding (no copy), or
     None when none describes its layout. JAX's device_put from a GSPMDSharding to a mesh in
     another device order fails (an assertion in its reshard); from this view of it, it works."""

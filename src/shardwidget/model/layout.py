@@ -18,6 +18,8 @@ from typing import Any, TypeVar, cast
 
 import jax
 import numpy as np
+from jax.sharding import AbstractMesh, Mesh
+from numpy.typing import DTypeLike
 
 from .. import _jax
 from .._jax.record import DeviceInfo, MeshRecord, ShardingRecord, mesh_record, record_of
@@ -231,7 +233,7 @@ class Layout:
         return spec_mod.to_text(self.spec, self.unreduced, self.reduced)
 
 
-def dtype_name(dtype: Any) -> str:
+def dtype_name(dtype: DTypeLike) -> str:
     """A dtype's name as the views and pictures write it ("float32", "bfloat16", "int4"; a PRNG
     key dtype as JAX prints it, "key<fry>"; float0 by name)."""
     if is_extended(dtype):
@@ -246,7 +248,7 @@ def is_extended(dtype: Any) -> bool:
     return bool(jax.numpy.issubdtype(dtype, jax.dtypes.extended))
 
 
-def itemsize_of(dtype: Any) -> int:
+def itemsize_of(dtype: DTypeLike) -> int:
     """Bytes per element; PRNG keys count their key data (e.g. 8 bytes for threefry)."""
     if is_extended(dtype):
         key_shape = _jax.prng_key_shape(dtype)
@@ -256,7 +258,7 @@ def itemsize_of(dtype: Any) -> int:
     return int(np.dtype(dtype).itemsize)
 
 
-def itemsize_bits_of(dtype: Any) -> int:
+def itemsize_bits_of(dtype: DTypeLike) -> int:
     """Bits per element: 4 for int4 / uint4 / float4_e2m1fn (packed two to a byte), else
     itemsize_of(dtype) * 8 (PRNG keys: their key data)."""
     if not is_extended(dtype):
@@ -266,7 +268,7 @@ def itemsize_bits_of(dtype: Any) -> int:
     return itemsize_of(dtype) * 8
 
 
-def mesh_info(mesh: Any) -> MeshInfo:
+def mesh_info(mesh: Mesh | AbstractMesh) -> MeshInfo:
     """A jax Mesh as MeshInfo (an AbstractMesh: its positions 0…N-1 as device ids)."""
     return info_of(mesh_record(mesh))
 
@@ -357,13 +359,15 @@ def generic_geometry(indices: tuple[tuple[int, Index], ...]) -> Geometry:
 
 
 @lru_cache(maxsize=64)
-def layout_of_sharding(sharding: Any, shape: tuple[int, ...], dtype: Any) -> Layout:
+def layout_of_sharding(
+    sharding: jax.sharding.Sharding, shape: tuple[int, ...], dtype: DTypeLike
+) -> Layout:
     """Layout of an array with this sharding, shape and dtype (cached): the sharding crosses
     the JAX boundary once, as the adapter's :class:`~shardwidget._jax.record.ShardingRecord`."""
     return layout_of_record(record_of(sharding, shape), dtype)
 
 
-def layout_of_record(rec: ShardingRecord, dtype: Any) -> Layout:
+def layout_of_record(rec: ShardingRecord, dtype: DTypeLike) -> Layout:
     """The Layout of an array whose sharding the adapter read into ``rec``."""
     shape = rec.shape
     mesh, spec = _mesh_and_spec(rec)
@@ -412,6 +416,6 @@ def _mesh_and_spec(rec: ShardingRecord) -> tuple[MeshInfo | None, spec_mod.NormS
     return info_of(mesh), spec_mod.normalize(entries, len(rec.shape))
 
 
-def layout_of(arr: Any) -> Layout:
+def layout_of(arr: jax.Array) -> Layout:
     """The Layout of a jax.Array (from its sharding, shape and dtype)."""
     return layout_of_sharding(arr.sharding, tuple(int(s) for s in arr.shape), arr.dtype)

@@ -10,7 +10,7 @@ from functools import lru_cache
 from typing import Any
 
 import jax
-from jax.sharding import AxisType, NamedSharding, PartitionSpec
+from jax.sharding import AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec
 
 from .. import _jax
 
@@ -133,14 +133,14 @@ def build_mesh(
     return jax.make_mesh(tuple(shape), tuple(names), axis_types=axis_types, devices=devs)
 
 
-def is_planned(mesh: Any) -> bool:
+def is_planned(mesh: object) -> bool:
     """Whether mesh is a ``jax.sharding.AbstractMesh``: axis names and sizes, no devices (a
     plan for a pod the kernel does not have). Its devices are positions 0…N-1, row-major."""
     return isinstance(mesh, jax.sharding.AbstractMesh)
 
 
 @lru_cache(maxsize=64)
-def mesh_sizes(mesh: Any) -> tuple[int, ...]:
+def mesh_sizes(mesh: Mesh | AbstractMesh) -> tuple[int, ...]:
     """The axis sizes of a Mesh or an AbstractMesh."""
     if is_planned(mesh):
         return tuple(int(n) for n in mesh.axis_sizes)
@@ -148,7 +148,7 @@ def mesh_sizes(mesh: Any) -> tuple[int, ...]:
 
 
 @lru_cache(maxsize=64)
-def mesh_ids(mesh: Any) -> tuple[int, ...]:
+def mesh_ids(mesh: Mesh | AbstractMesh) -> tuple[int, ...]:
     """Device ids in mesh order (row-major): a Mesh's devices' ids, an AbstractMesh's
     positions 0…N-1 (cached: asked once per leaf, meshes are few)."""
     if is_planned(mesh):
@@ -156,7 +156,7 @@ def mesh_ids(mesh: Any) -> tuple[int, ...]:
     return tuple(int(d.id) for d in mesh.devices.flat)
 
 
-def planned_text(mesh: Any) -> str:
+def planned_text(mesh: Mesh | AbstractMesh) -> str:
     """How a view names a plan: "planned on AbstractMesh (32, 8) · no devices"; a TPU plan
     (``shardwidget.tpu_mesh``) by its topology: "planned on TPU v5 lite v5e:16x16 (16, 16)"."""
     device = getattr(mesh, "abstract_device", None)
@@ -215,7 +215,7 @@ def build_abstract_mesh(
     return _jax.abstract_mesh(tuple(shape), tuple(names), axis_types)
 
 
-def mesh_axis_types(mesh: jax.sharding.Mesh | jax.sharding.AbstractMesh) -> list[str]:
+def mesh_axis_types(mesh: Mesh | AbstractMesh) -> list[str]:
     """'auto' / 'explicit' per axis; Manual axes (inside shard_map) are reported as 'auto'."""
     out = []
     for t in mesh.axis_types:
@@ -230,7 +230,7 @@ def xla_unsafe(name: str) -> bool:
     return not name.isascii() or "\\" in name or '"' in name
 
 
-def xla_safe_sharding(sharding: Any) -> Any:
+def xla_safe_sharding(sharding: jax.sharding.Sharding) -> Any:
     """sharding with its mesh's axes renamed (``_sw0``, ``_sw1``, …) when XLA cannot read one
     of their names (:func:`xla_unsafe`): the same devices in the same order, the same blocks.
     Any other sharding is returned as it is."""
@@ -242,7 +242,7 @@ def xla_safe_sharding(sharding: Any) -> Any:
         return sharding
     ren = {a: f"_sw{i}" for i, a in enumerate(mesh.axis_names)}
 
-    def entry(e: Any) -> Any:
+    def entry(e: object) -> Any:
         if e is None or e is PartitionSpec.UNCONSTRAINED:
             return e
         return tuple(ren[a] for a in e) if isinstance(e, tuple) else ren[e]
@@ -257,7 +257,7 @@ def xla_safe_sharding(sharding: Any) -> Any:
     return NamedSharding(new_mesh, new_spec, memory_kind=sharding.memory_kind)
 
 
-def xla_safe_array(arr: Any) -> Any:
+def xla_safe_array(arr: jax.Array) -> Any:
     """arr itself, or (a mesh axis name XLA cannot read, see :func:`xla_safe_sharding`) the
     same device buffers as an array over the renamed mesh: no copy, arr untouched."""
     sh = xla_safe_sharding(arr.sharding)

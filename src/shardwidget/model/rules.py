@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from jax.sharding import NamedSharding
+from jax.sharding import AbstractMesh, Mesh, NamedSharding
 
 from .._jax import spec_entries
 from . import mesh as mesh_mod
@@ -87,7 +87,7 @@ def _spec_entries(spec: Any) -> list[Any]:
         raise ValueError(f"spec must be a PartitionSpec, got {type(spec).__name__}") from None
 
 
-def make_rule(pattern: Any, spec: Any, number: int, line: int = 0) -> Rule:
+def make_rule(pattern: object, spec: object, number: int, line: int = 0) -> Rule:
     """A Rule; ValueError naming rule ``number`` (from 1; and its editor ``line``) when the regex
     or spec is malformed."""
     what = Rule("", (), None, line).name(number)
@@ -245,7 +245,7 @@ def logical_spec(names: Names, rules: LogicalRules) -> spec_mod.NormSpec:
     return tuple(tuple(a) if a else () for a in result)
 
 
-def with_spec(leaf: TreeLeaf, mesh: Any, spec: Any) -> TreeLeaf:
+def with_spec(leaf: TreeLeaf, mesh: Mesh | AbstractMesh, spec: object) -> TreeLeaf:
     """leaf laid out by spec on mesh (``ShardView(x, mesh=…, spec=…)``: its own layout);
     ValueError in words when spec cannot lay it out."""
     entries = _spec_entries(spec)
@@ -285,7 +285,7 @@ def _fit(leaf: TreeLeaf, spec: spec_mod.NormSpec, axes: dict[str, int], what: st
 
 def apply(
     leaves: Sequence[TreeLeaf],
-    mesh: Any,
+    mesh: Mesh | AbstractMesh,
     rules: Sequence[Rule] = (),
     logical: LogicalRules = (),
 ) -> Applied:

@@ -25,6 +25,7 @@ from typing import Any
 import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
+from numpy.typing import DTypeLike
 
 from .. import _jax
 
@@ -38,7 +39,7 @@ BlockFn = Callable[[Any], tuple[Any, ...]]
 """The per-block computation: one local block (of the shard shape) -> a tuple of arrays."""
 
 
-def stacked(arr: Any) -> tuple[Any, list[Any], tuple[int, ...]] | None:
+def stacked(arr: jax.Array) -> tuple[Any, list[Any], tuple[int, ...]] | None:
     """(the stack of arr's addressable shards as one array, their devices in stack order, the
     shard shape), no copy; None for a 0-d array (no dimension to stack along)."""
 
@@ -59,7 +60,7 @@ def stacked(arr: Any) -> tuple[Any, list[Any], tuple[int, ...]] | None:
 def _program(
     devices: tuple[Any, ...],
     local: tuple[int, ...],
-    dtype: Any,
+    dtype: DTypeLike,
     memory_kind: str | None,
     key: Hashable,
     make: Callable[[tuple[int, ...], Any, Hashable], BlockFn],
@@ -68,7 +69,7 @@ def _program(
     fn = make(local, dtype, key)
     on_host = memory_kind is not None and memory_kind != "device"
 
-    def shardwidget_statistics(x: Any) -> tuple[Any, ...]:  # (JAX names compiles after it)
+    def shardwidget_statistics(x: object) -> tuple[Any, ...]:  # (JAX names compiles after it)
         if on_host:
             x = _jax.to_device_memory(x)
         return tuple(o[None] for o in fn(x))
@@ -80,7 +81,7 @@ def _program(
 
 
 def run(
-    arr: Any, make: Callable[[tuple[int, ...], Any, Hashable], BlockFn], key: Hashable
+    arr: jax.Array, make: Callable[[tuple[int, ...], Any, Hashable], BlockFn], key: Hashable
 ) -> dict[int, tuple[np.ndarray, ...]] | None:
     """Device id -> the host values of ``make(shard shape, dtype, key)`` applied to that device's
     shard of arr (each output without the stacking dimension), from one compiled program per

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import jax
 from jax.sharding import NamedSharding, PartitionSpec
 
 from .._jax import spec_entries
@@ -17,7 +18,7 @@ SpecEntry = None | str | list[str]
 NormSpec = tuple[tuple[str, ...], ...]  # () for a replicated dimension
 
 
-def is_spec(v: Any) -> bool:
+def is_spec(v: object) -> bool:
     """A single spec as JAX reads one in a pytree of specs: a PartitionSpec, or None."""
     return v is None or isinstance(v, PartitionSpec)
 
@@ -82,13 +83,13 @@ def to_partition_spec(spec: NormSpec) -> Any:
     return PartitionSpec(*(None if not a else a[0] if len(a) == 1 else tuple(a) for a in spec))
 
 
-def unreduced_of(pspec: Any, order: Sequence[str] = ()) -> tuple[str, ...]:
+def unreduced_of(pspec: object, order: Sequence[str] = ()) -> tuple[str, ...]:
     """The unreduced axes of a jax PartitionSpec, in ``order`` (the mesh's axis order, as
     jax.typeof writes them) then sorted (() when it has none)."""
     return _ordered(getattr(pspec, "unreduced", ()) or (), order)
 
 
-def reduced_of(pspec: Any, order: Sequence[str] = ()) -> tuple[str, ...]:
+def reduced_of(pspec: jax.sharding.PartitionSpec, order: Sequence[str] = ()) -> tuple[str, ...]:
     """The reduced axes of a jax PartitionSpec (``P('x', reduced={'y'})``), as unreduced_of."""
     return _ordered(getattr(pspec, "reduced", ()) or (), order)
 

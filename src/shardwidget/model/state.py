@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jax.sharding import NamedSharding
+import jax
+from jax.sharding import AbstractMesh, Mesh, NamedSharding
 
 from .. import _jax
 from .._jax import spec_entries
@@ -90,7 +91,7 @@ def default_state(ndim: int, n_devices: int, memory_kind: str) -> LayoutState:
     return LayoutState((n_devices,), ("x",), ("auto",), ((),) * ndim, memory_kind)
 
 
-def state_of_sharding(sharding: Any, ndim: int) -> LayoutState | None:
+def state_of_sharding(sharding: jax.sharding.Sharding, ndim: int) -> LayoutState | None:
     """The state that reproduces a NamedSharding, or None for other shardings."""
     if not isinstance(sharding, NamedSharding):
         return None
@@ -105,7 +106,10 @@ def state_of_sharding(sharding: Any, ndim: int) -> LayoutState | None:
 
 
 def own_state(
-    sharding: Any, shape: tuple[int, ...], mesh: Any | None, relabel: dict[str, str] | None = None
+    sharding: jax.sharding.Sharding,
+    shape: tuple[int, ...],
+    mesh: Any | None,
+    relabel: dict[str, str] | None = None,
 ) -> LayoutState:
     """The layout of an array's own sharding as the controls describe it, on its own devices
     (``devices="array"``): its mesh and spec (``mesh``: the NamedSharding's mesh, or the mesh
@@ -133,7 +137,7 @@ def own_state(
     )
 
 
-def _equivalent_spec(sharding: Any, shape: tuple[int, ...]) -> Any:
+def _equivalent_spec(sharding: jax.sharding.Sharding, shape: tuple[int, ...]) -> Any:
     named = named_equivalent(sharding, shape)
     return spec_entries(named.spec) if named is not None else None
 
@@ -161,7 +165,7 @@ def validate(
         )
 
 
-def build_sharding(state: LayoutState, mesh: Any) -> Any:
+def build_sharding(state: LayoutState, mesh: Mesh | AbstractMesh) -> Any:
     """The NamedSharding of state on mesh."""
     return NamedSharding(
         mesh, spec_mod.to_partition_spec(state.spec), memory_kind=state.memory_kind

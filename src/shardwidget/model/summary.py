@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import types
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -19,6 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec, SingleDeviceSharding
+from numpy.typing import DTypeLike
 
 from . import mesh as mesh_mod
 from . import shard_program
@@ -111,7 +113,7 @@ def plan_for(
     return Plan(dims, (math.ceil(h / fh), math.ceil(w / fw)), (fh, fw), values)
 
 
-def unit(y: Any, xp: Any, finite: Any = None, axis: Any = None) -> Any:
+def unit(y: object, xp: types.ModuleType, finite: object = None, axis: object = None) -> Any:
     """The unit that float32 statistics of `y` are summed in (of its `finite` values where
     given; along `axis`, kept as size-1 dims): an eighth of the largest |y|, so that no sum or
     square of finite values overflows, and XLA's reciprocal of it (it divides by multiplying)
@@ -122,7 +124,9 @@ def unit(y: Any, xp: Any, finite: Any = None, axis: Any = None) -> Any:
     return xp.where(s > 0, s * xp.float32(0.125), xp.float32(1))
 
 
-def _mean_std(y: Any, xp: Any, finite: Any = None, axis: int | None = None) -> tuple[Any, Any]:
+def _mean_std(
+    y: Any, xp: types.ModuleType, finite: Any = None, axis: int | None = None
+) -> tuple[Any, Any]:
     """Mean and std of float32 `y` (of its `finite` values where given; along `axis`, None:
     all), computed in :func:`unit` of y and scaled back: no sum or square of finite values
     overflows float32, however large they are (NaN and Inf propagate where `finite` is None)."""
@@ -142,7 +146,7 @@ def _mean_std(y: Any, xp: Any, finite: Any = None, axis: int | None = None) -> t
     return mz * s, xp.sqrt(d2) * s
 
 
-def _plain_stats(y: Any, xp: Any) -> Any:
+def _plain_stats(y: jax.Array | np.ndarray, xp: types.ModuleType) -> Any:
     """min, max, mean, std of float32 `y` in two passes, and zero counts. NaN and Inf propagate,
     which the caller reads as "use the masked statistics". `xp` as in _masked_stats; the mean
     and std as _mean_std (no overflow for large finite values)."""
@@ -151,7 +155,7 @@ def _plain_stats(y: Any, xp: Any) -> Any:
     return xp.stack([y.min(), y.max(), mean, std, zero, zero]).astype(xp.float32)
 
 
-def _masked_stats(y: Any, xp: Any) -> Any:
+def _masked_stats(y: object, xp: types.ModuleType) -> Any:
     """min, max, mean, std of the finite values of float32 `y`, and its NaN and Inf counts.
     `xp` is jax.numpy (inside the compiled per-device call) or numpy (the host path)."""
     finite = xp.isfinite(y)
@@ -168,13 +172,13 @@ def _masked_stats(y: Any, xp: Any) -> Any:
     ).astype(xp.float32)
 
 
-def _thumbnail(y: Any, plan: Plan, xp: Any) -> Any:
+def _thumbnail(y: jax.Array | np.ndarray, plan: Plan, xp: types.ModuleType) -> Any:
     """The (th·tw,) pooled-mean heatmap of float32 block `y` over plan.thumb_dims (the other
     dims averaged). Non-finite values make their pixel non-finite; the host draws those as 0."""
     return _thumbnails(y[None], plan, xp)[0]
 
 
-def _thumbnails(ys: Any, plan: Plan, xp: Any) -> Any:
+def _thumbnails(ys: Any, plan: Plan, xp: types.ModuleType) -> Any:
     """:func:`_thumbnail` of a stack of equal float32 blocks ``ys[b, ...]``: (b, th·tw)."""
     th, tw = plan.thumb_shape
     dims = tuple(d + 1 for d in plan.thumb_dims)
@@ -229,7 +233,7 @@ def _block_fn(shard_shape: tuple[int, ...], dtype: Any, plan: Plan) -> Any:
 
 
 @lru_cache(maxsize=32)
-def _compiled(sharding: Any, shape: tuple[int, ...], dtype: Any, plan: Plan) -> Any:
+def _compiled(sharding: object, shape: tuple[int, ...], dtype: object, plan: Plan) -> Any:
 
     shard_shape = layout_of_sharding(sharding, shape, dtype).shard_shape
     fn = _block_fn(shard_shape, dtype, plan)
@@ -273,14 +277,14 @@ def _rows(out: Any, sharding: Any) -> dict[int, np.ndarray]:
     return {int(s.device.id): np.array(s.data)[0] for s in out.addressable_shards}
 
 
-def _block_rows(shard_shape: tuple[int, ...], dtype: Any, plan: Any) -> Any:
+def _block_rows(shard_shape: tuple[int, ...], dtype: DTypeLike, plan: Any) -> Any:
     """_block_fn's rows without their leading 1: (stats[6], values[k], thumb[p])."""
     fn = _block_fn(shard_shape, dtype, plan)
     return lambda x: tuple(o[0] for o in fn(x))
 
 
 def _shared_rows(
-    arr: Any, plan: Plan
+    arr: jax.Array, plan: Plan
 ) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray], dict[int, np.ndarray]] | None:
     """Per-device rows from the program shared by every layout with arr's shard shape
     (shard_program: compiled once per shard shape, dtype, memory kind and devices); None for a
@@ -352,7 +356,7 @@ def _host_blocks(xs: np.ndarray, plan: Plan) -> tuple[np.ndarray, np.ndarray, np
     return stats.astype(np.float32, copy=False), vals, thumbs
 
 
-def _distinct_shards(arr: Any, shards: Any = None) -> dict[Any, Any]:
+def _distinct_shards(arr: jax.Array, shards: Any = None) -> dict[Any, Any]:
     """This process's shards of arr (or ``shards``, its addressable_shards already read: JAX
     makes a new Shard object per device each time, 25 ms at 4096 devices), one per distinct
     block (replicas share a block)."""
@@ -371,7 +375,7 @@ def in_host_memory(arr: Any) -> bool:
 
 
 def _host_rows(
-    arr: Any, plan: Plan, why: Exception | None
+    arr: jax.Array, plan: Plan, why: Exception | None
 ) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray], dict[int, np.ndarray]]:
     """Per-device rows as _rows gives them, computed on the host from this process's shards
     (each distinct block once). Raises `why` (when given) if the shards are too big to copy."""
@@ -400,7 +404,7 @@ def _host_rows(
     return stat_rows, val_rows, thumb_rows
 
 
-def summarize(arr: Any, layout: Layout, plan: Plan, *, prefer_host: bool = False) -> Summary:
+def summarize(arr: jax.Array, layout: Layout, plan: Plan, *, prefer_host: bool = False) -> Summary:
     """Statistics, values and thumbnails of every block of arr (as described by layout), in one
     compiled per-device pass; with prefer_host, by numpy where :func:`in_host_memory` allows."""
 
@@ -466,7 +470,7 @@ def _assemble(
     return Summary("ready", "", stats, values, thumbs, plan.thumb_dims)
 
 
-def _other_sharding(arr: Any, layout: Layout, plan: Plan) -> Summary:
+def _other_sharding(arr: jax.Array, layout: Layout, plan: Plan) -> Summary:
     """Statistics of an array with another sharding (GSPMDSharding, HloSharding-based): through
     the NamedSharding with the same blocks on the same devices when one exists (.gspmd; the
     compiled per-device pass over it), else each distinct shard on the host, within a budget."""
@@ -484,7 +488,7 @@ def _other_sharding(arr: Any, layout: Layout, plan: Plan) -> Summary:
     return _assemble(layout, plan, stat_rows, val_rows, thumb_rows)
 
 
-def _partials(arr: Any, layout: Layout, plan: Plan) -> Summary:
+def _partials(arr: jax.Array, layout: Layout, plan: Plan) -> Summary:
     """Statistics of each device's partial value of an unreduced array (shard_map over its own
     spec, unreduced set included, hands each device its partial)."""
     plan = dataclasses.replace(plan, thumb_shape=(0, 0), pool=(1, 1), values=False)

@@ -132,7 +132,7 @@ def _tile_fn(local: tuple[int, ...], dtype: Any, key: Any) -> Any:
 
 
 def _tile_partials(
-    arr: Any, grid: tuple[int, ...], local: tuple[int, ...], masked: bool
+    arr: jax.Array, grid: tuple[int, ...], local: tuple[int, ...], masked: bool
 ) -> list[np.ndarray] | None:
     """The tile partials of arr over ``grid`` (each float64[grid]): every device tiles its own
     block in the program shared by all layouts with this shard shape, and the host places each
@@ -157,7 +157,7 @@ def _tile_partials(
     return outs
 
 
-def tile_summary(arr: Any, n_devices: int, values_budget: int) -> Tiles | None:
+def tile_summary(arr: jax.Array, n_devices: int, values_budget: int) -> Tiles | None:
     """Tile partials of arr, or None when this path does not apply (see module doc)."""
 
     if not arr.is_fully_addressable or arr.size == 0:
@@ -314,7 +314,7 @@ class LeafStats:
         self._tiles: dict[int, Any] = {}  # argument index -> its Tiles, or None (no tiles)
 
     def summarize(
-        self, arr: Any, layout: Layout, plan: Plan, pixel_budget: int, argument: int | None
+        self, arr: jax.Array, layout: Layout, plan: Plan, pixel_budget: int, argument: int | None
     ) -> Summary:
         """Summary of arr: the placed copy of array argument number `argument`, or (None) an
         output. plan and pixel_budget as for :func:`plan_for`."""

@@ -19,7 +19,7 @@ from typing import Any
 
 import jax
 import numpy as np
-from jax.sharding import NamedSharding, PartitionSpec
+from jax.sharding import AbstractMesh, Mesh, NamedSharding, PartitionSpec
 
 from . import spec as spec_mod
 from . import tree_input
@@ -84,7 +84,7 @@ class TreeLeaf:
         """Bytes of the whole leaf, counted once (int4 packed)."""
         return -(-self.size * self.itemsize_bits // 8)
 
-    def with_sharding(self, sharding: Any) -> TreeLeaf:
+    def with_sharding(self, sharding: jax.sharding.Sharding) -> TreeLeaf:
         """This leaf laid out by another sharding."""
         return TreeLeaf(
             self.path,
@@ -124,18 +124,18 @@ class Flat:
     static: tuple[StaticLeaf, ...]
 
 
-def is_array_leaf(x: Any) -> bool:
+def is_array_leaf(x: object) -> bool:
     """A jax.Array, a ShapeDtypeStruct or a numpy array: what a tree view lays out."""
     return tree_input.is_array_leaf(x)
 
 
-def _is_flax_variable(x: Any) -> bool:
+def _is_flax_variable(x: object) -> bool:
     """A flax variable (nnx.Variable, or a linen Partitioned box), without importing flax."""
     mod = type(x).__module__ or ""
     return mod.startswith("flax.") and (hasattr(x, "get_metadata") or hasattr(x, "names"))
 
 
-def _names_of(var: Any) -> Names | None:
+def _names_of(var: object) -> Names | None:
     """The logical axis names a flax variable carries: nnx ``out_sharding`` (flax ≥ 0.11) or
     ``sharding`` / ``sharding_names`` (older nnx), or linen ``Partitioned.names``."""
     meta: dict[str, Any] = {}
@@ -157,7 +157,7 @@ def _names_of(var: Any) -> Names | None:
     return tuple(names)
 
 
-def logical_names(tree: Any) -> dict[str, Names]:
+def logical_names(tree: object) -> dict[str, Names]:
     """Path of each array leaf under a flax variable -> that variable's logical axis names."""
     found: dict[str, Names] = {}
     nodes, _ = jax.tree_util.tree_flatten_with_path(tree, is_leaf=_is_flax_variable)
@@ -177,7 +177,7 @@ def _default_sharding() -> Any:
     return jax.sharding.SingleDeviceSharding(jax.devices()[0])
 
 
-def flatten(tree: Any) -> Flat:
+def flatten(tree: object) -> Flat:
     """The tree taken apart; ValueError naming the path when it holds a cycle, nests too deep
     or has dict keys JAX cannot sort (:func:`.tree_input.check`)."""
     tree_input.check(tree)
@@ -219,7 +219,7 @@ def flatten(tree: Any) -> Flat:
     return Flat(treedef, values, tuple(leaves), tuple(static))
 
 
-def _short(x: Any, limit: int = 60) -> str:
+def _short(x: object, limit: int = 60) -> str:
     if isinstance(x, np.ndarray):
         return f"{x.dtype}{list(x.shape)} (numpy)"
     text = repr(x)
@@ -248,7 +248,7 @@ def mesh_of(leaves: tuple[TreeLeaf, ...]) -> Any:
     return jax.make_mesh(sizes, tuple(abstract.axis_names), axis_types=abstract.axis_types)
 
 
-def on_mesh(leaves: tuple[TreeLeaf, ...], mesh: Any) -> tuple[TreeLeaf, ...]:
+def on_mesh(leaves: tuple[TreeLeaf, ...], mesh: Mesh | AbstractMesh) -> tuple[TreeLeaf, ...]:
     """Leaves whose sharding names an AbstractMesh, placed on ``mesh`` (the same spec) when it
     has that mesh's axes and sizes, else shown unplaced on the default device: a layout needs
     devices. Other leaves as they are. On a planned ``mesh`` (an AbstractMesh):
@@ -268,7 +268,7 @@ def on_mesh(leaves: tuple[TreeLeaf, ...], mesh: Any) -> tuple[TreeLeaf, ...]:
     return tuple(out)
 
 
-def _on(mesh: Any, s: Any) -> Any:
+def _on(mesh: Mesh | AbstractMesh, s: Any) -> Any:
     """NamedSharding s moved onto mesh: its spec and its memory kind (pinned_host), as the
     ShapeDtypeStruct asked; the spec alone where mesh's devices lack that memory kind."""
     try:
@@ -277,7 +277,7 @@ def _on(mesh: Any, s: Any) -> Any:
         return NamedSharding(mesh, s.spec)
 
 
-def _axes(mesh: Any) -> dict[str, int]:
+def _axes(mesh: Mesh | AbstractMesh) -> dict[str, int]:
     return dict(zip(mesh.axis_names, mesh_sizes(mesh), strict=True))
 
 

@@ -23,7 +23,7 @@ MAX_DEPTH = 500
 near 1,000 levels; a model's tree is a few dozen deep."""
 
 
-def is_array_leaf(x: Any) -> bool:
+def is_array_leaf(x: object) -> bool:
     """What a tree view lays out: a jax.Array, a ShapeDtypeStruct, or a numpy array of numbers
     (laid out as ``jax.device_put`` would place it, as a function view lays numpy inputs out)."""
     if isinstance(x, jax.Array | jax.ShapeDtypeStruct):
@@ -31,14 +31,14 @@ def is_array_leaf(x: Any) -> bool:
     return isinstance(x, np.ndarray) and x.dtype != object
 
 
-def is_container(obj: Any) -> bool:
+def is_container(obj: object) -> bool:
     """Whether obj is a pytree node (a dict, list, tuple, flax State, …), not a leaf: flattened
     one level only, so a cyclic or deep tree is still recognised as a tree."""
     if obj is None:
         return False
     asked: list[Any] = []
 
-    def below_root(x: Any) -> bool:  # the root is asked first; everything under it is a leaf
+    def below_root(x: object) -> bool:  # the root is asked first; everything under it is a leaf
         asked.append(x)
         return len(asked) > 1
 
@@ -58,7 +58,7 @@ def _children(node: Any) -> Iterator[tuple[str, Any]]:
             yield f"[{i}]", v
 
 
-def check(tree: Any, what: str = "the tree") -> None:
+def check(tree: object, what: str = "the tree") -> None:
     """ValueError naming the path when the tree's dicts, lists and tuples hold a cycle, nest
     deeper than MAX_DEPTH, or a dict's keys cannot be sorted (JAX sorts them); ``what``
     names the tree in messages ("argument 1" of a function view)."""
@@ -108,7 +108,7 @@ def _check_keys(d: dict[Any, Any], path: str) -> None:
         ) from None
 
 
-def no_array_leaf(tree: Any, static: Sequence[Any]) -> str:
+def no_array_leaf(tree: object, static: Sequence[Any]) -> str:
     """Why ``ShardView(tree)`` has nothing to lay out, naming the tree's kind and its leaves
     (``static``: its StaticLeafs)."""
     kind = type(tree).__name__

@@ -28,14 +28,10 @@ import tempfile
 import time
 from typing import Any
 
-
-def _cpu_worker() -> Any:
-    """The CPU helper's script (``_worker.py``, beside this one), for the jobs the helpers do
-    alike: the main loop, the adapter (``_jax``), XLA's dumps, the reply's fields."""
-    here = str(pathlib.Path(__file__).resolve().parent)
-    if here not in sys.path:
-        sys.path.insert(0, here)
-    return importlib.import_module("_worker")
+# the CPU helper's script, beside this one (the main loop, the adapter, XLA's dumps, the
+# reply's fields): this script runs outside the package, so it is found by its folder
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+_cpu = importlib.import_module("_worker")
 
 
 _REFUSED = re.compile(r'has no field named "([A-Za-z0-9_]+)"')
@@ -129,10 +125,10 @@ def _compile(req: dict[str, Any], adapter: Any) -> dict[str, Any]:
     devs = [by_id[i] for i in req["devices"]]
     t0 = time.perf_counter()
     report: dict[str, str] = {}  # the compiler's memory reports: the kernel reads the peak
-    exe, dump = _cpu_worker().compile_with_dump(
+    exe, dump = _cpu.compile_with_dump(
         lambda o: adapter.compile_module_for_devices(req["module"], devs, o), adapter, report
     )
-    return dict(_cpu_worker().answer(exe, adapter, time.perf_counter() - t0, dump, report))
+    return dict(_cpu.answer(exe, adapter, time.perf_counter() - t0, dump, report))
 
 
 def _ready() -> dict[str, object]:
@@ -155,7 +151,7 @@ def _words(e: Exception) -> str:
 
 def main() -> None:
     ops = {"describe": lambda req, _adapter: _describe(req), "compile": _compile}
-    _cpu_worker().serve(_ready, ops, _words)
+    _cpu.serve(_ready, ops, _words)
 
 
 if __name__ == "__main__":

@@ -26,14 +26,10 @@ import sys
 import time
 from typing import Any
 
-
-def _cpu_worker() -> Any:
-    """The CPU helper's script (``_worker.py``, beside this one), for the jobs the helpers do
-    alike: the main loop, the adapter (``_jax``), XLA's dumps, the reply's fields."""
-    here = str(pathlib.Path(__file__).resolve().parent)
-    if here not in sys.path:
-        sys.path.insert(0, here)
-    return importlib.import_module("_worker")
+# the CPU helper's script, beside this one (the main loop, the adapter, XLA's dumps, the
+# reply's fields): this script runs outside the package, so it is found by its folder
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+_cpu = importlib.import_module("_worker")
 
 
 _TOPOLOGIES: dict[tuple[str, int, str], Any] = {}
@@ -140,7 +136,7 @@ def _compile(req: dict[str, Any], adapter: Any) -> dict[str, Any]:
     t0 = time.perf_counter()
     report: dict[str, str] = {}
     try:
-        exe, dump = _cpu_worker().compile_with_dump(
+        exe, dump = _cpu.compile_with_dump(
             lambda o: adapter.compile_module_for_devices(req["module"], devs, o), adapter, report
         )
     except Exception as e:  # an HBM overflow is an answer, not a failure
@@ -149,7 +145,7 @@ def _compile(req: dict[str, Any], adapter: Any) -> dict[str, Any]:
             # libtpu wrote its memory reports before refusing: what is over, explained
             return {"hbm": text, "compile_s": time.perf_counter() - t0, "memory_report": report}
         raise
-    return dict(_cpu_worker().answer(exe, adapter, time.perf_counter() - t0, dump, report))
+    return dict(_cpu.answer(exe, adapter, time.perf_counter() - t0, dump, report))
 
 
 def _ready() -> dict[str, object]:
@@ -160,7 +156,7 @@ def _ready() -> dict[str, object]:
 
 def main() -> None:
     ops = {"describe": lambda req, _adapter: _describe(req), "compile": _compile}
-    _cpu_worker().serve(_ready, ops)
+    _cpu.serve(_ready, ops)
 
 
 if __name__ == "__main__":

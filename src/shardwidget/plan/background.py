@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from jax.sharding import AbstractMesh, Mesh
+
 from . import gpu, tpu
 
 TICK_S = 5.0
@@ -35,7 +37,12 @@ _LOCK = threading.Condition()
 _ACTIVE = [0]  # compiles started whose callbacks have not all returned
 
 
-def start(text: str, mesh: Any, timeout: float, done: Callable[[str], None]) -> float:
+def start(
+    text: str,
+    mesh: Mesh | AbstractMesh,
+    timeout: float,
+    done: Callable[[str], None],
+) -> float:
     """Compile ``text`` for the TPU mesh in a thread (unless that module is in flight already)
     and call ``done(error)`` when it is over ("" when the result is in the TPU cache; the
     error in words otherwise). Returns when the compile started (``time.monotonic()``)."""
@@ -53,7 +60,12 @@ def start(text: str, mesh: Any, timeout: float, done: Callable[[str], None]) -> 
     return flight.started
 
 
-def _run(key: tuple[Any, ...], text: str, mesh: Any, timeout: float) -> None:
+def _run(
+    key: tuple[Any, ...],
+    text: str,
+    mesh: Mesh | AbstractMesh,
+    timeout: float,
+) -> None:
     error = ""
     try:
         (gpu if gpu.is_gpu(mesh) else tpu).compile_text(text, mesh, timeout)

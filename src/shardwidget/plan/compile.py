@@ -17,7 +17,7 @@ from typing import Any
 
 import jax
 import numpy as np
-from jax.sharding import NamedSharding, PartitionSpec
+from jax.sharding import AbstractMesh, Mesh, NamedSharding, PartitionSpec
 
 from ..cost.estimate import estimate
 from ..cost.hardware import DEFAULT, hardware
@@ -173,7 +173,7 @@ def _pspec(spec: Any) -> Any:
 def lower(
     f: Callable[..., Any],
     args: Sequence[Any],
-    mesh: Any,
+    mesh: Mesh | AbstractMesh,
     in_specs: Any,
     out_specs: Any,
     mode: str = "jit",
@@ -214,13 +214,13 @@ def lower(
     return str(lowered.as_text(debug_info=True))
 
 
-def lowering_platforms(mesh: Any) -> tuple[str, ...]:
+def lowering_platforms(mesh: object) -> tuple[str, ...]:
     """The platform a plan lowers for: ("cuda",) on a :func:`~.gpu.gpu_mesh`, ("tpu",) on a
     :func:`~.tpu.tpu_mesh`, else ("cpu",)."""
     return _tpu.lowering_platforms(mesh)
 
 
-def _is_spec(s: Any) -> bool:
+def _is_spec(s: object) -> bool:
     if isinstance(s, PartitionSpec):
         return True
     return isinstance(s, list | tuple) and all(
@@ -234,9 +234,9 @@ def _is_spec(s: Any) -> bool:
 def plan(
     f: Callable[..., Any],
     *args: Any,
-    mesh: Any,
-    in_specs: Any = None,
-    out_specs: Any = None,
+    mesh: Mesh | AbstractMesh,
+    in_specs: object = None,
+    out_specs: object = None,
     mode: str = "jit",
     timeout: float | None = None,
 ) -> Plan:
@@ -249,7 +249,7 @@ def plan(
     return compile_text(text, mesh, timeout, t0)
 
 
-def _check_mesh(mesh: Any) -> None:
+def _check_mesh(mesh: Mesh | AbstractMesh) -> None:
     """TypeError for a mesh= that is not an AbstractMesh; PlanError at once for a CPU plan past
     what the CPU helper compiles (before anything is lowered or started)."""
     if not isinstance(mesh, jax.sharding.AbstractMesh):
@@ -263,7 +263,12 @@ def _check_mesh(mesh: Any) -> None:
         _helper.check_cpu_size(int(np.prod(mesh.axis_sizes)))
 
 
-def compile_text(text: str, mesh: Any, timeout: float | None = None, t0: float = 0.0) -> Plan:
+def compile_text(
+    text: str,
+    mesh: Mesh | AbstractMesh,
+    timeout: float | None = None,
+    t0: float = 0.0,
+) -> Plan:
     """The Plan of a lowered module's text (:func:`lower`, or a function view's own lowering)
     for ``mesh``, compiled in the planning helper; ``t0``: when the plan began
     (``time.perf_counter()``; 0: now). PlanError in words when the helper cannot answer."""
@@ -278,7 +283,7 @@ def compile_text(text: str, mesh: Any, timeout: float | None = None, t0: float =
     return plan_of(reply, mesh, t0)
 
 
-def plan_of(reply: dict[str, Any], mesh: Any, t0: float) -> Plan:
+def plan_of(reply: dict[str, Any], mesh: Mesh | AbstractMesh, t0: float) -> Plan:
     """The Plan of a helper's reply for ``mesh`` (a compile begun at ``t0``,
     ``time.perf_counter()``): the search's own helpers answer the same way."""
     if _gpu.is_gpu(mesh):
@@ -332,7 +337,7 @@ def plan_of(reply: dict[str, Any], mesh: Any, t0: float) -> Plan:
     )
 
 
-def _gpu_plan(reply: dict[str, Any], mesh: Any, t0: float) -> Plan:
+def _gpu_plan(reply: dict[str, Any], mesh: Mesh | AbstractMesh, t0: float) -> Plan:
     """The Plan of the GPU compiler's reply: FLOPs and bytes counted from the HLO (its
     compile-only client has no cost analysis), "does not fit" where the peak is over what a
     program gets of each GPU."""

@@ -36,7 +36,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from jax.sharding import AxisType
 
@@ -280,6 +280,25 @@ class CompilerHelper(_helper.Helper):
 
 
 H = TypeVar("H", bound=CompilerHelper)
+T = TypeVar("T")
+
+
+class Meshes(Generic[T]):
+    """The meshes :func:`.tpu.tpu_mesh` or :func:`.gpu.gpu_mesh` made, each with what it
+    stands for."""
+
+    def __init__(self) -> None:
+        self._info: dict[Any, T] = {}
+
+    def add(self, mesh: Any, info: T) -> None:
+        self._info[mesh] = info
+
+    def info(self, mesh: object) -> T | None:
+        """What ``mesh`` stands for; None for any other mesh (an unhashable one too)."""
+        try:
+            return self._info.get(mesh)
+        except TypeError:
+            return None
 
 
 def start(cls: type[H]) -> H:

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from jax.sharding import AbstractMesh, Mesh
+
 from .. import _jax
 from . import compilers
 from . import helper as _helper
@@ -199,18 +201,15 @@ class GpuMeshInfo:
         return lines
 
 
-_MESHES: dict[Any, GpuMeshInfo] = {}
+_MESHES = compilers.Meshes[GpuMeshInfo]()
 
 
-def info(mesh: Any) -> GpuMeshInfo | None:
+def info(mesh: object) -> GpuMeshInfo | None:
     """What a :func:`gpu_mesh` stands for; None for any other mesh."""
-    try:
-        return _MESHES.get(mesh)
-    except TypeError:
-        return None
+    return _MESHES.info(mesh)
 
 
-def is_gpu(mesh: Any) -> bool:
+def is_gpu(mesh: object) -> bool:
     """Whether ``mesh`` came from :func:`gpu_mesh` (its plans use the GPU compiler)."""
     return info(mesh) is not None
 
@@ -244,7 +243,7 @@ def gpu_mesh(
     hosts: int = 1,
     gpus_per_host: int = 8,
     slices: int = 1,
-    axis_types: Any = None,
+    axis_types: object = None,
     nvlink_domain: int | None = None,
     memory_fraction: float = MEMORY_FRACTION,
 ) -> Any:
@@ -289,7 +288,7 @@ def gpu_mesh(
     mesh = _jax.abstract_mesh_on(
         shape, names, compilers.mesh_axis_types(axis_types, len(shape)), device
     )
-    _MESHES[mesh] = mi
+    _MESHES.add(mesh, mi)
     return mesh
 
 
@@ -340,7 +339,7 @@ def _replace(mi: GpuMeshInfo, domain: int, fraction: float, text: str) -> GpuMes
     )
 
 
-def reshaped(mesh: Any, like: Any) -> Any:
+def reshaped(mesh: Mesh | AbstractMesh, like: Any) -> Any:
     """The same GPUs' :func:`gpu_mesh` with the axes of the AbstractMesh ``like``."""
     mi = info(mesh)
     assert mi is not None
@@ -400,7 +399,7 @@ _RESULTS = compilers.Results(keep=32)
 """GPU compiles kept, per (lowered module, GPU, topology, placement)."""
 
 
-def result_key(text: str, mesh: Any) -> tuple[Any, ...]:
+def result_key(text: str, mesh: Mesh | AbstractMesh) -> tuple[Any, ...]:
     """What a GPU result is cached by: the lowered module (without source locations), the
     GPU, the topology, the placement."""
     mi = info(mesh)
@@ -408,12 +407,12 @@ def result_key(text: str, mesh: Any) -> tuple[Any, ...]:
     return (compilers.module_digest(text), mi.gpu.name, mi.topology, mi.device_ids)
 
 
-def has_result(text: str, mesh: Any) -> bool:
+def has_result(text: str, mesh: Mesh | AbstractMesh) -> bool:
     """Whether the GPU compiler's answer for this module on this mesh is cached."""
     return result_key(text, mesh) in _RESULTS
 
 
-def compile_text(text: str, mesh: Any, timeout: float) -> dict[str, Any]:
+def compile_text(text: str, mesh: Mesh | AbstractMesh, timeout: float) -> dict[str, Any]:
     """What the GPU compiler made of a lowered module for a :func:`gpu_mesh` (the CPU helper's
     reply fields). PlanError in words when the helper dies, passes ``timeout`` or XLA refuses
     (the helper then ends)."""

@@ -10,13 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 import jax
-from jax.sharding import NamedSharding, PartitionSpec
+from jax.sharding import AbstractMesh, Mesh, NamedSharding, PartitionSpec
 
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
 
 
-def check_mesh(mesh: Any) -> None:
+def check_mesh(mesh: Mesh | AbstractMesh) -> None:
     """TypeError in words unless mesh is a jax AbstractMesh (or Mesh)."""
     if isinstance(mesh, jax.sharding.AbstractMesh | jax.sharding.Mesh):
         return
@@ -32,7 +32,7 @@ def check_mesh(mesh: Any) -> None:
     )
 
 
-def _entries(spec: Any) -> list[Any]:
+def _entries(spec: object) -> list[Any]:
     if spec is None:
         return []
     if isinstance(spec, PartitionSpec | list | tuple):
@@ -40,7 +40,7 @@ def _entries(spec: Any) -> list[Any]:
     raise TypeError(f"a spec is a PartitionSpec, got {type(spec).__name__} {spec!r}"[:160])
 
 
-def sds(x: Any, mesh: Any, spec: Any, where: str) -> Any:
+def sds(x: object, mesh: Mesh | AbstractMesh, spec: object, where: str) -> Any:
     """x as a ShapeDtypeStruct laid out by spec on mesh; TypeError / ValueError naming
     ``where`` ("argument 0['w1']") when x is not an array or spec does not fit it."""
     if not hasattr(x, "shape") or not hasattr(x, "dtype"):
@@ -59,11 +59,11 @@ def sds(x: Any, mesh: Any, spec: Any, where: str) -> Any:
     return jax.ShapeDtypeStruct(shape, x.dtype, sharding=NamedSharding(mesh, pspec))
 
 
-def arg_sds(i: int, a: Any, spec: Any, mesh: Any, is_spec: Any) -> Any:
+def arg_sds(i: int, a: Any, spec: Any, mesh: Mesh | AbstractMesh, is_spec: Any) -> Any:
     """Argument i as ShapeDtypeStructs on the mesh: ``spec`` None (replicated), one spec for
     every leaf (``is_spec(spec)``), or a tree of specs shaped like the argument."""
 
-    def one(path: Any, x: Any, s: Any) -> Any:
+    def one(path: tuple[Any, ...], x: Any, s: Any) -> Any:
         return sds(x, mesh, s, f"argument {i}{jax.tree_util.keystr(path)}")
 
     if spec is None or is_spec(spec):

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jax
+from jax.sharding import AbstractMesh, Mesh
 
 from .compile import Plan, plan
 
@@ -59,7 +60,7 @@ class Fit:
 def largest_fit(
     f: Callable[..., Any],
     *args: Any,
-    mesh: Any,
+    mesh: Mesh | AbstractMesh,
     in_specs: Sequence[Any],
     arg: int,
     dim: int,
@@ -121,7 +122,7 @@ def _fit(lo: int, hi: int | None, step: int, hbm: float, tried: list[Any]) -> Fi
     )
 
 
-def _step(spec: Any, dim: int, mesh: Any) -> int:
+def _step(spec: Any, dim: int, mesh: Mesh | AbstractMesh) -> int:
     """The devices dimension ``dim`` is split over under ``spec`` (1: not split)."""
     entries = list(spec or ())
     entry = entries[dim] if dim < len(entries) else None

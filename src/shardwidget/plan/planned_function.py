@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from jax.sharding import NamedSharding
+from jax.sharding import AbstractMesh, Mesh, NamedSharding
 
 from .. import _jax
 from ..hlo import flow as hlo_flow
@@ -65,7 +65,7 @@ class PlanTraced(Traced):
         """What a plan is, in words, on the mesh it was made with (see :meth:`note_on`)."""
         return self.note_on(self.plan_mesh)
 
-    def note_on(self, mesh: Any) -> str:
+    def note_on(self, mesh: Mesh | AbstractMesh) -> str:
         """What a plan is, in words, on ``mesh`` (the view's "planned" badge and repr: the mesh
         shown, which a change of ``mesh_shape`` replaces)."""
         what = compile_mod.WHAT_A_PLAN_IS.format(n=self.n_positions)
@@ -207,7 +207,7 @@ class PlanTraced(Traced):
         )
 
     # -- TPU plans in the background (plan/background.py)
-    def _in_background(self, text: str, mesh: Any) -> bool:
+    def _in_background(self, text: str, mesh: Mesh | AbstractMesh) -> bool:
         """A TPU compile not cached yet, for a view that takes results later (on_tpu_ready),
         on a mesh the CPU compiler can plan meanwhile."""
         later = (tpu.is_tpu(mesh) and not tpu.has_result(text, mesh)) or (
@@ -219,7 +219,7 @@ class PlanTraced(Traced):
             and self.n_positions <= helper_mod.MAX_CPU_POSITIONS
         )
 
-    def _start_tpu(self, state: TraceState, text: str, mesh: Any) -> float:
+    def _start_tpu(self, state: TraceState, text: str, mesh: Mesh | AbstractMesh) -> float:
         def done(error: str) -> None:
             self.tpu_over[state] = error
             self.forget(state)  # the CPU stand-in goes: the next ask gets the TPU's
@@ -230,7 +230,7 @@ class PlanTraced(Traced):
             text, mesh, self.timeout or helper_mod.busy(helper_mod.TIMEOUT_S), done
         )
 
-    def replan(self, mesh: Any) -> None:
+    def replan(self, mesh: Mesh | AbstractMesh) -> None:
         """Plan on ``mesh`` from now on (the same axes: a CPU AbstractMesh, or a tpu_mesh):
         what was compiled for the old one is dropped."""
         self.plan_mesh = mesh
@@ -240,7 +240,7 @@ class PlanTraced(Traced):
         """Drop state's cached result (a CPU stand-in whose TPU result has arrived)."""
         self._cache.pop(state, None)
 
-    def _cpu_meanwhile(self, traced: Any, mesh: Any, t0: float) -> Any:
+    def _cpu_meanwhile(self, traced: Any, mesh: Mesh | AbstractMesh, t0: float) -> Any:
         """The CPU compiler's plan of the same layout on an AbstractMesh of the same axes."""
         with _jax.mesh_context(mesh):
             text = str(traced.lower(lowering_platforms=("cpu",)).as_text(debug_info=True))
@@ -275,7 +275,11 @@ class PlanTraced(Traced):
         )
 
     def _out_shardings(
-        self, state: TraceState, mesh: Any, texts: Sequence[str], shapes: Sequence[Any]
+        self,
+        state: TraceState,
+        mesh: Mesh | AbstractMesh,
+        texts: Sequence[str],
+        shapes: Sequence[Any],
     ) -> tuple[list[Any], list[str]]:
         """Each output's NamedSharding on the plan's mesh: its out_spec where one was given,
         else the spec of XLA's own layout (replicated, with a note, where none describes it)."""
@@ -290,7 +294,7 @@ class PlanTraced(Traced):
         return out, notes
 
 
-def carried_spec(sh: Any, shape: Sequence[int], sizes: dict[str, int]) -> tuple[Any, str]:
+def carried_spec(sh: object, shape: Sequence[int], sizes: dict[str, int]) -> tuple[Any, str]:
     """(the spec of an input on the plan's mesh ``sizes``, "" or why it is replicated there):
     its NamedSharding's own spec where each axis it names is the plan's and the product of
     those axes' sizes divides the dim (``jax.jit`` refuses an input shape they do not divide)."""

@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from jax.sharding import AbstractMesh, Mesh
+
 from .. import _jax
 from ..model import mesh as mesh_mod
 from . import compilers
@@ -124,23 +126,20 @@ class TpuMeshInfo:
         return lines
 
 
-_MESHES: dict[Any, TpuMeshInfo] = {}
+_MESHES = compilers.Meshes[TpuMeshInfo]()
 
 
-def info(mesh: Any) -> TpuMeshInfo | None:
+def info(mesh: object) -> TpuMeshInfo | None:
     """What a :func:`tpu_mesh` stands for; None for any other mesh."""
-    try:
-        return _MESHES.get(mesh)
-    except TypeError:  # an unhashable mesh
-        return None
+    return _MESHES.info(mesh)
 
 
-def is_tpu(mesh: Any) -> bool:
+def is_tpu(mesh: object) -> bool:
     """Whether ``mesh`` came from :func:`tpu_mesh` (its plans use the TPU compiler)."""
     return info(mesh) is not None
 
 
-def lowering_platforms(mesh: Any) -> tuple[str, ...]:
+def lowering_platforms(mesh: object) -> tuple[str, ...]:
     """The platform to lower a plan for: ("tpu",) on a :func:`tpu_mesh`, ("cuda",) on a
     :func:`~.gpu.gpu_mesh`, else ("cpu",)."""
     if _gpu.is_gpu(mesh):
@@ -163,7 +162,7 @@ def tpu_mesh(
     axis_names: Sequence[str],
     *,
     num_slices: int = 1,
-    axis_types: Any = None,
+    axis_types: object = None,
     allow_split_physical_axes: bool = False,
     chip_config_name: str = "",
 ) -> Any:
@@ -226,7 +225,7 @@ def tpu_mesh(
     where = tuple(zip(mi.coords, mi.core_on_chip, mi.slice_index, strict=True))
     device = _jax.tpu_abstract_device(mi.device_kind, reply.get("num_cores"), key, where)
     mesh = _jax.abstract_mesh_on(shape, names, types, device)
-    _MESHES[mesh] = mi
+    _MESHES.add(mesh, mi)
     return mesh
 
 
@@ -235,7 +234,7 @@ def _held(shapes: dict[str, list[list[int]]], own: tuple[int, ...]) -> frozenset
     return frozenset(tuple(s) for ks in shapes.values() for s in ks) | {own}
 
 
-def offered(mesh: Any, facts: dict[str, list[list[int]]]) -> dict[str, list[list[int]]]:
+def offered(mesh: object, facts: dict[str, list[list[int]]]) -> dict[str, list[list[int]]]:
     """A mesh select's shapes (``model.mesh.all_factorizations``): on a :func:`tpu_mesh`
     only those its torus holds (``make_mesh`` accepts them: each logical axis a product of
     physical axes), other meshes' all. An axis count the helper was not asked about offers
@@ -264,7 +263,7 @@ def _fmt(shape: tuple[int, ...]) -> str:
     return "×".join(map(str, shape))
 
 
-def reshaped(mesh: Any, like: Any) -> Any:
+def reshaped(mesh: Mesh | AbstractMesh, like: Any) -> Any:
     """The same topology's :func:`tpu_mesh` with the axes (sizes, names, types) of the
     AbstractMesh ``like`` (a view's mesh select); ValueError in words where the torus cannot
     hold that shape."""
@@ -388,7 +387,7 @@ _RESULTS = compilers.Results(keep=32)
 again asks the helper nothing (a compile at 256 chips takes 30-60 s)."""
 
 
-def result_key(text: str, mesh: Any) -> tuple[Any, ...]:
+def result_key(text: str, mesh: Mesh | AbstractMesh) -> tuple[Any, ...]:
     """What a TPU result is cached by: the lowered module, the topology, the placement."""
     mi = info(mesh)
     assert mi is not None
@@ -396,12 +395,12 @@ def result_key(text: str, mesh: Any) -> tuple[Any, ...]:
     return (digest, mi.topology, mi.num_slices, mi.chip_config_name, mi.device_ids)
 
 
-def has_result(text: str, mesh: Any) -> bool:
+def has_result(text: str, mesh: Mesh | AbstractMesh) -> bool:
     """Whether the TPU compiler's answer for this module on this mesh is cached."""
     return result_key(text, mesh) in _RESULTS
 
 
-def compile_text(text: str, mesh: Any, timeout: float) -> dict[str, Any]:
+def compile_text(text: str, mesh: Mesh | AbstractMesh, timeout: float) -> dict[str, Any]:
     """What the TPU compiler made of a lowered module for a :func:`tpu_mesh`: the CPU helper's
     reply fields, or "hbm" (its words) when the program does not fit. PlanError in words
     when the helper dies, passes ``timeout`` or the compiler refuses (the helper then ends)."""

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
-from jax.sharding import PartitionSpec
+from jax.sharding import AbstractMesh, Mesh, PartitionSpec
 
 from .. import _jax
 from ..model import spec as spec_mod
@@ -63,7 +63,7 @@ class FunctionCall:
         """The jax Mesh of state (the subclass's)."""
         raise NotImplementedError
 
-    def _structs(self, state: TraceState, mesh: Any) -> list[Any]:
+    def _structs(self, state: TraceState, mesh: Mesh | AbstractMesh) -> list[Any]:
         """The array leaves as ShapeDtypeStructs laid out as state says (the subclass's)."""
         raise NotImplementedError
 
@@ -82,7 +82,7 @@ class FunctionCall:
 
         return leaf_specs(value, full, prefix, self._dyn_pos, "in_specs", "the arguments")
 
-    def out_leaf_specs(self, value: Any, state: TraceState) -> list[Any]:
+    def out_leaf_specs(self, value: object, state: TraceState) -> list[Any]:
         """out_specs as given to the view, one per output leaf (see :meth:`in_leaf_specs`; a
         prefix is of f's output pytree). Traces f (ValueError for errors in f)."""
         self.output_info(state)

@@ -8,12 +8,14 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import jax
+
 from ..hlo import flops as hlo_flops
 from ..model import spec as spec_mod
 from .result import Leaf
 
 
-def compiled_flops(compiled: Any) -> float | None:
+def compiled_flops(compiled: jax.stages.Compiled) -> float | None:
     """FLOPs per device: XLA's cost analysis with the matrix work it leaves out counted from
     the compiled HLO (hlo_flops.count: XLA's GPU cost analysis omits cuBLAS gemms)."""
     try:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
-from jax.sharding import NamedSharding, PartitionSpec
+from jax.sharding import AbstractMesh, Mesh, NamedSharding, PartitionSpec
 
 from .. import _jax
 from ..model import spec as spec_mod
@@ -36,7 +36,7 @@ def param_names(f: Callable[..., Any], n: int) -> list[str]:
     return names
 
 
-def path_text(path: Any, arg_names: Sequence[str]) -> str:
+def path_text(path: tuple[Any, ...], arg_names: Sequence[str]) -> str:
     head, rest = path[0], path[1:]
     if getattr(head, "idx", None) == 0 and rest:  # positional args
         i = rest[0].idx
@@ -90,7 +90,11 @@ def walk_constraints(jaxpr: Any, out: list[Constraint]) -> None:
             walk_constraints(sub, out)
 
 
-def _same_blocks_spec(sharding: Any, shape: tuple[int, ...], own: Any) -> tuple[Any, ...] | None:
+def _same_blocks_spec(
+    sharding: jax.sharding.Sharding,
+    shape: tuple[int, ...],
+    own: Mesh | AbstractMesh,
+) -> tuple[Any, ...] | None:
     """PartitionSpec entries on the mesh own that put the same blocks on the same devices as
     sharding (checked with devices_indices_map), or None when no spec does."""
 
@@ -176,7 +180,7 @@ def other_mesh(value: Any, own: Any) -> tuple[tuple[Any, ...] | None, str] | Non
 
 
 def leaf_notes(
-    jaxpr: Any, dropped: Sequence[bool], leaves: Sequence[Leaf], other_mesh: Sequence[str] = ()
+    jaxpr: object, dropped: Sequence[bool], leaves: Sequence[Leaf], other_mesh: Sequence[str] = ()
 ) -> dict[str, list[str]]:
     """{"in": [...], "out": [...]}: a line per input XLA dropped (unused, or float0), per input
     on another mesh than the view's (``other_mesh``) and per output that is a constant (a

@@ -18,7 +18,7 @@ from ..model.spec import is_spec
 from .result import Leaf
 
 
-def _spec_like(v: Any) -> bool:
+def _spec_like(v: object) -> bool:
     """A spec in any form the view takes: None, a PartitionSpec, or a list of entries."""
     if is_spec(v):
         return True
@@ -172,7 +172,7 @@ def as_called(
 
 
 def jit_out_specs(
-    own: Sequence[Any], own_mesh: Any, mesh_key: Any, shapes: Sequence[tuple[int, ...]]
+    own: Sequence[Any], own_mesh: object, mesh_key: object, shapes: Sequence[tuple[int, ...]]
 ) -> tuple[Any, ...]:
     """jit mode's default out_specs: a ``jax.jit(g, out_shardings=…)`` f's own output
     shardings (``own``, one per output leaf) where the state is on their mesh, as ``f(*args)``

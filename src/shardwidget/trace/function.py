@@ -22,7 +22,7 @@ from typing import Any
 
 import jax
 import numpy as np
-from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
+from jax.sharding import AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec
 
 from .. import _jax
 from ..hlo import collectives as hlo
@@ -206,7 +206,7 @@ class Traced(FunctionCall):
                 self.own_mesh = mesh
                 return
 
-    def _structs(self, state: TraceState, mesh: Any) -> list[Any]:
+    def _structs(self, state: TraceState, mesh: Mesh | AbstractMesh) -> list[Any]:
 
         def kind(i: int, lf: Leaf) -> str | None:
             # jit: an input keeps its own memory kind (pinned_host), else (numpy) takes the one
@@ -512,7 +512,9 @@ def _padded(traced: Traced, state: TraceState) -> TraceState:
     return state if outs == state.out_specs else TraceState(*state.mesh_key, state.in_specs, outs)
 
 
-def _compile_reporting(traced: Any, mesh: Any) -> tuple[Any, Any, str | None, dict[str, str]]:
+def _compile_reporting(
+    traced: object, mesh: Mesh | AbstractMesh
+) -> tuple[Any, Any, str | None, dict[str, str]]:
     """:func:`why.compile_with_dump` (XLA's Shardy record) with the compile's memory reports
     (what the peak is read from) kept too."""
     report: dict[str, str] = {}

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import jax
+from jax.sharding import AbstractMesh, Mesh
 
 from .. import _jax
 from ..model import spec as spec_mod
@@ -33,7 +34,7 @@ INTERNAL_AXIS = _jax.PMAP_INTERNAL_AXIS
 """The name pmap gives its mesh axis when the user gives none."""
 
 
-def pmapped_of(f: Any) -> Any:
+def pmapped_of(f: Callable[..., Any]) -> Any:
     """The pmap'd function behind f: f itself, or the g of ``jax.jit(g)`` (as tutorial 003's
     ``jax.jit(jax.pmap(dot))``); None for anything else."""
     if is_pmapped(f):
@@ -42,7 +43,7 @@ def pmapped_of(f: Any) -> Any:
     return inner if inner is not None and is_pmapped(inner) else None
 
 
-def is_pmapped(f: Any) -> bool:
+def is_pmapped(f: Callable[..., Any]) -> bool:
     """Whether f is what ``jax.pmap`` returned (not f under jit or vmap: those trace it)."""
     if _jax.is_cpp_pmap(f):
         return callable(getattr(f, "lower", None))
@@ -209,7 +210,7 @@ class PmapTraced(trace_mod.Traced):
         """pmap's own mesh (the only one :meth:`validate` lets through)."""
         return self.pmap.mesh
 
-    def _structs(self, state: result_mod.TraceState, mesh: Any) -> list[Any]:
+    def _structs(self, state: result_mod.TraceState, mesh: Mesh | AbstractMesh) -> list[Any]:
         # The arguments as pmap lays them out, on its mesh with JAX's own axis name.
         return super()._structs(dataclasses.replace(state, in_specs=self.pmap.in_specs), mesh)
 

@@ -302,7 +302,7 @@ class TraceResult:
 
 
 # ------------------------------------------------------------------------------- helpers
-def _normalize(spec: Any, ndim: int, kind: str, i: int, paths: Sequence[str]) -> Any:
+def _normalize(spec: object, ndim: int, kind: str, i: int, paths: Sequence[str]) -> Any:
     """spec_mod.normalize, its ValueError naming the leaf ("input p['w']: ...")."""
     try:
         return spec_mod.normalize(spec, ndim)
@@ -311,7 +311,7 @@ def _normalize(spec: Any, ndim: int, kind: str, i: int, paths: Sequence[str]) ->
         raise ValueError(f"{kind} {name}: {e}") from None
 
 
-def is_array_leaf(x: Any) -> bool:
+def is_array_leaf(x: object) -> bool:
     """Whether an argument leaf gets a sharding from the view (else it is static)."""
     return isinstance(x, jax.Array | np.ndarray | jax.ShapeDtypeStruct)
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     pass
 
 
-def coerce(obj: Any) -> tuple[Any, str]:
+def coerce(obj: object) -> tuple[Any, str]:
     """(jax.Array, note) for what ShardView accepts; TypeError/ValueError naming what was given."""
     accepted = "a jax.Array, a numpy array or a Python/numpy scalar"
     if isinstance(obj, jax.core.Tracer):

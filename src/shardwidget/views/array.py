@@ -61,7 +61,7 @@ class ArrayView(TransferMixin, ShardView[LayoutState, jax.Array]):
     _path: ArrayPath
 
     @classmethod
-    def _accepts(cls, obj: Any) -> bool:
+    def _accepts(cls, obj: object) -> bool:
         """Any object a function view or another kind does not take (a jax.Array, numpy data)."""
         return True
 
@@ -300,7 +300,7 @@ class ArrayView(TransferMixin, ShardView[LayoutState, jax.Array]):
         )
 
     # ---------------------------------------------------------------- the change path
-    def __setattr__(self, name: str, value: Any) -> None:
+    def __setattr__(self, name: str, value: object) -> None:
         """``view.spec = P("x", None)`` as ``view.spec = ["x", None]`` (a PartitionSpec is
         what JAX users write); every other assignment as for any view."""
         if name == "spec" and isinstance(value, PartitionSpec):

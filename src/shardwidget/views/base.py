@@ -84,7 +84,7 @@ def _bundle() -> str | pathlib.Path:
     return BUNDLE.read_text(encoding="utf-8")
 
 
-def is_function(obj: Any) -> bool:
+def is_function(obj: object) -> bool:
     """Whether ShardView(obj, ...) makes a function view (a callable that is not an array)."""
     return callable(obj) and not isinstance(obj, jax.Array | np.ndarray | np.generic | type)
 
@@ -177,17 +177,17 @@ class ShardView(Pictures, Boundary, Generic[S, R]):
     _KINDS: ClassVar[list[type[ShardView[Any, Any]]]] = []
 
     @classmethod
-    def _accepts(cls, obj: Any) -> bool:
+    def _accepts(cls, obj: object) -> bool:
         """Whether ``ShardView(obj, ...)`` makes this kind of view."""
         return False
 
     @classmethod
-    def _accepts_call(cls, obj: Any, kwargs: dict[str, Any]) -> bool:
+    def _accepts_call(cls, obj: object, kwargs: dict[str, Any]) -> bool:
         """Whether ``ShardView(obj, **kwargs)`` makes this kind of view (default: as
         :meth:`_accepts` says for obj alone)."""
         return cls._accepts(obj)
 
-    def __new__(cls, obj: Any = None, /, *args: Any, **kwargs: Any) -> Any:
+    def __new__(cls, obj: object = None, /, *args: Any, **kwargs: Any) -> Any:
         """Pick the subclass: a callable first argument makes a FunctionView, anything else an
         ArrayView (the first registered kind that accepts obj); Python then runs that
         subclass's ``__init__``."""
@@ -206,7 +206,7 @@ class ShardView(Pictures, Boundary, Generic[S, R]):
         kinds = [k for k in ShardView._KINDS if (k.__module__, k.__qualname__) != name]
         ShardView._KINDS[:] = sorted([*kinds, cls], key=lambda k: k._KIND_RANK or 0)
 
-    def __init__(self, obj: Any = None, /, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, obj: object = None, /, *args: Any, **kwargs: Any) -> None:
         """The kind's ``_build(obj, *args, **kwargs)``; a constructor that fails closes the
         widget it opened and drops its references to the user's arrays (no orphan open
         widget). A view made is registered for re-runs (views/rerun.py), whatever its kind."""
@@ -254,7 +254,7 @@ class ShardView(Pictures, Boundary, Generic[S, R]):
         self.observe(self._on_shown_change, names=shown)
 
     # ---------------------------------------------------------------- public protocol
-    def send_state(self, key: Any = None) -> None:
+    def send_state(self, key: object = None) -> None:
         """ipywidgets' ``send_state``, except that PLAIN_TRAITS are sent as they are and
         TOP_BUFFER_TRAITS searched at their top level only, not with ipywidgets' search of every
         nested list and dict for binary buffers (at 4096 devices the geometry, the transfer and
@@ -396,7 +396,7 @@ class ShardView(Pictures, Boundary, Generic[S, R]):
         except ValueError as e:
             raise capped(e) from None
 
-    def __setattr__(self, name: str, value: Any) -> None:
+    def __setattr__(self, name: str, value: object) -> None:
         """Trait assignment; a refused value raises ValueError (also a TraitError), capped."""
         try:
             super().__setattr__(name, value)
@@ -430,7 +430,7 @@ class ShardView(Pictures, Boundary, Generic[S, R]):
         finally:
             self._quiet = quiet
 
-    def _on_custom_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+    def _on_custom_msg(self, _widget: object, content: object, _buffers: object) -> None:
         """The request boundary: sequence numbers, ``busy``, ``error`` and the result message.
 
         A request older than the newest one handled (within SEQ_WINDOW) is answered as
@@ -465,7 +465,7 @@ class ShardView(Pictures, Boundary, Generic[S, R]):
                 self.error = wire.cap_message(str(e) or type(e).__name__)
                 self.send(wire.result_msg(seq, self.error))
 
-    def _malformed(self, seq: Any) -> None:
+    def _malformed(self, seq: object) -> None:
         """A request of this view's type without an integer ``seq`` and a ``state`` object:
         said in ``error``, answered when its seq can be (nothing else changes)."""
         self.error = (

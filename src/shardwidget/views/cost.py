@@ -22,7 +22,7 @@ class HardwareName(traitlets.Unicode):  # type: ignore[type-arg]  # (a str trait
     """A preset's name; a :class:`~shardwidget.cost.hardware.Hardware` given instead is
     registered under its name, which the trait then holds (the front end sees names only)."""
 
-    def validate(self, obj: Any, value: Any) -> Any:
+    def validate(self, obj: object, value: object) -> Any:
         if isinstance(value, hw_mod.Hardware):
             try:
                 value = hw_mod.register(value).name

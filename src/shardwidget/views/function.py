@@ -70,7 +70,7 @@ class FunctionView(SearchMixin, MemoryMixin, CostMixin, ShardView[TraceState, Co
     _path: FunctionPath
 
     @classmethod
-    def _accepts(cls, obj: Any) -> bool:
+    def _accepts(cls, obj: object) -> bool:
         """A callable that is not an array: ``ShardView(f, *args)``."""
         return is_function(obj)
 
@@ -296,7 +296,7 @@ class FunctionView(SearchMixin, MemoryMixin, CostMixin, ShardView[TraceState, Co
         drawn = self.to_svg() if self._result is not None else ""
         return picture_html(drawn, self.error, repr(self), caption=f"{self.fn_name} ({self.mode})")
 
-    def __setattr__(self, name: str, value: Any) -> None:
+    def __setattr__(self, name: str, value: object) -> None:
         """As ShardView's; ``in_specs`` / ``out_specs`` also take a single PartitionSpec (every
         leaf, as JAX reads one), which the list traits cannot hold: it goes to set_layout."""
         if (
@@ -320,7 +320,7 @@ class FunctionView(SearchMixin, MemoryMixin, CostMixin, ShardView[TraceState, Co
         shown."""
         self._trace_options = _trace_options(self)
 
-    def _on_custom_msg(self, widget: Any, content: Any, buffers: Any) -> None:
+    def _on_custom_msg(self, widget: object, content: object, buffers: object) -> None:
         """Front-end requests and undo/redo steps, refused in words with several processes
         (MULTIPROCESS): they reach one process, and a compile and run must run on all."""
         if _several_processes():

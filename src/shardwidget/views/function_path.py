@@ -308,7 +308,7 @@ class FunctionPath:
         return sides
 
 
-def _no_stats(arr: Any) -> str:
+def _no_stats(arr: jax.Array) -> str:
     """Why a leaf of a run has no value statistics ("" when it has): float0 (no data, and
     not a jax.Array) and PRNG keys (their data is opaque key bits)."""
     if not isinstance(arr, jax.Array):
@@ -318,7 +318,7 @@ def _no_stats(arr: Any) -> str:
     return ""
 
 
-def _empty_seq(value: Any) -> bool:
+def _empty_seq(value: object) -> bool:
     """An empty list or tuple (no out_specs given), never P(): jax before 0.10 has
     ``P() == ()`` true, and P() is replicated outputs."""
     return isinstance(value, list | tuple) and not value

@@ -42,9 +42,9 @@ class SearchMixin:
 
     def search(
         self,
-        mesh: Any = None,
+        mesh: object = None,
         *,
-        hardware: Any = None,
+        hardware: object = None,
         strategies: dict[str, Any] | None = None,
         budget_s: float | None = None,
         workers: int | None = None,

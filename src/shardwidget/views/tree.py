@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import jax
 import traitlets
+from jax.sharding import AbstractMesh, Mesh
 from traitlets.utils.bunch import Bunch
 
 from .. import wire
@@ -56,7 +57,7 @@ INIT_KWARGS = (
 )
 
 
-def is_tree(obj: Any) -> bool:
+def is_tree(obj: object) -> bool:
     """Whether ShardView(obj) makes a tree view: a pytree container (a dict, list, tuple, flax
     State, …; one without array leaves is refused by the tree view, in words), or a lone
     ShapeDtypeStruct."""
@@ -91,13 +92,13 @@ class TreeView(CostMixin, ShardView[TreeState, Computed]):
     _path: TreePath
 
     @classmethod
-    def _accepts(cls, obj: Any) -> bool:
+    def _accepts(cls, obj: object) -> bool:
         """A pytree of jax.Arrays / ShapeDtypeStructs that is not itself an array or a
         function: ``ShardView(params)``."""
         return is_tree(obj)
 
     @classmethod
-    def _accepts_call(cls, obj: Any, kwargs: dict[str, Any]) -> bool:
+    def _accepts_call(cls, obj: object, kwargs: dict[str, Any]) -> bool:
         """A tree, or a lone jax.Array planned on an AbstractMesh (``mesh=``): its shape."""
         planned = mesh_mod.is_planned(kwargs.get("mesh"))
         return is_tree(obj) or (planned and isinstance(obj, jax.Array))
@@ -162,7 +163,7 @@ class TreeView(CostMixin, ShardView[TreeState, Computed]):
             raise ValueError(f"name must be a Python identifier, got {self._name!r}")
         self._with_stats = bool(kwargs.get("stats", True))
         mesh: Any = kwargs.get("mesh")
-        if mesh is not None and not isinstance(mesh, jax.sharding.Mesh | jax.sharding.AbstractMesh):
+        if mesh is not None and not isinstance(mesh, Mesh | AbstractMesh):
             raise TypeError(
                 "mesh must be a jax.sharding.Mesh (the kernel's devices) or an AbstractMesh (a "
                 f"plan), got {type(mesh).__name__}"
@@ -243,7 +244,7 @@ class TreeView(CostMixin, ShardView[TreeState, Computed]):
         return self._mesh
 
     @mesh.setter
-    def mesh(self, mesh: Any) -> None:
+    def mesh(self, mesh: Mesh | AbstractMesh) -> None:
         self._path.check_mesh(mesh)
         before = self._path.own_mesh
         self._path.own_mesh = mesh  # mesh_for picks it for its own shape, names and types
@@ -269,7 +270,7 @@ class TreeView(CostMixin, ShardView[TreeState, Computed]):
         return [(r.pattern, r.partition_spec) for r in self._state.rules]
 
     @rules.setter
-    def rules(self, value: Any) -> None:
+    def rules(self, value: object) -> None:
         self._change(dataclasses.replace(self._state, rules=rules_mod.make_rules(value), text=None))
 
     @property
@@ -280,7 +281,7 @@ class TreeView(CostMixin, ShardView[TreeState, Computed]):
         return [(n, a if a is None or len(a) != 1 else a[0]) for n, a in self._state.logical]
 
     @logical_rules.setter
-    def logical_rules(self, value: Any) -> None:
+    def logical_rules(self, value: object) -> None:
         logical = rules_mod.make_logical_rules(value)
         self._change(dataclasses.replace(self._state, logical=logical, text=None))
 
@@ -358,7 +359,7 @@ class TreeView(CostMixin, ShardView[TreeState, Computed]):
         if not self._quiet:
             self._publish_selected()
 
-    def _on_custom_msg(self, widget: Any, content: Any, buffers: Any) -> None:
+    def _on_custom_msg(self, widget: object, content: object, buffers: object) -> None:
         """The leaf table's selection ({"type": "tree_select", "leaf": i}), else the base's
         requests. A bad index is shown in ``error``, never raised into the kernel."""
         if isinstance(content, dict) and content.get("type") == "tree_select":
@@ -442,7 +443,7 @@ class TreeView(CostMixin, ShardView[TreeState, Computed]):
         return snapshot.picture_html(self._svg(compute=False), self.error, repr(self), caption)
 
     def save_html(
-        self, path: str | pathlib.Path, variants: Any = None, budget: int | None = None
+        self, path: str | pathlib.Path, variants: object = None, budget: int | None = None
     ) -> ExportReport:
         """A self-contained HTML file (no network, no kernel): the table, the chart, the selected
         leaf's grid and statistics, and every other leaf's grid within ``budget`` bytes (default

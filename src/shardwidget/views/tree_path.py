@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import jax
+from jax.sharding import AbstractMesh, Mesh
 
 from .. import _jax, wire
 from ..model import free_memory
@@ -213,7 +214,7 @@ class TreePath:
         opts["factorizations"] = tpu_mod.offered(self.own_mesh, opts["factorizations"])
         return opts
 
-    def check_mesh(self, mesh: Any) -> None:
+    def check_mesh(self, mesh: Mesh | AbstractMesh) -> None:
         """ValueError in words unless ``mesh`` can replace the view's: a plan takes an
         AbstractMesh of as many positions, a view on devices a jax Mesh."""
         if self.planned:

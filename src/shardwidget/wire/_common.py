@@ -142,7 +142,7 @@ def result_msg(seq: int, error: str) -> ResultMsg:
     return {"type": "result", "seq": seq, "ok": not error, "error": error}
 
 
-def parse_request(content: Any, kind: str = "request") -> tuple[int, dict[str, Any]] | None:
+def parse_request(content: object, kind: str = "request") -> tuple[int, dict[str, Any]] | None:
     """(seq, state dict) of a front-end request of type ``kind`` ("request" for array views,
     "trace_request" for function views), or None when the message is something else."""
     if not isinstance(content, dict) or content.get("type") != kind:
@@ -155,7 +155,7 @@ def parse_request(content: Any, kind: str = "request") -> tuple[int, dict[str, A
     return seq, st
 
 
-def parse_history(content: Any) -> int | None:
+def parse_history(content: object) -> int | None:
     """The step (-1 or 1) of a HistoryMsg, or None when the message is something else."""
     if not isinstance(content, dict) or content.get("type") != "history":
         return None
@@ -163,7 +163,7 @@ def parse_history(content: Any) -> int | None:
     return step if step in (-1, 1) and not isinstance(step, bool) else None
 
 
-def is_picture_request(content: Any) -> bool:
+def is_picture_request(content: object) -> bool:
     """Whether a front-end message asks for the view's picture (PictureRequestMsg)."""
     return isinstance(content, dict) and content.get("type") == "picture_request"
 
@@ -188,7 +188,7 @@ def wire_size(*values: Any) -> int:
     """Bytes of JSON plus binary buffers, as ipywidgets would send these trait values."""
     total = 0
 
-    def strip(v: Any) -> Any:
+    def strip(v: object) -> Any:
         nonlocal total
         if isinstance(v, bytes | bytearray | memoryview):
             total += len(v)
@@ -204,7 +204,7 @@ def wire_size(*values: Any) -> int:
     return total
 
 
-def encode(v: Any) -> Any:
+def encode(v: object) -> Any:
     """JSON-safe copy of trait values: binary buffers become {"__b64__": base64 text} (a saved
     page's ``revive`` turns them back into DataViews)."""
     if isinstance(v, bytes | bytearray | memoryview):

@@ -49,7 +49,7 @@ class WhyMsg(TypedDict):
     applied: int
 
 
-def parse(content: Any) -> tuple[int, bool, int] | None:
+def parse(content: object) -> tuple[int, bool, int] | None:
     """(collective index, fixes asked for, fix to apply or -1) of a "why" request, else None."""
     if not isinstance(content, dict) or content.get("type") != "why":
         return None

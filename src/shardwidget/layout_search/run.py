@@ -129,6 +129,13 @@ class Search:
             return cand_mod.ranked(self._found)
 
     @property
+    def arrived(self) -> list[Candidate]:
+        """The candidates compiled so far, in the order they arrived (a candidate keeps its
+        place here while :attr:`results` re-ranks)."""
+        with self._lock:
+            return list(self._found)
+
+    @property
     def done(self) -> bool:
         """Whether the search is over (finished, cancelled or out of budget)."""
         return self._done.is_set()

@@ -232,3 +232,30 @@ def test_the_row_title_fits_a_short_or_empty_strip(shape: tuple[int, ...], spec:
         assert title.startswith("dim 0 (")
         top = float(rotated[0].get("y", 0))
         assert top >= 0 and top + len(title) * 6.5 <= float(root.get("height", 0)), title
+
+
+def test_a_quick_picture_is_redrawn_soon_after_a_change_from_the_controls(
+    x: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 38 item 8: a notebook saved ~0.5 s after a change showed the picture before it
+    (the redraw waited 1 s of quiet). The wait follows the last redraw's time, never the
+    update path: a quick picture waits MIN_QUIET_S, a slow one up to QUIET_S."""
+    import asyncio
+
+    v = ShardView(x)
+    v._fallback_shown = True
+    waits: list[float] = []
+
+    async def change(draw_s: float) -> None:
+        monkeypatch.setattr(fallback, "_last_draw_s", draw_s)
+        loop = asyncio.get_running_loop()
+        v.spec = ["y", None] if list(v.spec) != ["y", None] else [None, "x"]
+        timer = fallback._timer
+        assert timer is not None
+        waits.append(timer.when() - loop.time())
+        timer.cancel()
+
+    asyncio.run(change(0.01))
+    asyncio.run(change(5.0))
+    assert waits[0] <= fallback.MIN_QUIET_S < 0.5  # before a save half a second later
+    assert fallback.QUIET_S - 0.05 <= waits[1] <= fallback.QUIET_S

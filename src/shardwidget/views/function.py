@@ -293,10 +293,8 @@ class FunctionView(SearchMixin, MemoryMixin, CostMixin, ShardView[TraceState, Co
         return "\n".join([head, f"  {self._planned()}", *([rest] if rest else [])])
 
     def _static_html(self) -> str:
-        # the terminal text only where nothing is drawn: after a picture it repeated its table
         drawn = self.to_svg() if self._result is not None else ""
-        text = "" if drawn else repr(self)
-        return picture_html(drawn, self.error, text, caption=f"{self.fn_name} ({self.mode})")
+        return picture_html(drawn, self.error, repr(self), caption=f"{self.fn_name} ({self.mode})")
 
     def __setattr__(self, name: str, value: object) -> None:
         """As ShardView's; ``in_specs`` / ``out_specs`` also take a single PartitionSpec (every

@@ -17,11 +17,22 @@ compile of the start, i.e. first <= lowering + its compile), and the kernel's sl
 to a ``1 + 1`` "cell" run every 50 ms by a thread of this process while the search runs
 (target <= 100 ms). A budget stops a search with what it has: the ratio counts what was
 compiled. ``again`` must take <= 1 s. Not a timed test: ratios, printed.
+
+Why a ``1 + 1`` waits (measured on the 2-core machine, load ~11, 64 chips): Python's full
+(generation 2) garbage collections. A collection holds the GIL for its whole length, and the
+search's lowering (the coordinating thread) allocates enough to set them off while JAX's caches
+keep ~6,000 objects per candidate lowered (122,786 tracked objects before, 310,153 after 30
+candidates; one full collection 0.10 s then 0.38 s). In one search the worst wait, 2,187 ms,
+was one generation-2 collection of 2,206 ms, and the next, 528 ms, another of 532 ms; the
+helpers' compiles alone (modules lowered beforehand) kept the worst wait at 43 ms, lowering
+alone at 144 ms, the replies' parse added to the compiles 99 ms. So each search also prints the
+longest collection and whether the worst wait fell inside one (``gc``).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import pathlib
 import sys
 import threading
@@ -38,25 +49,52 @@ from shardwidget.layout_search import run
 
 class Probe:
     """A thread that runs ``1 + 1`` every 50 ms and keeps the slowest answer (the wait for the
-    interpreter included): how a notebook cell would feel during the search."""
+    interpreter included): how a notebook cell would feel during the search; and every garbage
+    collection's (start, end, generation), to see whether the slowest answer waited on one."""
 
     def __init__(self) -> None:
         self.worst = 0.0
+        self.worst_at = (0.0, 0.0)
+        self.collections: list[tuple[float, float, int]] = []
+        self._gc_t0 = 0.0
         self._stop = threading.Event()
+        gc.callbacks.append(self._gc)
         self._t = threading.Thread(target=self._run, daemon=True)
         self._t.start()
+
+    def _gc(self, phase: str, info: dict[str, Any]) -> None:
+        now = time.perf_counter()
+        if phase == "start":
+            self._gc_t0 = now
+        else:
+            self.collections.append((self._gc_t0, now, int(info["generation"])))
 
     def _run(self) -> None:
         while not self._stop.is_set():
             t0 = time.perf_counter()
             time.sleep(0.05)
             eval("1 + 1")
-            self.worst = max(self.worst, time.perf_counter() - t0 - 0.05)
+            t1 = time.perf_counter()
+            if t1 - t0 - 0.05 > self.worst:
+                self.worst, self.worst_at = t1 - t0 - 0.05, (t0, t1)
 
     def stop(self) -> float:
         self._stop.set()
         self._t.join()
+        gc.callbacks.remove(self._gc)
         return self.worst
+
+    def gc_line(self) -> str:
+        """The longest collection, and the collections the slowest answer waited through."""
+        if not self.collections:
+            return "gc: no collection"
+        a, b, g = max(self.collections, key=lambda c: c[1] - c[0])
+        t0, t1 = self.worst_at
+        inside = sum(e - s for s, e, _ in self.collections if s < t1 and e > t0)
+        return (
+            f"gc: {len(self.collections)} collections, longest {(b - a) * 1e3:.0f} ms "
+            f"(generation {g}); the worst 1+1 waited through {inside * 1e3:.0f} ms of them"
+        )
 
 
 def once(label: str, mesh: Any, workers: int, budget: float | None) -> run.Search:
@@ -74,6 +112,7 @@ def once(label: str, mesh: Any, workers: int, budget: float | None) -> run.Searc
         f"wall {s.wall_s:7.2f} s  compiles {s.compile_s:7.2f} s / {s.workers} helpers  "
         f"ratio {ratio:5.2f}  first {s.first_s or 0:6.2f} s  1+1 worst {worst * 1e3:6.1f} ms"
     )
+    print(f"       {probe.gc_line()}")
     if first is not None and label == "warm":
         print(f"       a compile: median {median_compile(s):.2f} s")
     return s

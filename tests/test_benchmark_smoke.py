@@ -146,6 +146,16 @@ def test_boundary_benchmark_counts_few_crossings_per_spec_change() -> None:
     assert "record_of 1" in out, out
 
 
+def test_memory_panel_benchmark_smoke() -> None:
+    """benchmarks/memory_panel.py: the 600-point cap keeps the timeline's peak (built so its
+    bytes are known: 998 MiB saved + the 8 MiB spike at point 1001 = 1006 MiB) and prints what
+    one point hides."""
+    out = run_benchmark("memory_panel.py", "2000", "2", PYTHONPATH=str(ROOT / "src"))
+    assert "2,000 instructions, 600 points sent" in out, out
+    assert "peak kept: True (1,054,867,456 B)" in out, out
+    assert re.search(r"largest dip one point hides: [\d,]+ B", out), out
+
+
 @pytest.mark.slow
 def test_peak_cost_benchmark_smoke() -> None:
     if OLD_JAX:  # XLA:CPU writes no live-range report before jaxlib 0.10: no peak to time

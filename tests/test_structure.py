@@ -554,6 +554,7 @@ JS_MAY_NOT_IMPORT: dict[str, tuple[str, ...]] = {
     "cost": ("array", "function", "tree"),
     "array": ("function", "tree"),
     "tree": ("function",),
+    "search": ("array", "function", "tree"),
 }
 """js/'s folders and those they must not import: what array/ and function/ share lives in
 shared/ (the function view and the tree view embed array/'s view; array/ knows neither)."""

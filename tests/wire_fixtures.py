@@ -74,6 +74,9 @@ def views(n: int) -> dict[str, Any]:
         return {"out": a @ b, "total": (a @ b).sum()}
 
     out["function8"] = traits(ShardView(matmul, a, b))
+    searched = ShardView(matmul, a, b)  # its search panel's payload: every candidate compiled
+    searched.search(workers=2)
+    out["functionSearched8"] = traits(searched)
 
     def psum_rows(a: Any) -> Any:
         return jax.lax.psum(a, "x")

@@ -31,6 +31,8 @@ import { CARDS_UP_TO, CompactLeaves } from "./compact";
 import { renderPeak } from "./memory_panel";
 import { WhyPanel, highlightLeaves, isWhy } from "./why";
 import { compileWithControl } from "./compile_with";
+import { plannedBadge, sectionTitles } from "./titles";
+import { SearchPanel } from "../search/panel";
 
 const STATE_TRAITS = ["mesh_shape", "axis_names", "axis_types", "in_specs", "out_specs"] as const;
 
@@ -71,6 +73,8 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
   private mem: Section;
   private jaxpr: JaxprPanel;
   private why: WhyPanel;
+  private found: Section;
+  private search: SearchPanel;
   private whyKey = -1;
   private inCards: LeafCard[] = [];
   private outCards: LeafCard[] = [];
@@ -153,6 +157,9 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
       (ins, outs) => highlightLeaves(this.root, ins, outs),
     );
     this.on("msg:custom", (msg) => isWhy(msg) && this.why.receive(msg));
+    this.found = this.section("Find a layout");
+    this.search = new SearchPanel(doc, (msg) => this.model.send(msg));
+    this.found.body.append(this.search.el);
     this.root.append(
       header,
       this.meshControls.el,
@@ -165,6 +172,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
       this.est.el,
       this.cons.el,
       this.mem.el,
+      this.found.el,
       this.jaxpr.el,
     );
     el.append(this.root);
@@ -183,7 +191,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
       this.schedule();
     });
     this.onChange(
-      ["_trace_stats", "_trace_options", "error", "busy", "_estimate", "hardware", "_hardware_presets", "_history", ...STATE_TRAITS],
+      ["_trace_stats", "_trace_options", "error", "busy", "_estimate", "_search", "hardware", "_hardware_presets", "_history", ...STATE_TRAITS],
       () => this.schedule(),
     );
     this.flush();
@@ -290,6 +298,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
       presets: this.model.get("_hardware_presets") ?? [],
       disabled: options.static ? "a saved page: the estimate is for the hardware it was saved with" : "",
     });
+    this.found.el.hidden = !this.search.update(this.model.get("_search"), this.root, !!options.static);
   }
 
   /** Whether a leaf card shows the mesh (then lit there, not drawn again in Communication). */
@@ -332,7 +341,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
       tag.title = "static argument";
       kids.push(tag);
     }
-    if (options?.planned) kids.push(this.plannedBadge(options.planned));
+    if (options?.planned) kids.push(plannedBadge(doc, options.planned, this.model.get("hardware") ?? ""));
     if (options?.compile_with) {
       const send = (c: string) => this.model.send({ type: "compile_with", compiler: c });
       kids.push(compileWithControl(doc, options.compile_with, send, options.static ?? ""));
@@ -418,7 +427,7 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
       this.picked.title.textContent = info ? `Device grid of ${p.side === "in" ? "input" : "output"} ${info.path}` : "Device grid";
       this.picked.note.textContent = "click a row above for another leaf's";
     } else this.renderCards(mode, inInfos, outInfos, inStats, stats, state, options, request);
-    this.sectionTitles(mode, allIn.length, inInfos.length, allOut, nOut);
+    sectionTitles(this.inputs, this.outputs, mode, [allIn.length, inInfos.length], [allOut, nOut]);
   }
 
   /** Cards, or tables with one card: the other form's DOM is dropped. */
@@ -482,21 +491,6 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
         request,
       }),
     );
-  }
-
-  private sectionTitles(mode: TraceOptions["mode"], allIn: number, nIn: number, allOut: number, nOut: number): void {
-    const sm = mode === "shard_map";
-    const more = (all: number, n: number) => (all > n ? `, the first ${n} shown` : "");
-    this.inputs.title.textContent = `Inputs (${allIn}${more(allIn, nIn)})`;
-    this.inputs.note.textContent = sm
-      ? "in_specs: the block each device's body receives"
-      : "in_shardings: how each argument is laid out";
-    this.outputs.title.textContent = `Outputs (${allOut}${more(allOut, nOut)})`;
-    this.outputs.note.textContent = sm
-      ? "out_specs: how the devices' local results form each output"
-      : mode === "pmap"
-        ? "as pmap stacks the devices' results, with each device's data"
-        : "as XLA laid them out, with each device's data";
   }
 
   /** The cards for n leaves: the same ones while n is unchanged (updated in place), else new
@@ -579,15 +573,6 @@ export class FunctionView extends BaseView<FunctionModel, TraceState, TraceReque
   /** The tables and the picked leaf's card, when there are more than CARDS_UP_TO leaves (tests). */
   get compactLeaves(): CompactLeaves | null {
     return this.isCompact ? this.compact : null;
-  }
-
-  /** A plan (mesh=AbstractMesh): what it is, and the preset its estimates use. */
-  private plannedBadge(note: string): HTMLElement {
-    const hw = this.model.get("hardware") ?? "";
-    const what = note.split(" · planned:")[0];
-    const badge = mk(this.doc, "span", "sw-planned-badge", `${what}${hw ? ` · estimates for ${hw}` : ""}`);
-    badge.title = note;
-    return badge;
   }
 
   override dispose(): void {

@@ -8,6 +8,7 @@
 //
 // Messages (TraceRequestMsg and its ResultMsg): messages.ts.
 
+import type { SearchWire } from "./search";
 import type { AxisType, Collective, HistoryWire, Layout, SpecEntry, Stats } from "./shared";
 import type { EstimateWire, HardwareWire } from "./cost";
 
@@ -216,4 +217,6 @@ export interface FunctionModel {
   _history?: HistoryWire;
   /** The estimate of the compiled layout on `hardware` (key === _trace.key). */
   _estimate?: EstimateWire;
+  /** The newest view.search(...)'s candidates as they arrive (absent in older saved pages). */
+  _search?: SearchWire;
 }

@@ -5,3 +5,4 @@ export * from "./messages";
 export * from "./cost";
 export * from "./shared";
 export * from "./tree";
+export * from "./search";

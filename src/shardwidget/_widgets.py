@@ -22,6 +22,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ipywidgets.widgets import widget as ipw
@@ -80,7 +81,7 @@ def _colab_metadata() -> dict[str, Any]:
     return dict(get_repr_metadata())
 
 
-def route_messages(widget: Any, send: Any) -> None:
+def route_messages(widget: Any, send: Callable[..., Any]) -> None:
     """Hand every message widget sends (trait sync and custom messages alike) to
     ``send(msg, buffers)`` instead of its comm, with a kernel or without: a stand-in for the
     kernel's side of the comm (benchmarks/update.py, tests). ipywidgets 7 syncs a trait change

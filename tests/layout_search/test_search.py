@@ -159,3 +159,17 @@ def test_why_says_the_part_that_differs_most(found: run.Search) -> None:
     keys = set(a.parts) | set(b.parts)
     k = max(keys, key=lambda key: abs(b.parts.get(key, 0.0) - a.parts.get(key, 0.0)))
     assert (k if k in ("compute", "memory") else f"collectives over {k}") in text
+
+
+def test_a_budgeted_search_repeated_is_answered_whole_from_the_cache() -> None:
+    run.clear_cache()
+    first = search(step, PARAMS, X, mesh=MESH, workers=1, budget_s=1.0)
+    if first.progress.state != "budget":
+        pytest.skip("this machine compiled every candidate within the 1 s budget")
+    again = search(step, PARAMS, X, mesh=MESH, workers=1, budget_s=1.0)
+    assert again.progress.state == "budget" and again.compile_s == 0.0
+    assert again.progress.cached == len(again.results) == len(first.results)
+    assert [c.name for c in again.results] == [c.name for c in first.results]
+    more = search(step, PARAMS, X, mesh=MESH, workers=2)  # no budget: goes on from there
+    assert more.progress.state == "done" and len(more.results) == more.progress.total
+    assert more.progress.cached == len(first.results)

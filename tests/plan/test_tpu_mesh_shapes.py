@@ -14,6 +14,7 @@ import subprocess
 import jax
 import numpy as np
 import pytest
+from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import shardwidget
@@ -91,3 +92,30 @@ def test_the_function_views_mesh_select_offers_what_make_mesh_accepts(v5e16):
     offered = v._trace_options["factorizations"]
     assert offered["2"] == _make_mesh_accepts("v5e:4x4", mesh_mod.all_factorizations(16)["2"])
     assert offered["2"] == [[1, 16], [4, 4], [16, 1]]
+
+
+def test_tpu_mesh_called_with_a_shape_the_torus_cannot_hold_says_which_it_can():
+    held = _make_mesh_accepts("v5e:4x4", mesh_mod.all_factorizations(16)["2"])
+    assert held == [[1, 16], [4, 4], [16, 1]]  # make_mesh's own answer, run directly
+    with pytest.raises(ValueError, match="torus cannot hold") as e:
+        tpu.tpu_mesh("v5e:4x4", (2, 8), ("data", "model"))
+    words = str(e.value)
+    assert "cannot hold a 2×8 mesh" in words and "product of the torus's own axes" in words
+    assert "2-axis meshes it holds: 1×16, 4×4, 16×1" in words
+    assert "NotImplementedError" not in words and "E.g." not in words
+
+
+def test_tpu_mesh_called_with_too_few_devices_says_how_many_it_has():
+    with pytest.raises(ValueError, match="has 16 devices") as e:
+        tpu.tpu_mesh("v5e:4x4", (2, 4), ("data", "model"))
+    words = str(e.value)
+    assert "v5e:4x4 has 16 devices; a 2×4 mesh has 8" in words
+    assert "1×16, 4×4, 16×1" in words and "must equal the product" not in words
+
+
+def test_a_single_array_on_a_tpu_mesh_offers_what_make_mesh_accepts(v5e16):
+    sds = jax.ShapeDtypeStruct((64, 32), np.float32, sharding=NamedSharding(v5e16, P("data")))
+    v = shardwidget.ShardView(sds)
+    offered = v._options["factorizations"]
+    for k, shapes in mesh_mod.all_factorizations(16).items():
+        assert offered[k] == _make_mesh_accepts("v5e:4x4", shapes), k

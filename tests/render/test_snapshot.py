@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import html as html_mod
 import re
+import threading
 import xml.etree.ElementTree as ET
 from typing import Any
 
@@ -232,3 +233,46 @@ def test_the_row_title_fits_a_short_or_empty_strip(shape: tuple[int, ...], spec:
         assert title.startswith("dim 0 (")
         top = float(rotated[0].get("y", 0))
         assert top >= 0 and top + len(title) * 6.5 <= float(root.get("height", 0)), title
+
+
+def test_a_quick_picture_is_redrawn_soon_after_a_change_from_the_controls(
+    x: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 38 item 8: a notebook saved ~0.5 s after a change showed the picture before it
+    (the redraw waited 1 s of quiet). The wait follows the last redraw's time, never the
+    update path: a quick picture waits MIN_QUIET_S, a slow one up to QUIET_S."""
+    import asyncio
+
+    v = ShardView(x)
+    v._fallback_shown = True
+    waits: list[float] = []
+
+    async def change(draw_s: float) -> None:
+        monkeypatch.setattr(fallback, "_last_draw_s", draw_s)
+        loop = asyncio.get_running_loop()
+        v.spec = ["y", None] if list(v.spec) != ["y", None] else [None, "x"]
+        timer = fallback._timer
+        assert timer is not None
+        waits.append(timer.when() - loop.time())
+        timer.cancel()
+
+    def run(draw_s: float) -> None:  # a loop of its own, in a thread of its own: an earlier
+        # test of the whole suite may leave this thread's loop marked running
+        errors: list[BaseException] = []
+        t = threading.Thread(target=lambda: _capture(errors, asyncio.run, change(draw_s)))
+        t.start()
+        t.join(60)
+        assert not errors, errors
+
+    run(0.01)
+    run(5.0)
+    assert waits[0] <= fallback.MIN_QUIET_S < 0.5  # before a save half a second later
+    assert fallback.QUIET_S - 0.05 <= waits[1] <= fallback.QUIET_S
+
+
+def _capture(errors: list[BaseException], f: Any, *args: Any) -> None:
+    """f(*args), any exception kept in errors (a thread's are otherwise only printed)."""
+    try:
+        f(*args)
+    except BaseException as e:  # (handed to the test's thread)
+        errors.append(e)

@@ -187,6 +187,13 @@ def test_every_layer_of_a_scanned_gradient() -> None:
         (axis,) = c.axes
         assert f"contracted dim is split over {axis} on both sides" in k.text, (c.axes, k.text)
     assert len({k.op.index for _, k in reduces}) == len({c.axes for c, _ in reduces})
+    # the layer's weight is named by the stacked leaf it is shaped as one layer of, split as
+    # that leaf's spec splits it one dim further in (ws: P(None, None, 'x'): a layer's dim 1)
+    (dim,) = [d - 1 for d, e in enumerate(ws.sharding.spec) if e is not None]
+    axis = ws.sharding.spec[dim + 1]
+    named = f"(shaped as one layer of ws) over {axis} on dim {dim}"
+    assert any(named in k.text for k in cs), [k.text for k in cs]
+    assert not any("layer of x" in k.text for k in cs)  # x is no stack
 
 
 def test_fix_removes_the_collective_and_undo_restores() -> None:

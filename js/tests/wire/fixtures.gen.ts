@@ -23,12 +23,12 @@ export const array8: ArrayModel = {
  ],
  "memory_kind": "device",
  "devices": "array",
+ "error": "",
+ "busy": false,
  "view_dims": [
   0,
   1
  ],
- "error": "",
- "busy": false,
  "_options": {
   "n_devices": 8,
   "platform": "cpu",
@@ -909,6 +909,28 @@ export const array8: ArrayModel = {
    "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
+   "name": "a100-40",
+   "label": "A100 40GB SXM",
+   "peak_flops": 312000000000000.0,
+   "hbm_bytes": 40000000000.0,
+   "hbm_bandwidth": 1555000000000.0,
+   "ici_bandwidth": 300000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "h100-pcie",
+   "label": "H100 PCIe",
+   "peak_flops": 756500000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 2000000000000.0,
+   "ici_bandwidth": 64000000000.0,
+   "ici_latency": 2.5e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
    "name": "h200",
    "label": "H200 SXM",
    "peak_flops": 989000000000000.0,
@@ -978,12 +1000,12 @@ export const arrayValues8: ArrayModel = {
  ],
  "memory_kind": "device",
  "devices": "array",
+ "error": "",
+ "busy": false,
  "view_dims": [
   0,
   1
  ],
- "error": "",
- "busy": false,
  "_options": {
   "n_devices": 8,
   "platform": "cpu",
@@ -1751,6 +1773,28 @@ export const arrayValues8: ArrayModel = {
    "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
+   "name": "a100-40",
+   "label": "A100 40GB SXM",
+   "peak_flops": 312000000000000.0,
+   "hbm_bytes": 40000000000.0,
+   "hbm_bandwidth": 1555000000000.0,
+   "ici_bandwidth": 300000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "h100-pcie",
+   "label": "H100 PCIe",
+   "peak_flops": 756500000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 2000000000000.0,
+   "ici_bandwidth": 64000000000.0,
+   "ici_latency": 2.5e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
    "name": "h200",
    "label": "H200 SXM",
    "peak_flops": 989000000000000.0,
@@ -1820,12 +1864,12 @@ export const arrayResharded8: ArrayModel = {
  ],
  "memory_kind": "device",
  "devices": "array",
+ "error": "",
+ "busy": false,
  "view_dims": [
   0,
   1
  ],
- "error": "",
- "busy": false,
  "_options": {
   "n_devices": 8,
   "platform": "cpu",
@@ -2706,6 +2750,28 @@ export const arrayResharded8: ArrayModel = {
    "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
+   "name": "a100-40",
+   "label": "A100 40GB SXM",
+   "peak_flops": 312000000000000.0,
+   "hbm_bytes": 40000000000.0,
+   "hbm_bandwidth": 1555000000000.0,
+   "ici_bandwidth": 300000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "h100-pcie",
+   "label": "H100 PCIe",
+   "peak_flops": 756500000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 2000000000000.0,
+   "ici_bandwidth": 64000000000.0,
+   "ici_latency": 2.5e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
    "name": "h200",
    "label": "H200 SXM",
    "peak_flops": 989000000000000.0,
@@ -2968,9 +3034,9 @@ export const arrayScalar8: ArrayModel = {
  "spec": [],
  "memory_kind": "device",
  "devices": "array",
- "view_dims": [],
  "error": "",
  "busy": false,
+ "view_dims": [],
  "_options": {
   "n_devices": 8,
   "platform": "cpu",
@@ -3404,6 +3470,28 @@ export const arrayScalar8: ArrayModel = {
    "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
+   "name": "a100-40",
+   "label": "A100 40GB SXM",
+   "peak_flops": 312000000000000.0,
+   "hbm_bytes": 40000000000.0,
+   "hbm_bandwidth": 1555000000000.0,
+   "ici_bandwidth": 300000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "h100-pcie",
+   "label": "H100 PCIe",
+   "peak_flops": 756500000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 2000000000000.0,
+   "ici_bandwidth": 64000000000.0,
+   "ici_latency": 2.5e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
    "name": "h200",
    "label": "H200 SXM",
    "peak_flops": 989000000000000.0,
@@ -3472,11 +3560,11 @@ export const arrayUnreduced8: ArrayModel = {
  ],
  "memory_kind": "device",
  "devices": "array",
+ "error": "",
+ "busy": false,
  "view_dims": [
   0
  ],
- "error": "",
- "busy": false,
  "_options": {
   "n_devices": 8,
   "platform": "cpu",
@@ -4261,6 +4349,28 @@ export const arrayUnreduced8: ArrayModel = {
    "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
+   "name": "a100-40",
+   "label": "A100 40GB SXM",
+   "peak_flops": 312000000000000.0,
+   "hbm_bytes": 40000000000.0,
+   "hbm_bandwidth": 1555000000000.0,
+   "ici_bandwidth": 300000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "h100-pcie",
+   "label": "H100 PCIe",
+   "peak_flops": 756500000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 2000000000000.0,
+   "ici_bandwidth": 64000000000.0,
+   "ici_latency": 2.5e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
    "name": "h200",
    "label": "H200 SXM",
    "peak_flops": 989000000000000.0,
@@ -4312,8 +4422,6 @@ export const arrayUnreduced8: ArrayModel = {
 };
 
 export const function8: FunctionModel = {
- "_kind": "function",
- "mode": "jit",
  "mesh_shape": [
   2,
   4
@@ -4342,6 +4450,8 @@ export const function8: FunctionModel = {
  ],
  "error": "",
  "busy": false,
+ "_kind": "function",
+ "mode": "jit",
  "_trace_options": {
   "n_devices": 8,
   "platform": "cpu",
@@ -5417,8 +5527,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 192.1,
-  "run_ms": 8.9,
+  "compile_ms": 52.5,
+  "run_ms": 3.9,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -5939,6 +6049,28 @@ export const function8: FunctionModel = {
    "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
+   "name": "a100-40",
+   "label": "A100 40GB SXM",
+   "peak_flops": 312000000000000.0,
+   "hbm_bytes": 40000000000.0,
+   "hbm_bandwidth": 1555000000000.0,
+   "ici_bandwidth": 300000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "h100-pcie",
+   "label": "H100 PCIe",
+   "peak_flops": 756500000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 2000000000000.0,
+   "ici_bandwidth": 64000000000.0,
+   "ici_latency": 2.5e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
    "name": "h200",
    "label": "H200 SXM",
    "peak_flops": 989000000000000.0,
@@ -6016,12 +6148,1976 @@ export const function8: FunctionModel = {
   "fits_text": "fits in HBM (516 B of 88.5 GiB)",
   "peak_bytes": 516,
   "hbm_bytes": 95000000000.0
+ },
+ "_search": {
+  "key": 0,
+  "state": "none",
+  "done": 0,
+  "total": 0,
+  "cached": 0,
+  "compiler": "",
+  "hardware": "",
+  "hbm": null,
+  "dropped": 0,
+  "failed": 0,
+  "rows": []
+ }
+};
+
+export const functionSearched8: FunctionModel = {
+ "mesh_shape": [
+  2,
+  4
+ ],
+ "axis_names": [
+  "x",
+  "y"
+ ],
+ "axis_types": [
+  "auto",
+  "auto"
+ ],
+ "in_specs": [
+  [
+   "x",
+   "y"
+  ],
+  [
+   "y",
+   null
+  ]
+ ],
+ "out_specs": [
+  null,
+  null
+ ],
+ "error": "",
+ "busy": false,
+ "_kind": "function",
+ "mode": "jit",
+ "_trace_options": {
+  "n_devices": 8,
+  "platform": "cpu",
+  "factorizations": {
+   "1": [
+    [
+     8
+    ]
+   ],
+   "2": [
+    [
+     1,
+     8
+    ],
+    [
+     2,
+     4
+    ],
+    [
+     4,
+     2
+    ],
+    [
+     8,
+     1
+    ]
+   ],
+   "3": [
+    [
+     1,
+     1,
+     8
+    ],
+    [
+     1,
+     2,
+     4
+    ],
+    [
+     1,
+     4,
+     2
+    ],
+    [
+     1,
+     8,
+     1
+    ],
+    [
+     2,
+     1,
+     4
+    ],
+    [
+     2,
+     2,
+     2
+    ],
+    [
+     2,
+     4,
+     1
+    ],
+    [
+     4,
+     1,
+     2
+    ],
+    [
+     4,
+     2,
+     1
+    ],
+    [
+     8,
+     1,
+     1
+    ]
+   ],
+   "4": [
+    [
+     1,
+     1,
+     1,
+     8
+    ],
+    [
+     1,
+     1,
+     2,
+     4
+    ],
+    [
+     1,
+     1,
+     4,
+     2
+    ],
+    [
+     1,
+     1,
+     8,
+     1
+    ],
+    [
+     1,
+     2,
+     1,
+     4
+    ],
+    [
+     1,
+     2,
+     2,
+     2
+    ],
+    [
+     1,
+     2,
+     4,
+     1
+    ],
+    [
+     1,
+     4,
+     1,
+     2
+    ],
+    [
+     1,
+     4,
+     2,
+     1
+    ],
+    [
+     1,
+     8,
+     1,
+     1
+    ],
+    [
+     2,
+     1,
+     1,
+     4
+    ],
+    [
+     2,
+     1,
+     2,
+     2
+    ],
+    [
+     2,
+     1,
+     4,
+     1
+    ],
+    [
+     2,
+     2,
+     1,
+     2
+    ],
+    [
+     2,
+     2,
+     2,
+     1
+    ],
+    [
+     2,
+     4,
+     1,
+     1
+    ],
+    [
+     4,
+     1,
+     1,
+     2
+    ],
+    [
+     4,
+     1,
+     2,
+     1
+    ],
+    [
+     4,
+     2,
+     1,
+     1
+    ],
+    [
+     8,
+     1,
+     1,
+     1
+    ]
+   ]
+  },
+  "memory_kinds": [
+   "device",
+   "pinned_host",
+   "unpinned_host"
+  ],
+  "mode": "jit",
+  "fn_name": "matmul",
+  "inputs": [
+   {
+    "path": "a",
+    "shape": [
+     16,
+     8
+    ],
+    "dtype": "float32"
+   },
+   {
+    "path": "b",
+    "shape": [
+     8,
+     4
+    ],
+    "dtype": "float32"
+   }
+  ],
+  "outputs": [
+   {
+    "path": "out['out']",
+    "shape": [
+     16,
+     4
+    ],
+    "dtype": "float32"
+   },
+   {
+    "path": "out['total']",
+    "shape": [],
+    "dtype": "float32"
+   }
+  ],
+  "static_args": [],
+  "original": {
+   "mesh_shape": [
+    2,
+    4
+   ],
+   "axis_names": [
+    "x",
+    "y"
+   ],
+   "axis_types": [
+    "auto",
+    "auto"
+   ],
+   "in_specs": [
+    [
+     "x",
+     "y"
+    ],
+    [
+     "y",
+     null
+    ]
+   ],
+   "out_specs": [
+    null,
+    null
+   ]
+  },
+  "run_disabled": "",
+  "planned": ""
+ },
+ "_trace": {
+  "key": 1,
+  "status": "ok",
+  "message": "",
+  "mode": "jit",
+  "inputs": [
+   {
+    "path": "a",
+    "shape": [
+     16,
+     8
+    ],
+    "dtype": "float32",
+    "typeof": "float32[16@x,8@y]",
+    "spec_str": "P('x', 'y')",
+    "local_shape": [
+     8,
+     2
+    ],
+    "layout": {
+     "key": 1,
+     "shape": [
+      16,
+      8
+     ],
+     "dtype": "float32",
+     "itemsize": 4,
+     "typeof": "float32[16@x,8@y]",
+     "sharding": "NamedSharding",
+     "source": "original",
+     "mesh": {
+      "axis_names": [
+       "x",
+       "y"
+      ],
+      "axis_sizes": [
+       2,
+       4
+      ],
+      "axis_types": [
+       "auto",
+       "auto"
+      ],
+      "device_ids": [
+       0,
+       1,
+       2,
+       3,
+       4,
+       5,
+       6,
+       7
+      ]
+     },
+     "spec": [
+      "x",
+      "y"
+     ],
+     "spec_str": "P('x', 'y')",
+     "memory_kind": "device",
+     "devices": {
+      "ids": [
+       0,
+       1,
+       2,
+       3,
+       4,
+       5,
+       6,
+       7
+      ],
+      "process": [
+       0,
+       0,
+       0,
+       0,
+       0,
+       0,
+       0,
+       0
+      ],
+      "platform": "cpu",
+      "kind": "cpu",
+      "coords": null,
+      "core_on_chip": null,
+      "local_process": 0
+     },
+     "blocks": [
+      {
+       "i": [
+        [
+         0,
+         8
+        ],
+        [
+         0,
+         2
+        ]
+       ],
+       "d": [
+        0
+       ]
+      },
+      {
+       "i": [
+        [
+         0,
+         8
+        ],
+        [
+         2,
+         4
+        ]
+       ],
+       "d": [
+        1
+       ]
+      },
+      {
+       "i": [
+        [
+         0,
+         8
+        ],
+        [
+         4,
+         6
+        ]
+       ],
+       "d": [
+        2
+       ]
+      },
+      {
+       "i": [
+        [
+         0,
+         8
+        ],
+        [
+         6,
+         8
+        ]
+       ],
+       "d": [
+        3
+       ]
+      },
+      {
+       "i": [
+        [
+         8,
+         16
+        ],
+        [
+         0,
+         2
+        ]
+       ],
+       "d": [
+        4
+       ]
+      },
+      {
+       "i": [
+        [
+         8,
+         16
+        ],
+        [
+         2,
+         4
+        ]
+       ],
+       "d": [
+        5
+       ]
+      },
+      {
+       "i": [
+        [
+         8,
+         16
+        ],
+        [
+         4,
+         6
+        ]
+       ],
+       "d": [
+        6
+       ]
+      },
+      {
+       "i": [
+        [
+         8,
+         16
+        ],
+        [
+         6,
+         8
+        ]
+       ],
+       "d": [
+        7
+       ]
+      }
+     ],
+     "bytes_per_device": 64,
+     "logical_bytes": 512,
+     "replication": 1,
+     "note": "",
+     "code": "",
+     "unreduced": [],
+     "legend": {
+      "marks": [
+       [
+        "border",
+        "the colour of the device that holds the block (each device has its own colour)"
+       ],
+       [
+        "inner heatmap",
+        "the block's values (means of pooled cells), on one colour scale for the whole array"
+       ],
+       [
+        "stripes",
+        "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+       ],
+       [
+        "labels",
+        "the ids of the devices holding the block; rulers give each block's index range"
+       ]
+      ],
+      "replication": [
+       "dimension 0 split 2 ways over x",
+       "dimension 1 split 4 ways over y",
+       "no copies: each element on one device"
+      ]
+     }
+    },
+    "note": ""
+   },
+   {
+    "path": "b",
+    "shape": [
+     8,
+     4
+    ],
+    "dtype": "float32",
+    "typeof": "float32[8@y,4]",
+    "spec_str": "P('y', None)",
+    "local_shape": [
+     2,
+     4
+    ],
+    "layout": {
+     "key": 1,
+     "shape": [
+      8,
+      4
+     ],
+     "dtype": "float32",
+     "itemsize": 4,
+     "typeof": "float32[8@y,4]",
+     "sharding": "NamedSharding",
+     "source": "original",
+     "mesh": {
+      "axis_names": [
+       "x",
+       "y"
+      ],
+      "axis_sizes": [
+       2,
+       4
+      ],
+      "axis_types": [
+       "auto",
+       "auto"
+      ],
+      "device_ids": [
+       0,
+       1,
+       2,
+       3,
+       4,
+       5,
+       6,
+       7
+      ]
+     },
+     "spec": [
+      "y",
+      null
+     ],
+     "spec_str": "P('y', None)",
+     "memory_kind": "device",
+     "devices": {
+      "ids": [
+       0,
+       1,
+       2,
+       3,
+       4,
+       5,
+       6,
+       7
+      ],
+      "process": [
+       0,
+       0,
+       0,
+       0,
+       0,
+       0,
+       0,
+       0
+      ],
+      "platform": "cpu",
+      "kind": "cpu",
+      "coords": null,
+      "core_on_chip": null,
+      "local_process": 0
+     },
+     "blocks": [
+      {
+       "i": [
+        [
+         0,
+         2
+        ],
+        [
+         0,
+         4
+        ]
+       ],
+       "d": [
+        0,
+        4
+       ]
+      },
+      {
+       "i": [
+        [
+         2,
+         4
+        ],
+        [
+         0,
+         4
+        ]
+       ],
+       "d": [
+        1,
+        5
+       ]
+      },
+      {
+       "i": [
+        [
+         4,
+         6
+        ],
+        [
+         0,
+         4
+        ]
+       ],
+       "d": [
+        2,
+        6
+       ]
+      },
+      {
+       "i": [
+        [
+         6,
+         8
+        ],
+        [
+         0,
+         4
+        ]
+       ],
+       "d": [
+        3,
+        7
+       ]
+      }
+     ],
+     "bytes_per_device": 32,
+     "logical_bytes": 128,
+     "replication": 2,
+     "note": "",
+     "code": "",
+     "unreduced": [],
+     "legend": {
+      "marks": [
+       [
+        "border",
+        "the colour of the device that holds the block (each device has its own colour)"
+       ],
+       [
+        "inner heatmap",
+        "the block's values (means of pooled cells), on one colour scale for the whole array"
+       ],
+       [
+        "stripes",
+        "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+       ],
+       [
+        "labels",
+        "the ids of the devices holding the block; rulers give each block's index range"
+       ]
+      ],
+      "replication": [
+       "dimension 0 split 4 ways over y",
+       "replicated over x: 2 copies"
+      ]
+     }
+    },
+    "note": ""
+   }
+  ],
+  "outputs": [
+   {
+    "path": "out['out']",
+    "shape": [
+     16,
+     4
+    ],
+    "dtype": "float32",
+    "typeof": "float32[16@x,4]",
+    "spec_str": "P('x', None)",
+    "local_shape": [
+     8,
+     4
+    ],
+    "layout": {
+     "key": 1,
+     "shape": [
+      16,
+      4
+     ],
+     "dtype": "float32",
+     "itemsize": 4,
+     "typeof": "float32[16@x,4]",
+     "sharding": "NamedSharding",
+     "source": "original",
+     "mesh": {
+      "axis_names": [
+       "x",
+       "y"
+      ],
+      "axis_sizes": [
+       2,
+       4
+      ],
+      "axis_types": [
+       "auto",
+       "auto"
+      ],
+      "device_ids": [
+       0,
+       1,
+       2,
+       3,
+       4,
+       5,
+       6,
+       7
+      ]
+     },
+     "spec": [
+      "x",
+      null
+     ],
+     "spec_str": "P('x', None)",
+     "memory_kind": "device",
+     "devices": {
+      "ids": [
+       0,
+       1,
+       2,
+       3,
+       4,
+       5,
+       6,
+       7
+      ],
+      "process": [
+       0,
+       0,
+       0,
+       0,
+       0,
+       0,
+       0,
+       0
+      ],
+      "platform": "cpu",
+      "kind": "cpu",
+      "coords": null,
+      "core_on_chip": null,
+      "local_process": 0
+     },
+     "blocks": [
+      {
+       "i": [
+        [
+         0,
+         8
+        ],
+        [
+         0,
+         4
+        ]
+       ],
+       "d": [
+        0,
+        1,
+        2,
+        3
+       ]
+      },
+      {
+       "i": [
+        [
+         8,
+         16
+        ],
+        [
+         0,
+         4
+        ]
+       ],
+       "d": [
+        4,
+        5,
+        6,
+        7
+       ]
+      }
+     ],
+     "bytes_per_device": 128,
+     "logical_bytes": 256,
+     "replication": 4,
+     "note": "",
+     "code": "",
+     "unreduced": [],
+     "legend": {
+      "marks": [
+       [
+        "border",
+        "the colour of the device that holds the block (each device has its own colour)"
+       ],
+       [
+        "inner heatmap",
+        "the block's values (means of pooled cells), on one colour scale for the whole array"
+       ],
+       [
+        "stripes",
+        "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+       ],
+       [
+        "labels",
+        "the ids of the devices holding the block; rulers give each block's index range"
+       ]
+      ],
+      "replication": [
+       "dimension 0 split 2 ways over x",
+       "replicated over y: 4 copies"
+      ]
+     }
+    },
+    "note": ""
+   },
+   {
+    "path": "out['total']",
+    "shape": [],
+    "dtype": "float32",
+    "typeof": "float32[]",
+    "spec_str": "P()",
+    "local_shape": [],
+    "layout": {
+     "key": 1,
+     "shape": [],
+     "dtype": "float32",
+     "itemsize": 4,
+     "typeof": "float32[]",
+     "sharding": "NamedSharding",
+     "source": "original",
+     "mesh": {
+      "axis_names": [
+       "x",
+       "y"
+      ],
+      "axis_sizes": [
+       2,
+       4
+      ],
+      "axis_types": [
+       "auto",
+       "auto"
+      ],
+      "device_ids": [
+       0,
+       1,
+       2,
+       3,
+       4,
+       5,
+       6,
+       7
+      ]
+     },
+     "spec": [],
+     "spec_str": "P()",
+     "memory_kind": "device",
+     "devices": {
+      "ids": [
+       0,
+       1,
+       2,
+       3,
+       4,
+       5,
+       6,
+       7
+      ],
+      "process": [
+       0,
+       0,
+       0,
+       0,
+       0,
+       0,
+       0,
+       0
+      ],
+      "platform": "cpu",
+      "kind": "cpu",
+      "coords": null,
+      "core_on_chip": null,
+      "local_process": 0
+     },
+     "blocks": [
+      {
+       "i": [],
+       "d": [
+        0,
+        1,
+        2,
+        3,
+        4,
+        5,
+        6,
+        7
+       ]
+      }
+     ],
+     "bytes_per_device": 4,
+     "logical_bytes": 4,
+     "replication": 8,
+     "note": "",
+     "code": "",
+     "unreduced": [],
+     "legend": {
+      "marks": [
+       [
+        "border",
+        "the colour of the device that holds the block (each device has its own colour)"
+       ],
+       [
+        "inner heatmap",
+        "the block's values (means of pooled cells), on one colour scale for the whole array"
+       ],
+       [
+        "stripes",
+        "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+       ],
+       [
+        "labels",
+        "the ids of the devices holding the block; rulers give each block's index range"
+       ]
+      ],
+      "replication": [
+       "replicated over x: 2 copies",
+       "replicated over y: 4 copies",
+       "each element on 8 devices"
+      ]
+     }
+    },
+    "note": ""
+   }
+  ],
+  "constraints": [],
+  "collectives": [
+   {
+    "kind": "all-reduce",
+    "axes": [
+     "y"
+    ],
+    "shape": [
+     8,
+     4
+    ],
+    "dtype": "f32",
+    "bytes": 384,
+    "group_size": 4,
+    "n_groups": 2,
+    "op_name": "jit(matmul)/dot_general",
+    "source": "wire_fixtures.py:74",
+    "groups_text": "[2,4]<=[8]",
+    "group_set": 0,
+    "elements": [
+     {
+      "shape": [
+       8,
+       4
+      ],
+      "dtype": "f32",
+      "in_leaves": [
+       0,
+       1
+      ],
+      "out_leaves": [
+       0
+      ]
+     },
+     {
+      "shape": [
+       8,
+       4
+      ],
+      "dtype": "f32",
+      "in_leaves": [
+       0,
+       1
+      ],
+      "out_leaves": [
+       1
+      ]
+     }
+    ],
+    "in_leaves": [
+     0,
+     1
+    ],
+    "out_leaves": [
+     0,
+     1
+    ],
+    "leaves_note": ""
+   },
+   {
+    "kind": "all-reduce",
+    "axes": [
+     "x"
+    ],
+    "shape": [],
+    "dtype": "f32",
+    "bytes": 4,
+    "group_size": 2,
+    "n_groups": 4,
+    "op_name": "jit(matmul)/reduce_sum",
+    "source": "wire_fixtures.py:74",
+    "groups_text": "mesh['axis_0'=2,'axis_1'=1,'axis_2'=4] {'axis_0'}",
+    "group_set": 1,
+    "elements": [
+     {
+      "shape": [],
+      "dtype": "f32",
+      "in_leaves": [
+       0,
+       1
+      ],
+      "out_leaves": [
+       1
+      ]
+     }
+    ],
+    "in_leaves": [
+     0,
+     1
+    ],
+    "out_leaves": [
+     1
+    ],
+    "leaves_note": ""
+   }
+  ],
+  "memory": {
+   "argument": 96,
+   "output": 148,
+   "alias": 0,
+   "temp": 272,
+   "generated_code": 0,
+   "peak": 516
+  },
+  "flops": 224.0,
+  "compile_ms": 62.1,
+  "run_ms": 2.4,
+  "cached": false,
+  "ran": true,
+  "left_out": {
+   "inputs": 0,
+   "outputs": 0,
+   "constraints": 0,
+   "collectives": 0
+  },
+  "jaxpr": "{ lambda ; a:f32[16,8] b:f32[8,4]. let\n    c:f32[16,4] = dot_general[\n      dimension_numbers=(([1], [0]), ([], []))\n      preferred_element_type=float32\n    ] a b\n    d:f32[16,4] = dot_general[\n      dimension_numbers=(([1], [0]), ([], []))\n      preferred_element_type=float32\n    ] a b\n    e:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] d\n  in (c, e) }",
+  "jaxpr_cut": 0,
+  "group_sets": [
+   [
+    [
+     0,
+     1,
+     2,
+     3
+    ],
+    [
+     4,
+     5,
+     6,
+     7
+    ]
+   ],
+   [
+    [
+     0,
+     4
+    ],
+    [
+     1,
+     5
+    ],
+    [
+     2,
+     6
+    ],
+    [
+     3,
+     7
+    ]
+   ]
+  ],
+  "code": "import jax\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nmatmul_sharded = jax.jit(matmul, in_shardings=(NamedSharding(mesh, P('x', 'y')), NamedSharding(mesh, P('y', None))))\n# with jax.set_mesh(mesh):\n#     out = matmul_sharded(...)  # your arguments, as given to the view",
+  "peak": {
+   "unknown": "",
+   "bytes": 496,
+   "title": "peak 496 B at jit(matmul)/dot_general at wire_fixtures.py:74 (< 0.01 % of 88.5 GiB HBM)",
+   "timeline": [
+    96,
+    96,
+    96,
+    224,
+    496,
+    368,
+    368,
+    356,
+    232,
+    244
+   ],
+   "at": 4,
+   "instructions": 10,
+   "hbm": 95000000000.0,
+   "hbm_name": "tpu-v5p",
+   "groups": [
+    {
+     "name": "parameters",
+     "bytes": 96,
+     "rows": [
+      {
+       "label": "a",
+       "bytes": 64,
+       "shape": "f32[8,2]",
+       "path": "a",
+       "op_name": "dyn[0]",
+       "aliased": false
+      },
+      {
+       "label": "b",
+       "bytes": 32,
+       "shape": "f32[2,4]",
+       "path": "b",
+       "op_name": "dyn[1]",
+       "aliased": false
+      }
+     ],
+     "more": 0
+    },
+    {
+     "name": "temporaries",
+     "bytes": 272,
+     "rows": [
+      {
+       "label": "dot_general (wire_fixtures.py:74)",
+       "bytes": 128,
+       "shape": "f32[8,4]",
+       "path": "",
+       "op_name": "jit(matmul)/dot_general",
+       "aliased": false
+      },
+      {
+       "label": "dot_general (wire_fixtures.py:74)",
+       "bytes": 128,
+       "shape": "f32[8,4]",
+       "path": "",
+       "op_name": "jit(matmul)/dot_general",
+       "aliased": false
+      },
+      {
+       "label": "dot_general (wire_fixtures.py:74)",
+       "bytes": 16,
+       "shape": "(f32[8,4]{1,0},",
+       "path": "",
+       "op_name": "jit(matmul)/dot_general",
+       "aliased": false
+      }
+     ],
+     "more": 0
+    },
+    {
+     "name": "outputs",
+     "bytes": 128,
+     "rows": [
+      {
+       "label": "dot_general (wire_fixtures.py:74)",
+       "bytes": 128,
+       "shape": "f32[8,4]",
+       "path": "",
+       "op_name": "jit(matmul)/dot_general",
+       "aliased": false
+      }
+     ],
+     "more": 0
+    }
+   ]
+  }
+ },
+ "_trace_stats": {
+  "key": 1,
+  "outputs": [
+   {
+    "key": 1,
+    "status": "ready",
+    "message": "",
+    "blocks": [
+     [
+      8.0,
+      8.0,
+      8.0,
+      0.0,
+      0.0,
+      0.0
+     ],
+     [
+      8.0,
+      8.0,
+      8.0,
+      0.0,
+      0.0,
+      0.0
+     ]
+    ],
+    "values": b64("AAAAAAAAIEAAAAAAAAAgQAAAAAAAACBAAAAAAAAAIEAAAAAAAAAgQAAAAAAAACBAAAAAAAAAIEAAAAAAAAAgQAAAAAAAACBAAAAAAAAAIEAAAAAAAAAgQAAAAAAAACBAAAAAAAAAIEAAAAAAAAAgQAAAAAAAACBAAAAAAAAAIEAAAAAAAAAgQAAAAAAAACBAAAAAAAAAIEAAAAAAAAAgQAAAAAAAACBAAAAAAAAAIEAAAAAAAAAgQAAAAAAAACBAAAAAAAAAIEAAAAAAAAAgQAAAAAAAACBAAAAAAAAAIEAAAAAAAAAgQAAAAAAAACBAAAAAAAAAIEAAAAAAAAAgQAAAAAAAACBAAAAAAAAAIEAAAAAAAAAgQAAAAAAAACBAAAAAAAAAIEAAAAAAAAAgQAAAAAAAACBAAAAAAAAAIEAAAAAAAAAgQAAAAAAAACBAAAAAAAAAIEAAAAAAAAAgQAAAAAAAACBAAAAAAAAAIEAAAAAAAAAgQAAAAAAAACBAAAAAAAAAIEAAAAAAAAAgQAAAAAAAACBAAAAAAAAAIEAAAAAAAAAgQAAAAAAAACBAAAAAAAAAIEAAAAAAAAAgQAAAAAAAACBAAAAAAAAAIEAAAAAAAAAgQAAAAAAAACBAAAAAAAAAIEAAAAAAAAAgQAAAAAAAACBAAAAAAAAAIEA="),
+    "values_offsets": [
+     0,
+     32
+    ],
+    "thumbs": b64("gICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgA=="),
+    "thumb_shapes": [
+     [
+      8,
+      4
+     ],
+     [
+      8,
+      4
+     ]
+    ],
+    "thumb_offsets": [
+     0,
+     32
+    ],
+    "thumbs_dims": [
+     0,
+     1
+    ],
+    "vmin": 8.0,
+    "vmax": 8.0,
+    "partials": []
+   },
+   {
+    "key": 1,
+    "status": "ready",
+    "message": "",
+    "blocks": [
+     [
+      512.0,
+      512.0,
+      512.0,
+      0.0,
+      0.0,
+      0.0
+     ]
+    ],
+    "values": b64("AAAAAAAAgEA="),
+    "values_offsets": [
+     0
+    ],
+    "thumbs": null,
+    "thumb_shapes": [
+     [
+      0,
+      0
+     ]
+    ],
+    "thumb_offsets": [
+     -1
+    ],
+    "thumbs_dims": [],
+    "vmin": 0.0,
+    "vmax": 0.0,
+    "partials": []
+   }
+  ],
+  "inputs": [
+   {
+    "key": 1,
+    "status": "ready",
+    "message": "",
+    "blocks": [
+     [
+      1.0,
+      1.0,
+      1.0,
+      0.0,
+      0.0,
+      0.0
+     ],
+     [
+      1.0,
+      1.0,
+      1.0,
+      0.0,
+      0.0,
+      0.0
+     ],
+     [
+      1.0,
+      1.0,
+      1.0,
+      0.0,
+      0.0,
+      0.0
+     ],
+     [
+      1.0,
+      1.0,
+      1.0,
+      0.0,
+      0.0,
+      0.0
+     ],
+     [
+      1.0,
+      1.0,
+      1.0,
+      0.0,
+      0.0,
+      0.0
+     ],
+     [
+      1.0,
+      1.0,
+      1.0,
+      0.0,
+      0.0,
+      0.0
+     ],
+     [
+      1.0,
+      1.0,
+      1.0,
+      0.0,
+      0.0,
+      0.0
+     ],
+     [
+      1.0,
+      1.0,
+      1.0,
+      0.0,
+      0.0,
+      0.0
+     ]
+    ],
+    "values": b64("AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPw=="),
+    "values_offsets": [
+     0,
+     16,
+     32,
+     48,
+     64,
+     80,
+     96,
+     112
+    ],
+    "thumbs": b64("gICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgIA="),
+    "thumb_shapes": [
+     [
+      8,
+      2
+     ],
+     [
+      8,
+      2
+     ],
+     [
+      8,
+      2
+     ],
+     [
+      8,
+      2
+     ],
+     [
+      8,
+      2
+     ],
+     [
+      8,
+      2
+     ],
+     [
+      8,
+      2
+     ],
+     [
+      8,
+      2
+     ]
+    ],
+    "thumb_offsets": [
+     0,
+     16,
+     32,
+     48,
+     64,
+     80,
+     96,
+     112
+    ],
+    "thumbs_dims": [
+     0,
+     1
+    ],
+    "vmin": 1.0,
+    "vmax": 1.0,
+    "partials": []
+   },
+   {
+    "key": 1,
+    "status": "ready",
+    "message": "",
+    "blocks": [
+     [
+      1.0,
+      1.0,
+      1.0,
+      0.0,
+      0.0,
+      0.0
+     ],
+     [
+      1.0,
+      1.0,
+      1.0,
+      0.0,
+      0.0,
+      0.0
+     ],
+     [
+      1.0,
+      1.0,
+      1.0,
+      0.0,
+      0.0,
+      0.0
+     ],
+     [
+      1.0,
+      1.0,
+      1.0,
+      0.0,
+      0.0,
+      0.0
+     ]
+    ],
+    "values": b64("AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPw=="),
+    "values_offsets": [
+     0,
+     8,
+     16,
+     24
+    ],
+    "thumbs": b64("gICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgIA="),
+    "thumb_shapes": [
+     [
+      2,
+      4
+     ],
+     [
+      2,
+      4
+     ],
+     [
+      2,
+      4
+     ],
+     [
+      2,
+      4
+     ]
+    ],
+    "thumb_offsets": [
+     0,
+     8,
+     16,
+     24
+    ],
+    "thumbs_dims": [
+     0,
+     1
+    ],
+    "vmin": 1.0,
+    "vmax": 1.0,
+    "partials": []
+   }
+  ]
+ },
+ "hardware": "tpu-v5p",
+ "_hardware_presets": [
+  {
+   "name": "tpu-v4",
+   "label": "TPU v4",
+   "peak_flops": 275000000000000.0,
+   "hbm_bytes": 34359738368.0,
+   "hbm_bandwidth": 1200000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "tpu-v5e",
+   "label": "TPU v5e",
+   "peak_flops": 197000000000000.0,
+   "hbm_bytes": 16000000000.0,
+   "hbm_bandwidth": 819000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "tpu-v5p",
+   "label": "TPU v5p",
+   "peak_flops": 459000000000000.0,
+   "hbm_bytes": 95000000000.0,
+   "hbm_bandwidth": 2765000000000.0,
+   "ici_bandwidth": 200000000000.0,
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "tpu-v6e",
+   "label": "TPU v6e",
+   "peak_flops": 918000000000000.0,
+   "hbm_bytes": 32000000000.0,
+   "hbm_bandwidth": 1638000000000.0,
+   "ici_bandwidth": 200000000000.0,
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "tpu7x",
+   "label": "TPU7x (Ironwood)",
+   "peak_flops": 1153500000000000.0,
+   "hbm_bytes": 103079215104.0,
+   "hbm_bandwidth": 3685000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "h100",
+   "label": "H100 SXM",
+   "peak_flops": 989000000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 3350000000000.0,
+   "ici_bandwidth": 450000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "a100",
+   "label": "A100 80GB SXM",
+   "peak_flops": 312000000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 2039000000000.0,
+   "ici_bandwidth": 300000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "a100-40",
+   "label": "A100 40GB SXM",
+   "peak_flops": 312000000000000.0,
+   "hbm_bytes": 40000000000.0,
+   "hbm_bandwidth": 1555000000000.0,
+   "ici_bandwidth": 300000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "h100-pcie",
+   "label": "H100 PCIe",
+   "peak_flops": 756500000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 2000000000000.0,
+   "ici_bandwidth": 64000000000.0,
+   "ici_latency": 2.5e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "h200",
+   "label": "H200 SXM",
+   "peak_flops": 989000000000000.0,
+   "hbm_bytes": 141000000000.0,
+   "hbm_bandwidth": 4800000000000.0,
+   "ici_bandwidth": 450000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "b200",
+   "label": "B200",
+   "peak_flops": 2250000000000000.0,
+   "hbm_bytes": 191126044672.0,
+   "hbm_bandwidth": 7700000000000.0,
+   "ici_bandwidth": 900000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "gb200",
+   "label": "GB200 NVL72 (72-GPU NVLink domain)",
+   "peak_flops": 2500000000000000.0,
+   "hbm_bytes": 186000000000.0,
+   "hbm_bandwidth": 8000000000000.0,
+   "ici_bandwidth": 900000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  }
+ ],
+ "_estimate": {
+  "key": 1,
+  "hardware": "tpu-v5p",
+  "parts": [
+   {
+    "kind": "compute",
+    "label": "compute",
+    "seconds": 4.880174e-13,
+    "collective": -1,
+    "formula": "FLOPs / peak = 224 / 4.59e+14 (FLOPs: cost_analysis)",
+    "latency_s": 0.0
+   },
+   {
+    "kind": "memory",
+    "label": "memory",
+    "seconds": 3.240506e-10,
+    "collective": -1,
+    "formula": "bytes accessed / HBM bandwidth = 896 B / 2765 GB/s",
+    "latency_s": 0.0
+   },
+   {
+    "kind": "collective",
+    "label": "all-reduce over y",
+    "seconds": 6.00192e-06,
+    "collective": 0,
+    "formula": "6 steps \u00d7 1 \u00b5s ICI latency + 2(n-1)/n \u00b7 V / B = 2\u00b73/4 \u00b7 256 B / 200 GB/s",
+    "latency_s": 6e-06
+   },
+   {
+    "kind": "collective",
+    "label": "all-reduce over x",
+    "seconds": 2.00002e-06,
+    "collective": 1,
+    "formula": "2 steps \u00d7 1 \u00b5s ICI latency + 2(n-1)/n \u00b7 V / B = 2\u00b71/2 \u00b7 4 B / 200 GB/s",
+    "latency_s": 2e-06
+   }
+  ],
+  "total_s": 8.002264e-06,
+  "overlap": "compute and memory overlap (the larger counts); collectives run after, one after another: total = max(compute, memory) + sum of collectives",
+  "bound": "communication",
+  "fits": true,
+  "fits_text": "fits in HBM (516 B of 88.5 GiB)",
+  "peak_bytes": 516,
+  "hbm_bytes": 95000000000.0
+ },
+ "_search": {
+  "key": 3,
+  "state": "done",
+  "done": 19,
+  "total": 19,
+  "cached": 0,
+  "compiler": "XLA's CPU compiler for 8 simulated devices",
+  "hardware": "tpu-v5p",
+  "hbm": 95000000000.0,
+  "dropped": 1,
+  "failed": 0,
+  "rows": [
+   {
+    "id": 12,
+    "name": "DP 2 \u00d7 SP 2 \u00d7 TP 2",
+    "layout": "data=2 \u00d7 seq=2 \u00d7 tensor=2",
+    "fits": true,
+    "peak": 400,
+    "peak_is_totals": false,
+    "step_s": 6.00092014466546e-06,
+    "moved": 136,
+    "summary": "fits, peak 400 B per device, estimated step 6 \u00b5s"
+   },
+   {
+    "id": 11,
+    "name": "FSDP 2 \u00d7 SP 2 \u00d7 TP 2",
+    "layout": "fsdp=2 \u00d7 seq=2 \u00d7 tensor=2",
+    "fits": true,
+    "peak": 368,
+    "peak_is_totals": false,
+    "step_s": 7.0010743580470155e-06,
+    "moved": 168,
+    "summary": "fits, peak 368 B per device, estimated step 7 \u00b5s"
+   },
+   {
+    "id": 5,
+    "name": "DP 4 \u00d7 TP 2",
+    "layout": "data=4 \u00d7 tensor=2",
+    "fits": true,
+    "peak": 244,
+    "peak_is_totals": false,
+    "step_s": 8.000157052441232e-06,
+    "moved": 10,
+    "summary": "fits, peak 244 B per device, estimated step 8 \u00b5s"
+   },
+   {
+    "id": 15,
+    "name": "DP 2 \u00d7 TP 4",
+    "layout": "data=2 \u00d7 tensor=4",
+    "fits": true,
+    "peak": 356,
+    "peak_is_totals": false,
+    "step_s": 8.000236618444847e-06,
+    "moved": 10,
+    "summary": "fits, peak 356 B per device, estimated step 8 \u00b5s"
+   },
+   {
+    "id": 3,
+    "name": "DP 4 \u00d7 SP 2",
+    "layout": "data=4 \u00d7 seq=2",
+    "fits": true,
+    "peak": 400,
+    "peak_is_totals": false,
+    "step_s": 8.000917377938518e-06,
+    "moved": 134,
+    "summary": "fits, peak 400 B per device, estimated step 8 \u00b5s"
+   },
+   {
+    "id": 18,
+    "name": "SP 2 \u00d7 TP 4",
+    "layout": "seq=2 \u00d7 tensor=4",
+    "fits": true,
+    "peak": 496,
+    "peak_is_totals": false,
+    "step_s": 8.00098103074141e-06,
+    "moved": 134,
+    "summary": "fits, peak 496 B per device, estimated step 8 \u00b5s"
+   },
+   {
+    "id": 14,
+    "name": "DP 2 \u00d7 SP 4",
+    "layout": "data=2 \u00d7 seq=4",
+    "fits": true,
+    "peak": 592,
+    "peak_is_totals": false,
+    "step_s": 8.002291537070524e-06,
+    "moved": 388,
+    "summary": "fits, peak 592 B per device, estimated step 8 \u00b5s"
+   },
+   {
+    "id": 8,
+    "name": "SP 4 \u00d7 TP 2",
+    "layout": "seq=4 \u00d7 tensor=2",
+    "fits": true,
+    "peak": 592,
+    "peak_is_totals": false,
+    "step_s": 8.002297323688968e-06,
+    "moved": 388,
+    "summary": "fits, peak 592 B per device, estimated step 8 \u00b5s"
+   },
+   {
+    "id": 17,
+    "name": "FSDP 2 \u00d7 TP 4",
+    "layout": "fsdp=2 \u00d7 tensor=4",
+    "fits": true,
+    "peak": 340,
+    "peak_is_totals": false,
+    "step_s": 9.000333978300182e-06,
+    "moved": 26,
+    "summary": "fits, peak 340 B per device, estimated step 9 \u00b5s"
+   },
+   {
+    "id": 10,
+    "name": "DP 2 \u00d7 FSDP 2 \u00d7 TP 2",
+    "layout": "data=2 \u00d7 fsdp=2 \u00d7 tensor=2",
+    "fits": true,
+    "peak": 256,
+    "peak_is_totals": false,
+    "step_s": 9.000351772151898e-06,
+    "moved": 42,
+    "summary": "fits, peak 256 B per device, estimated step 9 \u00b5s"
+   },
+   {
+    "id": 9,
+    "name": "DP 2 \u00d7 FSDP 2 \u00d7 SP 2",
+    "layout": "data=2 \u00d7 fsdp=2 \u00d7 seq=2",
+    "fits": true,
+    "peak": 336,
+    "peak_is_totals": false,
+    "step_s": 9.001233037974684e-06,
+    "moved": 198,
+    "summary": "fits, peak 336 B per device, estimated step 9 \u00b5s"
+   },
+   {
+    "id": 16,
+    "name": "FSDP 2 \u00d7 SP 4",
+    "layout": "fsdp=2 \u00d7 seq=4",
+    "fits": true,
+    "peak": 528,
+    "peak_is_totals": false,
+    "step_s": 9.002476130198915e-06,
+    "moved": 420,
+    "summary": "fits, peak 528 B per device, estimated step 9 \u00b5s"
+   },
+   {
+    "id": 6,
+    "name": "FSDP 4 \u00d7 TP 2",
+    "layout": "fsdp=4 \u00d7 tensor=2",
+    "fits": true,
+    "peak": 240,
+    "peak_is_totals": false,
+    "step_s": 1.1000425985533453e-05,
+    "moved": 58,
+    "summary": "fits, peak 240 B per device, estimated step 11 \u00b5s"
+   },
+   {
+    "id": 7,
+    "name": "FSDP 4 \u00d7 SP 2",
+    "layout": "fsdp=4 \u00d7 seq=2",
+    "fits": true,
+    "peak": 304,
+    "peak_is_totals": false,
+    "step_s": 1.1001455244122966e-05,
+    "moved": 230,
+    "summary": "fits, peak 304 B per device, estimated step 11 \u00b5s"
+   },
+   {
+    "id": 4,
+    "name": "DP 8",
+    "layout": "data=8",
+    "fits": true,
+    "peak": 244,
+    "peak_is_totals": false,
+    "step_s": 1.4000139159132007e-05,
+    "moved": 7,
+    "summary": "fits, peak 244 B per device, estimated step 14 \u00b5s"
+   },
+   {
+    "id": 1,
+    "name": "SP 8",
+    "layout": "seq=8",
+    "fits": true,
+    "peak": 976,
+    "peak_is_totals": false,
+    "step_s": 1.4005076021699819e-05,
+    "moved": 896,
+    "summary": "fits, peak 976 B per device, estimated step 14 \u00b5s"
+   },
+   {
+    "id": 13,
+    "name": "DP 4 \u00d7 FSDP 2",
+    "layout": "data=4 \u00d7 fsdp=2",
+    "fits": true,
+    "peak": 288,
+    "peak_is_totals": false,
+    "step_s": 1.5000528598553345e-05,
+    "moved": 71,
+    "summary": "fits, peak 288 B per device, estimated step 15 \u00b5s"
+   },
+   {
+    "id": 2,
+    "name": "DP 2 \u00d7 FSDP 4",
+    "layout": "data=2 \u00d7 fsdp=4",
+    "fits": true,
+    "peak": 256,
+    "peak_is_totals": false,
+    "step_s": 1.7000677025316458e-05,
+    "moved": 103,
+    "summary": "fits, peak 256 B per device, estimated step 17 \u00b5s"
+   },
+   {
+    "id": 0,
+    "name": "FSDP 8",
+    "layout": "fsdp=8",
+    "fits": true,
+    "peak": 240,
+    "peak_is_totals": false,
+    "step_s": 2.100075123869801e-05,
+    "moved": 119,
+    "summary": "fits, peak 240 B per device, estimated step 21 \u00b5s"
+   }
+  ]
  }
 };
 
 export const functionShardMap8: FunctionModel = {
- "_kind": "function",
- "mode": "shard_map",
  "mesh_shape": [
   2,
   4
@@ -6048,6 +8144,8 @@ export const functionShardMap8: FunctionModel = {
  ],
  "error": "",
  "busy": false,
+ "_kind": "function",
+ "mode": "shard_map",
  "_trace_options": {
   "n_devices": 8,
   "platform": "cpu",
@@ -6623,7 +8721,7 @@ export const functionShardMap8: FunctionModel = {
     "group_size": 2,
     "n_groups": 4,
     "op_name": "jit(psum_rows)/shard_map/psum_invariant",
-    "source": "wire_fixtures.py:79",
+    "source": "wire_fixtures.py:82",
     "groups_text": "{{0,4},{1,5},{2,6},{3,7}}",
     "group_set": 0,
     "elements": [
@@ -6659,8 +8757,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 133.7,
-  "run_ms": 14.4,
+  "compile_ms": 43.1,
+  "run_ms": 2.2,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -6695,7 +8793,7 @@ export const functionShardMap8: FunctionModel = {
   "peak": {
    "unknown": "",
    "bytes": 512,
-   "title": "peak 512 B at jit(psum_rows)/shard_map/psum_invariant at wire_fixtures.py:79 (< 0.01 % of 88.5 GiB HBM)",
+   "title": "peak 512 B at jit(psum_rows)/shard_map/psum_invariant at wire_fixtures.py:82 (< 0.01 % of 88.5 GiB HBM)",
    "timeline": [
     256,
     512
@@ -6725,7 +8823,7 @@ export const functionShardMap8: FunctionModel = {
      "bytes": 256,
      "rows": [
       {
-       "label": "psum_invariant (wire_fixtures.py:79)",
+       "label": "psum_invariant (wire_fixtures.py:82)",
        "bytes": 256,
        "shape": "f32[8,8]",
        "path": "",
@@ -6911,6 +9009,28 @@ export const functionShardMap8: FunctionModel = {
    "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
+   "name": "a100-40",
+   "label": "A100 40GB SXM",
+   "peak_flops": 312000000000000.0,
+   "hbm_bytes": 40000000000.0,
+   "hbm_bandwidth": 1555000000000.0,
+   "ici_bandwidth": 300000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "h100-pcie",
+   "label": "H100 PCIe",
+   "peak_flops": 756500000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 2000000000000.0,
+   "ici_bandwidth": 64000000000.0,
+   "ici_latency": 2.5e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
    "name": "h200",
    "label": "H200 SXM",
    "peak_flops": 989000000000000.0,
@@ -6980,12 +9100,23 @@ export const functionShardMap8: FunctionModel = {
   "fits_text": "fits in HBM (512 B of 88.5 GiB)",
   "peak_bytes": 512,
   "hbm_bytes": 95000000000.0
+ },
+ "_search": {
+  "key": 0,
+  "state": "none",
+  "done": 0,
+  "total": 0,
+  "cached": 0,
+  "compiler": "",
+  "hardware": "",
+  "hbm": null,
+  "dropped": 0,
+  "failed": 0,
+  "rows": []
  }
 };
 
 export const functionPmap8: FunctionModel = {
- "_kind": "function",
- "mode": "pmap",
  "mesh_shape": [
   8
  ],
@@ -7006,6 +9137,8 @@ export const functionPmap8: FunctionModel = {
  ],
  "error": "",
  "busy": false,
+ "_kind": "function",
+ "mode": "pmap",
  "_trace_options": {
   "n_devices": 8,
   "platform": "cpu",
@@ -7750,7 +9883,7 @@ export const functionPmap8: FunctionModel = {
     "group_size": 8,
     "n_groups": 1,
     "op_name": "jit(pmap(<lambda>))/jit(_fun)/shard_map/psum",
-    "source": "wire_fixtures.py:85",
+    "source": "wire_fixtures.py:88",
     "groups_text": "{{0,1,2,3,4,5,6,7}}",
     "group_set": 0,
     "elements": [
@@ -7785,8 +9918,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 281.2,
-  "run_ms": 18.2,
+  "compile_ms": 67.8,
+  "run_ms": 1.9,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7815,7 +9948,7 @@ export const functionPmap8: FunctionModel = {
   "peak": {
    "unknown": "",
    "bytes": 48,
-   "title": "peak 48 B at jit(pmap(<lambda>))/jit(_fun)/shard_map/mul at wire_fixtures.py:85 (< 0.01 % of 88.5 GiB HBM)",
+   "title": "peak 48 B at jit(pmap(<lambda>))/jit(_fun)/shard_map/mul at wire_fixtures.py:88 (< 0.01 % of 88.5 GiB HBM)",
    "timeline": [
     16,
     16,
@@ -7847,7 +9980,7 @@ export const functionPmap8: FunctionModel = {
      "bytes": 16,
      "rows": [
       {
-       "label": "psum (wire_fixtures.py:85)",
+       "label": "psum (wire_fixtures.py:88)",
        "bytes": 16,
        "shape": "f32[4]",
        "path": "",
@@ -7862,7 +9995,7 @@ export const functionPmap8: FunctionModel = {
      "bytes": 16,
      "rows": [
       {
-       "label": "mul (wire_fixtures.py:85)",
+       "label": "mul (wire_fixtures.py:88)",
        "bytes": 16,
        "shape": "f32[1,4]",
        "path": "",
@@ -8230,6 +10363,28 @@ export const functionPmap8: FunctionModel = {
    "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
+   "name": "a100-40",
+   "label": "A100 40GB SXM",
+   "peak_flops": 312000000000000.0,
+   "hbm_bytes": 40000000000.0,
+   "hbm_bandwidth": 1555000000000.0,
+   "ici_bandwidth": 300000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "h100-pcie",
+   "label": "H100 PCIe",
+   "peak_flops": 756500000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 2000000000000.0,
+   "ici_bandwidth": 64000000000.0,
+   "ici_latency": 2.5e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
    "name": "h200",
    "label": "H200 SXM",
    "peak_flops": 989000000000000.0,
@@ -8299,11 +10454,23 @@ export const functionPmap8: FunctionModel = {
   "fits_text": "fits in HBM (48 B of 88.5 GiB)",
   "peak_bytes": 48,
   "hbm_bytes": 95000000000.0
+ },
+ "_search": {
+  "key": 0,
+  "state": "none",
+  "done": 0,
+  "total": 0,
+  "cached": 0,
+  "compiler": "",
+  "hardware": "",
+  "hbm": null,
+  "dropped": 0,
+  "failed": 0,
+  "rows": []
  }
 };
 
 export const tree8: TreeModel = {
- "_kind": "tree",
  "mesh_shape": [
   2,
   4
@@ -8319,6 +10486,7 @@ export const tree8: TreeModel = {
  "rules_text": "b  P('y')",
  "error": "",
  "busy": false,
+ "_kind": "tree",
  "selected": 1,
  "hardware": "h100",
  "large_bytes": 1048576,
@@ -8399,6 +10567,28 @@ export const tree8: TreeModel = {
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
    "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "a100-40",
+   "label": "A100 40GB SXM",
+   "peak_flops": 312000000000000.0,
+   "hbm_bytes": 40000000000.0,
+   "hbm_bandwidth": 1555000000000.0,
+   "ici_bandwidth": 300000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "h100-pcie",
+   "label": "H100 PCIe",
+   "peak_flops": 756500000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 2000000000000.0,
+   "ici_bandwidth": 64000000000.0,
+   "ici_latency": 2.5e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "h200",
@@ -9321,7 +11511,6 @@ export const tree8: TreeModel = {
 };
 
 export const treePlanned256: TreeModel = {
- "_kind": "tree",
  "mesh_shape": [
   32,
   8
@@ -9337,6 +11526,7 @@ export const treePlanned256: TreeModel = {
  "rules_text": "w  P('data', 'model')\nb  P('model')",
  "error": "",
  "busy": false,
+ "_kind": "tree",
  "selected": 1,
  "hardware": "h100",
  "large_bytes": 1048576,
@@ -9417,6 +11607,28 @@ export const treePlanned256: TreeModel = {
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
    "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "a100-40",
+   "label": "A100 40GB SXM",
+   "peak_flops": 312000000000000.0,
+   "hbm_bytes": 40000000000.0,
+   "hbm_bandwidth": 1555000000000.0,
+   "ici_bandwidth": 300000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "h100-pcie",
+   "label": "H100 PCIe",
+   "peak_flops": 756500000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 2000000000000.0,
+   "ici_bandwidth": 64000000000.0,
+   "ici_latency": 2.5e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "h200",
@@ -19620,12 +21832,12 @@ export const array32: ArrayModel = {
  ],
  "memory_kind": "device",
  "devices": "array",
+ "error": "",
+ "busy": false,
  "view_dims": [
   0,
   1
  ],
- "error": "",
- "busy": false,
  "_options": {
   "n_devices": 32,
   "platform": "cpu",
@@ -21854,6 +24066,28 @@ export const array32: ArrayModel = {
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
    "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "a100-40",
+   "label": "A100 40GB SXM",
+   "peak_flops": 312000000000000.0,
+   "hbm_bytes": 40000000000.0,
+   "hbm_bandwidth": 1555000000000.0,
+   "ici_bandwidth": 300000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+  },
+  {
+   "name": "h100-pcie",
+   "label": "H100 PCIe",
+   "peak_flops": 756500000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 2000000000000.0,
+   "ici_bandwidth": 64000000000.0,
+   "ici_latency": 2.5e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
   },
   {
    "name": "h200",

@@ -119,7 +119,7 @@ def hlo_sharding_text(proto: object) -> str:
     return str(xc.HloSharding.from_proto(proto))
 
 
-def kept_inputs(lowered: Any, n: int) -> list[bool] | None:
+def kept_inputs(lowered: jax.stages.Lowered, n: int) -> list[bool] | None:
     """Per flattened input (n of them), whether the lowered program keeps it as a parameter (a
     jitted function's unused inputs are dropped); None where this JAX does not say."""
     try:

@@ -37,6 +37,10 @@ KEEP = 1024
 """Compiles kept in the search's cache (least recently used out first)."""
 _CACHE: OrderedDict[tuple[Any, ...], compile_mod.Plan] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
+_BUDGETED: OrderedDict[tuple[Any, ...], None] = OrderedDict()
+"""Searches a budget stopped (function, shapes, target, layouts, budget): the same search
+again answers with the compiles the first one made, in the cache, and compiles nothing more
+(a bigger budget, or none, goes on from there)."""
 
 
 def _signature(args: Sequence[Any]) -> tuple[Any, ...]:
@@ -67,6 +71,7 @@ def clear_cache() -> None:
     """Forget every cached compile (tests, or to measure a cold search)."""
     with _CACHE_LOCK:
         _CACHE.clear()
+        _BUDGETED.clear()
 
 
 @dataclass
@@ -127,6 +132,13 @@ class Search:
         """The candidates compiled so far, ranked: fit first, then estimated step time."""
         with self._lock:
             return cand_mod.ranked(self._found)
+
+    @property
+    def arrived(self) -> list[Candidate]:
+        """The candidates compiled so far, in the order they arrived (a candidate keeps its
+        place here while :attr:`results` re-ranks)."""
+        with self._lock:
+            return list(self._found)
 
     @property
     def done(self) -> bool:
@@ -251,6 +263,9 @@ class _Run:
         self.s, self.f, self.props, self.fkey = s, f, props, fkey
         self.deadline = None if budget_s is None else s._t0 + budget_s
         self.timeout = timeout
+        self.whole = None
+        if fkey is not None and budget_s is not None:
+            self.whole = (*fkey, tuple(p.key for p in props), budget_s)
 
     def key(self, p: c.Proposal) -> tuple[Any, ...] | None:
         return None if self.fkey is None else (*self.fkey, p.key)
@@ -262,6 +277,8 @@ class _Run:
         s = self.s
         try:
             todo = self._from_cache()
+            if todo and s.progress.cached and self._repeated():
+                todo = []
             if todo:
                 s._pool = Pool(s.target, min(s.workers, len(todo)), self.timeout, self.done)
                 self._lower_all(todo)
@@ -270,6 +287,7 @@ class _Run:
         finally:
             if s.progress.state == "running":
                 s.progress.state = "done"
+            self._remember_budget()
             s.wall_s = time.perf_counter() - s._t0
             s._done.set()
             s._tell()
@@ -284,6 +302,23 @@ class _Run:
                 trees = strat.to_trees(self.s.args, p.specs)
                 self.s._add(cand_mod.make(p, trees, plan, self.s.hardware, self.s.target), False)
         return todo
+
+    def _repeated(self) -> bool:
+        """Whether a budget stopped this same search before: then it is answered whole from
+        the cache, stopped where the first one was ("budget")."""
+        with _CACHE_LOCK:
+            if self.whole is None or self.whole not in _BUDGETED:
+                return False
+        self.s.progress.state = "budget"
+        return True
+
+    def _remember_budget(self) -> None:
+        if self.s.progress.state != "budget" or self.whole is None:
+            return
+        with _CACHE_LOCK:
+            _BUDGETED[self.whole] = None
+            while len(_BUDGETED) > KEEP:
+                _BUDGETED.popitem(last=False)
 
     def _out_of_time(self, queued: int = 1) -> bool:
         """Whether to lower no more: cancelled, or past the budget with a compile queued (one

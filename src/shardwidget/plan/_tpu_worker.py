@@ -117,7 +117,10 @@ def _held_shapes(req: dict[str, Any], devices: list[Any]) -> dict[str, list[list
 
 def _describe(req: dict[str, Any]) -> dict[str, Any]:
     topo = _topology(req)
-    mesh = _mesh_devices(req, list(topo.devices))
+    try:
+        mesh = _mesh_devices(req, list(topo.devices))
+    except Exception as e:  # make_mesh's refusal: answered with the shapes the torus holds
+        return _refused(req, list(topo.devices), e)
     d0 = topo.devices[0]
     return {
         "device_kind": str(d0.device_kind),
@@ -127,6 +130,14 @@ def _describe(req: dict[str, Any]) -> dict[str, Any]:
         "mesh": [int(d.id) for d in mesh.flat],
         "shapes": _held_shapes(req, list(topo.devices)),
     }
+
+
+def _refused(req: dict[str, Any], devices: list[Any], e: Exception) -> dict[str, Any]:
+    """A mesh the topology cannot hold: JAX's words, its device count, and the shapes of that
+    many devices (as many axes as asked, at least 1) that ``make_mesh`` places on it."""
+    whole = {**req, "mesh_shape": [len(devices)], "max_axes": max(len(req["mesh_shape"]), 1)}
+    return {"refused": f"{type(e).__name__}: {e}", "n_devices": len(devices),
+            "shapes": _held_shapes(whole, devices)}  # fmt: skip
 
 
 def _compile(req: dict[str, Any], adapter: Any) -> dict[str, Any]:

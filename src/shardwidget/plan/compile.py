@@ -20,7 +20,7 @@ import numpy as np
 from jax.sharding import AbstractMesh, Mesh, NamedSharding, PartitionSpec
 
 from ..cost.estimate import estimate
-from ..cost.hardware import DEFAULT, hardware
+from ..cost.hardware import DEFAULT, Hardware, hardware
 from ..hlo import collectives as hlo
 from ..hlo import flops as hlo_flops
 from ..hlo import peak as hlo_peak
@@ -120,7 +120,7 @@ class Plan:
         TPU plan beside the CPU plan of an AbstractMesh of the same shape), in one line."""
         return delta_line(self, other)
 
-    def estimate(self, hw: Any = None, dcn_axes: Sequence[str] = ()) -> Any:
+    def estimate(self, hw: str | Hardware | None = None, dcn_axes: Sequence[str] = ()) -> Any:
         """The estimated time per device on a hardware preset (:mod:`shardwidget.cost.estimate`;
         a GPU plan: its GPU's preset, and the axes that cross the network as ``dcn_axes``)."""
         mi = self.topology
@@ -136,7 +136,7 @@ class Plan:
             flops_source=self.flops_source,
         )
 
-    def _gpu_estimate(self, hw: Any, dcn_axes: Sequence[str]) -> Any:
+    def _gpu_estimate(self, hw: str | Hardware | None, dcn_axes: Sequence[str]) -> Any:
         """The estimate of a GPU plan: its GPU's preset (or ``hw``), the network axes as
         ``dcn_axes``, and "fits" judged as :attr:`fits` is: against JAX's share of the GPU's
         memory (one rule, one figure), not the preset's HBM."""

@@ -38,7 +38,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from jax.sharding import AxisType
+from jax.sharding import AbstractMesh, AxisType
 
 from . import helper as _helper
 from . import module_key
@@ -290,7 +290,7 @@ class Meshes(Generic[T]):
     def __init__(self) -> None:
         self._info: dict[Any, T] = {}
 
-    def add(self, mesh: Any, info: T) -> None:
+    def add(self, mesh: AbstractMesh, info: T) -> None:
         self._info[mesh] = info
 
     def info(self, mesh: object) -> T | None:

@@ -59,7 +59,7 @@ def sds(x: object, mesh: Mesh | AbstractMesh, spec: object, where: str) -> Any:
     return jax.ShapeDtypeStruct(shape, x.dtype, sharding=NamedSharding(mesh, pspec))
 
 
-def arg_sds(i: int, a: Any, spec: Any, mesh: Mesh | AbstractMesh, is_spec: Any) -> Any:
+def arg_sds(i: int, a: object, spec: Any, mesh: Mesh | AbstractMesh, is_spec: Any) -> Any:
     """Argument i as ShapeDtypeStructs on the mesh: ``spec`` None (replicated), one spec for
     every leaf (``is_spec(spec)``), or a tree of specs shaped like the argument."""
 

@@ -201,6 +201,8 @@ def tpu_mesh(
     if "error" in reply:
         why = compilers.first_line(reply["error"])
         raise ValueError(f"no mesh {shape} {names} on {topology}: {why}")
+    if "refused" in reply:
+        raise ValueError(_no_mesh(topology, shape, allow_split_physical_axes, reply))
     by_id = {d[0]: d for d in reply["devices"]}
     pos = [by_id[i] for i in reply["mesh"]]
     key = f"{topology}/{num_slices}/{chip_config_name}/{allow_split_physical_axes}"
@@ -227,6 +229,24 @@ def tpu_mesh(
     mesh = _jax.abstract_mesh_on(shape, names, types, device)
     _MESHES.add(mesh, mi)
     return mesh
+
+
+def _no_mesh(topology: str, shape: tuple[int, ...], split: bool, reply: dict[str, Any]) -> str:
+    """Why ``topology`` holds no mesh of ``shape``, in words: its device count, or the shapes
+    of as many axes it holds (``make_mesh``'s own answers, tried in the helper). JAX's words
+    only where ours do not explain it (a shape it holds, refused all the same)."""
+    n = int(reply["n_devices"])
+    held = [tuple(s) for s in reply["shapes"].get(str(len(shape)), [])]
+    offer = ", ".join(map(_fmt, held)) or "none"
+    if shape in held:
+        return f"no mesh {shape} on {topology}: {compilers.first_line(reply['refused'])}"
+    if math.prod(shape) != n:
+        head = f"{topology} has {n} devices; a {_fmt(shape)} mesh has {math.prod(shape)}"
+    else:
+        how = ": each axis of the mesh must be a product of the torus's own axes"
+        how = "" if split else how + " (allow_split_physical_axes=True lifts that)"
+        head = f"the {topology} torus cannot hold a {_fmt(shape)} mesh{how}"
+    return f"{head}; {len(shape)}-axis meshes it holds: {offer}"
 
 
 def _held(shapes: dict[str, list[list[int]]], own: tuple[int, ...]) -> frozenset[tuple[int, ...]]:

@@ -12,7 +12,7 @@ import jax
 import numpy as np
 
 from ..cost.estimate import estimate_trace
-from ..cost.hardware import DEFAULT
+from ..cost.hardware import DEFAULT, Hardware
 from ..hlo import collectives as hlo
 from ..hlo.peak import Peak
 from ..model import spec as spec_mod
@@ -236,7 +236,7 @@ class TraceResult:
     )
     """Re-creates (inputs, outputs) of a run: the result keeps no device arrays."""
 
-    def estimate(self, hw: Any = None, dcn_axes: Any = ()) -> Any:
+    def estimate(self, hw: str | Hardware | None = None, dcn_axes: Sequence[str] = ()) -> Any:
         """Estimated time per device on a hardware preset (a name such as "tpu-v5p" or a
         ``shardwidget.Hardware``): ``.compute_s``, ``.memory_s``, ``.collectives`` (each with
         ``.seconds`` = ``.latency_s`` + ``.bandwidth_s``), ``.total_s``, ``.bound``, ``.fits``;

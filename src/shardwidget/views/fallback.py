@@ -18,7 +18,8 @@ offline, GitHub, nbviewer) the picture shows as any HTML output does.
 Keeping (1) current is lazy, never on the update path (a picture of 4096 blocks takes a while): a
 change marks the view stale; stale pictures are redrawn after the cell that changed them
 (IPython's ``post_run_cell``, so ``nbconvert --execute`` saves the last state), or, for changes
-from the widget's controls, once the kernel has been quiet for ``QUIET_S`` seconds.
+from the widget's controls, once the kernel has been quiet for twice as long as the last redraw
+took (``MIN_QUIET_S`` to ``QUIET_S``): a quick picture is current before a save a moment later.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import html
 import sys
+import time
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +38,12 @@ if TYPE_CHECKING:
     from .base import ShardView
 
 QUIET_S = 1.0
-"""Seconds without a change before the pictures of changes from the controls are redrawn."""
+"""The longest wait without a change before the pictures of changes from the controls are
+redrawn (a picture that takes long to draw waits this long, so a drag does not redraw it)."""
+MIN_QUIET_S = 0.1
+"""The shortest wait: a notebook saved half a second after a change must hold its picture."""
+
+_last_draw_s = 0.0  # how long the last redraw of the stale pictures took
 
 ATTR = "data-shardwidget-fallback"
 
@@ -108,7 +115,13 @@ def mark_stale(view: ShardView[Any, Any]) -> None:
         return  # no loop: the cell's post_run_cell redraws it
     if _timer is not None:
         _timer.cancel()
-    _timer = loop.call_later(QUIET_S, refresh_stale)
+    _timer = loop.call_later(quiet_s(), refresh_stale)
+
+
+def quiet_s() -> float:
+    """How long the kernel must be quiet before the stale pictures are redrawn: twice the last
+    redraw's time, within MIN_QUIET_S and QUIET_S (a redraw must not slow a drag's replies)."""
+    return min(QUIET_S, max(MIN_QUIET_S, 2 * _last_draw_s))
 
 
 def refresh_stale(*_: Any) -> None:
@@ -121,12 +134,15 @@ def refresh_stale(*_: Any) -> None:
     _stale.clear()
     if not views:
         return
+    global _last_draw_s
     update_display = _ipython_display("update_display")
+    t0 = time.perf_counter()
     for v in views:
         try:
             update_display(bundle(v), raw=True, display_id=v._fallback_id)
         except Exception:  # a picture must never break the kernel's cell
             continue
+    _last_draw_s = time.perf_counter() - t0
 
 
 def _ipython_display(name: str) -> Any:

@@ -36,6 +36,7 @@ from ..trace import function as trace_mod
 from ..trace import pmap as pmap_mod
 from ..trace.result import TraceResult, TraceState
 from ..why import fixes as fixes_mod
+from ..wire import search as search_wire
 from ..wire import why as why_wire
 from . import plan_progress, why
 from .base import ShardView, is_function
@@ -84,6 +85,7 @@ class FunctionView(SearchMixin, MemoryMixin, CostMixin, ShardView[TraceState, Co
         "hardware",
         "_hardware_presets",
         "_estimate",
+        "_search",
     )
     FRONT_END_TRAITS: ClassVar[tuple[str, ...]] = ("hardware",)
 
@@ -119,6 +121,8 @@ class FunctionView(SearchMixin, MemoryMixin, CostMixin, ShardView[TraceState, Co
     _estimate: Any = traitlets.Dict().tag(sync=True)  # a wire TypedDict
     """wire.EstimateWire: the estimate of the compiled layout on ``hardware`` (same key as
     ``_trace``). Python → JS."""
+    _search: Any = traitlets.Dict(dict(search_wire.empty())).tag(sync=True)  # a wire TypedDict
+    """wire.SearchWire: the newest ``search()``'s candidates as they arrive. Python → JS."""
 
     def _build(self, f: Callable[..., Any], /, *args: Any, **kwargs: Any) -> None:
         own = {k: kwargs.pop(k) for k in list(kwargs) if k in OWN_KWARGS}

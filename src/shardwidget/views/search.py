@@ -1,10 +1,16 @@
 """A function view's search for a layout: ``view.search(...)`` runs
 :func:`shardwidget.search` on the view's function and arguments, and
-``search.apply(i)`` lays the view out as candidate i (a layout change: undo restores)."""
+``search.apply(i)`` lays the view out as candidate i (a layout change: undo restores).
+
+The panel: ``_search`` (:mod:`shardwidget.wire.search`) is republished as results arrive. The
+search's threads only hand over (:meth:`_later`: the kernel's thread sets the trait; at most one
+publish waits at a time, and it reads the search as it is then); a click on a row or point
+sends ``{"type": "search_apply", "id": k}``, applied inside the view's boundary."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import jax
@@ -13,6 +19,7 @@ from jax.sharding import AxisType
 from ..layout_search import Candidate, Search
 from ..layout_search import run as search_run
 from ..model import spec as spec_mod
+from ..wire import search as search_wire
 
 
 class SearchMixin:
@@ -22,10 +29,16 @@ class SearchMixin:
     hardware: str
     mode: str
     out_specs: list[Any]
+    _search: Any  # the view's trait (wire.SearchWire)
+    _searched: Search | None = None
+    _search_key = 0
+    _search_waiting = False
 
-    if TYPE_CHECKING:  # the view's own (ShardView.set_layout)
+    if TYPE_CHECKING:  # the view's own (ShardView and its boundary)
 
         def set_layout(self, **changes: Any) -> None: ...
+        def _later(self, work: Callable[[], None]) -> None: ...
+        def _handling(self) -> Any: ...
 
     def search(
         self,
@@ -52,7 +65,7 @@ class SearchMixin:
         if self.mode != "jit":
             raise ValueError(f"search lays out jax.jit programs; this view is in {self.mode} mode")
         target = mesh if mesh is not None else self._own_target()
-        return search_run.search(
+        found = search_run.search(
             traced.f,
             *args,
             mesh=target,
@@ -60,9 +73,46 @@ class SearchMixin:
             strategies=strategies,
             budget_s=budget_s,
             workers=workers,
-            wait=wait,
+            wait=False,
             _view=self,
         )
+        self._searched = found
+        found.on_result(self._result_arrived)
+        self._publish_search()
+        if wait:
+            found.wait()
+            self._publish_search()  # (on this thread: nothing waits for a kernel's loop)
+        return found
+
+    def _result_arrived(self, found: Search) -> None:
+        """From a search's thread: have the kernel's thread publish, unless a publish already
+        waits (it will read the newer results)."""
+        if found is not self._searched or self._search_waiting:
+            return
+        self._search_waiting = True
+        self._later(self._publish_search)
+
+    def _publish_search(self) -> None:
+        """``_search`` of the newest search as it stands now (on the kernel's thread)."""
+        self._search_waiting = False
+        if self._searched is None:
+            return
+        self._search_key += 1
+        self._search = dict(search_wire.search(self._searched, self._search_key))
+
+    def _on_custom_msg(self, widget: Any, content: Any, buffers: Any) -> None:
+        """The panel's click (``search_apply``): that candidate's layout, inside the view's
+        boundary (a refusal said in ``error``); any other message: the view's own."""
+        k = search_wire.parse_apply(content)
+        if k is None:
+            super()._on_custom_msg(widget, content, buffers)  # type: ignore[misc]
+            return
+        with self._handling():
+            found = self._searched
+            arrived = found.arrived if found is not None else []
+            if not 0 <= k < len(arrived):
+                raise ValueError(f"no candidate {k} in the newest search ({len(arrived)} so far)")
+            self.apply_candidate(arrived[k])
 
     def _own_target(self) -> Any:
         plan_mesh = getattr(self._path.traced, "plan_mesh", None)

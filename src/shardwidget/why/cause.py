@@ -386,7 +386,10 @@ def _from_module(
         if made is not None and match.from_scalars(mod, made):
             labels.append("")  # a constant broadcast where it is needed: nothing arrives
             continue
-        labels.append(f"operand {i}")
+        k_of = ((a, _arg_index(mod, a, ctx)) for a in mod.args)
+        stacks = [(ctx.in_paths[k], a.shape) for a, k in k_of if k is not None]
+        layer = match.layer_of(v.shape, c.op_name, stacks)
+        labels.append(f"operand {i}" + (f" (shaped as one layer of {layer})" if layer else ""))
         _origins(v, mod, ctx, inputs, constraints, outputs)
     for v in results:
         assert v is not None

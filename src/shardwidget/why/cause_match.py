@@ -401,3 +401,16 @@ THROUGH = {
     "all-gather-done",
     "collective-permute-done",
 }
+
+
+def layer_of(
+    shape: Sequence[int], op_name: str, stacks: Sequence[tuple[str, Sequence[int]]]
+) -> str | None:
+    """In a loop's body (``op_name`` of a scan's), the one input leaf of ``stacks`` ((path,
+    shape) per input) shaped as a stack of ``shape`` (it with a leading, scanned dim): the
+    cause says "shaped as one layer of" it, which the shapes prove, not that the data is its
+    slice, which the module does not say there. None where no leaf or more than one is."""
+    if "/while/body/" not in op_name or not shape:
+        return None
+    fits = {p for p, s in stacks if len(s) == len(shape) + 1 and tuple(s[1:]) == tuple(shape)}
+    return fits.pop() if len(fits) == 1 else None

@@ -132,6 +132,12 @@ class Pool:
             except helper_mod.PlanError as e:
                 self.done(job, None, "cancelled" if self.cancelled.is_set() else str(e), t0)
                 continue
+            except (ValueError, OSError):  # a cancel stopped the helper mid-read: its
+                # pipes closed under this thread ("I/O operation on closed file", CI at load)
+                if not self.cancelled.is_set():
+                    raise
+                self.done(job, None, "cancelled", t0)
+                continue
             finally:
                 with self._lock:
                     self._busy.pop(me, None)

@@ -144,8 +144,8 @@ def step(p, batch):
     return value, jax.tree.map(lambda a, g: a - 0.1 * g, p, grads)
 
 
-@pytest.mark.parametrize("n", [1, 2])
-def test_a_combined_gradient_all_reduce_explains_each_element(n):
+def dp_step(update: str, n: int = 1):
+    """A data-parallel training step: params replicated, the batch split over d; SGD or AdamW."""
     mesh = jax.make_mesh((8,), ("d",), axis_types=(AxisType.Auto,))
     rep = NamedSharding(mesh, P())
     params = {
@@ -158,16 +158,53 @@ def test_a_combined_gradient_all_reduce_explains_each_element(n):
         "x": jax.device_put(jnp.ones((32 * n, 64)), rows),
         "y": jax.device_put(jnp.ones((32 * n, 64)), rows),
     }
-    view = sw.ShardView(step, params, batch)
+    if update == "sgd":
+        return step, (params, batch)
+    optax = pytest.importorskip("optax")
+    opt = optax.adamw(1e-3)
+
+    def adamw(p, o, batch):
+        value, grads = jax.value_and_grad(loss)(p, batch)
+        up, o = opt.update(grads, o, p)
+        return value, optax.apply_updates(p, up), o
+
+    return adamw, (params, opt.init(params), batch)
+
+
+def element_texts(c, k) -> list[str]:
+    """A combined collective's cause, split into its elements' (in order)."""
+    body = k.text.split(" XLA combined into one: ", 1)[1]
+    heads = [f"{e.dtype}{list(e.dims)}: " for e in c.elements]
+    out = []
+    for i, h in enumerate(heads):
+        assert body.startswith(h), (body, h)
+        end = body.find("; " + heads[i + 1]) if i + 1 < len(heads) else len(body)
+        out.append(body[len(h) : end])
+        body = body[end + 2 :]
+    return out
+
+
+@pytest.mark.parametrize(("update", "n"), [("sgd", 1), ("sgd", 2), ("adamw", 1)])
+def test_a_combined_gradient_all_reduce_explains_each_element(update, n):
+    f, args = dp_step(update, n)
+    view = sw.ShardView(f, *args)
+    assert Counter(c.kind for c in view.trace.collectives) == plain_kinds(f, *args)
     (c,) = [c for c in view.trace.collectives if len(c.elements) > 1]
     if MISSING:
         pytest.skip(MISSING)
     k = c.cause
     assert k.text.startswith(f"all-reduce of {len(c.elements)} arrays XLA combined into one")
-    if OLD_JAX and "its record names one op" in k.text:
-        pytest.skip(f"jax {jax.__version__}'s XLA names one op for the combined all-reduce")
-    assert "f32[]" in k.text and "f32[64]" in k.text  # every element, the scalar too
     assert k.known and {p.label for p in k.inputs} & {"batch['x']", "batch['y']"}
+    # each element at the line its parameter is used on (by construction: w1 and b1 on the
+    # first line of loss, w2 and the loss's sum on the second), known on every JAX with Shardy
+    used = {"['b1']": line_of(loss, 1), "['w1']": line_of(loss, 1), "['w2']": line_of(loss, 2)}
+    texts = element_texts(c, k)
+    assert len(texts) == len(c.elements) == 4  # the loss's scalar and three gradients
+    for e, outs, text in zip(c.elements, c.element_out_leaves, texts, strict=True):
+        assert "cause unknown" not in text, text
+        keys = {key for key in used for o in outs if o.endswith(key)}
+        want = used[keys.pop()] if len(keys) == 1 else line_of(loss, 2)  # (the loss: its sum)
+        assert f"on line {want}:" in text, (e, outs, text)
 
 
 @pytest.mark.parametrize("where", ["jit", "view"])

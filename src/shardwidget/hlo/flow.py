@@ -342,11 +342,51 @@ def _named(
     )
 
 
-def combined_parts(c: hlo.Collective) -> list[hlo.Collective]:
+def combined_parts(
+    c: hlo.Collective, origins: Sequence[tuple[str, str]] = ()
+) -> list[hlo.Collective]:
     """The elements of a collective XLA combined from several (a data-parallel step's
     gradients in one tuple all-reduce, op_name "jit(f)/(a:b:c)"), each as a collective of its
-    own (its op name, shape and input leaves); [] for one that is not combined, or whose op
-    names do not line up with its elements."""
+    own (its op name, source line, shape and leaves); [] for one that is not combined, or whose
+    op names do not line up with its elements.
+
+    ``origins``: per element, the op name and source of the instruction that makes its operand
+    (:func:`shardwidget.why.cause_match.element_origins`). An element takes its maker's line
+    where the maker is the op the combined name lists for it (the backward matmuls of two lines
+    share one name); older XLA names one op for the whole: there the makers' names are used."""
+    names = _combined_names(c)
+    if len(c.elements) < 2 or (not names and len(origins) != len(c.elements)):
+        return []
+    prefix = c.op_name[: c.op_name.find("/(") + 1] if names else ""
+    if not names:  # one op named for all: each element's maker names its own
+        names = [o[0] for o in origins]
+    full = [prefix + n for n in names]
+    lined = len(origins) == len(full)
+    sources = [
+        o[1] if lined and o[0] == n else "" for n, o in zip(full, origins or full, strict=False)
+    ]
+    ins = c.element_in_leaves if len(c.element_in_leaves) == len(full) else [None] * len(full)
+    outs = c.element_out_leaves if len(c.element_out_leaves) == len(full) else [None] * len(full)
+    return [
+        replace(
+            c,
+            op_name=n,
+            shape=e.dims,
+            dtype=e.dtype,
+            elements=(e,),
+            source=src,
+            in_leaves=i,
+            out_leaves=o,
+            element_in_leaves=(i,) if i is not None else (),
+            element_out_leaves=(o,) if o is not None else (),
+        )
+        for n, e, src, i, o in zip(full, c.elements, sources, ins, outs, strict=True)
+    ]
+
+
+def _combined_names(c: hlo.Collective) -> list[str]:
+    """The element op names of a combined collective's "jit(f)/(a:b:c)"; [] when its name is
+    not of that form or does not line up with its elements."""
     if len(c.elements) < 2 or not c.op_name.endswith(")"):
         return []
     start = c.op_name.find("/(")
@@ -361,18 +401,4 @@ def combined_parts(c: hlo.Collective) -> list[hlo.Collective]:
         else:
             cur += ch
     names.append(cur)
-    if len(names) != len(c.elements):
-        return []
-    ins = c.element_in_leaves if len(c.element_in_leaves) == len(names) else [None] * len(names)
-    return [
-        replace(
-            c,
-            op_name=c.op_name[: start + 1] + n,
-            shape=e.dims,
-            dtype=e.dtype,
-            elements=(e,),
-            source="",  # (the combined one's line is one element's, at most)
-            in_leaves=leaves,
-        )
-        for n, e, leaves in zip(names, c.elements, ins, strict=True)
-    ]
+    return names if len(names) == len(c.elements) else []

@@ -44,6 +44,7 @@ from .places import (
     input_place,
     op_place,
     origins,
+    out_positions,
 )
 
 CHECKED = "agrees with XLA's own dump of this compile"
@@ -108,16 +109,30 @@ def causes(colls: Sequence[hlo.Collective], ctx: Context) -> list[Cause]:
         key = (c.op_name, c.source, c.kind, c.shape)
         k = seen.get(key, 0)
         seen[key] = k + 1
-        parts = hlo_flow.combined_parts(c)
+        made = match.element_origins(c.name, graph, ctx.hlo_text) if len(c.elements) > 1 else []
+        parts = hlo_flow.combined_parts(c, made)
         try:
             if parts:  # one collective XLA combined from several: each element explained
-                cause = _together(c, [_explain(p, ctx, graph, 0, 1) for p in parts])
+                cause = _together(c, [_part(p, ctx, graph) for p in parts])
             else:
                 cause = _one_named(c, _explain(c, ctx, graph, k, counts[key]))
         except Exception as e:  # a form this reader does not know: said, never guessed
             cause = unknown(f"the module has a form this explanation cannot read ({e})")
         out.append(cause)
     return out
+
+
+def _part(p: hlo.Collective, ctx: Context, graph: dict[str, Any]) -> Cause:
+    """The cause of one element of a combined collective. Where the line its maker's record
+    gives has no op of its name (older XLA writes the line of the ``value_and_grad`` call, or
+    the library's), the ops of its name anywhere, told apart by the leaves it touches: the
+    answer holds only when every op left is on one line."""
+    cause = _explain(p, ctx, graph, 0, 1)
+    if cause.known or not p.source or "no op of Shardy's module" not in cause.reason:
+        return cause
+    alt = _explain(replace(p, source=""), ctx, graph, 0, 1)
+    lines = {(q.file, q.line) for q in (alt.op, *alt.candidates) if q is not None}
+    return alt if alt.known and len(lines) == 1 else cause
 
 
 def _one_named(c: hlo.Collective, cause: Cause) -> Cause:
@@ -214,6 +229,9 @@ def _explain(c: hlo.Collective, ctx: Context, graph: dict[str, Any], k: int, n_s
     want = arg_positions(mod, ctx, c.in_leaves) if len(ops) > 1 else None
     if want is not None:  # by the inputs that flow into it
         ops = match.by_flow(mod, ops, c.kind, want) or ops
+    reached = out_positions(ctx, c.out_leaves) if len(ops) > 1 else None
+    if reached is not None:  # by the outputs it flows into (the gradients of two weights)
+        ops = match.by_outputs(mod, ops, reached) or ops
     if len(ops) > 1:
         if len({match.signature(mod, o) for o in ops}) == 1:  # alike: any one explains it
             layers = len(ops) == n_same and match.trips(c.op_name, graph) > 0

@@ -121,6 +121,16 @@ def arg_positions(
     return frozenset(out)
 
 
+def out_positions(ctx: Context, paths: Sequence[str] | None) -> frozenset[int] | None:
+    """The main function's results (positions) that are these output leaves; None where not
+    told or not all found."""
+    if paths is None or not paths:
+        return None
+    where = {p: k for k, p in enumerate(ctx.out_paths)}
+    found = frozenset(where[p] for p in paths if p in where)
+    return found if len(found) == len(paths) else None
+
+
 def input_place(idx: int, v: sdy.Value | None, ctx: Context) -> Place:
     words = v.sharding.words() if v is not None and v.sharding is not None else ""
     return Place("input", idx, ctx.in_paths[idx], words)

@@ -7,6 +7,7 @@ built in (the op, its line, the input or constraint). jax 0.9 runs no Shardy: un
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 import jax
@@ -144,19 +145,23 @@ def step(p, batch):
     return value, jax.tree.map(lambda a, g: a - 0.1 * g, p, grads)
 
 
-def dp_step(update: str, n: int = 1):
-    """A data-parallel training step: params replicated, the batch split over d; SGD or AdamW."""
+SHAPES = {"b1": (32,), "w1": (64, 32), "w2": (32, 48)}
+"""Each parameter's own size: its gradient is told apart by construction (XLA may carry a
+gradient transposed: f32[32, 64] for w1's)."""
+
+
+def dp_step(update: str, n: int = 1, fsdp: bool = False):
+    """A data-parallel training step: params replicated (fsdp: split over d on dim 0), the
+    batch split over d; SGD or AdamW."""
     mesh = jax.make_mesh((8,), ("d",), axis_types=(AxisType.Auto,))
-    rep = NamedSharding(mesh, P())
     params = {
-        "b1": jax.device_put(jnp.ones((64,)), rep),
-        "w1": jax.device_put(jnp.ones((64, 64)), rep),
-        "w2": jax.device_put(jnp.ones((64, 64)), rep),
+        k: jax.device_put(jnp.ones(s), NamedSharding(mesh, P("d") if fsdp else P()))
+        for k, s in SHAPES.items()
     }
     rows = NamedSharding(mesh, P("d"))
     batch = {
         "x": jax.device_put(jnp.ones((32 * n, 64)), rows),
-        "y": jax.device_put(jnp.ones((32 * n, 64)), rows),
+        "y": jax.device_put(jnp.ones((32 * n, 48)), rows),
     }
     if update == "sgd":
         return step, (params, batch)
@@ -174,7 +179,8 @@ def dp_step(update: str, n: int = 1):
 def element_texts(c, k) -> list[str]:
     """A combined collective's cause, split into its elements' (in order)."""
     body = k.text.split(" XLA combined into one: ", 1)[1]
-    heads = [f"{e.dtype}{list(e.dims)}: " for e in c.elements]
+    grads = [f" (gradient of {g})" if g else "" for g in c.element_gradients]
+    heads = [f"{e.dtype}{list(e.dims)}{g}: " for e, g in zip(c.elements, grads, strict=True)]
     out = []
     for i, h in enumerate(heads):
         assert body.startswith(h), (body, h)
@@ -205,6 +211,43 @@ def test_a_combined_gradient_all_reduce_explains_each_element(update, n):
         keys = {key for key in used for o in outs if o.endswith(key)}
         want = used[keys.pop()] if len(keys) == 1 else line_of(loss, 2)  # (the loss: its sum)
         assert f"on line {want}:" in text, (e, outs, text)
+
+
+@pytest.mark.parametrize("update", ["sgd", "adamw"])
+def test_each_gradient_is_named_by_its_parameter(update):
+    f, args = dp_step(update)
+    view = sw.ShardView(f, *args)
+    (c,) = [c for c in view.trace.collectives if len(c.elements) > 1]
+    # by construction each parameter has its own size, and params are replicated: an element
+    # of that size is its gradient; the loss's scalar is none
+    for e, g in zip(c.elements, c.element_gradients, strict=True):
+        size = math.prod(e.dims) if e.dims else 0
+        want = [f"p['{k}']" for k, s in SHAPES.items() if math.prod(s) == size]
+        assert g == (want[0] if want else ""), (e, g)
+    assert sorted(c.gradients) == sorted(f"p['{k}']" for k in SHAPES)
+    if not MISSING:
+        for g in c.gradients:
+            assert f"(gradient of {g})" in c.cause.text
+
+
+def test_gradients_of_positional_parameters_are_not_told_and_forward_ones_are_none():
+    def positional(w1, w2, x, y):
+        grads = jax.grad(lambda a, b: jnp.mean((jnp.tanh(x @ a) @ b - y) ** 2), (0, 1))(w1, w2)
+        return w1 - 0.1 * grads[0], w2 - 0.1 * grads[1]
+
+    mesh = jax.make_mesh((8,), ("d",), axis_types=(AxisType.Auto,))
+    rep, rows = NamedSharding(mesh, P()), NamedSharding(mesh, P("d"))
+    w1, w2 = (jax.device_put(jnp.ones(SHAPES[k]), rep) for k in ("w1", "w2"))
+    x, y = (jax.device_put(jnp.ones((32, s)), rows) for s in (64, 48))
+    view = sw.ShardView(positional, w1, w2, x, y)
+    colls = view.trace.collectives
+    assert colls and all(not c.gradients for c in colls)  # "w1" names no place in a tree
+    if not MISSING and not OLD_JAX:
+        assert any("whose is not told" in c.cause.text for c in colls)
+    # a forward all-reduce (a contraction split over y) is no gradient
+    fwd = sw.ShardView(matmul, put((16, 32), P(None, "y")), put((32, 64), P("y", None)))
+    assert [c.kind for c in fwd.trace.collectives] == ["all-reduce"]
+    assert fwd.trace.collectives[0].element_gradients == ("",)
 
 
 @pytest.mark.parametrize("where", ["jit", "view"])

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..hlo import collectives as hlo
 from ..hlo import flow as hlo_flow
+from ..hlo import gradients
 from . import cause_match as match
 from . import sdy
 from .cause_text import (
@@ -113,9 +114,9 @@ def causes(colls: Sequence[hlo.Collective], ctx: Context) -> list[Cause]:
         parts = hlo_flow.combined_parts(c, made)
         try:
             if parts:  # one collective XLA combined from several: each element explained
-                cause = _together(c, [_part(p, ctx, graph) for p in parts])
+                cause = _together(c, parts, [_part(p, ctx, graph) for p in parts])
             else:
-                cause = _one_named(c, _explain(c, ctx, graph, k, counts[key]))
+                cause = _carries(c, _one_named(c, _explain(c, ctx, graph, k, counts[key])))
         except Exception as e:  # a form this reader does not know: said, never guessed
             cause = unknown(f"the module has a form this explanation cannot read ({e})")
         out.append(cause)
@@ -147,9 +148,28 @@ def _one_named(c: hlo.Collective, cause: Cause) -> Cause:
     return replace(cause, text=f"{head}: {cause.text}")
 
 
-def _together(c: hlo.Collective, parts: Sequence[Cause]) -> Cause:
+def _carries(c: hlo.Collective, cause: Cause) -> Cause:
+    """cause, with the parameter whose gradient c carries where that is told."""
+    grads = c.gradients
+    if len(grads) != 1 or len(c.elements) > 1:
+        return cause
+    return replace(cause, text=f"{cause.text} (it carries the gradient of {grads[0]})")
+
+
+def _element_head(e: hlo.HloShape, part: hlo.Collective) -> str:
+    """An element's words in a combined collective's cause: its shape, and whose gradient it
+    is (or that it is one, whose not told)."""
+    grad = part.element_gradients[0] if part.element_gradients else ""
+    told = part.out_leaves is not None
+    of = f" (gradient of {grad})" if grad else ""
+    if not grad and told and gradients.backward(part.op_name):
+        of = f" ({gradients.NOT_TOLD})"
+    return f"{e.dtype}{list(e.dims)}{of}"
+
+
+def _together(c: hlo.Collective, elems: Sequence[hlo.Collective], parts: Sequence[Cause]) -> Cause:
     """One cause for a combined collective: each element's, in order."""
-    shapes = [f"{e.dtype}{list(e.dims)}" for e in c.elements]
+    shapes = [_element_head(e, q) for e, q in zip(c.elements, elems, strict=True)]
     texts = [f"{s}: {p.text}" for s, p in zip(shapes, parts, strict=True)]
     head = f"{c.kind} of {len(parts)} arrays XLA combined into one"
     known = [p for p in parts if p.known]

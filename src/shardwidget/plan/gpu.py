@@ -189,6 +189,12 @@ class GpuMeshInfo:
             out[name] = moved
         return out
 
+    @property
+    def domain_hosts(self) -> int:
+        """Hosts one NVLink domain joins where it spans several (GB200 NVL72: 18), else 0."""
+        hosts = self.nvlink_domain // self.gpus_per_host
+        return hosts if hosts > 1 and self.gpu.link == "NVLink" else 0
+
     def network_axes(self) -> tuple[str, ...]:
         """Mesh axes whose collectives cross the network (the cost model's slow links)."""
         return tuple(a for a, m in self.physical_axes().items() if self.link(m).startswith("net"))
@@ -284,7 +290,10 @@ def gpu_mesh(
     key = f"{p.name}/{topology}/{mi.nvlink_domain}/{memory_fraction}"
     where = tuple(((g, hh % mi.hosts, 0), 0, s) for g, hh, s in
                   zip(mi.gpu_in_host, mi.host, mi.slice_index, strict=True))  # fmt: skip
-    device = _jax.topology_abstract_device("cuda", mi.device_kind, None, key, where)
+    links = tuple(mi.link(m) for m in mi.physical_axes().values())
+    device = _jax.topology_abstract_device(
+        "cuda", mi.device_kind, None, key, where, links, mi.domain_hosts
+    )
     mesh = _jax.abstract_mesh_on(
         shape, names, compilers.mesh_axis_types(axis_types, len(shape)), device
     )

@@ -213,7 +213,7 @@ def mesh_record(mesh: Mesh | AbstractMesh) -> MeshRecord:
     )
 
 
-def _machine(mesh: AbstractMesh) -> dict[str, Any]:
+def _machine(mesh: Mesh | AbstractMesh) -> dict[str, Any]:
     """A planned mesh's ``axis_links`` and ``domain_hosts`` from its abstract device (where
     it stands for GPUs that say so: one link per axis)."""
     device = getattr(mesh, "abstract_device", None)

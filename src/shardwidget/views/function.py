@@ -294,7 +294,9 @@ class FunctionView(SearchMixin, MemoryMixin, CostMixin, ShardView[TraceState, Co
 
     def _static_html(self) -> str:
         drawn = self.to_svg() if self._result is not None else ""
-        return picture_html(drawn, self.error, repr(self), caption=f"{self.fn_name} ({self.mode})")
+        said = text.collectives_said(self._result)
+        caption = f"{self.fn_name} ({self.mode})"
+        return picture_html(drawn, self.error, repr(self), caption=caption, said=said)
 
     def __setattr__(self, name: str, value: object) -> None:
         """As ShardView's; ``in_specs`` / ``out_specs`` also take a single PartitionSpec (every

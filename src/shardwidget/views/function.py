@@ -394,11 +394,17 @@ class FunctionView(SearchMixin, MemoryMixin, CostMixin, ShardView[TraceState, Co
 
     def _hbm(self) -> tuple[float | None, str]:
         """(device memory, whose) the memory panel draws its line at: the ``hardware``
-        preset's HBM; (None, "") where the preset is unknown."""
+        preset's HBM, or on a ``tpu_mesh``/``gpu_mesh`` the memory a program gets there (as
+        the estimate's "fits" and ``Plan.fits`` judge); (None, "") where the preset is unknown."""
         try:
             hw = hw_mod.hardware(self.hardware)
         except (KeyError, ValueError, TypeError):
             return None, ""
+        machine = self._result.machine if self._result is not None else None
+        if machine is not None:
+            hw, _, source = machine.apply(hw)
+            if source:
+                return float(hw.hbm_bytes), f"{hw.name}, what a program gets"
         return float(hw.hbm_bytes), str(hw.name)
 
     # ---------------------------------------------------------------- cost (issue 12)

@@ -1,7 +1,8 @@
 """gpu_mesh refuses bad inputs in words, before any helper starts (so these run everywhere,
 with or without the GPU compiler's venv): an unknown GPU (the known ones listed), a mesh that
 does not use every GPU once, hosts the GPU count does not split over, counts that are not whole
-numbers, axis names used twice, an NVLink domain that splits a host or on GPUs without NVLink.
+numbers, axis names used twice, an NVLink domain that splits a host (one on GPUs without NVLink:
+test_gpu_links.py).
 """
 
 from __future__ import annotations
@@ -70,11 +71,6 @@ def _no_helper(monkeypatch):
             ("h100", (16,), ("data",)),
             {"hosts": 2, "nvlink_domain": 12},
             "an NVLink domain of 12 H100 SXM GPUs joins whole hosts, but hosts of 8 GPUs",
-        ),
-        (
-            ("h100-pcie", (16,), ("data",)),
-            {"hosts": 2, "nvlink_domain": 16},
-            "H100 PCIe GPUs talk over PCIe: they have no NVLink domain",
         ),
         (
             ("h100", (8,), ("data",)),

@@ -136,7 +136,7 @@ class PlanTraced(Traced):
     def _compile(self, state: TraceState) -> TraceResult:
         t0 = time.perf_counter()
         mesh, in_sh, out_dtypes, out_shapes, traced = self.stage(state)
-        with _jax.mesh_context(mesh):
+        with _jax.mesh_context(mesh), _jax.quiet_donation():
             lowered = traced.lower(lowering_platforms=tpu.lowering_platforms(mesh))
             text = str(lowered.as_text(debug_info=True))
         lowered_s = time.perf_counter() - t0

@@ -5,6 +5,7 @@ dim)`` (the largest size of an input's dimension that fits: :mod:`shardwidget.pl
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import jax
@@ -13,10 +14,11 @@ from jax.sharding import AbstractMesh, AxisType
 from ..cost import hardware as hw_mod
 from ..model import spec as spec_mod
 from ..plan.largest_fit import Fit, largest_fit
+from .boundary import capped
 from ..why import memory_fixes
 
 if TYPE_CHECKING:
-    from ..trace.result import TraceResult
+    from ..trace.result import TraceResult, TraceState
 
 
 class MemoryMixin:
@@ -24,18 +26,23 @@ class MemoryMixin:
 
     _path: Any
     _result: TraceResult | None
+    _shown: TraceState | None
     hardware: str
     STATE_TRAITS: ClassVar[tuple[str, ...]]
 
     if TYPE_CHECKING:  # the view's own (ShardView.set_layout)
 
-        def set_layout(self, **changes: Any) -> None: ...
+        def _change(self, st: TraceState) -> bool: ...
+
+        def _candidate(self, changes: dict[str, Any]) -> TraceState: ...
 
     def memory_fixes(self) -> list[memory_fixes.MemoryFix]:
         """The layouts that may lower the peak (``trace.peak``): each input leaf live at the
-        peak split further over a mesh axis it does not use, each compiled now (one compile
-        each): ``.what``, ``.state``, ``.peak``, ``.before``, ``.lowers``; the lowest peak
-        first. [] before a layout compiled, where the peak is unknown, or in shard_map mode."""
+        peak split further over a mesh axis it does not use (jit mode, where the peak is
+        known), and each positional argument an output could reuse donated
+        (``donate_argnums``), each compiled now (one compile each): ``.what``, ``.state``,
+        ``.peak``, ``.before``, ``.lowers``; the lowest peak first. [] before a layout
+        compiled."""
         if self._result is None:
             return []
         return memory_fixes.compute(self._path.traced, self._result)
@@ -44,7 +51,48 @@ class MemoryMixin:
         """Show the layout of ``memory_fixes()[k]`` (a layout change: :meth:`undo` restores)."""
         fix = memory_fixes.pick(self.memory_fixes(), k)
         wire = fix.state.to_wire()
-        self.set_layout(**{n: v for n, v in wire.items() if n in self.STATE_TRAITS})
+        layout = {n: v for n, v in wire.items() if n in self.STATE_TRAITS}
+        self.set_layout(**layout, donate=list(fix.state.donate))
+
+    @property
+    def donate(self) -> list[str]:
+        """list[str], default []: the input leaves donated in the layout shown, as
+        ``jax.jit(f, donate_argnums=...)`` donates them (an output may reuse their buffers:
+        ``trace.memory["alias"]``). Set it to leaf paths or indices (``view.donate = ["x"]``,
+        or ``set_layout(donate=...)``): a layout change (undo restores); it stays through
+        later changes of the specs until set again. The arrays given to the view are never
+        donated: a run donates copies."""
+        st = self._shown
+        return [self._path.traced.leaves[i].path for i in st.donate] if st is not None else []
+
+    @donate.setter
+    def donate(self, value: object) -> None:
+        self.set_layout(donate=value)
+
+    def set_layout(self, **changes: Any) -> None:
+        """Change several layout traits at once (and ``donate``: see :attr:`donate`);
+        ValueError (nothing changed) when invalid."""
+        if "donate" not in changes:
+            super().set_layout(**changes)  # type: ignore[misc]  # (ShardView's, after this mixin)
+            return
+        bad = [k for k in changes if k not in (*self.STATE_TRAITS, "donate")]
+        if bad:
+            raise TypeError(
+                f"set_layout got {bad[0]!r}; it takes: {', '.join(self.STATE_TRAITS)}, donate"
+            )
+        try:
+            self._change(self._candidate(changes))
+        except ValueError as e:
+            raise capped(e) from None
+
+    def _from_wire(self, d: dict[str, Any]) -> TraceState:
+        """The state of trait values / a request; a request without ``donate`` (the front
+        end's, a change of the specs) keeps the donation shown."""
+        st: TraceState = super()._from_wire(d)  # type: ignore[misc]  # (ShardView's)
+        shown = self._shown
+        if "donate" not in d and shown is not None and shown.donate:
+            st = dataclasses.replace(st, donate=shown.donate)
+        return st
 
     def largest_fit(self, input_path: str, dim: int, hbm: float | None = None, **kw: Any) -> Fit:
         """The largest size of dimension ``dim`` of input ``input_path`` whose step, laid out

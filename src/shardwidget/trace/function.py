@@ -315,25 +315,7 @@ class Traced(FunctionCall):
             self.check_outputs(state)
             _, out_dtypes = self.output_info(state)
             out_shapes = self.global_out_shapes(state)
-            to = spec_mod.to_partition_spec
-            if self.mode != "jit":
-                ins = tuple(to(s) for s in state.in_specs)
-                outs = tuple(to(s or ()) for s in state.out_specs)
-                sm = jax.shard_map(self._named, mesh=mesh, in_specs=ins, out_specs=outs)
-                jf = jax.jit(sm, in_shardings=tuple(in_sh), donate_argnums=state.donate)
-            else:
-                # each output in the memory kind f's own out_shardings give it (pinned_host)
-                mks = _specs.memory_kinds(self.jit_out_shardings, len(state.out_specs))
-                out = [
-                    s if s is None else NamedSharding(mesh, to(s), memory_kind=mk)
-                    for s, mk in zip(state.out_specs, mks, strict=True)
-                ]
-                jf = jax.jit(
-                    self._named,
-                    in_shardings=tuple(in_sh),
-                    out_shardings=tuple(out),
-                    donate_argnums=state.donate,
-                )
+            jf = _jitted(self, state, mesh, in_sh)
             self._check_jit_args(structs)
             called = _specs.as_called(structs, self.leaves, self.jit_in_memory)
             return mesh, in_sh, out_dtypes, out_shapes, jf.trace(*called)
@@ -527,6 +509,29 @@ def _compile_reporting(
     report: dict[str, str] = {}
     compiled, lowered, dump = why.compile_with_dump(traced, mesh, report)
     return compiled, lowered, dump, report
+
+
+def _jitted(traced: Traced, state: TraceState, mesh: Mesh | AbstractMesh, in_sh: list[Any]) -> Any:
+    """f on its leaves jitted for state's layout (shard_map mode: its shard_map), the inputs
+    state donates donated."""
+    to = spec_mod.to_partition_spec
+    if traced.mode != "jit":
+        ins = tuple(to(s) for s in state.in_specs)
+        outs = tuple(to(s or ()) for s in state.out_specs)
+        sm = jax.shard_map(traced._named, mesh=mesh, in_specs=ins, out_specs=outs)
+        return jax.jit(sm, in_shardings=tuple(in_sh), donate_argnums=state.donate)
+    # each output in the memory kind f's own out_shardings give it (pinned_host)
+    mks = _specs.memory_kinds(traced.jit_out_shardings, len(state.out_specs))
+    out = [
+        s if s is None else NamedSharding(mesh, to(s), memory_kind=mk)
+        for s, mk in zip(state.out_specs, mks, strict=True)
+    ]
+    return jax.jit(
+        traced._named,
+        in_shardings=tuple(in_sh),
+        out_shardings=tuple(out),
+        donate_argnums=state.donate,
+    )
 
 
 def _donatable(placed: list[Any], donate: Sequence[int]) -> list[Any]:

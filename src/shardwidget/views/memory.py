@@ -6,16 +6,19 @@ dim)`` (the largest size of an input's dimension that fits: :mod:`shardwidget.pl
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
 
 import jax
 from jax.sharding import AbstractMesh, AxisType
 
 from ..cost import hardware as hw_mod
 from ..model import spec as spec_mod
-from ..plan.largest_fit import Fit, largest_fit
-from .boundary import capped
+from ..plan.largest_fit import MAX_COMPILES, Fit, largest_fit
 from ..why import memory_fixes
+from ..wire import peak as peak_wire
+from .boundary import capped
+from .fit_run import FitRun
 
 if TYPE_CHECKING:
     from ..trace.result import TraceResult, TraceState
@@ -27,14 +30,22 @@ class MemoryMixin:
     _path: Any
     _result: TraceResult | None
     _shown: TraceState | None
+    _trace: Any  # the view's trait (wire.Trace)
+    _fit_run: FitRun | None = None
+    _fit_for: TraceResult | None = None  # the result shown when the fit began
+    _fit_waiting = False
     hardware: str
     STATE_TRAITS: ClassVar[tuple[str, ...]]
 
     if TYPE_CHECKING:  # the view's own (ShardView.set_layout)
 
-        def _change(self, st: TraceState) -> bool: ...
+        def _change(self, st: Any, *args: Any, **kwargs: Any) -> bool: ...
 
         def _candidate(self, changes: dict[str, Any]) -> TraceState: ...
+
+        def _later(self, work: Callable[[], None]) -> None: ...
+
+        def _take_later(self) -> None: ...
 
     def memory_fixes(self) -> list[memory_fixes.MemoryFix]:
         """The layouts that may lower the peak (``trace.peak``): each input leaf live at the
@@ -94,11 +105,44 @@ class MemoryMixin:
             st = dataclasses.replace(st, donate=shown.donate)
         return st
 
-    def largest_fit(self, input_path: str, dim: int, hbm: float | None = None, **kw: Any) -> Fit:
+    @overload
+    def largest_fit(
+        self,
+        input_path: str,
+        dim: int,
+        hbm: float | None = ...,
+        *,
+        wait: Literal[True] = ...,
+        **kw: Any,
+    ) -> Fit: ...
+
+    @overload
+    def largest_fit(
+        self,
+        input_path: str,
+        dim: int,
+        hbm: float | None = ...,
+        *,
+        wait: Literal[False],
+        **kw: Any,
+    ) -> FitRun: ...
+
+    def largest_fit(
+        self,
+        input_path: str,
+        dim: int,
+        hbm: float | None = None,
+        *,
+        wait: bool = True,
+        **kw: Any,
+    ) -> Fit | FitRun:
         """The largest size of dimension ``dim`` of input ``input_path`` whose step, laid out
-        as shown, fits in ``hbm`` bytes per device (default: the ``hardware`` preset's HBM),
-        by bisection over plans on the view's mesh (a plan's own, else an AbstractMesh of the
-        layout's shape); ``kw`` goes to :func:`shardwidget.plan.largest_fit`. Takes f(*arrays)."""
+        (and donated) as shown, fits in ``hbm`` bytes per device (default: the ``hardware``
+        preset's HBM), by bisection over at most 8 plans on the view's mesh (a plan's own,
+        else an AbstractMesh of the layout's shape) in a thread of its own, the memory panel
+        saying how far it got; ``kw`` goes to :func:`shardwidget.plan.largest_fit`. The
+        :class:`~shardwidget.plan.largest_fit.Fit` (``wait=False``: at once, a
+        :class:`~.fit_run.FitRun` to ``.wait()`` on). Takes f(*arrays)."""
         res = self._result
         if res is None:
             raise ValueError("no layout has compiled yet: nothing to size")
@@ -106,13 +150,49 @@ class MemoryMixin:
         if input_path not in res.in_paths:
             raise ValueError(f"input {input_path!r}: the inputs are {', '.join(res.in_paths)}")
         arg = res.in_paths.index(input_path)
+        ndim = len(res.in_shapes[arg])
+        if isinstance(dim, bool) or not isinstance(dim, int) or not 0 <= dim < ndim:
+            raise ValueError(f"dim {dim!r}: {input_path} is {ndim}-d")
         st = res.state
         specs = [spec_mod.to_partition_spec(s) for s in st.in_specs]
         limit = hbm if hbm is not None else hw_mod.hardware(self.hardware).hbm_bytes
-        return largest_fit(
-            self._path.traced.f, *args, mesh=self._mesh(st), in_specs=specs, arg=arg, dim=dim,
-            hbm=limit, **kw,
+        f, mesh = self._path.traced.f, self._mesh(st)
+
+        def find(progress: Any) -> Fit:
+            return largest_fit(
+                f, *args, mesh=mesh, in_specs=specs, arg=arg, dim=dim, hbm=limit,
+                progress=progress, donate_argnums=st.donate, **kw,
+            )  # fmt: skip
+
+        of = int(kw.get("max_compiles", MAX_COMPILES))
+        run = FitRun(find, self._fit_step, input=input_path, dim=dim, hbm=limit, of=of)
+        self._fit_run, self._fit_for = run, res
+        if not wait:
+            return run
+        fit = run.wait()
+        self._take_later()  # (the panel's last step, on this thread: no kernel loop waits)
+        return fit
+
+    def _fit_step(self, run: FitRun) -> None:
+        """From the fit's thread: have the kernel's thread publish, unless a publish already
+        waits (it will read the newer steps)."""
+        if run is not self._fit_run or self._fit_waiting:
+            return
+        self._fit_waiting = True
+        self._later(self._publish_fit)
+
+    def _publish_fit(self) -> None:
+        """``_trace.fit`` as the fit stands (kernel's thread), while the layout it sizes is
+        shown (its answer is that layout's, never another's)."""
+        self._fit_waiting = False
+        run = self._fit_run
+        if run is None or self._result is not self._fit_for or not self._trace:
+            return
+        done = run.done
+        payload = peak_wire.fit(
+            run.input, run.dim, len(run.tried), run.of, done, run.error, run.text
         )  # fmt: skip
+        self._trace = {**self._trace, "fit": payload}
 
     def _array_args(self) -> list[Any]:
         """f's positional arguments, each one array leaf; ValueError in words otherwise."""

@@ -25,7 +25,9 @@ HBM = 3 * 2**20
 def view():
     w = jax.ShapeDtypeStruct((512, 512), jnp.float32)
     x = jax.ShapeDtypeStruct((256, 512), jnp.float32)
-    return ShardView(grad_step, w, x, mesh_shape=[2, 4], axis_names=["data", "model"], in_specs=SPECS)
+    return ShardView(
+        grad_step, w, x, mesh_shape=[2, 4], axis_names=["data", "model"], in_specs=SPECS
+    )
 
 
 def test_in_the_background_with_progress_and_the_answer_checked(view):
@@ -62,7 +64,7 @@ def test_a_failure_in_the_thread_is_said_in_words():
     x = jax.ShapeDtypeStruct((256, 512), jnp.float32)
     v = ShardView(picky, w, x, mesh_shape=[2, 4], axis_names=["data", "model"], in_specs=SPECS)
     run = v.largest_fit("x", 0, hbm=HBM, wait=False)
-    with pytest.raises(ValueError, match="largest_fit of x dim 0: .*picky takes at most 300"):
+    with pytest.raises(ValueError, match=r"largest_fit of x dim 0: .*picky takes at most 300"):
         run.wait(timeout=600)
     v.trace  # noqa: B018
     assert v._trace["fit"]["error"] and "failed" in v._trace["fit"]["text"]

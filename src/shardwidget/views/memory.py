@@ -17,6 +17,7 @@ from ..model import spec as spec_mod
 from ..plan.largest_fit import MAX_COMPILES, Fit, largest_fit
 from ..why import memory_fixes
 from ..wire import peak as peak_wire
+from ..wire.peak import PeakWire
 from .boundary import capped
 from .fit_run import FitRun
 
@@ -34,6 +35,7 @@ class MemoryMixin:
     _fit_run: FitRun | None = None
     _fit_for: TraceResult | None = None  # the result shown when the fit began
     _fit_waiting = False
+    _over: PeakWire | None = None  # the memory panel of the layout last refused for its size
     hardware: str
     STATE_TRAITS: ClassVar[tuple[str, ...]]
 
@@ -95,6 +97,25 @@ class MemoryMixin:
             self._change(self._candidate(changes))
         except ValueError as e:
             raise capped(e) from None
+
+    def _compute(self, st: TraceState) -> Any:
+        """The view's compute; a layout the compiler refuses for not fitting shows, beside the
+        error, where its memory goes (``_trace.over``: what is over the device's memory)."""
+        traced = self._path.traced
+        if hasattr(traced, "refused"):
+            traced.refused = None
+        self._over = None
+        try:
+            return super()._compute(st)  # type: ignore[misc]  # (ShardView's)
+        except ValueError:
+            self._over = _over(getattr(traced, "refused", None))
+            self.show_over()
+            raise
+
+    def show_over(self) -> None:
+        """Put the refused layout's memory panel (:meth:`_compute`) into ``_trace``."""
+        if self._over is not None and self._trace:
+            self._trace = {**self._trace, "over": self._over}
 
     def _from_wire(self, d: dict[str, Any]) -> TraceState:
         """The state of trait values / a request; a request without ``donate`` (the front
@@ -214,3 +235,10 @@ class MemoryMixin:
             AxisType.Explicit if t == "explicit" else AxisType.Auto for t in st.axis_types
         )
         return AbstractMesh(tuple(st.mesh_shape), tuple(st.axis_names), axis_types=types)
+
+
+def _over(refused: Any) -> PeakWire | None:
+    """The memory panel's payload of a plan's refusal (None: nothing was refused)."""
+    if refused is None:
+        return None
+    return peak_wire.peak(refused.peak, refused.unknown, refused.available, refused.whose)

@@ -82,3 +82,14 @@ def svgs_in(html: str) -> list[str]:
 
     uris = re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', html)
     return [base64.b64decode(u).decode() for u in uris]
+
+
+def said_in(html: str) -> list[str]:
+    """The words a static picture keeps out of sight for search and screen readers (its
+    caption's list: a function's collectives, a tree's leaves), unescaped."""
+    import html as html_mod
+    import re
+
+    block = re.search(r'<div class="shardwidget-said"[^>]*>(.*?)</div>', html, re.S)
+    items = re.findall(r"<li>(.*?)</li>", block.group(1), re.S) if block else []
+    return [html_mod.unescape(i) for i in items]

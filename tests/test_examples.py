@@ -20,7 +20,7 @@ import pytest
 
 from shardwidget import _jax
 
-from .helpers import svgs_in
+from .helpers import said_in, svgs_in
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
@@ -284,7 +284,10 @@ def test_functions_notebook_shows_the_story(kernel_env: None) -> None:
     assert "same as JAX: True" in sum_out and "all-reduce over ('x',)" in sum_out
     # section 2 shows the all-reduce it talks about, though the next cell removes it
     text, pic = _snapshot(out["snap-sum"])
-    assert "all-reduce" in text and "all-reduce" in pic and "over x" in pic
+    assert "all-reduce" in text and "all-reduce over x" in svgs_in(pic)[0]
+    # under the picture its collectives in words (search, screen readers), not its text
+    assert [s.split(":")[0] for s in said_in(pic)[1:]] == ["all-reduce over x"]
+    assert "<pre" not in pic
     assert "collectives now: []" in _stream(out["view-respec"])
     assert "all-reduce" not in _plain(out["view-respec"])
     assert "[('all-reduce', ('y',))]" in _stream(out["view-matmul"])

@@ -19,9 +19,10 @@ from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
+from shardwidget.model.units import fmt_bytes
 from shardwidget.render import picture, png
 from shardwidget.views import fallback
-from tests.helpers import svgs_in
+from tests.helpers import said_in, svgs_in
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -110,7 +111,9 @@ def test_snapshot_shows_the_error_the_view_shows(x: Any) -> None:
 def test_function_view_snapshot_names_its_collectives(x: Any) -> None:
     f = ShardView(lambda a: a.sum(axis=0), x)
     s = f.snapshot()
-    assert "all-reduce" in s.html and "over x" in s.html
+    # in words for search and screen readers (the picture draws them too): a ring all-reduce of
+    # the f32[8] per-device result over 2 devices sends 2 (n - 1) / n of its 32 bytes
+    assert "all-reduce over x: 32 B sent per device" in said_in(s.html)
     # each leaf drawn as its layout (the input as JAX laid it out, the output as compiled), in
     # the one picture to_svg draws (2-d input blocks, 1-d output blocks)
     (svg,) = svgs_in(s.html)
@@ -120,6 +123,7 @@ def test_function_view_snapshot_names_its_collectives(x: Any) -> None:
     assert any(t.startswith("• all-reduce over x · ") for t in texts)
     f.in_specs = [[None, "y"]]
     assert "all-reduce" not in repr(f) and "all-reduce" in s.html  # frozen
+    assert said_in(f._static_html()) == ["collectives: none (every device computes its part alone)"]
 
 
 def test_tall_arrays_keep_their_aspect() -> None:
@@ -276,3 +280,64 @@ def _capture(errors: list[BaseException], f: Any, *args: Any) -> None:
         f(*args)
     except BaseException as e:  # (handed to the test's thread)
         errors.append(e)
+
+
+def _hlo_collectives(f: Any, *args: Any) -> list[str]:
+    """The collectives of f's plain compile, one per op in XLA's own text (async pairs once)."""
+    hlo = jax.jit(f).lower(*args).compile().as_text()
+    kinds = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute")
+    ops = re.findall(r"= [^=]*? (" + "|".join(kinds) + r")(?:-start)?\(", hlo)
+    return sorted(ops)
+
+
+def test_function_views_picture_keeps_its_collectives_in_words_not_its_text(x: Any) -> None:
+    """Issue 38 item 9: the function view's picture was followed by its whole terminal text
+    (inputs, outputs, memory: ~40 lines for a real step, repeating the picture's table). The
+    text left: the collectives in a few words (out of sight, for search and screen readers),
+    as XLA compiled them; the rest is the picture's."""
+
+    def two(a: Any) -> Any:
+        return a.sum(axis=0), a.sum(axis=1)
+
+    f = ShardView(two, x)
+    page = f._static_html()
+    (svg,) = svgs_in(page)
+    assert svg == f.to_svg() and "<pre" not in page and "inputs:" not in page
+    said = said_in(page)
+    want = _hlo_collectives(two, x)
+    assert len(want) == 2 and said[0] == f"collectives ({len(want)}):"
+    got = sorted(w for line in said[1:] for w in [line.split(" over ")[0]] * _times(line))
+    assert got == want
+    assert {line.split(":")[0].split(" ×")[0] for line in said[1:]} == {
+        f"{c.kind} over {','.join(c.axes)}" for c in f.trace.collectives
+    }
+
+
+def _times(line: str) -> int:
+    m = re.search(r" ×(\d+):", line)
+    return int(m.group(1)) if m else 1
+
+
+def test_function_views_text_is_shown_where_nothing_is_drawn(x: Any) -> None:
+    """Without a picture (the step failed before it traced) the text says what there is."""
+    f = ShardView(lambda a: a @ a, x)  # contracting dims sharded on Explicit axes: refused
+    assert f.error and f._result is None
+    page = f._static_html()
+    assert not svgs_in(page) and "<pre" in page and "ShardView of" in page
+
+
+def test_tree_views_picture_draws_its_leaves_and_keeps_its_text_in_words(x: Any) -> None:
+    """The tree view's picture had the same text under it: its leaves (path, type, spec,
+    bytes per device) are drawn in the picture now, and the text kept out of sight."""
+    w = jax.device_put(jnp.ones((8, 16)), NamedSharding(x.sharding.mesh, P(None, "y")))
+    t = ShardView({"x": x, "w": w})
+    page = t._static_html()
+    (svg,) = svgs_in(page)
+    assert "<pre" not in page and svg == t.to_svg()
+    drawn = [e.text or "" for e in _svg(svg).iter(f"{SVG}text")]
+    for leaf, arr in (("['x']", x), ("['w']", w)):
+        spec = f"P{tuple(arr.sharding.spec)!r}".replace(",)", ")")
+        assert leaf in drawn and spec in drawn, (leaf, spec, drawn)
+        shard = max(int(np.prod(s.data.shape)) * 4 for s in arr.addressable_shards)
+        assert fmt_bytes(shard) in drawn, (shard, drawn)  # the largest shard, from JAX
+    assert said_in(page) == repr(t).splitlines()

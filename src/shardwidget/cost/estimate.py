@@ -43,12 +43,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..hlo import collectives as hlo
 from ..hlo import flops as hlo_flops
 from ..model.units import fmt_bytes
 from .hardware import Hardware, hardware
+
+if TYPE_CHECKING:  # machine.py builds on this module's estimate()
+    from .machine import Machine
 
 OVERLAP = (
     "compute and memory overlap (the larger counts); collectives run after, one after another: "
@@ -395,8 +398,12 @@ def counted_numbers(compiled: Any) -> hlo_flops.Counted:
     return hlo_flops.count(text, flops, accessed)
 
 
-def estimate_trace(res: Any, hw: str | Hardware, dcn_axes: Sequence[str] = ()) -> Estimate:
-    """The estimate of a function view's compiled layout (a trace.TraceResult)."""
+def estimate_trace(
+    res: Any, hw: str | Hardware, dcn_axes: Sequence[str] = (), machine: Machine | None = None
+) -> Estimate:
+    """The estimate of a function view's compiled layout (a trace.TraceResult); ``machine``:
+    what its mesh stands for where it is a ``tpu_mesh`` or ``gpu_mesh`` (its slow axes, where
+    ``dcn_axes`` names none, and the memory a program gets: :mod:`.machine`)."""
     counted = counted_numbers(res.compiled)
     flops, accessed, source = counted.flops, counted.bytes_accessed, counted.source
     if flops is None:
@@ -404,6 +411,9 @@ def estimate_trace(res: Any, hw: str | Hardware, dcn_axes: Sequence[str] = ()) -
     if accessed is None:
         accessed = getattr(res, "bytes_accessed", None)
     peak = res.memory.get("peak") if res.memory else None
+    hbm_source = ""
+    if machine is not None:
+        hw, dcn_axes, hbm_source = machine.apply(hw, dcn_axes)
     return estimate(
         hw,
         flops=flops,
@@ -412,4 +422,5 @@ def estimate_trace(res: Any, hw: str | Hardware, dcn_axes: Sequence[str] = ()) -
         peak_bytes=peak,
         dcn_axes=dcn_axes,
         flops_source=source,
+        hbm_source=hbm_source,
     )

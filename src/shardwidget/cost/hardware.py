@@ -384,6 +384,11 @@ def preset_for(mesh: Any, fallback: str) -> str:
     return _KINDS.get(str(kind), fallback)
 
 
+def kind_preset(device_kind: str) -> str:
+    """The preset of a JAX device kind ("TPU v5 lite" -> "tpu-v5e"); "" where none has it."""
+    return _KINDS.get(device_kind, "")
+
+
 def register(h: Hardware) -> Hardware:
     """Make a preset of your own findable by its name (what ``hardware(name=..., ...)`` does;
     views' ``hardware`` trait does it for a Hardware it is given). ValueError for a built-in

@@ -16,7 +16,7 @@ import jax
 from jax.sharding import AxisType
 
 from ..cost import hardware as hw_mod
-from ..plan import gpu, tpu
+from ..plan import gpu, machine, tpu
 from ..plan import helper as helper_mod
 
 DEFAULT_CPU_PRESET = "tpu-v5e"
@@ -94,10 +94,10 @@ class TpuTarget(Target):
         return f"the TPU compiler (libtpu {self.info.libtpu}) for {self.info.title}"
 
     def hbm_bytes(self, hw: hw_mod.Hardware) -> tuple[float, str]:
-        have = self.info.hbm_bytes
-        if have is None:
+        m = machine.of_tpu(self.info)  # one rule with plans and function views
+        if m.memory_bytes is None:
             return super().hbm_bytes(hw)
-        return float(have), f"the TPU compiler's usable HBM for {self.info.family}"
+        return m.memory_bytes, m.memory_source
 
     def mesh_for(self, shape: tuple[int, ...], names: tuple[str, ...]) -> Any:
         mi = self.info
@@ -111,10 +111,8 @@ class TpuTarget(Target):
         )
 
     def dcn_axes(self, mesh: Any) -> tuple[str, ...]:
-        mi = tpu.info(mesh)
-        if mi is None:
-            return ()
-        return tuple(a for a, phys in mi.physical_axes().items() if "slice" in phys)
+        m = machine.machine_of(mesh)
+        return () if m is None else m.dcn_axes
 
     def new_helper(self) -> helper_mod.Helper:
         return tpu.new_helper()
@@ -160,10 +158,10 @@ class GpuTarget(Target):
 
     def hbm_bytes(self, hw: hw_mod.Hardware) -> tuple[float, str]:
         # one rule with Plan.fits: JAX's share of the GPU's memory, not the preset's HBM
-        have = self.info.usable_memory
-        if have is None:
+        m = machine.of_gpu(self.info)
+        if m.memory_bytes is None:
             return super().hbm_bytes(hw)
-        return float(have), gpu.share_words(self.info)
+        return m.memory_bytes, m.memory_source
 
     def mesh_for(self, shape: tuple[int, ...], names: tuple[str, ...]) -> Any:
         mi = self.info
@@ -180,8 +178,8 @@ class GpuTarget(Target):
 
     def dcn_axes(self, mesh: Any) -> tuple[str, ...]:
         """The axes whose collectives cross the network (hosts outside one NVLink domain)."""
-        mi = gpu.info(mesh)
-        return () if mi is None else mi.network_axes()
+        m = machine.machine_of(mesh)
+        return () if m is None else m.dcn_axes
 
     def new_helper(self) -> helper_mod.Helper:
         return gpu.new_helper()

@@ -8,7 +8,6 @@ the compiled HLO (``hlo.collectives``), with device ids as positions on the plan
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import time
 from collections.abc import Callable, Sequence
@@ -20,8 +19,9 @@ import numpy as np
 from jax.sharding import AbstractMesh, Mesh, NamedSharding, PartitionSpec
 
 from .. import _jax
-from ..cost.estimate import estimate
-from ..cost.hardware import DEFAULT, Hardware, hardware
+from ..cost import hardware as hw_mod
+from ..cost.hardware import DEFAULT, Hardware
+from ..cost.machine import estimate_on
 from ..hlo import collectives as hlo
 from ..hlo import flops as hlo_flops
 from ..hlo import peak as hlo_peak
@@ -33,6 +33,7 @@ from . import helper as _helper
 from . import inputs
 from . import tpu as _tpu
 from .delta import delta_line
+from .machine import machine_of_info
 
 WHAT_A_PLAN_IS = (
     "planned: compiled by XLA's CPU compiler for {n} simulated devices. A TPU or GPU compiler may "
@@ -122,47 +123,36 @@ class Plan:
         return delta_line(self, other)
 
     def estimate(self, hw: str | Hardware | None = None, dcn_axes: Sequence[str] = ()) -> Any:
-        """The estimated time per device on a hardware preset (:mod:`shardwidget.cost.estimate`;
-        a GPU plan: its GPU's preset, and the axes that cross the network as ``dcn_axes``)."""
-        mi = self.topology
-        if self.compiler == "gpu" and mi is not None:
-            return self._gpu_estimate(hw, dcn_axes)
-        return estimate(
-            hw or DEFAULT,
+        """The estimated time per device on a hardware preset (:mod:`shardwidget.cost.estimate`)
+        on the machine the plan's mesh stands for (:mod:`.machine`): the axes that cross TPU
+        slices or GPU hosts priced at the network (where ``dcn_axes`` names none), and "fits"
+        judged against the memory a program gets there. ``hw``: a preset; by default the plan's
+        own chip's (a GPU plan: its GPU's; a TPU plan: its TPU's), else the default preset."""
+        return estimate_on(
+            machine_of_info(self.topology),
+            hw or self._own_preset(),
+            dcn_axes=dcn_axes,
             flops=self.flops,
             bytes_accessed=self.bytes_accessed,
             collectives=self.collectives,
             peak_bytes=self.memory.get("peak"),
-            dcn_axes=dcn_axes,
             flops_source=self.flops_source,
+            bytes_source=hlo_traffic.SOURCE if self.compiler == "gpu" else "",
         )
 
-    def _gpu_estimate(self, hw: str | Hardware | None, dcn_axes: Sequence[str]) -> Any:
-        """The estimate of a GPU plan: its GPU's preset (or ``hw``), the network axes as
-        ``dcn_axes``, and "fits" judged as :attr:`fits` is: against JAX's share of the GPU's
-        memory (one rule, one figure), not the preset's HBM."""
+    def _own_preset(self) -> str:
+        """The preset of the plan's chip (ValueError in words for a GPU no preset has)."""
         mi = self.topology
-        hw = hw or mi.gpu.hardware or None
-        if hw is None:
-            raise ValueError(
-                f"no hardware preset has the {mi.gpu.title}'s speeds: pass hardware= "
-                "(shardwidget.cost.hardware(name=..., ...))"
-            )
-        h, have, source = hardware(hw), mi.usable_memory, ""
-        if have is not None:
-            h = dataclasses.replace(h, hbm_bytes=float(have))
-            source = _gpu.share_words(mi)
-        return estimate(
-            h,
-            flops=self.flops,
-            bytes_accessed=self.bytes_accessed,
-            collectives=self.collectives,
-            peak_bytes=self.memory.get("peak"),
-            dcn_axes=tuple(dcn_axes) or mi.network_axes(),
-            flops_source=self.flops_source,
-            bytes_source=hlo_traffic.SOURCE,
-            hbm_source=source,
-        )
+        if self.compiler == "gpu" and mi is not None:
+            if not mi.gpu.hardware:
+                raise ValueError(
+                    f"no hardware preset has the {mi.gpu.title}'s speeds: pass hardware= "
+                    "(shardwidget.cost.hardware(name=..., ...))"
+                )
+            return str(mi.gpu.hardware)
+        if self.compiler == "tpu" and mi is not None:
+            return hw_mod.kind_preset(mi.device_kind) or DEFAULT
+        return DEFAULT
 
 
 def _pspec(spec: Any) -> Any:

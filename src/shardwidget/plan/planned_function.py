@@ -31,6 +31,7 @@ from . import background, gpu, shardings, tpu
 from . import compile as compile_mod
 from . import helper as helper_mod
 from .helper import PlanError
+from .machine import machine_of
 
 PLAN_UNCHECKED = (
     "not checked against XLA's dump: the planning helper compiles in another process and "
@@ -226,6 +227,7 @@ class PlanTraced(Traced):
             jaxpr=jaxpr_text(traced.jaxpr),
             peak=hlo_peak.with_paths(pl.peak, [lf.path for lf in self.leaves]),
             peak_unknown=pl.peak_unknown,
+            machine=machine_of(mesh),
             notes={
                 "in": self._in_notes(state),
                 "out": notes,

@@ -4,7 +4,8 @@ It goes into the display bundle as text/html.
 
 The picture is the view's ``to_svg()`` drawing (:mod:`.picture`, from the one scene of
 :mod:`.scene`), embedded as an image whose map keeps each block's hover text, with the error
-the view shows above it and, for a function view, its terminal text below.
+the view shows above it; the words a reader must find (a function's collectives) are kept in
+the page's text, out of sight, and the terminal text is shown only where no picture is drawn.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import html
 import re
 import uuid
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from typing import Any
 
 from . import budget
@@ -52,30 +54,29 @@ def embed(svg_text: str, areas_too: bool = True) -> str:
     )
 
 
-def picture_html(svg_text: str, error: str = "", text: str = "", caption: str = "") -> str:
-    """A view's static picture: ``caption`` (the picture's own title, as text to search and
-    for screen readers, out of sight), ``error`` (when the view shows one) as an alert, the
-    SVG (embedded, see :func:`embed`; none when the view has nothing drawn) and ``text``."""
-    # The picture draws its title already: the caption is for search, copy and screen readers
-    # (kept in the page's text, out of sight).
-    head = (
-        '<div style="position:absolute;width:1px;height:1px;overflow:hidden;'
-        'clip-path:inset(50%);white-space:nowrap">'
-        f'<b style="font-family:monospace">{html.escape(caption)}</b></div>'
-        if caption
-        else ""
-    )
+def picture_html(
+    svg_text: str, error: str = "", text: str = "", caption: str = "", said: Sequence[str] = ()
+) -> str:
+    """A view's static picture: ``caption`` (the picture's own title) and ``said`` (the lines a
+    reader must find as words in the page, e.g. a function's collectives), as text to search,
+    copy and screen readers, out of sight; ``error`` (when the view shows one) as an alert; the
+    SVG (embedded, see :func:`embed`; none when the view has nothing drawn); ``text`` (the
+    terminal text) in sight only where no picture is drawn (none, or left out over the budget):
+    under a picture it repeated the picture's tables (issue 38)."""
+    # The picture draws its title and its words already: the caption and the short text form
+    # are for search, copy and screen readers (kept in the page's text, out of sight).
+    head = _out_of_sight(caption, said)
     err = (
         '<div class="shardwidget-error" role="alert" style="color:#b00020;margin:2px 0">'
         f"⚠ {html.escape(error)}</div>"
         if error
         else ""
     )
-    pic = _bounded_picture(svg_text, len(head) + len(err) + len(text) + 400)
+    pic, drawn = _bounded_picture(svg_text, len(head) + len(err) + 400)
     pre = (
         '<pre style="font-family:monospace;white-space:pre-wrap;font-size:12px">'
         f"{html.escape(text)}</pre>"
-        if text
+        if text and not drawn
         else ""
     )
     return (
@@ -84,15 +85,30 @@ def picture_html(svg_text: str, error: str = "", text: str = "", caption: str = 
     )
 
 
+def _out_of_sight(caption: str, said: Sequence[str]) -> str:
+    """The caption and the short text form, in the page's text but not drawn (the clip keeps
+    them for screen readers, search and copy, which ``display:none`` would not)."""
+    if not caption and not said:
+        return ""
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in said)
+    return (
+        '<div class="shardwidget-said" style="position:absolute;width:1px;height:1px;'
+        'overflow:hidden;clip-path:inset(50%);white-space:nowrap">'
+        + (f'<b style="font-family:monospace">{html.escape(caption)}</b>' if caption else "")
+        + (f"<ul>{items}</ul>" if items else "")
+        + "</div>"
+    )
+
+
 _BLOCK_TITLE = re.compile(r"(<g\b[^>]*>)<title>[^<]*</title>")  # a block's hover text
 
 
-def _bounded_picture(svg_text: str, rest: int) -> str:
-    """The embedded picture within PICTURE_BUDGET (``rest``: the bytes of what goes with it):
-    with its hover text, else without it (no map, no block titles), else a line saying it was
-    left out and why."""
+def _bounded_picture(svg_text: str, rest: int) -> tuple[str, bool]:
+    """(HTML, whether a picture is in it): the embedded picture within PICTURE_BUDGET (``rest``:
+    the bytes of what goes with it), with its hover text, else without it (no map, no block
+    titles), else a line saying it was left out and why."""
     if not svg_text:
-        return ""
+        return "", False
     plain = _BLOCK_TITLE.sub(r"\1", svg_text)
     said = (
         '<div style="color:#57606a;font-style:italic">hover text left out: the picture with it '
@@ -101,12 +117,13 @@ def _bounded_picture(svg_text: str, rest: int) -> str:
     for drawn, areas_too, note in ((svg_text, True, ""), (plain, False, said)):
         pic = f"<div>{embed(drawn, areas_too)}</div>{note}"
         if len(pic.encode("utf-8")) + rest <= PICTURE_BUDGET:
-            return pic
+            return pic, True
     size = budget.plural(len(svg_text.encode("utf-8")), "byte")
     return (
         '<div class="shardwidget-left-out" style="color:#57606a;font-style:italic">'
         f"picture left out: its drawing takes {size}, over the {PICTURE_BUDGET // 1024} KiB a "
-        "saved picture may take; the text below describes the view</div>"
+        "saved picture may take; the text below describes the view</div>",
+        False,
     )
 
 

@@ -240,3 +240,23 @@ def render_trace(
     if res.flops is not None:
         lines.append(f"  flops per device: {res.flops:.3g}")
     return "\n".join(lines)
+
+
+def collectives_said(res: TraceResult | None) -> list[str]:
+    """A function view's collectives in a few words, one line per kind and axes (a count and the
+    bytes each device sends in all), for the static picture's text: the picture draws them, a
+    saved page's reader must still find them as words (search, screen readers)."""
+    if res is None:
+        return []
+    if not res.collectives:
+        return ["collectives: none (every device computes its part alone)"]
+    groups: dict[tuple[str, str], list[int]] = {}
+    for c in res.collectives:
+        over = f"over {','.join(c.axes)}" if c.axes else "over device groups"
+        groups.setdefault((c.kind, over), []).append(c.bytes)
+    return [f"collectives ({len(res.collectives)}):"] + [
+        f"{kind} {over}"
+        + (f" ×{len(sent)}" if len(sent) > 1 else "")
+        + f": {fmt_bytes(sum(sent))} sent per device"
+        for (kind, over), sent in groups.items()
+    ]

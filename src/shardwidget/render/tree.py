@@ -141,9 +141,50 @@ def memory_svg(
     return "".join(parts), y + 18
 
 
+def leaf_table_svg(view: Any, y: float, width: int) -> tuple[str, float]:
+    """(SVG elements, y under it) of the largest leaves as :func:`text` lists them (path, type,
+    spec, bytes per device, large replicated leaves flagged): drawn in the picture, so that the
+    text under it need not repeat them (issue 38)."""
+    rows = _rows(view)
+    cols = (12.0, width * 0.42, width * 0.64, width - 12.0)
+    heads = ("leaf", "type", "spec", "per device")
+    parts = [
+        f'<text x="{c:.0f}" y="{y + 12:.0f}" font-size="10.5" font-weight="bold" '
+        f'font-family="sans-serif" fill="#57606a"'
+        + (' text-anchor="end"' if h == "per device" else "")
+        + f">{h}</text>"
+        for c, h in zip(cols, heads, strict=True)
+    ]
+    y += 18
+    for path, typ, spec, _flag, b, large in rows[:TOP]:
+        flag = " ⚠ large replicated" if large else ""
+        fill = "#a4000f" if large else "#1f2328"
+        cells = (_cut(path, 44), typ, spec, fmt_bytes(b) + flag)
+        for i, (c, cell) in enumerate(zip(cols, cells, strict=True)):
+            anchor = ' text-anchor="end"' if i == 3 else ""
+            parts.append(
+                f'<text x="{c:.0f}" y="{y + 11:.0f}" font-size="11" font-family="monospace" '
+                f'fill="{fill}"{anchor}>{html.escape(cell)}</text>'
+            )
+        y += 15
+    if len(rows) > TOP:
+        parts.append(
+            f'<text x="12" y="{y + 11:.0f}" font-size="11" font-family="sans-serif" '
+            f'fill="#57606a">… {len(rows) - TOP} more leaves</text>'
+        )
+        y += 15
+    return "".join(parts), y + 8
+
+
+def _cut(path: str, n: int) -> str:
+    """A path cut in the middle: its start names the group, its end the leaf."""
+    return path if len(path) <= n else f"{path[: n // 2 - 2]}…{path[-(n // 2 + 1) :]}"
+
+
 def tree_svg(view: Any, leaf_svg: str, width: int = 760) -> str:
-    """The tree view's picture: the memory chart, then the selected leaf's array picture; a
-    plan's first line says what it is ("planned on AbstractMesh (32, 8) · no devices")."""
+    """The tree view's picture: the memory chart, the largest leaves' table, then the selected
+    leaf's array picture; a plan's first line says what it is ("planned on AbstractMesh (32, 8)
+    · no devices")."""
     memory, groups = view.memory
     hw = view.hardware_preset
     chart, height = memory_svg(memory, groups, hw.hbm_bytes, hw.name, width)
@@ -156,6 +197,7 @@ def tree_svg(view: Any, leaf_svg: str, width: int = 760) -> str:
         )
         chart = f'<g transform="translate(0 20)">{chart}</g>'
         height += 20
+    table, height = leaf_table_svg(view, height, width)
     m = re.search(r'height="(\d+)"', leaf_svg)
     leaf_h = int(m.group(1)) if m else 0
     path = view.leaves[view.selected].path
@@ -172,5 +214,5 @@ def tree_svg(view: Any, leaf_svg: str, width: int = 760) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" '
         f'width="{width}" height="{total:.0f}" viewBox="0 0 {width} {total:.0f}" role="img" '
         f'aria-label="{html.escape(label)}"><title>{html.escape(label)}</title>'
-        f'<rect width="100%" height="100%" fill="#ffffff"/>{badge}{chart}{head}{leaf}</svg>'
+        f'<rect width="100%" height="100%" fill="#ffffff"/>{badge}{chart}{table}{head}{leaf}</svg>'
     )

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..cost.estimate import estimate_trace
 from ..cost.hardware import DEFAULT, Hardware
+from ..cost.machine import Machine
 from ..hlo import collectives as hlo
 from ..hlo.peak import Peak
 from ..model import spec as spec_mod
@@ -237,6 +238,9 @@ class TraceResult:
     report; None where the compiler wrote none (:attr:`peak_unknown` says why)."""
     peak_unknown: str = ""
     """Why :attr:`peak` is None ("" when it is known)."""
+    machine: Machine | None = field(default=None, repr=False)
+    """What the plan's mesh stands for (a ``tpu_mesh`` or ``gpu_mesh``: the axes that cross
+    slices or hosts, the memory a program gets); None on the kernel's devices or a CPU plan."""
     rerun: Callable[[TraceResult], tuple[list[Any], list[Any]]] | None = field(
         default=None, repr=False, compare=False
     )
@@ -246,10 +250,13 @@ class TraceResult:
         """Estimated time per device on a hardware preset (a name such as "tpu-v5p" or a
         ``shardwidget.Hardware``): ``.compute_s``, ``.memory_s``, ``.collectives`` (each with
         ``.seconds`` = ``.latency_s`` + ``.bandwidth_s``), ``.total_s``, ``.bound``, ``.fits``;
-        ``dcn_axes``: mesh axes crossing slices or hosts (DCN latency). The model is in
+        ``dcn_axes``: mesh axes crossing slices or hosts (DCN latency and the network's
+        bandwidth); on a ``tpu_mesh`` or ``gpu_mesh`` the axes that cross its slices or hosts
+        when none are named, and "fits" judged against the memory a program gets there (as
+        ``plan().estimate`` does: :mod:`shardwidget.cost.machine`). The model is in
         :mod:`shardwidget.cost.estimate`."""
 
-        return estimate_trace(self, hw or DEFAULT, tuple(dcn_axes))
+        return estimate_trace(self, hw or DEFAULT, tuple(dcn_axes), self.machine)
 
     @property
     def outputs(self) -> list[Any] | None:

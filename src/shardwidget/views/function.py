@@ -295,7 +295,9 @@ class FunctionView(SearchMixin, MemoryMixin, CostMixin, ShardView[TraceState, Co
 
     def _static_html(self) -> str:
         drawn = self.to_svg() if self._result is not None else ""
-        return picture_html(drawn, self.error, repr(self), caption=f"{self.fn_name} ({self.mode})")
+        said = text.collectives_said(self._result)
+        caption = f"{self.fn_name} ({self.mode})"
+        return picture_html(drawn, self.error, repr(self), caption=caption, said=said)
 
     def __setattr__(self, name: str, value: object) -> None:
         """As ShardView's; ``in_specs`` / ``out_specs`` also take a single PartitionSpec (every
@@ -394,11 +396,17 @@ class FunctionView(SearchMixin, MemoryMixin, CostMixin, ShardView[TraceState, Co
 
     def _hbm(self) -> tuple[float | None, str]:
         """(device memory, whose) the memory panel draws its line at: the ``hardware``
-        preset's HBM; (None, "") where the preset is unknown."""
+        preset's HBM, or on a ``tpu_mesh``/``gpu_mesh`` the memory a program gets there (as
+        the estimate's "fits" and ``Plan.fits`` judge); (None, "") where the preset is unknown."""
         try:
             hw = hw_mod.hardware(self.hardware)
         except (KeyError, ValueError, TypeError):
             return None, ""
+        machine = self._result.machine if self._result is not None else None
+        if machine is not None:
+            hw, _, source = machine.apply(hw)
+            if source:
+                return float(hw.hbm_bytes), f"{hw.name}, what a program gets"
         return float(hw.hbm_bytes), str(hw.name)
 
     # ---------------------------------------------------------------- cost (issue 12)

@@ -434,13 +434,16 @@ class TreeView(CostMixin, ShardView[TreeState, Computed]):
         return f"shardwidget-{self._name}"
 
     def _static_html(self) -> str:
-        """The shared static picture (chart and selected leaf), the text table under it."""
+        """The shared static picture (chart, largest leaves, selected leaf); its text (a dozen
+        lines at most) kept in the page's words, in sight only where no picture is drawn."""
         leaf = self._applied.leaves[self.selected]
         caption = f"{len(self._applied.leaves)} array leaves · mesh {self._tree.get('mesh', '')}"
         if self.planned:
             caption += f" · {self.planned}"
         caption += f" · leaf {leaf.path}"
-        return snapshot.picture_html(self._svg(compute=False), self.error, repr(self), caption)
+        words = repr(self)
+        said = words.splitlines()
+        return snapshot.picture_html(self._svg(compute=False), self.error, words, caption, said)
 
     def save_html(
         self, path: str | pathlib.Path, variants: object = None, budget: int | None = None

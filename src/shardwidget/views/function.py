@@ -365,7 +365,7 @@ class FunctionView(SearchMixin, MemoryMixin, CostMixin, ShardView[TraceState, Co
         if self._result is None:
             self._key += 1
             self._trace = wire.trace(None, mode=self.mode, key=self._key, message=msg)
-            self.show_over()  # a layout refused for its size: what is over
+            self._show_over()  # a layout refused for its size: what is over
             self._trace_stats = wire.pending_trace_stats(self._key, 0)
             self._estimate = wire.empty_estimate(self._key, self.hardware)
 

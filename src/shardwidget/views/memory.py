@@ -109,10 +109,10 @@ class MemoryMixin:
             return super()._compute(st)  # type: ignore[misc]  # (ShardView's)
         except ValueError:
             self._over = _over(getattr(traced, "refused", None))
-            self.show_over()
+            self._show_over()
             raise
 
-    def show_over(self) -> None:
+    def _show_over(self) -> None:
         """Put the refused layout's memory panel (:meth:`_compute`) into ``_trace``."""
         if self._over is not None and self._trace:
             self._trace = {**self._trace, "over": self._over}

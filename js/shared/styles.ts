@@ -260,6 +260,9 @@ export const CSS = `
 .shardwidget .sw-phys-grid { display: grid; align-items: center; justify-items: center; }
 .shardwidget .sw-phys-tick { font-family: var(--sw-mono); font-size: 9.5px; line-height: 11px; color: var(--sw-fg3); }
 .shardwidget .sw-phys-tick-row { justify-self: end; padding-right: 2px; }
+.shardwidget .sw-phys-domain { font-size: 10.5px; color: var(--sw-fg2); border-top: 1px dashed var(--sw-fg3); margin-top: 2px; }
+.shardwidget .sw-mesh-links { margin-top: 6px; font-size: 11px; color: var(--sw-fg2); font-family: var(--sw-mono); }
+.shardwidget .sw-mesh-links .sw-link-network { color: var(--sw-fg); font-weight: 600; }
 .shardwidget .sw-chipcell {
   display: flex; flex-wrap: wrap; gap: 1px; padding: 1px; align-content: center; justify-content: center;
   border-radius: 3px; background: var(--sw-bg2); border: 1px solid var(--sw-border);

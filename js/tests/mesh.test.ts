@@ -270,3 +270,55 @@ describe("a TPU plan across slices (shardwidget.tpu_mesh, num_slices=2)", () => 
     expect(p.places.filter((q) => q.panel === 1).map((q) => q.id)).toEqual([4, 5, 6, 7]);
   });
 });
+
+describe("a gpu_mesh plan's machine in the mesh pane", () => {
+  /** 4 hosts × 2 GPUs, mesh (dp=2, fsdp=4); NVLink domains of 2 hosts (as a GB200 rack's 18):
+   *  dp crosses domains (the network), fsdp stays in one (NVLink across hosts). */
+  function gpuFixture(): fx.Fixture {
+    const f = fx.namedFixture({
+      shape: [8, 8],
+      meshShape: [2, 4],
+      axisNames: ["dp", "fsdp"],
+      spec: ["dp", "fsdp"],
+      platform: "gpu",
+      kind: "NVIDIA GB200",
+    });
+    const ids = f.layout.devices.ids;
+    f.layout.devices.coords = ids.map((i) => [i % 2, Math.floor(i / 2)]);
+    f.layout.devices.process = ids.map((i) => Math.floor(i / 2));
+    f.layout.mesh!.axis_links = [
+      "network (InfiniBand / Ethernet, across hosts)",
+      "NVLink (one NVLink domain of 4 GPUs, across hosts)",
+    ];
+    f.layout.mesh!.domain_hosts = 2;
+    return f;
+  }
+
+  it("says what each axis travels over, marking the axes that cross the network, in both drawings", () => {
+    const { el } = mount(gpuFixture());
+    const lines = () => qa(el, ".sw-mesh-links .sw-mesh-link").map((r) => [r.dataset.axis, r.textContent, r.classList.contains("sw-link-network")]);
+    const want = [
+      ["dp", "⇄ dp=2: network (InfiniBand / Ethernet, across hosts)", true],
+      ["fsdp", "fsdp=4: NVLink (one NVLink domain of 4 GPUs, across hosts)", false],
+    ];
+    expect(lines()).toEqual(want);
+    showPhysical(el);
+    expect(lines()).toEqual(want);
+  });
+
+  it("draws a row per host under each NVLink domain's heading", () => {
+    const { el } = mount(gpuFixture());
+    showPhysical(el);
+    expect(q(el, ".sw-pane-title").textContent).toBe("Physical: 8 GPUs on 4 hosts");
+    expect(qa(el, ".sw-phys-domain").map((d) => d.textContent)).toEqual([
+      "NVLink domain 0: hosts 0–1",
+      "NVLink domain 1: hosts 2–3",
+    ]);
+    for (const id of [0, 1, 2, 3, 4, 5, 6, 7]) expect(placeOf(el, id)).toMatchObject({ x: id % 2, y: Math.floor(id / 2) });
+  });
+
+  it("says nothing of links where the mesh does not (a CPU mesh)", () => {
+    const { el } = mount(fx.fx8());
+    expect(el.querySelector(".sw-mesh-links")).toBeNull();
+  });
+});

@@ -24,6 +24,12 @@ export interface MeshInfo {
   axis_types: AxisType[];
   /** Device ids in mesh order (row-major over axis_sizes), length = product(axis_sizes). */
   device_ids: number[];
+  /** What a step along each axis travels over, in words (a gpu_mesh plan: "NVLink (within a
+   *  host)", "network (InfiniBand / Ethernet, across hosts)"); sent only where the mesh says. */
+  axis_links?: string[];
+  /** Hosts one NVLink domain joins where it spans several (GB200 NVL72: 18); sent with
+   *  axis_links, 0 where each host is its own. */
+  domain_hosts?: number;
 }
 
 export interface DeviceTable {

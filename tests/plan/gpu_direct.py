@@ -1,7 +1,7 @@
 """Programs planned in tests/plan/test_gpu.py, and XLA's GPU compiler run on them directly.
 
 Run by the Python of the GPU compiler's venv (``python gpu_direct.py SPEC TOPOLOGY D0xD1..
-AXES PROGRAM``): the issue's recipe, ``topologies.get_topology_desc(platform="cuda",
+AXES PROGRAM``, PROGRAM "-" for the mesh's devices only): the issue's recipe, ``topologies.get_topology_desc(platform="cuda",
 target_config=..., topology=...)``, ``topologies.make_mesh``, ``jax.jit(f).lower(...).compile()``,
 printing what the compile says as JSON. It imports only JAX, so both Pythons import it.
 """
@@ -79,6 +79,11 @@ def main() -> None:
     names = tuple(axes.split(","))
     topo = topologies.get_topology_desc(platform="cuda", target_config=text, topology=topology)
     mesh = topologies.make_mesh(topo, dims, names)
+    if program == "-":  # the mesh's devices only: each position's id and process (its host)
+        print(
+            json.dumps({"devices": [[int(d.id), int(d.process_index)] for d in mesh.devices.flat]})
+        )
+        return
     f, args, specs = PROGRAMS[program]
     sds = [
         jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=NamedSharding(mesh, s))

@@ -9,6 +9,7 @@ import { blocksByDevice } from "../blocks";
 import { hasCoords, physicalLayout } from "./geometry";
 import { ColorKey } from "./legend";
 import { MeshAxesDrawing } from "./mesh_axes";
+import { linksNote } from "./links";
 import { drawPhysical } from "./physical";
 import { CellPaint } from "./heat";
 
@@ -140,8 +141,10 @@ export class MeshPane {
     const body = doc.createElement("div");
     body.className = "sw-mesh-body";
     const phys = mode === "physical" ? physicalLayout(layout.devices) : null;
-    if (phys) drawPhysical(doc, (id) => this.cb.colorOf(id), phys, title, body, width);
+    if (phys) drawPhysical(doc, (id) => this.cb.colorOf(id), phys, title, body, width, mesh?.domain_hosts);
     else this.axes.draw(layout, title, body, width);
+    const links = linksNote(doc, mesh);
+    if (links) body.append(links);
     this.collect(body);
     const nodes: HTMLElement[] = [head, body];
     const legend = this.colorKey.build(layout, this.scheme);

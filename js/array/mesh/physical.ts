@@ -4,7 +4,8 @@ import { plural, textWidth } from "../../shared/text";
 import { cellHtml, chipCells, physicalSizing, type PhysicalLayout, type PhysicalPlace } from "./geometry";
 
 /** Devices by physical coords: x across, y down, one small grid per z; a chip's devices (cores)
- *  side by side inside the chip's cell. */
+ *  side by side inside the chip's cell. GPUs: a row per host; `domainHosts` (> 1: hosts one
+ *  NVLink domain joins, GB200 NVL72) heads each domain's rows. */
 export function drawPhysical(
 doc: Document,
 colorOf: (id: number) => string,
@@ -12,6 +13,7 @@ p: PhysicalLayout,
 title: HTMLElement,
 body: HTMLElement,
 width: number,
+domainHosts = 0,
 ): void {
   const n = p.places.length;
   const nChips = new Set(p.places.map((q) => q.coords.join(","))).size;
@@ -64,6 +66,8 @@ width: number,
       for (let c = 0; c < p.cols; c++) html.push(`<span class="sw-phys-tick">${p.x0 + c}</span>`);
     }
     for (let r = 0; r < p.rows; r++) {
+      const head = p.gpu ? domainHead(pi * p.rows + r, domainHosts, p.rows * p.panels.length) : "";
+      if (head) html.push(head);
       if (ticks) html.push(`<span class="sw-phys-tick sw-phys-tick-row">${p.y0 + r}</span>`);
       for (let c = 0; c < p.cols; c++) {
         const members = chips.get(chipKey(pi, c, r));
@@ -85,4 +89,16 @@ width: number,
   multiples.style.gridTemplateColumns = `repeat(${Math.min(perRow, p.panels.length)}, max-content)`;
   multiples.innerHTML = html.join("");
   body.append(multiples);
+}
+
+/** The heading row of an NVLink domain that spans hosts, before its first host's row (host:
+ *  the host's number over all slices); "" for any other row or where no domain spans hosts. */
+function domainHead(host: number, domainHosts: number, hosts: number): string {
+  if (domainHosts <= 1 || host % domainHosts !== 0) return "";
+  const last = Math.min(host + domainHosts, hosts) - 1;
+  const d = host / domainHosts;
+  return (
+    `<div class="sw-phys-domain" style="grid-column:1/-1" data-domain="${d}">` +
+    `NVLink domain ${d}: hosts ${host}–${last}</div>`
+  );
 }

@@ -91,15 +91,21 @@ def topology_abstract_device(
     num_cores: int | None,
     topology: str,
     positions: tuple[Any, ...] = (),
+    links: tuple[str, ...] = (),
+    domain_hosts: int = 0,
 ) -> Any:
     """:func:`tpu_abstract_device` for any platform ("tpu"; "cuda" for a GPU plan, whose
-    positions are ((GPU on its host, host in its slice, 0), 0, slice)). None where this JAX has
-    no AbstractDevice."""
+    positions are ((GPU on its host, host in its slice, 0), 0, slice)). ``links``: what a step
+    along each mesh axis travels over, in words, in axis order (a GPU plan: "NVLink (within a
+    host)", "network (…, across hosts)"); ``domain_hosts``: hosts one NVLink domain joins
+    where it spans several (a GB200 NVL72: 18), else 0. The model layer reads both without
+    knowing plans. None where this JAX has no AbstractDevice."""
     try:
         from jax._src.mesh import AbstractDevice
     except ImportError:  # jax 0.7: AbstractMesh carries no device
         return None
-    return _topology_device(AbstractDevice)(device_kind, num_cores, platform, topology, positions)
+    device = _topology_device(AbstractDevice)
+    return device(device_kind, num_cores, platform, topology, positions, links, domain_hosts)
 
 
 @functools.cache
@@ -108,6 +114,8 @@ def _topology_device(base: Any) -> Any:
     class TopologyDevice(base):  # type: ignore[misc]  # (base: JAX's private AbstractDevice)
         topology: str = ""
         positions: tuple[Any, ...] = dataclasses.field(default=(), repr=False)
+        links: tuple[str, ...] = dataclasses.field(default=(), repr=False)
+        domain_hosts: int = 0
 
     return TopologyDevice
 

@@ -60,6 +60,11 @@ class MeshRecord:
         planned: whether the mesh is an AbstractMesh (a plan: positions, no devices).
         pmap_axis: the axis pmap named for the user (JAX's internal name, which differs
             between versions: :func:`~shardwidget._jax.unnamed_pmap_axis`), else None.
+        axis_links: what a step along each axis travels over, in words, where the mesh
+            stands for a machine that says so (``shardwidget.gpu_mesh``: "NVLink (within a
+            host)", "network (InfiniBand / Ethernet, across hosts)"); () where unknown.
+        domain_hosts: hosts joined by one NVLink domain where it spans several (a GB200
+            NVL72 of 18 hosts: 18); 0 otherwise.
     """
 
     axis_names: tuple[str, ...]
@@ -68,6 +73,8 @@ class MeshRecord:
     device_ids: tuple[int, ...]
     planned: bool = False
     pmap_axis: str | None = None
+    axis_links: tuple[str, ...] = ()
+    domain_hosts: int = 0
 
 
 @dataclass(frozen=True)
@@ -202,7 +209,18 @@ def mesh_record(mesh: Mesh | AbstractMesh) -> MeshRecord:
         else tuple(int(d.id) for d in mesh.devices.flat),
         planned=planned,
         pmap_axis=None if unnamed is None else str(unnamed),
+        **_machine(mesh) if planned else {},
     )
+
+
+def _machine(mesh: Mesh | AbstractMesh) -> dict[str, Any]:
+    """A planned mesh's ``axis_links`` and ``domain_hosts`` from its abstract device (where
+    it stands for GPUs that say so: one link per axis)."""
+    device = getattr(mesh, "abstract_device", None)
+    links = tuple(str(x) for x in getattr(device, "links", ()))
+    if len(links) != len(mesh.axis_names):
+        return {}
+    return {"axis_links": links, "domain_hosts": int(getattr(device, "domain_hosts", 0))}
 
 
 def _entries(pspec: jax.sharding.PartitionSpec) -> tuple[tuple[str, ...], ...]:

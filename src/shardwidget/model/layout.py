@@ -68,6 +68,12 @@ class MeshInfo:
     device_ids: tuple[int, ...]  # mesh order, row-major
     pmap_axis: str | None = None
     """The axis pmap named for the user (JAX's internal name), else None."""
+    axis_links: tuple[str, ...] = ()
+    """What a step along each axis travels over, in words, where the mesh says (a
+    ``gpu_mesh``: "NVLink (within a host)", "network (InfiniBand / Ethernet, across hosts)");
+    () where unknown."""
+    domain_hosts: int = 0
+    """Hosts joined by one NVLink domain where it spans several (GB200 NVL72: 18), else 0."""
 
     @property
     def axes(self) -> dict[str, int]:
@@ -276,7 +282,13 @@ def mesh_info(mesh: Mesh | AbstractMesh) -> MeshInfo:
 def info_of(mesh: MeshRecord) -> MeshInfo:
     """The MeshInfo of the adapter's record of a mesh."""
     return MeshInfo(
-        mesh.axis_names, mesh.axis_sizes, mesh.axis_types, mesh.device_ids, mesh.pmap_axis
+        mesh.axis_names,
+        mesh.axis_sizes,
+        mesh.axis_types,
+        mesh.device_ids,
+        mesh.pmap_axis,
+        mesh.axis_links,
+        mesh.domain_hosts,
     )
 
 

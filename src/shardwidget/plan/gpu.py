@@ -13,6 +13,7 @@ cost analysis: FLOPs are counted from the HLO.
 
 from __future__ import annotations
 
+import numbers
 import pathlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -189,6 +190,12 @@ class GpuMeshInfo:
             out[name] = moved
         return out
 
+    @property
+    def domain_hosts(self) -> int:
+        """Hosts one NVLink domain joins where it spans several (GB200 NVL72: 18), else 0."""
+        hosts = self.nvlink_domain // self.gpus_per_host
+        return hosts if hosts > 1 and self.gpu.link == "NVLink" else 0
+
     def network_axes(self) -> tuple[str, ...]:
         """Mesh axes whose collectives cross the network (the cost model's slow links)."""
         return tuple(a for a, m in self.physical_axes().items() if self.link(m).startswith("net"))
@@ -214,25 +221,56 @@ def is_gpu(mesh: object) -> bool:
     return info(mesh) is not None
 
 
+def _whole(what: str, v: object) -> int:
+    """``v`` as a count of at least 1; ValueError in words for a fraction, a bool, a string."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise ValueError(f"{what} must be a whole number; got {v!r}")
+    if int(v) < 1:
+        raise ValueError(f"{what} must be at least 1; got {v}")
+    return int(v)
+
+
 def _check(
     shape: tuple[int, ...], names: tuple[str, ...], hosts: int, gpus: int, slices: int
 ) -> None:
     if len(shape) != len(names):
         raise ValueError(f"mesh_shape {shape} has {len(shape)} axes; axis_names has {len(names)}")
-    for what, v in (("hosts", hosts), ("gpus_per_host", gpus), ("slices", slices)):
-        if v < 1:
-            raise ValueError(f"{what} must be at least 1; got {v}")
+    if len(set(names)) != len(names) or not all(names):
+        raise ValueError(f"axis_names {names}: each mesh axis needs a name of its own")
     n = slices * hosts * gpus
     size = 1
     for s in shape:
         if s < 1:
             raise ValueError(f"mesh_shape {shape}: every axis needs at least 1 GPU")
         size *= s
+    if size != n and size % (slices * hosts):
+        raise ValueError(
+            f"mesh_shape {shape} has {size} positions, which do not split evenly over "
+            f"{slices} slice(s) × {hosts} host(s): every host holds the same number of GPUs"
+        )
     if size != n:
         raise ValueError(
             f"mesh_shape {shape} has {size} positions, but {slices} slice(s) × {hosts} host(s) "
-            f"× {gpus} GPUs per host are {n} GPUs: the mesh must use every GPU once"
+            f"× {gpus} GPUs per host are {n} GPUs: the mesh must use every GPU once "
+            f"(gpus_per_host={size // (slices * hosts)} would)"
         )
+
+
+def _domain(p: GpuPreset, nvlink_domain: object, gpus: int) -> int:
+    """The GPUs one NVLink domain joins: ``nvlink_domain``, else the preset's, else a host's;
+    ValueError in words where it splits a host or the GPU has no NVLink."""
+    if nvlink_domain is None or nvlink_domain == 0:
+        domain = p.nvlink_domain or gpus
+    elif p.link != "NVLink" and nvlink_domain != gpus:  # (a host's own: what it resolves to)
+        raise ValueError(f"{p.title} GPUs talk over {p.link}: they have no NVLink domain")
+    else:
+        domain = _whole("nvlink_domain", nvlink_domain)
+    if domain % gpus:
+        raise ValueError(
+            f"an NVLink domain of {domain} {p.title} GPUs joins whole hosts, but hosts of "
+            f"{gpus} GPUs do not divide it (gpus_per_host: a divisor of {domain})"
+        )
+    return domain
 
 
 def gpu_mesh(
@@ -262,15 +300,16 @@ def gpu_mesh(
     it; JAX's default 0.75). Needs the GPU compiler's venv
     (``python -m shardwidget.compilers install gpu``); PlanError in words without it."""
     p = preset(gpu)
-    if nvlink_domain and p.link != "NVLink":
-        raise ValueError(f"{p.title} GPUs talk over {p.link}: they have no NVLink domain")
-    shape = tuple(int(s) for s in mesh_shape)
+    hosts, gpus_per_host = _whole("hosts", hosts), _whole("gpus_per_host", gpus_per_host)
+    slices = _whole("slices", slices)
+    shape = tuple(_whole("every mesh_shape size", s) for s in mesh_shape)
     names = tuple(str(a) for a in axis_names)
-    _check(shape, names, int(hosts), int(gpus_per_host), int(slices))
+    _check(shape, names, hosts, gpus_per_host, slices)
+    domain = _domain(p, nvlink_domain, gpus_per_host)
     if not 0 < memory_fraction <= 1:
         raise ValueError(f"memory_fraction must be in (0, 1]; got {memory_fraction}")
     text = target_config(p)
-    topology = f"{int(slices)}x{int(hosts)}x{int(gpus_per_host)}"
+    topology = f"{slices}x{hosts}x{gpus_per_host}"
     h = gpu_helper()
     req = {"op": "describe", "target_config": text, "topology": topology, "mesh_shape": list(shape)}
     reply = h.request(req, _helper.busy(START_TIMEOUT_S), f"describe {topology} {p.title}")
@@ -278,13 +317,15 @@ def gpu_mesh(
         raise ValueError(
             f"no mesh {shape} on {topology} {p.title}: {compilers.first_line(reply['error'])}"
         )
-    mi = _info(p, reply, h.ready, shape, names, (int(slices), int(hosts), int(gpus_per_host)))
-    domain = nvlink_domain or p.nvlink_domain or int(gpus_per_host)
+    mi = _info(p, reply, h.ready, shape, names, (slices, hosts, gpus_per_host))
     mi = _replace(mi, domain, memory_fraction, text)
     key = f"{p.name}/{topology}/{mi.nvlink_domain}/{memory_fraction}"
     where = tuple(((g, hh % mi.hosts, 0), 0, s) for g, hh, s in
                   zip(mi.gpu_in_host, mi.host, mi.slice_index, strict=True))  # fmt: skip
-    device = _jax.topology_abstract_device("cuda", mi.device_kind, None, key, where)
+    links = tuple(mi.link(m) for m in mi.physical_axes().values())
+    device = _jax.topology_abstract_device(
+        "cuda", mi.device_kind, None, key, where, links, mi.domain_hosts
+    )
     mesh = _jax.abstract_mesh_on(
         shape, names, compilers.mesh_axis_types(axis_types, len(shape)), device
     )

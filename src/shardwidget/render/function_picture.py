@@ -15,6 +15,7 @@ from ..model.units import fmt_bytes
 from . import budget
 from .function_leaves import CARDS_UP_TO, leaf_table
 from .legend import legend_of
+from .machine import has_machine, machine
 from .picture import FG2, FG3, MAX_TITLES, Svg, grid, marks, wrap_text
 from .scene import array_scene
 
@@ -53,6 +54,7 @@ def function_svg(
         (p if p.startswith("out") else f"out {p}", lay)
         for p, lay in zip(res.out_paths, _out_layouts(res), strict=False)
     ]
+    machine_of = next((lay for _, lay in leaves if has_machine(lay)), None)
     if len(leaves) > CARDS_UP_TO:  # a model's leaves: a table, and one grid (the widget's form)
         y = leaf_table(svg.text, leaves, 12, y, width - 24, (FG2, FG3))
         label, lay = leaves[0]
@@ -92,6 +94,9 @@ def function_svg(
         h = top + grid(svg, scene, x, y + top, col_w, 200, titles)
         row_h = max(row_h, h)
     y += row_h + 24
+    if machine_of is not None:  # a gpu_mesh plan: the GPUs by host, what each axis crosses
+        color_of = array_scene(machine_of, n_devices=n_devices).color_of
+        y += machine(svg, machine_of, 12, y, width - 24, color_of) + 12
     y = _collectives(svg, res, 12, y, width - 24)
     if res.memory:
         mem = " · ".join(f"{k} {fmt_bytes(v)}" for k, v in res.memory.items() if v)

@@ -71,6 +71,11 @@ class MeshWire(TypedDict):
     axis_sizes: list[int]
     axis_types: list[str]
     device_ids: list[int]
+    axis_links: NotRequired[list[str]]
+    """What a step along each axis travels over, in words (a ``gpu_mesh``'s); sent only where
+    the mesh says (:attr:`shardwidget.model.layout.MeshInfo.axis_links`)."""
+    domain_hosts: NotRequired[int]
+    """Hosts one NVLink domain joins where it spans several; sent with ``axis_links``."""
 
 
 class DeviceTable(TypedDict):
@@ -215,6 +220,9 @@ def layout(
             "axis_types": list(lay.mesh.axis_types),
             "device_ids": lay.derived("wire.mesh_ids", _mesh_ids),
         }
+        if lay.mesh.axis_links:
+            mesh["axis_links"] = list(lay.mesh.axis_links)
+            mesh["domain_hosts"] = lay.mesh.domain_hosts
     spec: list[SpecEntry] = (
         [None if not a else a[0] if len(a) == 1 else list(a) for a in lay.spec]
         if lay.spec is not None

@@ -184,7 +184,8 @@ class FunctionPath:
         mesh = " × ".join(f"{n}={s}" for n, s in zip(st.axis_names, st.mesh_shape, strict=False))
         ins = ", ".join(spec_mod.to_text(s) for s in st.in_specs)
         outs = ", ".join("auto" if s is None else spec_mod.to_text(s) for s in st.out_specs)
-        return f"mesh {mesh} · {ins} → {outs or 'auto'}"
+        given = ", ".join(self.traced.leaves[i].path for i in st.donate)
+        return f"mesh {mesh} · {ins} → {outs or 'auto'}" + (f" · donate {given}" if given else "")
 
     # ---------------------------------------------------------------- compute
     def compute(self, st: TraceState) -> Computed:

@@ -390,9 +390,10 @@ def test_no_class_over_400_lines():
     assert long_classes() == []
 
 
-MAX_BARE_ANY_PERCENT = 10.0
+MAX_BARE_ANY_PERCENT = 6.0
 """Bare ``Any`` on named parameters may not grow back past this: 17.2 % before issue 34's
-typing, 8.5 % after it; the goal is the anchors' figure (Treescope and lonboard: 5.8 %), <= 6."""
+typing, 8.0 % after its first part, 5.3 % after its second (130 of 2449: JAX types for meshes,
+shardings, arrays, dtypes and jaxprs); the anchors' figure is 5.8 % (Treescope, lonboard)."""
 
 
 def bare_any(pkg: pathlib.Path = PACKAGE) -> tuple[int, int]:

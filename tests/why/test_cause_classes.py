@@ -7,6 +7,7 @@ built in (the op, its line, the input or constraint). jax 0.9 runs no Shardy: un
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 import jax
@@ -144,30 +145,109 @@ def step(p, batch):
     return value, jax.tree.map(lambda a, g: a - 0.1 * g, p, grads)
 
 
-@pytest.mark.parametrize("n", [1, 2])
-def test_a_combined_gradient_all_reduce_explains_each_element(n):
+SHAPES = {"b1": (32,), "w1": (64, 32), "w2": (32, 48)}
+"""Each parameter's own size: its gradient is told apart by construction (XLA may carry a
+gradient transposed: f32[32, 64] for w1's)."""
+
+
+def dp_step(update: str, n: int = 1, fsdp: bool = False):
+    """A data-parallel training step: params replicated (fsdp: split over d on dim 0), the
+    batch split over d; SGD or AdamW."""
     mesh = jax.make_mesh((8,), ("d",), axis_types=(AxisType.Auto,))
-    rep = NamedSharding(mesh, P())
     params = {
-        "b1": jax.device_put(jnp.ones((64,)), rep),
-        "w1": jax.device_put(jnp.ones((64, 64)), rep),
-        "w2": jax.device_put(jnp.ones((64, 64)), rep),
+        k: jax.device_put(jnp.ones(s), NamedSharding(mesh, P("d") if fsdp else P()))
+        for k, s in SHAPES.items()
     }
     rows = NamedSharding(mesh, P("d"))
     batch = {
         "x": jax.device_put(jnp.ones((32 * n, 64)), rows),
-        "y": jax.device_put(jnp.ones((32 * n, 64)), rows),
+        "y": jax.device_put(jnp.ones((32 * n, 48)), rows),
     }
-    view = sw.ShardView(step, params, batch)
+    if update == "sgd":
+        return step, (params, batch)
+    optax = pytest.importorskip("optax")
+    opt = optax.adamw(1e-3)
+
+    def adamw(p, o, batch):
+        value, grads = jax.value_and_grad(loss)(p, batch)
+        up, o = opt.update(grads, o, p)
+        return value, optax.apply_updates(p, up), o
+
+    return adamw, (params, opt.init(params), batch)
+
+
+def element_texts(c, k) -> list[str]:
+    """A combined collective's cause, split into its elements' (in order)."""
+    body = k.text.split(" XLA combined into one: ", 1)[1]
+    grads = [f" (gradient of {g})" if g else "" for g in c.element_gradients]
+    heads = [f"{e.dtype}{list(e.dims)}{g}: " for e, g in zip(c.elements, grads, strict=True)]
+    out = []
+    for i, h in enumerate(heads):
+        assert body.startswith(h), (body, h)
+        end = body.find("; " + heads[i + 1]) if i + 1 < len(heads) else len(body)
+        out.append(body[len(h) : end])
+        body = body[end + 2 :]
+    return out
+
+
+@pytest.mark.parametrize(("update", "n"), [("sgd", 1), ("sgd", 2), ("adamw", 1)])
+def test_a_combined_gradient_all_reduce_explains_each_element(update, n):
+    f, args = dp_step(update, n)
+    view = sw.ShardView(f, *args)
+    assert Counter(c.kind for c in view.trace.collectives) == plain_kinds(f, *args)
     (c,) = [c for c in view.trace.collectives if len(c.elements) > 1]
     if MISSING:
         pytest.skip(MISSING)
     k = c.cause
     assert k.text.startswith(f"all-reduce of {len(c.elements)} arrays XLA combined into one")
-    if OLD_JAX and "its record names one op" in k.text:
-        pytest.skip(f"jax {jax.__version__}'s XLA names one op for the combined all-reduce")
-    assert "f32[]" in k.text and "f32[64]" in k.text  # every element, the scalar too
     assert k.known and {p.label for p in k.inputs} & {"batch['x']", "batch['y']"}
+    # each element at the line its parameter is used on (by construction: w1 and b1 on the
+    # first line of loss, w2 and the loss's sum on the second), known on every JAX with Shardy
+    used = {"['b1']": line_of(loss, 1), "['w1']": line_of(loss, 1), "['w2']": line_of(loss, 2)}
+    texts = element_texts(c, k)
+    assert len(texts) == len(c.elements) == 4  # the loss's scalar and three gradients
+    for e, outs, text in zip(c.elements, c.element_out_leaves, texts, strict=True):
+        assert "cause unknown" not in text, text
+        keys = {key for key in used for o in outs if o.endswith(key)}
+        want = used[keys.pop()] if len(keys) == 1 else line_of(loss, 2)  # (the loss: its sum)
+        assert f"on line {want}:" in text, (e, outs, text)
+
+
+@pytest.mark.parametrize("update", ["sgd", "adamw"])
+def test_each_gradient_is_named_by_its_parameter(update):
+    f, args = dp_step(update)
+    view = sw.ShardView(f, *args)
+    (c,) = [c for c in view.trace.collectives if len(c.elements) > 1]
+    # by construction each parameter has its own size, and params are replicated: an element
+    # of that size is its gradient; the loss's scalar is none
+    for e, g in zip(c.elements, c.element_gradients, strict=True):
+        size = math.prod(e.dims) if e.dims else 0
+        want = [f"p['{k}']" for k, s in SHAPES.items() if math.prod(s) == size]
+        assert g == (want[0] if want else ""), (e, g)
+    assert sorted(c.gradients) == sorted(f"p['{k}']" for k in SHAPES)
+    if not MISSING:
+        for g in c.gradients:
+            assert f"(gradient of {g})" in c.cause.text
+
+
+def test_gradients_of_positional_parameters_are_not_told_and_forward_ones_are_none():
+    def positional(w1, w2, x, y):
+        grads = jax.grad(lambda a, b: jnp.mean((jnp.tanh(x @ a) @ b - y) ** 2), (0, 1))(w1, w2)
+        return w1 - 0.1 * grads[0], w2 - 0.1 * grads[1]
+
+    mesh = jax.make_mesh((8,), ("d",), axis_types=(AxisType.Auto,))
+    rep, rows = NamedSharding(mesh, P()), NamedSharding(mesh, P("d"))
+    w1, w2 = (jax.device_put(jnp.ones(SHAPES[k]), rep) for k in ("w1", "w2"))
+    x, y = (jax.device_put(jnp.ones((32, s)), rows) for s in (64, 48))
+    view = sw.ShardView(positional, w1, w2, x, y)
+    colls = view.trace.collectives
+    assert colls and all(not c.gradients for c in colls)  # "w1" names no place in a tree
+    if not MISSING and not OLD_JAX:
+        assert any("whose is not told" in c.cause.text for c in colls)
+    # a forward all-reduce (a contraction split over y) is no gradient
+    fwd = sw.ShardView(matmul, put((16, 32), P(None, "y")), put((32, 64), P("y", None)))
+    assert [c.kind for c in fwd.trace.collectives] == ["all-reduce"]
+    assert fwd.trace.collectives[0].element_gradients == ("",)
 
 
 @pytest.mark.parametrize("where", ["jit", "view"])

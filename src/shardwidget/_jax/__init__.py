@@ -65,7 +65,7 @@ import functools
 import importlib
 import re
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, cast
 
 import jax
@@ -98,7 +98,7 @@ _TEMP_AXIS = re.compile(r"<axis 0x[0-9a-fA-F]+>")
 _SUB_BYTE_BITS = {"int4": 4, "uint4": 4, "float4_e2m1fn": 4, "int2": 2, "uint2": 2}
 
 
-def spec_entries(spec: Any) -> tuple[Any, ...]:
+def spec_entries(spec: PartitionSpec) -> tuple[Any, ...]:
     """The entries of a PartitionSpec, one per dimension it names (unreduced/reduced sets are
     not entries)."""
     for name in ("partitions", "_partitions"):
@@ -150,13 +150,13 @@ def is_unnamed_pmap_axis(name: object) -> bool:
     )
 
 
-def unnamed_pmap_axis(names: Any) -> Any:
+def unnamed_pmap_axis(names: Iterable[Any]) -> Any:
     """The first of ``names`` that is pmap's unnamed axis (:func:`is_unnamed_pmap_axis`), or
     None."""
     return next((a for a in names if is_unnamed_pmap_axis(a)), None)
 
 
-def typeof_axes(spec_set: Any, mesh_order: tuple[str, ...]) -> tuple[str, ...]:
+def typeof_axes(spec_set: Iterable[object], mesh_order: tuple[str, ...]) -> tuple[str, ...]:
     """A spec's unreduced (or reduced) set in the order ``jax.typeof`` writes it
     (``{U:(x,y)}``): () where that is ``mesh_order`` (jax 0.10: ``core.order_wrt_mesh``);
     before, the order the spec's own set iterates in."""

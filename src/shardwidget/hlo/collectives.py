@@ -125,6 +125,9 @@ class Collective:
     """Per element of :attr:`elements`: the input paths that flow into it (empty: not told)."""
     element_out_leaves: tuple[tuple[str, ...], ...] = field(repr=False, default=(), compare=False)
     """Per element: the output paths it flows into (empty: not told)."""
+    element_gradients: tuple[str, ...] = field(repr=False, default=(), compare=False)
+    """Per element: the input leaf it carries the gradient of (``params['w1']``), told by
+    dataflow (:mod:`.gradients`); "" where it is no gradient or whose is not told."""
     leaves_note: str = field(repr=False, default="", compare=False)
     """Why the leaves are not told (or only the inputs are); "" otherwise."""
     explainer: Any = field(repr=False, default=None, compare=False)
@@ -144,6 +147,12 @@ class Collective:
         """Per element of :attr:`elements`: its input paths, then its output paths."""
         outs = self.element_out_leaves or ((),) * len(self.element_in_leaves)
         return tuple(a + b for a, b in zip(self.element_in_leaves, outs, strict=True))
+
+    @property
+    def gradients(self) -> tuple[str, ...]:
+        """The input leaves whose gradients it carries (a data-parallel step's all-reduce:
+        every parameter's), each once, in element order; () where none is told."""
+        return tuple(dict.fromkeys(g for g in self.element_gradients if g))
 
     @property
     def cause(self) -> Any:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Union
 
 from . import collectives as hlo
+from . import gradients
 
 Flow = Union[frozenset[object], tuple["Flow", ...]]  # noqa: UP007 (a recursive alias)
 """What reaches a value: parameter numbers (int) and collective elements ((name, k)); a tuple
@@ -46,6 +47,7 @@ class _Instr:
     operands: list[str]
     attrs: str  # the text after the operands, metadata left out
     root: bool = False
+    op_name: str = ""  # its metadata's op_name
 
 
 @dataclass
@@ -62,6 +64,8 @@ class Touches:
 
     inputs: tuple[tuple[int, ...], ...]
     outputs: tuple[tuple[int, ...], ...] | None
+    makers: tuple[str, ...] = ()
+    """Per operand, the op name of the instruction that makes it ("" where none)."""
 
     @property
     def all_inputs(self) -> tuple[int, ...]:
@@ -109,7 +113,11 @@ def _parse_instr(line: str) -> _Instr | None:
     operands = [t.split()[-1].lstrip("%") for t in _split_top(group[1:-1])]
     rest = line[om.end() - 1 + len(group) :].split(", metadata=", 1)[0]
     size = len(_split_top(shape[1:-1])) if shape.startswith("(") else 0
-    return _Instr(m.group("name"), om.group("op"), size, operands, rest, "ROOT " in line[:i])
+    name = re.search(r'op_name="([^"]*)"', line) if ", metadata=" in line else None
+    root = "ROOT " in line[:i]
+    return _Instr(
+        m.group("name"), om.group("op"), size, operands, rest, root, name.group(1) if name else ""
+    )
 
 
 def parse(hlo_text: str) -> tuple[dict[str, _Computation], str]:
@@ -270,10 +278,12 @@ def touches(
     else:
         outs = None
     out: dict[str, Touches] = {}
+    instrs = {i.name: i for comp in comps.values() for i in comp.instrs}
     for name in names:
         per = walker.operands.get(name)
         if per is None:
             continue
+        made = [instrs.get(o) for o in instrs[name].operands] if name in instrs else []
         ins = tuple(
             tuple(leaf_of[p] for p in sorted(x for x in e if isinstance(x, int))) for e in per
         )
@@ -282,7 +292,7 @@ def touches(
             reached = tuple(
                 tuple(k for k, o in enumerate(outs) if (name, e) in o) for e in range(len(per))
             )
-        out[name] = Touches(ins, reached)
+        out[name] = Touches(ins, reached, tuple(m.op_name if m else "" for m in made))
     return out
 
 
@@ -332,21 +342,77 @@ def _named(
     ins = tuple(in_paths[i] for i in t.all_inputs)
     outs = None if t.outputs is None else tuple(out_paths[k] for k in t.all_outputs or ())
     note = OUTPUTS_UNTOLD if t.outputs is None else ""
+    ops = element_op_names(c, t.makers)
+    grads = tuple(gradients.gradient_of(n, o, in_paths) for n, o in zip(ops, el_out, strict=True))
     return replace(
         c,
         in_leaves=ins,
         out_leaves=outs,
         element_in_leaves=el_in,
         element_out_leaves=el_out if t.outputs is not None else (),
+        element_gradients=grads if t.outputs is not None else (),
         leaves_note=note,
     )
 
 
-def combined_parts(c: hlo.Collective) -> list[hlo.Collective]:
+def element_op_names(c: hlo.Collective, makers: Sequence[str] = ()) -> list[str]:
+    """Per element, the op it is for: the names XLA lists in a combined collective's op name;
+    older XLA names one op for the whole: each operand's maker's (``makers``), where every one
+    has a name; else the collective's own for each."""
+    names = _combined_names(c)
+    if names:
+        prefix = c.op_name[: c.op_name.find("/(") + 1]
+        return [prefix + n for n in names]
+    n = max(len(c.elements), 1)
+    if n > 1 and len(makers) == n and all(makers):
+        return list(makers)
+    return [c.op_name] * n
+
+
+def combined_parts(
+    c: hlo.Collective, origins: Sequence[tuple[str, str]] = ()
+) -> list[hlo.Collective]:
     """The elements of a collective XLA combined from several (a data-parallel step's
     gradients in one tuple all-reduce, op_name "jit(f)/(a:b:c)"), each as a collective of its
-    own (its op name, shape and input leaves); [] for one that is not combined, or whose op
-    names do not line up with its elements."""
+    own (its op name, source line, shape and leaves); [] for one that is not combined, or whose
+    op names do not line up with its elements.
+
+    ``origins``: per element, the op name and source of the instruction that makes its operand
+    (:func:`shardwidget.why.cause_match.element_origins`). An element takes its maker's line
+    where the maker is the op the combined name lists for it (the backward matmuls of two lines
+    share one name); older XLA names one op for the whole: there the makers' names are used."""
+    named = len(origins) == len(c.elements) and all(o[0] for o in origins)
+    if len(c.elements) < 2 or not (_combined_names(c) or named):
+        return []
+    full = element_op_names(c, [o[0] for o in origins])  # (older XLA: each maker's name)
+    lined = len(origins) == len(full)
+    sources = [
+        o[1] if lined and o[0] == n else "" for n, o in zip(full, origins or full, strict=False)
+    ]
+    ins = c.element_in_leaves if len(c.element_in_leaves) == len(full) else [None] * len(full)
+    outs = c.element_out_leaves if len(c.element_out_leaves) == len(full) else [None] * len(full)
+    grads = c.element_gradients if len(c.element_gradients) == len(full) else [""] * len(full)
+    return [
+        replace(
+            c,
+            op_name=n,
+            shape=e.dims,
+            dtype=e.dtype,
+            elements=(e,),
+            source=src,
+            in_leaves=i,
+            out_leaves=o,
+            element_in_leaves=(i,) if i is not None else (),
+            element_out_leaves=(o,) if o is not None else (),
+            element_gradients=(g,),
+        )
+        for n, e, src, i, o, g in zip(full, c.elements, sources, ins, outs, grads, strict=True)
+    ]
+
+
+def _combined_names(c: hlo.Collective) -> list[str]:
+    """The element op names of a combined collective's "jit(f)/(a:b:c)"; [] when its name is
+    not of that form or does not line up with its elements."""
     if len(c.elements) < 2 or not c.op_name.endswith(")"):
         return []
     start = c.op_name.find("/(")
@@ -361,18 +427,4 @@ def combined_parts(c: hlo.Collective) -> list[hlo.Collective]:
         else:
             cur += ch
     names.append(cur)
-    if len(names) != len(c.elements):
-        return []
-    ins = c.element_in_leaves if len(c.element_in_leaves) == len(names) else [None] * len(names)
-    return [
-        replace(
-            c,
-            op_name=c.op_name[: start + 1] + n,
-            shape=e.dims,
-            dtype=e.dtype,
-            elements=(e,),
-            source="",  # (the combined one's line is one element's, at most)
-            in_leaves=leaves,
-        )
-        for n, e, leaves in zip(names, c.elements, ins, strict=True)
-    ]
+    return names if len(names) == len(c.elements) else []

@@ -17,13 +17,13 @@ Pure: no JAX import (the adapter gives the op records), no widget code.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..hlo import collectives as hlo
 from ..hlo import flow as hlo_flow
+from ..hlo import gradients
 from . import cause_match as match
 from . import sdy
 from .cause_text import (
@@ -34,36 +34,25 @@ from .cause_text import (
     unknown_text,
     users_constraint,
 )
+from .places import UNCHECKED as UNCHECKED  # (re-exported: explain.py's default)
+from .places import Context as Context
+from .places import Place as Place
+from .places import (
+    arg_index,
+    arg_positions,
+    constraint_ops,
+    given_output,
+    input_place,
+    op_place,
+    origins,
+    out_positions,
+)
 
 CHECKED = "agrees with XLA's own dump of this compile"
 FROM_DUMP = "from XLA's own dump of this compile (Shardy in this process differed)"
-UNCHECKED = "not checked: no dump of XLA's own propagation for this compile"
 SCAN = "every layer of the scan: {} iterations"
 """Said of a collective in a loop's body, where one op is every layer."""
 IN_BODY = "in a loop's body: read from XLA's own dump of this compile (XLA inlines the body)"
-
-
-@dataclass(frozen=True)
-class Place:
-    """An input, output, constraint or op a cause involves, with where it is."""
-
-    what: str
-    """"input", "output", "constraint", "shard_map" or "op"."""
-    index: int
-    """Its position: input / output leaf index, constraint N, or the op's index in the module."""
-    label: str
-    """The input or output leaf's path ("params['w']"), the op's JAX name ("dot_general")."""
-    spec: str = ""
-    """The sharding it carries, in words ("split over x on dim 0")."""
-    file: str = ""
-    """The source file of the user's code where it is ("" for an input or output leaf)."""
-    line: int = 0
-    """Its line in that file (0 when unknown)."""
-
-    @property
-    def where(self) -> str:
-        """ "file.py:12" (or "cell [3], line 12"), "" when unknown."""
-        return hlo.where(self.file, self.line) if self.file else ""
 
 
 @dataclass(frozen=True)
@@ -105,25 +94,6 @@ def unknown(reason: str) -> Cause:
     return Cause(unknown_text(reason), known=False, reason=reason)
 
 
-@dataclass
-class Context:
-    """What the explanations read: Shardy's module (in-process and, when there is one, XLA's
-    dump), the compiled HLO, and the function's leaves and constraints."""
-
-    module: sdy.Module | None
-    dump: sdy.Module | None
-    hlo_text: str
-    in_paths: Sequence[str]
-    out_paths: Sequence[str]
-    constraints: Sequence[Any] = ()
-    """The trace's Constraint records (their spec text and source)."""
-    missing: str = ""
-    """Why there is no module ("" when there is one)."""
-    checked: str = UNCHECKED
-    out_given: Sequence[bool] = ()
-    """Per output: whether its layout was given (out_shardings / out_specs), not XLA's."""
-
-
 def causes(colls: Sequence[hlo.Collective], ctx: Context) -> list[Cause]:
     """The cause of each collective, in order."""
     if ctx.module is None:
@@ -140,16 +110,30 @@ def causes(colls: Sequence[hlo.Collective], ctx: Context) -> list[Cause]:
         key = (c.op_name, c.source, c.kind, c.shape)
         k = seen.get(key, 0)
         seen[key] = k + 1
-        parts = hlo_flow.combined_parts(c)
+        made = match.element_origins(c.name, graph, ctx.hlo_text) if len(c.elements) > 1 else []
+        parts = hlo_flow.combined_parts(c, made)
         try:
             if parts:  # one collective XLA combined from several: each element explained
-                cause = _together(c, [_explain(p, ctx, graph, 0, 1) for p in parts])
+                cause = _together(c, parts, [_part(p, ctx, graph) for p in parts])
             else:
-                cause = _one_named(c, _explain(c, ctx, graph, k, counts[key]))
+                cause = _carries(c, _one_named(c, _explain(c, ctx, graph, k, counts[key])))
         except Exception as e:  # a form this reader does not know: said, never guessed
             cause = unknown(f"the module has a form this explanation cannot read ({e})")
         out.append(cause)
     return out
+
+
+def _part(p: hlo.Collective, ctx: Context, graph: dict[str, Any]) -> Cause:
+    """The cause of one element of a combined collective. Where the line its maker's record
+    gives has no op of its name (older XLA writes the line of the ``value_and_grad`` call, or
+    the library's), the ops of its name anywhere, told apart by the leaves it touches: the
+    answer holds only when every op left is on one line."""
+    cause = _explain(p, ctx, graph, 0, 1)
+    if cause.known or not p.source or "no op of Shardy's module" not in cause.reason:
+        return cause
+    alt = _explain(replace(p, source=""), ctx, graph, 0, 1)
+    lines = {(q.file, q.line) for q in (alt.op, *alt.candidates) if q is not None}
+    return alt if alt.known and len(lines) == 1 else cause
 
 
 def _one_named(c: hlo.Collective, cause: Cause) -> Cause:
@@ -164,9 +148,28 @@ def _one_named(c: hlo.Collective, cause: Cause) -> Cause:
     return replace(cause, text=f"{head}: {cause.text}")
 
 
-def _together(c: hlo.Collective, parts: Sequence[Cause]) -> Cause:
+def _carries(c: hlo.Collective, cause: Cause) -> Cause:
+    """cause, with the parameter whose gradient c carries where that is told."""
+    grads = c.gradients
+    if len(grads) != 1 or len(c.elements) > 1:
+        return cause
+    return replace(cause, text=f"{cause.text} (it carries the gradient of {grads[0]})")
+
+
+def _element_head(e: hlo.HloShape, part: hlo.Collective) -> str:
+    """An element's words in a combined collective's cause: its shape, and whose gradient it
+    is (or that it is one, whose not told)."""
+    grad = part.element_gradients[0] if part.element_gradients else ""
+    told = part.out_leaves is not None
+    of = f" (gradient of {grad})" if grad else ""
+    if not grad and told and gradients.backward(part.op_name):
+        of = f" ({gradients.NOT_TOLD})"
+    return f"{e.dtype}{list(e.dims)}{of}"
+
+
+def _together(c: hlo.Collective, elems: Sequence[hlo.Collective], parts: Sequence[Cause]) -> Cause:
     """One cause for a combined collective: each element's, in order."""
-    shapes = [f"{e.dtype}{list(e.dims)}" for e in c.elements]
+    shapes = [_element_head(e, q) for e, q in zip(c.elements, elems, strict=True)]
     texts = [f"{s}: {p.text}" for s, p in zip(shapes, parts, strict=True)]
     head = f"{c.kind} of {len(parts)} arrays XLA combined into one"
     known = [p for p in parts if p.known]
@@ -243,15 +246,18 @@ def _explain(c: hlo.Collective, ctx: Context, graph: dict[str, Any], k: int, n_s
         dot = match.compiled_dot(c.name, c.kind, graph)
         ops = [o for o in ops if match.kind(o, mod) == dot] or ops
         ops = [o for o in ops if not match.from_scalars(mod, o)] or ops  # a scalar's broadcast
-    want = _arg_positions(mod, ctx, c.in_leaves) if len(ops) > 1 else None
+    want = arg_positions(mod, ctx, c.in_leaves) if len(ops) > 1 else None
     if want is not None:  # by the inputs that flow into it
         ops = match.by_flow(mod, ops, c.kind, want) or ops
+    reached = out_positions(ctx, c.out_leaves) if len(ops) > 1 else None
+    if reached is not None:  # by the outputs it flows into (the gradients of two weights)
+        ops = match.by_outputs(mod, ops, reached) or ops
     if len(ops) > 1:
         if len({match.signature(mod, o) for o in ops}) == 1:  # alike: any one explains it
             layers = len(ops) == n_same and match.trips(c.op_name, graph) > 0
             layer = (k + 1, n_same) if layers else None  # a layer number only in a loop
         else:
-            cands = tuple(_op_place(o) for o in ops)
+            cands = tuple(op_place(o) for o in ops)
             return replace(
                 unknown(
                     f"{len(ops)} ops named {ops[0].short} share {c.source or 'its line'} with "
@@ -266,7 +272,7 @@ def _explain(c: hlo.Collective, ctx: Context, graph: dict[str, Any], k: int, n_s
         at = f" on {lw}" if lw else ""
         text = cause.text.replace(f"{at}:", f"{at} (layer {layer[0]} of {layer[1]}):", 1)
         cause = replace(cause, text=text)
-    cause = replace(cause, layer=layer, candidates=tuple(_op_place(o) for o in ops[1:]))
+    cause = replace(cause, layer=layer, candidates=tuple(op_place(o) for o in ops[1:]))
     return _checked(c, op, cause, ctx, graph)
 
 
@@ -296,7 +302,7 @@ def _in_body(c: hlo.Collective, ops: list[sdy.Op], ctx: Context, graph: Any) -> 
         lw = line_words(o.file, o.line)
         at = f" on {lw}" if lw else ""
         cause = replace(cause, text=cause.text.replace(f"{at}:", f"{at} ({SCAN.format(n)}):", 1))
-    others = tuple(_op_place(p[0]) for p in pairs[1:])
+    others = tuple(op_place(p[0]) for p in pairs[1:])
     return replace(cause, checked=IN_BODY, candidates=others)
 
 
@@ -327,7 +333,7 @@ def _in_call(c: hlo.Collective, ops: list[sdy.Op], ctx: Context, graph: Any) -> 
         )
     o, t = pairs[0]
     cause = _from_module(c, t, dump, ctx, graph, place_of=o)
-    others = tuple(_op_place(p[0]) for p in pairs[1:])
+    others = tuple(op_place(p[0]) for p in pairs[1:])
     return replace(cause, checked=FROM_DUMP, candidates=others) if cause.known else cause
 
 
@@ -377,34 +383,34 @@ def _from_module(
     labels = []
     for i, v in enumerate(operands):
         assert v is not None
-        idx = _arg_index(mod, v, ctx)
+        idx = arg_index(mod, v, ctx)
         if idx is not None:
-            inputs[idx] = _input_place(idx, v, ctx)
+            inputs[idx] = input_place(idx, v, ctx)
             labels.append(ctx.in_paths[idx])
             continue
         made = mod.made_by(op, op.operands[i])
         if made is not None and match.from_scalars(mod, made):
             labels.append("")  # a constant broadcast where it is needed: nothing arrives
             continue
-        k_of = ((a, _arg_index(mod, a, ctx)) for a in mod.args)
+        k_of = ((a, arg_index(mod, a, ctx)) for a in mod.args)
         stacks = [(ctx.in_paths[k], a.shape) for a, k in k_of if k is not None]
         layer = match.layer_of(v.shape, c.op_name, stacks)
         labels.append(f"operand {i}" + (f" (shaped as one layer of {layer})" if layer else ""))
-        _origins(v, mod, ctx, inputs, constraints, outputs)
+        origins(v, mod, ctx, inputs, constraints, outputs)
     for v in results:
         assert v is not None
-        _origins(v, mod, ctx, inputs, constraints, outputs)
+        origins(v, mod, ctx, inputs, constraints, outputs)
     moved = _moved_input(c, graph, mod, ctx)
     at = place_of or op
-    text = describe(c.kind, at.short, _op_place(at), labels, operands, results, op, moved, ctx, mod)
+    text = describe(c.kind, at.short, op_place(at), labels, operands, results, op, moved, ctx, mod)
     if not inputs and c.in_leaves:  # none named by the shardings' origins: by dataflow
         for p in c.in_leaves:
             if p in ctx.in_paths:
                 k = list(ctx.in_paths).index(p)
                 inputs[k] = Place("input", k, p)
-        if inputs and any(not users_constraint(x) for x in _constraint_ops(constraints, mod)):
+        if inputs and any(not users_constraint(x) for x in constraint_ops(constraints, mod)):
             text += " (the input that flows into it: " + ", ".join(c.in_leaves) + ")"
-    given = _given_output(op, results, mod, ctx) if not outputs else None
+    given = given_output(op, results, mod, ctx) if not outputs else None
     if given is not None:  # replicated because the layout given to that output says so
         outputs[given.index] = given
         text = text.replace(
@@ -418,36 +424,12 @@ def _from_module(
         inputs=tuple(inputs[k] for k in sorted(inputs)),
         constraints=tuple(constraints[k] for k in sorted(constraints)),
         outputs=tuple(outputs[k] for k in sorted(outputs)),
-        op=_op_place(at),
-        operand=_input_place(moved, None, ctx) if moved is not None else None,
+        op=op_place(at),
+        operand=input_place(moved, None, ctx) if moved is not None else None,
     )
 
 
 # ------------------------------------------------------------------------------- places
-def _constraint_ops(constraints: dict[int, Place], mod: sdy.Module) -> list[sdy.Op]:
-    """The constraint ops of these places."""
-    return [o for n in constraints if (o := mod.constraints.get(f"constraint_{n}")) is not None]
-
-
-def _given_output(
-    op: sdy.Op, results: Sequence[sdy.Value | None], mod: sdy.Module, ctx: Context
-) -> Place | None:
-    """The output whose given layout (out_shardings, out_specs) op's replicated result is:
-    op makes that output of the main function itself; None otherwise."""
-    if not all(v is not None and (v.sharding is None or v.sharding.replicated) for v in results):
-        return None
-    for k, ret in enumerate(mod.returns):
-        given = k < len(ctx.out_given) and ctx.out_given[k] and k < len(ctx.out_paths)
-        made: sdy.Op | None = ret
-        for _ in range(4):  # through the reshard to the given layout, copies
-            if made is None or made.index == op.index or made.op not in _PASSES:
-                break
-            made = mod.made_by(made, made.operands[0]) if made.operands else None
-        if made is not None and made.index == op.index and given:
-            return Place("output", k, ctx.out_paths[k], "replicated")
-    return None
-
-
 def _to_given_output(c: hlo.Collective, ctx: Context) -> Cause | None:
     """A collective XLA names no op for whose result reaches one output only, an output whose
     layout was given (out_shardings / out_specs): the move to that layout."""
@@ -463,87 +445,6 @@ def _to_given_output(c: hlo.Collective, ctx: Context) -> Cause | None:
         outputs=(Place("output", k, outs[0]),),
         checked="by dataflow through the compiled program (XLA's record names no op for it)",
     )
-
-
-_PASSES = ("sdy.reshard", "stablehlo.copy", "stablehlo.reshape", "stablehlo.convert")
-
-
-def _op_place(op: sdy.Op) -> Place:
-    return Place("op", op.index, op.short, "", op.file, op.line)
-
-
-def _arg_index(mod: sdy.Module, v: sdy.Value, ctx: Context) -> int | None:
-    """The input leaf an operand is, when it is an argument of the main function."""
-    if v not in mod.args:
-        return None
-    if v.loc_name in ctx.in_paths:
-        return list(ctx.in_paths).index(v.loc_name)
-    i = mod.args.index(v)
-    return i if len(mod.args) == len(ctx.in_paths) else None
-
-
-def _arg_positions(
-    mod: sdy.Module, ctx: Context, paths: Sequence[str] | None
-) -> frozenset[int] | None:
-    """The main function's arguments (positions) that are these input leaves; None where they
-    do not line up (an input XLA dropped, leaves not told)."""
-    if paths is None:
-        return None
-    names = [a.loc_name for a in mod.args]
-    out = set()
-    for p in paths:
-        if p in names:
-            out.add(names.index(p))
-        elif p in ctx.in_paths and len(mod.args) == len(ctx.in_paths):
-            out.add(list(ctx.in_paths).index(p))
-        else:
-            return None
-    return frozenset(out)
-
-
-def _input_place(idx: int, v: sdy.Value | None, ctx: Context) -> Place:
-    words = v.sharding.words() if v is not None and v.sharding is not None else ""
-    return Place("input", idx, ctx.in_paths[idx], words)
-
-
-def constraint_place(n: int, op: sdy.Op, mod: sdy.Module, ctx: Context) -> Place:
-    """Constraint N: where the user's code asked for it, and the spec asked (under Explicit
-    axes, one JAX adds for an op's result type is named as JAX's)."""
-    v = mod.value(op, op.results[0]) if op.results else None
-    spec = v.sharding.words() if v is not None and v.sharding is not None else ""
-    if not users_constraint(op):
-        label = f"JAX's type for the result of {op.short}"
-        return Place("constraint", n, label, spec, op.file, op.line)
-    for con in ctx.constraints:
-        m = re.match(r"(.*?):(\d+)(?::\d+)?$", str(getattr(con, "source", "")).split(" ")[0])
-        if m and m.group(1) == op.file and int(m.group(2)) == op.line:
-            spec = f"{spec} ({con.spec_text})" if spec else con.spec_text
-            break
-    return Place("constraint", n, f"constraint {n}", spec, op.file, op.line)
-
-
-def _origins(
-    v: sdy.Value,
-    mod: sdy.Module,
-    ctx: Context,
-    inputs: dict[int, Place],
-    constraints: dict[int, Place],
-    outputs: dict[int, Place],
-) -> None:
-    """Add the places v's sharding came from."""
-    for origin in set(v.origins.values()):
-        kind, n, origin = sdy.resolve(mod, v, origin)
-        if kind == "input" and n is not None and n < len(ctx.in_paths):
-            arg = mod.args[n] if n < len(mod.args) else None
-            inputs.setdefault(n, _input_place(n, arg, ctx))
-        elif kind == "output" and n is not None and n < len(ctx.out_paths):
-            res = mod.results[n] if n < len(mod.results) else None
-            words = res.sharding.words() if res is not None and res.sharding is not None else ""
-            made = mod.returns[n] if n < len(mod.returns) else None  # where the output is made
-            file, line = (made.file, made.line) if made is not None else ("", 0)
-            outputs.setdefault(n, Place("output", n, ctx.out_paths[n], words, file, line))
-        elif kind == "constraint" and n is not None and origin in mod.constraints:
-            constraints.setdefault(n, constraint_place(n, mod.constraints[origin], mod, ctx))
 
 
 # ------------------------------------------------------------------------------- matching
@@ -567,7 +468,7 @@ def _asked_for(c: hlo.Collective, op: sdy.Op) -> Cause:
         f"{c.kind} asked for by the function: its {op.short}{at}, over the manual axes of "
         "shard_map (or pmap); no sharding met another here"
     )
-    return Cause(text, op=_op_place(op), checked="the function's own collective: nothing to check")
+    return Cause(text, op=op_place(op), checked="the function's own collective: nothing to check")
 
 
 def _moved_input(
@@ -584,9 +485,7 @@ def _moved_input(
             break
         if node[0] == "parameter":
             n = node[2]
-            return (
-                _arg_index(mod, mod.args[n], ctx) if n is not None and n < len(mod.args) else None
-            )
+            return arg_index(mod, mod.args[n], ctx) if n is not None and n < len(mod.args) else None
         if node[0] not in match.THROUGH or (
             node[0] == "fusion" and not match.moves_only(node, graph)
         ):

@@ -181,6 +181,32 @@ def by_flow(
     return [o for o in ops if any(reach(mod, o, (n,)) == want for n in o.operands)]
 
 
+def by_outputs(mod: sdy.Module, ops: Sequence[sdy.Op], want: frozenset[int]) -> list[sdy.Op]:
+    """The ops among ``ops`` whose results flow into exactly the main function's results
+    (positions) ``want``, the outputs the compiled collective reaches by dataflow: of two
+    backward matmuls alike in shapes and shardings, the one whose gradient updates w1."""
+    return [o for o in ops if feeds(mod, o) == want]
+
+
+def feeds(mod: sdy.Module, op: sdy.Op) -> frozenset[int]:
+    """The main function's results (positions) that op's results flow into, through the ops
+    between (worked out once per module: each result's ops, walking back from it)."""
+    if "feeds" not in mod.memo:
+        into: dict[int, set[int]] = {}
+        for k, ret in enumerate(mod.returns):
+            stack, seen = ([ret] if ret is not None else []), set()
+            while stack:
+                o = stack.pop()
+                if o.index in seen:
+                    continue
+                seen.add(o.index)
+                into.setdefault(o.index, set()).add(k)
+                made = (mod.made_by(o, n) for n in o.operands)
+                stack.extend(m for m in made if m is not None and m.index not in seen)
+        mod.memo["feeds"] = {i: frozenset(ks) for i, ks in into.items()}
+    return mod.memo["feeds"].get(op.index, frozenset())  # type: ignore[no-any-return]
+
+
 def called_from(mod: sdy.Module, op: sdy.Op, source: str) -> bool:
     """Whether op's function is called (directly or through calls) from a call at source
     ("file.py:12"): jnp.take's inner jit, whose ops carry the library's lines."""
@@ -268,6 +294,8 @@ def hlo_params(hlo_text: str) -> dict[str, Any]:
             calls = re.search(r"calls=%?([\w.\-]+)", text) if op == "fusion" else None
             where = calls.group(1) if calls else comp
             out[name] = (op, args, int(param.group(1)) if param else None, where, shape)
+            if entry and (on := _OP_NAME.search(text)):  # (where each element comes from)
+                out.setdefault(" meta", {})[name] = (on.group(1), _source(text))
             if op in _DOTS and (dk := _dot_kind(op, text)):
                 out.setdefault(" dots", {})[name] = (comp, dk)
             elif op == "while" and (trips := _TRIPS.search(text)) and (on := _OP_NAME.search(text)):
@@ -287,6 +315,35 @@ writes no trip count on its loops, their test's constant is it."""
 
 _TRIPS = re.compile(r'"known_trip_count":\{"n":"(\d+)"')
 _OP_NAME = re.compile(r'op_name="([^"]*)"')
+
+
+def _source(text: str) -> str:
+    """An instruction's source as its metadata writes it: "file.py:12", or "frame N" (a
+    stack frame of the module's tables, read only when needed); "" when none."""
+    f = re.search(r'source_file="([^"]*)"', text)
+    ln = re.search(r"source_line=(\d+)", text)
+    if f and ln:
+        return hlo.where(f.group(1), ln.group(1))
+    frame = re.search(r"stack_frame_id=(\d+)", text)
+    return f"frame {frame.group(1)}" if frame else ""
+
+
+def element_origins(name: str, graph: dict[str, Any], hlo_text: str) -> list[tuple[str, str]]:
+    """Per operand of a collective of the entry computation, the op name and source of the
+    instruction that makes it (what XLA combined into one collective: each element's own op);
+    [] where an operand's maker has no record."""
+    meta: dict[str, tuple[str, str]] = graph.get(" meta", {})
+    out = []
+    for a in (graph.get(name) or ("", []))[1]:
+        if a not in meta:
+            return []
+        op_name, src = meta[a]
+        if src.startswith("frame "):
+            if " frames" not in graph:
+                graph[" frames"] = hlo.stack_frames(hlo_text)
+            src = graph[" frames"].get(int(src.split()[1]), "")
+        out.append((op_name, src))
+    return out
 
 
 def _dot_kind(op: str, text: str) -> str:

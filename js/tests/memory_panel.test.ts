@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { FakeModel } from "./fake_model";
 import { FunctionView } from "../function/view";
 import * as tfx from "./function_fixtures";
-import type { PeakWire } from "../wire/function";
+import type { FitWire, PeakWire } from "../wire/function";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -34,9 +34,9 @@ function peakOf(over = false, points = 4): PeakWire {
   };
 }
 
-function mountWith(peak: PeakWire | null) {
+function mountWith(peak: PeakWire | null, extra: { over?: PeakWire; fit?: FitWire } = {}) {
   const f = tfx.fxTraceElementwise();
-  const model = new FakeModel({ ...tfx.traceTraitsOf(f), _trace: { ...f.trace, peak } });
+  const model = new FakeModel({ ...tfx.traceTraitsOf(f), _trace: { ...f.trace, peak, ...extra } });
   const el = document.createElement("div");
   document.body.append(el);
   const view = new FunctionView(model, el);
@@ -90,6 +90,33 @@ describe("memory panel", () => {
     const p = { ...peakOf(), unknown: "the compiler wrote no live-range report" };
     expect(mountWith(p).querySelector(".sw-peak")!.textContent).toContain("unknown (the compiler wrote no");
     expect(mountWith(null).querySelector(".sw-peak")!.textContent).toBe("");
+  });
+
+  it("shows what is over for a layout the compiler refused, above the layout shown", () => {
+    const refused = { ...peakOf(true), title: "peak 5.86 KiB at jit(f)/dot_general (1.86 KiB over the 4 KiB of HBM)" };
+    const el = mountWith(peakOf(), { over: refused });
+    const parts = [...el.querySelectorAll<HTMLElement>(".sw-peak-part")];
+    expect(parts.length).toBe(2);
+    expect(parts[0].classList.contains("sw-peak-refused")).toBe(true);
+    expect(parts[0].querySelector(".sw-peak-title")!.textContent).toBe(`the layout asked for does not fit: ${refused.title}`);
+    expect(parts[0].querySelector(".sw-peak-hbm")!.textContent).toContain("HBM of tpu-v5e: 4 KiB");
+    expect(parts[0].querySelector(".sw-peak-table")!.textContent).toContain("x");
+    expect(parts[1].querySelector(".sw-peak-title")!.textContent).toBe(peakOf().title);
+    const onlyOver = mountWith(null, { over: refused }).querySelectorAll(".sw-peak-part"); // nothing fit yet
+    expect(onlyOver.length).toBe(1);
+  });
+
+  it("shows largest_fit's progress, then its answer", () => {
+    const fit: FitWire = { input: "x", dim: 0, compiles: 3, of: 8, done: false, error: "", text: "largest x dim 0 that fits in 4 KiB: compile 4 of at most 8: 512 fits …" };
+    const line = mountWith(peakOf(), { fit }).querySelector<HTMLElement>(".sw-peak-fit")!;
+    expect(line.getAttribute("role")).toBe("status");
+    const bar = line.querySelector("progress")!;
+    expect([bar.value, bar.max]).toEqual([3, 8]);
+    expect(line.textContent).toContain(fit.text);
+    const done = { ...fit, compiles: 8, done: true, text: "largest x dim 0 that fits in 4 KiB: 512 (peak 3.9 KiB); 520 does not (4.1 KiB); 8 compiles" };
+    const after = mountWith(peakOf(), { fit: done }).querySelector<HTMLElement>(".sw-peak-fit")!;
+    expect(after.querySelector("progress")).toBeNull();
+    expect(after.textContent).toBe(done.text);
   });
 
   it("draws a 20,000-instruction timeline as one path", () => {

@@ -18,6 +18,7 @@ import jax
 import numpy as np
 from jax.sharding import AbstractMesh, Mesh, NamedSharding, PartitionSpec
 
+from .. import _jax
 from ..cost import hardware as hw_mod
 from ..cost.hardware import DEFAULT, Hardware
 from ..cost.machine import estimate_on
@@ -193,11 +194,12 @@ def lower(
     in_specs: Any,
     out_specs: Any,
     mode: str = "jit",
+    donate_argnums: Sequence[int] = (),
 ) -> str:
     """The lowered module's text (StableHLO with its sharding annotations) of ``jax.jit(f)`` for
     ``args`` laid out by ``in_specs`` (one spec per argument; None: replicated) on ``mesh``;
     ``mode="shard_map"``: of ``jax.jit(jax.shard_map(f, mesh=mesh, in_specs=..., out_specs=...))``
-    (out_specs then required: shard_map has no default)."""
+    (out_specs then required: shard_map has no default). ``donate_argnums``: as jax.jit's."""
 
     inputs.check_mesh(mesh)
     specs = list(in_specs) if in_specs is not None else [None] * len(args)
@@ -217,16 +219,23 @@ def lower(
             in_specs=tuple(to_spec(s) if s is not None else _pspec(None) for s in specs),
             out_specs=to_spec(out_specs),
         )
-        lowered = jax.jit(sm).trace(*sds).lower(lowering_platforms=lowering_platforms(mesh))
-        return str(lowered.as_text(debug_info=True))
-    kw: dict[str, Any] = {}
+        jf = jax.jit(sm, donate_argnums=tuple(donate_argnums))
+        return _lowered_text(jf, sds, mesh)
+    kw: dict[str, Any] = {"donate_argnums": tuple(donate_argnums)}
     if out_specs is not None:
         kw["out_shardings"] = jax.tree.map(
             lambda s: NamedSharding(mesh, _pspec(s)),
             out_specs,
             is_leaf=_is_spec,
         )
-    lowered = jax.jit(f, **kw).trace(*sds).lower(lowering_platforms=lowering_platforms(mesh))
+    return _lowered_text(jax.jit(f, **kw), sds, mesh)
+
+
+def _lowered_text(jf: Any, sds: Sequence[Any], mesh: Mesh | AbstractMesh) -> str:
+    """The text of ``jf`` lowered for ``sds`` on ``mesh``'s platform (a donation XLA cannot
+    use is read from the compile's alias bytes, not warned about)."""
+    with _jax.quiet_donation():
+        lowered = jf.trace(*sds).lower(lowering_platforms=lowering_platforms(mesh))
     return str(lowered.as_text(debug_info=True))
 
 
@@ -255,13 +264,15 @@ def plan(
     out_specs: object = None,
     mode: str = "jit",
     timeout: float | None = None,
+    donate_argnums: Sequence[int] = (),
 ) -> Plan:
     """Compile ``jax.jit(f)(*args)`` for ``mesh`` (a ``jax.sharding.AbstractMesh``) in the
-    planning helper (``mode="shard_map"``: ``jax.shard_map(f, ...)`` with these specs); PlanError
-    in words when the helper cannot answer."""
+    planning helper (``mode="shard_map"``: ``jax.shard_map(f, ...)`` with these specs;
+    ``donate_argnums`` as jax.jit takes it); PlanError in words when the helper cannot
+    answer."""
     t0 = time.perf_counter()
     _check_mesh(mesh)
-    text = lower(f, args, mesh, in_specs, out_specs, mode)
+    text = lower(f, args, mesh, in_specs, out_specs, mode, donate_argnums)
     return compile_text(text, mesh, timeout, t0)
 
 

@@ -41,6 +41,14 @@ WHAT_A_PLAN_IS = (
 )
 
 
+GPU_HELD = (
+    "held at once on the GPU: arguments + outputs + temporaries - aliased (XLA's GPU runtime "
+    "allocates every output and its temp buffer when the program starts, whatever the "
+    "compiler's live ranges: its peak can be lower)"
+)
+"""What a GPU plan's :attr:`Plan.fit_bytes` is."""
+
+
 @dataclass(frozen=True)
 class Plan:
     """What XLA compiled for one function on an abstract mesh of ``n_devices`` (per device)."""
@@ -101,6 +109,24 @@ class Plan:
         return self.peak.bytes if self.peak is not None else self.memory.get("peak")
 
     @property
+    def fit_bytes(self) -> int | None:
+        """The bytes per device "fits" is judged on, by :attr:`fits`, :meth:`estimate`, the
+        search's candidates and the largest fit alike: on the GPU compiler the memory totals
+        (arguments + outputs + temporaries - aliased), which XLA's GPU runtime allocates all
+        at once when the program starts (:data:`GPU_HELD`); elsewhere :attr:`peak_bytes`.
+        :attr:`fit_source` says which."""
+        return self.memory.get("peak") if self.compiler == "gpu" else self.peak_bytes
+
+    @property
+    def fit_source(self) -> str:
+        """What :attr:`fit_bytes` is, in words."""
+        if self.compiler == "gpu":
+            return GPU_HELD
+        if self.peak is not None:
+            return "peak (the compiler's live-range report)"
+        return f"memory totals (an upper bound; the peak is unknown: {self.peak_unknown})"
+
+    @property
     def n_devices(self) -> int:
         """Devices of the plan's mesh."""
         return int(np.prod(self.mesh.axis_sizes))
@@ -127,7 +153,14 @@ class Plan:
         on the machine the plan's mesh stands for (:mod:`.machine`): the axes that cross TPU
         slices or GPU hosts priced at the network (where ``dcn_axes`` names none), and "fits"
         judged against the memory a program gets there. ``hw``: a preset; by default the plan's
-        own chip's (a GPU plan: its GPU's; a TPU plan: its TPU's), else the default preset."""
+        own chip's (a GPU plan: its GPU's; a TPU plan: its TPU's), else the default preset.
+        ValueError for a program the TPU compiler refused (it compiled nothing to price: the
+        times would read 0 s)."""
+        if not self.fits and self.compiler == "tpu":
+            raise ValueError(
+                f"no estimate: {self.note}; the TPU compiler compiled nothing whose time could "
+                "be estimated (plan.memory has its figures)"
+            )
         return estimate_on(
             machine_of_info(self.topology),
             hw or self._own_preset(),
@@ -135,7 +168,7 @@ class Plan:
             flops=self.flops,
             bytes_accessed=self.bytes_accessed,
             collectives=self.collectives,
-            peak_bytes=self.memory.get("peak"),
+            peak_bytes=self.fit_bytes if self.compiler == "gpu" else self.memory.get("peak"),
             flops_source=self.flops_source,
             bytes_source=hlo_traffic.SOURCE if self.compiler == "gpu" else "",
         )

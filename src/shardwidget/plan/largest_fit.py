@@ -103,7 +103,7 @@ def _judged(pl: Plan, hbm: float) -> tuple[int | None, bool]:
     """(peak bytes per device or None, whether it fits): the compiler's refusal, else the
     peak from its report (the compiler's argument + output - alias + temp where it wrote
     none) against hbm."""
-    peak = pl.peak_bytes
+    peak = pl.fit_bytes  # one figure with Plan.fits (a GPU plan's: its totals)
     if not pl.fits:
         return peak, False
     return peak, peak is not None and peak <= hbm

@@ -140,3 +140,34 @@ def test_a_collective_over_two_axes_is_spelled_as_the_widget_spells_it() -> None
     pic = v.to_svg()
     assert "all-reduce over x, y" in pic
     assert "x × y" not in pic
+
+
+def test_a_combined_all_reduce_shows_every_array_it_carries() -> None:
+    """A data-parallel step's gradients, combined by XLA into one tuple all-reduce: the text view
+    and the picture name every element the compiled HLO gives it (read from plain
+    jax.jit(...).lower(...).compile()), not only the first array."""
+    import re
+
+    mesh = jax.make_mesh((8,), ("data",), axis_types=(AxisType.Auto,))
+    rep = NamedSharding(mesh, P())
+    params = {"w1": jax.device_put(jnp.ones((16, 32)), rep),
+              "w2": jax.device_put(jnp.ones((32, 16)), rep)}  # fmt: skip
+    x = jax.device_put(jnp.ones((64, 16)), NamedSharding(mesh, P("data", None)))
+
+    def step(p, x):
+        def loss(p):
+            return jnp.mean((jnp.tanh(x @ p["w1"]) @ p["w2"]) ** 2)
+
+        g = jax.grad(loss)(p)
+        return jax.tree.map(lambda a, b: a - 0.1 * b, p, g)
+
+    hlo = jax.jit(step).lower(params, x).compile().as_text()
+    tuples = re.findall(r"= \(([^)]*)\) all-reduce\(", hlo)
+    assert tuples, "XLA combined no gradients here: the case is not built as meant"
+    want = max(tuples, key=len)
+    carried = [re.sub(r"\{[^}]*\}", "", s).strip() for s in want.split(", ")]
+    assert len(carried) >= 2
+    v = ShardView(step, params, x)
+    shown = f"({', '.join(carried)})"
+    assert shown in repr(v), (shown, repr(v))
+    assert shown in v.to_svg().replace("&#x27;", "'")

@@ -127,6 +127,7 @@ def test_rules_first_match_wins_unmatched_keep_layout_short_specs_padded(params,
         ([(r"layers", P("data"))], ["rule 1", "['layers'][1]['b']", "size 6", "6 % 4"]),
         ([(r"(", P())], ["rule 1", "bad regex"]),
         ([(r"embed", P("nope"))], ["rule 1", "'nope'", "not in the mesh"]),
+        (5, ["rules must be [(regex, PartitionSpec), ...]", "got 5"]),  # not a TypeError
     ],
 )
 def test_bad_rules_refused_in_words_nothing_changed(params, mesh, rules, words):
@@ -225,6 +226,12 @@ def test_logical_rules_as_flax_linen_resolves_them():
 
 def rules_mod_pairs(rules):
     return [(n, None if a is None else a[0] if len(a) == 1 else a) for n, a in rules]
+
+
+def test_logical_rules_that_are_no_list_refused_in_words():
+    with pytest.raises(ValueError, match=re.escape("logical rules must be [(name, mesh axis)")):
+        rules_mod.make_logical_rules(7)
+    assert rules_mod.make_logical_rules(None) == ()
 
 
 def test_rules_text_round_trip_and_line_errors():

@@ -61,11 +61,12 @@ only the function that reads it, not the package's import.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import re
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, cast
 
 import jax
@@ -98,7 +99,7 @@ _TEMP_AXIS = re.compile(r"<axis 0x[0-9a-fA-F]+>")
 _SUB_BYTE_BITS = {"int4": 4, "uint4": 4, "float4_e2m1fn": 4, "int2": 2, "uint2": 2}
 
 
-def spec_entries(spec: Any) -> tuple[Any, ...]:
+def spec_entries(spec: PartitionSpec) -> tuple[Any, ...]:
     """The entries of a PartitionSpec, one per dimension it names (unreduced/reduced sets are
     not entries)."""
     for name in ("partitions", "_partitions"):
@@ -150,13 +151,13 @@ def is_unnamed_pmap_axis(name: object) -> bool:
     )
 
 
-def unnamed_pmap_axis(names: Any) -> Any:
+def unnamed_pmap_axis(names: Iterable[Any]) -> Any:
     """The first of ``names`` that is pmap's unnamed axis (:func:`is_unnamed_pmap_axis`), or
     None."""
     return next((a for a in names if is_unnamed_pmap_axis(a)), None)
 
 
-def typeof_axes(spec_set: Any, mesh_order: tuple[str, ...]) -> tuple[str, ...]:
+def typeof_axes(spec_set: Iterable[object], mesh_order: tuple[str, ...]) -> tuple[str, ...]:
     """A spec's unreduced (or reduced) set in the order ``jax.typeof`` writes it
     (``{U:(x,y)}``): () where that is ``mesh_order`` (jax 0.10: ``core.order_wrt_mesh``);
     before, the order the spec's own set iterates in."""
@@ -433,6 +434,16 @@ def mesh_context(mesh: Mesh | AbstractMesh) -> Any:
     if isinstance(mesh, jax.sharding.AbstractMesh):
         return jax.sharding.use_abstract_mesh(mesh)
     return jax.set_mesh(mesh)
+
+
+@contextlib.contextmanager
+def quiet_donation() -> Iterator[None]:
+    """JAX's "Some donated buffers were not usable" warning held back (lowering and calling a
+    function with donated inputs): the view reads what a donation saves from the compile
+    itself (its alias bytes and peak), and says so there."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Some donated buffers were not usable")
+        yield
 
 
 def device_put(x: object, sharding: object) -> Any:

@@ -44,7 +44,9 @@ stats = {"hits": 0, "compiles": 0}
 """How often :func:`compile_reshard` answered from its cache, and compiled."""
 
 
-def cached_reshard(old: Any, new: Any, shape: tuple[int, ...], dtype: Any) -> Compiled | None:
+def cached_reshard(
+    old: jax.sharding.Sharding, new: jax.sharding.Sharding, shape: tuple[int, ...], dtype: np.dtype
+) -> Compiled | None:
     """The compiled reshard of this pair if it is in the cache, else None (no work)."""
     key = (old, new, shape, dtype)
     c = _cache.get(key)
@@ -59,7 +61,9 @@ def clear_cache() -> None:
     _cache.clear()
 
 
-def compile_reshard(old: Any, new: Any, shape: tuple[int, ...], dtype: Any) -> Compiled:
+def compile_reshard(
+    old: jax.sharding.Sharding, new: jax.sharding.Sharding, shape: tuple[int, ...], dtype: np.dtype
+) -> Compiled:
     """Compile the identity from sharding ``old`` to ``new``, cached per pair (the last
     CACHE_SIZE pairs; metadata only, no executable is kept)."""
     c = cached_reshard(old, new, shape, dtype)
@@ -72,7 +76,9 @@ def compile_reshard(old: Any, new: Any, shape: tuple[int, ...], dtype: Any) -> C
     return c
 
 
-def _compile(old: Any, new: Any, shape: tuple[int, ...], dtype: Any) -> Compiled:
+def _compile(
+    old: jax.sharding.Sharding, new: jax.sharding.Sharding, shape: tuple[int, ...], dtype: np.dtype
+) -> Compiled:
 
     try:
         # (axis names XLA cannot read would abort the process: compiled over renamed axes)
@@ -83,7 +89,7 @@ def _compile(old: Any, new: Any, shape: tuple[int, ...], dtype: Any) -> Compiled
         return Compiled([], None, None, None, f"{type(e).__name__}: {e}".splitlines()[0][:300])
     mesh = getattr(new, "mesh", None) or getattr(old, "mesh", None)
     c_in = jax.tree_util.tree_leaves(compiled.input_shardings[0])
-    da = [d.id for d in _jax.device_assignment(c_in[0])] if c_in else [d.id for d in new.device_set]
+    da = [d.id for d in _jax.device_assignment(c_in[0] if c_in else new)]
     if mesh is not None and hasattr(mesh, "axis_names"):
         coords = {int(d.id): tuple(int(v) for v in i) for i, d in np.ndenumerate(mesh.devices)}
         names, sizes = tuple(mesh.axis_names), tuple(mesh.devices.shape)
@@ -96,7 +102,7 @@ def _compile(old: Any, new: Any, shape: tuple[int, ...], dtype: Any) -> Compiled
     return Compiled(colls, flops, accessed, mem.get("peak") if mem else None, "")
 
 
-def _dtype(dtype: Any) -> Any:
+def _dtype(dtype: np.dtype) -> np.dtype:
     """A hashable dtype for the compile cache: numpy's for numpy types (np.float32 and
     np.dtype("float32") are one key), JAX's own extended dtypes (PRNG keys) as they are."""
     try:
@@ -113,7 +119,13 @@ class Transfer:
     ``pairs``: (sender id, receiver id, bytes) rows; ``collectives``: what XLA compiles for the
     reshard; ``estimate(hw)``: its time on a hardware preset."""
 
-    def __init__(self, old_sharding: Any, new_sharding: Any, shape: tuple[int, ...], dtype: Any):
+    def __init__(
+        self,
+        old_sharding: jax.sharding.Sharding,
+        new_sharding: jax.sharding.Sharding,
+        shape: tuple[int, ...],
+        dtype: np.dtype,
+    ):
         self._old, self._new = old_sharding, new_sharding
         self.shape = tuple(int(d) for d in shape)
         self.dtype = dtype

@@ -143,6 +143,18 @@ class Collective:
         return self.in_leaves + (self.out_leaves or ())
 
     @property
+    def result_text(self) -> str:
+        """Its result per device as the HLO types it: "f32[512,1024]", or for a combined
+        collective every element it carries, "(f32[], f32[512,1024], f32[1024,512])"."""
+        if len(self.elements) > 1:
+            return (
+                "("
+                + ", ".join(f"{e.dtype}[{','.join(map(str, e.dims))}]" for e in self.elements)
+                + ")"
+            )
+        return f"{self.dtype}[{','.join(map(str, self.shape))}]"
+
+    @property
     def element_leaves(self) -> tuple[tuple[str, ...], ...]:
         """Per element of :attr:`elements`: its input paths, then its output paths."""
         outs = self.element_out_leaves or ((),) * len(self.element_in_leaves)

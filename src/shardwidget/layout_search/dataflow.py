@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import jax
+from jax.extend.core import Jaxpr, JaxprEqn, Var
 
 _VIEWS = frozenset({"convert_element_type", "copy", "copy_p", "sharding_constraint", "pvary"})
 """Operations whose result is the same array as their input (another dtype, a copy)."""
@@ -57,7 +58,7 @@ class _Reader:
         self.col: set[Any] = set()  # values that carry a column split's output
         self.acts: set[int] = set()  # leaves multiplied as activations (a batch): never weights
 
-    def walk(self, jaxpr: Any) -> None:
+    def walk(self, jaxpr: Jaxpr) -> None:
         for eqn in jaxpr.eqns:
             name = eqn.primitive.name
             if name == "dot_general":
@@ -69,7 +70,7 @@ class _Reader:
             else:
                 self._other(eqn)
 
-    def _transpose(self, eqn: Any) -> None:
+    def _transpose(self, eqn: JaxprEqn) -> None:
         a = self.alias.get(eqn.invars[0]) if _is_var(eqn.invars[0]) else None
         if a is not None:
             perm = eqn.params["permutation"]
@@ -77,7 +78,7 @@ class _Reader:
         elif eqn.invars[0] in self.col:
             self.col.add(eqn.outvars[0])
 
-    def _other(self, eqn: Any) -> None:
+    def _other(self, eqn: JaxprEqn) -> None:
         subs = _sub_jaxprs(eqn)
         for sub in subs:
             self._enter(eqn, sub)
@@ -86,7 +87,7 @@ class _Reader:
         if any(_is_var(v) and v in self.col for v in eqn.invars):
             self.col.update(eqn.outvars)
 
-    def _enter(self, eqn: Any, sub: Any) -> None:
+    def _enter(self, eqn: JaxprEqn, sub: Jaxpr) -> None:
         """A call, a scan, a remat: the inner jaxpr's inputs are the outer operands (a scan's
         slices drop leading dimensions), its outputs the outer results."""
         if len(sub.invars) == len(eqn.invars):
@@ -95,17 +96,17 @@ class _Reader:
                     continue
                 a = self.alias.get(outer)
                 if a is not None:
-                    drop = len(a.dims) - len(inner.aval.shape)
+                    drop = len(a.dims) - _rank(inner)
                     self.alias[inner] = _Alias(a.leaf, a.dims[drop:])
                 if outer in self.col:
                     self.col.add(inner)
         self.walk(sub)
         if len(sub.outvars) == len(eqn.outvars):
-            for inner, outer in zip(sub.outvars, eqn.outvars, strict=True):
-                if _is_var(inner) and inner in self.col:
-                    self.col.add(outer)
+            for result, out in zip(sub.outvars, eqn.outvars, strict=True):
+                if _is_var(result) and result in self.col:
+                    self.col.add(out)
 
-    def _dot(self, eqn: Any) -> None:
+    def _dot(self, eqn: JaxprEqn) -> None:
         lhs, rhs = eqn.invars
         (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
         la = self.alias.get(lhs) if _is_var(lhs) else None
@@ -134,12 +135,18 @@ class _Reader:
         self.col.add(eqn.outvars[0])
 
 
-def _is_var(v: Any) -> bool:
+def _is_var(v: object) -> bool:
     """A variable, not a literal constant (literals carry their value)."""
     return not hasattr(v, "val")
 
 
-def _sub_jaxprs(eqn: Any) -> list[Any]:
+def _rank(v: Var) -> int:
+    """A variable's rank (JAX types avals as AbstractValue, which declares no shape; a token's
+    has none: rank 0)."""
+    return len(getattr(v.aval, "shape", ()))
+
+
+def _sub_jaxprs(eqn: JaxprEqn) -> list[Jaxpr]:
     """The jaxprs an equation runs (pjit, scan, remat, custom_jvp/vjp calls, while, cond)."""
     out = []
     for key in ("jaxpr", "call_jaxpr", "fun_jaxpr", "body_jaxpr"):

@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import jax
-from jax.sharding import AxisType, PartitionSpec
+from jax.sharding import AbstractMesh, AxisType, Mesh, PartitionSpec
 
 from ..model import paths
 from ..model import rules as rules_mod
 from ..model import spec as spec_mod
 from . import candidates as c
+
+Strategy = Callable[[AbstractMesh], "Sequence[Any] | None"] | Sequence[Any]
+"""A strategy: a function ``mesh -> in_specs | rules | None``, rules, or ``(mesh, layout)``."""
 
 
 def to_trees(args: Sequence[Any], specs: Sequence[c.Spec]) -> list[Any]:
@@ -38,7 +41,7 @@ def to_trees(args: Sequence[Any], specs: Sequence[c.Spec]) -> list[Any]:
     return out
 
 
-def _is_rules(x: Any) -> bool:
+def _is_rules(x: object) -> bool:
     return (
         isinstance(x, list | tuple)
         and all(isinstance(r, tuple | list) and len(r) == 2 and isinstance(r[0], str) for r in x)
@@ -65,7 +68,7 @@ def _per_arg(in_specs: Sequence[Any], args: Sequence[Any]) -> list[Any]:
     return out
 
 
-def _by_rules(rules: Any, leaves: Sequence[c.Leaf]) -> list[Any]:
+def _by_rules(rules: Sequence[Any], leaves: Sequence[c.Leaf]) -> list[Any]:
     made = rules_mod.make_rules(rules)
     out: list[Any] = []
     for leaf in leaves:
@@ -76,7 +79,7 @@ def _by_rules(rules: Any, leaves: Sequence[c.Leaf]) -> list[Any]:
 
 
 def per_leaf(
-    given: Any, args: Sequence[Any], leaves: Sequence[c.Leaf], axes: dict[str, int]
+    given: Sequence[Any], args: Sequence[Any], leaves: Sequence[c.Leaf], axes: dict[str, int]
 ) -> tuple[c.Spec, ...]:
     """Each leaf's spec from rules or per-argument specs, checked against the mesh's axes and
     the leaf's shape (ValueError naming the leaf)."""
@@ -92,14 +95,14 @@ def per_leaf(
     return tuple(out)
 
 
-def _rule_axes(rules: Any) -> set[str]:
+def _rule_axes(rules: Sequence[Any]) -> set[str]:
     return {a for r in rules_mod.make_rules(rules) for e in r.spec for a in e}
 
 
 def _proposal(
     label: str,
     name: str,
-    given: Any,
+    given: Sequence[Any],
     args: Sequence[Any],
     leaves: Sequence[c.Leaf],
     axes: dict[str, int],
@@ -114,7 +117,7 @@ def _proposal(
 
 
 def _one(
-    name: str, strategy: Any, args: Sequence[Any], leaves: Sequence[c.Leaf], n: int
+    name: str, strategy: Strategy, args: Sequence[Any], leaves: Sequence[c.Leaf], n: int
 ) -> Iterator[c.Proposal | c.Dropped]:
     if isinstance(strategy, tuple) and len(strategy) == 2 and hasattr(strategy[0], "axis_names"):
         yield _fixed(name, strategy[0], strategy[1], args, leaves, n)
@@ -136,7 +139,12 @@ def _one(
 
 
 def _fixed(
-    name: str, mesh: Any, given: Any, args: Sequence[Any], leaves: Sequence[c.Leaf], n: int
+    name: str,
+    mesh: Mesh | AbstractMesh,
+    given: Sequence[Any],
+    args: Sequence[Any],
+    leaves: Sequence[c.Leaf],
+    n: int,
 ) -> c.Proposal | c.Dropped:
     axes = dict(
         zip((str(a) for a in mesh.axis_names), (int(s) for s in mesh.axis_sizes), strict=True)
@@ -171,7 +179,7 @@ def propose(
     return props, dropped
 
 
-def code_of(tree: Any) -> str:
+def code_of(tree: object) -> str:
     """A spec tree as Python (dicts, lists, tuples of ``P(...)``)."""
     if isinstance(tree, PartitionSpec):
         return "P(" + ", ".join(_entry(e) for e in tree) + ")"
@@ -184,7 +192,7 @@ def code_of(tree: Any) -> str:
     return repr(tree)
 
 
-def _entry(e: Any) -> str:
+def _entry(e: str | Sequence[str] | None) -> str:
     if e is None or isinstance(e, str):
         return repr(e)
     return "(" + ", ".join(repr(a) for a in e) + ("," if len(e) == 1 else "") + ")"

@@ -12,8 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import jax
-from jax.sharding import AxisType
+from jax.sharding import AbstractMesh, AxisType
 
 from ..cost import hardware as hw_mod
 from ..plan import gpu, machine, tpu
@@ -30,7 +29,7 @@ class Target:
     slow_link = "DCN"
     """What the estimate's parts call the link of :meth:`dcn_axes`' collectives."""
 
-    def __init__(self, mesh: Any) -> None:
+    def __init__(self, mesh: AbstractMesh) -> None:
         self.mesh = mesh
         self.n = int(math.prod(mesh.axis_sizes))
 
@@ -44,7 +43,7 @@ class Target:
         """The compiler, in words."""
         return f"XLA's CPU compiler for {self.n} simulated devices"
 
-    def preset(self, hardware: Any) -> hw_mod.Hardware:
+    def preset(self, hardware: str | hw_mod.Hardware | None) -> hw_mod.Hardware:
         """The hardware preset the estimates use: ``hardware`` where given, else the
         target's own (a TPU's family), else :data:`DEFAULT_CPU_PRESET`."""
         if hardware is not None:
@@ -57,9 +56,9 @@ class Target:
 
     def mesh_for(self, shape: tuple[int, ...], names: tuple[str, ...]) -> Any:
         """A mesh of this shape on the target (ValueError in words where it cannot be)."""
-        return jax.sharding.AbstractMesh(shape, names, axis_types=(AxisType.Auto,) * len(shape))
+        return AbstractMesh(shape, names, axis_types=(AxisType.Auto,) * len(shape))
 
-    def dcn_axes(self, mesh: Any) -> tuple[str, ...]:
+    def dcn_axes(self, mesh: AbstractMesh) -> tuple[str, ...]:
         """The mesh axes whose collectives cross slices or hosts (none on a CPU target)."""
         return ()
 
@@ -68,7 +67,9 @@ class Target:
         helper_mod.check_cpu_size(self.n)
         return helper_mod.Helper(self.n)
 
-    def request(self, helper: Any, text: str, mesh: Any, timeout: float) -> dict[str, Any]:
+    def request(
+        self, helper: helper_mod.Helper, text: str, mesh: AbstractMesh, timeout: float
+    ) -> dict[str, Any]:
         """The helper's reply for a lowered module (PlanError in words when it cannot)."""
         return dict(helper.compile(text, timeout))
 
@@ -78,7 +79,7 @@ class TpuTarget(Target):
 
     kind = "tpu"
 
-    def __init__(self, mesh: Any) -> None:
+    def __init__(self, mesh: AbstractMesh) -> None:
         super().__init__(mesh)
         mi = tpu.info(mesh)
         assert mi is not None
@@ -110,14 +111,16 @@ class TpuTarget(Target):
             chip_config_name=mi.chip_config_name,
         )
 
-    def dcn_axes(self, mesh: Any) -> tuple[str, ...]:
+    def dcn_axes(self, mesh: AbstractMesh) -> tuple[str, ...]:
         m = machine.machine_of(mesh)
         return () if m is None else m.dcn_axes
 
     def new_helper(self) -> helper_mod.Helper:
         return tpu.new_helper()
 
-    def request(self, helper: Any, text: str, mesh: Any, timeout: float) -> dict[str, Any]:
+    def request(
+        self, helper: helper_mod.Helper, text: str, mesh: AbstractMesh, timeout: float
+    ) -> dict[str, Any]:
         mi = tpu.info(mesh)
         assert mi is not None
         return tpu.request(helper, text, mi, timeout)
@@ -130,7 +133,7 @@ class GpuTarget(Target):
     kind = "gpu"
     slow_link = "network"
 
-    def __init__(self, mesh: Any) -> None:
+    def __init__(self, mesh: AbstractMesh) -> None:
         super().__init__(mesh)
         mi = gpu.info(mesh)
         assert mi is not None
@@ -145,7 +148,7 @@ class GpuTarget(Target):
     def compiler(self) -> str:
         return f"XLA's GPU compiler (jaxlib {self.info.jaxlib}, CUDA plugin) for {self.info.title}"
 
-    def preset(self, hardware: Any) -> hw_mod.Hardware:
+    def preset(self, hardware: str | hw_mod.Hardware | None) -> hw_mod.Hardware:
         """``hardware`` where given, else the GPU's own preset (ValueError in words where no
         preset has its speeds)."""
         if hardware is not None:
@@ -176,7 +179,7 @@ class GpuTarget(Target):
             memory_fraction=mi.memory_fraction,
         )
 
-    def dcn_axes(self, mesh: Any) -> tuple[str, ...]:
+    def dcn_axes(self, mesh: AbstractMesh) -> tuple[str, ...]:
         """The axes whose collectives cross the network (hosts outside one NVLink domain)."""
         m = machine.machine_of(mesh)
         return () if m is None else m.dcn_axes
@@ -184,25 +187,27 @@ class GpuTarget(Target):
     def new_helper(self) -> helper_mod.Helper:
         return gpu.new_helper()
 
-    def request(self, helper: Any, text: str, mesh: Any, timeout: float) -> dict[str, Any]:
+    def request(
+        self, helper: helper_mod.Helper, text: str, mesh: AbstractMesh, timeout: float
+    ) -> dict[str, Any]:
         mi = gpu.info(mesh)
         assert mi is not None
         return gpu.request(helper, text, mi, timeout)
 
 
-def target_of(mesh: Any) -> Target:
+def target_of(mesh: object) -> Target:
     """The target a ``mesh=`` stands for: a :func:`shardwidget.tpu_mesh` (the TPU compiler),
     a :func:`shardwidget.gpu_mesh` (the GPU compiler) or an AbstractMesh (the CPU compiler);
     TypeError in words for anything else."""
+    if not isinstance(mesh, AbstractMesh):  # tpu_mesh and gpu_mesh make AbstractMeshes too
+        raise TypeError(
+            "search(..., mesh=) takes a shardwidget.tpu_mesh(...) (the TPU compiler), a "
+            "shardwidget.gpu_mesh(...) (the GPU compiler) or a "
+            f"jax.sharding.AbstractMesh (the CPU compiler); got {type(mesh).__name__}"
+        )
     if tpu.is_tpu(mesh):
         return TpuTarget(mesh)
-    if gpu.is_gpu(mesh):  # before AbstractMesh: a gpu_mesh is one
+    if gpu.is_gpu(mesh):
         return GpuTarget(mesh)
-    if isinstance(mesh, jax.sharding.AbstractMesh):
-        helper_mod.check_cpu_size(int(math.prod(mesh.axis_sizes)))
-        return Target(mesh)
-    raise TypeError(
-        "search(..., mesh=) takes a shardwidget.tpu_mesh(...) (the TPU compiler), a "
-        "shardwidget.gpu_mesh(...) (the GPU compiler) or a "
-        f"jax.sharding.AbstractMesh (the CPU compiler); got {type(mesh).__name__}"
-    )
+    helper_mod.check_cpu_size(int(math.prod(mesh.axis_sizes)))
+    return Target(mesh)

@@ -17,7 +17,7 @@ import ast
 import functools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,12 +105,14 @@ def make_rule(pattern: object, spec: object, number: int, line: int = 0) -> Rule
     return Rule(pattern, norm, regex, line)
 
 
-def make_rules(rules: Any) -> tuple[Rule, ...]:
+def make_rules(rules: object) -> tuple[Rule, ...]:
     """Rules from ``[(regex, PartitionSpec), ...]`` (or rules text, one per line); ValueError."""
     if isinstance(rules, str):
         return parse_text(rules)
     if rules is None:
         return ()
+    if not isinstance(rules, Iterable):
+        raise ValueError(f"rules must be [(regex, PartitionSpec), ...], got {rules!r}")
     out = []
     for i, item in enumerate(rules, start=1):
         if isinstance(item, Rule):
@@ -207,8 +209,10 @@ def to_text(rules: Sequence[Rule]) -> str:
 LogicalRules = tuple[tuple[str, tuple[str, ...] | None], ...]
 
 
-def make_logical_rules(rules: Any) -> LogicalRules:
+def make_logical_rules(rules: object) -> LogicalRules:
     """Logical rules ``[(name, mesh axis | (axes…) | None), ...]`` as data; ValueError."""
+    if not isinstance(rules, Iterable | None):
+        raise ValueError(f"logical rules must be [(name, mesh axis), ...], got {rules!r}")
     out: list[tuple[str, tuple[str, ...] | None]] = []
     for i, item in enumerate(rules or (), start=1):
         if not isinstance(item, tuple | list) or len(item) != 2 or not isinstance(item[0], str):
@@ -359,7 +363,9 @@ def leaf_bytes(leaf: TreeLeaf) -> tuple[tuple[int, ...], int]:
 
 
 @functools.lru_cache(maxsize=4096)
-def _named_bytes(s: Any, shape: tuple[int, ...], bits: int) -> tuple[tuple[int, ...], int] | None:
+def _named_bytes(
+    s: NamedSharding, shape: tuple[int, ...], bits: int
+) -> tuple[tuple[int, ...], int] | None:
     """leaf_bytes of an even NamedSharding from its mesh and spec (None for an unreduced one),
     once per sharding, shape and dtype width: a model's leaves share a few of each."""
     if spec_mod.unreduced_of(s.spec):

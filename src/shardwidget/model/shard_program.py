@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 import jax
 import numpy as np
@@ -31,6 +31,9 @@ from .. import _jax
 
 NAME = "shardwidget_statistics"
 """The name JAX gives each compile of the program (jax.monitoring's fun_name: jit(NAME))."""
+
+K = TypeVar("K", bound=Hashable)
+"""What a block function is made for beyond its shard shape and dtype (a summary's Plan)."""
 
 AXIS = "shards"
 """The name of the one mesh axis the shards are stacked over."""
@@ -63,7 +66,7 @@ def _program(
     dtype: DTypeLike,
     memory_kind: str | None,
     key: Hashable,
-    make: Callable[[tuple[int, ...], Any, Hashable], BlockFn],
+    make: Callable[[tuple[int, ...], Any, Any], BlockFn],
 ) -> Any:
 
     fn = make(local, dtype, key)
@@ -81,7 +84,7 @@ def _program(
 
 
 def run(
-    arr: jax.Array, make: Callable[[tuple[int, ...], Any, Hashable], BlockFn], key: Hashable
+    arr: jax.Array, make: Callable[[tuple[int, ...], Any, K], BlockFn], key: K
 ) -> dict[int, tuple[np.ndarray, ...]] | None:
     """Device id -> the host values of ``make(shard shape, dtype, key)`` applied to that device's
     shard of arr (each output without the stacking dimension), from one compiled program per

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import types
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -20,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec, SingleDeviceSharding
-from numpy.typing import DTypeLike
+from jax.typing import DTypeLike
 
 from . import mesh as mesh_mod
 from . import shard_program
@@ -125,7 +126,10 @@ def unit(y: object, xp: types.ModuleType, finite: object = None, axis: object = 
 
 
 def _mean_std(
-    y: Any, xp: types.ModuleType, finite: Any = None, axis: int | None = None
+    y: jax.Array | np.ndarray,
+    xp: types.ModuleType,
+    finite: jax.Array | np.ndarray | None = None,
+    axis: int | None = None,
 ) -> tuple[Any, Any]:
     """Mean and std of float32 `y` (of its `finite` values where given; along `axis`, None:
     all), computed in :func:`unit` of y and scaled back: no sum or square of finite values
@@ -155,7 +159,7 @@ def _plain_stats(y: jax.Array | np.ndarray, xp: types.ModuleType) -> Any:
     return xp.stack([y.min(), y.max(), mean, std, zero, zero]).astype(xp.float32)
 
 
-def _masked_stats(y: object, xp: types.ModuleType) -> Any:
+def _masked_stats(y: jax.Array | np.ndarray, xp: types.ModuleType) -> Any:
     """min, max, mean, std of the finite values of float32 `y`, and its NaN and Inf counts.
     `xp` is jax.numpy (inside the compiled per-device call) or numpy (the host path)."""
     finite = xp.isfinite(y)
@@ -178,7 +182,7 @@ def _thumbnail(y: jax.Array | np.ndarray, plan: Plan, xp: types.ModuleType) -> A
     return _thumbnails(y[None], plan, xp)[0]
 
 
-def _thumbnails(ys: Any, plan: Plan, xp: types.ModuleType) -> Any:
+def _thumbnails(ys: jax.Array | np.ndarray, plan: Plan, xp: types.ModuleType) -> Any:
     """:func:`_thumbnail` of a stack of equal float32 blocks ``ys[b, ...]``: (b, th·tw)."""
     th, tw = plan.thumb_shape
     dims = tuple(d + 1 for d in plan.thumb_dims)
@@ -190,7 +194,7 @@ def _thumbnails(ys: Any, plan: Plan, xp: types.ModuleType) -> Any:
         img = img[:, None, :]
     fh, fw = plan.pool
     if xp is np:  # np.pad would copy the whole stack (35 ms for 4096 blocks of 64×64)
-        img = _pool_rows(img, th, fh)
+        img = _pool_rows(np.asarray(img), th, fh)  # (already numpy: no copy)
         img = np.swapaxes(_pool_rows(np.swapaxes(img, 1, 2), tw, fw), 1, 2)
         return np.ascontiguousarray(img).reshape(img.shape[0], -1)
     ph, pw = th * fh - img.shape[1], tw * fw - img.shape[2]
@@ -214,12 +218,12 @@ def _pool_rows(img: np.ndarray, t: int, f: int) -> np.ndarray:
     return np.concatenate([main, last[..., None, :]], axis=-2) / np.float32(f)
 
 
-def _block_fn(shard_shape: tuple[int, ...], dtype: Any, plan: Plan) -> Any:
+def _block_fn(shard_shape: tuple[int, ...], dtype: DTypeLike, plan: Plan) -> Any:
     """The per-block computation: (stats[1,6], values[1,k], thumb[1,p]) of one local block."""
 
     is_complex = jnp.issubdtype(dtype, jnp.complexfloating)
 
-    def fn(x: Any) -> tuple[Any, ...]:
+    def fn(x: jax.Array) -> tuple[Any, ...]:
         y = jnp.abs(x) if is_complex else x
         y = y.astype(jnp.float32)
         stats = (_masked_stats(y, jnp) if plan.masked else _plain_stats(y, jnp))[None]
@@ -233,7 +237,9 @@ def _block_fn(shard_shape: tuple[int, ...], dtype: Any, plan: Plan) -> Any:
 
 
 @lru_cache(maxsize=32)
-def _compiled(sharding: object, shape: tuple[int, ...], dtype: object, plan: Plan) -> Any:
+def _compiled(
+    sharding: jax.sharding.Sharding, shape: tuple[int, ...], dtype: np.dtype, plan: Plan
+) -> Any:
 
     shard_shape = layout_of_sharding(sharding, shape, dtype).shard_shape
     fn = _block_fn(shard_shape, dtype, plan)
@@ -264,7 +270,7 @@ def clear_caches() -> None:
     _REFUSED.clear()
 
 
-def _rows(out: Any, sharding: Any) -> dict[int, np.ndarray]:
+def _rows(out: jax.Array, sharding: jax.sharding.Sharding) -> dict[int, np.ndarray]:
     """Device id -> its row of a (n_devices, k) result, reading only this process's shards."""
 
     if out.is_fully_addressable:
@@ -272,12 +278,19 @@ def _rows(out: Any, sharding: Any) -> dict[int, np.ndarray]:
         if isinstance(sharding, NamedSharding):
             ids = [int(d.id) for d in sharding.mesh.devices.flat]
         else:
-            ids = [int(next(iter(sharding.device_set)).id)]
+            (device,) = _devices(sharding)
+            ids = [int(device.id)]
         return {d: host[i] for i, d in enumerate(ids)}
     return {int(s.device.id): np.array(s.data)[0] for s in out.addressable_shards}
 
 
-def _block_rows(shard_shape: tuple[int, ...], dtype: DTypeLike, plan: Any) -> Any:
+def _devices(sharding: jax.sharding.Sharding) -> set[jax.Device]:
+    """The sharding's devices, typed (jaxlib declares ``device_set``'s items without stubs)."""
+    devices: set[jax.Device] = sharding.device_set
+    return devices
+
+
+def _block_rows(shard_shape: tuple[int, ...], dtype: DTypeLike, plan: Plan) -> Any:
     """_block_fn's rows without their leading 1: (stats[6], values[k], thumb[p])."""
     fn = _block_fn(shard_shape, dtype, plan)
     return lambda x: tuple(o[0] for o in fn(x))
@@ -302,7 +315,7 @@ def _shared_rows(
 
 
 def _device_rows(
-    arr: Any, plan: Plan
+    arr: jax.Array, plan: Plan
 ) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray], dict[int, np.ndarray]]:
     """Per-device rows of statistics, values and thumbnails from the compiled per-device call:
     the shared program of the shard shape; a 0-d array's one value per device read on the host
@@ -356,20 +369,22 @@ def _host_blocks(xs: np.ndarray, plan: Plan) -> tuple[np.ndarray, np.ndarray, np
     return stats.astype(np.float32, copy=False), vals, thumbs
 
 
-def _distinct_shards(arr: jax.Array, shards: Any = None) -> dict[Any, Any]:
+def _distinct_shards(
+    arr: jax.Array, shards: Sequence[jax.Shard] | None = None
+) -> dict[Any, jax.Shard]:
     """This process's shards of arr (or ``shards``, its addressable_shards already read: JAX
     makes a new Shard object per device each time, 25 ms at 4096 devices), one per distinct
     block (replicas share a block)."""
-    first: dict[Any, Any] = {}
+    first: dict[Any, jax.Shard] = {}
     for s in arr.addressable_shards if shards is None else shards:
         first.setdefault(tuple((sl.start, sl.stop) for sl in s.index), s)
     return first
 
 
-def in_host_memory(arr: Any) -> bool:
+def in_host_memory(arr: jax.Array) -> bool:
     """Whether numpy can reduce arr's shards where they are: on the CPU backend device memory
     is host memory (np.asarray of a shard copies nothing), within HOST_STATS_BYTES."""
-    if any(d.platform != "cpu" for d in arr.sharding.device_set):
+    if any(d.platform != "cpu" for d in _devices(arr.sharding)):
         return False
     return sum(int(s.data.nbytes) for s in _distinct_shards(arr).values()) <= HOST_STATS_BYTES
 

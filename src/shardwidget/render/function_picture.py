@@ -145,8 +145,7 @@ def _collectives(svg: Svg, res: TraceResult, x: float, y: float, width: float) -
         over = f"over {', '.join(c.axes)}" if c.axes else "over device groups"
         line = (
             f"• {c.kind} {over} · {fmt_bytes(c.bytes)} per device · {groups_label(c)} · "
-            f"result {c.dtype}"
-            f"[{','.join(map(str, c.shape))}]"
+            f"result {c.result_text}"
         )
         for i, part in enumerate(wrap_text(line, width - 8)):
             svg.text(x + (8 if i == 0 else 18), y, part, size=11.5)

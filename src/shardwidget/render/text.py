@@ -221,7 +221,7 @@ def render_trace(
         for c in res.collectives:
             axes = ",".join(c.axes) or "-"
             lines.append(
-                f"    {c.kind:<18} over {axes:<6} {c.dtype}{list(c.shape)}  "
+                f"    {c.kind:<18} over {axes:<6} {c.result_text}  "
                 f"{fmt_bytes(c.bytes)} sent per device"
             )
             if getattr(c.explainer, "ready", False):  # why XLA inserted it (why/cause.py)

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
+from jax.extend.core import Jaxpr
 from jax.sharding import AbstractMesh, Mesh, NamedSharding, PartitionSpec
 
 from .. import _jax
@@ -46,7 +47,7 @@ def path_text(path: tuple[Any, ...], arg_names: Sequence[str]) -> str:
     return jax.tree_util.keystr(path)
 
 
-def _constraint_text(spec: Any, ndim: int) -> str:
+def _constraint_text(spec: PartitionSpec, ndim: int) -> str:
     """A constraint's spec as written: P('x', None), with ``P.UNCONSTRAINED`` entries (the
     dimensions a with_sharding_constraint leaves to XLA) named as JAX names them."""
     entries = tuple(spec)
@@ -180,7 +181,7 @@ def other_mesh(value: Any, own: Any) -> tuple[tuple[Any, ...] | None, str] | Non
 
 
 def leaf_notes(
-    jaxpr: object, dropped: Sequence[bool], leaves: Sequence[Leaf], other_mesh: Sequence[str] = ()
+    jaxpr: Jaxpr, dropped: Sequence[bool], leaves: Sequence[Leaf], other_mesh: Sequence[str] = ()
 ) -> dict[str, list[str]]:
     """{"in": [...], "out": [...]}: a line per input XLA dropped (unused, or float0), per input
     on another mesh than the view's (``other_mesh``) and per output that is a constant (a
@@ -200,7 +201,7 @@ def leaf_notes(
     return {"in": ins if any(ins) else [], "out": outs if any(outs) else []}
 
 
-def _constant_outputs(jaxpr: Any) -> list[bool]:
+def _constant_outputs(jaxpr: Jaxpr) -> list[bool]:
     """Per output of jaxpr: whether it is a literal or a closed-over value, looking through the
     shard_map / jit equation that produces it (the body's own output)."""
     invars = set(jaxpr.invars)
@@ -225,7 +226,7 @@ def _constant_outputs(jaxpr: Any) -> list[bool]:
     return out
 
 
-def walk_shard_map_meshes(jaxpr: Any, out: list[Any]) -> None:
+def walk_shard_map_meshes(jaxpr: Jaxpr, out: list[Mesh]) -> None:
     """The concrete meshes of the shard_maps in jaxpr (and the jaxprs inside it), in order."""
     for eqn in jaxpr.eqns:
         mesh = eqn.params.get("mesh") if eqn.primitive.name == "shard_map" else None

@@ -20,6 +20,7 @@ import shardwidget as sw
 from shardwidget import _jax
 from shardwidget.hlo import collectives as hlo
 from shardwidget.model import spec as spec_mod
+from shardwidget.why import fix_kinds
 
 MISSING = _jax.shardy_missing()
 OLD_JAX = tuple(int(v) for v in jax.__version__.split(".")[:2]) < (0, 10)
@@ -276,6 +277,12 @@ def test_collectives_that_exist_for_a_given_output_layout_name_that_output(where
         assert sum(plain_kinds(matmul, x, w).values()) < sum(plain.values())
 
 
+def _with(st, i, spec):
+    ins = list(st.in_specs)
+    ins[i] = spec
+    return tuple(ins)
+
+
 def _plain_with(f, args, state, mesh=M) -> Counter:
     """The collectives of plain jax.jit(f) with the inputs laid out as a fix's state says."""
     laid = [
@@ -376,12 +383,21 @@ def test_fixes_split_as_the_other_operand_or_over_the_result_s_axes(case, kind):
     assert Counter(c.kind for c in view.trace.collectives) == before
     if MISSING:
         pytest.skip(MISSING)
-    offered = []
+    offered, worded = [], []
     for i, c in enumerate(view.trace.collectives):
-        if not c.cause.known:
+        k = c.cause
+        if not k.known:
             continue
         fixes = [fx for fx in view.fixes(i) if fx.removes and not fx.error]
         for fx in fixes:  # each claimed removal: plain JAX agrees
             assert plain(fx.state)[c.kind] < before[c.kind], fx.what
-        offered += [fx.what for fx in fixes if kind in fx.what]
+        st = view.trace.state  # this kind's layouts (listed once: another kind's words first)
+        found = fix_kinds.candidates(
+            c.explainer.module, k.op.index, view.trace.in_paths, st.in_specs
+        )
+        mine = [_with(st, j, spec) for j, why, spec in found if kind in why]
+        offered += [fx.what for fx in fixes if fx.state.in_specs in mine]
+        worded += [fx.what for fx in fixes if "other operand" in fx.what or "'s result" in fx.what]
     assert offered, "a fix of this kind exists by construction and is offered"
+    if case == "elementwise":  # b whole, as the result is: found by these kinds alone, so worded
+        assert worded

@@ -56,12 +56,8 @@ def candidates(res: TraceResult, i: int) -> list[tuple[str, TraceState]]:
     cause = c.cause
     out = _from_cause(res, c, cause) if cause is not None and cause.known else []
     for idx, why, st in _at_the_op(res, c, cause) if cause is not None and cause.known else []:
-        same = [k for k, o in enumerate(out) if o[1] == st]
-        if not same:
+        if all(o[1] != st for o in out):  # (a layout already listed keeps its words)
             out.append((f"lay {res.in_paths[idx]} out as {_text(st, idx)} ({why})", st))
-        elif "(as the op wants it" in (words := out[same[0]][0]):  # the same layout: all words
-            sep = ": " if words.endswith("wants it)") else "; "
-            out[same[0]] = (f"{words[:-1]}{sep}{why})", st)
     for words, st in _by_flow(res, c):
         if all(o[1] != st for o in out):
             out.append((words, st))

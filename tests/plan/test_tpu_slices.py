@@ -100,11 +100,13 @@ def test_a_sum_over_an_axis_is_a_reduction_over_that_axis_in_ici_or_dcn(
         assert all(len({mi.slice_index[p] for p in g}) == 1 for g in c.groups)
 
 
-def test_the_estimate_prices_the_cross_slice_all_reduce_at_dcn():
+def test_the_cross_slice_all_reduce_names_its_op_and_is_priced_at_dcn():
     mesh = tpu.tpu_mesh("v5e:2x2", (2, 2, 2), ("a", "dcn", "b"), num_slices=2)
     pl = plan(lambda x: x.sum(axis=0), X, mesh=mesh, in_specs=[("a",)])
     (c,) = pl.collectives
     assert (c.kind, c.axes, c.group_size, c.n_groups) == ("all-reduce", ("a",), 2, 4)
+    # the send carries no metadata; the value it sends names the sum and its line
+    assert c.op_name.endswith("reduce_sum") and c.source.startswith("test_tpu_slices.py:")
     est = pl.estimate()
     (t,) = est.collectives
     assert t.collective is c and "DCN" in t.formula

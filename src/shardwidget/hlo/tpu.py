@@ -132,6 +132,7 @@ def megascale_collectives(
     ``p``."""
     out: list[hlo.Collective] = []
     n_local = min((len(s) for s in slices), default=0)
+    origin = _sent_from(hlo_text)
     for name, shape_text, op, line in hlo.instructions(hlo_text):
         kind = MEGASCALE_KINDS.get(_frontend(line, "_xla_megascale_transfer_type"), "")
         if op != "recv" or not kind or not n_local:
@@ -158,11 +159,38 @@ def megascale_collectives(
                 n_groups=len(groups),
                 groups=groups,
                 groups_text=_frontend(line, "_xla_megascale_target"),
+                op_name=origin.get(_frontend(line, "_xla_host_transfer_rendezvous"), ("", ""))[0],
+                source=origin.get(_frontend(line, "_xla_host_transfer_rendezvous"), ("", ""))[1],
                 partial=partial,
                 name=name,
                 elements=(result,),
             )
         )
+    return out
+
+
+def _sent_from(hlo_text: str) -> dict[str, tuple[str, str]]:
+    """Rendezvous -> (op name, source) of what its Megascale ``send`` sends: the send and the
+    bitcasts and copies before it carry no metadata, the value they pass on does (followed
+    back through first operands, a few steps)."""
+    lines = {name: line for name, _s, _o, line in hlo.instructions(hlo_text)}
+    frames = hlo.stack_frames(hlo_text) if "stack_frame_id=" in hlo_text else {}
+    out: dict[str, tuple[str, str]] = {}
+    for line in lines.values():
+        key = _frontend(line, "_xla_host_transfer_rendezvous")
+        if not key or " send(" not in line:
+            continue
+        value = line
+        for _ in range(6):  # send <- bitcast <- copy <- … <- the op that made the value
+            first = re.search(r" [a-z][a-z\-]*\(%?([\w.\-]+)", value)
+            if first is None or first.group(1) not in lines:
+                break
+            value = lines[first.group(1)]
+            op = re.search(r'op_name="([^"]*)"', value)
+            if op:
+                frame = re.search(r"stack_frame_id=(\d+)", value)
+                out[key] = (op.group(1), frames.get(int(frame.group(1)), "") if frame else "")
+                break
     return out
 
 

@@ -153,7 +153,14 @@ class Plan:
         on the machine the plan's mesh stands for (:mod:`.machine`): the axes that cross TPU
         slices or GPU hosts priced at the network (where ``dcn_axes`` names none), and "fits"
         judged against the memory a program gets there. ``hw``: a preset; by default the plan's
-        own chip's (a GPU plan: its GPU's; a TPU plan: its TPU's), else the default preset."""
+        own chip's (a GPU plan: its GPU's; a TPU plan: its TPU's), else the default preset.
+        ValueError for a program the TPU compiler refused (it compiled nothing to price: the
+        times would read 0 s)."""
+        if not self.fits and self.compiler == "tpu":
+            raise ValueError(
+                f"no estimate: {self.note}; the TPU compiler compiled nothing whose time could "
+                "be estimated (plan.memory has its figures)"
+            )
         return estimate_on(
             machine_of_info(self.topology),
             hw or self._own_preset(),

@@ -134,9 +134,10 @@ class Plan:
             flops=self.flops,
             bytes_accessed=self.bytes_accessed,
             collectives=self.collectives,
-            peak_bytes=self.memory.get("peak"),
+            peak_bytes=self.peak_bytes,  # the compiler's peak where it reported one
             flops_source=self.flops_source,
             bytes_source=hlo_traffic.SOURCE if self.compiler == "gpu" else "",
+            peak_is_totals=self.peak is None,
         )
 
     def _own_preset(self) -> str:

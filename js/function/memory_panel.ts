@@ -6,13 +6,15 @@
 import { el } from "../shared/dom";
 import { injectCss } from "../shared/styles";
 import { formatBytes } from "../shared/text";
-import type { PeakWire, Trace } from "../wire/function";
+import type { FitWire, PeakWire, Trace } from "../wire/function";
 import { highlightLeaves } from "./why";
 
 const PEAK_CSS = `
 .shardwidget .sw-peak { margin: 10px 0 0; }
 .shardwidget .sw-peak-title { font-size: 12.5px; font-weight: 600; margin: 0 0 4px; }
 .shardwidget .sw-peak-over .sw-peak-title { color: var(--sw-error, #b00020); }
+.shardwidget .sw-peak-refused { border-left: 3px solid var(--sw-error, #b00020); padding-left: 6px; margin-bottom: 8px; }
+.shardwidget .sw-peak-fit { font-size: 12px; margin: 6px 0 0; }
 .shardwidget .sw-peak-svg { display: block; width: 100%; max-width: 640px; height: 90px; }
 .shardwidget .sw-peak-area { fill: var(--sw-accent); fill-opacity: 0.25; stroke: var(--sw-accent); stroke-width: 1; }
 .shardwidget .sw-peak-hbm { stroke: var(--sw-error, #b00020); stroke-dasharray: 4 3; stroke-width: 1; }
@@ -31,19 +33,50 @@ const SVG = "http://www.w3.org/2000/svg";
 /** The panel for a trace's peak (an empty element where the payload has none). */
 export function renderPeak(doc: Document, shown: Trace, root: HTMLElement): HTMLElement {
   injectCss(root, "shardwidget-peak", PEAK_CSS);
-  const p = shown.peak;
   const wrap = el(doc, "div", "sw-peak");
-  if (!p) return wrap;
+  const light = (path: string): void => lightLeaf(root, shown, path);
+  if (shown.over) {
+    const refused = peakPart(doc, shown.over, light, "the layout asked for does not fit: ");
+    refused.classList.add("sw-peak-refused", "sw-peak-over");
+    wrap.append(refused);
+  }
+  if (shown.peak) {
+    const part = peakPart(doc, shown.peak, light, "");
+    wrap.classList.toggle("sw-peak-over", part.classList.contains("sw-peak-over"));
+    wrap.append(part);
+  }
+  if (shown.fit) wrap.append(fitLine(doc, shown.fit));
+  return wrap;
+}
+
+/** One compile's peak: its title, timeline and the buffers live there ("does not fit" where
+ *  it is over the device's memory). */
+function peakPart(doc: Document, p: PeakWire, light: (path: string) => void, lead: string): HTMLElement {
+  const part = el(doc, "div", "sw-peak-part");
   if (p.unknown) {
-    wrap.append(el(doc, "p", "sw-muted", `where the memory goes: unknown (${p.unknown})`));
-    return wrap;
+    part.append(el(doc, "p", "sw-muted", `${lead}where the memory goes: unknown (${p.unknown})`));
+    return part;
   }
   const over = p.hbm !== null && p.bytes > p.hbm;
-  wrap.classList.toggle("sw-peak-over", over);
-  wrap.append(el(doc, "p", "sw-peak-title", over ? `does not fit: ${p.title}` : p.title));
-  wrap.append(timeline(doc, p));
-  wrap.append(groups(doc, p, (path) => lightLeaf(root, shown, path)));
-  return wrap;
+  part.classList.toggle("sw-peak-over", over);
+  const title = lead || (over ? "does not fit: " : "");
+  part.append(el(doc, "p", "sw-peak-title", `${title}${p.title}`));
+  part.append(timeline(doc, p));
+  part.append(groups(doc, p, light));
+  return part;
+}
+
+/** view.largest_fit's line: how far the bisection got, then its answer. */
+function fitLine(doc: Document, fit: FitWire): HTMLElement {
+  const line = el(doc, "p", fit.error ? "sw-peak-fit sw-error" : "sw-peak-fit", fit.text);
+  line.setAttribute("role", "status");
+  if (!fit.done) {
+    const bar = doc.createElement("progress");
+    bar.max = fit.of;
+    bar.value = fit.compiles;
+    line.prepend(bar, " ");
+  }
+  return line;
 }
 
 /** The bytes live over the program as one filled path, the HBM line and the peak's mark. */

@@ -133,6 +133,25 @@ export interface Trace {
   /** Where the memory goes (the memory panel; wire/peak.py); null without a result, absent
    *  from older kernels. */
   peak?: PeakWire | null;
+  /** Where the memory of the layout last asked for goes, when the compiler refused it for not
+   *  fitting (the panel shows what is over); absent otherwise. */
+  over?: PeakWire;
+  /** view.largest_fit's progress and answer for this layout (wire/peak.py FitWire); absent
+   *  until asked. */
+  fit?: FitWire;
+}
+
+/** view.largest_fit as it stands (wire/peak.py FitWire). */
+export interface FitWire {
+  input: string;
+  dim: number;
+  /** Compiles finished so far, of at most `of`. */
+  compiles: number;
+  of: number;
+  done: boolean;
+  error: string;
+  /** "largest x dim 0 that fits in 15.75 GiB: 4096 (peak 14.2 GiB); 4352 does not …". */
+  text: string;
 }
 
 /** One buffer live at the peak (wire/peak.py PeakRow). */

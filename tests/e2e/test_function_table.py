@@ -8,6 +8,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
@@ -74,4 +75,31 @@ def test_leaf_table_one_card_and_a_spec_change(page: Any, tmp_path: Any) -> None
     assert height < 3 * 900, height
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "function_table.png"), full_page=True)
+    assert page.errors == []
+
+
+def test_every_leaf_picked_in_the_table_draws_its_data(page: Any, tmp_path: Any) -> None:
+    """Issue 38 item 10: a batch of 12 leaves; the 9th on were drawn without data ("statistics
+    are sent for the first 8 leaves"). Each leaf picked shows its values' range, as numpy
+    computes it from the leaf."""
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    batch = {
+        f"l{i:02d}": jax.device_put(
+            jnp.arange(128.0).reshape(8, 16) * (i + 1), NamedSharding(mesh, P("x", "y"))
+        )
+        for i in range(12)
+    }
+    view = ShardView(lambda b: {k: v + 1 for k, v in b.items()}, batch)
+    open_fn(page, tmp_path, view)
+    for side, i in (("in", 10), ("out", 11), ("in", 0)):
+        row = page.locator(f".sw-tr-leafrow[data-side='{side}']").nth(i)
+        row.click()
+        page.wait_for_function(
+            "(s) => document.querySelector('.sw-tr-leaf')?.dataset.side === s", arg=side
+        )
+        card = page.locator(".sw-tr-leaf")
+        assert card.locator(".sw-block.sw-has-thumb").count() == 8, (side, i)
+        nums = card.locator(".sw-heat-legend .sw-num").all_inner_texts()
+        host = np.asarray(batch[f"l{i:02d}"]) + (0 if side == "in" else 1)
+        assert [float(t) for t in nums] == [host.min(), host.max()], (side, i, nums)
     assert page.errors == []

@@ -76,8 +76,9 @@ def test_gpu_candidates_equal_direct_gpu_compiles() -> None:
         assert kinds == sorted((c.kind, tuple(c.axes), c.bytes) for c in direct.collectives)
         est = direct.estimate("h100")
         assert cand.step_time == pytest.approx(est.total_s, rel=1e-12), cand.name
-        assert cand.peak == direct.peak_bytes, cand.name  # the compiler's peak where known
-        assert cand.fits == (direct.peak_bytes <= usable), cand.name
+        # one figure with Plan.fits: what the GPU runtime holds at once (the totals)
+        assert cand.peak == direct.memory["peak"] == direct.fit_bytes, cand.name
+        assert cand.fits == direct.fits == (direct.memory["peak"] <= usable), cand.name
         _check_links(cand, mesh)
 
 

@@ -40,6 +40,14 @@ def scanned(ws: jax.Array, x: jax.Array) -> jax.Array:
     return jax.grad(loss)(ws)
 
 
+def held_at_once(x: jax.Array, w: jax.Array) -> jax.Array:
+    """A 40 GiB product, dead once summed, then a 20 GiB output: the compiler's peak (the
+    product and the arguments) is 40.6 GiB, what the GPU runtime allocates at once (the
+    product's temp buffer and the output) 60.6 GiB."""
+    s = jnp.tanh(x @ w).astype(jnp.float32).sum()
+    return jnp.broadcast_to(s.astype(jnp.bfloat16), (2**14, 655360))
+
+
 def _sds(shape: tuple[int, ...]) -> jax.ShapeDtypeStruct:
     return jax.ShapeDtypeStruct(shape, jnp.bfloat16)
 
@@ -58,6 +66,8 @@ PROGRAMS: dict[str, tuple[Callable[..., Any], list[jax.ShapeDtypeStruct], list[A
     ),
     # 48 GiB of weights replicated, and a 48 GiB product: past 75 % of an 80 GB GPU
     "too_big": (tanh_matmul, [_sds((8192, 8192)), _sds((8192, 3 * 2**20))], [P(), P()]),
+    # the peak under 75 % of an 80 GB GPU, what is held at once over it
+    "held_at_once": (held_at_once, [_sds((2**14, 256)), _sds((256, 1310720))], [P(), P()]),
 }
 """name -> (function, argument shapes, in_specs on a mesh with axes "data" and "model")."""
 

@@ -126,6 +126,9 @@ def test_an_hbm_overflow_is_a_result_in_words(v5e):
     assert "does not fit: needs 64.25 GiB of 15.75 GiB on every chip" in pl.note
     # its figures, as the compiler gave them (issue 38 item 11: memory was {})
     assert pl.memory == {"required": int(64.25 * 2**30), "available": int(15.75 * 2**30)}
+    # no step time for a program that was never compiled (it read "estimate on TPU v5e: 0 s")
+    with pytest.raises(ValueError, match=r"no estimate: .*does not fit: needs 64.25 GiB"):
+        pl.estimate()
     # the TPU compiler itself refuses the same program with the same figures
     with pytest.raises(subprocess.CalledProcessError) as e:
         _direct("v5e:2x4", 262144, "2x4")

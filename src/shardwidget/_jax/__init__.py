@@ -61,6 +61,7 @@ only the function that reads it, not the package's import.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import re
@@ -433,6 +434,16 @@ def mesh_context(mesh: Mesh | AbstractMesh) -> Any:
     if isinstance(mesh, jax.sharding.AbstractMesh):
         return jax.sharding.use_abstract_mesh(mesh)
     return jax.set_mesh(mesh)
+
+
+@contextlib.contextmanager
+def quiet_donation() -> Iterator[None]:
+    """JAX's "Some donated buffers were not usable" warning held back (lowering and calling a
+    function with donated inputs): the view reads what a donation saves from the compile
+    itself (its alias bytes and peak), and says so there."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Some donated buffers were not usable")
+        yield
 
 
 def device_put(x: object, sharding: object) -> Any:

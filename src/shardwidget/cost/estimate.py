@@ -33,9 +33,10 @@ All per device. With ``hw`` a :class:`~shardwidget.cost.hardware.Hardware`:
   counts); collectives do not overlap with them nor with each other. ``total_s = max(compute_s,
   memory_s) + Σ collective seconds``. ``bound`` names the largest of compute, memory and all
   communication together.
-- ``fits``: peak bytes per device <= ``hbm_bytes``: the most bytes live at once in the
-  compiler's own live-range report where it wrote one (``peak_is_totals`` False), else XLA's
-  memory analysis' arguments + outputs + temporaries - aliased (an upper bound, said so).
+- ``fits``: ``peak_bytes`` per device <= ``hbm_bytes``; ``peak_bytes`` is what the caller
+  judges fit on: a function view the memory analysis' arguments + outputs + temporaries -
+  aliased (what the runtime holds at once), a plan its ``fit_bytes`` (``fit_basis`` says which
+  where it needs saying).
 
 A first-order model: no link contention between axes, no compute/collective
 overlap that XLA's scheduler may find. Good for comparing layouts, not for a stopwatch.
@@ -192,8 +193,7 @@ class Estimate:
     fits: bool | None
     """peak bytes per device <= hbm_bytes; None when XLA gave no memory analysis."""
     peak_bytes: int | None
-    """Peak bytes per device: the compiler's own peak where it reported one, else the memory
-    analysis' totals (:attr:`peak_is_totals`); None when it gave neither."""
+    """Bytes per device fit is judged on (module docstring); None when XLA gave none."""
     flops: float
     """FLOPs per device (XLA's cost analysis)."""
     bytes_accessed: float
@@ -218,9 +218,9 @@ class Estimate:
     hbm_source: str = ""
     """What ``fits`` judged the peak against where not the preset's HBM (a GPU plan: JAX's
     share of the GPU's memory, as ``Plan.fits``), "" for the preset's."""
-    peak_is_totals: bool = False
-    """True where :attr:`peak_bytes` is the memory analysis' totals (arguments + outputs +
-    temporaries - aliased), the compiler having written no live-range report."""
+    fit_basis: str = ""
+    """What :attr:`peak_bytes` is where it needs saying ("held at once" on a GPU plan,
+    "totals: no live-range report"), "" otherwise."""
 
     @property
     def communication_s(self) -> float:
@@ -235,8 +235,8 @@ class Estimate:
         word = "fits" if self.fits else "does not fit"
         hbm = fmt_bytes(round(self.hardware.hbm_bytes))
         why = f": {self.hbm_source}" if self.hbm_source else ""
-        what = "totals, no live-range report" if self.peak_is_totals else "peak"
-        return f"{word} in HBM ({fmt_bytes(self.peak_bytes)} {what} of {hbm}{why})"
+        basis = f" {self.fit_basis}" if self.fit_basis else ""
+        return f"{word} in HBM ({fmt_bytes(self.peak_bytes)}{basis} of {hbm}{why})"
 
     def parts(self) -> list[dict[str, Any]]:
         """One bar each (wire.EstimatePart): compute, memory, each collective, a transfer."""
@@ -321,14 +321,14 @@ def estimate(
     flops_source: str = "",
     bytes_source: str = "",
     hbm_source: str = "",
-    peak_is_totals: bool = False,
+    fit_basis: str = "",
 ) -> Estimate:
     """The estimate of one program's per-device numbers (module docstring); ``transfer_bytes``:
     the most bytes one device receives in a re-layout XLA compiled no collective for;
     ``dcn_axes``: mesh axes that cross slices or hosts (their collectives pay the network's
     latency and move at its bandwidth);
     ``flops_source``: where ``flops`` came from, in words; ``bytes_source``, ``hbm_source``,
-    ``peak_is_totals``: see :class:`Estimate`."""
+    ``fit_basis``: see :class:`Estimate`."""
     h = hardware(hw)
     fl, ba = float(flops or 0.0), float(bytes_accessed or 0.0)
     compute_s, memory_s = fl / h.peak_flops, ba / h.hbm_bandwidth
@@ -371,7 +371,7 @@ def estimate(
         flops_source=flops_source,
         bytes_source=bytes_source,
         hbm_source=hbm_source,
-        peak_is_totals=peak_is_totals and peak_bytes is not None,
+        fit_basis=fit_basis,
     )
 
 
@@ -419,9 +419,8 @@ def estimate_trace(
         flops = res.flops
     if accessed is None:
         accessed = getattr(res, "bytes_accessed", None)
-    # one rule with Plan.fits and the search: the compiler's own peak where it reported one
-    live = getattr(res, "peak", None)
-    peak = live.bytes if live is not None else (res.memory.get("peak") if res.memory else None)
+    # what the runtime holds at once (the compiler's live peak is the memory panel's)
+    peak = res.memory.get("peak") if res.memory else None
     hbm_source = ""
     if machine is not None:
         hw, dcn_axes, hbm_source = machine.apply(hw, dcn_axes)
@@ -434,5 +433,4 @@ def estimate_trace(
         dcn_axes=dcn_axes,
         flops_source=source,
         hbm_source=hbm_source,
-        peak_is_totals=live is None,
     )

@@ -174,6 +174,9 @@ class FunctionLayout:
     """Per output leaf: its memory kind (jit's out_shardings write it where not "device")."""
     planned: bool = False
     """mesh is an AbstractMesh (a plan): the snippet plans the layout instead of running it."""
+    donate: Sequence[int] = ()
+    """The input leaves donated (written as ``donate_argnums`` of the positional arguments
+    they make up whole)."""
 
 
 def _sharding_of(spec: spec_mod.NormSpec | None, mode: str, memory_kind: str | None = None) -> str:
@@ -205,13 +208,40 @@ def _notes(fl: FunctionLayout, flat: bool) -> list[str]:
 def _jitted(fl: FunctionLayout, target: str, ins: str, outs: str, flat: bool) -> str:
     """The jax.jit(...) expression (static_argnums where f takes them directly; static
     keywords are closed over by the caller, see function_code)."""
+    nums = [] if flat else _donate_argnums(fl)
+    donated = f", donate_argnums={tuple_text([str(k) for k in nums])}" if nums else ""
     if fl.mode == "shard_map":
-        return f"jax.jit(jax.shard_map({target}, mesh=mesh, in_specs={ins}, out_specs={outs}))"
+        sm = f"jax.shard_map({target}, mesh=mesh, in_specs={ins}, out_specs={outs})"
+        return f"jax.jit({sm}{donated})"
     static = [i for i, a in enumerate(fl.args) if isinstance(a, Slot) and a.static]
     extra = "" if all(s is None for s in fl.out_specs) else f", out_shardings={outs}"
     if static and not flat:
         extra += f", static_argnums={tuple_text([str(i) for i in static])}"
-    return f"jax.jit({target}, in_shardings={ins}{extra})"
+    return f"jax.jit({target}, in_shardings={ins}{extra}{donated})"
+
+
+def _donate_argnums(fl: FunctionLayout) -> list[int]:
+    """The positional arguments whose array leaves are all donated (jax.jit donates whole
+    arguments)."""
+    out = []
+    for k, arg in enumerate(fl.args):
+        ids = [s.i for s in _leaves(arg) if not s.static]
+        if ids and set(ids) <= set(fl.donate):
+            out.append(k)
+    return out
+
+
+def _donate_note(fl: FunctionLayout, flat: bool) -> list[str]:
+    """A comment naming donated leaves the snippet's donate_argnums cannot say."""
+    nums = [] if flat else _donate_argnums(fl)
+    whole = {s.i for k in nums for s in _leaves(fl.args[k])}
+    rest = sorted(set(fl.donate) - whole)
+    if not rest:
+        return []
+    return [
+        f"# the view donates input leaves {', '.join(map(str, rest))} alone: jax.jit donates "
+        "whole positional arguments (donate_argnums), so the snippet donates none of them"
+    ]
 
 
 def function_code(fl: FunctionLayout) -> str:
@@ -268,6 +298,7 @@ def function_code(fl: FunctionLayout) -> str:
             "",
             *lines,
             *_notes(fl, flat),
+            *_donate_note(fl, flat),
             f"{fn}_sharded = {_jitted(fl, target, ins, outs, flat)}",
             *(_PLANNED if fl.planned else ["# with jax.set_mesh(mesh):", f"#     out = {call}"]),
         ]

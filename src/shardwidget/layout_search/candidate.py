@@ -69,8 +69,9 @@ class Candidate:
     notes: tuple[str, ...] = field(repr=False, default=())
     peak_is_totals: bool = field(repr=False, default=False)
     """Whether :attr:`peak` is the memory totals (arguments + outputs + temporaries −
-    aliased, an upper bound) because the compiler's peak is unknown (XLA:CPU before jaxlib
-    0.10 writes no live-range report)."""
+    aliased): because the compiler's peak is unknown (XLA:CPU before jaxlib 0.10 writes no
+    live-range report), or on a GPU, whose runtime holds them all at once
+    (:attr:`Plan.fit_bytes`)."""
 
     def rank_key(self) -> tuple[int, float]:
         """Fit first (fits, unknown, does not fit), then the step time."""
@@ -89,7 +90,9 @@ class Candidate:
         peak = ""
         if self.peak is not None:
             what = "memory totals" if self.peak_is_totals else "peak"
-            unknown = " (peak unknown)" if self.peak_is_totals else ""
+            gpu = self.plan.compiler == "gpu"
+            unknown = " (held at once on a GPU)" if gpu else " (peak unknown)"
+            unknown = unknown if self.peak_is_totals else ""
             peak = f", {what} {fmt_bytes(self.peak)} per device{unknown}"
         t = f", estimated step {fmt_seconds(self.step_time)}" if self.step_time is not None else ""
         return f"{self.fit_word}{peak}{t}"
@@ -116,6 +119,8 @@ def links(est: Estimate, slow: str = "DCN") -> dict[str, float]:
 
 def _peak_words(plan: Plan, who: str) -> str:
     """Where the candidate's peak comes from, in words."""
+    if plan.compiler == "gpu":
+        return f"{who}: {plan.fit_source}"
     if plan.peak is not None:
         return (
             f"{who}: the most bytes live at once on a device, from its live-range report and "
@@ -130,10 +135,10 @@ def _peak_words(plan: Plan, who: str) -> str:
 def _sources(plan: Plan, hw: Hardware, hbm: str, target: Target) -> dict[str, str]:
     who = target.compiler
     tpu = plan.compiler == "tpu"
-    what = "peak" if plan.peak is not None else "memory totals"
     return {
         "peak": _peak_words(plan, who),
-        "fits": f"{what} <= {hbm}" + ("; and the TPU compiler's own HBM check" if tpu else ""),
+        "fits": f"{plan.fit_source} <= {hbm}"
+        + ("; and the TPU compiler's own HBM check" if tpu else ""),
         "compute": f"FLOPs per device from XLA's cost analysis of the compiled program / "
         f"{hw.name}'s peak ({hw.peak_flops:.4g} FLOP/s)",
         "memory": f"bytes accessed per device (XLA's cost analysis) / {hw.name}'s HBM "
@@ -165,7 +170,8 @@ def make(
     hbm, hbm_source = target.hbm_bytes(hw)
     dcn = target.dcn_axes(plan.mesh)
     sources = _sources(plan, hw, f"{fmt_bytes(round(hbm))} ({hbm_source})", target)
-    peak, totals = plan.peak_bytes, plan.peak is None
+    # one figure with Plan.fits (a GPU's: what its runtime holds at once, the totals)
+    peak, totals = plan.fit_bytes, plan.compiler == "gpu" or plan.peak is None
     if not plan.fits and plan.compiler == "tpu":  # libtpu refused: its words are all there is
         sources["fits"] = f"{target.compiler}: {plan.note}"
         return Candidate(

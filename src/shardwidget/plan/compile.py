@@ -18,6 +18,7 @@ import jax
 import numpy as np
 from jax.sharding import AbstractMesh, Mesh, NamedSharding, PartitionSpec
 
+from .. import _jax
 from ..cost import hardware as hw_mod
 from ..cost.hardware import DEFAULT, Hardware
 from ..cost.machine import estimate_on
@@ -38,6 +39,14 @@ WHAT_A_PLAN_IS = (
     "planned: compiled by XLA's CPU compiler for {n} simulated devices. A TPU or GPU compiler may "
     "schedule and fuse differently; the memory figures are the CPU compiler's."
 )
+
+
+GPU_HELD = (
+    "held at once on the GPU: arguments + outputs + temporaries - aliased (XLA's GPU runtime "
+    "allocates every output and its temp buffer when the program starts, whatever the "
+    "compiler's live ranges: its peak can be lower)"
+)
+"""What a GPU plan's :attr:`Plan.fit_bytes` is."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +109,24 @@ class Plan:
         return self.peak.bytes if self.peak is not None else self.memory.get("peak")
 
     @property
+    def fit_bytes(self) -> int | None:
+        """The bytes per device "fits" is judged on, by :attr:`fits`, :meth:`estimate`, the
+        search's candidates and the largest fit alike: on the GPU compiler the memory totals
+        (arguments + outputs + temporaries - aliased), which XLA's GPU runtime allocates all
+        at once when the program starts (:data:`GPU_HELD`); elsewhere :attr:`peak_bytes`.
+        :attr:`fit_source` says which."""
+        return self.memory.get("peak") if self.compiler == "gpu" else self.peak_bytes
+
+    @property
+    def fit_source(self) -> str:
+        """What :attr:`fit_bytes` is, in words."""
+        if self.compiler == "gpu":
+            return GPU_HELD
+        if self.peak is not None:
+            return "peak (the compiler's live-range report)"
+        return f"memory totals (an upper bound; the peak is unknown: {self.peak_unknown})"
+
+    @property
     def n_devices(self) -> int:
         """Devices of the plan's mesh."""
         return int(np.prod(self.mesh.axis_sizes))
@@ -126,7 +153,14 @@ class Plan:
         on the machine the plan's mesh stands for (:mod:`.machine`): the axes that cross TPU
         slices or GPU hosts priced at the network (where ``dcn_axes`` names none), and "fits"
         judged against the memory a program gets there. ``hw``: a preset; by default the plan's
-        own chip's (a GPU plan: its GPU's; a TPU plan: its TPU's), else the default preset."""
+        own chip's (a GPU plan: its GPU's; a TPU plan: its TPU's), else the default preset.
+        ValueError for a program the TPU compiler refused (it compiled nothing to price: the
+        times would read 0 s)."""
+        if not self.fits and self.compiler == "tpu":
+            raise ValueError(
+                f"no estimate: {self.note}; the TPU compiler compiled nothing whose time could "
+                "be estimated (plan.memory has its figures)"
+            )
         return estimate_on(
             machine_of_info(self.topology),
             hw or self._own_preset(),
@@ -134,11 +168,17 @@ class Plan:
             flops=self.flops,
             bytes_accessed=self.bytes_accessed,
             collectives=self.collectives,
-            peak_bytes=self.peak_bytes,  # the compiler's peak where it reported one
+            peak_bytes=self.fit_bytes,  # one figure with fits, the search, largest_fit
             flops_source=self.flops_source,
             bytes_source=hlo_traffic.SOURCE if self.compiler == "gpu" else "",
-            peak_is_totals=self.peak is None,
+            fit_basis=self._fit_basis(),
         )
+
+    def _fit_basis(self) -> str:
+        """What :attr:`fit_bytes` is, in the estimate's few words ("" for the peak)."""
+        if self.compiler == "gpu":
+            return "held at once"
+        return "" if self.peak is not None else "totals: no live-range report"
 
     def _own_preset(self) -> str:
         """The preset of the plan's chip (ValueError in words for a GPU no preset has)."""
@@ -168,11 +208,12 @@ def lower(
     in_specs: Any,
     out_specs: Any,
     mode: str = "jit",
+    donate_argnums: Sequence[int] = (),
 ) -> str:
     """The lowered module's text (StableHLO with its sharding annotations) of ``jax.jit(f)`` for
     ``args`` laid out by ``in_specs`` (one spec per argument; None: replicated) on ``mesh``;
     ``mode="shard_map"``: of ``jax.jit(jax.shard_map(f, mesh=mesh, in_specs=..., out_specs=...))``
-    (out_specs then required: shard_map has no default)."""
+    (out_specs then required: shard_map has no default). ``donate_argnums``: as jax.jit's."""
 
     inputs.check_mesh(mesh)
     specs = list(in_specs) if in_specs is not None else [None] * len(args)
@@ -192,16 +233,23 @@ def lower(
             in_specs=tuple(to_spec(s) if s is not None else _pspec(None) for s in specs),
             out_specs=to_spec(out_specs),
         )
-        lowered = jax.jit(sm).trace(*sds).lower(lowering_platforms=lowering_platforms(mesh))
-        return str(lowered.as_text(debug_info=True))
-    kw: dict[str, Any] = {}
+        jf = jax.jit(sm, donate_argnums=tuple(donate_argnums))
+        return _lowered_text(jf, sds, mesh)
+    kw: dict[str, Any] = {"donate_argnums": tuple(donate_argnums)}
     if out_specs is not None:
         kw["out_shardings"] = jax.tree.map(
             lambda s: NamedSharding(mesh, _pspec(s)),
             out_specs,
             is_leaf=_is_spec,
         )
-    lowered = jax.jit(f, **kw).trace(*sds).lower(lowering_platforms=lowering_platforms(mesh))
+    return _lowered_text(jax.jit(f, **kw), sds, mesh)
+
+
+def _lowered_text(jf: Any, sds: Sequence[Any], mesh: Mesh | AbstractMesh) -> str:
+    """The text of ``jf`` lowered for ``sds`` on ``mesh``'s platform (a donation XLA cannot
+    use is read from the compile's alias bytes, not warned about)."""
+    with _jax.quiet_donation():
+        lowered = jf.trace(*sds).lower(lowering_platforms=lowering_platforms(mesh))
     return str(lowered.as_text(debug_info=True))
 
 
@@ -230,13 +278,15 @@ def plan(
     out_specs: object = None,
     mode: str = "jit",
     timeout: float | None = None,
+    donate_argnums: Sequence[int] = (),
 ) -> Plan:
     """Compile ``jax.jit(f)(*args)`` for ``mesh`` (a ``jax.sharding.AbstractMesh``) in the
-    planning helper (``mode="shard_map"``: ``jax.shard_map(f, ...)`` with these specs); PlanError
-    in words when the helper cannot answer."""
+    planning helper (``mode="shard_map"``: ``jax.shard_map(f, ...)`` with these specs;
+    ``donate_argnums`` as jax.jit takes it); PlanError in words when the helper cannot
+    answer."""
     t0 = time.perf_counter()
     _check_mesh(mesh)
-    text = lower(f, args, mesh, in_specs, out_specs, mode)
+    text = lower(f, args, mesh, in_specs, out_specs, mode, donate_argnums)
     return compile_text(text, mesh, timeout, t0)
 
 

@@ -487,14 +487,15 @@ def note(mi: GpuMeshInfo) -> str:
 
 
 def memory_words(peak: int, mi: GpuMeshInfo) -> str:
-    """ "" where ``peak`` bytes fit in what a program gets of each GPU, else "does not fit:
-    needs 91.20 GiB of 59.33 GiB on every GPU (75 % of 79.11 GiB)"."""
+    """ "" where ``peak`` bytes (a plan's :attr:`~.compile.Plan.fit_bytes`) fit in what a
+    program gets of each GPU, else "does not fit: needs 91.20 GiB of 59.33 GiB on every GPU
+    (arguments + outputs + temporaries, held at once; 75 % of 79.11 GiB: …)"."""
     have = mi.usable_memory
     if have is None or peak <= have:
         return ""
     return (
         f"does not fit: needs {peak / 2**30:.2f} GiB of {have / 2**30:.2f} GiB on every GPU "
-        f"({share_words(mi)})"
+        f"(arguments + outputs + temporaries, held at once; {share_words(mi)})"
     )
 
 

@@ -67,17 +67,19 @@ def largest_fit(
     hbm: float,
     max_compiles: int = MAX_COMPILES,
     progress: Callable[[int, int, int, bool], None] | None = None,
+    donate_argnums: Sequence[int] = (),
 ) -> Fit:
     """The largest size of dimension ``dim`` of argument ``arg`` (an array or a
-    ShapeDtypeStruct) for which ``plan(f, *args, mesh=mesh, in_specs=in_specs)`` fits in
-    ``hbm`` bytes per device, in at most ``max_compiles`` compiles; ``progress(compile, of,
-    size, fits)`` is called after each."""
+    ShapeDtypeStruct) for which ``plan(f, *args, mesh=mesh, in_specs=in_specs,
+    donate_argnums=donate_argnums)`` fits in ``hbm`` bytes per device, in at most
+    ``max_compiles`` compiles; ``progress(compile, of, size, fits)`` is called after each."""
     step = _step(in_specs[arg], dim, mesh)
     size = int(args[arg].shape[dim])
     tried: list[tuple[int, int | None, bool]] = []
 
     def judge(n: int) -> bool:
-        pl = plan(f, *_resized(args, arg, dim, n), mesh=mesh, in_specs=in_specs)
+        resized = _resized(args, arg, dim, n)
+        pl = plan(f, *resized, mesh=mesh, in_specs=in_specs, donate_argnums=donate_argnums)
         peak, ok = _judged(pl, hbm)
         tried.append((n, peak, ok))
         if progress is not None:
@@ -101,7 +103,7 @@ def _judged(pl: Plan, hbm: float) -> tuple[int | None, bool]:
     """(peak bytes per device or None, whether it fits): the compiler's refusal, else the
     peak from its report (the compiler's argument + output - alias + temp where it wrote
     none) against hbm."""
-    peak = pl.peak_bytes
+    peak = pl.fit_bytes  # one figure with Plan.fits (a GPU plan's: its totals)
     if not pl.fits:
         return peak, False
     return peak, peak is not None and peak <= hbm

@@ -14,13 +14,14 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from jax.sharding import AbstractMesh, Mesh, NamedSharding
 
 from .. import _jax
 from ..hlo import flow as hlo_flow
 from ..hlo import peak as hlo_peak
+from ..hlo.peak import Peak
 from ..model import mesh as mesh_mod
 from ..model import spec as spec_mod
 from ..trace.function import Traced
@@ -36,6 +37,26 @@ PLAN_UNCHECKED = (
     "not checked against XLA's dump: the planning helper compiles in another process and "
     "returns none"
 )
+
+
+class Refused(NamedTuple):
+    """A layout the compiler refused for not fitting: where its memory goes (``peak``: None,
+    ``unknown`` saying why, where the compiler wrote no report), against the device memory it
+    has (``available`` bytes; None where not said) and whose that is."""
+
+    peak: Peak | None
+    unknown: str
+    available: float | None
+    whose: str
+
+
+def _available(pl: compile_mod.Plan) -> tuple[float | None, str]:
+    """(device memory, whose) a refused plan was judged against."""
+    if pl.compiler == "gpu":
+        have = getattr(pl.topology, "usable_memory", None)
+        return (None if have is None else float(have)), "JAX's share of the GPU's"
+    have = tpu.hbm_figures(pl.hbm)[1]
+    return (None if have is None else float(have)), "the TPU compiler's"
 
 
 class PlanTraced(Traced):
@@ -60,6 +81,9 @@ class PlanTraced(Traced):
             "helper, never run)"
         )
         self.runnable = False
+        self.refused: Refused | None = None
+        """The newest layout refused for not fitting in device memory: where its memory goes
+        (the view's memory panel shows what is over)."""
 
     @property
     def note(self) -> str:
@@ -137,7 +161,7 @@ class PlanTraced(Traced):
     def _compile(self, state: TraceState) -> TraceResult:
         t0 = time.perf_counter()
         mesh, in_sh, out_dtypes, out_shapes, traced = self.stage(state)
-        with _jax.mesh_context(mesh):
+        with _jax.mesh_context(mesh), _jax.quiet_donation():
             lowered = traced.lower(lowering_platforms=tpu.lowering_platforms(mesh))
             text = str(lowered.as_text(debug_info=True))
         lowered_s = time.perf_counter() - t0
@@ -150,10 +174,13 @@ class PlanTraced(Traced):
                 pl = compile_mod.compile_text(text, mesh, self.timeout, t0)
         except PlanError as e:
             raise ValueError(str(e)) from None
-        if not pl.fits and pl.compiler == "gpu":  # over JAX's share of each GPU's memory
-            raise ValueError(pl.hbm)
-        if not pl.fits:  # the TPU compiler's answer, in its figures
-            raise ValueError(tpu.hbm_words(pl.hbm, pl.topology))
+        if not pl.fits:  # the compiler's answer (the GPU's: over JAX's share), in its figures
+            self.refused = Refused(
+                hlo_peak.with_paths(pl.peak, [lf.path for lf in self.leaves]),
+                pl.peak_unknown,
+                *_available(pl),
+            )
+            raise ValueError(pl.hbm if pl.compiler == "gpu" else tpu.hbm_words(pl.hbm, pl.topology))
         c_out, notes = self._out_shardings(state, mesh, pl.output_shardings, out_shapes)
         kept = _jax.kept_inputs(lowered, len(self.leaves))
         paths = [lf.path for lf in self.leaves], self.out_paths(state)

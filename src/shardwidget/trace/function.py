@@ -14,6 +14,7 @@ Everything runs inside ``jax.set_mesh(mesh)`` (``_jax.mesh_context``), so code f
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections import OrderedDict
@@ -314,20 +315,7 @@ class Traced(FunctionCall):
             self.check_outputs(state)
             _, out_dtypes = self.output_info(state)
             out_shapes = self.global_out_shapes(state)
-            to = spec_mod.to_partition_spec
-            if self.mode != "jit":
-                ins = tuple(to(s) for s in state.in_specs)
-                outs = tuple(to(s or ()) for s in state.out_specs)
-                sm = jax.shard_map(self._named, mesh=mesh, in_specs=ins, out_specs=outs)
-                jf = jax.jit(sm, in_shardings=tuple(in_sh))
-            else:
-                # each output in the memory kind f's own out_shardings give it (pinned_host)
-                mks = _specs.memory_kinds(self.jit_out_shardings, len(state.out_specs))
-                out = [
-                    s if s is None else NamedSharding(mesh, to(s), memory_kind=mk)
-                    for s, mk in zip(state.out_specs, mks, strict=True)
-                ]
-                jf = jax.jit(self._named, in_shardings=tuple(in_sh), out_shardings=tuple(out))
+            jf = _jitted(self, state, mesh, in_sh)
             self._check_jit_args(structs)
             called = _specs.as_called(structs, self.leaves, self.jit_in_memory)
             return mesh, in_sh, out_dtypes, out_shapes, jf.trace(*called)
@@ -335,7 +323,8 @@ class Traced(FunctionCall):
     def _compile(self, state: TraceState) -> TraceResult:
         t0 = time.perf_counter()
         mesh, in_sh, out_dtypes, out_shapes, traced = self.stage(state)
-        compiled, lowered, dump, report = _compile_reporting(traced, mesh)
+        with _jax.quiet_donation():  # what a donation saves is read from the compile itself
+            compiled, lowered, dump, report = _compile_reporting(traced, mesh)
         compile_ms = (time.perf_counter() - t0) * 1e3
         constraints: list[Constraint] = []
         walk_constraints(traced.jaxpr.jaxpr, constraints)
@@ -437,8 +426,8 @@ class Traced(FunctionCall):
                 _jax.device_put(lf.value, sh)
                 for lf, sh in zip(self.leaves, res.in_shardings, strict=True)
             ]
-            with jax.set_mesh(self.mesh(res.state)):
-                outs = res.compiled(*placed)
+            with jax.set_mesh(self.mesh(res.state)), _jax.quiet_donation():
+                outs = res.compiled(*_donatable(placed, res.state.donate))
             outs = list(outs)
             jax.block_until_ready(outs)
         except Exception as e:
@@ -496,12 +485,12 @@ def complete(traced: Traced, state: TraceState) -> TraceState:
     shapes, _ = traced.output_info(state)
     if traced.mode == "jit":
         outs = jit_out_specs(traced.jit_out_shardings, traced.own_mesh, state.mesh_key, shapes)
-        return TraceState(*state.mesh_key, state.in_specs, outs)
+        return dataclasses.replace(state, out_specs=outs)
     by_rank: dict[int, spec_mod.NormSpec] = {}
     for lf, sp in zip(traced.leaves, state.in_specs, strict=True):
         by_rank.setdefault(len(lf.shape), sp)
     outs = tuple(by_rank.get(len(s), ((),) * len(s)) for s in shapes)
-    return TraceState(*state.mesh_key, state.in_specs, outs)
+    return dataclasses.replace(state, out_specs=outs)
 
 
 def _padded(traced: Traced, state: TraceState) -> TraceState:
@@ -509,7 +498,7 @@ def _padded(traced: Traced, state: TraceState) -> TraceState:
     if all(s is None for s in state.out_specs):
         return state
     outs = pad_out_specs(state.out_specs, traced.output_info(state)[0])
-    return state if outs == state.out_specs else TraceState(*state.mesh_key, state.in_specs, outs)
+    return state if outs == state.out_specs else dataclasses.replace(state, out_specs=outs)
 
 
 def _compile_reporting(
@@ -520,6 +509,39 @@ def _compile_reporting(
     report: dict[str, str] = {}
     compiled, lowered, dump = why.compile_with_dump(traced, mesh, report)
     return compiled, lowered, dump, report
+
+
+def _jitted(traced: Traced, state: TraceState, mesh: Mesh | AbstractMesh, in_sh: list[Any]) -> Any:
+    """f on its leaves jitted for state's layout (shard_map mode: its shard_map), the inputs
+    state donates donated."""
+    to = spec_mod.to_partition_spec
+    if traced.mode != "jit":
+        ins = tuple(to(s) for s in state.in_specs)
+        outs = tuple(to(s or ()) for s in state.out_specs)
+        sm = jax.shard_map(traced._named, mesh=mesh, in_specs=ins, out_specs=outs)
+        return jax.jit(sm, in_shardings=tuple(in_sh), donate_argnums=state.donate)
+    # each output in the memory kind f's own out_shardings give it (pinned_host)
+    mks = _specs.memory_kinds(traced.jit_out_shardings, len(state.out_specs))
+    out = [
+        s if s is None else NamedSharding(mesh, to(s), memory_kind=mk)
+        for s, mk in zip(state.out_specs, mks, strict=True)
+    ]
+    return jax.jit(
+        traced._named,
+        in_shardings=tuple(in_sh),
+        out_shardings=tuple(out),
+        donate_argnums=state.donate,
+    )
+
+
+def _donatable(placed: list[Any], donate: Sequence[int]) -> list[Any]:
+    """The run's arguments: a donated input is a copy (the donation deletes what it is given,
+    and ``device_put`` hands back the user's own array where it is laid out so already: the
+    user's arrays are never donated), the others as placed."""
+    return [
+        jax.device_put(a, a.sharding, may_alias=False) if i in donate else a
+        for i, a in enumerate(placed)
+    ]
 
 
 def _kept_paths(leaves: Sequence[Any], kept: Sequence[Any]) -> list[str]:

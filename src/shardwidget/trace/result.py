@@ -67,6 +67,10 @@ class TraceState:
         in_specs: one normalized spec per input array leaf.
         out_specs: one per output leaf, or empty until the outputs are known
             (see :func:`complete`).
+        donate: the input array leaves donated (indices, ascending): compiled as
+            ``jax.jit(..., donate_argnums=donate)`` of f on its leaves, so an output may reuse
+            such an input's buffer. Part of the state (and so of every cache key): it changes
+            the program XLA compiles.
     """
 
     mesh_shape: tuple[int, ...]
@@ -74,6 +78,7 @@ class TraceState:
     axis_types: tuple[str, ...]
     in_specs: tuple[spec_mod.NormSpec, ...]
     out_specs: tuple[spec_mod.NormSpec | None, ...]
+    donate: tuple[int, ...] = ()
 
     @staticmethod
     def from_wire(
@@ -114,7 +119,8 @@ class TraceState:
             else _normalize(s, out_ndims[i] if out_ndims else len(s), "output", i, paths[1])
             for i, s in enumerate(outs)
         )
-        return TraceState(shape, names, types, in_specs, out_specs)
+        donate = _donated(d.get("donate", ()), len(ndims), paths[0])
+        return TraceState(shape, names, types, in_specs, out_specs, donate)
 
     def to_wire(self) -> dict[str, Any]:
         """The trait values (and front-end request state) of this layout."""
@@ -316,6 +322,25 @@ def _normalize(spec: object, ndim: int, kind: str, i: int, paths: Sequence[str])
     except ValueError as e:
         name = paths[i] if i < len(paths) else f"{i}"
         raise ValueError(f"{kind} {name}: {e}") from None
+
+
+def _donated(given: object, n: int, paths: Sequence[str]) -> tuple[int, ...]:
+    """The donated inputs as ascending leaf indices, from indices or input paths; ValueError
+    in words for anything else (an index out of range, a path that is no input)."""
+    if isinstance(given, str | int):
+        given = [given]
+    if not isinstance(given, list | tuple | set | frozenset):
+        raise ValueError(f"donate takes input leaf indices or paths; got {given!r}")
+    out = set()
+    for g in given:
+        if isinstance(g, str) and g in paths:
+            out.add(list(paths).index(g))
+        elif isinstance(g, int) and not isinstance(g, bool) and 0 <= g < n:
+            out.add(g)
+        else:
+            names = f" ({', '.join(paths)})" if paths else ""
+            raise ValueError(f"donate: {g!r} is not one of the {n} array inputs{names}")
+    return tuple(sorted(out))
 
 
 def is_array_leaf(x: object) -> bool:

@@ -255,6 +255,7 @@ class FunctionView(SearchMixin, MemoryMixin, CostMixin, ShardView[TraceState, Co
             in_memory=[getattr(sh, "memory_kind", None) for sh in res.in_shardings],
             out_memory=[getattr(sh, "memory_kind", None) for sh in res.out_shardings],
             planned=bool(self._planned()),
+            donate=st.donate,
         )
 
     def to_svg(self, width: int = 760) -> str:
@@ -275,8 +276,8 @@ class FunctionView(SearchMixin, MemoryMixin, CostMixin, ShardView[TraceState, Co
         return "shardwidget_" + (re.sub(r"[^A-Za-z0-9_]+", "_", self.fn_name).strip("_") or "f")
 
     def reset(self) -> None:
-        """Back to the layout the view was made with."""
-        self.set_layout(**self._original.to_wire())
+        """Back to the layout the view was made with (its donation too)."""
+        self.set_layout(**self._original.to_wire(), donate=list(self._original.donate))
 
     def save_html(self, path: str | pathlib.Path) -> ExportReport:
         """Write one self-contained HTML file (no network, no kernel) showing the function as
@@ -364,6 +365,7 @@ class FunctionView(SearchMixin, MemoryMixin, CostMixin, ShardView[TraceState, Co
         if self._result is None:
             self._key += 1
             self._trace = wire.trace(None, mode=self.mode, key=self._key, message=msg)
+            self._show_over()  # a layout refused for its size: what is over
             self._trace_stats = wire.pending_trace_stats(self._key, 0)
             self._estimate = wire.empty_estimate(self._key, self.hardware)
 

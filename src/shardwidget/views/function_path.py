@@ -184,7 +184,8 @@ class FunctionPath:
         mesh = " × ".join(f"{n}={s}" for n, s in zip(st.axis_names, st.mesh_shape, strict=False))
         ins = ", ".join(spec_mod.to_text(s) for s in st.in_specs)
         outs = ", ".join("auto" if s is None else spec_mod.to_text(s) for s in st.out_specs)
-        return f"mesh {mesh} · {ins} → {outs or 'auto'}"
+        given = ", ".join(self.traced.leaves[i].path for i in st.donate)
+        return f"mesh {mesh} · {ins} → {outs or 'auto'}" + (f" · donate {given}" if given else "")
 
     # ---------------------------------------------------------------- compute
     def compute(self, st: TraceState) -> Computed:
@@ -263,49 +264,52 @@ class FunctionPath:
 
     def leaf_summaries(self, res: TraceResult, arrays: RunArrays | None) -> list[list[Summary]]:
         """Per-block statistics of every output leaf, then every input leaf as laid out for
-        the run (the first MAX_OUTPUT_STATS of each side); arrays: the run's (inputs, outputs),
-        or None when it did not run (each leaf then says why). Kept per layout that ran."""
-        n = self.n_devices()
-        sides: list[list[Summary]] = []
-        pixels = wire.thumb_pixel_budget(n)
-        for side, leaves, is_input in (
-            (None if arrays is None else arrays[1], res.output_leaves, False),
-            (None if arrays is None else arrays[0], res.input_leaves, True),
-        ):
-            summaries = []
-            for i, leaf in enumerate(leaves[: wire.MAX_LEAVES]):  # what the payload carries
-                if side is None:  # the function did not run: blocks from the sharding
-                    why = self.traced.run_disabled or res.run_error or "not run"
-                    summaries.append(Summary.unavailable(len(leaf.layout.blocks), why))
-                    continue
-                arr = side[i]
-                why = _no_stats(arr)
-                if why:
-                    summaries.append(Summary.unavailable(len(leaf.layout.blocks), why))
-                    continue
-                lay = layout_of(arr)
-                if not self.with_stats:
-                    summ = Summary.unavailable(len(lay.blocks), "statistics are off")
-                elif i >= wire.MAX_OUTPUT_STATS:
-                    summ = Summary.unavailable(
-                        len(lay.blocks),
-                        f"statistics are sent for the first {wire.MAX_OUTPUT_STATS} leaves",
-                    )
-                else:
-                    vd = tuple(range(min(arr.ndim, 2)))
-                    plan = plan_for(lay, vd, pixels, wire.values_budget(n))
-                    argument = i if is_input else None
-                    try:
-                        summ = self.leaf_stats.summarize(arr, lay, plan, pixels, argument)
-                    except Exception as e:  # statistics are an extra: never lose the view
-                        summ = Summary.unavailable(len(lay.blocks), f"statistics failed: {e}")
-                summaries.append(summ)
-            sides.append(summaries)
+        the run (each leaf the payload carries, sharing STATS_SHARES leaves' bytes); arrays:
+        the run's (inputs, outputs), or None when it did not run (each leaf then says why).
+        Kept per layout that ran."""
+        sides = [
+            self._side(None if arrays is None else arrays[1], res.output_leaves, res, False),
+            self._side(None if arrays is None else arrays[0], res.input_leaves, res, True),
+        ]
         if arrays is not None:
             self.summaries[res.state] = sides
             while len(self.summaries) > trace_mod.CACHE_SIZE:
                 self.summaries.popitem(last=False)
         return sides
+
+    def _side(
+        self, side: list[Any] | None, leaves: Sequence[Any], res: TraceResult, is_input: bool
+    ) -> list[Summary]:
+        """The statistics of one side's leaves: each of its share of the side's budgets."""
+        n = self.n_devices()
+        shown = leaves[: wire.MAX_LEAVES]  # what the payload carries
+        share = min(1.0, wire.STATS_SHARES / max(1, len(shown)))
+        pixels = int(wire.thumb_pixel_budget(n) * share)
+        values = int(wire.values_budget(n) * share)
+        out = []
+        for i, leaf in enumerate(shown):
+            if side is None:  # the function did not run: blocks from the sharding
+                why = self.traced.run_disabled or res.run_error or "not run"
+                out.append(Summary.unavailable(len(leaf.layout.blocks), why))
+                continue
+            why = _no_stats(side[i])
+            if why:
+                out.append(Summary.unavailable(len(leaf.layout.blocks), why))
+                continue
+            out.append(self._summary(side[i], pixels, values, i if is_input else None))
+        return out
+
+    def _summary(self, arr: Any, pixels: int, values: int, argument: int | None) -> Summary:
+        """One leaf's statistics within ``pixels`` thumbnail pixels and ``values`` bytes of raw
+        values; ``argument``: its index among the inputs (None: an output)."""
+        lay = layout_of(arr)
+        if not self.with_stats:
+            return Summary.unavailable(len(lay.blocks), "statistics are off")
+        plan = plan_for(lay, tuple(range(min(arr.ndim, 2))), pixels, values)
+        try:
+            return self.leaf_stats.summarize(arr, lay, plan, pixels, argument)
+        except Exception as e:  # statistics are an extra: never lose the view
+            return Summary.unavailable(len(lay.blocks), f"statistics failed: {e}")
 
 
 def _no_stats(arr: jax.Array) -> str:

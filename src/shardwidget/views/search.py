@@ -105,7 +105,7 @@ class SearchMixin:
         boundary (a refusal said in ``error``); any other message: the view's own."""
         k = search_wire.parse_apply(content)
         if k is None:
-            super()._on_custom_msg(widget, content, buffers)  # type: ignore[misc]
+            super()._on_custom_msg(widget, content, buffers)  # type: ignore[misc]  # (a mixin: the view's base has it)
             return
         with self._handling():
             found = self._searched

@@ -34,7 +34,7 @@ def by_name(mod: sdy.Module) -> dict[str, list[sdy.Op]]:
             if candidate(o):
                 index.setdefault(sdy.full_name(mod, o), []).append(o)
         mod.memo["by_name"] = index
-    return mod.memo["by_name"]  # type: ignore[no-any-return]
+    return mod.memo["by_name"]  # type: ignore[no-any-return]  # (memo's values are typed Any)
 
 
 def where(mod: sdy.Module, op: sdy.Op) -> str:
@@ -101,7 +101,7 @@ def signature(mod: sdy.Module, op: sdy.Op) -> tuple[Any, ...]:
     if key not in mod.memo:
         vals = [mod.value(op, n) for n in op.operands + op.results]
         mod.memo[key] = tuple((v.shape, v.sharding) if v is not None else None for v in vals)
-    return mod.memo[key]  # type: ignore[no-any-return]
+    return mod.memo[key]  # type: ignore[no-any-return]  # (memo's values are typed Any)
 
 
 def agrees(mod: sdy.Module, op: sdy.Op, dump: sdy.Module) -> bool:
@@ -148,7 +148,7 @@ def reach(mod: sdy.Module, op: sdy.Op, names: Sequence[str]) -> frozenset[int]:
     the walk)."""
     key = ("reach", op.index, tuple(names))
     if key in mod.memo:
-        return mod.memo[key]  # type: ignore[no-any-return]
+        return mod.memo[key]  # type: ignore[no-any-return]  # (memo's values are typed Any)
     args = {id(a): i for i, a in enumerate(mod.args)}
     out: set[int] = set()
     stack = [(op, n) for n in names]
@@ -166,7 +166,7 @@ def reach(mod: sdy.Module, op: sdy.Op, names: Sequence[str]) -> frozenset[int]:
         if made is not None and made.index != o.index:
             stack.extend((made, m) for m in made.operands)
     mod.memo[key] = frozenset(out)
-    return mod.memo[key]  # type: ignore[no-any-return]
+    return mod.memo[key]  # type: ignore[no-any-return]  # (memo's values are typed Any)
 
 
 def by_flow(
@@ -204,7 +204,7 @@ def feeds(mod: sdy.Module, op: sdy.Op) -> frozenset[int]:
                 made = (mod.made_by(o, n) for n in o.operands)
                 stack.extend(m for m in made if m is not None and m.index not in seen)
         mod.memo["feeds"] = {i: frozenset(ks) for i, ks in into.items()}
-    return mod.memo["feeds"].get(op.index, frozenset())  # type: ignore[no-any-return]
+    return mod.memo["feeds"].get(op.index, frozenset())  # type: ignore[no-any-return]  # (memo's values are typed Any)
 
 
 def called_from(mod: sdy.Module, op: sdy.Op, source: str) -> bool:

@@ -5,8 +5,13 @@ compiled by the view's own :class:`~.traced.Traced` (one compile each) and carri
 compile's own report gives.
 
 Only jit mode: in shard_map mode an input's spec is part of the code (it sets the shapes f
-sees), so a different one is another program, not another layout. Donating an argument is not
-offered: the view's layouts carry no donation (``donate_argnums``) to change.
+sees), so a different one is another program, not another layout.
+
+And each positional argument an output could reuse, donated (``jax.jit(f,
+donate_argnums=k)``, as :class:`~.result.TraceState`'s ``donate`` compiles it): offered where
+some output has one of its leaves' shape, dtype and sharding (XLA may then write that output
+into the argument's buffer), in either mode, with or without a peak report (the totals'
+``alias`` bytes then say what it saved).
 """
 
 from __future__ import annotations
@@ -15,6 +20,9 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import jax
+import numpy as np
 
 from ..model import spec as spec_mod
 
@@ -79,13 +87,59 @@ def candidates(res: TraceResult) -> list[tuple[str, TraceState]]:
     return out
 
 
+def donations(traced: Any, res: TraceResult) -> list[tuple[str, TraceState]]:
+    """(words, layout) of each positional argument not donated yet whose leaves an output
+    could reuse (same shape, dtype and sharding, each output reused once), donated whole as
+    ``donate_argnums`` donates it; without compiling."""
+    args, _ = traced.arg_template()
+    out = []
+    for k, arg in enumerate(args):
+        leaves = [s.i for s in jax.tree_util.tree_leaves(arg) if not s.static]
+        if not leaves or set(leaves) <= set(res.state.donate):
+            continue
+        reused = _reused(res, leaves)
+        if reused:
+            name = res.in_paths[leaves[0]] if len(leaves) == 1 else f"argument {k}"
+            outs = ", ".join(res.out_paths[o] for o in reused)
+            words = f"donate {name} (donate_argnums={k}): {outs} can reuse its buffer"
+            donate = tuple(sorted({*res.state.donate, *leaves}))
+            out.append((words, dataclasses.replace(res.state, donate=donate)))
+    return out
+
+
+def _reused(res: TraceResult, leaves: list[int]) -> list[int]:
+    """The outputs that can take the buffers of these input leaves (one each, in order)."""
+    taken: list[int] = []
+    for i in leaves:
+        for o in range(len(res.out_shapes)):
+            if o not in taken and _same_buffer(res, i, o):
+                taken.append(o)
+                break
+    return taken
+
+
+def _same_buffer(res: TraceResult, i: int, o: int) -> bool:
+    """Input i and output o are alike: shape, dtype, and sharding (equivalent where JAX can
+    tell; else the same local shape)."""
+    if tuple(res.in_shapes[i]) != tuple(res.out_shapes[o]):
+        return False
+    if np.dtype(res.in_dtypes[i]) != np.dtype(res.out_dtypes[o]):
+        return False
+    try:
+        return bool(
+            res.in_shardings[i].is_equivalent_to(res.out_shardings[o], len(res.in_shapes[i]))
+        )
+    except Exception:  # (a sharding JAX cannot compare: on an AbstractMesh)
+        return tuple(res.local_shapes["in"][i]) == tuple(res.local_shapes["out"][o])
+
+
 def compute(traced: Any, res: TraceResult) -> list[MemoryFix]:
     """Each candidate compiled (one compile each), the lowest peak first."""
     before = peak_bytes(res)
     if before is None:
         return []
     fixes = []
-    for words, st in candidates(res):
+    for words, st in [*candidates(res), *donations(traced, res)]:
         try:
             other = traced.result(st, run=False)
         except ValueError as e:

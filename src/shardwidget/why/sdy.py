@@ -114,7 +114,7 @@ class Module:
     callers: dict[str, list[str]] = field(default_factory=dict)
     """A function's name → the names of the calls of it (a scan's body: the op name of its
     ``closed_call``, which prefixes the names of the body's ops in the compiled HLO)."""
-    returns: list[Op] = field(default_factory=list)
+    returns: list[Op | None] = field(default_factory=list)
     """Per output of the main function, the op that makes it (its place in the user's code);
     an output that is an argument has none (the list stops short or holds None)."""
     memo: dict[Any, Any] = field(default_factory=dict, repr=False)
@@ -229,7 +229,7 @@ def build(records: Sequence[dict[str, Any]]) -> Module:
         parent = stack[-2] if len(stack) > 1 and stack[-2] != "func.func" else ""
         _add_op(mod, rec, scope, parent)
         if rec["op"] == "func.return" and rec is main_return(records, main) and not parent:
-            mod.returns = [mod.defined_by.get((scope, n)) for n in rec["operands"]]  # type: ignore[misc]
+            mod.returns = [mod.defined_by.get((scope, n)) for n in rec["operands"]]
     return mod
 
 

@@ -73,7 +73,11 @@ class PageData(TypedDict):
 # Bytes for the binary parts; the JSON parts are ~150 bytes per device at most.
 THUMB_BASE, THUMB_PER_DEVICE = 4096, 144
 VALUES_BASE, VALUES_PER_DEVICE = 4096, 64
-MAX_OUTPUT_STATS = 8  # function-view leaves beyond this get no per-shard data (bounded payload)
+STATS_SHARES = 8
+"""A function view's leaves of one side share this many leaves' worth of thumbnail pixels and
+raw values (thumb_pixel_budget, values_budget): up to 8 leaves get a whole one each, more get
+8/n each, so every leaf drawn has its data and the bytes stay bounded (issue 38: the leaves past
+the 8th had none)."""
 MAX_LEAVES = 64  # function-view leaves per side sent with their geometry (and statistics)
 MAX_JAXPR = 20_000  # characters of a function view's jaxpr text sent (the rest: view.trace.jaxpr)
 MAX_RECORDS = 256  # collectives / sharding constraints sent, at most

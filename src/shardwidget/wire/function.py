@@ -14,7 +14,7 @@ from ..model.summary import Summary
 from . import peak as peak_wire
 from ._common import MAX_JAXPR, MAX_LEAVES, MAX_RECORDS, SpecEntry
 from .array import LayoutWire, Stats, layout, pending_stats, stats
-from .peak import PeakWire
+from .peak import FitWire, PeakWire
 
 if TYPE_CHECKING:
     from ..trace.function import Traced
@@ -172,6 +172,11 @@ class Trace(TypedDict):
     """Python for this compiled layout (FunctionView.code); "" without a result."""
     peak: PeakWire | None
     """Where the memory goes (the memory panel); None without a result."""
+    over: NotRequired[PeakWire]
+    """Where the memory of the layout last asked for goes, when the compiler refused it for
+    not fitting (the panel shows what is over); absent otherwise."""
+    fit: NotRequired[FitWire]
+    """``view.largest_fit``'s progress and answer for this layout; absent until asked."""
 
 
 class LeftOut(TypedDict):

@@ -110,3 +110,31 @@ def _row(b: Buffer) -> PeakRow:
         "op_name": b.op_name,
         "aliased": b.aliased,
     }
+
+
+class FitWire(TypedDict):
+    """``view.largest_fit``'s progress and answer for the layout shown (``Trace.fit``)."""
+
+    input: str
+    dim: int
+    compiles: int
+    """Compiles finished so far."""
+    of: int
+    """The most compiles it makes."""
+    done: bool
+    error: str
+    text: str
+    """"largest x dim 0 that fits in 15.75 GiB: 4096 (peak 14.2 GiB); 4352 does not …"."""
+
+
+def fit(input: str, dim: int, compiles: int, of: int, done: bool, error: str, text: str) -> FitWire:
+    """The payload of a largest_fit as it stands."""
+    return {
+        "input": input,
+        "dim": dim,
+        "compiles": compiles,
+        "of": of,
+        "done": done,
+        "error": error,
+        "text": text,
+    }

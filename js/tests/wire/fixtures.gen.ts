@@ -3013,7 +3013,7 @@ export const arrayResharded8: ArrayModel = {
    "overlap": "compute and memory overlap (the larger counts); collectives run after, one after another: total = max(compute, memory) + sum of collectives",
    "bound": "communication",
    "fits": true,
-   "fits_text": "fits in HBM (304 B peak of 88.5 GiB)",
+   "fits_text": "fits in HBM (304 B of 88.5 GiB)",
    "peak_bytes": 304,
    "hbm_bytes": 95000000000.0
   }
@@ -5527,8 +5527,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 178.7,
-  "run_ms": 2.7,
+  "compile_ms": 159.1,
+  "run_ms": 11.1,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -6145,8 +6145,8 @@ export const function8: FunctionModel = {
   "overlap": "compute and memory overlap (the larger counts); collectives run after, one after another: total = max(compute, memory) + sum of collectives",
   "bound": "communication",
   "fits": true,
-  "fits_text": "fits in HBM (496 B peak of 88.5 GiB)",
-  "peak_bytes": 496,
+  "fits_text": "fits in HBM (516 B of 88.5 GiB)",
+  "peak_bytes": 516,
   "hbm_bytes": 95000000000.0
  },
  "_search": {
@@ -7270,8 +7270,8 @@ export const functionSearched8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 309.3,
-  "run_ms": 24.2,
+  "compile_ms": 160.0,
+  "run_ms": 7.5,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7888,8 +7888,8 @@ export const functionSearched8: FunctionModel = {
   "overlap": "compute and memory overlap (the larger counts); collectives run after, one after another: total = max(compute, memory) + sum of collectives",
   "bound": "communication",
   "fits": true,
-  "fits_text": "fits in HBM (496 B peak of 88.5 GiB)",
-  "peak_bytes": 496,
+  "fits_text": "fits in HBM (516 B of 88.5 GiB)",
+  "peak_bytes": 516,
   "hbm_bytes": 95000000000.0
  },
  "_search": {
@@ -7905,7 +7905,7 @@ export const functionSearched8: FunctionModel = {
   "failed": 0,
   "rows": [
    {
-    "id": 13,
+    "id": 11,
     "name": "DP 2 \u00d7 SP 2 \u00d7 TP 2",
     "layout": "data=2 \u00d7 seq=2 \u00d7 tensor=2",
     "fits": true,
@@ -7916,7 +7916,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 400 B per device, estimated step 6 \u00b5s"
    },
    {
-    "id": 11,
+    "id": 13,
     "name": "FSDP 2 \u00d7 SP 2 \u00d7 TP 2",
     "layout": "fsdp=2 \u00d7 seq=2 \u00d7 tensor=2",
     "fits": true,
@@ -7949,7 +7949,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 356 B per device, estimated step 8 \u00b5s"
    },
    {
-    "id": 3,
+    "id": 5,
     "name": "DP 4 \u00d7 SP 2",
     "layout": "data=4 \u00d7 seq=2",
     "fits": true,
@@ -8004,7 +8004,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 340 B per device, estimated step 9 \u00b5s"
    },
    {
-    "id": 9,
+    "id": 10,
     "name": "DP 2 \u00d7 FSDP 2 \u00d7 TP 2",
     "layout": "data=2 \u00d7 fsdp=2 \u00d7 tensor=2",
     "fits": true,
@@ -8015,7 +8015,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 256 B per device, estimated step 9 \u00b5s"
    },
    {
-    "id": 10,
+    "id": 9,
     "name": "DP 2 \u00d7 FSDP 2 \u00d7 SP 2",
     "layout": "data=2 \u00d7 fsdp=2 \u00d7 seq=2",
     "fits": true,
@@ -8037,7 +8037,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 528 B per device, estimated step 9 \u00b5s"
    },
    {
-    "id": 6,
+    "id": 7,
     "name": "FSDP 4 \u00d7 TP 2",
     "layout": "fsdp=4 \u00d7 tensor=2",
     "fits": true,
@@ -8048,7 +8048,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 240 B per device, estimated step 11 \u00b5s"
    },
    {
-    "id": 5,
+    "id": 6,
     "name": "FSDP 4 \u00d7 SP 2",
     "layout": "fsdp=4 \u00d7 seq=2",
     "fits": true,
@@ -8059,7 +8059,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 304 B per device, estimated step 11 \u00b5s"
    },
    {
-    "id": 7,
+    "id": 0,
     "name": "DP 8",
     "layout": "data=8",
     "fits": true,
@@ -8070,7 +8070,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 244 B per device, estimated step 14 \u00b5s"
    },
    {
-    "id": 1,
+    "id": 2,
     "name": "SP 8",
     "layout": "seq=8",
     "fits": true,
@@ -8092,7 +8092,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 288 B per device, estimated step 15 \u00b5s"
    },
    {
-    "id": 2,
+    "id": 3,
     "name": "DP 2 \u00d7 FSDP 4",
     "layout": "data=2 \u00d7 fsdp=4",
     "fits": true,
@@ -8103,7 +8103,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 256 B per device, estimated step 17 \u00b5s"
    },
    {
-    "id": 0,
+    "id": 1,
     "name": "FSDP 8",
     "layout": "fsdp=8",
     "fits": true,
@@ -8757,8 +8757,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 256.7,
-  "run_ms": 176.8,
+  "compile_ms": 71.0,
+  "run_ms": 2.3,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -9097,7 +9097,7 @@ export const functionShardMap8: FunctionModel = {
   "overlap": "compute and memory overlap (the larger counts); collectives run after, one after another: total = max(compute, memory) + sum of collectives",
   "bound": "communication",
   "fits": true,
-  "fits_text": "fits in HBM (512 B peak of 88.5 GiB)",
+  "fits_text": "fits in HBM (512 B of 88.5 GiB)",
   "peak_bytes": 512,
   "hbm_bytes": 95000000000.0
  },
@@ -9918,8 +9918,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 499.4,
-  "run_ms": 17.8,
+  "compile_ms": 88.2,
+  "run_ms": 6.2,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -10451,7 +10451,7 @@ export const functionPmap8: FunctionModel = {
   "overlap": "compute and memory overlap (the larger counts); collectives run after, one after another: total = max(compute, memory) + sum of collectives",
   "bound": "communication",
   "fits": true,
-  "fits_text": "fits in HBM (48 B peak of 88.5 GiB)",
+  "fits_text": "fits in HBM (48 B of 88.5 GiB)",
   "peak_bytes": 48,
   "hbm_bytes": 95000000000.0
  },

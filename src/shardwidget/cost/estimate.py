@@ -219,8 +219,8 @@ class Estimate:
     """What ``fits`` judged the peak against where not the preset's HBM (a GPU plan: JAX's
     share of the GPU's memory, as ``Plan.fits``), "" for the preset's."""
     fit_basis: str = ""
-    """What :attr:`peak_bytes` is where it needs saying ("held at once" on a GPU plan,
-    "totals: no live-range report"), "" otherwise."""
+    """What :attr:`peak_bytes` is where it needs saying ("totals: no live-range report" for a
+    plan whose compiler wrote no peak), "" otherwise."""
 
     @property
     def communication_s(self) -> float:

@@ -175,10 +175,11 @@ class Plan:
         )
 
     def _fit_basis(self) -> str:
-        """What :attr:`fit_bytes` is, in the estimate's few words ("" for the peak)."""
-        if self.compiler == "gpu":
-            return "held at once"
-        return "" if self.peak is not None else "totals: no live-range report"
+        """What :attr:`fit_bytes` is, in the estimate's few words, where it is not what the
+        runtime holds (the GPU's, as a function view's) nor the compiler's peak."""
+        if self.compiler == "gpu" or self.peak is not None:
+            return ""
+        return "totals: no live-range report"
 
     def _own_preset(self) -> str:
         """The preset of the plan's chip (ValueError in words for a GPU no preset has)."""

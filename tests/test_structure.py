@@ -445,6 +445,30 @@ def test_the_checker_counts_bare_any(tmp_path):
     assert bare_any(pkg) == (4, 7)
 
 
+def js_tests_out_of_place(js: pathlib.Path = ROOT / "js") -> list[str]:
+    """vitest files not in a folder of js/tests/ that mirrors one of js/ (js/tests/array/grid/
+    for js/array/grid/): a test sits beside the twin of its subject's folder."""
+    tests = js / "tests"
+    out = []
+    for p in sorted(tests.rglob("*.test.ts")):
+        folder = p.parent.relative_to(tests)
+        if folder == pathlib.Path(".") or not (js / folder).is_dir():
+            out.append(str(p.relative_to(js)))
+    return out
+
+
+def test_js_tests_mirror_js():
+    assert js_tests_out_of_place() == []
+
+
+def test_the_checker_finds_a_js_test_out_of_place(tmp_path):
+    for rel in ("array/grid/x.ts", "tests/array/grid/x.test.ts", "tests/y.test.ts",
+                "tests/nope/z.test.ts", "tests/fixtures.ts"):  # fmt: skip
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("")
+    assert js_tests_out_of_place(tmp_path) == ["tests/nope/z.test.ts", "tests/y.test.ts"]
+
+
 _IGNORE = re.compile(r"#\s*type:\s*ignore\b(\[[^\]]*\])?(?P<rest>.*)$")
 _NOQA = re.compile(r"#\s*noqa\b[^#]*")
 _REASON = re.compile(r"#[^#]*[A-Za-z]{3,}")

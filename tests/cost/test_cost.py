@@ -305,7 +305,7 @@ def test_an_axis_across_slices_pays_dcn_latency():
 
 
 def test_seconds_read_in_their_own_unit():
-    # as js/shared/text.ts formatSeconds writes them (cost.test.ts checks the same values)
+    # as js/shared/text.ts formatSeconds writes them (js/tests/cost/cost.test.ts checks the same values)
     f = est_mod.fmt_seconds
     assert [f(0), f(3.49e-13), f(1.39e-10), f(5.56e-9), f(1.23e-5), f(1.2)] == [
         "0 s",

@@ -2,7 +2,7 @@
 the renderer's find box to match. ``js/tests/wire/mesh_coords.gen.json`` holds, per mesh (device
 orders that differ from id order included), the layout the widget receives and, per query
 ("x=1", "y=*", "a=1,c=0", "x=0-1"), the ids ``mesh.devices[...]`` gives; vitest
-(js/tests/find.test.ts) checks the find box against it. ``SHARDWIDGET_REGEN=1`` rewrites it."""
+(js/tests/array/find.test.ts) checks the find box against it. ``SHARDWIDGET_REGEN=1`` rewrites it."""
 
 from __future__ import annotations
 

@@ -840,7 +840,7 @@ export const array8: ArrayModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v5e",
@@ -851,7 +851,7 @@ export const array8: ArrayModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v5p",
@@ -862,7 +862,7 @@ export const array8: ArrayModel = {
    "ici_bandwidth": 200000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v6e",
@@ -873,7 +873,7 @@ export const array8: ArrayModel = {
    "ici_bandwidth": 200000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu7x",
@@ -884,7 +884,7 @@ export const array8: ArrayModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure) (per device: half the chip's)"
   },
   {
    "name": "h100",
@@ -895,7 +895,7 @@ export const array8: ArrayModel = {
    "ici_bandwidth": 450000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX H100/H200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"
   },
   {
    "name": "a100",
@@ -906,7 +906,7 @@ export const array8: ArrayModel = {
    "ici_bandwidth": 300000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction: DGX A100, 8 \u00d7 ConnectX-6 200 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html"
   },
   {
    "name": "a100-40",
@@ -917,7 +917,7 @@ export const array8: ArrayModel = {
    "ici_bandwidth": 300000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction: DGX A100, 8 \u00d7 ConnectX-6 200 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html"
   },
   {
    "name": "h100-pcie",
@@ -928,7 +928,7 @@ export const array8: ArrayModel = {
    "ici_bandwidth": 64000000000.0,
    "ici_latency": 2.5e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction, assumed: one 200 Gb/s NIC per GPU (a typical PCIe server)"
   },
   {
    "name": "h200",
@@ -939,7 +939,7 @@ export const array8: ArrayModel = {
    "ici_bandwidth": 450000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX H100/H200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"
   },
   {
    "name": "b200",
@@ -950,7 +950,7 @@ export const array8: ArrayModel = {
    "ici_bandwidth": 900000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX B200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html"
   },
   {
    "name": "gb200",
@@ -961,7 +961,7 @@ export const array8: ArrayModel = {
    "ici_bandwidth": 900000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction, assumed: one 400 Gb/s NIC per GPU outside the NVLink domain (a typical NVL72 scale-out network; racks vary)"
   }
  ],
  "_transfer": {
@@ -1704,7 +1704,7 @@ export const arrayValues8: ArrayModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v5e",
@@ -1715,7 +1715,7 @@ export const arrayValues8: ArrayModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v5p",
@@ -1726,7 +1726,7 @@ export const arrayValues8: ArrayModel = {
    "ici_bandwidth": 200000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v6e",
@@ -1737,7 +1737,7 @@ export const arrayValues8: ArrayModel = {
    "ici_bandwidth": 200000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu7x",
@@ -1748,7 +1748,7 @@ export const arrayValues8: ArrayModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure) (per device: half the chip's)"
   },
   {
    "name": "h100",
@@ -1759,7 +1759,7 @@ export const arrayValues8: ArrayModel = {
    "ici_bandwidth": 450000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX H100/H200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"
   },
   {
    "name": "a100",
@@ -1770,7 +1770,7 @@ export const arrayValues8: ArrayModel = {
    "ici_bandwidth": 300000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction: DGX A100, 8 \u00d7 ConnectX-6 200 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html"
   },
   {
    "name": "a100-40",
@@ -1781,7 +1781,7 @@ export const arrayValues8: ArrayModel = {
    "ici_bandwidth": 300000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction: DGX A100, 8 \u00d7 ConnectX-6 200 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html"
   },
   {
    "name": "h100-pcie",
@@ -1792,7 +1792,7 @@ export const arrayValues8: ArrayModel = {
    "ici_bandwidth": 64000000000.0,
    "ici_latency": 2.5e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction, assumed: one 200 Gb/s NIC per GPU (a typical PCIe server)"
   },
   {
    "name": "h200",
@@ -1803,7 +1803,7 @@ export const arrayValues8: ArrayModel = {
    "ici_bandwidth": 450000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX H100/H200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"
   },
   {
    "name": "b200",
@@ -1814,7 +1814,7 @@ export const arrayValues8: ArrayModel = {
    "ici_bandwidth": 900000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX B200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html"
   },
   {
    "name": "gb200",
@@ -1825,7 +1825,7 @@ export const arrayValues8: ArrayModel = {
    "ici_bandwidth": 900000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction, assumed: one 400 Gb/s NIC per GPU outside the NVLink domain (a typical NVL72 scale-out network; racks vary)"
   }
  ],
  "_transfer": {
@@ -2681,7 +2681,7 @@ export const arrayResharded8: ArrayModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v5e",
@@ -2692,7 +2692,7 @@ export const arrayResharded8: ArrayModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v5p",
@@ -2703,7 +2703,7 @@ export const arrayResharded8: ArrayModel = {
    "ici_bandwidth": 200000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v6e",
@@ -2714,7 +2714,7 @@ export const arrayResharded8: ArrayModel = {
    "ici_bandwidth": 200000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu7x",
@@ -2725,7 +2725,7 @@ export const arrayResharded8: ArrayModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure) (per device: half the chip's)"
   },
   {
    "name": "h100",
@@ -2736,7 +2736,7 @@ export const arrayResharded8: ArrayModel = {
    "ici_bandwidth": 450000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX H100/H200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"
   },
   {
    "name": "a100",
@@ -2747,7 +2747,7 @@ export const arrayResharded8: ArrayModel = {
    "ici_bandwidth": 300000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction: DGX A100, 8 \u00d7 ConnectX-6 200 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html"
   },
   {
    "name": "a100-40",
@@ -2758,7 +2758,7 @@ export const arrayResharded8: ArrayModel = {
    "ici_bandwidth": 300000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction: DGX A100, 8 \u00d7 ConnectX-6 200 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html"
   },
   {
    "name": "h100-pcie",
@@ -2769,7 +2769,7 @@ export const arrayResharded8: ArrayModel = {
    "ici_bandwidth": 64000000000.0,
    "ici_latency": 2.5e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction, assumed: one 200 Gb/s NIC per GPU (a typical PCIe server)"
   },
   {
    "name": "h200",
@@ -2780,7 +2780,7 @@ export const arrayResharded8: ArrayModel = {
    "ici_bandwidth": 450000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX H100/H200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"
   },
   {
    "name": "b200",
@@ -2791,7 +2791,7 @@ export const arrayResharded8: ArrayModel = {
    "ici_bandwidth": 900000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX B200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html"
   },
   {
    "name": "gb200",
@@ -2802,7 +2802,7 @@ export const arrayResharded8: ArrayModel = {
    "ici_bandwidth": 900000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction, assumed: one 400 Gb/s NIC per GPU outside the NVLink domain (a typical NVL72 scale-out network; racks vary)"
   }
  ],
  "_transfer": {
@@ -2997,7 +2997,7 @@ export const arrayResharded8: ArrayModel = {
      "label": "all-to-all over x",
      "seconds": 1.00008e-06,
      "collective": 0,
-     "formula": "1 steps \u00d7 1 \u00b5s ICI latency + V/n \u00b7 \u03a3min(k,n-k) / B = 1/2 \u00b7 32 B / 200 GB/s",
+     "formula": "1 steps \u00d7 1 \u00b5s ICI latency + V/n \u00b7 \u03a3min(k,n-k) / B = 1/2 \u00b7 32 B / 200 GB/s ICI",
      "latency_s": 1e-06
     },
     {
@@ -3005,7 +3005,7 @@ export const arrayResharded8: ArrayModel = {
      "label": "collective-permute over x,y",
      "seconds": 1.00016e-06,
      "collective": 1,
-     "formula": "1 steps \u00d7 1 \u00b5s ICI latency + V / B = 32 B / 200 GB/s",
+     "formula": "1 steps \u00d7 1 \u00b5s ICI latency + V / B = 32 B / 200 GB/s ICI",
      "latency_s": 1e-06
     }
    ],
@@ -3401,7 +3401,7 @@ export const arrayScalar8: ArrayModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v5e",
@@ -3412,7 +3412,7 @@ export const arrayScalar8: ArrayModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v5p",
@@ -3423,7 +3423,7 @@ export const arrayScalar8: ArrayModel = {
    "ici_bandwidth": 200000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v6e",
@@ -3434,7 +3434,7 @@ export const arrayScalar8: ArrayModel = {
    "ici_bandwidth": 200000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu7x",
@@ -3445,7 +3445,7 @@ export const arrayScalar8: ArrayModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure) (per device: half the chip's)"
   },
   {
    "name": "h100",
@@ -3456,7 +3456,7 @@ export const arrayScalar8: ArrayModel = {
    "ici_bandwidth": 450000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX H100/H200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"
   },
   {
    "name": "a100",
@@ -3467,7 +3467,7 @@ export const arrayScalar8: ArrayModel = {
    "ici_bandwidth": 300000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction: DGX A100, 8 \u00d7 ConnectX-6 200 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html"
   },
   {
    "name": "a100-40",
@@ -3478,7 +3478,7 @@ export const arrayScalar8: ArrayModel = {
    "ici_bandwidth": 300000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction: DGX A100, 8 \u00d7 ConnectX-6 200 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html"
   },
   {
    "name": "h100-pcie",
@@ -3489,7 +3489,7 @@ export const arrayScalar8: ArrayModel = {
    "ici_bandwidth": 64000000000.0,
    "ici_latency": 2.5e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction, assumed: one 200 Gb/s NIC per GPU (a typical PCIe server)"
   },
   {
    "name": "h200",
@@ -3500,7 +3500,7 @@ export const arrayScalar8: ArrayModel = {
    "ici_bandwidth": 450000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX H100/H200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"
   },
   {
    "name": "b200",
@@ -3511,7 +3511,7 @@ export const arrayScalar8: ArrayModel = {
    "ici_bandwidth": 900000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX B200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html"
   },
   {
    "name": "gb200",
@@ -3522,7 +3522,7 @@ export const arrayScalar8: ArrayModel = {
    "ici_bandwidth": 900000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction, assumed: one 400 Gb/s NIC per GPU outside the NVLink domain (a typical NVL72 scale-out network; racks vary)"
   }
  ],
  "_transfer": {
@@ -4280,7 +4280,7 @@ export const arrayUnreduced8: ArrayModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v5e",
@@ -4291,7 +4291,7 @@ export const arrayUnreduced8: ArrayModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v5p",
@@ -4302,7 +4302,7 @@ export const arrayUnreduced8: ArrayModel = {
    "ici_bandwidth": 200000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v6e",
@@ -4313,7 +4313,7 @@ export const arrayUnreduced8: ArrayModel = {
    "ici_bandwidth": 200000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu7x",
@@ -4324,7 +4324,7 @@ export const arrayUnreduced8: ArrayModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure) (per device: half the chip's)"
   },
   {
    "name": "h100",
@@ -4335,7 +4335,7 @@ export const arrayUnreduced8: ArrayModel = {
    "ici_bandwidth": 450000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX H100/H200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"
   },
   {
    "name": "a100",
@@ -4346,7 +4346,7 @@ export const arrayUnreduced8: ArrayModel = {
    "ici_bandwidth": 300000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction: DGX A100, 8 \u00d7 ConnectX-6 200 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html"
   },
   {
    "name": "a100-40",
@@ -4357,7 +4357,7 @@ export const arrayUnreduced8: ArrayModel = {
    "ici_bandwidth": 300000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction: DGX A100, 8 \u00d7 ConnectX-6 200 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html"
   },
   {
    "name": "h100-pcie",
@@ -4368,7 +4368,7 @@ export const arrayUnreduced8: ArrayModel = {
    "ici_bandwidth": 64000000000.0,
    "ici_latency": 2.5e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction, assumed: one 200 Gb/s NIC per GPU (a typical PCIe server)"
   },
   {
    "name": "h200",
@@ -4379,7 +4379,7 @@ export const arrayUnreduced8: ArrayModel = {
    "ici_bandwidth": 450000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX H100/H200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"
   },
   {
    "name": "b200",
@@ -4390,7 +4390,7 @@ export const arrayUnreduced8: ArrayModel = {
    "ici_bandwidth": 900000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX B200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html"
   },
   {
    "name": "gb200",
@@ -4401,7 +4401,7 @@ export const arrayUnreduced8: ArrayModel = {
    "ici_bandwidth": 900000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction, assumed: one 400 Gb/s NIC per GPU outside the NVLink domain (a typical NVL72 scale-out network; racks vary)"
   }
  ],
  "_transfer": {
@@ -5454,7 +5454,8 @@ export const function8: FunctionModel = {
       ],
       "out_leaves": [
        0
-      ]
+      ],
+      "gradient_of": -1
      },
      {
       "shape": [
@@ -5468,7 +5469,8 @@ export const function8: FunctionModel = {
       ],
       "out_leaves": [
        1
-      ]
+      ],
+      "gradient_of": -1
      }
     ],
     "in_leaves": [
@@ -5505,7 +5507,8 @@ export const function8: FunctionModel = {
       ],
       "out_leaves": [
        1
-      ]
+      ],
+      "gradient_of": -1
      }
     ],
     "in_leaves": [
@@ -5527,8 +5530,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 52.5,
-  "run_ms": 3.9,
+  "compile_ms": 114.5,
+  "run_ms": 6.6,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -5980,7 +5983,7 @@ export const function8: FunctionModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v5e",
@@ -5991,7 +5994,7 @@ export const function8: FunctionModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v5p",
@@ -6002,7 +6005,7 @@ export const function8: FunctionModel = {
    "ici_bandwidth": 200000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v6e",
@@ -6013,7 +6016,7 @@ export const function8: FunctionModel = {
    "ici_bandwidth": 200000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu7x",
@@ -6024,7 +6027,7 @@ export const function8: FunctionModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure) (per device: half the chip's)"
   },
   {
    "name": "h100",
@@ -6035,7 +6038,7 @@ export const function8: FunctionModel = {
    "ici_bandwidth": 450000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX H100/H200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"
   },
   {
    "name": "a100",
@@ -6046,7 +6049,7 @@ export const function8: FunctionModel = {
    "ici_bandwidth": 300000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction: DGX A100, 8 \u00d7 ConnectX-6 200 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html"
   },
   {
    "name": "a100-40",
@@ -6057,7 +6060,7 @@ export const function8: FunctionModel = {
    "ici_bandwidth": 300000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction: DGX A100, 8 \u00d7 ConnectX-6 200 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html"
   },
   {
    "name": "h100-pcie",
@@ -6068,7 +6071,7 @@ export const function8: FunctionModel = {
    "ici_bandwidth": 64000000000.0,
    "ici_latency": 2.5e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction, assumed: one 200 Gb/s NIC per GPU (a typical PCIe server)"
   },
   {
    "name": "h200",
@@ -6079,7 +6082,7 @@ export const function8: FunctionModel = {
    "ici_bandwidth": 450000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX H100/H200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"
   },
   {
    "name": "b200",
@@ -6090,7 +6093,7 @@ export const function8: FunctionModel = {
    "ici_bandwidth": 900000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX B200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html"
   },
   {
    "name": "gb200",
@@ -6101,7 +6104,7 @@ export const function8: FunctionModel = {
    "ici_bandwidth": 900000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction, assumed: one 400 Gb/s NIC per GPU outside the NVLink domain (a typical NVL72 scale-out network; racks vary)"
   }
  ],
  "_estimate": {
@@ -6129,7 +6132,7 @@ export const function8: FunctionModel = {
     "label": "all-reduce over y",
     "seconds": 6.00192e-06,
     "collective": 0,
-    "formula": "6 steps \u00d7 1 \u00b5s ICI latency + 2(n-1)/n \u00b7 V / B = 2\u00b73/4 \u00b7 256 B / 200 GB/s",
+    "formula": "6 steps \u00d7 1 \u00b5s ICI latency + 2(n-1)/n \u00b7 V / B = 2\u00b73/4 \u00b7 256 B / 200 GB/s ICI",
     "latency_s": 6e-06
    },
    {
@@ -6137,7 +6140,7 @@ export const function8: FunctionModel = {
     "label": "all-reduce over x",
     "seconds": 2.00002e-06,
     "collective": 1,
-    "formula": "2 steps \u00d7 1 \u00b5s ICI latency + 2(n-1)/n \u00b7 V / B = 2\u00b71/2 \u00b7 4 B / 200 GB/s",
+    "formula": "2 steps \u00d7 1 \u00b5s ICI latency + 2(n-1)/n \u00b7 V / B = 2\u00b71/2 \u00b7 4 B / 200 GB/s ICI",
     "latency_s": 2e-06
    }
   ],
@@ -7197,7 +7200,8 @@ export const functionSearched8: FunctionModel = {
       ],
       "out_leaves": [
        0
-      ]
+      ],
+      "gradient_of": -1
      },
      {
       "shape": [
@@ -7211,7 +7215,8 @@ export const functionSearched8: FunctionModel = {
       ],
       "out_leaves": [
        1
-      ]
+      ],
+      "gradient_of": -1
      }
     ],
     "in_leaves": [
@@ -7248,7 +7253,8 @@ export const functionSearched8: FunctionModel = {
       ],
       "out_leaves": [
        1
-      ]
+      ],
+      "gradient_of": -1
      }
     ],
     "in_leaves": [
@@ -7270,8 +7276,8 @@ export const functionSearched8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 62.1,
-  "run_ms": 2.4,
+  "compile_ms": 114.3,
+  "run_ms": 2.2,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7723,7 +7729,7 @@ export const functionSearched8: FunctionModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v5e",
@@ -7734,7 +7740,7 @@ export const functionSearched8: FunctionModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v5p",
@@ -7745,7 +7751,7 @@ export const functionSearched8: FunctionModel = {
    "ici_bandwidth": 200000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v6e",
@@ -7756,7 +7762,7 @@ export const functionSearched8: FunctionModel = {
    "ici_bandwidth": 200000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu7x",
@@ -7767,7 +7773,7 @@ export const functionSearched8: FunctionModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure) (per device: half the chip's)"
   },
   {
    "name": "h100",
@@ -7778,7 +7784,7 @@ export const functionSearched8: FunctionModel = {
    "ici_bandwidth": 450000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX H100/H200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"
   },
   {
    "name": "a100",
@@ -7789,7 +7795,7 @@ export const functionSearched8: FunctionModel = {
    "ici_bandwidth": 300000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction: DGX A100, 8 \u00d7 ConnectX-6 200 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html"
   },
   {
    "name": "a100-40",
@@ -7800,7 +7806,7 @@ export const functionSearched8: FunctionModel = {
    "ici_bandwidth": 300000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction: DGX A100, 8 \u00d7 ConnectX-6 200 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html"
   },
   {
    "name": "h100-pcie",
@@ -7811,7 +7817,7 @@ export const functionSearched8: FunctionModel = {
    "ici_bandwidth": 64000000000.0,
    "ici_latency": 2.5e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction, assumed: one 200 Gb/s NIC per GPU (a typical PCIe server)"
   },
   {
    "name": "h200",
@@ -7822,7 +7828,7 @@ export const functionSearched8: FunctionModel = {
    "ici_bandwidth": 450000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX H100/H200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"
   },
   {
    "name": "b200",
@@ -7833,7 +7839,7 @@ export const functionSearched8: FunctionModel = {
    "ici_bandwidth": 900000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX B200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html"
   },
   {
    "name": "gb200",
@@ -7844,7 +7850,7 @@ export const functionSearched8: FunctionModel = {
    "ici_bandwidth": 900000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction, assumed: one 400 Gb/s NIC per GPU outside the NVLink domain (a typical NVL72 scale-out network; racks vary)"
   }
  ],
  "_estimate": {
@@ -7872,7 +7878,7 @@ export const functionSearched8: FunctionModel = {
     "label": "all-reduce over y",
     "seconds": 6.00192e-06,
     "collective": 0,
-    "formula": "6 steps \u00d7 1 \u00b5s ICI latency + 2(n-1)/n \u00b7 V / B = 2\u00b73/4 \u00b7 256 B / 200 GB/s",
+    "formula": "6 steps \u00d7 1 \u00b5s ICI latency + 2(n-1)/n \u00b7 V / B = 2\u00b73/4 \u00b7 256 B / 200 GB/s ICI",
     "latency_s": 6e-06
    },
    {
@@ -7880,7 +7886,7 @@ export const functionSearched8: FunctionModel = {
     "label": "all-reduce over x",
     "seconds": 2.00002e-06,
     "collective": 1,
-    "formula": "2 steps \u00d7 1 \u00b5s ICI latency + 2(n-1)/n \u00b7 V / B = 2\u00b71/2 \u00b7 4 B / 200 GB/s",
+    "formula": "2 steps \u00d7 1 \u00b5s ICI latency + 2(n-1)/n \u00b7 V / B = 2\u00b71/2 \u00b7 4 B / 200 GB/s ICI",
     "latency_s": 2e-06
    }
   ],
@@ -7905,7 +7911,7 @@ export const functionSearched8: FunctionModel = {
   "failed": 0,
   "rows": [
    {
-    "id": 12,
+    "id": 11,
     "name": "DP 2 \u00d7 SP 2 \u00d7 TP 2",
     "layout": "data=2 \u00d7 seq=2 \u00d7 tensor=2",
     "fits": true,
@@ -7916,7 +7922,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 400 B per device, estimated step 6 \u00b5s"
    },
    {
-    "id": 11,
+    "id": 14,
     "name": "FSDP 2 \u00d7 SP 2 \u00d7 TP 2",
     "layout": "fsdp=2 \u00d7 seq=2 \u00d7 tensor=2",
     "fits": true,
@@ -7927,7 +7933,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 368 B per device, estimated step 7 \u00b5s"
    },
    {
-    "id": 5,
+    "id": 4,
     "name": "DP 4 \u00d7 TP 2",
     "layout": "data=4 \u00d7 tensor=2",
     "fits": true,
@@ -7960,7 +7966,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 400 B per device, estimated step 8 \u00b5s"
    },
    {
-    "id": 18,
+    "id": 17,
     "name": "SP 2 \u00d7 TP 4",
     "layout": "seq=2 \u00d7 tensor=4",
     "fits": true,
@@ -7971,7 +7977,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 496 B per device, estimated step 8 \u00b5s"
    },
    {
-    "id": 14,
+    "id": 13,
     "name": "DP 2 \u00d7 SP 4",
     "layout": "data=2 \u00d7 seq=4",
     "fits": true,
@@ -7993,7 +7999,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 592 B per device, estimated step 8 \u00b5s"
    },
    {
-    "id": 17,
+    "id": 18,
     "name": "FSDP 2 \u00d7 TP 4",
     "layout": "fsdp=2 \u00d7 tensor=4",
     "fits": true,
@@ -8048,7 +8054,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 240 B per device, estimated step 11 \u00b5s"
    },
    {
-    "id": 7,
+    "id": 5,
     "name": "FSDP 4 \u00d7 SP 2",
     "layout": "fsdp=4 \u00d7 seq=2",
     "fits": true,
@@ -8059,7 +8065,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 304 B per device, estimated step 11 \u00b5s"
    },
    {
-    "id": 4,
+    "id": 7,
     "name": "DP 8",
     "layout": "data=8",
     "fits": true,
@@ -8081,7 +8087,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 976 B per device, estimated step 14 \u00b5s"
    },
    {
-    "id": 13,
+    "id": 12,
     "name": "DP 4 \u00d7 FSDP 2",
     "layout": "data=4 \u00d7 fsdp=2",
     "fits": true,
@@ -8736,7 +8742,8 @@ export const functionShardMap8: FunctionModel = {
       ],
       "out_leaves": [
        0
-      ]
+      ],
+      "gradient_of": -1
      }
     ],
     "in_leaves": [
@@ -8757,8 +8764,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 43.1,
-  "run_ms": 2.2,
+  "compile_ms": 93.1,
+  "run_ms": 9.6,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -8940,7 +8947,7 @@ export const functionShardMap8: FunctionModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v5e",
@@ -8951,7 +8958,7 @@ export const functionShardMap8: FunctionModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v5p",
@@ -8962,7 +8969,7 @@ export const functionShardMap8: FunctionModel = {
    "ici_bandwidth": 200000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v6e",
@@ -8973,7 +8980,7 @@ export const functionShardMap8: FunctionModel = {
    "ici_bandwidth": 200000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu7x",
@@ -8984,7 +8991,7 @@ export const functionShardMap8: FunctionModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure) (per device: half the chip's)"
   },
   {
    "name": "h100",
@@ -8995,7 +9002,7 @@ export const functionShardMap8: FunctionModel = {
    "ici_bandwidth": 450000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX H100/H200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"
   },
   {
    "name": "a100",
@@ -9006,7 +9013,7 @@ export const functionShardMap8: FunctionModel = {
    "ici_bandwidth": 300000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction: DGX A100, 8 \u00d7 ConnectX-6 200 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html"
   },
   {
    "name": "a100-40",
@@ -9017,7 +9024,7 @@ export const functionShardMap8: FunctionModel = {
    "ici_bandwidth": 300000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction: DGX A100, 8 \u00d7 ConnectX-6 200 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html"
   },
   {
    "name": "h100-pcie",
@@ -9028,7 +9035,7 @@ export const functionShardMap8: FunctionModel = {
    "ici_bandwidth": 64000000000.0,
    "ici_latency": 2.5e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction, assumed: one 200 Gb/s NIC per GPU (a typical PCIe server)"
   },
   {
    "name": "h200",
@@ -9039,7 +9046,7 @@ export const functionShardMap8: FunctionModel = {
    "ici_bandwidth": 450000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX H100/H200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"
   },
   {
    "name": "b200",
@@ -9050,7 +9057,7 @@ export const functionShardMap8: FunctionModel = {
    "ici_bandwidth": 900000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX B200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html"
   },
   {
    "name": "gb200",
@@ -9061,7 +9068,7 @@ export const functionShardMap8: FunctionModel = {
    "ici_bandwidth": 900000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction, assumed: one 400 Gb/s NIC per GPU outside the NVLink domain (a typical NVL72 scale-out network; racks vary)"
   }
  ],
  "_estimate": {
@@ -9089,7 +9096,7 @@ export const functionShardMap8: FunctionModel = {
     "label": "all-reduce over x",
     "seconds": 2.00128e-06,
     "collective": 0,
-    "formula": "2 steps \u00d7 1 \u00b5s ICI latency + 2(n-1)/n \u00b7 V / B = 2\u00b71/2 \u00b7 256 B / 200 GB/s",
+    "formula": "2 steps \u00d7 1 \u00b5s ICI latency + 2(n-1)/n \u00b7 V / B = 2\u00b71/2 \u00b7 256 B / 200 GB/s ICI",
     "latency_s": 2e-06
    }
   ],
@@ -9897,7 +9904,8 @@ export const functionPmap8: FunctionModel = {
       ],
       "out_leaves": [
        0
-      ]
+      ],
+      "gradient_of": -1
      }
     ],
     "in_leaves": [
@@ -9918,8 +9926,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 67.8,
-  "run_ms": 1.9,
+  "compile_ms": 195.3,
+  "run_ms": 24.6,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -10294,7 +10302,7 @@ export const functionPmap8: FunctionModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v5e",
@@ -10305,7 +10313,7 @@ export const functionPmap8: FunctionModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v5p",
@@ -10316,7 +10324,7 @@ export const functionPmap8: FunctionModel = {
    "ici_bandwidth": 200000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v6e",
@@ -10327,7 +10335,7 @@ export const functionPmap8: FunctionModel = {
    "ici_bandwidth": 200000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu7x",
@@ -10338,7 +10346,7 @@ export const functionPmap8: FunctionModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure) (per device: half the chip's)"
   },
   {
    "name": "h100",
@@ -10349,7 +10357,7 @@ export const functionPmap8: FunctionModel = {
    "ici_bandwidth": 450000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX H100/H200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"
   },
   {
    "name": "a100",
@@ -10360,7 +10368,7 @@ export const functionPmap8: FunctionModel = {
    "ici_bandwidth": 300000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction: DGX A100, 8 \u00d7 ConnectX-6 200 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html"
   },
   {
    "name": "a100-40",
@@ -10371,7 +10379,7 @@ export const functionPmap8: FunctionModel = {
    "ici_bandwidth": 300000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction: DGX A100, 8 \u00d7 ConnectX-6 200 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html"
   },
   {
    "name": "h100-pcie",
@@ -10382,7 +10390,7 @@ export const functionPmap8: FunctionModel = {
    "ici_bandwidth": 64000000000.0,
    "ici_latency": 2.5e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction, assumed: one 200 Gb/s NIC per GPU (a typical PCIe server)"
   },
   {
    "name": "h200",
@@ -10393,7 +10401,7 @@ export const functionPmap8: FunctionModel = {
    "ici_bandwidth": 450000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX H100/H200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"
   },
   {
    "name": "b200",
@@ -10404,7 +10412,7 @@ export const functionPmap8: FunctionModel = {
    "ici_bandwidth": 900000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX B200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html"
   },
   {
    "name": "gb200",
@@ -10415,7 +10423,7 @@ export const functionPmap8: FunctionModel = {
    "ici_bandwidth": 900000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction, assumed: one 400 Gb/s NIC per GPU outside the NVLink domain (a typical NVL72 scale-out network; racks vary)"
   }
  ],
  "_estimate": {
@@ -10443,7 +10451,7 @@ export const functionPmap8: FunctionModel = {
     "label": "all-reduce over i",
     "seconds": 1.400014e-05,
     "collective": 0,
-    "formula": "14 steps \u00d7 1 \u00b5s ICI latency + 2(n-1)/n \u00b7 V / B = 2\u00b77/8 \u00b7 16 B / 200 GB/s",
+    "formula": "14 steps \u00d7 1 \u00b5s ICI latency + 2(n-1)/n \u00b7 V / B = 2\u00b77/8 \u00b7 16 B / 200 GB/s ICI",
     "latency_s": 1.4e-05
    }
   ],
@@ -10500,7 +10508,7 @@ export const tree8: TreeModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v5e",
@@ -10511,7 +10519,7 @@ export const tree8: TreeModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v5p",
@@ -10522,7 +10530,7 @@ export const tree8: TreeModel = {
    "ici_bandwidth": 200000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v6e",
@@ -10533,7 +10541,7 @@ export const tree8: TreeModel = {
    "ici_bandwidth": 200000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu7x",
@@ -10544,7 +10552,7 @@ export const tree8: TreeModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure) (per device: half the chip's)"
   },
   {
    "name": "h100",
@@ -10555,7 +10563,7 @@ export const tree8: TreeModel = {
    "ici_bandwidth": 450000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX H100/H200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"
   },
   {
    "name": "a100",
@@ -10566,7 +10574,7 @@ export const tree8: TreeModel = {
    "ici_bandwidth": 300000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction: DGX A100, 8 \u00d7 ConnectX-6 200 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html"
   },
   {
    "name": "a100-40",
@@ -10577,7 +10585,7 @@ export const tree8: TreeModel = {
    "ici_bandwidth": 300000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction: DGX A100, 8 \u00d7 ConnectX-6 200 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html"
   },
   {
    "name": "h100-pcie",
@@ -10588,7 +10596,7 @@ export const tree8: TreeModel = {
    "ici_bandwidth": 64000000000.0,
    "ici_latency": 2.5e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction, assumed: one 200 Gb/s NIC per GPU (a typical PCIe server)"
   },
   {
    "name": "h200",
@@ -10599,7 +10607,7 @@ export const tree8: TreeModel = {
    "ici_bandwidth": 450000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX H100/H200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"
   },
   {
    "name": "b200",
@@ -10610,7 +10618,7 @@ export const tree8: TreeModel = {
    "ici_bandwidth": 900000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX B200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html"
   },
   {
    "name": "gb200",
@@ -10621,7 +10629,7 @@ export const tree8: TreeModel = {
    "ici_bandwidth": 900000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction, assumed: one 400 Gb/s NIC per GPU outside the NVLink domain (a typical NVL72 scale-out network; racks vary)"
   }
  ],
  "_tree": {
@@ -11540,7 +11548,7 @@ export const treePlanned256: TreeModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v5e",
@@ -11551,7 +11559,7 @@ export const treePlanned256: TreeModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v5p",
@@ -11562,7 +11570,7 @@ export const treePlanned256: TreeModel = {
    "ici_bandwidth": 200000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v6e",
@@ -11573,7 +11581,7 @@ export const treePlanned256: TreeModel = {
    "ici_bandwidth": 200000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu7x",
@@ -11584,7 +11592,7 @@ export const treePlanned256: TreeModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure) (per device: half the chip's)"
   },
   {
    "name": "h100",
@@ -11595,7 +11603,7 @@ export const treePlanned256: TreeModel = {
    "ici_bandwidth": 450000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX H100/H200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"
   },
   {
    "name": "a100",
@@ -11606,7 +11614,7 @@ export const treePlanned256: TreeModel = {
    "ici_bandwidth": 300000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction: DGX A100, 8 \u00d7 ConnectX-6 200 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html"
   },
   {
    "name": "a100-40",
@@ -11617,7 +11625,7 @@ export const treePlanned256: TreeModel = {
    "ici_bandwidth": 300000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction: DGX A100, 8 \u00d7 ConnectX-6 200 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html"
   },
   {
    "name": "h100-pcie",
@@ -11628,7 +11636,7 @@ export const treePlanned256: TreeModel = {
    "ici_bandwidth": 64000000000.0,
    "ici_latency": 2.5e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction, assumed: one 200 Gb/s NIC per GPU (a typical PCIe server)"
   },
   {
    "name": "h200",
@@ -11639,7 +11647,7 @@ export const treePlanned256: TreeModel = {
    "ici_bandwidth": 450000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX H100/H200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"
   },
   {
    "name": "b200",
@@ -11650,7 +11658,7 @@ export const treePlanned256: TreeModel = {
    "ici_bandwidth": 900000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX B200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html"
   },
   {
    "name": "gb200",
@@ -11661,7 +11669,7 @@ export const treePlanned256: TreeModel = {
    "ici_bandwidth": 900000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction, assumed: one 400 Gb/s NIC per GPU outside the NVLink domain (a typical NVL72 scale-out network; racks vary)"
   }
  ],
  "_tree": {
@@ -23999,7 +24007,7 @@ export const array32: ArrayModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v5e",
@@ -24010,7 +24018,7 @@ export const array32: ArrayModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v5p",
@@ -24021,7 +24029,7 @@ export const array32: ArrayModel = {
    "ici_bandwidth": 200000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu-v6e",
@@ -24032,7 +24040,7 @@ export const array32: ArrayModel = {
    "ici_bandwidth": 200000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
   },
   {
    "name": "tpu7x",
@@ -24043,7 +24051,7 @@ export const array32: ArrayModel = {
    "ici_bandwidth": 100000000000.0,
    "ici_latency": 1e-06,
    "dcn_latency": 1e-05,
-   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure) (per device: half the chip's)"
   },
   {
    "name": "h100",
@@ -24054,7 +24062,7 @@ export const array32: ArrayModel = {
    "ici_bandwidth": 450000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX H100/H200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"
   },
   {
    "name": "a100",
@@ -24065,7 +24073,7 @@ export const array32: ArrayModel = {
    "ici_bandwidth": 300000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction: DGX A100, 8 \u00d7 ConnectX-6 200 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html"
   },
   {
    "name": "a100-40",
@@ -24076,7 +24084,7 @@ export const array32: ArrayModel = {
    "ici_bandwidth": 300000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction: DGX A100, 8 \u00d7 ConnectX-6 200 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html"
   },
   {
    "name": "h100-pcie",
@@ -24087,7 +24095,7 @@ export const array32: ArrayModel = {
    "ici_bandwidth": 64000000000.0,
    "ici_latency": 2.5e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction, assumed: one 200 Gb/s NIC per GPU (a typical PCIe server)"
   },
   {
    "name": "h200",
@@ -24098,7 +24106,7 @@ export const array32: ArrayModel = {
    "ici_bandwidth": 450000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX H100/H200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"
   },
   {
    "name": "b200",
@@ -24109,7 +24117,7 @@ export const array32: ArrayModel = {
    "ici_bandwidth": 900000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX B200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html"
   },
   {
    "name": "gb200",
@@ -24120,7 +24128,7 @@ export const array32: ArrayModel = {
    "ici_bandwidth": 900000000000.0,
    "ici_latency": 1.9e-06,
    "dcn_latency": 1e-05,
-   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"
+   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction, assumed: one 400 Gb/s NIC per GPU outside the NVLink domain (a typical NVL72 scale-out network; racks vary)"
   }
  ],
  "_transfer": {

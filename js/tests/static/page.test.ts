@@ -1,0 +1,88 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { answerFrom, createModel, mount, NO_KERNEL, NO_LAYOUT, revive } from "../../static/page";
+import { stateKey } from "../../array/state";
+import type { RequestMsg, TraceRequestMsg } from "../../wire";
+import * as fx from "../fixtures";
+
+const b64 = (bytes: number[]) => ({ __b64__: btoa(String.fromCharCode(...bytes)) });
+
+describe("saved page: revive", () => {
+  it("turns {__b64__} objects into DataViews, at any depth, and leaves the rest", () => {
+    const v = revive({ a: b64([1, 2, 3]), b: [{ c: b64([255]) }, 4, null], d: "x" }) as {
+      a: DataView;
+      b: [{ c: DataView }, number, null];
+      d: string;
+    };
+    expect(v.a).toBeInstanceOf(DataView);
+    expect([v.a.getUint8(0), v.a.getUint8(1), v.a.getUint8(2)]).toEqual([1, 2, 3]);
+    expect(v.b[0].c.getUint8(0)).toBe(255);
+    expect(v.b.slice(1)).toEqual([4, null]);
+    expect(v.d).toBe("x");
+  });
+});
+
+describe("saved page: model", () => {
+  afterEach(() => vi.useRealTimers());
+
+  it("push sets every key, then fires change:<key> for each and change", () => {
+    const m = createModel({ a: 1, b: 2 }, () => {});
+    const seen: string[] = [];
+    for (const ev of ["change:a", "change:b", "change"]) m.on(ev, () => seen.push(`${ev}:${m.get("a")}`));
+    m.push({ a: 1, b: 3 });
+    expect(seen).toEqual(["change:a:1", "change:b:1", "change:1"]);
+    expect(m.get("b")).toBe(3);
+  });
+
+  it("answers a saved layout with its traits and an ok result, on the next task", () => {
+    vi.useFakeTimers();
+    const f = fx.fx8();
+    const other = fx.fxReplicated(8);
+    const state = { ...other.state, memory_kind: "device" };
+    const answers = { [stateKey(state)]: { state, layout: other.layout, stats: other.stats } };
+    const m = createModel({ ...fx.traitsOf(f) }, answerFrom(answers));
+    const results: unknown[] = [];
+    m.on("msg:custom", (c) => results.push(c));
+    const msg: RequestMsg = { type: "request", seq: 7, state };
+    m.send(msg);
+    expect(results).toEqual([]);
+    vi.runAllTimers();
+    expect(m.get("_layout")).toEqual(other.layout);
+    expect(m.get("spec")).toEqual(state.spec);
+    expect(m.get("error")).toBe("");
+    expect(results).toEqual([{ type: "result", seq: 7, ok: true, error: "" }]);
+  });
+
+  it("refuses a layout the page does not carry, and any re-compile, in words", () => {
+    vi.useFakeTimers();
+    const f = fx.fx8();
+    const m = createModel({ ...fx.traitsOf(f) }, answerFrom({}));
+    const results: { ok: boolean; error: string }[] = [];
+    m.on("msg:custom", (c) => results.push(c as { ok: boolean; error: string }));
+    m.send({ type: "request", seq: 1, state: f.state } satisfies RequestMsg);
+    vi.runAllTimers();
+    expect(m.get("error")).toBe(NO_LAYOUT);
+    const trace: TraceRequestMsg = {
+      type: "trace_request",
+      seq: 2,
+      state: { mesh_shape: [8], axis_names: ["x"], axis_types: ["auto"], in_specs: [], out_specs: [] },
+    };
+    m.send(trace);
+    vi.runAllTimers();
+    expect(results.map((r) => [r.ok, r.error])).toEqual([
+      [false, NO_LAYOUT],
+      [false, NO_KERNEL],
+    ]);
+  });
+
+  it("mounts the array view and disposes it", () => {
+    const el = document.createElement("div");
+    document.body.append(el);
+    const m = createModel({ ...fx.traitsOf(fx.fx8()) }, () => {});
+    const dispose = mount(el, m);
+    expect(el.querySelectorAll(".sw-block").length).toBe(8);
+    dispose();
+    expect(el.children.length).toBe(0);
+    expect(m.listenerCount()).toBe(0);
+    el.remove();
+  });
+});

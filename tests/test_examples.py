@@ -19,6 +19,7 @@ import jax
 import pytest
 
 from shardwidget import _jax
+from shardwidget.plan import kept_on_disk
 
 from .helpers import said_in, svgs_in
 
@@ -110,6 +111,11 @@ def kernel_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         ]
         mp.setenv("PYTHONPATH", os.pathsep.join(paths))
         mp.setenv("JAX_PLATFORMS", "cpu")  # the examples are written for 8 simulated CPU devices
+        # ./dev test's folder for the notebooks' TPU and GPU compiles between runs (their
+        # kernels only: the notebooks as readers run them keep compiles in memory)
+        kept = os.environ.get("SHARDWIDGET_TEST_COMPILE_CACHE", "")
+        if kept:
+            mp.setenv(kept_on_disk.ENV, kept)
         yield
 
 
@@ -399,6 +405,29 @@ def test_cost_notebook_shows_the_story(kernel_env: None) -> None:
     assert "total: 8388608 bytes" in moved, moved
     assert "local fields positive: True" in _stream(out["presets"])
     assert _stream(out["view-hardware"]).startswith("h100 communication fits in HBM")
+
+
+@pytest.mark.slow
+def test_cost_notebook_memory_section(kernel_env: None) -> None:
+    """04_cost's last section: an MLP step that does not fit on a v5e-256 (planned for 256
+    positions by XLA's CPU compiler), its peak explained, the largest batch that fits (the
+    bisection itself is checked against direct compiles in tests/plan/test_largest_fit.py),
+    and the fix that gets under it."""
+    nb = _execute(EXAMPLES / "04_cost.ipynb")
+    out = {c.get("id"): c for c in nb.cells if c.cell_type == "code"}
+    before = _stream(out["view-memory"])
+    assert before.startswith("does not fit: peak"), before
+    if jax.__version_info__ >= (0, 10):  # the compiler's live-range report: what is live
+        assert "of HBM)" in before and "saved activations" in before and "tanh" in before
+    found = re.search(
+        r"fits: (\d+) .*\nfirst size over: (\d+) .*; (\d) compiles", _stream(out["memory-fit"])
+    )
+    assert found, _stream(out["memory-fit"])
+    fits, over, compiles = map(int, found.groups())
+    assert fits < over and fits < 2**22 and compiles <= 8
+    fixes = _stream(out["memory-fixes"]).splitlines()
+    assert fixes[0].startswith("lowers") and "split x further over model" in fixes[0], fixes
+    assert _stream(out["view-memory-fixed"]).startswith("fits: peak")
 
 
 @pytest.mark.slow

@@ -14,6 +14,7 @@ const WHY_CSS = `
 .shardwidget .sw-why-places { margin: 4px 0; padding-left: 18px; font-size: 12px; color: var(--sw-fg2); }
 .shardwidget .sw-why-fix { display: flex; gap: 8px; align-items: center; font-size: 12px; margin: 3px 0; }
 .shardwidget .sw-why-removes { color: var(--sw-fg); font-weight: 600; }
+.shardwidget .sw-why-touches { margin: 4px 0; padding-left: 18px; font-size: 12px; color: var(--sw-fg2); }
 .shardwidget .sw-why-lit { outline: 2px solid var(--sw-accent); outline-offset: 2px; }
 `;
 
@@ -23,6 +24,14 @@ export interface WhyPlace {
   label: string;
   spec: string;
   where: string;
+}
+
+/** One array the collective carries and the leaves it touches (wire/why.py TouchWire). */
+export interface WhyTouch {
+  what: string;
+  gradient_of: string;
+  inputs: string[];
+  outputs: string[];
 }
 
 /** One layout that may remove the collective (wire/why.py FixWire). */
@@ -49,6 +58,9 @@ export interface WhyMsg {
   constraints: WhyPlace[];
   fixes: WhyFix[] | null;
   applied: number;
+  /** Per array it carries, the leaves it touches by dataflow ([]: not told, see leaves_note). */
+  touches: WhyTouch[];
+  leaves_note: string;
 }
 
 /** What the panel sends: a cause, its fixes, or applying fix `apply`. */
@@ -71,6 +83,25 @@ export function highlightLeaves(root: HTMLElement, inputs: number[], outputs: nu
   root.querySelectorAll<HTMLElement>("[data-side][data-index]").forEach((e) => {
     e.classList.toggle("sw-why-lit", want.has(`${e.dataset.side}:${e.dataset.index}`));
   });
+}
+
+/** The leaves the collective touches, per array it carries (a combined all-reduce: each
+ *  gradient with its parameter); the reason in words where they are not told. */
+export function touches(doc: Document, msg: WhyMsg): HTMLElement[] {
+  const note = msg.leaves_note ? [el(doc, "p", "sw-hint", `leaves: ${msg.leaves_note}`)] : [];
+  if (!msg.touches.length) return note;
+  const list = el(doc, "ul", "sw-why-touches");
+  list.setAttribute("aria-label", "the leaves it touches");
+  for (const t of msg.touches) {
+    const words = [
+      `carries ${t.what}`,
+      t.gradient_of ? `gradient of ${t.gradient_of}` : "",
+      t.inputs.length ? `from ${t.inputs.join(", ")}` : "from no input",
+      t.outputs.length ? `into ${t.outputs.join(", ")}` : "",
+    ];
+    list.append(el(doc, "li", "sw-why-touch", words.filter(Boolean).join(" · ")));
+  }
+  return [el(doc, "p", "sw-hint", "touches (by dataflow through the compiled program):"), list, ...note];
 }
 
 /** The panel under the collectives table: hidden until a row's "why?" is clicked. */
@@ -130,6 +161,7 @@ export class WhyPanel {
       }
     }
     if (list.childElementCount) parts.push(list);
+    parts.push(...touches(doc, msg));
     parts.push(this.fixes(msg));
     this.el.replaceChildren(...parts);
     this.light(msg.inputs.map((p) => p.index), msg.outputs.map((p) => p.index));

@@ -167,6 +167,8 @@ export interface CollectiveElement {
   dtype: string;
   in_leaves: number[];
   out_leaves: number[];
+  /** The input leaf (index) whose gradient it carries, by dataflow; -1 where none is told. */
+  gradient_of: number;
 }
 
 /** `_history`: how far undo and redo can go, and where the next step of each leads. */

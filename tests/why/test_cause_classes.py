@@ -19,6 +19,7 @@ from jax.sharding import PartitionSpec as P
 import shardwidget as sw
 from shardwidget import _jax
 from shardwidget.hlo import collectives as hlo
+from shardwidget.model import spec as spec_mod
 
 MISSING = _jax.shardy_missing()
 OLD_JAX = tuple(int(v) for v in jax.__version__.split(".")[:2]) < (0, 10)
@@ -277,8 +278,6 @@ def test_collectives_that_exist_for_a_given_output_layout_name_that_output(where
 
 def _plain_with(f, args, state, mesh=M) -> Counter:
     """The collectives of plain jax.jit(f) with the inputs laid out as a fix's state says."""
-    from shardwidget.model import spec as spec_mod
-
     laid = [
         jax.device_put(a, NamedSharding(mesh, spec_mod.to_partition_spec(s)))
         for a, s in zip(args, state.in_specs, strict=True)
@@ -336,3 +335,53 @@ def test_explicit_axes_result_types_are_named_as_jax_s_with_the_input_and_a_fix(
         assert fixes
         for fx in fixes:
             assert _plain_with(f, [x], fx.state, EXPLICIT)[c.kind] < before[c.kind], fx.what
+
+
+@pytest.mark.parametrize(
+    ("case", "kind"),
+    [("elementwise", "other operand"), ("constrained result", "result"), ("split", "result")],
+)
+def test_fixes_split_as_the_other_operand_or_over_the_result_s_axes(case, kind):
+    if case == "elementwise":  # a * b split alike is local (by construction): b split as a is
+
+        def f(a, b):
+            return a * b
+
+        args = [put((16, 32), P("x", "y")), put((16, 32), P("y", "x"))]
+    elif case == "constrained result":  # x's rows whole, as the result is asked: no gather
+
+        def f(a, b):
+            return jax.lax.with_sharding_constraint(a @ b, NamedSharding(M, P(None, "y")))
+
+        args = [put((16, 32), P("x", None)), put((32, 64), P())]
+    else:  # the result laid out as the view's out_specs ask: a split as it is, nothing moves
+
+        def f(a, b):
+            return jnp.tanh(a) * b
+
+        args = [put((16, 32), P("x", None)), put((16, 32), P("y", None))]
+    kw = {"out_specs": [P("y", None)]} if case == "split" else {}
+    view = sw.ShardView(f, *args, **kw)
+
+    def plain(st):  # f as plain jax.jit compiles it with the fix's layout (its out_specs too)
+        outs = st.out_specs[0] if st.out_specs else None
+        g = (
+            f
+            if outs is None
+            else jax.jit(f, out_shardings=NamedSharding(M, spec_mod.to_partition_spec(outs)))
+        )
+        return _plain_with(g, args, st)
+
+    before = plain(view.trace.state)
+    assert Counter(c.kind for c in view.trace.collectives) == before
+    if MISSING:
+        pytest.skip(MISSING)
+    offered = []
+    for i, c in enumerate(view.trace.collectives):
+        if not c.cause.known:
+            continue
+        fixes = [fx for fx in view.fixes(i) if fx.removes and not fx.error]
+        for fx in fixes:  # each claimed removal: plain JAX agrees
+            assert plain(fx.state)[c.kind] < before[c.kind], fx.what
+        offered += [fx.what for fx in fixes if kind in fx.what]
+    assert offered, "a fix of this kind exists by construction and is offered"

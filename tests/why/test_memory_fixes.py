@@ -17,6 +17,7 @@ from jax.sharding import PartitionSpec as P
 from shardwidget import ShardView, _jax
 from shardwidget.hlo import peak as hlo_peak
 from shardwidget.model import spec as spec_mod
+from shardwidget.why import memory_fixes
 
 
 def step(x, w):
@@ -52,9 +53,9 @@ def view():
 
 
 def test_fixes_agree_with_plain_jit_and_lower_the_peak(view):
-    if view.trace.peak is None:
-        pytest.skip(f"no peak report on this jax: {view.trace.peak_unknown}")
-    fixes = view.memory_fixes()
+    """Where the compiler writes no peak report (jax < 0.10), every input is tried and each
+    fix is judged by its totals: the same check against plain jax.jit's totals."""
+    fixes = [f for f in view.memory_fixes() if f.what.startswith("split")]
     assert fixes, "x and w are replicated and live at the peak: a split is offered"
     mesh = jax.make_mesh((8,), ("d",), axis_types=(jax.sharding.AxisType.Auto,))
     x = jax.ShapeDtypeStruct((64, 256), jnp.float32)
@@ -62,7 +63,7 @@ def test_fixes_agree_with_plain_jit_and_lower_the_peak(view):
     for fix in fixes:
         assert not fix.error, fix.error
         assert fix.peak == direct_peak(mesh, fix.state.in_specs, x, w), fix.what
-        assert fix.before == view.trace.peak.bytes
+        assert fix.before == memory_fixes.peak_bytes(view.trace)
     best = fixes[0]
     # x (64 KiB replicated) split 8 ways over d: the peak holds an eighth of it
     assert best.what.startswith("split x further over d")

@@ -46,3 +46,31 @@ def test_answers_cause_fixes_apply_and_refusals() -> None:
     assert view.trace.state == before
     view._on_custom_msg(view, {"type": "why", "index": 99}, [])
     assert not sent[-1]["ok"] and "not in the layout shown" in sent[-1]["error"]
+
+
+def test_the_answer_lists_the_leaves_each_element_touches_and_whose_gradient() -> None:
+    mesh = jax.make_mesh((8,), ("d",), axis_types=(AxisType.Auto,))
+    rep, rows = NamedSharding(mesh, P()), NamedSharding(mesh, P("d"))
+    p = {
+        "w1": jax.device_put(jnp.ones((64, 32)), rep),
+        "w2": jax.device_put(jnp.ones((32, 8)), rep),
+    }
+    batch = jax.device_put(jnp.ones((32, 64)), rows)
+
+    def step(p, x):
+        grads = jax.grad(lambda p: jnp.mean(jnp.tanh(x @ p["w1"]) @ p["w2"]))(p)
+        return jax.tree.map(lambda a, g: a - 0.1 * g, p, grads)
+
+    view = sw.ShardView(step, p, batch)
+    sent: list[dict] = []
+    view.send = lambda content, buffers=None: sent.append(content)  # type: ignore[method-assign]
+    (i,) = [i for i, c in enumerate(view.trace.collectives) if c.gradients]
+    view._on_custom_msg(view, {"type": "why", "index": i}, [])
+    c, msg = view.trace.collectives[i], sent[-1]
+    assert [t["what"] for t in msg["touches"]] == [f"{e.dtype}{list(e.dims)}" for e in c.elements]
+    assert [t["inputs"] for t in msg["touches"]] == [list(x) for x in c.element_in_leaves]
+    assert [t["outputs"] for t in msg["touches"]] == [list(x) for x in c.element_out_leaves]
+    # each gradient reaches only its own parameter's update: out['w1'] is p['w1'] - 0.1 g
+    for t in msg["touches"]:
+        assert t["outputs"] and all(o == "out" + t["gradient_of"][1:] for o in t["outputs"]), t
+    assert sorted(t["gradient_of"] for t in msg["touches"]) == ["p['w1']", "p['w2']"]

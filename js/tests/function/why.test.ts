@@ -16,6 +16,8 @@ function answer(over: Partial<WhyMsg> = {}): WhyMsg {
     constraints: [{ index: 0, label: "constraint 0", spec: "P('y', None)", where: "f.py:9" }],
     fixes: null,
     applied: -1,
+    touches: [{ what: "f32[32, 64]", gradient_of: "", inputs: ["w"], outputs: ["out"] }],
+    leaves_note: "",
     ...over,
   };
 }
@@ -58,6 +60,24 @@ describe("why panel", () => {
     expect(panel.el.textContent).toContain("removes it · 1 collective · peak 2 KiB per device");
     panel.el.querySelector<HTMLButtonElement>(".sw-why-apply")!.click();
     expect(sent.at(-1)).toEqual({ type: "why", index: 1, apply: 0 });
+  });
+
+  it("shows the leaves each array it carries touches, and whose gradient it is", () => {
+    const panel = new WhyPanel(document, () => {}, () => {});
+    panel.ask(1);
+    const grads = [
+      { what: "f32[]", gradient_of: "", inputs: ["p['w1']", "batch['x']"], outputs: ["out[0]"] },
+      { what: "f32[64, 32]", gradient_of: "p['w1']", inputs: ["p['w1']", "batch['x']"], outputs: ["out[1]['w1']"] },
+    ];
+    panel.receive(answer({ touches: grads }));
+    const rows = [...panel.el.querySelectorAll(".sw-why-touch")].map((e) => e.textContent);
+    expect(rows).toEqual([
+      "carries f32[] · from p['w1'], batch['x'] · into out[0]",
+      "carries f32[64, 32] · gradient of p['w1'] · from p['w1'], batch['x'] · into out[1]['w1']",
+    ]);
+    panel.receive(answer({ touches: [], leaves_note: "unknown: the parameters do not line up" }));
+    expect(panel.el.querySelector(".sw-why-touch")).toBeNull();
+    expect(panel.el.textContent).toContain("leaves: unknown: the parameters do not line up");
   });
 
   it("an unknown cause offers no fixes; a refusal is shown in words", () => {

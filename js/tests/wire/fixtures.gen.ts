@@ -5454,7 +5454,8 @@ export const function8: FunctionModel = {
       ],
       "out_leaves": [
        0
-      ]
+      ],
+      "gradient_of": -1
      },
      {
       "shape": [
@@ -5468,7 +5469,8 @@ export const function8: FunctionModel = {
       ],
       "out_leaves": [
        1
-      ]
+      ],
+      "gradient_of": -1
      }
     ],
     "in_leaves": [
@@ -5505,7 +5507,8 @@ export const function8: FunctionModel = {
       ],
       "out_leaves": [
        1
-      ]
+      ],
+      "gradient_of": -1
      }
     ],
     "in_leaves": [
@@ -5527,8 +5530,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 159.1,
-  "run_ms": 11.1,
+  "compile_ms": 225.4,
+  "run_ms": 10.7,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7197,7 +7200,8 @@ export const functionSearched8: FunctionModel = {
       ],
       "out_leaves": [
        0
-      ]
+      ],
+      "gradient_of": -1
      },
      {
       "shape": [
@@ -7211,7 +7215,8 @@ export const functionSearched8: FunctionModel = {
       ],
       "out_leaves": [
        1
-      ]
+      ],
+      "gradient_of": -1
      }
     ],
     "in_leaves": [
@@ -7248,7 +7253,8 @@ export const functionSearched8: FunctionModel = {
       ],
       "out_leaves": [
        1
-      ]
+      ],
+      "gradient_of": -1
      }
     ],
     "in_leaves": [
@@ -7270,8 +7276,8 @@ export const functionSearched8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 160.0,
-  "run_ms": 7.5,
+  "compile_ms": 212.0,
+  "run_ms": 13.0,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7916,7 +7922,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 400 B per device, estimated step 6 \u00b5s"
    },
    {
-    "id": 13,
+    "id": 12,
     "name": "FSDP 2 \u00d7 SP 2 \u00d7 TP 2",
     "layout": "fsdp=2 \u00d7 seq=2 \u00d7 tensor=2",
     "fits": true,
@@ -7927,7 +7933,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 368 B per device, estimated step 7 \u00b5s"
    },
    {
-    "id": 4,
+    "id": 5,
     "name": "DP 4 \u00d7 TP 2",
     "layout": "data=4 \u00d7 tensor=2",
     "fits": true,
@@ -7949,7 +7955,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 356 B per device, estimated step 8 \u00b5s"
    },
    {
-    "id": 5,
+    "id": 4,
     "name": "DP 4 \u00d7 SP 2",
     "layout": "data=4 \u00d7 seq=2",
     "fits": true,
@@ -7982,7 +7988,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 592 B per device, estimated step 8 \u00b5s"
    },
    {
-    "id": 8,
+    "id": 9,
     "name": "SP 4 \u00d7 TP 2",
     "layout": "seq=4 \u00d7 tensor=2",
     "fits": true,
@@ -8015,7 +8021,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 256 B per device, estimated step 9 \u00b5s"
    },
    {
-    "id": 9,
+    "id": 8,
     "name": "DP 2 \u00d7 FSDP 2 \u00d7 SP 2",
     "layout": "data=2 \u00d7 fsdp=2 \u00d7 seq=2",
     "fits": true,
@@ -8070,7 +8076,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 244 B per device, estimated step 14 \u00b5s"
    },
    {
-    "id": 2,
+    "id": 1,
     "name": "SP 8",
     "layout": "seq=8",
     "fits": true,
@@ -8081,7 +8087,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 976 B per device, estimated step 14 \u00b5s"
    },
    {
-    "id": 12,
+    "id": 13,
     "name": "DP 4 \u00d7 FSDP 2",
     "layout": "data=4 \u00d7 fsdp=2",
     "fits": true,
@@ -8103,7 +8109,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 256 B per device, estimated step 17 \u00b5s"
    },
    {
-    "id": 1,
+    "id": 2,
     "name": "FSDP 8",
     "layout": "fsdp=8",
     "fits": true,
@@ -8736,7 +8742,8 @@ export const functionShardMap8: FunctionModel = {
       ],
       "out_leaves": [
        0
-      ]
+      ],
+      "gradient_of": -1
      }
     ],
     "in_leaves": [
@@ -8757,8 +8764,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 71.0,
-  "run_ms": 2.3,
+  "compile_ms": 80.1,
+  "run_ms": 23.6,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -9897,7 +9904,8 @@ export const functionPmap8: FunctionModel = {
       ],
       "out_leaves": [
        0
-      ]
+      ],
+      "gradient_of": -1
      }
     ],
     "in_leaves": [
@@ -9918,8 +9926,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 88.2,
-  "run_ms": 6.2,
+  "compile_ms": 159.6,
+  "run_ms": 6.3,
   "cached": false,
   "ran": true,
   "left_out": {

@@ -53,7 +53,9 @@ from ..hlo import flops as hlo_flops
 from ..model.units import fmt_bytes
 from .hardware import Hardware, hardware
 
-if TYPE_CHECKING:  # machine.py builds on this module's estimate()
+if TYPE_CHECKING:  # machine.py builds on this module's estimate(); JAX's types only
+    import jax
+
     from .machine import Machine
 
 OVERLAP = (
@@ -382,7 +384,7 @@ def _timed(c: hlo.Collective, h: Hardware, dcn_axes: Sequence[str]) -> Collectiv
     return CollectiveTime(c, lat + bw, formula, latency_s=lat, bandwidth_s=bw)
 
 
-def cost_numbers(compiled: Any) -> tuple[float | None, float | None]:
+def cost_numbers(compiled: jax.stages.Compiled) -> tuple[float | None, float | None]:
     """(flops, bytes accessed) per device from XLA's cost analysis; None where it has none."""
     try:
         c = compiled.cost_analysis()
@@ -396,7 +398,7 @@ def cost_numbers(compiled: Any) -> tuple[float | None, float | None]:
     return (None if fl is None else float(fl)), (None if ba is None else float(ba))
 
 
-def counted_numbers(compiled: Any) -> hlo_flops.Counted:
+def counted_numbers(compiled: jax.stages.Compiled) -> hlo_flops.Counted:
     """FLOPs and bytes accessed per device of a compiled program: XLA's cost analysis with what
     it leaves out counted from the compiled HLO (:func:`shardwidget.hlo.flops.count`)."""
     flops, accessed = cost_numbers(compiled)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Collection
-from typing import Any
 
 from jax.sharding import NamedSharding
 
@@ -33,7 +32,7 @@ def replication(leaf: TreeLeaf) -> int:
 
 
 @functools.lru_cache(maxsize=1024)
-def _named_replication(s: Any, ndim: int) -> int:
+def _named_replication(s: NamedSharding, ndim: int) -> int:
     """replication of a NamedSharding (once per sharding and rank: leaves share them)."""
     used = {a for entry in spec_mod.normalize(spec_entries(s.spec), ndim) for a in entry}
     sizes = dict(zip(s.mesh.axis_names, mesh_mod.mesh_sizes(s.mesh), strict=True))

@@ -15,7 +15,7 @@ device.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import jax
@@ -86,7 +86,7 @@ def check_fits(need: Mapping[Any, int], what: str) -> None:
         )
 
 
-def buffers(arrays: Any) -> dict[tuple[int, int], int]:
+def buffers(arrays: Iterable[jax.Array]) -> dict[tuple[int, int], int]:
     """{(device id, buffer address): bytes} of the device buffers under arrays (deleted ones
     skipped). Per-shard views that JAX caches on an array share its buffers: counted once."""
     out: dict[tuple[int, int], int] = {}
@@ -102,7 +102,7 @@ def buffers(arrays: Any) -> dict[tuple[int, int], int]:
     return out
 
 
-def held_bytes(own: Any = ()) -> int:
+def held_bytes(own: Iterable[jax.Array] = ()) -> int:
     """Bytes of live device buffers (``jax.live_arrays()``, each buffer once) beyond those of
     the arrays in own (the user's arrays): what views and caches hold."""
     mine = buffers(own)
@@ -110,7 +110,7 @@ def held_bytes(own: Any = ()) -> int:
     return int(sum(n for k, n in live.items() if k not in mine))
 
 
-def compiled_memory(compiled: Any) -> dict[str, int]:
+def compiled_memory(compiled: jax.stages.Compiled) -> dict[str, int]:
     """Per-device bytes of a compiled executable (``memory_analysis()``): argument, output,
     alias, temp, generated code, and the peak (argument + output - alias + temp); {} where the
     backend says nothing."""

@@ -93,7 +93,7 @@ def equivalent(rec: ShardingRecord) -> tuple[MeshRecord, Entries] | None:
 
 
 @lru_cache(maxsize=64)
-def named_equivalent(sharding: Any, shape: tuple[int, ...]) -> Any | None:
+def named_equivalent(sharding: jax.sharding.Sharding, shape: tuple[int, ...]) -> Any | None:
     """The NamedSharding that puts the same blocks on the same devices as this GSPMD (or
     pmap) sharding (checked with devices_indices_map), or None when no mesh and spec do
     ("custom layout")."""
@@ -103,7 +103,8 @@ def named_equivalent(sharding: Any, shape: tuple[int, ...]) -> Any | None:
     if found is None:
         return None
     mesh, spec = found
-    by_id = {int(d.id): d for d in sharding.device_set}
+    held: set[jax.Device] = sharding.device_set  # (typed: jaxlib's Device has no stubs)
+    by_id = {int(d.id): d for d in held}
     devices = np.array([by_id[i] for i in mesh.device_ids], dtype=object)
     jmesh = jax.sharding.Mesh(
         devices.reshape(mesh.axis_sizes),

@@ -180,7 +180,7 @@ class MemoryMap:
         )
 
 
-def device_stats(device: Any) -> dict[str, Any] | None:
+def device_stats(device: jax.Device) -> dict[str, Any] | None:
     """``device.memory_stats()``, None where the backend reports nothing (or raises)."""
     try:
         stats = device.memory_stats()
@@ -189,7 +189,7 @@ def device_stats(device: Any) -> dict[str, Any] | None:
     return dict(stats) if stats else None
 
 
-def _spec_of(sharding: Any) -> str:
+def _spec_of(sharding: jax.sharding.Sharding) -> str:
 
     if isinstance(sharding, NamedSharding):
         ndim = len(sharding.spec)
@@ -197,7 +197,7 @@ def _spec_of(sharding: Any) -> str:
     return type(sharding).__name__
 
 
-def _buffers_of(arr: Any) -> list[tuple[int, int, int]] | None:
+def _buffers_of(arr: jax.Array) -> list[tuple[int, int, int]] | None:
     """(device id, buffer address, bytes) of arr's addressable shards; None when deleted or
     gone while we looked."""
     try:

@@ -51,8 +51,8 @@ class MemoryMixin:
 
     def memory_fixes(self) -> list[memory_fixes.MemoryFix]:
         """The layouts that may lower the peak (``trace.peak``): each input leaf live at the
-        peak split further over a mesh axis it does not use (jit mode, where the peak is
-        known), and each positional argument an output could reuse donated
+        peak (every input where the compiler wrote no peak report) split further over a mesh
+        axis it does not use (jit mode), and each positional argument an output could reuse donated
         (``donate_argnums``), each compiled now (one compile each): ``.what``, ``.state``,
         ``.peak``, ``.before``, ``.lowers``; the lowest peak first. [] before a layout
         compiled."""

@@ -25,6 +25,7 @@ def answer(view: FunctionView, req: tuple[int, bool, int]) -> why_wire.WhyMsg:
         if cause is None:
             raise ValueError("no explanation was asked for in this compile")
         why_wire.with_cause(msg, cause)
+        why_wire.with_leaves(msg, res.collectives[i])
         if k >= 0:
             view.apply_fix(i, k)
             msg["applied"] = k

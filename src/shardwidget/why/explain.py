@@ -104,6 +104,8 @@ class Explainer:
         self.unchecked = unchecked
         self.colls: list[hlo.Collective] = []
         self._causes: dict[str, cause.Cause] | None = None
+        self.module: sdy.Module | None = None
+        """Shardy's module the causes read (None until worked out, or where there is none)."""
         self._lock = threading.Lock()
         self._asked = False
         self.explain_ms = 0.0
@@ -161,6 +163,7 @@ class Explainer:
                 )
                 ctx.out_given = self.out_given
                 found = cause.causes(self.colls, ctx)
+                self.module = ctx.module  # (the fixes read the op where shardings met)
                 self._causes = {k.name: v for k, v in zip(self.colls, found, strict=True)}
                 self.explain_ms = (time.perf_counter() - t0) * 1e3
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .. import _jax
 from ..hlo import collectives as hlo
 from ..model import spec as spec_mod
-from . import sdy
+from . import fix_kinds, sdy
 
 if TYPE_CHECKING:  # a trace's results are read by their attributes: trace/ sits a floor up
     from ..trace.result import TraceResult, TraceState
@@ -55,6 +55,13 @@ def candidates(res: TraceResult, i: int) -> list[tuple[str, TraceState]]:
     c = res.collectives[i]
     cause = c.cause
     out = _from_cause(res, c, cause) if cause is not None and cause.known else []
+    for idx, why, st in _at_the_op(res, c, cause) if cause is not None and cause.known else []:
+        same = [k for k, o in enumerate(out) if o[1] == st]
+        if not same:
+            out.append((f"lay {res.in_paths[idx]} out as {_text(st, idx)} ({why})", st))
+        elif "(as the op wants it" in (words := out[same[0]][0]):  # the same layout: all words
+            sep = ": " if words.endswith("wants it)") else "; "
+            out[same[0]] = (f"{words[:-1]}{sep}{why})", st)
     for words, st in _by_flow(res, c):
         if all(o[1] != st for o in out):
             out.append((words, st))
@@ -95,6 +102,24 @@ def _by_flow(res: TraceResult, c: Any) -> list[tuple[str, TraceState]]:
         names = ", ".join(res.in_paths[idx] for idx in changed)
         out.append((f"lay {names} out not split over {over} (together)", new_st))
     return out
+
+
+def _at_the_op(res: TraceResult, c: Any, cause: Any) -> list[tuple[int, str, TraceState]]:
+    """(input, why, layout) of each input that is an operand of the op where shardings met,
+    split as the op's other operand is, or over the axes its result is (:mod:`.fix_kinds`)."""
+    mod = getattr(c.explainer, "module", None)
+    if cause.op is None or mod is None:
+        return []
+    found = fix_kinds.candidates(mod, cause.op.index, res.in_paths, res.state.in_specs)
+    return [
+        (idx, why, _with_in(res.state, idx, spec))
+        for idx, why, spec in found
+        if len(spec) == len(res.in_shapes[idx])
+    ]
+
+
+def _text(st: TraceState, idx: int) -> str:
+    return spec_mod.to_text(st.in_specs[idx])
 
 
 def _from_cause(res: TraceResult, c: Any, cause: Any) -> list[tuple[str, TraceState]]:

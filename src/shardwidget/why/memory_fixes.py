@@ -1,5 +1,6 @@
 """The layouts that lower the memory peak (``view.memory_fixes()``): each input leaf that is live
-at the peak (:class:`~shardwidget.hlo.peak.Peak`'s argument buffers) split further over a mesh
+at the peak (:class:`~shardwidget.hlo.peak.Peak`'s argument buffers; every input where the
+compiler wrote no report, each judged by the totals) split further over a mesh
 axis its layout does not use yet, on the first dimension that axis divides evenly. Each is
 compiled by the view's own :class:`~.traced.Traced` (one compile each) and carries the peak that
 compile's own report gives.
@@ -68,11 +69,15 @@ def peak_bytes(res: TraceResult) -> int | None:
 
 
 def candidates(res: TraceResult) -> list[tuple[str, TraceState]]:
-    """(words, layout) of each input leaf live at the peak split further over one unused mesh
-    axis, without compiling (none outside jit mode or where the peak is unknown)."""
-    if res.mode != "jit" or res.peak is None:
+    """(words, layout) of each input leaf live at the peak (every input where the compiler
+    wrote no peak report: which are live there is not known) split further over one unused
+    mesh axis, without compiling (none outside jit mode)."""
+    if res.mode != "jit":
         return []
-    live = {b.path for b in res.peak.buffers if b.kind == "argument" and b.path}
+    if res.peak is None:
+        live = set(res.in_paths)
+    else:
+        live = {b.path for b in res.peak.buffers if b.kind == "argument" and b.path}
     st = res.state
     axes = [(a, n) for a, n in zip(st.axis_names, st.mesh_shape, strict=True) if n > 1]
     out = []

@@ -128,6 +128,8 @@ class ElementWire(TypedDict):
     dtype: str
     in_leaves: list[int]
     out_leaves: list[int]
+    gradient_of: int
+    """The input leaf (index) whose gradient it carries; -1 where none is told."""
 
 
 class Memory(TypedDict):
@@ -284,11 +286,13 @@ def _leaves(out: CollectiveWire, c: Any, in_paths: Sequence[str], out_paths: Seq
         e = c.elements[k]
         touched_in = c.element_in_leaves[k] if k < len(c.element_in_leaves) else ()
         touched_out = c.element_out_leaves[k] if k < len(c.element_out_leaves) else ()
+        grad = c.element_gradients[k] if k < len(c.element_gradients) else ""
         return {
             "shape": list(e.dims),
             "dtype": e.dtype,
             "in_leaves": [ins[p] for p in touched_in if p in ins],
             "out_leaves": [outs[p] for p in touched_out if p in outs],
+            "gradient_of": ins.get(grad, -1),
         }
 
     out["elements"] = [element(k) for k in range(len(c.elements))]

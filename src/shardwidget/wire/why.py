@@ -31,6 +31,17 @@ class FixWire(TypedDict):
     error: str
 
 
+class TouchWire(TypedDict):
+    """One array the collective carries, and the leaves it touches by dataflow (paths)."""
+
+    what: str
+    """Its per-device shape ("f32[64, 64]")."""
+    gradient_of: str
+    """The input leaf whose gradient it carries ("" where none is told)."""
+    inputs: list[str]
+    outputs: list[str]
+
+
 class WhyMsg(TypedDict):
     """The answer to a "why" request (``error`` says why there is none)."""
 
@@ -47,6 +58,9 @@ class WhyMsg(TypedDict):
     constraints: list[PlaceWire]
     fixes: list[FixWire] | None
     applied: int
+    touches: list[TouchWire]
+    """Per element it carries, the leaves it touches ([]: not told; leaves_note says why)."""
+    leaves_note: str
 
 
 def parse(content: object) -> tuple[int, bool, int] | None:
@@ -73,7 +87,7 @@ def empty(i: int) -> WhyMsg:
     return {
         "type": "why", "index": i, "ok": False, "error": "", "text": "", "known": False,
         "checked": "", "op": "", "inputs": [], "outputs": [], "constraints": [], "fixes": None,
-        "applied": -1,
+        "applied": -1, "touches": [], "leaves_note": "",
     }  # fmt: skip
 
 
@@ -84,6 +98,27 @@ def with_cause(msg: WhyMsg, cause: Any) -> None:
     msg["inputs"] = [_place(p) for p in cause.inputs]
     msg["outputs"] = [_place(p) for p in cause.outputs]
     msg["constraints"] = [_place(p) for p in cause.constraints]
+
+
+def with_leaves(msg: WhyMsg, c: Any) -> None:
+    """Write the leaves a collective (an ``hlo.Collective``) touches into msg, in place: per
+    element its input and output paths and whose gradient it is; the note where not told."""
+    msg["leaves_note"] = c.leaves_note
+    if c.in_leaves is None:
+        return
+    n = len(c.elements)
+    ins = c.element_in_leaves if len(c.element_in_leaves) == n else [c.in_leaves] * n
+    outs = c.element_out_leaves if len(c.element_out_leaves) == n else [c.out_leaves or ()] * n
+    grads = c.element_gradients if len(c.element_gradients) == n else [""] * n
+    msg["touches"] = [
+        {
+            "what": f"{e.dtype}{list(e.dims)}",
+            "gradient_of": g,
+            "inputs": list(i),
+            "outputs": list(o),
+        }
+        for e, i, o, g in zip(c.elements, ins, outs, grads, strict=True)
+    ]
 
 
 def fix(f: Any) -> FixWire:

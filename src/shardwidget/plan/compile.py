@@ -168,10 +168,18 @@ class Plan:
             flops=self.flops,
             bytes_accessed=self.bytes_accessed,
             collectives=self.collectives,
-            peak_bytes=self.fit_bytes if self.compiler == "gpu" else self.memory.get("peak"),
+            peak_bytes=self.fit_bytes,  # one figure with fits, the search, largest_fit
             flops_source=self.flops_source,
             bytes_source=hlo_traffic.SOURCE if self.compiler == "gpu" else "",
+            fit_basis=self._fit_basis(),
         )
+
+    def _fit_basis(self) -> str:
+        """What :attr:`fit_bytes` is, in the estimate's few words, where it is not what the
+        runtime holds (the GPU's, as a function view's) nor the compiler's peak."""
+        if self.compiler == "gpu" or self.peak is not None:
+            return ""
+        return "totals: no live-range report"
 
     def _own_preset(self) -> str:
         """The preset of the plan's chip (ValueError in words for a GPU no preset has)."""

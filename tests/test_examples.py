@@ -19,6 +19,7 @@ import jax
 import pytest
 
 from shardwidget import _jax
+from shardwidget.plan import kept_on_disk
 
 from .helpers import said_in, svgs_in
 
@@ -110,6 +111,11 @@ def kernel_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         ]
         mp.setenv("PYTHONPATH", os.pathsep.join(paths))
         mp.setenv("JAX_PLATFORMS", "cpu")  # the examples are written for 8 simulated CPU devices
+        # ./dev test's folder for the notebooks' TPU and GPU compiles between runs (their
+        # kernels only: the notebooks as readers run them keep compiles in memory)
+        kept = os.environ.get("SHARDWIDGET_TEST_COMPILE_CACHE", "")
+        if kept:
+            mp.setenv(kept_on_disk.ENV, kept)
         yield
 
 

@@ -166,8 +166,10 @@ const MEMORY_ROWS: [keyof Memory, string, string][] = [
   ["argument", "arguments", "the inputs' shards"],
   ["output", "outputs", "the outputs' shards"],
   ["temp", "temporaries", "scratch space XLA needs while it runs"],
-  ["alias", "aliased", "output buffers that reuse an argument's (subtracted from the peak)"],
-  ["peak", "peak", "arguments + outputs − aliased + temporaries"],
+  ["alias", "aliased", "output buffers that reuse an argument's (subtracted from the total)"],
+  // not "peak": the compiler's own peak (what is live at once) is the memory panel's, and is
+  // at most this sum
+  ["peak", "total", "arguments + outputs − aliased + temporaries: at most this is live at once (the peak, from the compiler's own report, is in the memory panel)"],
 ];
 
 /** Memory of one device as bars (relative to the peak), plus flops. */

@@ -101,6 +101,11 @@ def test_the_picture_groups_gpus_by_host_and_marks_the_axes_that_cross_hosts(
     for a, size, link in zip(axes, shape, links, strict=True):
         marked = "⇄ " if link == NETWORK else ""
         assert f">{marked}{a}={size}: {link}<" in svg
+    # the view's banner says them too
+    assert (
+        v.planned.startswith("planned on ")
+        and ", ".join(f"{a}: {link}" for a, link in zip(axes, links, strict=True)) in v.planned
+    )
     # the live view's payload: the same words per axis, and the domain's hosts
     lay = layout_of_sharding(NamedSharding(mesh, P(axes)), (n, 8), np.dtype(np.float32))
     wire = wire_array.layout(lay, key=0, source="", note="", local_process=0)

@@ -109,14 +109,18 @@ def test_plans_on_other_topologies_are_what_the_tpu_compiler_makes(
     assert pl.flops == want["flops"]
     n = len(mi.device_ids)
     coords = {i: tuple(int(c) for c in np.unravel_index(i, shape)) for i in range(n)}
-    direct = shardwidget.plan.compile.hlo.collectives(
-        want["hlo"], list(range(n)), coords, ("data", "model"), shape
+    # the direct compile's HLO read as a plan's is (across slices: one slice's program, its
+    # DCN collectives Megascale transfers; tests/plan/test_tpu_slices.py checks that reading)
+    direct = shardwidget.plan.compile.tpu_collectives(
+        want["hlo"], mi, coords, ("data", "model"), shape
     )
     assert sorted((c.name, c.groups) for c in pl.collectives) == sorted(
         (c.name, c.groups) for c in direct
     )
     if slices > 1:
         assert "slice" in mi.physical_axes()["data"]  # data runs across the slices (DCN)
+        dcn = [c for c in pl.collectives if c.axes == ("data",) and "}x{" in c.groups_text]
+        assert dcn and all(c.group_size == slices for c in dcn)  # the gradient's, over DCN
 
 
 def test_an_hbm_overflow_is_a_result_in_words(v5e):

@@ -61,7 +61,8 @@ def main() -> None:
         jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=NamedSharding(mesh, s))
         for a, s in zip(mlp_args(big), SPECS, strict=True)
     ]
-    exe = jax.jit(mlp).lower(*sds).compile()
+    donate = tuple(int(k) for k in os.environ.get("DONATE", "").split(",") if k)
+    exe = jax.jit(mlp, donate_argnums=donate).lower(*sds).compile()
     m = exe.memory_analysis()
     text = exe.as_text()
     print(

@@ -220,10 +220,10 @@ describe("function view: collectives, constraints, memory", () => {
     expect(el2.querySelector<HTMLElement>(".sw-tr-cons-table")!.closest("section")!.hidden).toBe(true);
   });
 
-  it("memory per device in human units, with the peak", () => {
+  it("memory per device in human units, with their total (the peak is the memory panel's)", () => {
     const { el } = mountTrace(tfx.fxTraceMixed());
     const rows = [...el.querySelectorAll(".sw-tr-memrow")].map((r) => r.textContent);
-    expect(rows).toEqual(["arguments256 B", "outputs288 B", "temporaries1 KiB", "peak1.53 KiB"]);
+    expect(rows).toEqual(["arguments256 B", "outputs288 B", "temporaries1 KiB", "total1.53 KiB"]);
     expect(el.querySelector(".sw-tr-flops")!.textContent).toBe("2.4 MFLOP per device");
   });
 });

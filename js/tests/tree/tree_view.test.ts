@@ -105,21 +105,26 @@ describe("rows", () => {
   it("builds 10,000 rows in time linear in the rows", () => {
     // A ratio timed in the same run, not a wall-clock bound (CI's loaded 2-core machine took
     // 579 ms for what takes ~100 ms quiet): 5x the rows must cost well under the 25x of a
-    // quadratic build (the median of 3 runs each, after a warm-up).
+    // quadratic build. The fastest of 5 runs each, interleaved: another process taking the
+    // core only ever adds time, so the minimum is what the build costs (a median of 3 runs in
+    // a row read 100x on a fresh clone at load 12, when a burst covered the big runs).
     const opts = { sort: "bytes" as const, closed: new Set<string>(), filter: "" };
     const small = wireOf(2_000);
     const big = wireOf(10_000);
-    const time = (t: typeof big): number => {
-      const runs = [0, 1, 2].map(() => {
-        const t0 = performance.now();
-        buildRows(t, opts);
-        return performance.now() - t0;
-      });
-      return runs.sort((a, b) => a - b)[1];
+    const once = (t: typeof big): number => {
+      const t0 = performance.now();
+      buildRows(t, opts);
+      return performance.now() - t0;
     };
     buildRows(small, opts);
     expect(buildRows(big, opts).length).toBe(10_003);
-    expect(time(big) / time(small)).toBeLessThan(15);
+    let fastBig = Infinity;
+    let fastSmall = Infinity;
+    for (let i = 0; i < 5; i++) {
+      fastBig = Math.min(fastBig, once(big));
+      fastSmall = Math.min(fastSmall, once(small));
+    }
+    expect(fastBig / fastSmall).toBeLessThan(15);
   });
 });
 

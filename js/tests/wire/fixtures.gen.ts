@@ -5530,8 +5530,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 114.5,
-  "run_ms": 6.6,
+  "compile_ms": 225.4,
+  "run_ms": 10.7,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7276,8 +7276,8 @@ export const functionSearched8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 114.3,
-  "run_ms": 2.2,
+  "compile_ms": 212.0,
+  "run_ms": 13.0,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7922,7 +7922,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 400 B per device, estimated step 6 \u00b5s"
    },
    {
-    "id": 14,
+    "id": 12,
     "name": "FSDP 2 \u00d7 SP 2 \u00d7 TP 2",
     "layout": "fsdp=2 \u00d7 seq=2 \u00d7 tensor=2",
     "fits": true,
@@ -7933,7 +7933,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 368 B per device, estimated step 7 \u00b5s"
    },
    {
-    "id": 4,
+    "id": 5,
     "name": "DP 4 \u00d7 TP 2",
     "layout": "data=4 \u00d7 tensor=2",
     "fits": true,
@@ -7955,7 +7955,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 356 B per device, estimated step 8 \u00b5s"
    },
    {
-    "id": 3,
+    "id": 4,
     "name": "DP 4 \u00d7 SP 2",
     "layout": "data=4 \u00d7 seq=2",
     "fits": true,
@@ -7966,7 +7966,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 400 B per device, estimated step 8 \u00b5s"
    },
    {
-    "id": 17,
+    "id": 18,
     "name": "SP 2 \u00d7 TP 4",
     "layout": "seq=2 \u00d7 tensor=4",
     "fits": true,
@@ -7977,7 +7977,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 496 B per device, estimated step 8 \u00b5s"
    },
    {
-    "id": 13,
+    "id": 14,
     "name": "DP 2 \u00d7 SP 4",
     "layout": "data=2 \u00d7 seq=4",
     "fits": true,
@@ -7988,7 +7988,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 592 B per device, estimated step 8 \u00b5s"
    },
    {
-    "id": 8,
+    "id": 9,
     "name": "SP 4 \u00d7 TP 2",
     "layout": "seq=4 \u00d7 tensor=2",
     "fits": true,
@@ -7999,7 +7999,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 592 B per device, estimated step 8 \u00b5s"
    },
    {
-    "id": 18,
+    "id": 17,
     "name": "FSDP 2 \u00d7 TP 4",
     "layout": "fsdp=2 \u00d7 tensor=4",
     "fits": true,
@@ -8021,7 +8021,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 256 B per device, estimated step 9 \u00b5s"
    },
    {
-    "id": 9,
+    "id": 8,
     "name": "DP 2 \u00d7 FSDP 2 \u00d7 SP 2",
     "layout": "data=2 \u00d7 fsdp=2 \u00d7 seq=2",
     "fits": true,
@@ -8043,7 +8043,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 528 B per device, estimated step 9 \u00b5s"
    },
    {
-    "id": 6,
+    "id": 7,
     "name": "FSDP 4 \u00d7 TP 2",
     "layout": "fsdp=4 \u00d7 tensor=2",
     "fits": true,
@@ -8054,7 +8054,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 240 B per device, estimated step 11 \u00b5s"
    },
    {
-    "id": 5,
+    "id": 6,
     "name": "FSDP 4 \u00d7 SP 2",
     "layout": "fsdp=4 \u00d7 seq=2",
     "fits": true,
@@ -8065,7 +8065,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 304 B per device, estimated step 11 \u00b5s"
    },
    {
-    "id": 7,
+    "id": 0,
     "name": "DP 8",
     "layout": "data=8",
     "fits": true,
@@ -8087,7 +8087,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 976 B per device, estimated step 14 \u00b5s"
    },
    {
-    "id": 12,
+    "id": 13,
     "name": "DP 4 \u00d7 FSDP 2",
     "layout": "data=4 \u00d7 fsdp=2",
     "fits": true,
@@ -8098,7 +8098,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 288 B per device, estimated step 15 \u00b5s"
    },
    {
-    "id": 2,
+    "id": 3,
     "name": "DP 2 \u00d7 FSDP 4",
     "layout": "data=2 \u00d7 fsdp=4",
     "fits": true,
@@ -8109,7 +8109,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 256 B per device, estimated step 17 \u00b5s"
    },
    {
-    "id": 0,
+    "id": 2,
     "name": "FSDP 8",
     "layout": "fsdp=8",
     "fits": true,
@@ -8764,8 +8764,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 93.1,
-  "run_ms": 9.6,
+  "compile_ms": 80.1,
+  "run_ms": 23.6,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -9926,8 +9926,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 195.3,
-  "run_ms": 24.6,
+  "compile_ms": 159.6,
+  "run_ms": 6.3,
   "cached": false,
   "ran": true,
   "left_out": {

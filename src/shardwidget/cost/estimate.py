@@ -33,7 +33,10 @@ All per device. With ``hw`` a :class:`~shardwidget.cost.hardware.Hardware`:
   counts); collectives do not overlap with them nor with each other. ``total_s = max(compute_s,
   memory_s) + Σ collective seconds``. ``bound`` names the largest of compute, memory and all
   communication together.
-- ``fits``: peak bytes per device (XLA's memory analysis) <= ``hbm_bytes``.
+- ``fits``: ``peak_bytes`` per device <= ``hbm_bytes``; ``peak_bytes`` is what the caller
+  judges fit on: a function view the memory analysis' arguments + outputs + temporaries -
+  aliased (what the runtime holds at once), a plan its ``fit_bytes`` (``fit_basis`` says which
+  where it needs saying).
 
 A first-order model: no link contention between axes, no compute/collective
 overlap that XLA's scheduler may find. Good for comparing layouts, not for a stopwatch.
@@ -192,7 +195,7 @@ class Estimate:
     fits: bool | None
     """peak bytes per device <= hbm_bytes; None when XLA gave no memory analysis."""
     peak_bytes: int | None
-    """Peak bytes per device from XLA's memory analysis; None when it gave none."""
+    """Bytes per device fit is judged on (module docstring); None when XLA gave none."""
     flops: float
     """FLOPs per device (XLA's cost analysis)."""
     bytes_accessed: float
@@ -217,6 +220,9 @@ class Estimate:
     hbm_source: str = ""
     """What ``fits`` judged the peak against where not the preset's HBM (a GPU plan: JAX's
     share of the GPU's memory, as ``Plan.fits``), "" for the preset's."""
+    fit_basis: str = ""
+    """What :attr:`peak_bytes` is where it needs saying ("totals: no live-range report" for a
+    plan whose compiler wrote no peak), "" otherwise."""
 
     @property
     def communication_s(self) -> float:
@@ -231,7 +237,8 @@ class Estimate:
         word = "fits" if self.fits else "does not fit"
         hbm = fmt_bytes(round(self.hardware.hbm_bytes))
         why = f": {self.hbm_source}" if self.hbm_source else ""
-        return f"{word} in HBM ({fmt_bytes(self.peak_bytes)} of {hbm}{why})"
+        basis = f" {self.fit_basis}" if self.fit_basis else ""
+        return f"{word} in HBM ({fmt_bytes(self.peak_bytes)}{basis} of {hbm}{why})"
 
     def parts(self) -> list[dict[str, Any]]:
         """One bar each (wire.EstimatePart): compute, memory, each collective, a transfer."""
@@ -316,13 +323,14 @@ def estimate(
     flops_source: str = "",
     bytes_source: str = "",
     hbm_source: str = "",
+    fit_basis: str = "",
 ) -> Estimate:
     """The estimate of one program's per-device numbers (module docstring); ``transfer_bytes``:
     the most bytes one device receives in a re-layout XLA compiled no collective for;
     ``dcn_axes``: mesh axes that cross slices or hosts (their collectives pay the network's
     latency and move at its bandwidth);
-    ``flops_source``: where ``flops`` came from, in words; ``bytes_source``, ``hbm_source``:
-    see :class:`Estimate`."""
+    ``flops_source``: where ``flops`` came from, in words; ``bytes_source``, ``hbm_source``,
+    ``fit_basis``: see :class:`Estimate`."""
     h = hardware(hw)
     fl, ba = float(flops or 0.0), float(bytes_accessed or 0.0)
     compute_s, memory_s = fl / h.peak_flops, ba / h.hbm_bandwidth
@@ -365,6 +373,7 @@ def estimate(
         flops_source=flops_source,
         bytes_source=bytes_source,
         hbm_source=hbm_source,
+        fit_basis=fit_basis,
     )
 
 
@@ -412,6 +421,7 @@ def estimate_trace(
         flops = res.flops
     if accessed is None:
         accessed = getattr(res, "bytes_accessed", None)
+    # what the runtime holds at once (the compiler's live peak is the memory panel's)
     peak = res.memory.get("peak") if res.memory else None
     hbm_source = ""
     if machine is not None:

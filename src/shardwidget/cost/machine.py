@@ -55,6 +55,7 @@ def estimate_on(
     peak_bytes: int | None,
     flops_source: str = "",
     bytes_source: str = "",
+    fit_basis: str = "",
 ) -> Estimate:
     """:func:`~.estimate.estimate` on the machine a mesh stands for: its slow axes where the
     caller names none, and its usable memory for "fits" (on its own chip's preset)."""
@@ -71,4 +72,5 @@ def estimate_on(
         flops_source=flops_source,
         bytes_source=bytes_source,
         hbm_source=source,
+        fit_basis=fit_basis,
     )

@@ -164,7 +164,10 @@ def planned_text(mesh: Mesh | AbstractMesh) -> str:
     if topology and getattr(device, "platform", "") == "cuda":  # a gpu_mesh: "h100/1x2x8/…"
         where = str(getattr(device, "topology", "")).split("/")[1]
         kind = getattr(device, "device_kind", "GPU")
-        return f"planned on {kind} {where} {_fmt_shape(mesh_sizes(mesh))} · no devices"
+        said = tuple(getattr(device, "links", ()))  # what each axis crosses: NVLink, network
+        pairs = zip(mesh.axis_names, said, strict=True) if len(said) == len(mesh.axis_names) else ()
+        tail = "".join(f"{' · ' if i == 0 else ', '}{a}: {x}" for i, (a, x) in enumerate(pairs))
+        return f"planned on {kind} {where} {_fmt_shape(mesh_sizes(mesh))} · no devices{tail}"
     if topology:
         kind = getattr(device, "device_kind", "TPU")
         sizes = mesh_sizes(mesh)

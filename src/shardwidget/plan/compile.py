@@ -168,10 +168,18 @@ class Plan:
             flops=self.flops,
             bytes_accessed=self.bytes_accessed,
             collectives=self.collectives,
-            peak_bytes=self.fit_bytes if self.compiler == "gpu" else self.memory.get("peak"),
+            peak_bytes=self.fit_bytes,  # one figure with fits, the search, largest_fit
             flops_source=self.flops_source,
             bytes_source=hlo_traffic.SOURCE if self.compiler == "gpu" else "",
+            fit_basis=self._fit_basis(),
         )
+
+    def _fit_basis(self) -> str:
+        """What :attr:`fit_bytes` is, in the estimate's few words, where it is not what the
+        runtime holds (the GPU's, as a function view's) nor the compiler's peak."""
+        if self.compiler == "gpu" or self.peak is not None:
+            return ""
+        return "totals: no live-range report"
 
     def _own_preset(self) -> str:
         """The preset of the plan's chip (ValueError in words for a GPU no preset has)."""
@@ -349,9 +357,9 @@ def plan_of(reply: dict[str, Any], mesh: Mesh | AbstractMesh, t0: float) -> Plan
     coords = {i: tuple(int(c) for c in np.unravel_index(i, sizes)) for i in range(n)}
     colls = reply.get("_collectives")  # a TPU result read once (the reply is cached)
     if colls is None:
-        colls = hlo.collectives(reply["hlo"], list(range(n)), coords, names, sizes)
+        colls = tpu_collectives(reply["hlo"], mi, coords, names, sizes)
         if mi is not None:
-            colls = reply["_collectives"] = hlo_tpu.fused_collectives(reply["hlo"], colls)
+            reply["_collectives"] = colls
     mem = dict(reply["memory"])
     mem["peak"] = mem["arguments"] + mem["outputs"] + mem["temporaries"] - mem["aliased"]
     return Plan(
@@ -369,6 +377,29 @@ def plan_of(reply: dict[str, Any], mesh: Mesh | AbstractMesh, t0: float) -> Plan
         topology=mi,
         **peak,
     )
+
+
+def tpu_collectives(
+    text: str,
+    mi: Any,
+    coords: dict[int, tuple[int, ...]],
+    names: tuple[str, ...],
+    sizes: tuple[int, ...],
+) -> list[hlo.Collective]:
+    """The collectives of a compiled program on the mesh ``coords`` places (``mi``: the TPU
+    topology, else None). Across slices libtpu compiles one slice's program: partition ``p``
+    is the ``p``-th mesh position of the slice, and each of its collectives runs in every
+    slice (its groups given for all); those over DCN are Megascale transfers
+    (:func:`.hlo.tpu.megascale_collectives`)."""
+    n = len(coords)
+    if mi is None or mi.num_slices == 1:
+        colls = hlo.collectives(text, list(range(n)), coords, names, sizes)
+        return colls if mi is None else hlo_tpu.fused_collectives(text, colls)
+    slices = [[i for i in range(n) if mi.slice_index[i] == s] for s in range(mi.num_slices)]
+    ici = hlo_tpu.fused_collectives(text, hlo.collectives(text, slices[0], coords, names, sizes))
+    ici = [hlo_tpu.in_every_slice(c, slices) for c in ici]
+    dcn = hlo_tpu.megascale_collectives(text, slices, coords, names, sizes)
+    return hlo_tpu.in_text_order(text, [*ici, *dcn])
 
 
 def _gpu_plan(reply: dict[str, Any], mesh: Mesh | AbstractMesh, t0: float) -> Plan:

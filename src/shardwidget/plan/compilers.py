@@ -41,7 +41,7 @@ from typing import Any, Generic, TypeVar
 from jax.sharding import AbstractMesh, AxisType
 
 from . import helper as _helper
-from . import module_key
+from . import kept_on_disk, module_key
 from .helper import PlanError
 
 STAMP = ".shardwidget-compiler.json"
@@ -365,7 +365,7 @@ class Results:
         self._kept: dict[tuple[Any, ...], dict[str, Any]] = {}
 
     def __contains__(self, key: object) -> bool:
-        return key in self._kept
+        return key in self._kept or (isinstance(key, tuple) and kept_on_disk.has(key))
 
     def clear(self) -> None:
         self._kept.clear()
@@ -373,17 +373,21 @@ class Results:
     def answer(
         self, key: tuple[Any, ...], ask: Callable[[], dict[str, Any]], stop: Callable[[], None]
     ) -> dict[str, Any]:
-        """The kept result for ``key`` (now the most recently used), else ``ask()``'s, kept;
+        """The kept result for ``key`` (now the most recently used), else the one a folder
+        keeps between runs (:mod:`.kept_on_disk`), else ``ask()``'s, kept;
         a PlanError of ``ask`` calls ``stop`` first (the ended helper is forgotten: the next
         plan starts a new one)."""
         if key in self._kept:
             self._kept[key] = self._kept.pop(key)
             return self._kept[key]
-        try:
-            reply = ask()
-        except PlanError:
-            stop()
-            raise
+        reply = kept_on_disk.read(key)  # where a folder keeps results between runs
+        if reply is None:
+            try:
+                reply = ask()
+            except PlanError:
+                stop()
+                raise
+            kept_on_disk.write(key, reply)
         while len(self._kept) >= self.keep:
             self._kept.pop(next(iter(self._kept)))
         self._kept[key] = reply

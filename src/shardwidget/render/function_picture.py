@@ -99,7 +99,11 @@ def function_svg(
         y += machine(svg, machine_of, 12, y, width - 24, color_of) + 12
     y = _collectives(svg, res, 12, y, width - 24)
     if res.memory:
-        mem = " · ".join(f"{k} {fmt_bytes(v)}" for k, v in res.memory.items() if v)
+        # "peak" of the memory analysis is the sum (at most live at once): the compiler's own
+        # peak is the next line's
+        mem = " · ".join(
+            f"{'total' if k == 'peak' else k} {fmt_bytes(v)}" for k, v in res.memory.items() if v
+        )
         peak = peak_text.one_line(res.peak, res.peak_unknown)
         for part in [
             p for line in [f"Memory per device: {mem}", *peak] for p in wrap_text(line, width - 24)

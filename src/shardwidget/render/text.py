@@ -234,7 +234,8 @@ def render_trace(
         m = res.memory
         lines.append(
             "  memory per device: "
-            + ", ".join(f"{k} {fmt_bytes(m[k])}" for k in ("argument", "output", "temp", "peak"))
+            + ", ".join(f"{k} {fmt_bytes(m[k])}" for k in ("argument", "output", "temp"))
+            + f", total {fmt_bytes(m['peak'])}"  # the compiler's peak (at most this) follows
         )
     lines.extend(f"  {line}" for line in peak_text.compact(res.peak, res.peak_unknown))
     if res.flops is not None:

@@ -291,7 +291,9 @@ class FunctionView(SearchMixin, MemoryMixin, CostMixin, ShardView[TraceState, Co
         if not self._planned():
             return out
         head, _, rest = out.partition("\n")
-        return "\n".join([head, f"  {self._planned()}", *([rest] if rest else [])])
+        return "\n".join(
+            [head, f"  {self._planned()}", *([rest] if rest else []), *self._over_text()]
+        )
 
     def _static_html(self) -> str:
         drawn = self.to_svg() if self._result is not None else ""

@@ -13,6 +13,7 @@ import jax
 from jax.sharding import AbstractMesh, AxisType
 
 from ..cost import hardware as hw_mod
+from ..hlo import peak_text
 from ..model import spec as spec_mod
 from ..plan.largest_fit import MAX_COMPILES, Fit, largest_fit
 from ..why import memory_fixes
@@ -36,6 +37,8 @@ class MemoryMixin:
     _fit_for: TraceResult | None = None  # the result shown when the fit began
     _fit_waiting = False
     _over: PeakWire | None = None  # the memory panel of the layout last refused for its size
+    _refused: Any = None  # that refusal (plan.planned_function.Refused)
+    error: str
     hardware: str
     STATE_TRAITS: ClassVar[tuple[str, ...]]
 
@@ -104,13 +107,22 @@ class MemoryMixin:
         traced = self._path.traced
         if hasattr(traced, "refused"):
             traced.refused = None
-        self._over = None
+        self._over, self._refused = None, None
         try:
             return super()._compute(st)  # type: ignore[misc]  # (ShardView's)
         except ValueError:
-            self._over = _over(getattr(traced, "refused", None))
+            self._refused = getattr(traced, "refused", None)
+            self._over = _over(self._refused)
             self._show_over()
             raise
+
+    def _over_text(self) -> list[str]:
+        """The text view's lines for the layout refused for its size (while its error shows):
+        its peak and what is live there, against the memory the compiler says it has."""
+        r = self._refused
+        lines = peak_text.compact(r.peak, r.unknown, r.available) if r and self.error else []
+        return [f"  the layout asked for: {ln.strip()}" if i == 0 else f"  {ln}"
+                for i, ln in enumerate(lines)]  # fmt: skip
 
     def _show_over(self) -> None:
         """Put the refused layout's memory panel (:meth:`_compute`) into ``_trace``."""

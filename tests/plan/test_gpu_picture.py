@@ -66,10 +66,11 @@ def _crosses_hosts(hosts: list[int], shape: tuple[int, ...]) -> list[bool]:
     return [bool((np.diff(grid, axis=a) != 0).any()) for a in range(len(shape))]
 
 
-def _host_rows(svg: str) -> dict[int, list[int]]:
+def _host_rows(svg: str, end: str = ">Communication<") -> dict[int, list[int]]:
     """The static picture's machine: host -> the GPUs drawn on its row (the cells after a
     "host N" label up to the next label, in drawing order)."""
-    part = svg[svg.index("Physical: ") : svg.index(">Communication<")]
+    part = svg[svg.index("Physical: ") :]
+    part = part[: part.index(end)] if end else part
     rows: dict[int, list[int]] = {}
     host = -1
     for label, device in re.findall(r">host (\d+)<|<rect [^>]*data-device=\"(\d+)\"", part):
@@ -128,3 +129,15 @@ def test_gb200_domains_are_headed_by_their_hosts_and_the_slices_cross_the_networ
     assert f">⇄ dp=2: {NETWORK}<" in svg
     assert ">fsdp=72: NVLink (one NVLink domain of 72 GPUs, across hosts)<" in svg
     assert _host_rows(svg) == {h: [i for i in range(144) if hosts[i] == h] for h in range(36)}
+
+
+def test_a_tree_views_picture_draws_its_gpus_by_host():
+    """The tree view's static picture (its selected leaf's) draws the same host rows."""
+    hosts = _direct_hosts("h100", "1x2x8", (2, 8), ("data", "model"))
+    mesh = gpu.gpu_mesh("h100", (2, 8), ("data", "model"), hosts=2)
+    tv = shardwidget.ShardView(
+        {"w": np.zeros((64, 64), np.float32)}, mesh=mesh, rules=[(r"w", P("data", "model"))]
+    )
+    svg = tv.to_svg()
+    assert _host_rows(svg, end="") == {h: [i for i in range(16) if hosts[i] == h] for h in (0, 1)}
+    assert f">⇄ data=2: {NETWORK}<" in svg and ">model=8: NVLink (within a host)<" in svg

@@ -6,12 +6,14 @@ lines draw the same (js/array/mesh/physical.ts, links.ts)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from ..model.layout import Layout, MeshInfo
 from . import budget
 from .colors import text_color_on
 from .picture import FG, FG2, FG3, Svg, wrap_text
+from .scene import array_scene
 
 NETWORK = "network"
 """The word a link starts with where it crosses the network (``GpuMeshInfo.link``)."""
@@ -61,6 +63,22 @@ def machine(
         svg.text(x0 + 4, y + 12, f"{n} GPUs: too many to draw one by one", size=11, fill=FG3)
         return y + 18 - y0
     return _hosts(svg, lay.mesh.domain_hosts, hosts, per, x0, y + 6, width, color_of) - y0
+
+
+def with_machine(picture: str, lay: Layout, width: int, n_devices: int) -> str:
+    """An array picture ``width`` wide (``array_svg`` of ``lay``) with the machine drawn below
+    it where the layout's mesh says its links (:func:`has_machine`: the tree view's leaf on a
+    ``gpu_mesh``), in the picture's device colours (``n_devices`` as it was drawn with); else
+    the picture as it is."""
+    high = re.search(r'height="([\d.]+)"', picture)
+    if not has_machine(lay) or high is None:
+        return picture
+    top = float(high.group(1))
+    svg = Svg()
+    svg.parts.append(picture.replace("<svg ", '<svg x="0" y="0" ', 1))
+    color_of = array_scene(lay, n_devices=n_devices).color_of
+    h = machine(svg, lay, 12, top + 8, width - 24, color_of)
+    return svg.done(width, top + h + 16, "the array and the GPUs it is planned for, by host")
 
 
 def _hosts(

@@ -32,6 +32,7 @@ from ..model.summary import Summary
 from ..model.tree import StaticLeaf, TreeLeaf, flatten, mesh_of, on_mesh
 from ..render import snapshot
 from ..render import tree as tree_render
+from ..render.machine import with_machine
 from ..render.picture import array_svg
 from ..render.tree import tree_svg
 from .array_path import layout_wire
@@ -427,7 +428,8 @@ class TreeView(CostMixin, ShardView[TreeState, Computed]):
             summ = shown[2]
         elif compute:
             summ = self._path.summarize(self._applied, i, lay, self._with_stats)
-        leaf = array_svg(lay, summ, dims, width=width, n_devices=self._n_devices())
+        n = self._n_devices()  # (a gpu_mesh leaf: its GPUs by host below it)
+        leaf = with_machine(array_svg(lay, summ, dims, width=width, n_devices=n), lay, width, n)
         return tree_svg(self, leaf, width)
 
     def _picture_name(self) -> str:

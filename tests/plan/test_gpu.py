@@ -281,6 +281,8 @@ def test_a_function_view_waits_on_the_gpu_compiler_in_the_background(monkeypatch
     assert "the CPU compiler's plan, shown while XLA's GPU compiler (jaxlib " in v.planned
     gate.set()
     assert background.wait(300)
+    said = repr(v)  # read first: the text takes what arrived, as .trace and .planned do
+    assert "compiled by XLA's GPU compiler" in said and "shown while" not in said
     assert "compiled by XLA's GPU compiler" in v.planned and "shown while" not in v.planned
 
 

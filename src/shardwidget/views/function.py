@@ -286,6 +286,7 @@ class FunctionView(SearchMixin, MemoryMixin, CostMixin, ShardView[TraceState, Co
         return save_function_view(self, path)
 
     def __repr__(self) -> str:
+        self._take_later()  # a TPU/GPU result that arrived meanwhile, as .trace reads it
         mesh = dict(zip(self.axis_names, self.mesh_shape, strict=False))
         out = text.render_trace(self.fn_name, self.mode, mesh, self.error, self._result)
         if not self._planned():

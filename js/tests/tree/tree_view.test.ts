@@ -102,29 +102,33 @@ describe("rows", () => {
     expect(isLargeReplicated(t, 4, 4)).toBe(false);
   });
 
-  it("builds 10,000 rows in time linear in the rows", () => {
-    // A ratio timed in the same run, not a wall-clock bound (CI's loaded 2-core machine took
-    // 579 ms for what takes ~100 ms quiet): 5x the rows must cost well under the 25x of a
-    // quadratic build. The fastest of 5 runs each, interleaved: another process taking the
-    // core only ever adds time, so the minimum is what the build costs (a median of 3 runs in
-    // a row read 100x on a fresh clone at load 12, when a burst covered the big runs).
+  it("builds 16,000 rows reading the payload a bounded number of times per leaf", () => {
+    // Counted, not timed: every read of an element of the payload's per-leaf arrays goes
+    // through a Proxy. A build that rescans the leaves per group or per row (the quadratic
+    // build this guards against) reads 16x the rows 256x as often; a linear one 16x. Timing
+    // ratios were not dependable here: 5x the rows read 6x quiet, 19.6x (fastest of 5) and
+    // 100x (median of 3) on a fresh clone at load 12, and 32x the rows 74-91x at load 3.
     const opts = { sort: "bytes" as const, closed: new Set<string>(), filter: "" };
-    const small = wireOf(2_000);
-    const big = wireOf(10_000);
-    const once = (t: typeof big): number => {
-      const t0 = performance.now();
-      buildRows(t, opts);
-      return performance.now() - t0;
+    const counted = (n: number): { wire: TreeWire; reads: () => number } => {
+      const w = wireOf(n) as unknown as Record<string, unknown>;
+      let reads = 0;
+      for (const [k, v] of Object.entries(w)) {
+        if (!Array.isArray(v)) continue;
+        w[k] = new Proxy(v, {
+          get(target, prop, receiver) {
+            if (typeof prop === "string" && /^\d+$/.test(prop)) reads++;
+            return Reflect.get(target, prop, receiver);
+          },
+        });
+      }
+      return { wire: w as unknown as TreeWire, reads: () => reads };
     };
-    buildRows(small, opts);
-    expect(buildRows(big, opts).length).toBe(10_003);
-    let fastBig = Infinity;
-    let fastSmall = Infinity;
-    for (let i = 0; i < 5; i++) {
-      fastBig = Math.min(fastBig, once(big));
-      fastSmall = Math.min(fastSmall, once(small));
-    }
-    expect(fastBig / fastSmall).toBeLessThan(15);
+    const small = counted(1_000);
+    const big = counted(16_000);
+    expect(buildRows(small.wire, opts).length).toBe(1_003);
+    expect(buildRows(big.wire, opts).length).toBe(16_003);
+    expect(small.reads()).toBeGreaterThan(1_000); // every leaf is read: the count is real
+    expect(big.reads() / small.reads()).toBeLessThan(16 * 1.25);
   });
 });
 

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.metadata
 import json
 import os
 import pathlib
 import tempfile
 from typing import Any
-
-import jax
 
 ENV = "SHARDWIDGET_COMPILE_CACHE"
 _WORKERS = ("_worker.py", "_tpu_worker.py", "_gpu_worker.py")
@@ -39,7 +38,10 @@ def _file(key: tuple[Any, ...]) -> pathlib.Path | None:
     folder = os.environ.get(ENV, "")
     if not folder:
         return None
-    name = hashlib.sha256(repr((key, jax.__version__, _scripts_digest())).encode()).hexdigest()
+    # the versions as installed (the adapter alone reads JAX's own attributes): a result of
+    # another jax or jaxlib is not this one's
+    versions = tuple(importlib.metadata.version(p) for p in ("jax", "jaxlib"))
+    name = hashlib.sha256(repr((key, versions, _scripts_digest())).encode()).hexdigest()
     return pathlib.Path(folder) / f"{name}.json"
 
 

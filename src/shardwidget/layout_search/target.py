@@ -51,8 +51,13 @@ class Target:
         return hw_mod.hardware(hw_mod.preset_for(self.mesh, DEFAULT_CPU_PRESET))
 
     def hbm_bytes(self, hw: hw_mod.Hardware) -> tuple[float, str]:
-        """(bytes a device may use, where the figure comes from)."""
-        return hw.hbm_bytes, f"the {hw.label or hw.name} preset's HBM"
+        """(bytes a device may use, where the figure comes from): on a tpu_mesh or gpu_mesh
+        the memory a program gets there (one rule with plans and function views:
+        plan/machine.py), else the preset's HBM."""
+        m = machine.machine_of(self.mesh)
+        if m is None or m.memory_bytes is None:
+            return hw.hbm_bytes, f"the {hw.label or hw.name} preset's HBM"
+        return m.memory_bytes, m.memory_source
 
     def mesh_for(self, shape: tuple[int, ...], names: tuple[str, ...]) -> Any:
         """A mesh of this shape on the target (ValueError in words where it cannot be)."""
@@ -60,7 +65,8 @@ class Target:
 
     def dcn_axes(self, mesh: AbstractMesh) -> tuple[str, ...]:
         """The mesh axes whose collectives cross slices or hosts (none on a CPU target)."""
-        return ()
+        m = machine.machine_of(mesh)
+        return () if m is None else m.dcn_axes
 
     def new_helper(self) -> helper_mod.Helper:
         """A helper process of its own for one of the search's parallel workers."""
@@ -94,12 +100,6 @@ class TpuTarget(Target):
     def compiler(self) -> str:
         return f"the TPU compiler (libtpu {self.info.libtpu}) for {self.info.title}"
 
-    def hbm_bytes(self, hw: hw_mod.Hardware) -> tuple[float, str]:
-        m = machine.of_tpu(self.info)  # one rule with plans and function views
-        if m.memory_bytes is None:
-            return super().hbm_bytes(hw)
-        return m.memory_bytes, m.memory_source
-
     def mesh_for(self, shape: tuple[int, ...], names: tuple[str, ...]) -> Any:
         mi = self.info
         return tpu.tpu_mesh(
@@ -110,10 +110,6 @@ class TpuTarget(Target):
             allow_split_physical_axes=mi.allow_split_physical_axes,
             chip_config_name=mi.chip_config_name,
         )
-
-    def dcn_axes(self, mesh: AbstractMesh) -> tuple[str, ...]:
-        m = machine.machine_of(mesh)
-        return () if m is None else m.dcn_axes
 
     def new_helper(self) -> helper_mod.Helper:
         return tpu.new_helper()
@@ -159,13 +155,6 @@ class GpuTarget(Target):
             )
         return hw_mod.hardware(self.info.gpu.hardware)
 
-    def hbm_bytes(self, hw: hw_mod.Hardware) -> tuple[float, str]:
-        # one rule with Plan.fits: JAX's share of the GPU's memory, not the preset's HBM
-        m = machine.of_gpu(self.info)
-        if m.memory_bytes is None:
-            return super().hbm_bytes(hw)
-        return m.memory_bytes, m.memory_source
-
     def mesh_for(self, shape: tuple[int, ...], names: tuple[str, ...]) -> Any:
         mi = self.info
         return gpu.gpu_mesh(
@@ -178,11 +167,6 @@ class GpuTarget(Target):
             nvlink_domain=mi.nvlink_domain,
             memory_fraction=mi.memory_fraction,
         )
-
-    def dcn_axes(self, mesh: AbstractMesh) -> tuple[str, ...]:
-        """The axes whose collectives cross the network (hosts outside one NVLink domain)."""
-        m = machine.machine_of(mesh)
-        return () if m is None else m.dcn_axes
 
     def new_helper(self) -> helper_mod.Helper:
         return gpu.new_helper()

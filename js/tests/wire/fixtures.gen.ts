@@ -4721,7 +4721,8 @@ export const function8: FunctionModel = {
    "out_specs": [
     null,
     null
-   ]
+   ],
+   "donate": []
   },
   "run_disabled": "",
   "planned": ""
@@ -5530,8 +5531,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 225.4,
-  "run_ms": 10.7,
+  "compile_ms": 58.6,
+  "run_ms": 2.9,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -6467,7 +6468,8 @@ export const functionSearched8: FunctionModel = {
    "out_specs": [
     null,
     null
-   ]
+   ],
+   "donate": []
   },
   "run_disabled": "",
   "planned": ""
@@ -7276,8 +7278,8 @@ export const functionSearched8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 212.0,
-  "run_ms": 13.0,
+  "compile_ms": 75.0,
+  "run_ms": 3.2,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7933,7 +7935,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 368 B per device, estimated step 7 \u00b5s"
    },
    {
-    "id": 5,
+    "id": 4,
     "name": "DP 4 \u00d7 TP 2",
     "layout": "data=4 \u00d7 tensor=2",
     "fits": true,
@@ -7955,7 +7957,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 356 B per device, estimated step 8 \u00b5s"
    },
    {
-    "id": 4,
+    "id": 5,
     "name": "DP 4 \u00d7 SP 2",
     "layout": "data=4 \u00d7 seq=2",
     "fits": true,
@@ -7988,7 +7990,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 592 B per device, estimated step 8 \u00b5s"
    },
    {
-    "id": 9,
+    "id": 8,
     "name": "SP 4 \u00d7 TP 2",
     "layout": "seq=4 \u00d7 tensor=2",
     "fits": true,
@@ -8021,7 +8023,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 256 B per device, estimated step 9 \u00b5s"
    },
    {
-    "id": 8,
+    "id": 9,
     "name": "DP 2 \u00d7 FSDP 2 \u00d7 SP 2",
     "layout": "data=2 \u00d7 fsdp=2 \u00d7 seq=2",
     "fits": true,
@@ -8043,7 +8045,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 528 B per device, estimated step 9 \u00b5s"
    },
    {
-    "id": 7,
+    "id": 6,
     "name": "FSDP 4 \u00d7 TP 2",
     "layout": "fsdp=4 \u00d7 tensor=2",
     "fits": true,
@@ -8054,7 +8056,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 240 B per device, estimated step 11 \u00b5s"
    },
    {
-    "id": 6,
+    "id": 7,
     "name": "FSDP 4 \u00d7 SP 2",
     "layout": "fsdp=4 \u00d7 seq=2",
     "fits": true,
@@ -8065,7 +8067,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 304 B per device, estimated step 11 \u00b5s"
    },
    {
-    "id": 0,
+    "id": 1,
     "name": "DP 8",
     "layout": "data=8",
     "fits": true,
@@ -8076,7 +8078,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 244 B per device, estimated step 14 \u00b5s"
    },
    {
-    "id": 1,
+    "id": 3,
     "name": "SP 8",
     "layout": "seq=8",
     "fits": true,
@@ -8098,7 +8100,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 288 B per device, estimated step 15 \u00b5s"
    },
    {
-    "id": 3,
+    "id": 2,
     "name": "DP 2 \u00d7 FSDP 4",
     "layout": "data=2 \u00d7 fsdp=4",
     "fits": true,
@@ -8109,7 +8111,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 256 B per device, estimated step 17 \u00b5s"
    },
    {
-    "id": 2,
+    "id": 0,
     "name": "FSDP 8",
     "layout": "fsdp=8",
     "fits": true,
@@ -8406,7 +8408,8 @@ export const functionShardMap8: FunctionModel = {
      null,
      null
     ]
-   ]
+   ],
+   "donate": []
   },
   "run_disabled": "",
   "planned": ""
@@ -8764,8 +8767,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 80.1,
-  "run_ms": 23.6,
+  "compile_ms": 46.4,
+  "run_ms": 2.2,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -9394,7 +9397,8 @@ export const functionPmap8: FunctionModel = {
    ],
    "out_specs": [
     null
-   ]
+   ],
+   "donate": []
   },
   "run_disabled": "",
   "planned": "",
@@ -9926,8 +9930,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 159.6,
-  "run_ms": 6.3,
+  "compile_ms": 79.0,
+  "run_ms": 2.3,
   "cached": false,
   "ran": true,
   "left_out": {

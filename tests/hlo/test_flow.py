@@ -114,6 +114,36 @@ def test_the_combined_gradient_all_reduce_is_one_row_with_every_element():
     )
 
 
+def deep_step(p, x):
+    def loss(p):
+        h = x
+        for i in range(len(p)):
+            h = jnp.tanh(h @ p[f"w{i}"])
+        return jnp.mean(h**2)
+
+    value, grads = jax.value_and_grad(loss)(p)
+    return jax.tree.map(lambda a, g: a - 0.1 * g, p, grads), value
+
+
+def test_operands_past_the_fifth_are_followed_through_xlas_index_marks():
+    # XLA writes "/*index=5*/" before every fifth operand and tuple element; 7 gradients and the
+    # loss make an 8-element all-reduce and an output tuple of 8: the 6th is read as any other.
+    m = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Auto,))
+    params = {f"w{i}": put(m, (64, 64), P()) for i in range(7)}
+    x = put(m, (64, 64), P("x"))
+    txt = jax.jit(deep_step).lower(params, x).compile().as_text()
+    assert "/*index=5*/" in txt  # the case this test is about
+    direct = hlo.collectives(txt, list(range(8)), {i: (i,) for i in range(8)}, ("x",), (8,))
+    (d,) = [c for c in direct if len(c.elements) > 1]
+    assert len(d.elements) == 8  # 7 gradients and the loss, as plain jit's all-reduce
+    view = sw.ShardView(deep_step, params, x)
+    (c,) = [c for c in view.trace.collectives if len(c.elements) > 1]
+    # every gradient element reaches its own updated parameter, the 6th (w5) too
+    outs = sorted(tuple(p for p in el if p.startswith("out[0]")) for el in c.element_leaves)
+    assert [o for o in outs if o] == [(f"out[0]['w{i}']",) for i in range(7)]
+    assert sorted(c.gradients) == [f"p['w{i}']" for i in range(7)]
+
+
 def test_an_activation_partial_sum_names_what_computes_it_and_not_the_labels():
     m = mesh()
     params, batch = dp_args(m)

@@ -95,7 +95,12 @@ def _split_top(text: str) -> list[str]:
     return [t.strip() for t in out if t.strip()]
 
 
+_COMMENT = re.compile(r"/\*.*?\*/")
+"""XLA's ``/*index=5*/`` marks before every fifth operand or tuple element: not a name."""
+
+
 def _parse_instr(line: str) -> _Instr | None:
+    line = _COMMENT.sub("", line)
     m = _HEAD.match(line)
     if m is None:
         return None

@@ -200,3 +200,23 @@ def test_a_program_whose_parameters_do_not_line_up_says_unknown():
     c = hlo.Collective("all-reduce", ("x",), (4,), "f32", 16, 2, 1, ((0, 1),), name="x")
     (got,) = hlo_flow.attribute([c], txt, [True], ["a"], ["out"])
     assert got.leaves is None and "unknown" in got.leaves_note
+
+
+def test_a_megascale_send_recv_pair_is_followed_in_either_order() -> None:
+    """Pure text: a recv written before its send still gets what the send carries (as the
+    collective's operand) and passes its value on."""
+    text = """HloModule m
+
+ENTRY %main (p0: f32[8], p1: f32[8]) -> (f32[8], f32[8]) {
+  %p0 = f32[8]{0} parameter(0)
+  %p1 = f32[8]{0} parameter(1)
+  %after-all = token[] after-all()
+  %recv = (f32[8]{0}, u32[], token[]) recv(%after-all), channel_id=1, is_host_transfer=true, frontend_attributes={_xla_host_transfer_rendezvous="all-reduce_0",_xla_megascale_transfer_type="ALL_REDUCE"}
+  %send = (f32[8]{0}, u32[], token[]) send(%p1, %after-all), channel_id=2, is_host_transfer=true, frontend_attributes={_xla_host_transfer_rendezvous="all-reduce_0",_xla_megascale_transfer_type="ALL_REDUCE"}
+  %recv-done = (f32[8]{0}, token[]) recv-done(%recv), channel_id=1
+  %gte = f32[8]{0} get-tuple-element(%recv-done), index=0
+  ROOT %t = (f32[8]{0}, f32[8]{0}) tuple(%p0, %gte)
+}
+"""
+    t = hlo_flow.touches(text, ["recv"], None, 2)["recv"]
+    assert (t.all_inputs, t.all_outputs) == ((1,), (1,))

@@ -31,6 +31,9 @@ MAX_LOOP_ROUNDS = 64
 _HEAD = re.compile(r"^\s+(?:ROOT\s+)?%?(?P<name>[\w.\-]+)\s*=\s*")
 _COMPUTATION = re.compile(r"^(?:ENTRY\s+)?%?(?P<name>[\w.\-]+)\s*\(.*\{\s*$")
 _OP = re.compile(r"\s*(?P<op>[a-z][a-z0-9\-]*)\(")
+MEGASCALE = "_xla_megascale_transfer_type"
+"""In a send's or recv's attributes: one half of libtpu's collective across TPU slices."""
+_RENDEZVOUS = r'_xla_host_transfer_rendezvous="([^"]*)"'
 _CALLED = {
     "fusion": ("calls",),
     "async-start": ("calls",),
@@ -179,6 +182,12 @@ class _Walker:
     def __init__(self, comps: dict[str, _Computation]) -> None:
         self.comps = comps
         self.operands: dict[str, list[frozenset[object]]] = {}
+        self.recvs = {  # a Megascale rendezvous -> its recv (the collective across slices)
+            m.group(1): i.name
+            for c in comps.values()
+            for i in c.instrs
+            if i.op == "recv" and (m := re.search(_RENDEZVOUS, i.attrs))
+        }
 
     def run(self, name: str, args: Sequence[Flow]) -> Flow:
         comp = self.comps.get(name)
@@ -210,6 +219,8 @@ class _Walker:
         kind = op[: -len("-start")] if op.endswith("-start") else op
         if kind in hlo.KINDS:
             return self._collective(ins, ops)
+        if op in ("send", "recv") and MEGASCALE in ins.attrs:
+            return self._across_slices(ins, ops)
         if op == "while":
             return self._loop(ins, ops[0] if ops else EMPTY)
         if op == "conditional":
@@ -235,6 +246,22 @@ class _Walker:
         if ins.tuple_size == len(elems) > 1 and not ins.op.endswith("-start"):
             return tuple(elems)
         return _shaped(frozenset().union(*elems), ins.tuple_size)
+
+    def _across_slices(self, ins: _Instr, ops: list[Flow]) -> Flow:
+        """libtpu's collective across slices is a Megascale ``send`` of the value and a
+        ``recv`` of the result, paired by their rendezvous: what is sent is the collective's
+        operand (recorded under the recv's name, the collective's), the recv's value is what
+        reaches it and the collective itself."""
+        key = re.search(_RENDEZVOUS, ins.attrs)
+        recv = self.recvs.get(key.group(1), "") if key else ""
+        if ins.op == "send":
+            sent = flat(ops[0]) if ops else EMPTY
+            if recv:
+                seen = self.operands.get(recv, [EMPTY])
+                self.operands[recv] = [seen[0] | sent]
+            return _shaped(sent, ins.tuple_size)
+        got = self.operands.setdefault(ins.name, [EMPTY])[0] | {(ins.name, 0)}
+        return _shaped(got, ins.tuple_size)
 
     def _loop(self, ins: _Instr, init: Flow) -> Flow:
         body = self._called(ins)

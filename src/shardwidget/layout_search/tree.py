@@ -260,6 +260,12 @@ class TreeSearch:
     _found: list[TreeCandidate] = field(default_factory=list, repr=False)
 
     @property
+    def chips(self) -> str:
+        """The chips laid out over, in words: "TPU v5e 2x2", "8 devices"."""
+        info = getattr(self.target, "info", None)
+        return str(info.title) if info is not None else f"{self.target.n} devices"
+
+    @property
     def results(self) -> list[TreeCandidate]:
         """The candidates, ranked: fit first, then the fewest bytes per device."""
         return sorted(self._found, key=lambda x: x.rank_key())

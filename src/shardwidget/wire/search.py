@@ -83,7 +83,8 @@ def search(s: Search | TreeSearch, key: int) -> SearchWire:
     return {
         "key": key, "kind": "tree" if isinstance(s, TreeSearch) else "step",
         "state": p.state, "done": p.done, "total": p.total, "cached": p.cached,
-        "compiler": s.chips if isinstance(s, TreeSearch) else s.target.compiler, "hardware": s.hardware.name, "hbm": float(hbm),
+        "compiler": s.chips if isinstance(s, TreeSearch) else s.target.compiler,
+        "hardware": s.hardware.name, "hbm": float(hbm),
         "dropped": len(s.dropped), "failed": len(s.failed),
         "rows": [_row(order[id(c)], c) for c in sorted(arrived, key=lambda c: c.rank_key())],
     }  # fmt: skip

@@ -8,55 +8,23 @@ y only the second. Needs libtpu (SHARDWIDGET_TPU_PYTHON; skipped with the reason
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import time
-
-import jax
-import jax.numpy as jnp
 import pytest
 
 import shardwidget as sw
 from shardwidget.hlo import flow
-from shardwidget.plan import background, tpu
+from shardwidget.plan import tpu
 from tests.plan import tpu_slices_direct
+from tests.plan.test_tpu_causes import tpu_trace
+from tests.plan.test_tpu_slices import X, _direct
 
 pytestmark = pytest.mark.skipif(bool(tpu.unavailable()), reason=tpu.unavailable() or "")
-
-DIRECT = os.path.join(os.path.dirname(__file__), "tpu_slices_direct.py")
-X = jax.ShapeDtypeStruct((1024, 4096), jnp.float32)
-
-
-def _direct(*where: str) -> dict:
-    env = dict(
-        os.environ, JAX_PLATFORMS="cpu", TPU_SKIP_MDS_QUERY="1", ALLOW_MULTIPLE_LIBTPU_LOAD="1"
-    )
-    out = subprocess.run(
-        [tpu.tpu_python(), DIRECT, *where],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-        check=True,
-    )
-    return json.loads(out.stdout)
-
-
-def _tpu_trace(view: sw.FunctionView):
-    assert background.wait(300)
-    end = time.monotonic() + 60
-    while "compiled by the TPU compiler" not in view.planned:
-        assert time.monotonic() < end, "the view never switched to the TPU compiler's plan"
-        time.sleep(0.05)
-    return view.trace
 
 
 def test_a_collective_across_slices_touches_the_leaves_its_send_and_recv_carry() -> None:
     mesh = tpu.tpu_mesh("v5e:2x2", (2, 2, 2), ("a", "dcn", "b"), num_slices=2)
     view = sw.ShardView(tpu_slices_direct.two_sums, X, X, mesh=mesh, in_specs=[("a",), ("b",)])
-    res = _tpu_trace(view)
-    want = _direct("v5e:2x2", "2", "2x2x2", "2x1x1", "a,dcn,b", "a", "b")
+    res = tpu_trace(view)
+    want = _direct("v5e:2x2", 2, (2, 2, 2), (2, 1, 1), "a,dcn,b", "a", "b")
     # libtpu wrote one Megascale all-reduce and one ICI reduction; so does the plan
     assert [k for k, _t, _s in want["megascale_recvs"]] == ["ALL_REDUCE"] and want["ici"] == 1
     (dcn,) = [c for c in res.collectives if "}x{" in c.groups_text]

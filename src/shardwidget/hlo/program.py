@@ -56,7 +56,7 @@ def split_top(text: str) -> list[str]:
     return [t.strip() for t in out if t.strip()]
 
 
-def _source(meta: str) -> str:
+def source_of(meta: str) -> str:
     """An instruction's source as its metadata writes it: "file.py:12", or "frame N"."""
     f = re.search(r'source_file="([^"]*)"', meta)
     ln = re.search(r"source_line=(\d+)", meta)
@@ -97,7 +97,7 @@ def parse_instr(line: str) -> Instr | None:
         root,
         name.group(1) if name else "",
         shape,
-        _source(meta),
+        source_of(meta),
     )
 
 

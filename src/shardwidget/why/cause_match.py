@@ -12,6 +12,7 @@ from typing import Any
 
 from ..hlo import collectives as hlo
 from ..hlo import concat
+from ..hlo.program import source_of
 from . import sdy
 from .cause_text import nothing_met, reduced_axes
 
@@ -318,7 +319,7 @@ def hlo_params(hlo_text: str) -> dict[str, Any]:
             where = calls.group(1) if calls else comp
             out[name] = (op, args, int(param.group(1)) if param else None, where, shape)
             if entry and (on := _OP_NAME.search(text)):  # (where each element comes from)
-                out.setdefault(" meta", {})[name] = (on.group(1), _source(text))
+                out.setdefault(" meta", {})[name] = (on.group(1), source_of(text))
             if op in _DOTS and (dk := _dot_kind(op, text)):
                 out.setdefault(" dots", {})[name] = (comp, dk)
             elif op == "while" and (trips := _TRIPS.search(text)) and (on := _OP_NAME.search(text)):
@@ -338,17 +339,6 @@ writes no trip count on its loops, their test's constant is it."""
 
 _TRIPS = re.compile(r'"known_trip_count":\{"n":"(\d+)"')
 _OP_NAME = re.compile(r'op_name="([^"]*)"')
-
-
-def _source(text: str) -> str:
-    """An instruction's source as its metadata writes it: "file.py:12", or "frame N" (a
-    stack frame of the module's tables, read only when needed); "" when none."""
-    f = re.search(r'source_file="([^"]*)"', text)
-    ln = re.search(r"source_line=(\d+)", text)
-    if f and ln:
-        return hlo.where(f.group(1), ln.group(1))
-    frame = re.search(r"stack_frame_id=(\d+)", text)
-    return f"frame {frame.group(1)}" if frame else ""
 
 
 def element_origins(name: str, graph: dict[str, Any], hlo_text: str) -> list[tuple[str, str]]:

@@ -424,10 +424,13 @@ def _from_module(
         if made is not None and match.from_scalars(mod, made):
             labels.append("")  # a constant broadcast where it is needed: nothing arrives
             continue
-        k_of = ((a, arg_index(mod, a, ctx)) for a in mod.args)
-        stacks = [(ctx.in_paths[k], a.shape) for a, k in k_of if k is not None]
+        k_of = [(a, k) for a in mod.args if (k := arg_index(mod, a, ctx)) is not None]
+        stacks = [(ctx.in_paths[k], a.shape) for a, k in k_of]
         layer = match.layer_of(v.shape, c.op_name, stacks)
         labels.append(f"operand {i}" + (f" (shaped as one layer of {layer})" if layer else ""))
+        if layer and c.in_leaves and layer in c.in_leaves:  # its shape and the dataflow agree
+            k, a = next((k, a) for a, k in k_of if ctx.in_paths[k] == layer)
+            inputs.setdefault(k, input_place(k, a, ctx))  # (a scan's weight: what is moved)
         origins(v, mod, ctx, inputs, constraints, outputs)
     for v in results:
         assert v is not None

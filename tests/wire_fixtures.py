@@ -90,6 +90,9 @@ def views(n: int) -> dict[str, Any]:
     # A tree: a laid-out weight, an abstract leaf, a static leaf, a rule.
     tree = {"w": a, "b": jax.ShapeDtypeStruct((8,), jnp.float32), "n": 3}
     out["tree8"] = traits(ShardView(tree, mesh=mesh, rules=[("b", P("y"))]))
+    tree_searched = ShardView(tree, mesh=mesh, rules=[("b", P("y"))])  # its search panel
+    tree_searched.search()
+    out["treeSearched8"] = traits(tree_searched)
     # A plan: the same tree's shapes on an AbstractMesh of 256 positions (no devices).
     pod = jax.sharding.AbstractMesh(
         (32, 8), ("data", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2

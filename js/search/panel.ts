@@ -38,6 +38,7 @@ export function fitWord(fits: boolean | null): string {
 
 /** The progress line: "12 of 20 compiled (3 from the cache) · running · …". */
 export function headLine(w: SearchWire): string {
+  if (w.kind === "tree") return treeLine(w);
   const state = w.state === "budget" ? "stopped by its time budget" : w.state;
   const parts = [
     `${w.done} of ${plural(w.total, "candidate")} compiled` + (w.cached ? ` (${w.cached} from the cache)` : ""),
@@ -47,6 +48,17 @@ export function headLine(w: SearchWire): string {
   ];
   if (w.dropped) parts.push(`${w.dropped} dropped`);
   if (w.failed) parts.push(`${w.failed} failed`);
+  return parts.join(" · ");
+}
+
+/** A tree's line: its layouts, the chips and the memory they fit in; no step time. */
+function treeLine(w: SearchWire): string {
+  const parts = [
+    `${plural(w.total, "layout")} of the tree, ranked by fit, then bytes per device`,
+    `on ${w.compiler}`,
+    "step time unknown: a tree has no step (a function view ranks by time)",
+  ];
+  if (w.dropped) parts.push(`${w.dropped} dropped`);
   return parts.join(" · ");
 }
 
@@ -76,17 +88,19 @@ export class SearchPanel {
     }
     const apply = disabled ? null : (id: number) => this.send({ type: "search_apply", id });
     const body = el(this.doc, "div", "sw-search-body");
-    body.append(this.table(w.rows, apply), scatter(this.doc, w, apply));
+    body.append(this.table(w, apply));
+    if (w.kind !== "tree") body.append(scatter(this.doc, w, apply)); // (no step time to plot)
     this.el.replaceChildren(el(this.doc, "p", "sw-search-head", headLine(w)), body);
     return true;
   }
 
-  private table(rows: SearchRowWire[], apply: ((id: number) => void) | null): HTMLTableElement {
+  private table(w: SearchWire, apply: ((id: number) => void) | null): HTMLTableElement {
     const doc = this.doc;
     const t = el(doc, "table", "sw-search-table");
-    t.append(tableHead(doc, ["#", "layout", "fits", "peak per device", "est. time", "bytes moved"]));
+    const held = w.kind === "tree" ? "held per device" : "peak per device";
+    t.append(tableHead(doc, ["#", "layout", "fits", held, "est. time", "bytes moved"]));
     const tbody = el(doc, "tbody");
-    rows.forEach((r, k) => {
+    w.rows.forEach((r, k) => {
       const tr = el(doc, "tr", `sw-search-row${r.fits === false ? " sw-search-no" : ""}`);
       tr.dataset.id = String(r.id);
       tr.title = `${r.name}: ${r.summary}` + (apply ? " (click to lay the view out so)" : "");
@@ -94,7 +108,7 @@ export class SearchPanel {
       name.append(el(doc, "div", "sw-muted", r.layout));
       const time = r.step_s === null ? "—" : formatSeconds(r.step_s);
       tr.append(el(doc, "td", "", String(k + 1)), name, el(doc, "td", "sw-search-fit", fitWord(r.fits)));
-      tr.append(el(doc, "td", "", peakText(r)), el(doc, "td", "", time), el(doc, "td", "", formatBytes(r.moved)));
+      tr.append(el(doc, "td", "", peakText(r)), el(doc, "td", "", time), el(doc, "td", "", w.kind === "tree" ? "—" : formatBytes(r.moved)));
       if (apply) {
         tr.tabIndex = 0;
         tr.addEventListener("click", () => apply(r.id));

@@ -18,6 +18,7 @@ import { MemoryChart } from "./memory_chart";
 import { LeafTable } from "./leaf_table";
 import { RulesEditor } from "./rules_editor";
 import { isLargeReplicated } from "./rows";
+import { SearchPanel } from "../search/panel";
 
 /** A clicked leaf's grid that has not come after this long is said to be on its way (or, in a
  *  saved page, missing from it). */
@@ -56,6 +57,8 @@ export class TreeView extends BaseView<TreeModel, TreeState, TreeRequestMsg> {
   private leafHead: HTMLElement;
   private gridHost: HTMLElement;
   private staticEl: HTMLElement;
+  private search: SearchPanel;
+  private searchEl: HTMLElement;
   private leafModel: LeafModel | null = null;
   private leafView: ArrayView | null = null;
   /** The leaf whose grid is drawn: `selected` when its `_layout` arrived (the kernel sets both
@@ -111,10 +114,15 @@ export class TreeView extends BaseView<TreeModel, TreeState, TreeRequestMsg> {
     this.leafHead = mk(doc, "div", "sw-tree-leafhead");
     this.gridHost = mk(doc, "div", "sw-tree-leafgrid");
     this.staticEl = mk(doc, "div", "sw-tree-static");
-    this.root.append(header, grid, this.leafHead, this.gridHost, this.staticEl);
+    // view.search(...)'s table: the function view's panel (a click applies a row's rules)
+    this.search = new SearchPanel(doc, (msg) => this.model.send(msg));
+    this.searchEl = mk(doc, "section", "sw-tr-section sw-tree-search");
+    this.searchEl.append(mk(doc, "h3", "sw-tr-h", "Find a layout"), this.search.el);
+    this.searchEl.hidden = true;
+    this.root.append(header, grid, this.searchEl, this.leafHead, this.gridHost, this.staticEl);
     el.append(this.root);
 
-    this.onChange(["_static", "_tree", "selected", "large_bytes", "hardware", "_hardware_presets", "rules_text", "error", "busy", "_history"], () =>
+    this.onChange(["_static", "_tree", "selected", "large_bytes", "hardware", "_hardware_presets", "rules_text", "error", "busy", "_history", "_search"], () =>
       this.schedule(),
     );
     this.onChange(["_layout", "_stats", "_options"], () => this.schedule());
@@ -187,6 +195,7 @@ export class TreeView extends BaseView<TreeModel, TreeState, TreeRequestMsg> {
     this.table.render({ tree: t, selected: m.get("selected"), largeBytes: m.get("large_bytes") });
     this.renderLeaf(t);
     this.renderStatic(t);
+    this.searchEl.hidden = !this.search.update(m.get("_search"), this.root, !!page);
   }
 
   private renderHeader(t: TreeWire): void {

@@ -26,11 +26,14 @@ export interface SearchRowWire {
 /** The newest search of the view (key 0, state "none": no search yet). */
 export interface SearchWire {
   key: number;
+  /** "step": a function view's (compiled, ranked by fit and estimated step time); "tree": a
+   *  tree view's (laid out, not compiled, ranked by fit and bytes per device; no step time). */
+  kind: "step" | "tree";
   state: "none" | "running" | "done" | "cancelled" | "budget";
   done: number;
   total: number;
   cached: number;
-  /** The compiler, in words. */
+  /** The compiler, in words; a tree's: the chips it is laid out over (nothing compiled). */
   compiler: string;
   /** The preset the step times are estimated on. */
   hardware: string;

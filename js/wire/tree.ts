@@ -4,6 +4,7 @@
 // two in step. The selected leaf travels as an array view's _layout / _stats / _options.
 import type { Options } from "./array";
 import type { HardwareWire } from "./cost";
+import type { SearchWire } from "./search";
 import type { AxisType, HistoryWire, Layout, Stats } from "./shared";
 
 /** A leaf that is not an array: listed, never laid out. */
@@ -95,6 +96,8 @@ export interface TreeModel extends TreeState {
   _stats: Stats;
   _options: Options;
   _history?: HistoryWire;
+  /** The newest view.search(...): the tree's candidate layouts (kind "tree"). Python → JS. */
+  _search?: SearchWire;
   /** A saved page (TreeView.save_html): why nothing can be laid out again, and how many of the
    *  leaves' grids it carries (a click on another says so). Absent in a live view. */
   _static?: TreeStatic;

@@ -5531,8 +5531,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 58.6,
-  "run_ms": 2.9,
+  "compile_ms": 228.7,
+  "run_ms": 17.9,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -6155,6 +6155,7 @@ export const function8: FunctionModel = {
  },
  "_search": {
   "key": 0,
+  "kind": "step",
   "state": "none",
   "done": 0,
   "total": 0,
@@ -7278,8 +7279,8 @@ export const functionSearched8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 75.0,
-  "run_ms": 3.2,
+  "compile_ms": 179.4,
+  "run_ms": 15.8,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7902,6 +7903,7 @@ export const functionSearched8: FunctionModel = {
  },
  "_search": {
   "key": 3,
+  "kind": "step",
   "state": "done",
   "done": 19,
   "total": 19,
@@ -7935,7 +7937,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 368 B per device, estimated step 7 \u00b5s"
    },
    {
-    "id": 4,
+    "id": 5,
     "name": "DP 4 \u00d7 TP 2",
     "layout": "data=4 \u00d7 tensor=2",
     "fits": true,
@@ -7957,7 +7959,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 356 B per device, estimated step 8 \u00b5s"
    },
    {
-    "id": 5,
+    "id": 4,
     "name": "DP 4 \u00d7 SP 2",
     "layout": "data=4 \u00d7 seq=2",
     "fits": true,
@@ -8001,7 +8003,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 592 B per device, estimated step 8 \u00b5s"
    },
    {
-    "id": 17,
+    "id": 16,
     "name": "FSDP 2 \u00d7 TP 4",
     "layout": "fsdp=2 \u00d7 tensor=4",
     "fits": true,
@@ -8034,7 +8036,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 336 B per device, estimated step 9 \u00b5s"
    },
    {
-    "id": 16,
+    "id": 17,
     "name": "FSDP 2 \u00d7 SP 4",
     "layout": "fsdp=2 \u00d7 seq=4",
     "fits": true,
@@ -8045,7 +8047,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 528 B per device, estimated step 9 \u00b5s"
    },
    {
-    "id": 6,
+    "id": 7,
     "name": "FSDP 4 \u00d7 TP 2",
     "layout": "fsdp=4 \u00d7 tensor=2",
     "fits": true,
@@ -8056,7 +8058,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 240 B per device, estimated step 11 \u00b5s"
    },
    {
-    "id": 7,
+    "id": 6,
     "name": "FSDP 4 \u00d7 SP 2",
     "layout": "fsdp=4 \u00d7 seq=2",
     "fits": true,
@@ -8067,7 +8069,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 304 B per device, estimated step 11 \u00b5s"
    },
    {
-    "id": 1,
+    "id": 0,
     "name": "DP 8",
     "layout": "data=8",
     "fits": true,
@@ -8078,7 +8080,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 244 B per device, estimated step 14 \u00b5s"
    },
    {
-    "id": 3,
+    "id": 2,
     "name": "SP 8",
     "layout": "seq=8",
     "fits": true,
@@ -8100,7 +8102,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 288 B per device, estimated step 15 \u00b5s"
    },
    {
-    "id": 2,
+    "id": 3,
     "name": "DP 2 \u00d7 FSDP 4",
     "layout": "data=2 \u00d7 fsdp=4",
     "fits": true,
@@ -8111,7 +8113,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 256 B per device, estimated step 17 \u00b5s"
    },
    {
-    "id": 0,
+    "id": 1,
     "name": "FSDP 8",
     "layout": "fsdp=8",
     "fits": true,
@@ -8767,8 +8769,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 46.4,
-  "run_ms": 2.2,
+  "compile_ms": 168.7,
+  "run_ms": 17.5,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -9113,6 +9115,7 @@ export const functionShardMap8: FunctionModel = {
  },
  "_search": {
   "key": 0,
+  "kind": "step",
   "state": "none",
   "done": 0,
   "total": 0,
@@ -9930,8 +9933,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 79.0,
-  "run_ms": 2.3,
+  "compile_ms": 270.3,
+  "run_ms": 5.6,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -10469,6 +10472,7 @@ export const functionPmap8: FunctionModel = {
  },
  "_search": {
   "key": 0,
+  "kind": "step",
   "state": "none",
   "done": 0,
   "total": 0,
@@ -11519,6 +11523,1185 @@ export const tree8: TreeModel = {
     ]
    ]
   }
+ },
+ "_search": {
+  "key": 0,
+  "kind": "step",
+  "state": "none",
+  "done": 0,
+  "total": 0,
+  "cached": 0,
+  "compiler": "",
+  "hardware": "",
+  "hbm": null,
+  "dropped": 0,
+  "failed": 0,
+  "rows": []
+ }
+};
+
+export const treeSearched8: TreeModel = {
+ "mesh_shape": [
+  2,
+  4
+ ],
+ "axis_names": [
+  "x",
+  "y"
+ ],
+ "axis_types": [
+  "auto",
+  "auto"
+ ],
+ "rules_text": "b  P('y')",
+ "error": "",
+ "busy": false,
+ "_kind": "tree",
+ "selected": 1,
+ "hardware": "h100",
+ "large_bytes": 1048576,
+ "_hardware_presets": [
+  {
+   "name": "tpu-v4",
+   "label": "TPU v4",
+   "peak_flops": 275000000000000.0,
+   "hbm_bytes": 34359738368.0,
+   "hbm_bandwidth": 1200000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v4 (read 2026-11-23); ICI links: https://arxiv.org/abs/2304.01433; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
+  },
+  {
+   "name": "tpu-v5e",
+   "label": "TPU v5e",
+   "peak_flops": 197000000000000.0,
+   "hbm_bytes": 16000000000.0,
+   "hbm_bandwidth": 819000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v5e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
+  },
+  {
+   "name": "tpu-v5p",
+   "label": "TPU v5p",
+   "peak_flops": 459000000000000.0,
+   "hbm_bytes": 95000000000.0,
+   "hbm_bandwidth": 2765000000000.0,
+   "ici_bandwidth": 200000000000.0,
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v5p (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
+  },
+  {
+   "name": "tpu-v6e",
+   "label": "TPU v6e",
+   "peak_flops": 918000000000000.0,
+   "hbm_bytes": 32000000000.0,
+   "hbm_bandwidth": 1638000000000.0,
+   "ici_bandwidth": 200000000000.0,
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/v6e (read 2026-11-23); latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure)"
+  },
+  {
+   "name": "tpu7x",
+   "label": "TPU7x (Ironwood)",
+   "peak_flops": 1153500000000000.0,
+   "hbm_bytes": 103079215104.0,
+   "hbm_bandwidth": 3685000000000.0,
+   "ici_bandwidth": 100000000000.0,
+   "ici_latency": 1e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://cloud.google.com/tpu/docs/tpu7x (read 2026-11-26): per chip 2307 TF/s bf16, 192 GiB HBM, 7.37 TB/s, 1.2 TB/s bidirectional ICI; per device (TensorCore) half; latency: ICI 1 \u00b5s per hop, https://jax-ml.github.io/scaling-book/sharding/; DCN 10 \u00b5s per step, NCCL's network ring step https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; DCN 6.25 GB/s per chip per direction, assumed (50 Gb/s, the order https://jax-ml.github.io/scaling-book/tpus/ works with; Google publishes no per-chip figure) (per device: half the chip's)"
+  },
+  {
+   "name": "h100",
+   "label": "H100 SXM",
+   "peak_flops": 989000000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 3350000000000.0,
+   "ici_bandwidth": 450000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX H100/H200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"
+  },
+  {
+   "name": "a100",
+   "label": "A100 80GB SXM",
+   "peak_flops": 312000000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 2039000000000.0,
+   "ici_bandwidth": 300000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/a100/ (read 2026-11-23); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction: DGX A100, 8 \u00d7 ConnectX-6 200 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html"
+  },
+  {
+   "name": "a100-40",
+   "label": "A100 40GB SXM",
+   "peak_flops": 312000000000000.0,
+   "hbm_bytes": 40000000000.0,
+   "hbm_bandwidth": 1555000000000.0,
+   "ici_bandwidth": 300000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (A100 40GB SXM: 312 TF/s bf16 dense, 40 GB HBM2 at 1,555 GB/s, NVLink 600 GB/s both directions; read 2026-11-28); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction: DGX A100, 8 \u00d7 ConnectX-6 200 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html"
+  },
+  {
+   "name": "h100-pcie",
+   "label": "H100 PCIe",
+   "peak_flops": 756500000000000.0,
+   "hbm_bytes": 80000000000.0,
+   "hbm_bandwidth": 2000000000000.0,
+   "ici_bandwidth": 64000000000.0,
+   "ici_latency": 2.5e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 1,513 TF/s bf16 with sparsity, so 756 dense; 80 GB at 2 TB/s; GPU to GPU over PCIe Gen5 128 GB/s both directions, NVLink bridges join pairs only; read 2026-11-28); latency: PCIe 2.5 \u00b5s per ring step (NCCL's PCI LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 25 GB/s per GPU per direction, assumed: one 200 Gb/s NIC per GPU (a typical PCIe server)"
+  },
+  {
+   "name": "h200",
+   "label": "H200 SXM",
+   "peak_flops": 989000000000000.0,
+   "hbm_bytes": 141000000000.0,
+   "hbm_bandwidth": 4800000000000.0,
+   "ici_bandwidth": 450000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/h200/ (read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX H100/H200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"
+  },
+  {
+   "name": "b200",
+   "label": "B200",
+   "peak_flops": 2250000000000000.0,
+   "hbm_bytes": 191126044672.0,
+   "hbm_bandwidth": 7700000000000.0,
+   "ici_bandwidth": 900000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://github.com/openxla/xla/tree/main/xla/backends/gpu/target_config/specs (b200: usable memory and bandwidth); https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 36 PF bf16 with sparsity over 8 GPUs; NVLink 5 1.8 TB/s per GPU, both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction: DGX B200, 8 \u00d7 ConnectX-7 400 Gb/s, one per GPU, https://docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html"
+  },
+  {
+   "name": "gb200",
+   "label": "GB200 NVL72 (72-GPU NVLink domain)",
+   "peak_flops": 2500000000000000.0,
+   "hbm_bytes": 186000000000.0,
+   "hbm_bandwidth": 8000000000000.0,
+   "ici_bandwidth": 900000000000.0,
+   "ici_latency": 1.9e-06,
+   "dcn_latency": 1e-05,
+   "source": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: 180 PF bf16 dense, 13.4 TB HBM3e at 576 TB/s over 72 GPUs, one NVLink domain of 72 GPUs at 1.8 TB/s per GPU both directions; read 2026-11-26); latency: NVLink 1.9 \u00b5s per ring step (NCCL's LL128 hwLat), DCN 10 \u00b5s: https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc; network 50 GB/s per GPU per direction, assumed: one 400 Gb/s NIC per GPU outside the NVLink domain (a typical NVL72 scale-out network; racks vary)"
+  }
+ ],
+ "_tree": {
+  "key": 1,
+  "paths": [
+   "['b']",
+   "['w']"
+  ],
+  "groups": [
+   0,
+   1
+  ],
+  "group_names": [
+   "['b']",
+   "['w']"
+  ],
+  "shapes": [
+   [
+    8
+   ],
+   [
+    16,
+    8
+   ]
+  ],
+  "dtypes": [
+   "float32",
+   "float32"
+  ],
+  "specs": [
+   "P('y')",
+   "P('x', 'y')"
+  ],
+  "names": [
+   "",
+   ""
+  ],
+  "bytes": [
+   8,
+   64
+  ],
+  "logical_bytes": [
+   32,
+   512
+  ],
+  "replication": [
+   2,
+   1
+  ],
+  "everywhere": [
+   false,
+   false
+  ],
+  "sources": [
+   "rule 1",
+   ""
+  ],
+  "notes": [],
+  "abstract": [
+   true,
+   false
+  ],
+  "static": [
+   {
+    "path": "['n']",
+    "kind": "int",
+    "text": "3"
+   }
+  ],
+  "memory": {
+   "ids": [
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7
+   ],
+   "by_group": [
+    [
+     8,
+     8,
+     8,
+     8,
+     8,
+     8,
+     8,
+     8
+    ],
+    [
+     64,
+     64,
+     64,
+     64,
+     64,
+     64,
+     64,
+     64
+    ]
+   ]
+  },
+  "mesh": "x=2 \u00d7 y=4",
+  "code": "import re\n\nimport jax\nimport numpy as np\nfrom jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n\nmesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto, AxisType.Auto))\nrules = [  # (regex on the leaf's path, spec): the first match wins\n    ('b', P('y')),\n]\nlogical = {}  # path -> spec of leaves laid out by logical axis names\n\n\ndef _key(k):\n    return str(getattr(k, \"key\", getattr(k, \"idx\", getattr(k, \"name\", k))))\n\n\ndef _place(path, x):\n    at = jax.tree_util.keystr(path)\n    slash = \"/\".join(_key(k) for k in path)  # rules match either form of the path\n    hit = (s for pattern, s in rules if re.search(pattern, at) or re.search(pattern, slash))\n    spec = next(hit, logical.get(at))\n    if spec is None or not isinstance(x, (jax.Array, jax.ShapeDtypeStruct, np.ndarray)):\n        return x  # no rule: the leaf keeps its layout\n    sharding = NamedSharding(mesh, spec)\n    if isinstance(x, jax.ShapeDtypeStruct):\n        return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding)\n    return jax.device_put(x, sharding)\n\n\nparams = jax.tree_util.tree_map_with_path(_place, params)",
+  "planned": ""
+ },
+ "_layout": {
+  "key": 2,
+  "shape": [
+   16,
+   8
+  ],
+  "dtype": "float32",
+  "itemsize": 4,
+  "typeof": "float32[16@x,8@y]",
+  "sharding": "NamedSharding",
+  "source": "original",
+  "mesh": {
+   "axis_names": [
+    "x",
+    "y"
+   ],
+   "axis_sizes": [
+    2,
+    4
+   ],
+   "axis_types": [
+    "auto",
+    "auto"
+   ],
+   "device_ids": [
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7
+   ]
+  },
+  "spec": [
+   "x",
+   "y"
+  ],
+  "spec_str": "P('x', 'y')",
+  "memory_kind": "device",
+  "devices": {
+   "ids": [
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7
+   ],
+   "process": [
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0
+   ],
+   "platform": "cpu",
+   "kind": "cpu",
+   "coords": null,
+   "core_on_chip": null,
+   "local_process": 0
+  },
+  "blocks": [
+   {
+    "i": [
+     [
+      0,
+      8
+     ],
+     [
+      0,
+      2
+     ]
+    ],
+    "d": [
+     0
+    ]
+   },
+   {
+    "i": [
+     [
+      0,
+      8
+     ],
+     [
+      2,
+      4
+     ]
+    ],
+    "d": [
+     1
+    ]
+   },
+   {
+    "i": [
+     [
+      0,
+      8
+     ],
+     [
+      4,
+      6
+     ]
+    ],
+    "d": [
+     2
+    ]
+   },
+   {
+    "i": [
+     [
+      0,
+      8
+     ],
+     [
+      6,
+      8
+     ]
+    ],
+    "d": [
+     3
+    ]
+   },
+   {
+    "i": [
+     [
+      8,
+      16
+     ],
+     [
+      0,
+      2
+     ]
+    ],
+    "d": [
+     4
+    ]
+   },
+   {
+    "i": [
+     [
+      8,
+      16
+     ],
+     [
+      2,
+      4
+     ]
+    ],
+    "d": [
+     5
+    ]
+   },
+   {
+    "i": [
+     [
+      8,
+      16
+     ],
+     [
+      4,
+      6
+     ]
+    ],
+    "d": [
+     6
+    ]
+   },
+   {
+    "i": [
+     [
+      8,
+      16
+     ],
+     [
+      6,
+      8
+     ]
+    ],
+    "d": [
+     7
+    ]
+   }
+  ],
+  "bytes_per_device": 64,
+  "logical_bytes": 512,
+  "replication": 1,
+  "note": "",
+  "code": "",
+  "unreduced": [],
+  "legend": {
+   "marks": [
+    [
+     "border",
+     "the colour of the device that holds the block (each device has its own colour)"
+    ],
+    [
+     "inner heatmap",
+     "the block's values (means of pooled cells), on one colour scale for the whole array"
+    ],
+    [
+     "stripes",
+     "a block held by several devices: one stripe per copy (\u00d7N when more than 8)"
+    ],
+    [
+     "labels",
+     "the ids of the devices holding the block; rulers give each block's index range"
+    ]
+   ],
+   "replication": [
+    "dimension 0 split 2 ways over x",
+    "dimension 1 split 4 ways over y",
+    "no copies: each element on one device"
+   ]
+  }
+ },
+ "_stats": {
+  "key": 2,
+  "status": "ready",
+  "message": "",
+  "blocks": [
+   [
+    1.0,
+    1.0,
+    1.0,
+    0.0,
+    0.0,
+    0.0
+   ],
+   [
+    1.0,
+    1.0,
+    1.0,
+    0.0,
+    0.0,
+    0.0
+   ],
+   [
+    1.0,
+    1.0,
+    1.0,
+    0.0,
+    0.0,
+    0.0
+   ],
+   [
+    1.0,
+    1.0,
+    1.0,
+    0.0,
+    0.0,
+    0.0
+   ],
+   [
+    1.0,
+    1.0,
+    1.0,
+    0.0,
+    0.0,
+    0.0
+   ],
+   [
+    1.0,
+    1.0,
+    1.0,
+    0.0,
+    0.0,
+    0.0
+   ],
+   [
+    1.0,
+    1.0,
+    1.0,
+    0.0,
+    0.0,
+    0.0
+   ],
+   [
+    1.0,
+    1.0,
+    1.0,
+    0.0,
+    0.0,
+    0.0
+   ]
+  ],
+  "values": b64("AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPw=="),
+  "values_offsets": [
+   0,
+   16,
+   32,
+   48,
+   64,
+   80,
+   96,
+   112
+  ],
+  "thumbs": b64("gICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgIA="),
+  "thumb_shapes": [
+   [
+    8,
+    2
+   ],
+   [
+    8,
+    2
+   ],
+   [
+    8,
+    2
+   ],
+   [
+    8,
+    2
+   ],
+   [
+    8,
+    2
+   ],
+   [
+    8,
+    2
+   ],
+   [
+    8,
+    2
+   ],
+   [
+    8,
+    2
+   ]
+  ],
+  "thumb_offsets": [
+   0,
+   16,
+   32,
+   48,
+   64,
+   80,
+   96,
+   112
+  ],
+  "thumbs_dims": [
+   0,
+   1
+  ],
+  "vmin": 1.0,
+  "vmax": 1.0,
+  "partials": []
+ },
+ "_options": {
+  "n_devices": 8,
+  "platform": "cpu",
+  "ndim": 2,
+  "shape": [
+   16,
+   8
+  ],
+  "dtype": "float32",
+  "factorizations": {
+   "1": [
+    [
+     8
+    ]
+   ],
+   "2": [
+    [
+     1,
+     8
+    ],
+    [
+     2,
+     4
+    ],
+    [
+     4,
+     2
+    ],
+    [
+     8,
+     1
+    ]
+   ],
+   "3": [
+    [
+     1,
+     1,
+     8
+    ],
+    [
+     1,
+     2,
+     4
+    ],
+    [
+     1,
+     4,
+     2
+    ],
+    [
+     1,
+     8,
+     1
+    ],
+    [
+     2,
+     1,
+     4
+    ],
+    [
+     2,
+     2,
+     2
+    ],
+    [
+     2,
+     4,
+     1
+    ],
+    [
+     4,
+     1,
+     2
+    ],
+    [
+     4,
+     2,
+     1
+    ],
+    [
+     8,
+     1,
+     1
+    ]
+   ],
+   "4": [
+    [
+     1,
+     1,
+     1,
+     8
+    ],
+    [
+     1,
+     1,
+     2,
+     4
+    ],
+    [
+     1,
+     1,
+     4,
+     2
+    ],
+    [
+     1,
+     1,
+     8,
+     1
+    ],
+    [
+     1,
+     2,
+     1,
+     4
+    ],
+    [
+     1,
+     2,
+     2,
+     2
+    ],
+    [
+     1,
+     2,
+     4,
+     1
+    ],
+    [
+     1,
+     4,
+     1,
+     2
+    ],
+    [
+     1,
+     4,
+     2,
+     1
+    ],
+    [
+     1,
+     8,
+     1,
+     1
+    ],
+    [
+     2,
+     1,
+     1,
+     4
+    ],
+    [
+     2,
+     1,
+     2,
+     2
+    ],
+    [
+     2,
+     1,
+     4,
+     1
+    ],
+    [
+     2,
+     2,
+     1,
+     2
+    ],
+    [
+     2,
+     2,
+     2,
+     1
+    ],
+    [
+     2,
+     4,
+     1,
+     1
+    ],
+    [
+     4,
+     1,
+     1,
+     2
+    ],
+    [
+     4,
+     1,
+     2,
+     1
+    ],
+    [
+     4,
+     2,
+     1,
+     1
+    ],
+    [
+     8,
+     1,
+     1,
+     1
+    ]
+   ]
+  },
+  "memory_kinds": [
+   "device"
+  ],
+  "original": null,
+  "reshard_disabled": "the tree view's rules set this layout",
+  "own_devices": [
+   0,
+   1,
+   2,
+   3,
+   4,
+   5,
+   6,
+   7
+  ],
+  "own_factorizations": {
+   "1": [
+    [
+     8
+    ]
+   ],
+   "2": [
+    [
+     1,
+     8
+    ],
+    [
+     2,
+     4
+    ],
+    [
+     4,
+     2
+    ],
+    [
+     8,
+     1
+    ]
+   ],
+   "3": [
+    [
+     1,
+     1,
+     8
+    ],
+    [
+     1,
+     2,
+     4
+    ],
+    [
+     1,
+     4,
+     2
+    ],
+    [
+     1,
+     8,
+     1
+    ],
+    [
+     2,
+     1,
+     4
+    ],
+    [
+     2,
+     2,
+     2
+    ],
+    [
+     2,
+     4,
+     1
+    ],
+    [
+     4,
+     1,
+     2
+    ],
+    [
+     4,
+     2,
+     1
+    ],
+    [
+     8,
+     1,
+     1
+    ]
+   ],
+   "4": [
+    [
+     1,
+     1,
+     1,
+     8
+    ],
+    [
+     1,
+     1,
+     2,
+     4
+    ],
+    [
+     1,
+     1,
+     4,
+     2
+    ],
+    [
+     1,
+     1,
+     8,
+     1
+    ],
+    [
+     1,
+     2,
+     1,
+     4
+    ],
+    [
+     1,
+     2,
+     2,
+     2
+    ],
+    [
+     1,
+     2,
+     4,
+     1
+    ],
+    [
+     1,
+     4,
+     1,
+     2
+    ],
+    [
+     1,
+     4,
+     2,
+     1
+    ],
+    [
+     1,
+     8,
+     1,
+     1
+    ],
+    [
+     2,
+     1,
+     1,
+     4
+    ],
+    [
+     2,
+     1,
+     2,
+     2
+    ],
+    [
+     2,
+     1,
+     4,
+     1
+    ],
+    [
+     2,
+     2,
+     1,
+     2
+    ],
+    [
+     2,
+     2,
+     2,
+     1
+    ],
+    [
+     2,
+     4,
+     1,
+     1
+    ],
+    [
+     4,
+     1,
+     1,
+     2
+    ],
+    [
+     4,
+     1,
+     2,
+     1
+    ],
+    [
+     4,
+     2,
+     1,
+     1
+    ],
+    [
+     8,
+     1,
+     1,
+     1
+    ]
+   ]
+  }
+ },
+ "_search": {
+  "key": 1,
+  "kind": "tree",
+  "state": "done",
+  "done": 10,
+  "total": 10,
+  "cached": 0,
+  "compiler": "8 devices",
+  "hardware": "h100",
+  "hbm": 80000000000.0,
+  "dropped": 0,
+  "failed": 0,
+  "rows": [
+   {
+    "id": 1,
+    "name": "FSDP 8",
+    "layout": "fsdp=8",
+    "fits": true,
+    "peak": 68,
+    "peak_is_totals": false,
+    "step_s": null,
+    "moved": 0,
+    "summary": "fits, 68 B per device; step time unknown: a tree has no step (make a function view: ShardView(step, tree, batch))"
+   },
+   {
+    "id": 5,
+    "name": "FSDP 4 \u00d7 TP 2",
+    "layout": "fsdp=4 \u00d7 tensor=2",
+    "fits": true,
+    "peak": 72,
+    "peak_is_totals": false,
+    "step_s": null,
+    "moved": 0,
+    "summary": "fits, 72 B per device; step time unknown: a tree has no step (make a function view: ShardView(step, tree, batch))"
+   },
+   {
+    "id": 9,
+    "name": "FSDP 2 \u00d7 TP 4",
+    "layout": "fsdp=2 \u00d7 tensor=4",
+    "fits": true,
+    "peak": 80,
+    "peak_is_totals": false,
+    "step_s": null,
+    "moved": 0,
+    "summary": "fits, 80 B per device; step time unknown: a tree has no step (make a function view: ShardView(step, tree, batch))"
+   },
+   {
+    "id": 2,
+    "name": "TP 8",
+    "layout": "tensor=8",
+    "fits": true,
+    "peak": 96,
+    "peak_is_totals": false,
+    "step_s": null,
+    "moved": 0,
+    "summary": "fits, 96 B per device; step time unknown: a tree has no step (make a function view: ShardView(step, tree, batch))"
+   },
+   {
+    "id": 3,
+    "name": "DP 2 \u00d7 FSDP 4",
+    "layout": "data=2 \u00d7 fsdp=4",
+    "fits": true,
+    "peak": 136,
+    "peak_is_totals": false,
+    "step_s": null,
+    "moved": 0,
+    "summary": "fits, 136 B per device; step time unknown: a tree has no step (make a function view: ShardView(step, tree, batch))"
+   },
+   {
+    "id": 6,
+    "name": "DP 2 \u00d7 FSDP 2 \u00d7 TP 2",
+    "layout": "data=2 \u00d7 fsdp=2 \u00d7 tensor=2",
+    "fits": true,
+    "peak": 144,
+    "peak_is_totals": false,
+    "step_s": null,
+    "moved": 0,
+    "summary": "fits, 144 B per device; step time unknown: a tree has no step (make a function view: ShardView(step, tree, batch))"
+   },
+   {
+    "id": 8,
+    "name": "DP 2 \u00d7 TP 4",
+    "layout": "data=2 \u00d7 tensor=4",
+    "fits": true,
+    "peak": 160,
+    "peak_is_totals": false,
+    "step_s": null,
+    "moved": 0,
+    "summary": "fits, 160 B per device; step time unknown: a tree has no step (make a function view: ShardView(step, tree, batch))"
+   },
+   {
+    "id": 7,
+    "name": "DP 4 \u00d7 FSDP 2",
+    "layout": "data=4 \u00d7 fsdp=2",
+    "fits": true,
+    "peak": 272,
+    "peak_is_totals": false,
+    "step_s": null,
+    "moved": 0,
+    "summary": "fits, 272 B per device; step time unknown: a tree has no step (make a function view: ShardView(step, tree, batch))"
+   },
+   {
+    "id": 4,
+    "name": "DP 4 \u00d7 TP 2",
+    "layout": "data=4 \u00d7 tensor=2",
+    "fits": true,
+    "peak": 288,
+    "peak_is_totals": false,
+    "step_s": null,
+    "moved": 0,
+    "summary": "fits, 288 B per device; step time unknown: a tree has no step (make a function view: ShardView(step, tree, batch))"
+   },
+   {
+    "id": 0,
+    "name": "DP 8 (replicated)",
+    "layout": "data=8",
+    "fits": true,
+    "peak": 544,
+    "peak_is_totals": false,
+    "step_s": null,
+    "moved": 0,
+    "summary": "fits, 544 B per device; step time unknown: a tree has no step (make a function view: ShardView(step, tree, batch))"
+   }
+  ]
  }
 };
 
@@ -21822,6 +23005,20 @@ export const treePlanned256: TreeModel = {
     ]
    ]
   }
+ },
+ "_search": {
+  "key": 0,
+  "kind": "step",
+  "state": "none",
+  "done": 0,
+  "total": 0,
+  "cached": 0,
+  "compiler": "",
+  "hardware": "",
+  "hbm": null,
+  "dropped": 0,
+  "failed": 0,
+  "rows": []
  }
 };
 

@@ -23,6 +23,7 @@ from typing import Any
 import jax
 
 from ..cost.hardware import Hardware
+from ..model import spec as spec_mod
 from ..plan import compile as compile_mod
 from ..plan import helper as helper_mod
 from . import candidate as cand_mod
@@ -126,6 +127,9 @@ class Search:
     """How :meth:`code` names the function."""
     view: Any = field(default=None, repr=False)
     """The function view :meth:`apply` lays out (None for ``shardwidget.search``)."""
+    donate: tuple[int, ...] = field(default=(), repr=False)
+    """The argument leaves donated (indices into the flattened arguments): every candidate is
+    compiled so, as ``jax.jit(f on its leaves, donate_argnums=donate)``."""
 
     @property
     def results(self) -> list[Candidate]:
@@ -179,9 +183,26 @@ class Search:
             "in_shardings = jax.tree.map(",
             "    lambda s: NamedSharding(mesh, s), in_specs, is_leaf=lambda x: isinstance(x, P)",
             ")",
-            f"{self.fn_name}_sharded = jax.jit({self.fn_name}, in_shardings=tuple(in_shardings))",
+            f"{self.fn_name}_sharded = jax.jit({self.fn_name}, in_shardings=tuple(in_shardings)"
+            + self._donate_code(),
         ]
         return "\n".join(lines) + "\n"
+
+    def _donate_code(self) -> str:
+        """ ", donate_argnums=(0,))" where whole arguments are donated; a comment where only
+        some of an argument's leaves are (jax.jit donates whole arguments)."""
+        if not self.donate:
+            return ")"
+        sizes = [len(jax.tree_util.tree_leaves(a)) for a in self.args]
+        starts = [sum(sizes[:i]) for i in range(len(sizes))]
+        whole = [i for i, (k, n) in enumerate(zip(starts, sizes, strict=True)) if n and
+                 set(range(k, k + n)) <= set(self.donate)]  # fmt: skip
+        if {d for i in whole for d in range(starts[i], starts[i] + sizes[i])} == set(self.donate):
+            return f", donate_argnums={tuple(whole)})"
+        return (
+            f")  # compiled with leaves {list(self.donate)} of the flattened arguments donated: "
+            "jax.jit donates whole arguments (flatten f to donate these alone)"
+        )
 
     def why(self, i: int = 0, j: int | None = None) -> str:
         """Why candidate i ranks above candidate j (default: the next one), in the ranking's
@@ -340,7 +361,7 @@ class _Run:
             trees = strat.to_trees(s.args, p.specs)
             try:
                 mesh = s.target.mesh_for(p.mesh_shape, p.axis_names)
-                text = compile_mod.lower(self.f, s.args, mesh, trees, None)
+                text = self._lower(mesh, p, trees)
             except (ValueError, TypeError, helper_mod.PlanError) as e:
                 with s._lock:
                     s.progress.total -= 1
@@ -348,6 +369,22 @@ class _Run:
                 continue
             s._pool.put(Job(text, mesh, _Tag(p, tuple(trees), self.key(p))))
             queued += 1
+
+    def _lower(self, mesh: Any, p: c.Proposal, trees: list[Any]) -> str:
+        """The module of ``jax.jit(f)`` for proposal p; with donated leaves, of f on its leaves
+        with those donated, as a function view compiles it."""
+        s = self.s
+        if not s.donate:
+            return compile_mod.lower(self.f, s.args, mesh, trees, None)
+        flat, treedef = jax.tree_util.tree_flatten(s.args)
+        f = self.f
+
+        def on_leaves(*leaves: Any) -> Any:
+            return f(*jax.tree_util.tree_unflatten(treedef, leaves))
+
+        on_leaves.__name__ = on_leaves.__qualname__ = s.fn_name  # (HLO op names read f's)
+        specs = [spec_mod.to_partition_spec(x) for x in p.specs]
+        return compile_mod.lower(on_leaves, flat, mesh, specs, None, donate_argnums=s.donate)
 
     def _join(self) -> None:
         s = self.s
@@ -389,12 +426,22 @@ class _Run:
         )
 
 
-def _fkey(f: Any, args: Sequence[Any], target: Target) -> tuple[Any, ...] | None:
+def _fkey(
+    f: Any, args: Sequence[Any], target: Target, donate: tuple[int, ...]
+) -> tuple[Any, ...] | None:
     try:
         hash(f)
     except TypeError:
         return None
-    return (f, _signature(args), target.key)
+    return (f, _signature(args), target.key, donate)
+
+
+def _donated(donate: Sequence[int], n: int) -> tuple[int, ...]:
+    """The donated leaves, sorted; ValueError in words for an index that is no leaf."""
+    out = tuple(sorted({int(i) for i in donate}))
+    if any(not 0 <= i < n for i in out):
+        raise ValueError(f"donate names leaves {list(out)}; the arguments have {n} (0…{n - 1})")
+    return out
 
 
 def default_workers() -> int:
@@ -415,6 +462,7 @@ def search(
     workers: int | None = None,
     wait: bool = True,
     timeout: float | None = None,
+    donate: Sequence[int] = (),
     _view: Any = None,
 ) -> Search:
     """Find a layout for ``jax.jit(f)(*args)`` on ``mesh``'s chips.
@@ -429,7 +477,9 @@ def search(
     ``{name: rules | mesh -> in_specs | (AbstractMesh, in_specs)}`` (:mod:`.strategies`).
     ``budget_s``: stop after that many seconds with what has arrived. ``workers``: parallel
     helpers (default: one per core). ``wait=False`` returns at once; results stream into
-    :attr:`Search.results` (:meth:`Search.wait`, :meth:`Search.cancel`)."""
+    :attr:`Search.results` (:meth:`Search.wait`, :meth:`Search.cancel`). ``donate``: argument
+    leaves (indices into the flattened arguments) donated in every candidate's compile, as
+    ``jax.jit(f on its leaves, donate_argnums=donate)`` (a function view's donation)."""
     target = target_of(mesh)
     hw = target.preset(hardware)
     leaves = leaves_mod.leaves(f, args)
@@ -439,8 +489,9 @@ def search(
     props += [p for p in std if p.key not in seen]
     s = Search(target, hw, dropped=dropped + std_dropped, workers=workers or default_workers())
     s.args, s.view = tuple(args), _view
+    s.donate = _donated(donate, len(leaves))
     name = str(getattr(f, "__name__", ""))
     s.fn_name = name if strat.IDENT.match(name) else "f"
     s.progress.total = len(props)
-    _Run(s, f, props, budget_s, timeout, _fkey(f, args, target)).start()
+    _Run(s, f, props, budget_s, timeout, _fkey(f, args, target, s.donate)).start()
     return s.wait() if wait else s

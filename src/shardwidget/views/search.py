@@ -33,6 +33,7 @@ class SearchMixin:
     _searched: Search | None = None
     _search_key = 0
     _search_waiting = False
+    _shown: Any
 
     if TYPE_CHECKING:  # the view's own (ShardView and its boundary)
 
@@ -74,6 +75,7 @@ class SearchMixin:
             budget_s=budget_s,
             workers=workers,
             wait=False,
+            donate=self._shown.donate if self._shown is not None else (),  # as the view compiles
             _view=self,
         )
         self._searched = found

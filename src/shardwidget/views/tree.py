@@ -35,11 +35,13 @@ from ..render import tree as tree_render
 from ..render.machine import with_machine
 from ..render.picture import array_svg
 from ..render.tree import tree_svg
+from ..wire import search as search_wire
 from .array_path import layout_wire
 from .base import ShardView, refuse_unknown
 from .boundary import InvalidValue
 from .cost import CostMixin, HardwareName
 from .tree_path import Computed, TreePath, TreeState, leaf_dims, pick_leaf
+from .tree_search import TreeSearchMixin
 
 if TYPE_CHECKING:
     from ..export.page import ExportReport
@@ -66,7 +68,7 @@ def is_tree(obj: object) -> bool:
     return isinstance(obj, jax.ShapeDtypeStruct) or tree_input.is_container(obj)
 
 
-class TreeView(CostMixin, ShardView[TreeState, Computed]):
+class TreeView(TreeSearchMixin, CostMixin, ShardView[TreeState, Computed]):
     """Live view of a whole pytree's layout: every array leaf with its spec and bytes per
     device, memory per device by top-level group, and partition rules that re-lay it out.
 
@@ -116,6 +118,7 @@ class TreeView(CostMixin, ShardView[TreeState, Computed]):
         "_layout",
         "_stats",
         "_options",
+        "_search",
     )
     FRONT_END_TRAITS: ClassVar[tuple[str, ...]] = ("selected", "hardware")
     PLAIN_TRAITS: ClassVar[tuple[str, ...]] = ("_tree", "_layout")
@@ -150,6 +153,8 @@ class TreeView(CostMixin, ShardView[TreeState, Computed]):
     """wire.Stats: the selected leaf's per-block statistics. Python → JS."""
     _options: Any = traitlets.Dict().tag(sync=True)
     """wire.Options: the selected leaf's, for the embedded grid. Python → JS."""
+    _search: Any = traitlets.Dict(dict(search_wire.empty())).tag(sync=True)
+    """wire.SearchWire: the newest ``search()``'s candidates. Python → JS."""
 
     def _build(self, tree: Any, /, *args: Any, **kwargs: Any) -> None:
         if args:

@@ -13,7 +13,7 @@ import math
 from typing import Any, TypedDict
 
 from ..layout_search import Candidate, Search
-from ..layout_search.candidate import ranked
+from ..layout_search.tree import TreeCandidate, TreeSearch
 
 
 class SearchRowWire(TypedDict):
@@ -31,14 +31,18 @@ class SearchRowWire(TypedDict):
 
 
 class SearchWire(TypedDict):
-    """The newest search of the view (``key`` 0 and no rows: none yet)."""
+    """The newest search of the view (``key`` 0 and no rows: none yet). ``kind``: "step" (a
+    function view's: compiled, ranked by fit and estimated step time) or "tree" (a tree
+    view's: laid out, not compiled, ranked by fit and bytes per device; no step time)."""
 
     key: int
+    kind: str
     state: str
     done: int
     total: int
     cached: int
     compiler: str
+    """The compiler, in words; a tree's: the chips it is laid out over (nothing compiled)."""
     hardware: str
     hbm: float | None
     dropped: int
@@ -49,12 +53,12 @@ class SearchWire(TypedDict):
 def empty() -> SearchWire:
     """No search yet."""
     return {
-        "key": 0, "state": "none", "done": 0, "total": 0, "cached": 0, "compiler": "",
-        "hardware": "", "hbm": None, "dropped": 0, "failed": 0, "rows": [],
+        "key": 0, "kind": "step", "state": "none", "done": 0, "total": 0, "cached": 0,
+        "compiler": "", "hardware": "", "hbm": None, "dropped": 0, "failed": 0, "rows": [],
     }  # fmt: skip
 
 
-def _row(k: int, c: Candidate) -> SearchRowWire:
+def _row(k: int, c: Candidate | TreeCandidate) -> SearchRowWire:
     mesh = " × ".join(f"{a}={s}" for a, s in zip(c.axis_names, c.mesh_shape, strict=True))
     return {
         "id": k,
@@ -69,17 +73,20 @@ def _row(k: int, c: Candidate) -> SearchRowWire:
     }
 
 
-def search(s: Search, key: int) -> SearchWire:
+def search(s: Search | TreeSearch, key: int) -> SearchWire:
     """The payload of search ``s`` as it stands now (``key``: increases per publish)."""
-    arrived = s.arrived  # one snapshot: results keep arriving from the helpers' threads
+    arrived: list[Candidate | TreeCandidate] = list(s.arrived)  # one snapshot: results keep
+    # arriving from the helpers' threads
     order = {id(c): k for k, c in enumerate(arrived)}
     hbm = s.target.hbm_bytes(s.hardware)[0]
     p = s.progress
     return {
-        "key": key, "state": p.state, "done": p.done, "total": p.total, "cached": p.cached,
-        "compiler": s.target.compiler, "hardware": s.hardware.name, "hbm": float(hbm),
+        "key": key, "kind": "tree" if isinstance(s, TreeSearch) else "step",
+        "state": p.state, "done": p.done, "total": p.total, "cached": p.cached,
+        "compiler": s.chips if isinstance(s, TreeSearch) else s.target.compiler,
+        "hardware": s.hardware.name, "hbm": float(hbm),
         "dropped": len(s.dropped), "failed": len(s.failed),
-        "rows": [_row(order[id(c)], c) for c in ranked(arrived)],
+        "rows": [_row(order[id(c)], c) for c in sorted(arrived, key=lambda c: c.rank_key())],
     }  # fmt: skip
 
 

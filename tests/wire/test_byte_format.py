@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import pathlib
 import random
 
 from shardwidget.model.units import fmt_bytes
 
-FIXTURE = pathlib.Path(__file__).resolve().parents[2] / "js" / "tests" / "wire" / "bytes.gen.json"
+from . import pinned
+
+FIXTURE = pinned.FOLDER / "bytes.gen.json"
 KIB, MIB, GIB, TIB, PIB = (1 << (10 * i) for i in range(1, 6))
 
 
@@ -41,9 +41,7 @@ def table() -> list[list[object]]:
 
 def test_fixture_is_what_python_gives() -> None:
     fresh = json.dumps(table(), indent=0) + "\n"
-    if os.environ.get("SHARDWIDGET_REGEN") == "1":
-        FIXTURE.write_text(fresh)
-    assert FIXTURE.read_text() == fresh, "stale: SHARDWIDGET_REGEN=1 rewrites it"
+    pinned.check(FIXTURE, fresh)
 
 
 def test_known_answers() -> None:

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
-import pathlib
 from typing import Any
 
 import jax
@@ -26,9 +24,9 @@ from jax.sharding import PartitionSpec as P
 
 from shardwidget.model import spec as spec_mod
 
-FIXTURE = (
-    pathlib.Path(__file__).resolve().parents[2] / "js" / "tests" / "wire" / "spec_validity.gen.json"
-)
+from . import pinned
+
+FIXTURE = pinned.FOLDER / "spec_validity.gen.json"
 
 MESHES = {"2x4": ((2, 4), ("x", "y")), "2x2x2": ((2, 2, 2), ("x", "y", "z")), "8": ((8,), ("d",))}
 SHAPES = [(8, 4), (6, 12), (0, 2)]  # 6 % 4 and 2 % 4 leave a remainder; a zero-size dimension
@@ -83,9 +81,7 @@ def jax_says(spec: list[Any], shape: list[int], mesh: Any) -> bool:
 
 def test_fixture_is_what_python_gives() -> None:
     fresh = json.dumps(cases(), indent=0) + "\n"
-    if os.environ.get("SHARDWIDGET_REGEN") == "1":
-        FIXTURE.write_text(fresh)
-    assert FIXTURE.read_text() == fresh, "stale: SHARDWIDGET_REGEN=1 rewrites it"
+    pinned.check(FIXTURE, fresh)
 
 
 @pytest.mark.parametrize("mesh_name", list(MESHES))

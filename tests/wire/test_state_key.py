@@ -12,16 +12,14 @@ another order too. ``SHARDWIDGET_REGEN=1`` rewrites it.
 from __future__ import annotations
 
 import json
-import os
-import pathlib
 from typing import Any
 
 from shardwidget import wire
 from shardwidget.model.state import LayoutState
 
-FIXTURE = (
-    pathlib.Path(__file__).resolve().parents[2] / "js" / "tests" / "wire" / "state_key.gen.json"
-)
+from . import pinned
+
+FIXTURE = pinned.FOLDER / "state_key.gen.json"
 
 LAYOUTS: list[dict[str, Any]] = [
     {"mesh_shape": [2, 4], "axis_names": ["x", "y"], "axis_types": ["auto", "auto"],
@@ -52,9 +50,7 @@ def table() -> list[list[Any]]:
 
 def test_fixture_is_what_python_gives() -> None:
     fresh = json.dumps(table(), indent=1) + "\n"
-    if os.environ.get("SHARDWIDGET_REGEN") == "1":
-        FIXTURE.write_text(fresh)
-    assert FIXTURE.read_text() == fresh, "stale: SHARDWIDGET_REGEN=1 rewrites it"
+    pinned.check(FIXTURE, fresh)
 
 
 def test_keys_are_the_layouts_and_differ() -> None:

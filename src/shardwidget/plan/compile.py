@@ -28,6 +28,7 @@ from ..hlo import peak as hlo_peak
 from ..hlo import tpu as hlo_tpu
 from ..hlo import traffic as hlo_traffic
 from ..hlo.peak import Peak
+from ..model import mesh as mesh_mod
 from . import gpu as _gpu
 from . import helper as _helper
 from . import inputs
@@ -244,6 +245,38 @@ def lower(
             is_leaf=_is_spec,
         )
     return _lowered_text(jax.jit(f, **kw), sds, mesh)
+
+
+def lower_shared(
+    f: Callable[..., Any],
+    args: Sequence[Any],
+    mesh: Mesh | AbstractMesh,
+    in_specs: Any,
+    donate_argnums: Sequence[int] = (),
+) -> str:
+    """:func:`lower`'s text (jit mode) for one of many layouts of the same ``f`` and argument
+    shapes: traced from the shapes alone, the layout given as jit's ``in_shardings``, so that
+    JAX traces f once for all of them (its trace cache keys on f and the shapes). :func:`lower`
+    puts the layout in the arguments' types, so each mesh traces f anew, and JAX's caches keep
+    every trace alive: ~6,000 Python objects per layout of the 06 step, which each full garbage
+    collection of the kernel then walks while it holds the interpreter (a search's ``1 + 1``
+    waited 2 s on one). The same module either way, but for the source locations of the calls
+    that lowered it. A mesh with Explicit axes (the layout is part of the types there) is
+    lowered by :func:`lower`, and so is every layout on jax 0.7
+    (:func:`shardwidget._jax.one_trace_for_layouts`)."""
+    auto = all(t == "auto" for t in mesh_mod.mesh_axis_types(mesh))
+    if not auto or not _jax.one_trace_for_layouts():
+        return lower(f, args, mesh, in_specs, None, donate_argnums=donate_argnums)
+    inputs.check_mesh(mesh)
+    specs = list(in_specs) if in_specs is not None else [None] * len(args)
+    if len(specs) != len(args):
+        raise ValueError(f"in_specs has {len(specs)} specs for {len(args)} arguments")
+    pairs = enumerate(zip(args, specs, strict=True))
+    laid = [inputs.arg_sds(i, a, s, mesh, _is_spec) for i, (a, s) in pairs]
+    shapes = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), laid)
+    shardings = tuple(jax.tree.map(lambda x: x.sharding, laid))
+    jf = jax.jit(f, in_shardings=shardings, donate_argnums=tuple(donate_argnums))
+    return _lowered_text(jf, shapes, mesh)
 
 
 def _lowered_text(jf: Any, sds: Sequence[Any], mesh: Mesh | AbstractMesh) -> str:

@@ -15,6 +15,7 @@ from jax.sharding import PartitionSpec as P
 
 import shardwidget as sw
 from shardwidget.hlo import collectives as hlo
+from shardwidget.hlo import concat
 from shardwidget.hlo import flow as hlo_flow
 
 
@@ -200,3 +201,104 @@ def test_a_program_whose_parameters_do_not_line_up_says_unknown():
     c = hlo.Collective("all-reduce", ("x",), (4,), "f32", 16, 2, 1, ((0, 1),), name="x")
     (got,) = hlo_flow.attribute([c], txt, [True], ["a"], ["out"])
     assert got.leaves is None and "unknown" in got.leaves_note
+
+
+def test_a_megascale_send_recv_pair_is_followed_in_either_order() -> None:
+    """Pure text: a recv written before its send still gets what the send carries (as the
+    collective's operand) and passes its value on."""
+    text = """HloModule m
+
+ENTRY %main (p0: f32[8], p1: f32[8]) -> (f32[8], f32[8]) {
+  %p0 = f32[8]{0} parameter(0)
+  %p1 = f32[8]{0} parameter(1)
+  %after-all = token[] after-all()
+  %recv = (f32[8]{0}, u32[], token[]) recv(%after-all), channel_id=1, is_host_transfer=true, frontend_attributes={_xla_host_transfer_rendezvous="all-reduce_0",_xla_megascale_transfer_type="ALL_REDUCE"}
+  %send = (f32[8]{0}, u32[], token[]) send(%p1, %after-all), channel_id=2, is_host_transfer=true, frontend_attributes={_xla_host_transfer_rendezvous="all-reduce_0",_xla_megascale_transfer_type="ALL_REDUCE"}
+  %recv-done = (f32[8]{0}, token[]) recv-done(%recv), channel_id=1
+  %gte = f32[8]{0} get-tuple-element(%recv-done), index=0
+  ROOT %t = (f32[8]{0}, f32[8]{0}) tuple(%p0, %gte)
+}
+"""
+    t = hlo_flow.touches(text, ["recv"], None, 2)["recv"]
+    assert (t.all_inputs, t.all_outputs) == ((1,), (1,))
+
+
+FLAT = """HloModule m
+
+%cat (q0: f32[1024], q1: f32[1]) -> f32[1025] {
+  %q0 = f32[1024]{0} parameter(0)
+  %q1 = f32[1]{0} parameter(1)
+  ROOT %concatenate.1 = f32[1025]{0} concatenate(%q0, %q1), dimensions={0}
+}
+
+%lo (s0: f32[1025]) -> f32[1024] {
+  %s0 = f32[1025]{0} parameter(0)
+  ROOT %slice.1 = f32[1024]{0} slice(%s0), slice={[0:1024]}
+}
+
+%hi (s1: f32[1025]) -> f32[1] {
+  %s1 = f32[1025]{0} parameter(0)
+  ROOT %slice.2 = f32[1]{0} slice(%s1), slice={[1024:1025]}
+}
+
+ENTRY %main (p0: f32[16,64], p1: f32[8,16], p2: f32[]) -> (f32[16,64], f32[]) {
+  %p0 = f32[16,64]{1,0} parameter(0)
+  %p1 = f32[8,16]{1,0} parameter(1)
+  %p2 = f32[] parameter(2)
+  %dot.1 = f32[16,64]{1,0} dot(%p1, %p1), lhs_contracting_dims={0}, rhs_contracting_dims={0}, metadata={op_name="jit(f)/transpose(jvp())/dot_general" source_file="/x/f.py" source_line=7}
+  %sum.1 = f32[] add(%p2, %p2), metadata={op_name="jit(f)/jvp()/reduce_sum" source_file="/x/f.py" source_line=8}
+  %bitcast.1 = f32[1024]{0} bitcast(%dot.1)
+  %bitcast.2 = f32[1]{0} bitcast(%sum.1)
+  %fused = f32[1025]{0} fusion(%bitcast.1, %bitcast.2), kind=kLoop, calls=%cat
+  %all-reduce-start = f32[1025]{0} all-reduce-start(%fused), channel_id=1, replica_groups={}, to_apply=%add
+  %all-reduce-done = f32[1025]{0} all-reduce-done(%all-reduce-start)
+  %a = f32[1024]{0} fusion(%all-reduce-done), kind=kLoop, calls=%lo
+  %b = f32[1]{0} fusion(%all-reduce-done), kind=kLoop, calls=%hi
+  %g = f32[16,64]{1,0} bitcast(%a)
+  %new = f32[16,64]{1,0} subtract(%p0, %g)
+  %l = f32[] bitcast(%b)
+  ROOT %t = (f32[16,64]{1,0}, f32[]) tuple(%new, %l)
+}
+"""
+"""A flat all-reduce as XLA's GPU compiler writes one (trimmed): a [16,64] gradient made from p1
+and a loss made from p2, concatenated; each slice of the result reaches one output."""
+
+
+def test_a_flat_all_reduce_of_a_concatenate_is_followed_part_by_part() -> None:
+    parts = concat.concatenated(FLAT, "all-reduce-start")
+    assert [(p.shape.dims, p.start, p.stop) for p in parts] == [
+        ((16, 64), 0, 1024),
+        ((), 1024, 1025),
+    ]
+    assert [(p.op_name.rsplit("/", 1)[1], p.source) for p in parts] == [
+        ("dot_general", "f.py:7"),
+        ("reduce_sum", "f.py:8"),
+    ]
+    t = hlo_flow.touches(FLAT, ["all-reduce-start"], None, 2)["all-reduce-start"]
+    assert (t.inputs, t.outputs) == (((1,), (2,)), ((0,), (1,)))
+    coll = hlo.Collective(
+        "all-reduce",
+        ("d",),
+        (1025,),
+        "f32",
+        0,
+        8,
+        1,
+        ((0,),),
+        name="all-reduce-start",
+        elements=(hlo.HloShape("f32", (1025,)),),
+    )
+    (c,) = hlo_flow.attribute([coll], FLAT, None, ["w", "x", "b"], ["out[0]", "out[1]"])
+    assert c.elements == (hlo.HloShape("f32", (16, 64)), hlo.HloShape("f32", ()))
+    assert c.element_in_leaves == (("x",), ("b",)) and c.element_out_leaves == (
+        ("out[0]",),
+        ("out[1]",),
+    )
+    # a part made elsewhere than the elements add up to is not a part: no split, said whole
+    assert (
+        concat.concatenated(
+            FLAT.replace("f32[1025]{0} all-reduce-start", "f32[1026]{0} all-reduce-start"),
+            "all-reduce-start",
+        )
+        == []
+    )

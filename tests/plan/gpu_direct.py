@@ -48,6 +48,27 @@ def held_at_once(x: jax.Array, w: jax.Array) -> jax.Array:
     return jnp.broadcast_to(s.astype(jnp.bfloat16), (2**14, 655360))
 
 
+def dp_loss(p: dict[str, jax.Array], batch: dict[str, jax.Array]) -> jax.Array:
+    h = jax.nn.relu(batch["x"] @ p["w1"] + p["b1"])
+    return jnp.mean((h @ p["w2"] - batch["y"]) ** 2)
+
+
+def dp_step(p: dict[str, jax.Array], batch: dict[str, jax.Array]) -> Any:
+    """A data-parallel SGD step: XLA's GPU compiler all-reduces the loss and the gradients as
+    one flat concatenate."""
+    value, grads = jax.value_and_grad(dp_loss)(p, batch)
+    return value, jax.tree.map(lambda a, g: a - 0.1 * g, p, grads)
+
+
+DP_SHAPES = {"b1": (32,), "w1": (64, 32), "w2": (32, 48), "x": (32, 64), "y": (32, 48)}
+"""dp_step's parameters and batch; each parameter of its own size (its gradient told apart)."""
+
+
+def dp_flat(b1: jax.Array, w1: jax.Array, w2: jax.Array, x: jax.Array, y: jax.Array) -> Any:
+    """dp_step with its leaves as arguments (this script compiles flat arguments)."""
+    return dp_step({"b1": b1, "w1": w1, "w2": w2}, {"x": x, "y": y})
+
+
 def _sds(shape: tuple[int, ...]) -> jax.ShapeDtypeStruct:
     return jax.ShapeDtypeStruct(shape, jnp.bfloat16)
 
@@ -68,6 +89,18 @@ PROGRAMS: dict[str, tuple[Callable[..., Any], list[jax.ShapeDtypeStruct], list[A
     "too_big": (tanh_matmul, [_sds((8192, 8192)), _sds((8192, 3 * 2**20))], [P(), P()]),
     # the peak under 75 % of an 80 GB GPU, what is held at once over it
     "held_at_once": (held_at_once, [_sds((2**14, 256)), _sds((256, 1310720))], [P(), P()]),
+    # params replicated, the batch split over "data"
+    "dp_step": (
+        dp_flat,
+        [jax.ShapeDtypeStruct(s, jnp.float32) for s in DP_SHAPES.values()],
+        [P(), P(), P(), P("data"), P("data")],
+    ),
+    # FSDP: params split over "data" on dim 0 too
+    "fsdp_step": (
+        dp_flat,
+        [jax.ShapeDtypeStruct(s, jnp.float32) for s in DP_SHAPES.values()],
+        [P("data")] * 5,
+    ),
 }
 """name -> (function, argument shapes, in_specs on a mesh with axes "data" and "model")."""
 

@@ -33,12 +33,20 @@ KIND = {"ALL_REDUCE": "all-reduce", "ALL_GATHER": "all-gather"}
 
 
 def _direct(
-    topology: str, slices: int, shape: tuple[int, ...], dcn: tuple[int, ...], axes: str, axis: str
+    topology: str,
+    slices: int,
+    shape: tuple[int, ...],
+    dcn: tuple[int, ...],
+    axes: str,
+    axis: str,
+    other: str = "",
 ) -> dict:
+    """libtpu run directly (tpu_slices_direct.py); ``other``: its two_sums, y over that axis."""
     env = dict(
         os.environ, JAX_PLATFORMS="cpu", TPU_SKIP_MDS_QUERY="1", ALLOW_MULTIPLE_LIBTPU_LOAD="1"
     )
     where = [topology, str(slices), "x".join(map(str, shape)), "x".join(map(str, dcn)), axes, axis]
+    where += [other] if other else []
     out = subprocess.run(
         [tpu.tpu_python(), DIRECT, *where],
         capture_output=True,

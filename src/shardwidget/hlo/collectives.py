@@ -400,6 +400,8 @@ def _result_shapes(kind: str, op: str, shape_text: str) -> list[HloShape]:
             shapes = shapes[len(shapes) // 2 :]
         elif kind == "collective-permute":  # (operand, result, u32[], u32[])
             shapes = shapes[1:2]
+        elif kind == "reduce-scatter" and shape_text.startswith("(("):  # ((operands), results)
+            shapes = parse_shapes(shape_text[1 + len(balanced(shape_text, 1)) :])
     return shapes
 
 

@@ -7,18 +7,21 @@ collective's result reaches the entry's root element that is that output. Never 
 Values are followed element by element through tuples (``tuple``, ``get-tuple-element``), into
 called computations (fusions, calls, async wrappers, conditionals) and around loops (a while
 body is run to a fixed point: what a loop carries mixes only as its body says). Every other op
-mixes all its operands into its result. Pure text; imports no JAX and no widget code.
+mixes all its operands into its result. A flat all-reduce of a concatenate (XLA's GPU compiler
+combines gradients so, :mod:`.concat`) carries each part as an element; a 1-d slice of its
+result takes only the parts it covers. Pure text; imports no JAX and no widget code.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Union
 
 from . import collectives as hlo
-from . import gradients
+from . import concat, gradients
+from .program import Computation, Instr, parse
 
 Flow = Union[frozenset[object], tuple["Flow", ...]]  # noqa: UP007 (a recursive alias)
 """What reaches a value: parameter numbers (int) and collective elements ((name, k)); a tuple
@@ -28,32 +31,15 @@ EMPTY: frozenset[object] = frozenset()
 MAX_LOOP_ROUNDS = 64
 """Rounds of a while body before its carried values are read as all mixed (an upper bound)."""
 
-_HEAD = re.compile(r"^\s+(?:ROOT\s+)?%?(?P<name>[\w.\-]+)\s*=\s*")
-_COMPUTATION = re.compile(r"^(?:ENTRY\s+)?%?(?P<name>[\w.\-]+)\s*\(.*\{\s*$")
-_OP = re.compile(r"\s*(?P<op>[a-z][a-z0-9\-]*)\(")
+MEGASCALE = "_xla_megascale_transfer_type"
+"""In a send's or recv's attributes: one half of libtpu's collective across TPU slices."""
+_RENDEZVOUS = r'_xla_host_transfer_rendezvous="([^"]*)"'
 _CALLED = {
     "fusion": ("calls",),
     "async-start": ("calls",),
     "call": ("to_apply",),
     "while": ("body",),
 }
-
-
-@dataclass
-class _Instr:
-    name: str
-    op: str
-    tuple_size: int  # elements of a tuple result; 0 for an array
-    operands: list[str]
-    attrs: str  # the text after the operands, metadata left out
-    root: bool = False
-    op_name: str = ""  # its metadata's op_name
-
-
-@dataclass
-class _Computation:
-    instrs: list[_Instr] = field(default_factory=list)
-    params: dict[int, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -78,71 +64,6 @@ class Touches:
         if self.outputs is None:
             return None
         return tuple(sorted({i for e in self.outputs for i in e}))
-
-
-def _split_top(text: str) -> list[str]:
-    """text split at its top-level commas (shapes' ``[4,8]{1,0}`` stay whole)."""
-    out, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            out.append(text[start:i])
-            start = i + 1
-    out.append(text[start:])
-    return [t.strip() for t in out if t.strip()]
-
-
-_COMMENT = re.compile(r"/\*.*?\*/")
-"""XLA's ``/*index=5*/`` marks before every fifth operand or tuple element: not a name."""
-
-
-def _parse_instr(line: str) -> _Instr | None:
-    line = _COMMENT.sub("", line)
-    m = _HEAD.match(line)
-    if m is None:
-        return None
-    i = m.end()
-    shape = hlo.balanced(line, i) if line.startswith("(", i) else ""
-    if not shape:
-        sm = re.match(r"[a-z][a-z0-9]*\[[0-9,]*\](?:\{[^}]*\})?", line[i:])
-        if sm is None:
-            return None
-        shape = sm.group(0)
-    om = _OP.match(line, i + len(shape))
-    if om is None:
-        return None
-    group = hlo.balanced(line, om.end() - 1)
-    operands = [t.split()[-1].lstrip("%") for t in _split_top(group[1:-1])]
-    rest = line[om.end() - 1 + len(group) :].split(", metadata=", 1)[0]
-    size = len(_split_top(shape[1:-1])) if shape.startswith("(") else 0
-    name = re.search(r'op_name="([^"]*)"', line) if ", metadata=" in line else None
-    root = "ROOT " in line[:i]
-    return _Instr(
-        m.group("name"), om.group("op"), size, operands, rest, root, name.group(1) if name else ""
-    )
-
-
-def parse(hlo_text: str) -> tuple[dict[str, _Computation], str]:
-    """(computations by name, the entry's name) of an HLO module's text."""
-    comps: dict[str, _Computation] = {}
-    entry, current = "", None
-    for line in hlo_text.splitlines():
-        if line[:1] not in (" ", "\t", ""):
-            m = _COMPUTATION.match(line)
-            current = comps.setdefault(m.group("name"), _Computation()) if m else None
-            if m and line.startswith("ENTRY"):
-                entry = m.group("name")
-            continue
-        ins = _parse_instr(line) if current is not None else None
-        if ins is None or current is None:
-            continue
-        current.instrs.append(ins)
-        if ins.op == "parameter" and ins.operands and ins.operands[0].isdigit():
-            current.params[int(ins.operands[0])] = ins.name
-    return comps, entry
 
 
 def flat(f: Flow) -> frozenset[object]:
@@ -176,9 +97,20 @@ class _Walker:
     """Runs the flow of every computation the entry reaches, recording each collective's
     operands."""
 
-    def __init__(self, comps: dict[str, _Computation]) -> None:
+    def __init__(
+        self, comps: dict[str, Computation], splits: dict[str, list[concat.Part]] | None = None
+    ) -> None:
         self.comps = comps
         self.operands: dict[str, list[frozenset[object]]] = {}
+        self.splits = splits or {}  # a flat all-reduce's parts (:mod:`.concat`), by its name
+        self.pieces: dict[str, tuple[frozenset[object], list[frozenset[object]]]] = {}
+        """A flat all-reduce's result: (its whole Flow, each part's), for slices of it."""
+        self.recvs = {  # a Megascale rendezvous -> its recv (the collective across slices)
+            m.group(1): i.name
+            for c in comps.values()
+            for i in c.instrs
+            if i.op == "recv" and (m := re.search(_RENDEZVOUS, i.attrs))
+        }
 
     def run(self, name: str, args: Sequence[Flow]) -> Flow:
         comp = self.comps.get(name)
@@ -192,7 +124,7 @@ class _Walker:
                 root = vals[ins.name]
         return root
 
-    def _one(self, ins: _Instr, vals: dict[str, Flow], args: Sequence[Flow]) -> Flow:
+    def _one(self, ins: Instr, vals: dict[str, Flow], args: Sequence[Flow]) -> Flow:
         ops = [vals.get(o, EMPTY) for o in ins.operands]
         mixed = frozenset().union(*(flat(o) for o in ops)) if ops else EMPTY
         op = ins.op
@@ -208,8 +140,16 @@ class _Walker:
                 return src[int(idx.group(1))]
             return flat(src)
         kind = op[: -len("-start")] if op.endswith("-start") else op
+        if op.endswith("-done") and ops and isinstance(ops[0], tuple) and len(ops[0]) == 2:
+            done = ops[0][1]  # an async collective's results, element by element
+            if isinstance(done, tuple) and len(done) == ins.tuple_size:
+                return done
         if kind in hlo.KINDS:
-            return self._collective(ins, ops)
+            return self._collective(ins, ops, vals)
+        if op == "slice" and ops and isinstance(ops[0], frozenset):
+            return self._slice(ins, ops[0])
+        if op in ("send", "recv") and MEGASCALE in ins.attrs:
+            return self._across_slices(ins, ops)
         if op == "while":
             return self._loop(ins, ops[0] if ops else EMPTY)
         if op == "conditional":
@@ -220,23 +160,61 @@ class _Walker:
             return _shaped(flat(inner) | (mixed if op == "async-start" else EMPTY), ins.tuple_size)
         return _shaped(mixed, ins.tuple_size)
 
-    def _called(self, ins: _Instr) -> str:
+    def _called(self, ins: Instr) -> str:
         for key in _CALLED.get(ins.op, ()):
             m = re.search(rf"\b{key}=%?([\w.\-]+)", ins.attrs)
             if m:
                 return m.group(1)
         return ""
 
-    def _collective(self, ins: _Instr, ops: list[Flow]) -> Flow:
+    def _collective(self, ins: Instr, ops: list[Flow], vals: dict[str, Flow]) -> Flow:
+        parts = self.splits.get(ins.name)
+        if parts:  # a flat all-reduce: each part of its concatenate is an element
+            per = [flat(vals.get(p.value, EMPTY)) for p in parts]
+            elems = [p | {(ins.name, k)} for k, p in enumerate(per)]
+            seen = self.operands.setdefault(ins.name, [EMPTY] * len(per))
+            self.operands[ins.name] = [a | b for a, b in zip(seen, per, strict=True)]
+            whole = frozenset().union(*elems)
+            self.pieces[ins.name] = (whole, elems)
+            return whole
         per = [flat(o) for o in ops] or [EMPTY]
         seen = self.operands.setdefault(ins.name, [EMPTY] * len(per))
         self.operands[ins.name] = [a | b for a, b in zip(seen, per, strict=False)]
         elems = [p | {(ins.name, k)} for k, p in enumerate(per)]
         if ins.tuple_size == len(elems) > 1 and not ins.op.endswith("-start"):
             return tuple(elems)
+        if ins.shape.startswith("((") and ins.tuple_size == 2 and len(elems) > 1:
+            return (tuple(per), tuple(elems))  # an async start: ((operands), (results))
         return _shaped(frozenset().union(*elems), ins.tuple_size)
 
-    def _loop(self, ins: _Instr, init: Flow) -> Flow:
+    def _slice(self, ins: Instr, src: frozenset[object]) -> Flow:
+        """A 1-d slice of a flat all-reduce's result (as it comes, through bitcasts): only the
+        parts whose elements it takes; any other slice mixes its operand."""
+        bounds = re.search(r"slice=\{\[(\d+):(\d+)(?::1)?\]\}", ins.attrs)
+        for name, (whole, elems) in self.pieces.items():
+            if src == whole and bounds:
+                lo, hi = int(bounds.group(1)), int(bounds.group(2))
+                parts = zip(self.splits[name], elems, strict=True)
+                return frozenset().union(*(e for p, e in parts if p.start < hi and lo < p.stop))
+        return src
+
+    def _across_slices(self, ins: Instr, ops: list[Flow]) -> Flow:
+        """libtpu's collective across slices is a Megascale ``send`` of the value and a
+        ``recv`` of the result, paired by their rendezvous: what is sent is the collective's
+        operand (recorded under the recv's name, the collective's), the recv's value is what
+        reaches it and the collective itself."""
+        key = re.search(_RENDEZVOUS, ins.attrs)
+        recv = self.recvs.get(key.group(1), "") if key else ""
+        if ins.op == "send":
+            sent = flat(ops[0]) if ops else EMPTY
+            if recv:
+                seen = self.operands.get(recv, [EMPTY])
+                self.operands[recv] = [seen[0] | sent]
+            return _shaped(sent, ins.tuple_size)
+        got = self.operands.setdefault(ins.name, [EMPTY])[0] | {(ins.name, 0)}
+        return _shaped(got, ins.tuple_size)
+
+    def _loop(self, ins: Instr, init: Flow) -> Flow:
         body = self._called(ins)
         state = init
         for _ in range(MAX_LOOP_ROUNDS):
@@ -246,7 +224,7 @@ class _Walker:
             state = new
         return _shaped(flat(state), state)
 
-    def _branches(self, ins: _Instr, ops: list[Flow], mixed: frozenset[object]) -> Flow:
+    def _branches(self, ins: Instr, ops: list[Flow], mixed: frozenset[object]) -> Flow:
         names = re.search(r"branch_computations=\{([^}]*)\}", ins.attrs)
         found = [n.strip().lstrip("%") for n in names.group(1).split(",")] if names else []
         for key in ("true_computation", "false_computation"):
@@ -274,7 +252,8 @@ def touches(
     leaf_of = [i for i, k in enumerate(kept) if k] if kept is not None else list(params)
     if len(leaf_of) != len(params):
         return {}  # the parameters do not line up with the leaves: unknown, not guessed
-    walker = _Walker(comps)
+    splits = {n: p for n in names if (p := concat.concatenated(hlo_text, n))}
+    walker = _Walker(comps, splits)
     root = walker.run(entry, [frozenset({p}) for p in params])
     if isinstance(root, tuple) and len(root) == n_outputs:
         outs: list[frozenset[object]] | None = [flat(e) for e in root]
@@ -297,7 +276,10 @@ def touches(
             reached = tuple(
                 tuple(k for k, o in enumerate(outs) if (name, e) in o) for e in range(len(per))
             )
-        out[name] = Touches(ins, reached, tuple(m.op_name if m else "" for m in made))
+        makers = [m.op_name if m else "" for m in made]
+        if name in splits:  # a flat all-reduce: each part's maker
+            makers = [p.op_name for p in splits[name]]
+        out[name] = Touches(ins, reached, tuple(makers))
     return out
 
 
@@ -312,6 +294,7 @@ def attribute(
     each element's, read by :func:`touches` from the same compiled text."""
     if not colls:
         return list(colls)
+    colls = [split(c, hlo_text) for c in colls]
     found = touches(hlo_text, [c.name for c in colls], kept, len(out_paths))
     out = []
     for c in colls:
@@ -320,6 +303,16 @@ def attribute(
             replace(c, leaves_note=UNFOLLOWED) if t is None else _named(c, t, in_paths, out_paths)
         )
     return out
+
+
+def split(c: hlo.Collective, hlo_text: str) -> hlo.Collective:
+    """c with the arrays it carries as its elements, where it is a flat all-reduce of a
+    concatenate (:mod:`.concat`): each part's shape, their bytes summing to its result's."""
+    parts = concat.concatenated(hlo_text, c.name) if c.kind == "all-reduce" else []
+    shapes = tuple(p.shape for p in parts)
+    if not parts or sum(s.nbytes for s in shapes) != sum(e.nbytes for e in c.elements):
+        return c
+    return replace(c, elements=shapes)
 
 
 UNFOLLOWED = (
@@ -369,8 +362,8 @@ def element_op_names(c: hlo.Collective, makers: Sequence[str] = ()) -> list[str]
         prefix = c.op_name[: c.op_name.find("/(") + 1]
         return [prefix + n for n in names]
     n = max(len(c.elements), 1)
-    if n > 1 and len(makers) == n and all(makers):
-        return list(makers)
+    if n > 1 and len(makers) == n and (all(makers) or (not c.op_name and any(makers))):
+        return list(makers)  # (a part whose maker has no name is "": said unknown)
     return [c.op_name] * n
 
 
@@ -386,7 +379,8 @@ def combined_parts(
     (:func:`shardwidget.why.cause_match.element_origins`). An element takes its maker's line
     where the maker is the op the combined name lists for it (the backward matmuls of two lines
     share one name); older XLA names one op for the whole: there the makers' names are used."""
-    named = len(origins) == len(c.elements) and all(o[0] for o in origins)
+    names = [o[0] for o in origins]
+    named = len(origins) == len(c.elements) and (all(names) or (not c.op_name and any(names)))
     if len(c.elements) < 2 or not (_combined_names(c) or named):
         return []
     full = element_op_names(c, [o[0] for o in origins])  # (older XLA: each maker's name)

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..hlo import collectives as hlo
+from ..hlo import concat, gradients
 from ..hlo import flow as hlo_flow
-from ..hlo import gradients
 from . import cause_match as match
 from . import sdy
 from .cause_text import (
@@ -115,12 +115,28 @@ def causes(colls: Sequence[hlo.Collective], ctx: Context) -> list[Cause]:
         try:
             if parts:  # one collective XLA combined from several: each element explained
                 cause = _together(c, parts, [_part(p, ctx, graph) for p in parts])
+            elif _unnamed_sum(c):  # (the GPU's reduce-scatter of a gradient)
+                cause = _carries(c, _by_maker(c, ctx, graph))
             else:
                 cause = _carries(c, _one_named(c, _explain(c, ctx, graph, k, counts[key])))
         except Exception as e:  # a form this reader does not know: said, never guessed
             cause = unknown(f"the module has a form this explanation cannot read ({e})")
         out.append(cause)
     return out
+
+
+def _unnamed_sum(c: hlo.Collective) -> bool:
+    """Whether c sums partial results of one array and its record names no op."""
+    return not c.op_name and len(c.elements) == 1 and c.kind in ("all-reduce", "reduce-scatter")
+
+
+def _by_maker(c: hlo.Collective, ctx: Context, graph: dict[str, Any]) -> Cause:
+    """The cause of a sum whose record names no op: at the op that makes what it sums (its
+    operand's maker, through bitcasts and copies), where that one has a name."""
+    op_name, source = concat.made_by(ctx.hlo_text, c.name)
+    if not op_name:
+        return _explain(c, ctx, graph, 0, 1)
+    return _part(replace(c, op_name=op_name, source=source), ctx, graph)
 
 
 def _part(p: hlo.Collective, ctx: Context, graph: dict[str, Any]) -> Cause:
@@ -215,6 +231,8 @@ def _explain(c: hlo.Collective, ctx: Context, graph: dict[str, Any], k: int, n_s
             f"no op of Shardy's module is {c.op_name}{at} (a custom call, or an op "
             "XLA created after partitioning)"
         )
+    if c.kind in ("all-reduce", "reduce-scatter"):
+        ops = _past_moves(mod, ops)
     if all(o.op in _EXPLICIT for o in ops):
         return _asked_for(c, ops[0])
     if "main" not in mod.memo:
@@ -274,6 +292,20 @@ def _explain(c: hlo.Collective, ctx: Context, graph: dict[str, Any], k: int, n_s
         cause = replace(cause, text=text)
     cause = replace(cause, layer=layer, candidates=tuple(op_place(o) for o in ops[1:]))
     return _checked(c, op, cause, ctx, graph)
+
+
+_MOVES = ("stablehlo.transpose", "stablehlo.reshape")
+
+
+def _past_moves(mod: sdy.Module, ops: list[sdy.Op]) -> list[sdy.Op]:
+    """For a sum of partial results named after a transpose (XLA's GPU compiler folds a
+    backward pass's transpose into the dot before it, and the gemm carries the transpose's
+    name): the ops that make the moved values, where those leave partial results; ops as they
+    are otherwise (a move sums nothing)."""
+    if not ops or not all(o.op in _MOVES and o.operands for o in ops):
+        return ops
+    made = [m for o in ops if (m := mod.made_by(o, o.operands[0])) is not None]
+    return made if made and all(match.partial(mod, m) for m in made) else ops
 
 
 def _in_body(c: hlo.Collective, ops: list[sdy.Op], ctx: Context, graph: Any) -> Cause | None:
@@ -392,10 +424,13 @@ def _from_module(
         if made is not None and match.from_scalars(mod, made):
             labels.append("")  # a constant broadcast where it is needed: nothing arrives
             continue
-        k_of = ((a, arg_index(mod, a, ctx)) for a in mod.args)
-        stacks = [(ctx.in_paths[k], a.shape) for a, k in k_of if k is not None]
+        k_of = [(a, k) for a in mod.args if (k := arg_index(mod, a, ctx)) is not None]
+        stacks = [(ctx.in_paths[k], a.shape) for a, k in k_of]
         layer = match.layer_of(v.shape, c.op_name, stacks)
         labels.append(f"operand {i}" + (f" (shaped as one layer of {layer})" if layer else ""))
+        if layer and c.in_leaves and layer in c.in_leaves:  # its shape and the dataflow agree
+            k, a = next((k, a) for a, k in k_of if ctx.in_paths[k] == layer)
+            inputs.setdefault(k, input_place(k, a, ctx))  # (a scan's weight: what is moved)
         origins(v, mod, ctx, inputs, constraints, outputs)
     for v in results:
         assert v is not None

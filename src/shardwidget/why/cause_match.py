@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..hlo import collectives as hlo
+from ..hlo import concat
+from ..hlo.program import source_of
 from . import sdy
 from .cause_text import nothing_met, reduced_axes
 
@@ -245,7 +247,11 @@ def twin(
             index.setdefault(tuple(s[0] if s else None for s in signature(dump, d)), []).append(d)
         dump.memo["by_shapes"] = index
     found = []
-    for d in dump.memo["by_shapes"].get(shapes, []):
+    alike = dump.memo["by_shapes"].get(shapes, [])
+    if not alike and not (exact or body or call):
+        alike = _swapped(mod, op, shapes, dump)
+        want = signature(dump, alike[0]) if len(alike) == 1 else want
+    for d in alike:
         if body and (d.parent != "stablehlo.while" or kind(d, dump) != kind(op, mod)):
             continue  # a loop body's op: only an op of the same kind in a loop of the dump
         if call and (in_loop(dump, d) or kind(d, dump) != kind(op, mod)):
@@ -258,6 +264,24 @@ def twin(
         return None  # (a loop body's op: only where the dump has exactly one such op)
     twin: sdy.Op = found[0][1]
     return twin
+
+
+def _swapped(
+    mod: sdy.Module, op: sdy.Op, shapes: tuple[Any, ...], dump: sdy.Module
+) -> list[sdy.Op]:
+    """The dump's matmuls that are op with its operands swapped and its 2-d result transposed
+    (XLA folds a backward pass's transpose into the dot before it on the GPU: ``(b^T a^T)`` for
+    ``(a b)^T``), where op is a matmul: the same contraction, operands swapped."""
+    if not op.op.startswith("stablehlo.dot") or len(shapes) != 3 or shapes[2] is None:
+        return []
+    if len(shapes[2]) != 2:
+        return []
+    key = (shapes[1], shapes[0], tuple(reversed(shapes[2])))
+    m = re.fullmatch(r"dot lhs\[(.*)\] rhs\[(.*)\] batch\[(.*)\] batch\[(.*)\]", kind(op, mod))
+    if m is None:
+        return []
+    swapped = f"dot lhs[{m.group(2)}] rhs[{m.group(1)}] batch[{m.group(4)}] batch[{m.group(3)}]"
+    return [d for d in dump.memo["by_shapes"].get(key, []) if kind(d, dump) == swapped]
 
 
 def kind(op: sdy.Op, mod: sdy.Module) -> str:
@@ -295,7 +319,7 @@ def hlo_params(hlo_text: str) -> dict[str, Any]:
             where = calls.group(1) if calls else comp
             out[name] = (op, args, int(param.group(1)) if param else None, where, shape)
             if entry and (on := _OP_NAME.search(text)):  # (where each element comes from)
-                out.setdefault(" meta", {})[name] = (on.group(1), _source(text))
+                out.setdefault(" meta", {})[name] = (on.group(1), source_of(text))
             if op in _DOTS and (dk := _dot_kind(op, text)):
                 out.setdefault(" dots", {})[name] = (comp, dk)
             elif op == "while" and (trips := _TRIPS.search(text)) and (on := _OP_NAME.search(text)):
@@ -317,21 +341,14 @@ _TRIPS = re.compile(r'"known_trip_count":\{"n":"(\d+)"')
 _OP_NAME = re.compile(r'op_name="([^"]*)"')
 
 
-def _source(text: str) -> str:
-    """An instruction's source as its metadata writes it: "file.py:12", or "frame N" (a
-    stack frame of the module's tables, read only when needed); "" when none."""
-    f = re.search(r'source_file="([^"]*)"', text)
-    ln = re.search(r"source_line=(\d+)", text)
-    if f and ln:
-        return hlo.where(f.group(1), ln.group(1))
-    frame = re.search(r"stack_frame_id=(\d+)", text)
-    return f"frame {frame.group(1)}" if frame else ""
-
-
 def element_origins(name: str, graph: dict[str, Any], hlo_text: str) -> list[tuple[str, str]]:
     """Per operand of a collective of the entry computation, the op name and source of the
     instruction that makes it (what XLA combined into one collective: each element's own op);
-    [] where an operand's maker has no record."""
+    [] where an operand's maker has no record. A flat all-reduce of a concatenate
+    (:mod:`..hlo.concat`): each part's maker, ("", "") for one that has no op_name."""
+    parts = concat.concatenated(hlo_text, name)
+    if parts:
+        return [(p.op_name, p.source if p.op_name else "") for p in parts]
     meta: dict[str, tuple[str, str]] = graph.get(" meta", {})
     out = []
     for a in (graph.get(name) or ("", []))[1]:

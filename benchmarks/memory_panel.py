@@ -8,8 +8,9 @@ one-instruction temporary spike every 7th point. The script times ``wire.peak``'
 timeline, what sending it uncapped would cost at least), and prints what the cap costs: the
 instructions one point stands for, whether the peak's bytes survive (they must: each point is the
 largest of its run), and the largest dip one point hides (the bytes freed and reused within a run).
-The panel's own draw is timed by vitest (js/tests/function/memory_panel.test.ts, "draws a 20,000-
-instruction timeline as one path"), whose duration is printed by ``vitest run``.
+The panel's own draw is timed in headless Chromium by benchmarks/memory_panel_draw.py (a real
+compile of 20,000 instructions against a 200-instruction panel), and by vitest
+(js/tests/function/memory_panel.test.ts, "draws a 20,000-instruction timeline as one path").
 
     PYTHONPATH=src python benchmarks/memory_panel.py [INSTRUCTIONS [REPEATS]]
 """

@@ -436,6 +436,13 @@ def mesh_context(mesh: Mesh | AbstractMesh) -> Any:
     return jax.set_mesh(mesh)
 
 
+def one_trace_for_layouts() -> bool:
+    """Whether ``jax.jit(f, in_shardings=...)`` traced from shapes alone lowers the module
+    that f traced with the layout in its arguments' types lowers (the source locations
+    aside): from jax 0.8; jax 0.7 writes extra scalar broadcasts into one of the two."""
+    return tuple(int(v) for v in re.findall(r"\d+", jax.__version__)[:2]) >= (0, 8)
+
+
 @contextlib.contextmanager
 def quiet_donation() -> Iterator[None]:
     """JAX's "Some donated buffers were not usable" warning held back (lowering and calling a

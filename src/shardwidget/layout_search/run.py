@@ -284,6 +284,7 @@ class _Run:
         self.s, self.f, self.props, self.fkey = s, f, props, fkey
         self.deadline = None if budget_s is None else s._t0 + budget_s
         self.timeout = timeout
+        self._on_leaves: tuple[Callable[..., Any], list[Any]] | None = None
         self.whole = None
         if fkey is not None and budget_s is not None:
             self.whole = (*fkey, tuple(p.key for p in props), budget_s)
@@ -371,20 +372,24 @@ class _Run:
             queued += 1
 
     def _lower(self, mesh: Any, p: c.Proposal, trees: list[Any]) -> str:
-        """The module of ``jax.jit(f)`` for proposal p; with donated leaves, of f on its leaves
-        with those donated, as a function view compiles it."""
+        """The module of ``jax.jit(f)`` for proposal p, traced once for every layout
+        (:func:`~shardwidget.plan.compile.lower_shared`); with donated leaves, of f on its
+        leaves with those donated, as a function view compiles it."""
         s = self.s
         if not s.donate:
-            return compile_mod.lower(self.f, s.args, mesh, trees, None)
-        flat, treedef = jax.tree_util.tree_flatten(s.args)
-        f = self.f
+            return compile_mod.lower_shared(self.f, s.args, mesh, trees)
+        if self._on_leaves is None:  # one function for the whole search: one trace
+            flat, treedef = jax.tree_util.tree_flatten(s.args)
+            f = self.f
 
-        def on_leaves(*leaves: Any) -> Any:
-            return f(*jax.tree_util.tree_unflatten(treedef, leaves))
+            def on_leaves(*leaves: Any) -> Any:
+                return f(*jax.tree_util.tree_unflatten(treedef, leaves))
 
-        on_leaves.__name__ = on_leaves.__qualname__ = s.fn_name  # (HLO op names read f's)
+            on_leaves.__name__ = on_leaves.__qualname__ = s.fn_name  # (HLO op names read f's)
+            self._on_leaves = (on_leaves, flat)
+        g, flat = self._on_leaves
         specs = [spec_mod.to_partition_spec(x) for x in p.specs]
-        return compile_mod.lower(on_leaves, flat, mesh, specs, None, donate_argnums=s.donate)
+        return compile_mod.lower_shared(g, flat, mesh, specs, donate_argnums=s.donate)
 
     def _join(self) -> None:
         s = self.s

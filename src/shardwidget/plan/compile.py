@@ -8,6 +8,7 @@ the compiled HLO (``hlo.collectives``), with device ids as positions on the plan
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from collections.abc import Callable, Sequence
@@ -24,10 +25,13 @@ from ..cost.hardware import DEFAULT, Hardware
 from ..cost.machine import estimate_on
 from ..hlo import collectives as hlo
 from ..hlo import flops as hlo_flops
+from ..hlo import flow as hlo_flow
 from ..hlo import peak as hlo_peak
 from ..hlo import tpu as hlo_tpu
 from ..hlo import traffic as hlo_traffic
 from ..hlo.peak import Peak
+from ..model import mesh as mesh_mod
+from ..trace import paths as trace_paths
 from . import gpu as _gpu
 from . import helper as _helper
 from . import inputs
@@ -211,7 +215,21 @@ def lower(
     mode: str = "jit",
     donate_argnums: Sequence[int] = (),
 ) -> str:
-    """The lowered module's text (StableHLO with its sharding annotations) of ``jax.jit(f)`` for
+    """The text of :func:`lowered`'s module (StableHLO with its sharding annotations)."""
+    low = lowered(f, args, mesh, in_specs, out_specs, mode, donate_argnums)
+    return str(low.as_text(debug_info=True))
+
+
+def lowered(
+    f: Callable[..., Any],
+    args: Sequence[Any],
+    mesh: Mesh | AbstractMesh,
+    in_specs: Any,
+    out_specs: Any,
+    mode: str = "jit",
+    donate_argnums: Sequence[int] = (),
+) -> jax.stages.Lowered:
+    """The lowered module (StableHLO with its sharding annotations) of ``jax.jit(f)`` for
     ``args`` laid out by ``in_specs`` (one spec per argument; None: replicated) on ``mesh``;
     ``mode="shard_map"``: of ``jax.jit(jax.shard_map(f, mesh=mesh, in_specs=..., out_specs=...))``
     (out_specs then required: shard_map has no default). ``donate_argnums``: as jax.jit's."""
@@ -235,7 +253,7 @@ def lower(
             out_specs=to_spec(out_specs),
         )
         jf = jax.jit(sm, donate_argnums=tuple(donate_argnums))
-        return _lowered_text(jf, sds, mesh)
+        return _lowered(jf, sds, mesh)
     kw: dict[str, Any] = {"donate_argnums": tuple(donate_argnums)}
     if out_specs is not None:
         kw["out_shardings"] = jax.tree.map(
@@ -243,15 +261,47 @@ def lower(
             out_specs,
             is_leaf=_is_spec,
         )
-    return _lowered_text(jax.jit(f, **kw), sds, mesh)
+    return _lowered(jax.jit(f, **kw), sds, mesh)
 
 
-def _lowered_text(jf: Any, sds: Sequence[Any], mesh: Mesh | AbstractMesh) -> str:
-    """The text of ``jf`` lowered for ``sds`` on ``mesh``'s platform (a donation XLA cannot
-    use is read from the compile's alias bytes, not warned about)."""
+def lower_shared(
+    f: Callable[..., Any],
+    args: Sequence[Any],
+    mesh: Mesh | AbstractMesh,
+    in_specs: Any,
+    donate_argnums: Sequence[int] = (),
+) -> str:
+    """:func:`lower`'s text (jit mode) for one of many layouts of the same ``f`` and argument
+    shapes: traced from the shapes alone, the layout given as jit's ``in_shardings``, so that
+    JAX traces f once for all of them (its trace cache keys on f and the shapes). :func:`lower`
+    puts the layout in the arguments' types, so each mesh traces f anew, and JAX's caches keep
+    every trace alive: ~6,000 Python objects per layout of the 06 step, which each full garbage
+    collection of the kernel then walks while it holds the interpreter (a search's ``1 + 1``
+    waited 2 s on one). The same module either way, but for the source locations of the calls
+    that lowered it. A mesh with Explicit axes (the layout is part of the types there) is
+    lowered by :func:`lower`, and so is every layout on jax 0.7
+    (:func:`shardwidget._jax.one_trace_for_layouts`)."""
+    auto = all(t == "auto" for t in mesh_mod.mesh_axis_types(mesh))
+    if not auto or not _jax.one_trace_for_layouts():
+        return lower(f, args, mesh, in_specs, None, donate_argnums=donate_argnums)
+    inputs.check_mesh(mesh)
+    specs = list(in_specs) if in_specs is not None else [None] * len(args)
+    if len(specs) != len(args):
+        raise ValueError(f"in_specs has {len(specs)} specs for {len(args)} arguments")
+    pairs = enumerate(zip(args, specs, strict=True))
+    laid = [inputs.arg_sds(i, a, s, mesh, _is_spec) for i, (a, s) in pairs]
+    shapes = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), laid)
+    shardings = tuple(jax.tree.map(lambda x: x.sharding, laid))
+    jf = jax.jit(f, in_shardings=shardings, donate_argnums=tuple(donate_argnums))
+    return str(_lowered(jf, shapes, mesh).as_text(debug_info=True))
+
+
+def _lowered(jf: Any, sds: Sequence[Any], mesh: Mesh | AbstractMesh) -> jax.stages.Lowered:
+    """``jf`` lowered for ``sds`` on ``mesh``'s platform (a donation XLA cannot use is read
+    from the compile's alias bytes, not warned about)."""
     with _jax.quiet_donation():
-        lowered = jf.trace(*sds).lower(lowering_platforms=lowering_platforms(mesh))
-    return str(lowered.as_text(debug_info=True))
+        low: jax.stages.Lowered = jf.trace(*sds).lower(lowering_platforms=lowering_platforms(mesh))
+    return low
 
 
 def lowering_platforms(mesh: object) -> tuple[str, ...]:
@@ -287,8 +337,19 @@ def plan(
     answer."""
     t0 = time.perf_counter()
     _check_mesh(mesh)
-    text = lower(f, args, mesh, in_specs, out_specs, mode, donate_argnums)
-    return compile_text(text, mesh, timeout, t0)
+    low = lowered(f, args, mesh, in_specs, out_specs, mode, donate_argnums)
+    pl = compile_text(str(low.as_text(debug_info=True)), mesh, timeout, t0)
+    return _with_leaves(pl, trace_paths.arg_paths(f, args), low)
+
+
+def _with_leaves(pl: Plan, in_paths: list[str], low: jax.stages.Lowered) -> Plan:
+    """pl with the input and output leaves each collective touches, by dataflow through the
+    compiled program (:func:`~shardwidget.hlo.flow.attribute`), as a function view's plan has
+    them; a flat all-reduce of a concatenate carries its parts as elements."""
+    kept = _jax.kept_inputs(low, len(in_paths))
+    outs = trace_paths.out_paths(low.out_tree)
+    colls = hlo_flow.attribute(pl.collectives, pl.hlo_text, kept, in_paths, outs)
+    return dataclasses.replace(pl, collectives=colls)
 
 
 def _check_mesh(mesh: Mesh | AbstractMesh) -> None:

@@ -18,8 +18,8 @@ from jax.sharding import AbstractMesh, Mesh, PartitionSpec
 
 from .. import _jax
 from ..model import spec as spec_mod
-from ._jaxpr import param_names, path_text
 from ._specs import leaf_specs
+from .paths import param_names, path_text
 from .result import Leaf, Slot, TraceState, clean_error, is_array_leaf
 
 

@@ -4,10 +4,9 @@ outputs and unused arguments (notes), read from the jaxpr and attributed to argu
 
 from __future__ import annotations
 
-import inspect
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import jax
@@ -18,33 +17,6 @@ from .. import _jax
 from ..model import spec as spec_mod
 from ..model.layout import dtype_name
 from .result import CONSTANT_NOTE, OTHER_MESH_NOTE, UNUSED_NOTE, Constraint, Leaf
-
-
-def param_names(f: Callable[..., Any], n: int) -> list[str]:
-    try:
-        params = list(inspect.signature(f).parameters.values())
-    except (TypeError, ValueError):
-        return [f"args[{i}]" for i in range(n)]
-    names: list[str] = []
-    for i in range(n):
-        if i < len(params) and params[i].kind in (
-            inspect.Parameter.POSITIONAL_ONLY,
-            inspect.Parameter.POSITIONAL_OR_KEYWORD,
-        ):
-            names.append(params[i].name)
-        else:
-            names.append(f"args[{i}]")
-    return names
-
-
-def path_text(path: tuple[Any, ...], arg_names: Sequence[str]) -> str:
-    head, rest = path[0], path[1:]
-    if getattr(head, "idx", None) == 0 and rest:  # positional args
-        i = rest[0].idx
-        return str(arg_names[i]) + jax.tree_util.keystr(rest[1:])
-    if rest:  # keyword args
-        return str(getattr(rest[0], "key", rest[0])) + jax.tree_util.keystr(rest[1:])
-    return jax.tree_util.keystr(path)
 
 
 def _constraint_text(spec: PartitionSpec, ndim: int) -> str:

@@ -37,7 +37,8 @@ export const layoutRequests: Pick<QueueOptions<LayoutState, RequestMsg>, "clone"
   build: (seq, state) => ({ type: "request", seq, state }),
 };
 
-/** Canonical text of a state; wire/array.py's state_key writes the same string. */
+/** Canonical text of a state; wire/array.py's state_key writes the same string (pinned by
+ *  js/tests/wire/state_key.gen.json). */
 export function stateKey(s: LayoutState): string {
   return JSON.stringify({
     mesh_shape: s.mesh_shape,

@@ -3,7 +3,7 @@
 // named, and the buffers live there grouped as parameters / optimizer state / saved
 // activations / temporaries / outputs; a row of an input leaf lights its card. Mirrors
 // src/shardwidget/wire/peak.py (PeakWire).
-import { el } from "../shared/dom";
+import { el, mark, measure } from "../shared/dom";
 import { injectCss } from "../shared/styles";
 import { formatBytes } from "../shared/text";
 import type { FitWire, PeakWire, Trace } from "../wire/function";
@@ -32,6 +32,7 @@ const SVG = "http://www.w3.org/2000/svg";
 
 /** The panel for a trace's peak (an empty element where the payload has none). */
 export function renderPeak(doc: Document, shown: Trace, root: HTMLElement): HTMLElement {
+  mark("shardwidget:peak-start"); // timed by benchmarks/memory_panel_draw.py
   injectCss(root, "shardwidget-peak", PEAK_CSS);
   const wrap = el(doc, "div", "sw-peak");
   const light = (path: string): void => lightLeaf(root, shown, path);
@@ -46,6 +47,7 @@ export function renderPeak(doc: Document, shown: Trace, root: HTMLElement): HTML
     wrap.append(part);
   }
   if (shown.fit) wrap.append(fitLine(doc, shown.fit));
+  measure("shardwidget:peak", "shardwidget:peak-start");
   return wrap;
 }
 

@@ -28,6 +28,7 @@ export function cloneTraceState(s: TraceState): TraceState {
     axis_types: [...s.axis_types],
     in_specs: s.in_specs.map(cloneSpec),
     out_specs: s.out_specs.map((o) => (o === null ? null : cloneSpec(o))),
+    ...(s.donate ? { donate: [...s.donate] } : {}), // (Reset's: the original donation)
   };
 }
 

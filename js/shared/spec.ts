@@ -117,7 +117,8 @@ export function defaultAxisNames(k: number): string[] {
 /**
  * Make `spec` consistent with the mesh: entries keep only existing axes, an axis used by an
  * earlier dimension is dropped, and when the axes do not divide the dimension trailing axes are
- * dropped until they do (None at worst). The result has one entry per array dimension.
+ * dropped until they do (None at worst). The result has one entry per array dimension. It keeps
+ * exactly the specs Python's spec.validate accepts (js/tests/wire/spec_validity.gen.json pins the two).
  */
 export function sanitizeSpec(
   spec: SpecEntry[],

@@ -21,6 +21,10 @@ export interface TraceState {
   axis_types: AxisType[];
   in_specs: SpecEntry[][];
   out_specs: (SpecEntry[] | null)[];
+  /** The input leaves donated (indices): only the original's (TraceOptions.original) carries
+   *  it, so Reset returns to the donation the view was made with; without it a request keeps the
+   *  donation shown. */
+  donate?: number[];
 }
 
 export interface LeafInfo {
@@ -44,7 +48,7 @@ export interface TraceOptions {
   outputs: LeafInfo[];
   /** Static (non-array) arguments, as short reprs: "n=3", "args[2]='mean'". */
   static_args: string[];
-  /** The state the view was created with (the reset target). */
+  /** The state the view was created with, its donation included (the reset target). */
   original: TraceState;
   /** Why the function is not run (e.g. inputs are ShapeDtypeStructs), "" when it is. */
   run_disabled: string;

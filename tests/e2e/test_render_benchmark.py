@@ -1,5 +1,6 @@
-"""benchmarks/render.py (it drives Chromium) runs end to end on a small page: the browser-test
-half of tests/test_benchmark_smoke.py, with its ``run_benchmark``."""
+"""benchmarks/render.py and benchmarks/memory_panel_draw.py (they drive Chromium) run end to end
+on small pages: the browser-test half of tests/test_benchmark_smoke.py, with its
+``run_benchmark``."""
 
 from __future__ import annotations
 
@@ -20,3 +21,17 @@ def test_render_benchmark_smoke() -> None:
     row = re.search(r"^\s+8\s+8\s+dom\(8\)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", out, re.M)
     assert row, out
     assert all(float(x) > 0 for x in row.groups())
+
+
+def test_memory_panel_draw_benchmark_smoke() -> None:
+    """benchmarks/memory_panel_draw.py draws two real compiles' memory panels in Chromium: the
+    100-layer view's (2 instructions a layer and the sum at the end) and a 300-layer compile's,
+    whose 602 instructions the payload caps at 600 points, each one a vertex of the drawn path."""
+    out = run_benchmark("memory_panel_draw.py", "--layers", "300", "--draws", "2")
+    rows = re.findall(r"^\s+([\d,]+) instructions\s+(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)", out, re.M)
+    assert len(rows) == 2, out
+    (n_small, pts_small, rows_small, *_), (n_big, pts_big, rows_big, *_) = rows
+    assert int(n_big.replace(",", "")) > 600 and int(pts_big) == 600, out
+    assert int(pts_small) == int(n_small.replace(",", "")) < 600, out
+    assert int(rows_small) > 0 and int(rows_big) > 0, out
+    assert re.search(r"^draw at [\d,]+ instructions: [\d.]+ ms = [\d.]+x the", out, re.M), out

@@ -7,6 +7,7 @@ its own dump where this jax writes one, else argument + output - alias + temp)."
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 
@@ -90,6 +91,34 @@ def test_apply_donates_copies_and_undo_restores(arrays):
     assert v.trace.memory["alias"] == direct((1,))[1]
     v.reset()
     assert v.donate == [] and "donate_argnums" not in v.code
+
+
+def request(v, state, seq):
+    """What the widget sends (JSON, as the comm carries it); it must compile."""
+    msg = {"type": "trace_request", "seq": seq, "state": json.loads(json.dumps(state))}
+    v._on_custom_msg(v, msg, [])
+    assert not v.error, v.error
+
+
+def test_the_widgets_reset_returns_to_the_donation_as_view_reset_does(arrays):
+    """Reset is the view as first made, in both places: Python's reset() and the widget's
+    button (a request with the options' original, donation included) clear a donation made
+    since; a request of the controls (no donation in it) keeps it."""
+    v = ShardView(update, *arrays)
+    original = v._trace_options["original"]
+    assert original["donate"] == []
+    v.donate = ["g"]
+    assert v.trace.memory["alias"] == direct((1,))[1] > 0
+    moved = {**v._trace_options["original"], "in_specs": [["d", None], ["d", None]]}
+    del moved["donate"]
+    request(v, moved, 1)  # a spec change from the controls
+    assert v.in_specs == moved["in_specs"] and v.donate == ["g"] and v.trace.memory["alias"] > 0
+    request(v, original, 2)  # the Reset button
+    assert v.donate == [] and v.in_specs == original["in_specs"]
+    assert v.trace.memory["alias"] == direct(())[1] == 0
+    v.donate = ["w"]
+    v.reset()
+    assert v.donate == [] and v.trace.memory["alias"] == 0
 
 
 def test_donate_refuses_what_is_not_an_input_in_words(arrays):

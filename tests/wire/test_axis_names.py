@@ -9,8 +9,6 @@ the TypeScript ``defaultAxisNames`` and both views' "number of axes" controls ag
 from __future__ import annotations
 
 import json
-import os
-import pathlib
 
 import jax
 import numpy as np
@@ -19,9 +17,9 @@ from jax.sharding import PartitionSpec as P
 
 from shardwidget.model import mesh as mesh_mod
 
-FIXTURE = (
-    pathlib.Path(__file__).resolve().parents[2] / "js" / "tests" / "wire" / "axis_names.gen.json"
-)
+from . import pinned
+
+FIXTURE = pinned.FOLDER / "axis_names.gen.json"
 
 
 def names_by_count() -> dict[str, list[str]]:
@@ -30,9 +28,7 @@ def names_by_count() -> dict[str, list[str]]:
 
 def test_fixture_is_what_python_gives() -> None:
     fresh = json.dumps(names_by_count(), indent=1) + "\n"
-    if os.environ.get("SHARDWIDGET_REGEN") == "1":
-        FIXTURE.write_text(fresh)
-    assert FIXTURE.read_text() == fresh, "stale: SHARDWIDGET_REGEN=1 rewrites it"
+    pinned.check(FIXTURE, fresh)
 
 
 def test_the_fallback_is_pinned_too() -> None:

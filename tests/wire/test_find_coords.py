@@ -7,8 +7,6 @@ orders that differ from id order included), the layout the widget receives and, 
 from __future__ import annotations
 
 import json
-import os
-import pathlib
 from typing import Any
 
 import jax
@@ -19,9 +17,9 @@ from jax.sharding import PartitionSpec as P
 
 from shardwidget import ShardView
 
-FIXTURE = (
-    pathlib.Path(__file__).resolve().parents[2] / "js" / "tests" / "wire" / "mesh_coords.gen.json"
-)
+from . import pinned
+
+FIXTURE = pinned.FOLDER / "mesh_coords.gen.json"
 
 
 def _ids(mesh: Mesh, query: dict[str, Any]) -> list[int]:
@@ -76,9 +74,7 @@ def cases() -> dict[str, Any]:
 
 def test_fixture_is_what_jax_says() -> None:
     fresh = json.dumps(cases(), indent=1, sort_keys=True) + "\n"
-    if os.environ.get("SHARDWIDGET_REGEN") == "1":
-        FIXTURE.write_text(fresh)
-    assert FIXTURE.read_text() == fresh, "stale: SHARDWIDGET_REGEN=1 rewrites it"
+    pinned.check(FIXTURE, fresh)
 
 
 def test_jax_mesh_order_is_row_major_device_ids() -> None:

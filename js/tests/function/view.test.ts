@@ -251,6 +251,20 @@ describe("function view: requests", () => {
     expect(el.querySelector(".sw-tr-mesh .sw-ctl-status")!.textContent).toBe("applying…");
   });
 
+  it("Reset sends the original layout with its donation (as view.reset() restores it)", async () => {
+    // wire/function.py: options.original carries the donation the view was made with; a
+    // request without donate (the controls') keeps the donation shown, so Reset must say it.
+    const f = tfx.fxTraceSum();
+    const original = { ...f.state, donate: [] };
+    const { el, model } = mountTrace({ ...f, options: { ...f.options, original } }, { in_specs: [[null, "y"]] });
+    el.querySelector<HTMLButtonElement>('button[data-key="reset"]')!.click();
+    await flush();
+    expect(model.sent.length).toBe(1);
+    const msg = model.sent[0] as TraceRequestMsg;
+    expect(msg.state).toEqual(original);
+    expect(msg.state.donate).toEqual([]);
+  });
+
   it("a newer request supersedes the pending one; seq strictly increases", async () => {
     const { el, model, view } = mountTrace(tfx.fxTraceLayerJit());
     choose(el, "in-0-dim-1", ""); // x: P('x', None)

@@ -4721,7 +4721,8 @@ export const function8: FunctionModel = {
    "out_specs": [
     null,
     null
-   ]
+   ],
+   "donate": []
   },
   "run_disabled": "",
   "planned": ""
@@ -5530,8 +5531,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 175.3,
-  "run_ms": 8.8,
+  "compile_ms": 228.7,
+  "run_ms": 17.9,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -6468,7 +6469,8 @@ export const functionSearched8: FunctionModel = {
    "out_specs": [
     null,
     null
-   ]
+   ],
+   "donate": []
   },
   "run_disabled": "",
   "planned": ""
@@ -7277,8 +7279,8 @@ export const functionSearched8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 100.3,
-  "run_ms": 3.2,
+  "compile_ms": 179.4,
+  "run_ms": 15.8,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7990,7 +7992,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 592 B per device, estimated step 8 \u00b5s"
    },
    {
-    "id": 9,
+    "id": 8,
     "name": "SP 4 \u00d7 TP 2",
     "layout": "seq=4 \u00d7 tensor=2",
     "fits": true,
@@ -8001,7 +8003,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 592 B per device, estimated step 8 \u00b5s"
    },
    {
-    "id": 17,
+    "id": 16,
     "name": "FSDP 2 \u00d7 TP 4",
     "layout": "fsdp=2 \u00d7 tensor=4",
     "fits": true,
@@ -8023,7 +8025,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 256 B per device, estimated step 9 \u00b5s"
    },
    {
-    "id": 8,
+    "id": 9,
     "name": "DP 2 \u00d7 FSDP 2 \u00d7 SP 2",
     "layout": "data=2 \u00d7 fsdp=2 \u00d7 seq=2",
     "fits": true,
@@ -8034,7 +8036,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 336 B per device, estimated step 9 \u00b5s"
    },
    {
-    "id": 16,
+    "id": 17,
     "name": "FSDP 2 \u00d7 SP 4",
     "layout": "fsdp=2 \u00d7 seq=4",
     "fits": true,
@@ -8067,7 +8069,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 304 B per device, estimated step 11 \u00b5s"
    },
    {
-    "id": 2,
+    "id": 0,
     "name": "DP 8",
     "layout": "data=8",
     "fits": true,
@@ -8078,7 +8080,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 244 B per device, estimated step 14 \u00b5s"
    },
    {
-    "id": 1,
+    "id": 2,
     "name": "SP 8",
     "layout": "seq=8",
     "fits": true,
@@ -8111,7 +8113,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 256 B per device, estimated step 17 \u00b5s"
    },
    {
-    "id": 0,
+    "id": 1,
     "name": "FSDP 8",
     "layout": "fsdp=8",
     "fits": true,
@@ -8408,7 +8410,8 @@ export const functionShardMap8: FunctionModel = {
      null,
      null
     ]
-   ]
+   ],
+   "donate": []
   },
   "run_disabled": "",
   "planned": ""
@@ -8766,8 +8769,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 57.1,
-  "run_ms": 2.1,
+  "compile_ms": 168.7,
+  "run_ms": 17.5,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -9397,7 +9400,8 @@ export const functionPmap8: FunctionModel = {
    ],
    "out_specs": [
     null
-   ]
+   ],
+   "donate": []
   },
   "run_disabled": "",
   "planned": "",
@@ -9929,8 +9933,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 124.9,
-  "run_ms": 4.7,
+  "compile_ms": 270.3,
+  "run_ms": 5.6,
   "cached": false,
   "ran": true,
   "left_out": {

@@ -140,7 +140,8 @@ def validate(spec: NormSpec, shape: Sequence[int], axes: Mapping[str, int]) -> N
     """Raise ValueError when spec cannot lay out an array of this shape on a mesh with these axes.
 
     ``axes`` maps axis name to size, in mesh order. Messages name the dimension, the sizes and
-    what would work instead.
+    what would work instead. The controls' ``sanitizeSpec`` (js/shared/spec.ts) keeps exactly
+    the specs this accepts: js/tests/wire/spec_validity.gen.json pins the two.
     """
     names = list(axes)
     used: dict[str, int] = {}

@@ -204,7 +204,7 @@ def state_wire(st: LayoutState) -> LayoutStateWire:
 
 def state_key(st: LayoutState) -> str:
     """Canonical text of a layout, the key of a saved page's answers; the front end's
-    ``stateKey`` writes the same string."""
+    ``stateKey`` writes the same string (pinned by js/tests/wire/state_key.gen.json)."""
     return json.dumps(st.to_wire(), separators=(",", ":"), ensure_ascii=False)
 
 

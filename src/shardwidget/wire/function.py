@@ -29,6 +29,10 @@ class TraceStateWire(TypedDict):
     axis_types: list[str]
     in_specs: list[list[SpecEntry]]
     out_specs: list[list[SpecEntry] | None]
+    donate: NotRequired[list[int]]
+    """The input leaves donated (indices): sent in ``TraceOptions.original`` so that the
+    widget's Reset, like ``view.reset()``, returns to the view's donation as first made; a
+    request without it keeps the donation shown."""
 
 
 class LeafInfo(TypedDict):
@@ -232,7 +236,7 @@ def trace_options(
         "inputs": [leaf_info(lf.path, lf.shape, dtype_name(lf.dtype)) for lf in traced.leaves],
         "outputs": list(outputs),
         "static_args": list(traced.static_args),
-        "original": cast(TraceStateWire, original.to_wire()),
+        "original": cast(TraceStateWire, {**original.to_wire(), "donate": list(original.donate)}),
         "run_disabled": traced.run_disabled,
     }
 

@@ -215,3 +215,28 @@ def test_a_tpu_pads_small_blocks_beyond_the_data() -> None:
     )
     assert direct.memory["arguments"] > fsdp.peak
     assert "pad" in fsdp.sources["peak"]
+
+
+def test_compile_asks_the_cpu_compiler_for_the_bytes_per_device() -> None:
+    """compile=True: each layout's bytes per device are XLA's argument bytes of an identity of
+    the tree laid out so; on the CPU compiler the data's, as plain jax.jit compiles them."""
+    found = sw.ShardView(PARAMS).search(compile=True)
+    leaves = jax.tree.leaves(PARAMS)
+    for cand in found.results:
+        mesh = jax.make_mesh(cand.mesh_shape, cand.axis_names)
+        shard = tuple(NamedSharding(mesh, _spec(cand, k)) for k in range(len(leaves)))
+        direct = jax.jit(lambda *xs: xs, in_shardings=shard).lower(*leaves).compile()
+        assert cand.peak == direct.memory_analysis().argument_size_in_bytes, cand.name
+        assert cand.peak == cand.data_bytes and "CPU compiler" in cand.compiler
+
+
+@pytest.mark.skipif(bool(tpu.unavailable()), reason=tpu.unavailable() or "")
+def test_compile_on_a_tpu_counts_the_padding() -> None:
+    tree = {"b": jax.ShapeDtypeStruct((256,), jnp.float32)}
+    target = sw.tpu_mesh("v5e:2x2", (4,), ("x",))
+    found = sw.ShardView(tree).search(target, compile=True)
+    fsdp = next(c for c in found.results if c.name == "FSDP 4")
+    mesh = sw.tpu_mesh("v5e:2x2", (4,), ("fsdp",), axis_types=(AxisType.Auto,))
+    direct = plan(lambda t: t, tree, mesh=mesh, in_specs=[{"b": P("fsdp")}])
+    assert fsdp.peak == direct.memory["arguments"] > fsdp.data_bytes == 256
+    assert "libtpu" in fsdp.compiler and "identity" in fsdp.sources["peak"]

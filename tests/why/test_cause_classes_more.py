@@ -136,3 +136,26 @@ def test_backward_transposes_of_one_shape_on_one_line_carry_each_its_own_gradien
         if c.gradients:
             assert k.known and k.op is not None and k.op.line == line_of(loss, 1), k.text
             assert all(f"gradient of {g}" in k.text or len(c.elements) == 1 for g in c.gradients)
+
+
+def test_a_split_out_sharding_given_to_jit_is_named_as_that_output_not_a_constraint():
+    """JAX writes jit's out_shardings as a constraint with no line, returned by the jitted
+    function: read as the output's given layout (before: "by a constraint", no output)."""
+    x = put((16, 32), P("x", None))
+    f = jax.jit(tanh3, out_shardings=NamedSharding(M, P(None, "y")))
+    assert not plain_kinds(tanh3, x)  # by construction: only the given layout moves data
+    _colls, cs = causes(f, x)
+    for k in cs:
+        assert k.known and [p.label for p in k.outputs] == ["out"], k.text
+        assert not k.constraints and "by the out_shardings of out" in k.text, k.text
+
+
+def test_a_users_constraint_returned_by_a_jitted_function_stays_the_users():
+    def g(x):
+        return jax.lax.with_sharding_constraint(tanh3(x), NamedSharding(M, P(None, "y")))
+
+    x = put((16, 32), P("x", None))
+    _colls, cs = causes(jax.jit(g), x)
+    for k in cs:
+        assert k.known and [p.line for p in k.constraints] == [line_of(g, 1)], k.text
+        assert not k.outputs and "out_shardings" not in k.text, k.text

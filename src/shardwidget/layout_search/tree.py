@@ -36,6 +36,7 @@ from ..model.units import fmt_bytes
 from ..plan import gpu, tpu
 from . import candidates as c
 from . import strategies as strat
+from . import tree_compiled
 from .run import Progress
 from .target import GpuTarget, Target, TpuTarget
 
@@ -47,11 +48,13 @@ NO_STEP = "unknown: a tree has no step (make a function view: ShardView(step, tr
 
 @dataclass(frozen=True)
 class TreeLeafShape:
-    """What a tree search reads of a leaf: its keystr path, shape and bits per element."""
+    """What a tree search reads of a leaf: its keystr path, shape, bits per element and
+    dtype (its name: what a compile of the tree needs)."""
 
     path: str
     shape: tuple[int, ...]
     bits: int
+    dtype: str = ""
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,9 @@ class TreeCandidate:
     peak_is_totals: bool = field(repr=False, default=False)
     collectives: tuple[Any, ...] = field(repr=False, default=())
     compiler: str = field(repr=False, default="none: a tree is laid out, not compiled")
+    data_bytes: int = field(repr=False, default=0)
+    """The data's bytes per device (from the shard shapes); :attr:`peak` is the compiler's
+    argument bytes where the search compiled (``compile=True``), else these."""
 
     def rank_key(self) -> tuple[int, float]:
         """Fit first, then the fewest bytes per device."""
@@ -205,16 +211,29 @@ def _sources(target: Target, hbm: str) -> dict[str, str]:
 
 
 def make(
-    shapes: Sequence[TreeLeafShape], p: c.Proposal, hw: Hardware, target: Target
+    shapes: Sequence[TreeLeafShape],
+    p: c.Proposal,
+    hw: Hardware,
+    target: Target,
+    compile: bool = False,
 ) -> TreeCandidate:
-    """Proposal ``p`` as a tree candidate on ``target`` (fit against a device's memory)."""
+    """Proposal ``p`` as a tree candidate on ``target`` (fit against a device's memory); with
+    ``compile``, its bytes per device the target compiler's (an identity of the tree)."""
     hbm, source = target.hbm_bytes(hw)
-    peak = held(shapes, p)
+    data = held(shapes, p)
     rules = tuple(rules_of(shapes, p.specs))
     sources = _sources(target, f"{fmt_bytes(round(hbm))} ({source})")
+    peak, compiler = data, "none: a tree is laid out, not compiled"
+    if compile:
+        leaves = [(x.shape, x.dtype) for x in shapes]
+        peak, compiler = tree_compiled.argument_bytes(leaves, p, target), target.compiler
+        sources["peak"] = (
+            f"{compiler}: the argument bytes per device of an identity of the tree laid out "
+            f"so (the data: {fmt_bytes(data)})"
+        )
     return TreeCandidate(
         p.name, p.mesh_shape, p.axis_names, p.strategy, rules, p.specs, peak <= hbm, peak,
-        sources, p.notes,
+        sources, p.notes, compiler=compiler, data_bytes=data,
     )  # fmt: skip
 
 
@@ -370,14 +389,17 @@ def search(
     strategies: dict[str, Any] | None = None,
     name: str = "params",
     view: Any = None,
+    compile: bool = False,
 ) -> TreeSearch:
-    """The candidate layouts of a tree of these leaves on ``mesh``'s chips (see the module)."""
+    """The candidate layouts of a tree of these leaves on ``mesh``'s chips (see the module);
+    ``compile``: each one's bytes per device from the target's compiler
+    (:mod:`.tree_compiled`: one compile per candidate, in its helper)."""
     t0 = time.perf_counter()
     target = target_of_tree(mesh)
     hw = target.preset(hardware)
     leaves = leaves_of(shapes)
     props, dropped = propose(target.n, leaves, strategies)
-    found = [make(shapes, p, hw, target) for p in props]
+    found = [make(shapes, p, hw, target, compile) for p in props]
     n = len(found)
     s = TreeSearch(target, hw, dropped, progress=Progress(n, n, 0, "done"), name=name, view=view)
     s._found = found

@@ -46,6 +46,7 @@ class TreeSearchMixin:
         budget_s: float | None = None,
         workers: int | None = None,
         wait: bool = True,
+        compile: bool = False,
     ) -> tree_search.TreeSearch:
         """The layouts a practitioner would try for this tree on ``mesh``'s chips (default:
         the view's own: a plan's mesh, or the kernel's device count), as partition rules,
@@ -53,11 +54,13 @@ class TreeSearchMixin:
         is unknown (a tree has no step: make a function view, ``ShardView(step, tree,
         batch)``, to rank by time). ``strategies``: your own rules (see
         :func:`shardwidget.search`). ``budget_s``, ``workers`` and ``wait`` are taken as the
-        function view's, and have nothing to do: nothing is compiled. ``search.apply(i)``
+        function view's, and have nothing to do: nothing is compiled, unless ``compile=True``:
+        then each layout's bytes per device are the target compiler's (an identity of the
+        tree, compiled: a TPU pads small blocks beyond the data). ``search.apply(i)``
         lays this view out as candidate i; ``search.code(i)`` is its rules as Python."""
         flat = self._path.require_flat()
         shapes = [
-            tree_search.TreeLeafShape(x.path, tuple(x.shape), int(x.itemsize_bits))
+            tree_search.TreeLeafShape(x.path, tuple(x.shape), int(x.itemsize_bits), str(x.dtype))
             for x in flat.leaves
         ]
         found = tree_search.search(
@@ -68,6 +71,7 @@ class TreeSearchMixin:
             strategies=strategies,
             name=self._name,
             view=self,
+            compile=compile,
         )
         self._searched = found
         self._search_key += 1

@@ -225,6 +225,7 @@ def context(
             pass
     if ctx.dump is not None:
         ctx.dump.constraints = ctx.module.constraints  # where the user's code asked
+    sdy.mark_jit_outputs(ctx.module, ctx.dump)
     return ctx
 
 

@@ -337,7 +337,45 @@ def resolve(mod: Module, v: Value, origin: str) -> tuple[str, int | None, str]:
             kind, n = origin_of(name)
             return kind, n, name
     kind, n = origin_of(origin)
+    k = mod.memo.get(JIT_OUTPUTS, {}).get(origin) if kind == "constraint" else None
+    if k is not None:  # a jitted function's out_shardings: that output's layout
+        return "output", k, f"output: {k}"
     return kind, n, origin
+
+
+JIT_OUTPUTS = "jit outputs"
+"""In a module's memo: constraint origin name -> the main result whose out_shardings it is."""
+
+
+def mark_jit_outputs(mod: Module, *others: Module | None) -> None:
+    """Find the constraints that are a jitted function's out_shardings (:func:`jit_output`) in
+    mod, the propagation in this process (the dump has its calls inlined and no lines), and
+    have mod and others (the dump, which names mod's constraints) read them as outputs."""
+    found = {
+        name: k for name, op in mod.constraints.items() if (k := jit_output(mod, op)) is not None
+    }
+    for m in (mod, *others):
+        if m is not None:
+            m.memo[JIT_OUTPUTS] = found
+
+
+def jit_output(mod: Module, op: Op) -> int | None:
+    """The main function's result a constraint is the layout of, where it is a jitted
+    function's out_shardings (JAX writes it with no name nor line, as the value its function
+    returns, and the main function returns that function's call as result N); None
+    otherwise."""
+    if not op.results or not ((not op.file and not op.name) or op.name == "jit:"):
+        return None  # (jax 0.7-0.8 name it "jit:", at the line that calls the function)
+    rets = [o for o in mod.ops if o.op == "func.return" and o.scope == op.scope]
+    returned = any(mod.made_by(r, n) is op for r in rets for n in r.operands)
+    fn = mod.func_names.get(op.scope, "")
+    found = [
+        k
+        for k, r in enumerate(mod.returns)
+        if returned and fn and r is not None and r.op == "func.call"
+        and r.attrs.get("callee", "").lstrip("@") == fn
+    ]  # fmt: skip
+    return found[0] if len(found) == 1 else None
 
 
 def open_argument(text: str, i: int) -> str:

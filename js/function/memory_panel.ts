@@ -1,6 +1,6 @@
 // The memory panel of the function view: where the memory goes. The bytes live over the
 // program (a line per instruction, the hardware's HBM as a dashed line), the peak marked and
-// named, and the buffers live there grouped as parameters / optimizer state / saved
+// named, and the buffers live there grouped as parameters and inputs / optimizer state / saved
 // activations / temporaries / outputs; a row of an input leaf lights its card. Mirrors
 // src/shardwidget/wire/peak.py (PeakWire).
 import { el, mark, measure } from "../shared/dom";

@@ -237,6 +237,6 @@ def test_the_peak_in_words():
     assert peak_text.title(peak, hbm=2**30).endswith("(0.049 % of 1 GiB HBM)")
     assert peak_text.title(peak, hbm=per_device).endswith("(256 KiB over the 256 KiB of HBM)")
     groups = {g: total for g, total, _ in peak_text.grouped(peak)}
-    assert groups == {"parameters": per_device, "outputs": per_device}
+    assert groups == {"parameters and inputs": per_device, "outputs": per_device}
     lines = peak_text.compact(peak)
-    assert lines[1] == "  parameters 256 KiB: x 256 KiB"
+    assert lines[1] == "  parameters and inputs 256 KiB: x 256 KiB"

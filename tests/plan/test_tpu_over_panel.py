@@ -40,7 +40,10 @@ def test_a_layout_that_does_not_fit_shows_what_is_over():
     w = next(r for r in rows if r["path"] == "w")
     assert w["bytes"] == BIG * BIG * 2 // 8  # the weights per chip, by construction
     text = repr(v).split("the layout asked for: ")[1]  # the text view's compact form
-    assert text.startswith(over["title"]) and "parameters 16.3 GiB: w 16 GiB, x 256 MiB" in text
+    assert (
+        text.startswith(over["title"])
+        and "parameters and inputs 16.3 GiB: w 16 GiB, x 256 MiB" in text
+    )
 
 
 def test_a_donated_input_reaches_the_tpu_compiler():

@@ -5531,8 +5531,8 @@ export const function8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 228.7,
-  "run_ms": 17.9,
+  "compile_ms": 62.8,
+  "run_ms": 5.1,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -5600,7 +5600,7 @@ export const function8: FunctionModel = {
    "hbm_name": "tpu-v5p",
    "groups": [
     {
-     "name": "parameters",
+     "name": "parameters and inputs",
      "bytes": 96,
      "rows": [
       {
@@ -7279,8 +7279,8 @@ export const functionSearched8: FunctionModel = {
    "peak": 516
   },
   "flops": 224.0,
-  "compile_ms": 179.4,
-  "run_ms": 15.8,
+  "compile_ms": 77.6,
+  "run_ms": 2.2,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -7348,7 +7348,7 @@ export const functionSearched8: FunctionModel = {
    "hbm_name": "tpu-v5p",
    "groups": [
     {
-     "name": "parameters",
+     "name": "parameters and inputs",
      "bytes": 96,
      "rows": [
       {
@@ -7959,7 +7959,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 356 B per device, estimated step 8 \u00b5s"
    },
    {
-    "id": 4,
+    "id": 3,
     "name": "DP 4 \u00d7 SP 2",
     "layout": "data=4 \u00d7 seq=2",
     "fits": true,
@@ -8003,7 +8003,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 592 B per device, estimated step 8 \u00b5s"
    },
    {
-    "id": 16,
+    "id": 17,
     "name": "FSDP 2 \u00d7 TP 4",
     "layout": "fsdp=2 \u00d7 tensor=4",
     "fits": true,
@@ -8036,7 +8036,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 336 B per device, estimated step 9 \u00b5s"
    },
    {
-    "id": 17,
+    "id": 16,
     "name": "FSDP 2 \u00d7 SP 4",
     "layout": "fsdp=2 \u00d7 seq=4",
     "fits": true,
@@ -8047,7 +8047,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 528 B per device, estimated step 9 \u00b5s"
    },
    {
-    "id": 7,
+    "id": 6,
     "name": "FSDP 4 \u00d7 TP 2",
     "layout": "fsdp=4 \u00d7 tensor=2",
     "fits": true,
@@ -8058,7 +8058,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 240 B per device, estimated step 11 \u00b5s"
    },
    {
-    "id": 6,
+    "id": 7,
     "name": "FSDP 4 \u00d7 SP 2",
     "layout": "fsdp=4 \u00d7 seq=2",
     "fits": true,
@@ -8069,7 +8069,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 304 B per device, estimated step 11 \u00b5s"
    },
    {
-    "id": 0,
+    "id": 1,
     "name": "DP 8",
     "layout": "data=8",
     "fits": true,
@@ -8080,7 +8080,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 244 B per device, estimated step 14 \u00b5s"
    },
    {
-    "id": 2,
+    "id": 4,
     "name": "SP 8",
     "layout": "seq=8",
     "fits": true,
@@ -8102,7 +8102,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 288 B per device, estimated step 15 \u00b5s"
    },
    {
-    "id": 3,
+    "id": 2,
     "name": "DP 2 \u00d7 FSDP 4",
     "layout": "data=2 \u00d7 fsdp=4",
     "fits": true,
@@ -8113,7 +8113,7 @@ export const functionSearched8: FunctionModel = {
     "summary": "fits, peak 256 B per device, estimated step 17 \u00b5s"
    },
    {
-    "id": 1,
+    "id": 0,
     "name": "FSDP 8",
     "layout": "fsdp=8",
     "fits": true,
@@ -8769,8 +8769,8 @@ export const functionShardMap8: FunctionModel = {
    "peak": 512
   },
   "flops": 64.0,
-  "compile_ms": 168.7,
-  "run_ms": 17.5,
+  "compile_ms": 41.9,
+  "run_ms": 4.0,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -8816,7 +8816,7 @@ export const functionShardMap8: FunctionModel = {
    "hbm_name": "tpu-v5p",
    "groups": [
     {
-     "name": "parameters",
+     "name": "parameters and inputs",
      "bytes": 256,
      "rows": [
       {
@@ -9933,8 +9933,8 @@ export const functionPmap8: FunctionModel = {
    "peak": 48
   },
   "flops": 8.0,
-  "compile_ms": 270.3,
-  "run_ms": 5.6,
+  "compile_ms": 113.8,
+  "run_ms": 1.9,
   "cached": false,
   "ran": true,
   "left_out": {
@@ -9976,7 +9976,7 @@ export const functionPmap8: FunctionModel = {
    "hbm_name": "tpu-v5p",
    "groups": [
     {
-     "name": "parameters",
+     "name": "parameters and inputs",
      "bytes": 16,
      "rows": [
       {

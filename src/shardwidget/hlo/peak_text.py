@@ -1,6 +1,6 @@
 """The memory peak in words: its title ("peak 12.1 GiB at …"), the groups its buffers fall in
-(parameters, optimizer state, activations saved for the backward pass, temporaries, outputs),
-and the compact lines of the text view and the static picture. Pure (reads a
+(parameters and inputs, optimizer state, activations saved for the backward pass, temporaries,
+outputs), and the compact lines of the text view and the static picture. Pure (reads a
 :class:`~shardwidget.hlo.peak.Peak`)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from ..model.units import fmt_bytes
 from .peak import Buffer, Peak
 
-GROUPS = ("parameters", "optimizer state", "saved activations", "temporaries", "outputs")
+GROUPS = ("parameters and inputs", "optimizer state", "saved activations", "temporaries", "outputs")
 """The groups of the memory panel, in its order."""
 
 OPTIMIZER = re.compile(r"opt|adam|\bmu\b|\bnu\b|momentum|velocity|count", re.IGNORECASE)
@@ -21,12 +21,14 @@ OPTIMIZER = re.compile(r"opt|adam|\bmu\b|\bnu\b|momentum|velocity|count", re.IGN
 
 def group_of(b: Buffer) -> str:
     """Which :data:`GROUPS` a buffer falls in. Arguments: optimizer state where the input's
-    path names it (:data:`OPTIMIZER`), else parameters (every other input, the batch too);
+    path names it (:data:`OPTIMIZER`), else parameters and inputs (every other input: the
+    compiled program does not tell a weight from a batch);
     temporaries: saved activations where JAX's op name is of the forward pass of a gradient
     (``jvp(`` without ``transpose(``: a value of the forward pass still live in the backward),
     else temporaries."""
     if b.kind == "argument":
-        return "optimizer state" if OPTIMIZER.search(b.path or b.op_name) else "parameters"
+        optimizer = OPTIMIZER.search(b.path or b.op_name)
+        return "optimizer state" if optimizer else "parameters and inputs"
     if b.kind == "output":
         return "outputs"
     if "jvp(" in b.op_name and "transpose(" not in b.op_name:

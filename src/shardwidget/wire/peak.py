@@ -31,7 +31,8 @@ class PeakRow(TypedDict):
 
 class PeakGroup(TypedDict):
     name: str
-    """One of "parameters", "optimizer state", "saved activations", "temporaries", "outputs"."""
+    """One of "parameters and inputs", "optimizer state", "saved activations", "temporaries",
+    "outputs"."""
     bytes: int
     rows: list[PeakRow]
     more: int

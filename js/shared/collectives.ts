@@ -33,7 +33,8 @@ export function groupsLabel(c: Collective): string {
 
 /** Where it comes from: the jax op, then the source line. */
 function causeLabel(c: { op_name: string; source: string }): string {
-  return [c.op_name, c.source].filter(Boolean).join(" · ") || "—";
+  // the line first: it stays in sight when a long op name is cut to the cell's two lines
+  return [c.source, c.op_name].filter(Boolean).join(" · ") || "—";
 }
 
 function totalBytes(cs: Collective[]): number {
@@ -110,7 +111,7 @@ export function renderCollectives(
       el(doc, "td", "sw-tr-mono", carried(c)),
       el(doc, "td", "sw-tr-num", formatBytes(c.bytes)),
       el(doc, "td", "", groupsLabel(c)),
-      el(doc, "td", "sw-tr-mono sw-tr-cause", causeLabel(c)),
+      causeCell(doc, causeLabel(c)),
     );
     body.append(tr);
   });
@@ -118,6 +119,15 @@ export function renderCollectives(
   sc.append(t);
   wrap.append(sc);
   return wrap;
+}
+
+/** The "caused by" cell: JAX's op name and line, at most two lines shown (a fusion's name lists
+ *  every op in it and made one row taller than the table's scroll box); the whole in its title. */
+function causeCell(doc: Document, text: string): HTMLTableCellElement {
+  const td = el(doc, "td", "sw-tr-mono sw-tr-cause");
+  td.append(el(doc, "span", "sw-tr-clamp", text));
+  td.title = text;
+  return td;
 }
 
 /** What a collective carries per device: "f32[64]", or every element of a combined one

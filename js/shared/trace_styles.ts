@@ -74,6 +74,7 @@ const FUNCTION_CSS = `
    its scroll box (break-word leaves the min-content width whole, and the name was cut off). */
 .shardwidget .sw-tr-cause { color: var(--sw-fg2); min-width: 12em; overflow-wrap: anywhere; }
 .shardwidget .sw-tr-table td:not(.sw-tr-cause) { white-space: nowrap; }
+.shardwidget .sw-tr-clamp { display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 2; overflow: hidden; }
 .shardwidget .sw-tr-coll-row { cursor: default; }
 /* the leaves as a table (more than a few leaves): the path wraps, the rest stays on one line */
 .shardwidget .sw-tr-leaves { width: 100%; }

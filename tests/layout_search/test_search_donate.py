@@ -8,7 +8,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-from jax.sharding import NamedSharding
+from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import shardwidget as sw
@@ -26,7 +26,9 @@ X = jnp.ones((16, 64))
 
 def _direct(cand: Any, f: Any, args: tuple[Any, ...], donate: tuple[int, ...]) -> dict[str, int]:
     """jax.jit of f compiled directly for the candidate's layout: XLA's memory figures."""
-    mesh = jax.make_mesh(cand.mesh_shape, cand.axis_names)
+    mesh = jax.make_mesh(
+        cand.mesh_shape, cand.axis_names, axis_types=(AxisType.Auto,) * len(cand.mesh_shape)
+    )
     shard = jax.tree.map(
         lambda s: NamedSharding(mesh, s), list(cand.in_specs), is_leaf=lambda s: isinstance(s, P)
     )

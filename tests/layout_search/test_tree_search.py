@@ -50,7 +50,9 @@ def test_every_candidate_holds_what_jax_lays_out_on_the_kernels_devices() -> Non
     assert {"DP 8 (replicated)", "FSDP 8", "TP 8", "FSDP 4 × TP 2"} <= names
     for cand in found.results:
         assert cand.step_time is None and "a tree has no step" in cand.step_time_words
-        mesh = jax.make_mesh(cand.mesh_shape, cand.axis_names)
+        mesh = jax.make_mesh(
+            cand.mesh_shape, cand.axis_names, axis_types=(AxisType.Auto,) * len(cand.mesh_shape)
+        )
         assert _held_by_jax(PARAMS, mesh, cand) == {cand.peak}, cand.name
     peaks = [c.peak for c in found.results]
     assert peaks == sorted(peaks)  # all fit: the fewest bytes first
@@ -145,7 +147,9 @@ def test_the_users_rules_are_candidates() -> None:
         "mine · DP 2 × FSDP 2 × TP 2",
     }
     for cand in ours:
-        mesh = jax.make_mesh(cand.mesh_shape, cand.axis_names)
+        mesh = jax.make_mesh(
+            cand.mesh_shape, cand.axis_names, axis_types=(AxisType.Auto,) * len(cand.mesh_shape)
+        )
         assert _held_by_jax(PARAMS, mesh, cand) == {cand.peak}, cand.name
 
 
@@ -223,7 +227,9 @@ def test_compile_asks_the_cpu_compiler_for_the_bytes_per_device() -> None:
     found = sw.ShardView(PARAMS).search(compile=True)
     leaves = jax.tree.leaves(PARAMS)
     for cand in found.results:
-        mesh = jax.make_mesh(cand.mesh_shape, cand.axis_names)
+        mesh = jax.make_mesh(
+            cand.mesh_shape, cand.axis_names, axis_types=(AxisType.Auto,) * len(cand.mesh_shape)
+        )
         shard = tuple(NamedSharding(mesh, _spec(cand, k)) for k in range(len(leaves)))
         direct = jax.jit(lambda *xs: xs, in_shardings=shard).lower(*leaves).compile()
         assert cand.peak == direct.memory_analysis().argument_size_in_bytes, cand.name

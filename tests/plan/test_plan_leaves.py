@@ -18,21 +18,11 @@ from jax.sharding import PartitionSpec as P
 
 from shardwidget.hlo import collectives as hlo
 from shardwidget.plan import compilers, gpu, plan
+from tests.hlo.test_flow import deep_step
 from tests.plan import gpu_direct
 from tests.plan.test_gpu import _direct, _toolkit_hidden  # noqa: F401 (a fixture)
 
 N_WEIGHTS = 7  # past XLA's fifth operand: its "/*index=5*/" marks are crossed too
-
-
-def deep_step(p, x):
-    def loss(p):
-        h = x
-        for i in range(len(p)):
-            h = jnp.tanh(h @ p[f"w{i}"])
-        return jnp.mean(h**2)
-
-    value, grads = jax.value_and_grad(loss)(p)
-    return jax.tree.map(lambda a, g: a - 0.1 * g, p, grads), value
 
 
 def test_a_cpu_plans_combined_gradient_all_reduce_names_every_gradient():

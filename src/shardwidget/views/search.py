@@ -22,7 +22,35 @@ from ..model import spec as spec_mod
 from ..wire import search as search_wire
 
 
-class SearchMixin:
+class SearchClicks:
+    """The search panel's click, for every view with a search: ``search_apply`` applies the
+    newest search's candidate k (:meth:`_apply_arrived`) inside the view's boundary (a refusal
+    said in ``error``); any other message is the view's own."""
+
+    _searched: Any
+
+    if TYPE_CHECKING:  # the view's own boundary
+
+        def _handling(self) -> Any: ...
+
+    def _apply_arrived(self, cand: Any) -> None:
+        """Lay the view out as this arrived candidate (each kind's own)."""
+        raise NotImplementedError
+
+    def _on_custom_msg(self, widget: Any, content: Any, buffers: Any) -> None:
+        k = search_wire.parse_apply(content)
+        if k is None:
+            super()._on_custom_msg(widget, content, buffers)  # type: ignore[misc]  # (a mixin: the view's base has it)
+            return
+        with self._handling():
+            found = self._searched
+            arrived = found.arrived if found is not None else []
+            if not 0 <= k < len(arrived):
+                raise ValueError(f"no candidate {k} in the newest search ({len(arrived)} so far)")
+            self._apply_arrived(arrived[k])
+
+
+class SearchMixin(SearchClicks):
     """:meth:`search` and :meth:`apply_candidate` for the function view."""
 
     _path: Any
@@ -102,19 +130,8 @@ class SearchMixin:
         self._search_key += 1
         self._search = dict(search_wire.search(self._searched, self._search_key))
 
-    def _on_custom_msg(self, widget: Any, content: Any, buffers: Any) -> None:
-        """The panel's click (``search_apply``): that candidate's layout, inside the view's
-        boundary (a refusal said in ``error``); any other message: the view's own."""
-        k = search_wire.parse_apply(content)
-        if k is None:
-            super()._on_custom_msg(widget, content, buffers)  # type: ignore[misc]  # (a mixin: the view's base has it)
-            return
-        with self._handling():
-            found = self._searched
-            arrived = found.arrived if found is not None else []
-            if not 0 <= k < len(arrived):
-                raise ValueError(f"no candidate {k} in the newest search ({len(arrived)} so far)")
-            self.apply_candidate(arrived[k])
+    def _apply_arrived(self, cand: Any) -> None:
+        self.apply_candidate(cand)
 
     def _own_target(self) -> Any:
         plan_mesh = getattr(self._path.traced, "plan_mesh", None)

@@ -19,9 +19,10 @@ from jax.sharding import AxisType
 from ..layout_search import tree as tree_search
 from ..model import rules as rules_mod
 from ..wire import search as search_wire
+from .search import SearchClicks
 
 
-class TreeSearchMixin:
+class TreeSearchMixin(SearchClicks):
     """:meth:`search` and :meth:`apply_tree_candidate` for the tree view."""
 
     _path: Any
@@ -84,19 +85,8 @@ class TreeSearchMixin:
         n = self._path.n_devices()
         return jax.sharding.AbstractMesh((n,), ("x",), axis_types=(AxisType.Auto,))
 
-    def _on_custom_msg(self, widget: Any, content: Any, buffers: Any) -> None:
-        """The panel's click (``search_apply``): that candidate's layout, inside the view's
-        boundary (a refusal said in ``error``); any other message: the view's own."""
-        k = search_wire.parse_apply(content)
-        if k is None:
-            super()._on_custom_msg(widget, content, buffers)  # type: ignore[misc]  # (a mixin: the view's base has it)
-            return
-        with self._handling():
-            found = self._searched
-            arrived = found.arrived if found is not None else []
-            if not 0 <= k < len(arrived):
-                raise ValueError(f"no candidate {k} in the newest search ({len(arrived)})")
-            self.apply_tree_candidate(arrived[k])
+    def _apply_arrived(self, cand: Any) -> None:
+        self.apply_tree_candidate(cand)
 
     def apply_tree_candidate(self, cand: tree_search.TreeCandidate) -> None:
         """Set the mesh and the rules to candidate ``cand``'s, as one layout change;

@@ -9,6 +9,7 @@ import pytest
 
 import shardwidget as sw
 from shardwidget.layout_search import run
+from shardwidget.plan import compilers
 
 
 def loss(p: dict[str, jax.Array], x: jax.Array) -> jax.Array:
@@ -51,3 +52,19 @@ def test_a_candidate_of_another_size_is_refused_in_words() -> None:
         s.apply(0)
     with pytest.raises(ValueError, match="no view to apply to"):
         run.search(loss, params, jnp.ones((8, 16)), mesh=mesh, workers=1).apply(0)
+
+
+@pytest.mark.skipif(bool(compilers.unavailable("tpu")), reason=compilers.unavailable("tpu") or "")
+def test_a_search_on_another_target_is_timed_on_that_targets_own_chip() -> None:
+    """A view on the kernel's devices times its own layouts on its preset (tpu-v5p by default);
+    a search on a v5e topology is compiled by libtpu for a v5e, so it is timed on a v5e (it was
+    timed on the view's v5p)."""
+    params = {"w1": jnp.ones((16, 32)), "w2": jnp.ones((32, 16))}
+    view = sw.ShardView(loss, params, jnp.ones((8, 16)))
+    assert view.hardware == "tpu-v5p"
+    pod = sw.tpu_mesh("v5e:2x2", (4,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
+    s = view.search(pod, workers=1, wait=False)
+    s.cancel()
+    s.wait(120)
+    assert s.hardware.name == sw.hardware("tpu-v5e").name
+    assert view.search(workers=1, budget_s=None).hardware.name == "tpu-v5p"  # its own chips

@@ -82,7 +82,8 @@ class SearchMixin(SearchClicks):
         """Find a layout for this view's function and arguments (see
         :func:`shardwidget.search`): ``mesh`` defaults to the view's own target (a plan's
         mesh, or an AbstractMesh of the kernel's device count: the CPU compiler), ``hardware``
-        to the view's preset. ``search.apply(i)`` shows candidate i here."""
+        to the view's preset there, else the target's own (see :func:`shardwidget.search`).
+        ``search.apply(i)`` shows candidate i here."""
         traced = self._path.traced
         args, kwargs = jax.tree_util.tree_unflatten(traced._treedef, traced._all)
         if kwargs or traced.static_args:
@@ -98,7 +99,9 @@ class SearchMixin(SearchClicks):
             traced.f,
             *args,
             mesh=target,
-            hardware=hardware if hardware is not None else self.hardware,
+            # the view's preset on its own chips; another target's own (a TPU's, a GPU's): a
+            # candidate compiled for a v5e is timed on a v5e, not on the view's v5p
+            hardware=hardware if hardware is not None or mesh is not None else self.hardware,
             strategies=strategies,
             budget_s=budget_s,
             workers=workers,

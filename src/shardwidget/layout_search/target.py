@@ -179,10 +179,11 @@ class GpuTarget(Target):
         return gpu.request(helper, text, mi, timeout)
 
 
-def target_of(mesh: object) -> Target:
+def target_of(mesh: object, compiles: bool = True) -> Target:
     """The target a ``mesh=`` stands for: a :func:`shardwidget.tpu_mesh` (the TPU compiler),
     a :func:`shardwidget.gpu_mesh` (the GPU compiler) or an AbstractMesh (the CPU compiler);
-    TypeError in words for anything else."""
+    TypeError in words for anything else. ``compiles=False`` (a tree's search that compiles
+    nothing): an AbstractMesh of any size, past the CPU compiler's limit."""
     if not isinstance(mesh, AbstractMesh):  # tpu_mesh and gpu_mesh make AbstractMeshes too
         raise TypeError(
             "search(..., mesh=) takes a shardwidget.tpu_mesh(...) (the TPU compiler), a "
@@ -193,5 +194,6 @@ def target_of(mesh: object) -> Target:
         return TpuTarget(mesh)
     if gpu.is_gpu(mesh):
         return GpuTarget(mesh)
-    helper_mod.check_cpu_size(int(math.prod(mesh.axis_sizes)))
+    if compiles:
+        helper_mod.check_cpu_size(int(math.prod(mesh.axis_sizes)))
     return Target(mesh)

@@ -28,17 +28,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jax.sharding import AbstractMesh, PartitionSpec
+from jax.sharding import PartitionSpec
 
 from ..cost.hardware import Hardware
 from ..model import paths
 from ..model.units import fmt_bytes
-from ..plan import gpu, tpu
 from . import candidates as c
 from . import strategies as strat
 from . import tree_compiled
 from .run import Progress
-from .target import GpuTarget, Target, TpuTarget
+from .target import Target, target_of
 
 ROLES = ("data", "fsdp", "tensor")
 """The roles a tree is laid out over (a tree has no batch and no sequence to split)."""
@@ -237,22 +236,6 @@ def make(
     )  # fmt: skip
 
 
-def target_of_tree(mesh: Any) -> Target:
-    """A tree's target: a tpu_mesh, a gpu_mesh or an AbstractMesh of any size (nothing is
-    compiled, so the CPU compiler's size limit does not apply)."""
-    if not isinstance(mesh, AbstractMesh):  # tpu_mesh and gpu_mesh make AbstractMeshes too
-        raise TypeError(
-            "a tree's search takes mesh= a shardwidget.tpu_mesh(...), a "
-            "shardwidget.gpu_mesh(...) or a jax.sharding.AbstractMesh; got "
-            f"{type(mesh).__name__}"
-        )
-    if tpu.is_tpu(mesh):
-        return TpuTarget(mesh)
-    if gpu.is_gpu(mesh):
-        return GpuTarget(mesh)
-    return Target(mesh)
-
-
 @dataclass
 class TreeSearch:
     """A tree's candidates (see :func:`search`): all there at once (nothing is compiled).
@@ -395,7 +378,7 @@ def search(
     ``compile``: each one's bytes per device from the target's compiler
     (:mod:`.tree_compiled`: one compile per candidate, in its helper)."""
     t0 = time.perf_counter()
-    target = target_of_tree(mesh)
+    target = target_of(mesh, compiles=compile)
     hw = target.preset(hardware)
     leaves = leaves_of(shapes)
     props, dropped = propose(target.n, leaves, strategies)

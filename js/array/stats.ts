@@ -57,23 +57,33 @@ export interface Thumb {
 /** Thumbnail of block b oriented for `viewDims` (transposed when drawn the other way round),
  *  or null when there is none or it was computed over other dims. */
 export function blockThumb(stats: Stats, b: number, viewDims: number[]): Thumb | null {
+  return thumbReader(stats, viewDims)?.(b) ?? null;
+}
+
+/** blockThumb for many blocks of one render: the checks that do not depend on the block made
+ *  once. Null when no block has a thumbnail for `viewDims`. */
+export function thumbReader(stats: Stats, viewDims: number[]): ((b: number) => Thumb | null) | null {
   if (stats.status !== "ready") return null;
-  const shp = stats.thumb_shapes?.[b];
   const dv = asDataView(stats.thumbs);
-  if (!shp || !dv || shp[0] <= 0 || shp[1] <= 0) return null;
-  const [rows, cols] = shp;
-  const off = stats.thumb_offsets?.[b] ?? -1;
-  if (off < 0 || off + rows * cols > dv.byteLength) return null;
-  const src = new Uint8Array(dv.buffer, dv.byteOffset + off, rows * cols);
+  if (!dv) return null;
   const td = stats.thumbs_dims ?? [];
   const same = td.length === viewDims.length && td.every((d, i) => d === viewDims[i]);
-  if (same || viewDims.length < 2) return { rows, cols, data: src };
-  if (td.length === 2 && td[0] === viewDims[1] && td[1] === viewDims[0]) {
+  const asIs = same || viewDims.length < 2;
+  if (!asIs && !(td.length === 2 && td[0] === viewDims[1] && td[1] === viewDims[0])) return null;
+  const shapes = stats.thumb_shapes;
+  const offsets = stats.thumb_offsets;
+  return (b) => {
+    const shp = shapes?.[b];
+    if (!shp || shp[0] <= 0 || shp[1] <= 0) return null;
+    const [rows, cols] = shp;
+    const off = offsets?.[b] ?? -1;
+    if (off < 0 || off + rows * cols > dv.byteLength) return null;
+    const src = new Uint8Array(dv.buffer, dv.byteOffset + off, rows * cols);
+    if (asIs) return { rows, cols, data: src };
     const t = new Uint8Array(rows * cols);
     for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) t[c * rows + r] = src[r * cols + c];
     return { rows: cols, cols: rows, data: t };
-  }
-  return null;
+  };
 }
 
 /** RGBA pixels of a thumbnail through the viridis ramp. */

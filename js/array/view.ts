@@ -308,7 +308,7 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
       mark("shardwidget:render-start");
       if (layout) {
         if (d.has("grid")) this.renderGrid(layout);
-        if (d.has("mesh")) this.meshPane.update(layout, sideW, this.colorScheme());
+        if (d.has("mesh")) this.meshPane.update(layout, sideW, this.colorScheme(), this.byDevice);
       } else {
         const p = this.doc.createElement("div");
         p.className = "sw-empty";

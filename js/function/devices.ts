@@ -75,7 +75,7 @@ export class DevicesPicture {
       this.cells.set(Number(c.dataset.device), c);
     }
     this.lit.clear();
-    this.paint.apply(this.cells, true);
+    this.paint.apply(() => this.cells, true);
     this.light(null);
   }
 
@@ -93,7 +93,7 @@ export class DevicesPicture {
   /** Light `c`'s groups (`p` from collectivePaint), or go back to the device colours (null). */
   light(p: GroupPaint | null, c?: Collective): void {
     this.paint.set("groups", p ? p.colors : null);
-    this.paint.apply(this.cells, false);
+    this.paint.apply(() => this.cells, false);
     for (const id of this.lit) {
       const cell = this.cells.get(id);
       if (cell) {

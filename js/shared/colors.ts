@@ -1,4 +1,5 @@
 // Device colours and the heatmap ramp. Pure functions, no DOM.
+import { BAND_COLORS } from "./band_colors";
 
 /** Okabe–Ito (black replaced by indigo) followed by Paul Tol's muted scheme: 16 colour-blind-safe,
  *  mutually distinct colours. Device id i (when there are at most 16 devices) gets PALETTE16[i]. */
@@ -170,8 +171,19 @@ export function colorDistance(a: string, b: string): number {
   return Math.hypot(x[0] - y[0], x[1] - y[1], x[2] - y[2]);
 }
 
-/** The colour of band `band` (of `bands`) at lightness step `step` (of `steps`). */
+/** The colour of band `band` (of `bands`) at lightness step `step` (of `steps`): from the table of
+ *  every colour a scheme can make (band_colors.ts), else computed. */
 export function bandColor(band: number, bands: number, step: number, steps: number): string {
+  const row = BAND_COLORS[`${steps}:${bands}`];
+  if (row !== undefined && band >= 0 && band < bands && step >= 0 && step < steps && Number.isInteger(band + step)) {
+    const at = (band * steps + step) * 6;
+    return `#${row.slice(at, at + 6)}`;
+  }
+  return computeBandColor(band, bands, step, steps);
+}
+
+/** bandColor computed: OKLCH with the chroma lowered into sRGB (each colour a gamut search). */
+export function computeBandColor(band: number, bands: number, step: number, steps: number): string {
   const hue = HUE0 + (360 * (((band % bands) + bands) % bands)) / Math.max(1, bands);
   const t = steps > 1 ? step / (steps - 1) : 0.5;
   return oklchToHex(L_DARK + (L_LIGHT - L_DARK) * t, CHROMA, hue);
@@ -291,7 +303,10 @@ export function luminance(hex: string): number {
 
 /** WCAG contrast ratio between two colours (1 .. 21). */
 export function contrastRatio(a: string, b: string): number {
-  const [x, y] = [luminance(a), luminance(b)];
+  return luminanceRatio(luminance(a), luminance(b));
+}
+
+function luminanceRatio(x: number, y: number): number {
   return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05);
 }
 
@@ -299,10 +314,16 @@ export function contrastRatio(a: string, b: string): number {
  *  background (the two ratios cross at luminance 0.179), the WCAG AA level for normal text. */
 const textOnCache = new Map<string, string>();
 
+let inkLuminance: [number, number] | null = null;
+
 export function textColorOn(bg: string): string {
   let t = textOnCache.get(bg);
   if (t === undefined) {
-    t = contrastRatio(bg, "#000000") >= contrastRatio(bg, "#ffffff") ? "#000000" : "#ffffff";
+    // contrastRatio(bg, black) >= contrastRatio(bg, white), with the background's luminance
+    // worked out once rather than four times (a first render asks for 64 colours at once).
+    const [black, white] = (inkLuminance ??= [luminance("#000000"), luminance("#ffffff")]);
+    const l = luminance(bg);
+    t = luminanceRatio(l, black) >= luminanceRatio(l, white) ? "#000000" : "#ffffff";
     if (textOnCache.size < 4096) textOnCache.set(bg, t);
   }
   return t;

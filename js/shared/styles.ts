@@ -226,6 +226,8 @@ export const CSS = `
   position: relative; z-index: 0;
 }
 .shardwidget .sw-dev-sq { flex: none; display: inline-block; line-height: 1; }
+.shardwidget .sw-dev.sw-ink-dark { color: #000000; }
+.shardwidget .sw-dev.sw-ink-light { color: #ffffff; }
 .shardwidget .sw-mesh-folds { display: flex; align-items: flex-start; }
 .shardwidget .sw-mesh-bands { display: flex; flex-direction: column; }
 .shardwidget .sw-mesh-strip { flex: none; }

@@ -120,10 +120,11 @@ export class DomLayer {
   markup(layout: Layout, geom: GridGeometry): string {
     const { sel, xs, ys } = geom;
     const nC = sel.colRanges.length;
-    const html: string[] = [];
+    let html = "";
     const keys: number[] = [];
     this.index.clear();
-    const pack = this.scene.thumbs.size ? packThumbs(this.scene.thumbs) : null;
+    const { thumbs, colorOf } = this.scene;
+    const pack = thumbs.size ? packThumbs(thumbs) : null;
     const gap = gridGap(geom);
     const partial = (layout.unreduced?.length ?? 0) > 0;
     let child = 0;
@@ -132,7 +133,7 @@ export class DomLayer {
       for (let c = 0; c < nC; c++) {
         const k = sel.cells[r * nC + c];
         if (k < 0) {
-          html.push('<i class="sw-hole"></i>');
+          html += '<i class="sw-hole"></i>';
           child++;
           continue;
         }
@@ -140,36 +141,34 @@ export class DomLayer {
         const b = layout.blocks[k];
         const n = b.d.length;
         const replicated = n > 1;
-        const color0 = n ? this.scene.colorOf(b.d[0]) : "#cccccc";
-        const thumb = this.scene.thumbs.get(k);
-        const at = thumb && pack?.at.get(k);
+        const color0 = n ? colorOf(b.d[0]) : "#cccccc";
+        const thumb = pack ? thumbs.get(k) : undefined;
+        const at = thumb && pack!.at.get(k);
         // The frame around a thumbnail shows the device colour(s); wider for stripes.
         const inset = at ? thumbInset(w, h, n) : 0;
-        const tw = Math.max(1, w - gap - 2 * inset);
-        const th = Math.max(1, h - gap - 2 * inset);
-        const atlasPlace = () => {
-          const sx = tw / thumb!.cols;
-          const sy = th / thumb!.rows;
-          return (
+        // Where the block's part of the atlas image sits, scaled to the box inside its frame.
+        let place = "";
+        if (at) {
+          const sx = Math.max(1, w - gap - 2 * inset) / thumb!.cols;
+          const sy = Math.max(1, h - gap - 2 * inset) / thumb!.rows;
+          place =
             `background-size:${pack!.width * sx}px ${pack!.height * sy}px;` +
-            `background-position:${-at![0] * sx}px ${-at![1] * sy}px`
-          );
-        };
-        let cls = "sw-block";
+            `background-position:${-at[0] * sx}px ${-at[1] * sy}px`;
+        }
+        let cls = at ? "sw-block sw-has-thumb" : "sw-block";
         let style: string;
         let inner = "";
-        if (at) cls += " sw-has-thumb";
         if (replicated) {
           cls += " sw-replicated";
-          style = `background:${blockBackground(b.d.slice(0, 8).map((id) => this.scene.colorOf(id)))}`;
-          if (at) inner = `<div class="sw-thumb" style="inset:${inset}px;${atlasPlace()}"></div>`;
+          style = `background:${blockBackground(b.d.slice(0, 8).map(colorOf))}`;
+          if (at) inner = `<div class="sw-thumb" style="inset:${inset}px;${place}"></div>`;
         } else if (at) {
           cls += " sw-t";
-          style = `border-width:${inset}px;border-color:${color0};background-color:${color0};${atlasPlace()}`;
+          style = `border-width:${inset}px;border-color:${color0};background-color:${color0};${place}`;
         } else {
           style = `background:${color0}`;
         }
-        html.push(`<div class="${cls}" data-block="${k}" style="${style}">`, inner);
+        html += `<div class="${cls}" data-block="${k}" style="${style}">${inner}`;
         const badge = n > 8;
         const holders = replicated ? deviceLabelCandidates(b.d, badge) : [String(b.d[0] ?? "–")];
         // Unreduced: the holders hold partials of a sum, not copies ("Σ 0,4").
@@ -187,21 +186,21 @@ export class DomLayer {
               : textColorOn(color0) === "#ffffff"
                 ? " sw-ink-light"
                 : " sw-ink-dark";
-          html.push(`<span class="sw-label${ink}${small ? " sw-small" : ""}">${esc(labelText)}</span>`);
+          html += `<span class="sw-label${ink}${small ? " sw-small" : ""}">${esc(labelText)}</span>`;
         }
         if (badge) {
           const bt = `×${n}`;
           const room = labelText ? h - 2 >= 2 * (LABEL_FONT + 6) : true;
           if (textWidth(bt, SMALL_FONT) + 6 <= w && h >= SMALL_FONT + 4 && room)
-            html.push(`<span class="sw-badge">${bt}</span>`);
+            html += `<span class="sw-badge">${bt}</span>`;
         }
-        html.push("</div>");
+        html += "</div>";
         this.index.set(k, child++);
         keys.push(k);
       }
     }
     this.keys = keys;
-    return html.join("");
+    return html;
   }
 
   blockEl(k: number): HTMLElement | null {

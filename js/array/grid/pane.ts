@@ -8,7 +8,7 @@
 // it draws); the keyboard is keyboard.ts, the dimension and slice controls view_bar.ts.
 import type { Layout, Stats } from "../../wire";
 import { locate, selectGrid } from "../blocks";
-import { blockThumb, poolText } from "../stats";
+import { poolText, thumbReader } from "../stats";
 import { formatNumber } from "../../shared/text";
 import { blockTooltip } from "../labels";
 import { mark, measure } from "../../shared/dom";
@@ -195,7 +195,8 @@ export class ArrayPane {
     // Thumbnails of the blocks big enough to show one (their pixels are drawn later).
     scene.thumbs = new Map();
     this.dom.setThumbsSource(stats, viewDims);
-    if (stats && stats.status === "ready") {
+    const thumbOf = stats ? thumbReader(stats, viewDims) : null;
+    if (thumbOf) {
       const { xs, ys } = geom;
       for (const k of sel.visible) {
         const r = sel.pos.row(k);
@@ -206,7 +207,7 @@ export class ArrayPane {
           ? w >= CANVAS_THUMB_MIN && h >= CANVAS_THUMB_MIN
           : thumbInset(w, h, layout.blocks[k].d.length) > 0;
         if (!fits) continue;
-        const t = blockThumb(stats, k, viewDims);
+        const t = thumbOf(k);
         if (t) scene.thumbs.set(k, t);
       }
     }

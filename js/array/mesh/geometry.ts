@@ -261,31 +261,43 @@ export function condensedScale(text: string, w: number, h: number): number | nul
   return k >= 0.6 ? Math.floor(k * 100) / 100 : null;
 }
 
-/** One device cell as HTML (cells are parsed a grid at a time: 4096 of them in one go). */
+/** One device cell as HTML (cells are parsed a grid at a time: 4096 of them in one go). `sized`:
+ *  the cell sets its own width and height (false: a grid's tracks size it, see meshGridStyle). */
 export function cellHtml(
-id: number,
-color: string,
-w: number,
-h: number,
-focusable: boolean,
-label = true,
-extra = "",
+  id: number,
+  color: string,
+  w: number,
+  h: number,
+  focusable: boolean,
+  label = true,
+  extra = "",
+  sized = true,
 ): string {
-  let style = `background:${color};width:${w}px;height:${h}px`;
+  let style = sized ? `background:${color};width:${w}px;height:${h}px` : `background:${color}`;
   let text = "";
-  const s = Math.min(w, h);
-  const fs = s >= 22 && textWidth(String(id), 12) <= w - 4 ? 12 : 10;
-  const squeeze = condensedScale(String(id), w, h);
-  if (label && h >= 12 && w >= 8 && textWidth(String(id), fs) <= w - 2) {
-    text = String(id);
-    style += `;color:${textColorOn(color)};font-size:${fs}px`;
-  } else if (label && squeeze !== null) {
-    // Narrow cells (16×16 devices in a 300 px pane): the id in a condensed 9 px face, as the
-    // grid's canvas labels 3-digit ids in 14 px blocks, rather than no label past device 9.
-    text = `<span class="sw-dev-sq" style="transform:scaleX(${squeeze})">${id}</span>`;
-    style += `;color:${textColorOn(color)};font-size:${CONDENSED_PX}px`;
+  let cls = "sw-dev";
+  if (label) {
+    const t = String(id);
+    const fs = Math.min(w, h) >= 22 && textWidth(t, 12) <= w - 4 ? 12 : 10;
+    let squeeze: number | null = null;
+    if (h >= 12 && w >= 8 && textWidth(t, fs) <= w - 2) text = t;
+    else if ((squeeze = condensedScale(t, w, h)) !== null)
+      // Narrow cells (16×16 devices in a 300 px pane): the id in a condensed 9 px face, as the
+      // grid's canvas labels 3-digit ids in 14 px blocks, rather than no label past device 9.
+      text = `<span class="sw-dev-sq" style="transform:scaleX(${squeeze})">${t}</span>`;
+    if (text) {
+      // The ink is a class (two rules), not a declaration parsed on every cell.
+      cls = textColorOn(color) === "#ffffff" ? "sw-dev sw-ink-light" : "sw-dev sw-ink-dark";
+      style += `;font-size:${squeeze === null ? fs : CONDENSED_PX}px`;
+    }
   }
   const a11y = focusable ? ` tabindex="0" role="button" aria-label="device ${id}"` : "";
   // The tooltip (id, coords, block) is written when the pointer enters the cell.
-  return `<div class="sw-dev" data-device="${id}"${extra} style="${style}"${a11y}>${text}</div>`;
+  return `<div class="${cls}" data-device="${id}"${extra} style="${style}"${a11y}>${text}</div>`;
+}
+
+/** The style of a grid of `cols` columns of s×s px cells, `gap` px apart: its tracks size the
+ *  cells (cellHtml with sized = false). */
+export function meshGridStyle(cols: number, s: number, gap: number): string {
+  return `grid-template-columns:repeat(${cols}, ${s}px);grid-auto-rows:${s}px;gap:${gap}px`;
 }

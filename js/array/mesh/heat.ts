@@ -77,9 +77,12 @@ export class CellPaint {
     return undefined;
   }
 
-  /** Paint `cells`; `fresh`: they were just drawn (nothing of ours is on them). */
-  apply(cells: Map<number, HTMLElement>, fresh: boolean): void {
+  /** Paint `cells` (asked for only when there is something to paint or restore); `fresh`: they
+   *  were just drawn (nothing of ours is on them). */
+  apply(cellsOf: () => Map<number, HTMLElement>, fresh: boolean): void {
     if (fresh) this.painted.clear();
+    if (this.painted.size === 0 && this.order.length === 0) return;
+    const cells = cellsOf();
     for (const [id, orig] of this.painted) {
       if (this.colorOf(id) !== undefined) continue;
       const c = cells.get(id);

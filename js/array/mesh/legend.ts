@@ -5,7 +5,17 @@ import { colorLegend, type ColorScheme } from "../../shared/colors";
 
 export class ColorKey {
   private open = true;
-  private cells = new Map<string, HTMLElement>();
+  /** The swatches by "band:step", found in the chart when the find box first marks one. */
+  private cells_: Map<string, HTMLElement> | null = null;
+  private chart: HTMLElement | null = null;
+  private get cells(): Map<string, HTMLElement> {
+    if (!this.cells_) {
+      this.cells_ = new Map();
+      for (const sw of this.chart?.querySelectorAll<HTMLElement>(".sw-legend-swatch") ?? [])
+        this.cells_.set(`${sw.dataset.band}:${sw.dataset.step}`, sw);
+    }
+    return this.cells_;
+  }
   private marked: HTMLElement[] = [];
   private scheme: ColorScheme | null = null;
 
@@ -18,7 +28,8 @@ export class ColorKey {
 
   /** The key for `scheme` over the layout's devices, or null when the scheme needs none. */
   build(layout: Layout, scheme: ColorScheme | null): HTMLElement | null {
-    this.cells.clear();
+    this.cells_ = null;
+    this.chart = null;
     this.marked = [];
     this.scheme = scheme;
     if (!scheme) return null;
@@ -40,32 +51,19 @@ export class ColorKey {
     chart.setAttribute("aria-hidden", "true");
     const steps = lg.rows[0]?.colors.length ?? 0;
     chart.style.gridTemplateColumns = `max-content repeat(${steps}, 14px)`;
-    const corner = doc.createElement("span");
-    corner.className = "sw-legend-head";
-    corner.textContent = lg.stepTitle;
-    chart.append(corner);
-    for (let s = 0; s < steps; s++) {
-      const h = doc.createElement("span");
-      h.className = "sw-legend-head sw-legend-step";
-      h.textContent = String(s);
-      chart.append(h);
-    }
+    // One HTML string, one parse (a key of 12 × 8 colours is 100 elements).
+    let html = `<span class="sw-legend-head">${lg.stepTitle}</span>`;
+    for (let s = 0; s < steps; s++) html += `<span class="sw-legend-head sw-legend-step">${s}</span>`;
     lg.rows.forEach((row, b) => {
-      const l = doc.createElement("span");
-      l.className = "sw-legend-band";
-      l.textContent = row.label;
-      chart.append(l);
+      html += `<span class="sw-legend-band">${row.label}</span>`;
       row.colors.forEach((c, s) => {
-        const sw = doc.createElement("span");
-        sw.className = "sw-legend-swatch";
-        sw.style.background = c;
-        sw.title = `ids ${row.label} with ${lg.stepTitle} = ${s}`;
-        sw.dataset.band = String(b);
-        sw.dataset.step = String(s);
-        this.cells.set(`${b}:${s}`, sw);
-        chart.append(sw);
+        html +=
+          `<span class="sw-legend-swatch" style="background:${c}" title="ids ${row.label} with ${lg.stepTitle} = ${s}"` +
+          ` data-band="${b}" data-step="${s}"></span>`;
       });
     });
+    chart.innerHTML = html;
+    this.chart = chart;
     det.append(sum, p, chart);
     return det;
   }
@@ -74,7 +72,7 @@ export class ColorKey {
   mark(found: Set<number>): void {
     for (const e of this.marked) e.classList.remove("sw-found");
     this.marked = [];
-    if (!this.scheme || this.cells.size === 0 || found.size === 0 || found.size > 64) return;
+    if (!this.scheme || found.size === 0 || found.size > 64 || this.cells.size === 0) return;
     for (const id of found) {
       const pl = this.scheme.place(id);
       const e = pl && this.cells.get(`${pl.band}:${pl.step}`);

@@ -2,20 +2,26 @@
 // or 4; or, with no mesh, the device list. Built as HTML strings (4096 cells parse in one go).
 import type { Layout } from "../../wire";
 import { textWidth } from "../../shared/text";
-import { bandCaption, cellHtml, listCellSize, meshCellSize, meshFit, MESH_MAX_HEIGHT } from "./geometry";
+import { bandCaption, cellHtml, listCellSize, meshCellSize, meshFit, meshGridStyle, MESH_MAX_HEIGHT } from "./geometry";
 
 /** Draws one pane's worth of device cells into `title` and `body`. */
 export class MeshAxesDrawing {
+  private colorOf: (id: number) => string;
+
   constructor(
     private readonly doc: Document,
-    private readonly colorOf: (id: number) => string,
-  ) {}
+    colorOf: (id: number) => string,
+  ) {
+    this.colorOf = colorOf;
+  }
 
   private cellHtml(id: number, w: number, h: number, focusable: boolean): string {
     return cellHtml(id, this.colorOf(id), w, h, focusable);
   }
 
-  draw(layout: Layout, title: HTMLElement, body: HTMLElement, width: number): void {
+  /** `colorOf`: the colours of this drawing (else the constructor's). */
+  draw(layout: Layout, title: HTMLElement, body: HTMLElement, width: number, colorOf?: (id: number) => string): void {
+    if (colorOf) this.colorOf = colorOf;
     if (layout.mesh) this.buildMesh(layout, title, body, width);
     else this.buildList(layout, title, body);
   }
@@ -56,15 +62,15 @@ export class MeshAxesDrawing {
     ) => {
       const g = doc.createElement("div");
       g.className = "sw-mesh-grid";
-      g.style.gridTemplateColumns = `repeat(${c1 - c0}, ${s}px)`;
-      g.style.gap = `${gap}px`;
-      const html: string[] = [];
+      g.style.cssText = meshGridStyle(c1 - c0, s, gap);
+      const colorOf = this.colorOf;
+      let html = "";
       for (let r = r0; r < r1; r++)
         for (let c = c0; c < c1; c++) {
           const id = ids[offset + r * cols + c];
-          if (id !== undefined) html.push(this.cellHtml(id, s, s, focusable));
+          if (id !== undefined) html += cellHtml(id, colorOf(id), s, s, focusable, true, "", false);
         }
-      g.innerHTML = html.join("");
+      g.innerHTML = html;
       return g;
     };
     const grid2 = (offset: number, rows: number, cols: number, s: number) => {

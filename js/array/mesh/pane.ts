@@ -25,7 +25,18 @@ export type MeshMode = "mesh" | "physical";
 
 export class MeshPane {
   readonly el: HTMLElement;
-  private cells = new Map<number, HTMLElement>();
+  /** The device cells by id: found in the drawn pane when first needed (a hover, a highlight, a
+   *  paint), not for every cell of every drawing. */
+  private cells_: Map<number, HTMLElement> | null = new Map();
+  private cellsRoot: HTMLElement | null = null;
+  private get cells(): Map<number, HTMLElement> {
+    if (!this.cells_) {
+      this.cells_ = new Map();
+      const root = this.cellsRoot;
+      if (root) for (const c of root.querySelectorAll<HTMLElement>(".sw-dev")) this.cells_.set(Number(c.dataset.device), c);
+    }
+    return this.cells_;
+  }
   /** Cells that carry a highlight class. */
   private marked = new Set<number>();
   /** What the cells were drawn from ("" when they must be redrawn). */
@@ -104,14 +115,19 @@ export class MeshPane {
     if (this.layout) this.update(this.layout, this.width, this.scheme ?? undefined);
   }
 
-  update(layout: Layout, width: number, scheme?: ColorScheme): void {
+  /** Draw `layout` in `width` px. `byDevice`: the layout's blocks by device, where the caller
+   *  has it already (else computed here). */
+  update(layout: Layout, width: number, scheme?: ColorScheme, byDevice?: Map<number, number[]>): void {
     this.layout = layout;
     this.width = width;
     if (scheme) this.scheme = scheme;
     if (layout.key !== this.byDeviceKey) {
-      this.byDevice = blocksByDevice(layout);
+      this.byDevice = byDevice ?? blocksByDevice(layout);
       this.byDeviceKey = layout.key;
     }
+    // One colour lookup per cell: the scheme's own (cached) colours, not a call back per cell.
+    const s = this.scheme;
+    const colorOf = s ? (id: number) => s.color(id) : (id: number) => this.cb.colorOf(id);
     const coords = hasCoords(layout.devices);
     const mode: MeshMode = coords ? this.mode : "mesh";
     // A new layout on the same mesh (a spec change, the common case) keeps the cells as drawn.
@@ -123,13 +139,13 @@ export class MeshPane {
       mode === "physical" || !mesh ? [layout.devices.coords, layout.devices.core_on_chip] : null,
       width,
       this.scheme ? [this.scheme.n, this.scheme.kind, this.scheme.byRank] : null,
-      this.cb.colorOf(layout.devices.ids[0] ?? 0),
-      this.cb.colorOf(layout.devices.ids[layout.devices.ids.length - 1] ?? 0),
+      colorOf(layout.devices.ids[0] ?? 0),
+      colorOf(layout.devices.ids[layout.devices.ids.length - 1] ?? 0),
       mesh ? null : layout.blocks.map((b) => b.d),
     ]);
     if (key === this.key) return;
     this.key = key;
-    this.cells.clear();
+    this.cells_ = null;
     this.marked.clear();
     const doc = this.doc;
     const head = doc.createElement("div");
@@ -141,16 +157,16 @@ export class MeshPane {
     const body = doc.createElement("div");
     body.className = "sw-mesh-body";
     const phys = mode === "physical" ? physicalLayout(layout.devices) : null;
-    if (phys) drawPhysical(doc, (id) => this.cb.colorOf(id), phys, title, body, width, mesh?.domain_hosts);
-    else this.axes.draw(layout, title, body, width);
+    if (phys) drawPhysical(doc, colorOf, phys, title, body, width, mesh?.domain_hosts);
+    else this.axes.draw(layout, title, body, width, colorOf);
     const links = linksNote(doc, mesh);
     if (links) body.append(links);
-    this.collect(body);
+    this.cellsRoot = body;
     const nodes: HTMLElement[] = [head, body];
     const legend = this.colorKey.build(layout, this.scheme);
     if (legend) nodes.push(legend);
     this.el.replaceChildren(...nodes);
-    this.paint.apply(this.cells, true);
+    this.paint.apply(() => this.cells, true);
     this.partners.clear();
     this.setHighlight(this.hl.related, this.hl.found, this.hl.pinned, this.hl.dim);
   }
@@ -203,12 +219,6 @@ export class MeshPane {
     return parts.join(" · ") + (extra ? `\n${extra}` : "");
   }
 
-  /** Register the device cells under `root` (after their HTML was parsed). */
-  private collect(root: HTMLElement): void {
-    for (const c of root.querySelectorAll<HTMLElement>(".sw-dev")) this.cells.set(Number(c.dataset.device), c);
-  }
-
-
   /** `related`: devices lit by a hover; `found`: devices matched by the find box; `pinned`: the
    *  pinned block's holders or the pinned device. `dim` fades every other cell. */
   setHighlight(related: Set<number>, found: Set<number>, pinned: Set<number>, dim: boolean): void {
@@ -242,7 +252,7 @@ export class MeshPane {
   setPaint(layer: string, colors: Map<number, string> | null): void {
     if (!colors && !this.paint.has(layer)) return;
     this.paint.set(layer, colors);
-    this.paint.apply(this.cells, false);
+    this.paint.apply(() => this.cells, false);
   }
 
   /** The colour a device shows now (a layer's, else its device colour). */

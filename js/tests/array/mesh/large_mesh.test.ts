@@ -80,7 +80,16 @@ describe("pixelSpans", () => {
 });
 
 const cellsOf = (el: HTMLElement) => [...el.querySelectorAll<HTMLElement>(".sw-mesh .sw-dev")];
-const px = (v: string) => Number(v.replace("px", ""));
+const px = (v: string) => {
+  expect(v).toMatch(/^\d+(\.\d+)?px$/);
+  return Number(v.replace("px", ""));
+};
+/** A mesh grid cell's size (px): the grid's row track (its cells are sized by the tracks). */
+const cellPx = (cell: HTMLElement) => {
+  const grid = cell.closest<HTMLElement>(".sw-mesh-grid")!;
+  expect(grid.style.gridTemplateColumns).toMatch(new RegExp(`, ${grid.style.gridAutoRows}\\)$`));
+  return px(grid.style.gridAutoRows);
+};
 
 describe("elongated meshes fold to the grid's box", () => {
   it("meshFit keeps 256×1, 64×4, 4096×1 and 1×4096 inside 300 px × MESH_MAX_HEIGHT", () => {
@@ -114,7 +123,7 @@ describe("elongated meshes fold to the grid's box", () => {
     const ids = strips.flatMap((s) => [...s.querySelectorAll<HTMLElement>(".sw-dev")].map((d) => Number(d.dataset.device)));
     expect(ids).toEqual(Array.from({ length: 256 }, (_, i) => i));
     // Each strip's rows of cells stay within the box's height.
-    const cell = px(cellsOf(el)[0].style.height);
+    const cell = cellPx(cellsOf(el)[0]);
     const perStrip = strips[0].querySelectorAll(".sw-dev").length;
     expect(perStrip * (cell + 1)).toBeLessThanOrEqual(MESH_MAX_HEIGHT);
     expect(el.querySelector(".sw-mesh")!.textContent).toMatch(/x=256 ↓ in \d+ strips of \d+/);
@@ -143,7 +152,7 @@ describe("mesh pane labels at 256 devices", () => {
     expect(unlabeled).toEqual([]);
     // The cells are too narrow for "100" at the normal 10 px face: these use the condensed one.
     const c100 = el.querySelector<HTMLElement>('.sw-mesh .sw-dev[data-device="100"]')!;
-    expect(px(c100.style.width)).toBeLessThan(textWidth("100", 10) + 2);
+    expect(cellPx(c100)).toBeLessThan(textWidth("100", 10) + 2);
     expect(c100.querySelector(".sw-dev-sq")).not.toBeNull();
   });
 
@@ -164,7 +173,7 @@ describe("meshes of 3 and 4 axes keep to the box too", () => {
       const { el } = mount(fx.namedFixture({ shape: [256, 256], meshShape, spec: ["x", "y"] }));
       const panels = [...el.querySelectorAll<HTMLElement>(".sw-mesh .sw-mesh-panel")];
       expect(panels.length).toBe(meshShape.length === 3 ? meshShape[0] : meshShape[0] * meshShape[1]);
-      const cell = px(cellsOf(el)[0].style.height);
+      const cell = cellPx(cellsOf(el)[0]);
       const step = cell + (cell >= 10 ? 2 : 1);
       const inner = meshShape.slice(-2);
       // Panels per row: as the drawing lays them out (k = 4: one row per first-axis index).

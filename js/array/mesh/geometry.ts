@@ -261,6 +261,25 @@ export function condensedScale(text: string, w: number, h: number): number | nul
   return k >= 0.6 ? Math.floor(k * 100) / 100 : null;
 }
 
+/** A device cell's label: its font size (px) and, in narrow cells, the horizontal scale of the
+ *  condensed 9 px face (null: not condensed). */
+export interface CellLabel {
+  fs: number;
+  squeeze: number | null;
+}
+
+/** How a device id of `digits` digits is labelled in a w×h px cell; null when no label fits.
+ *  (A label's width depends on its length only: a grid of cells works it out once a length.) */
+export function cellLabel(digits: number, w: number, h: number): CellLabel | null {
+  const t = "0".repeat(digits);
+  const fs = Math.min(w, h) >= 22 && textWidth(t, 12) <= w - 4 ? 12 : 10;
+  if (h >= 12 && w >= 8 && textWidth(t, fs) <= w - 2) return { fs, squeeze: null };
+  // Narrow cells (16×16 devices in a 300 px pane): the id in a condensed 9 px face, as the
+  // grid's canvas labels 3-digit ids in 14 px blocks, rather than no label past device 9.
+  const squeeze = condensedScale(t, w, h);
+  return squeeze === null ? null : { fs: CONDENSED_PX, squeeze };
+}
+
 /** One device cell as HTML (cells are parsed a grid at a time: 4096 of them in one go). `sized`:
  *  the cell sets its own width and height (false: a grid's tracks size it, see meshGridStyle). */
 export function cellHtml(
@@ -273,27 +292,24 @@ export function cellHtml(
   extra = "",
   sized = true,
 ): string {
-  let style = sized ? `background:${color};width:${w}px;height:${h}px` : `background:${color}`;
-  let text = "";
-  let cls = "sw-dev";
-  if (label) {
-    const t = String(id);
-    const fs = Math.min(w, h) >= 22 && textWidth(t, 12) <= w - 4 ? 12 : 10;
-    let squeeze: number | null = null;
-    if (h >= 12 && w >= 8 && textWidth(t, fs) <= w - 2) text = t;
-    else if ((squeeze = condensedScale(t, w, h)) !== null)
-      // Narrow cells (16×16 devices in a 300 px pane): the id in a condensed 9 px face, as the
-      // grid's canvas labels 3-digit ids in 14 px blocks, rather than no label past device 9.
-      text = `<span class="sw-dev-sq" style="transform:scaleX(${squeeze})">${t}</span>`;
-    if (text) {
-      // The ink is a class (two rules), not a declaration parsed on every cell.
-      cls = textColorOn(color) === "#ffffff" ? "sw-dev sw-ink-light" : "sw-dev sw-ink-dark";
-      style += `;font-size:${squeeze === null ? fs : CONDENSED_PX}px`;
-    }
-  }
-  const a11y = focusable ? ` tabindex="0" role="button" aria-label="device ${id}"` : "";
+  const lab = label ? cellLabel(String(id).length, w, h) : null;
+  const size = sized ? `;width:${w}px;height:${h}px` : "";
+  return cellMarkup(id, color, lab, focusable ? CELL_A11Y : "", extra + ` style="background:${color}${size}`);
+}
+
+export const CELL_A11Y = ' tabindex="0" role="button"';
+
+/** A cell's markup from its parts: `lab` its label (cellLabel), `a11y` CELL_A11Y or "", `head`
+ *  its attributes up to the open style value (which this closes). */
+export function cellMarkup(id: number, color: string, lab: CellLabel | null, a11y: string, head: string): string {
   // The tooltip (id, coords, block) is written when the pointer enters the cell.
-  return `<div class="${cls}" data-device="${id}"${extra} style="${style}"${a11y}>${text}</div>`;
+  const aria = a11y ? `${a11y} aria-label="device ${id}"` : "";
+  if (!lab) return `<div class="sw-dev" data-device="${id}"${head}"${aria}></div>`;
+  // The ink is a class (two rules), not a declaration parsed on every cell.
+  const ink = textColorOn(color) === "#ffffff" ? "sw-dev sw-ink-light" : "sw-dev sw-ink-dark";
+  const text =
+    lab.squeeze === null ? id : `<span class="sw-dev-sq" style="transform:scaleX(${lab.squeeze})">${id}</span>`;
+  return `<div class="${ink}" data-device="${id}"${head};font-size:${lab.fs}px"${aria}>${text}</div>`;
 }
 
 /** The style of a grid of `cols` columns of s×s px cells, `gap` px apart: its tracks size the

@@ -2,7 +2,19 @@
 // or 4; or, with no mesh, the device list. Built as HTML strings (4096 cells parse in one go).
 import type { Layout } from "../../wire";
 import { textWidth } from "../../shared/text";
-import { bandCaption, cellHtml, listCellSize, meshCellSize, meshFit, meshGridStyle, MESH_MAX_HEIGHT } from "./geometry";
+import {
+  bandCaption,
+  CELL_A11Y,
+  cellHtml,
+  cellLabel,
+  cellMarkup,
+  listCellSize,
+  meshCellSize,
+  meshFit,
+  meshGridStyle,
+  MESH_MAX_HEIGHT,
+  type CellLabel,
+} from "./geometry";
 
 /** Draws one pane's worth of device cells into `title` and `body`. */
 export class MeshAxesDrawing {
@@ -64,11 +76,19 @@ export class MeshAxesDrawing {
       g.className = "sw-mesh-grid";
       g.style.cssText = meshGridStyle(c1 - c0, s, gap);
       const colorOf = this.colorOf;
+      const a11y = focusable ? CELL_A11Y : "";
+      // The label of an id depends on its number of digits only: worked out once a length.
+      const labels: (CellLabel | null | undefined)[] = [];
       let html = "";
       for (let r = r0; r < r1; r++)
         for (let c = c0; c < c1; c++) {
           const id = ids[offset + r * cols + c];
-          if (id !== undefined) html += cellHtml(id, colorOf(id), s, s, focusable, true, "", false);
+          if (id === undefined) continue;
+          const color = colorOf(id);
+          const n = String(id).length;
+          let lab = labels[n];
+          if (lab === undefined) lab = labels[n] = cellLabel(n, s, s);
+          html += cellMarkup(id, color, lab, a11y, ` style="background:${color}`);
         }
       g.innerHTML = html;
       return g;

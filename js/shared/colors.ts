@@ -223,6 +223,7 @@ export function colorScheme(n: number, ids?: readonly number[]): ColorScheme {
   const steps = Math.min(MAX_STEPS, bandSize);
   const bands = Math.ceil(n / bandSize);
   const cache = new Map<number, string>();
+  const byId = new Map<number, string>();
   const place = (id: number) => {
     const i = index(id);
     return { band: Math.floor(i / bandSize) % bands, step: i % steps };
@@ -236,10 +237,14 @@ export function colorScheme(n: number, ids?: readonly number[]): ColorScheme {
     byRank: rank !== null,
     place,
     color(id: number): string {
+      // By id first (no place object per call: a first render asks once per block and cell).
+      let c = byId.get(id);
+      if (c !== undefined) return c;
       const p = place(id);
       const k = p.band * steps + p.step;
-      let c = cache.get(k);
+      c = cache.get(k);
       if (c === undefined) cache.set(k, (c = bandColor(p.band, bands, p.step, steps)));
+      if (byId.size < 65536) byId.set(id, c);
       return c;
     },
   };

@@ -128,6 +128,7 @@ export class DomLayer {
     const gap = gridGap(geom);
     const partial = (layout.unreduced?.length ?? 0) > 0;
     let child = 0;
+    let sizeOf: [number, number, string] = [NaN, NaN, ""];
     for (let r = 0; r < sel.rowRanges.length; r++) {
       const h = ys[r + 1] - ys[r];
       for (let c = 0; c < nC; c++) {
@@ -151,9 +152,10 @@ export class DomLayer {
         if (at) {
           const sx = Math.max(1, w - gap - 2 * inset) / thumb!.cols;
           const sy = Math.max(1, h - gap - 2 * inset) / thumb!.rows;
-          place =
-            `background-size:${pack!.width * sx}px ${pack!.height * sy}px;` +
-            `background-position:${-at[0] * sx}px ${-at[1] * sy}px`;
+          // Blocks of one size share the atlas's scaled size: its text made once.
+          if (sx !== sizeOf[0] || sy !== sizeOf[1])
+            sizeOf = [sx, sy, `background-size:${pack!.width * sx}px ${pack!.height * sy}px;`];
+          place = `${sizeOf[2]}background-position:${-at[0] * sx}px ${-at[1] * sy}px`;
         }
         let cls = at ? "sw-block sw-has-thumb" : "sw-block";
         let style: string;

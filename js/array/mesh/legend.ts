@@ -57,13 +57,18 @@ export class ColorKey {
     lg.rows.forEach((row, b) => {
       html += `<span class="sw-legend-band">${row.label}</span>`;
       row.colors.forEach((c, s) => {
-        html +=
-          `<span class="sw-legend-swatch" style="background:${c}" title="ids ${row.label} with ${lg.stepTitle} = ${s}"` +
-          ` data-band="${b}" data-step="${s}"></span>`;
+        html += `<span class="sw-legend-swatch" style="background:${c}" data-band="${b}" data-step="${s}"></span>`;
       });
     });
     chart.innerHTML = html;
     this.chart = chart;
+    // A swatch's tooltip is written when the pointer first reaches it, not for all 96 each time.
+    chart.addEventListener("mouseover", (ev) => {
+      const sw = ev.target as HTMLElement;
+      if (!sw.classList?.contains("sw-legend-swatch") || sw.title) return;
+      const row = lg.rows[Number(sw.dataset.band)];
+      if (row) sw.title = `ids ${row.label} with ${lg.stepTitle} = ${sw.dataset.step}`;
+    });
     det.append(sum, p, chart);
     return det;
   }

@@ -247,6 +247,10 @@ describe("colour key", () => {
     const marked = qa(lg, ".sw-legend-swatch.sw-found");
     expect(marked.map((s) => [s.dataset.band, s.dataset.step])).toEqual([["2", "3"]]);
     expect(marked[0].style.background).toBe(dev(el, 75).style.background);
+    // A swatch says which ids wear it when the pointer reaches it.
+    expect(marked[0].title).toBe("");
+    marked[0].dispatchEvent(new MouseEvent("mouseover", { bubbles: true }));
+    expect(marked[0].title).toBe("ids 64–95 with id mod 8 = 3");
   });
 });
 

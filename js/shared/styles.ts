@@ -161,6 +161,8 @@ export const CSS = `
 }
 /* A block with a thumbnail: a border of the device colour around its part of the atlas image. */
 .shardwidget .sw-block.sw-t {
+  /* the device colour is the block's (inline) colour; the label chip and badge set their own */
+  border-color: currentColor; background-color: currentColor;
   border-style: solid; background-image: var(--sw-atlas); background-repeat: no-repeat; image-rendering: pixelated;
   /* a white ring between the device colour and the heatmap: the ramp's greens and yellows must
      not run into green and yellow device borders */
@@ -228,6 +230,9 @@ export const CSS = `
 .shardwidget .sw-dev-sq { flex: none; display: inline-block; line-height: 1; }
 .shardwidget .sw-dev.sw-ink-dark { color: #000000; }
 .shardwidget .sw-dev.sw-ink-light { color: #ffffff; }
+.shardwidget .sw-dev.sw-f12 { font-size: 12px; }
+.shardwidget .sw-dev.sw-f10 { font-size: 10px; }
+.shardwidget .sw-dev.sw-f9 { font-size: 9px; }
 .shardwidget .sw-mesh-folds { display: flex; align-items: flex-start; }
 .shardwidget .sw-mesh-bands { display: flex; flex-direction: column; }
 .shardwidget .sw-mesh-strip { flex: none; }

@@ -166,7 +166,9 @@ export class DomLayer {
           if (at) inner = `<div class="sw-thumb" style="inset:${inset}px;${place}"></div>`;
         } else if (at) {
           cls += " sw-t";
-          style = `border-width:${inset}px;border-color:${color0};background-color:${color0};${place}`;
+          // The frame and the ground under the thumbnail are the text colour (see .sw-t): one
+          // declaration to parse per block, not two.
+          style = `border-width:${inset}px;color:${color0};${place}`;
         } else {
           style = `background:${color0}`;
         }

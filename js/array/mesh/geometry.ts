@@ -264,6 +264,7 @@ export function condensedScale(text: string, w: number, h: number): number | nul
 /** A device cell's label: its font size (px) and, in narrow cells, the horizontal scale of the
  *  condensed 9 px face (null: not condensed). */
 export interface CellLabel {
+  /** 12, 10 or CONDENSED_PX: a class of each (sw-f12, sw-f10, sw-f9 in shared/styles.ts). */
   fs: number;
   squeeze: number | null;
 }
@@ -305,11 +306,11 @@ export function cellMarkup(id: number, color: string, lab: CellLabel | null, a11
   // The tooltip (id, coords, block) is written when the pointer enters the cell.
   const aria = a11y ? `${a11y} aria-label="device ${id}"` : "";
   if (!lab) return `<div class="sw-dev" data-device="${id}"${head}"${aria}></div>`;
-  // The ink is a class (two rules), not a declaration parsed on every cell.
-  const ink = textColorOn(color) === "#ffffff" ? "sw-dev sw-ink-light" : "sw-dev sw-ink-dark";
+  // The ink and the font size are classes (a few rules), not declarations parsed on every cell.
+  const ink = textColorOn(color) === "#ffffff" ? "sw-dev sw-ink-light sw-f" : "sw-dev sw-ink-dark sw-f";
   const text =
     lab.squeeze === null ? id : `<span class="sw-dev-sq" style="transform:scaleX(${lab.squeeze})">${id}</span>`;
-  return `<div class="${ink}" data-device="${id}"${head};font-size:${lab.fs}px"${aria}>${text}</div>`;
+  return `<div class="${ink}${lab.fs}" data-device="${id}"${head}"${aria}>${text}</div>`;
 }
 
 /** The style of a grid of `cols` columns of s×s px cells, `gap` px apart: its tracks size the

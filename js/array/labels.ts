@@ -11,7 +11,9 @@ export function fitLabel(
   maxHeight = Infinity,
 ): string {
   if (maxHeight < fontPx + 2) return "";
-  for (const c of candidates) {
+  // Indexed: called once a block on a first render, in cold code, where for-of allocates.
+  for (let i = 0; i < candidates.length; i++) {
+    const c = candidates[i];
     if (c !== "" && textWidth(c, fontPx) <= maxWidth) return c;
   }
   return "";

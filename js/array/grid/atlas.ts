@@ -18,7 +18,7 @@ export function packThumbs(thumbs: Map<number, Thumb>, maxW = 2048): ThumbPack {
   let y = 0;
   let shelf = 0;
   let width = 0;
-  for (const [k, t] of thumbs) {
+  thumbs.forEach((t, k) => {
     const w = t.cols + 2;
     const h = t.rows + 2;
     if (x > 0 && x + w > maxW) {
@@ -30,7 +30,7 @@ export function packThumbs(thumbs: Map<number, Thumb>, maxW = 2048): ThumbPack {
     x += w;
     width = Math.max(width, x);
     shelf = Math.max(shelf, h);
-  }
+  }); // forEach, not for-of: no entry pair per thumbnail
   return { width, height: y + shelf, at };
 }
 

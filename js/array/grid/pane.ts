@@ -198,7 +198,10 @@ export class ArrayPane {
     const thumbOf = stats ? thumbReader(stats, viewDims) : null;
     if (thumbOf) {
       const { xs, ys } = geom;
-      for (const k of sel.visible) {
+      const visible = sel.visible;
+      // An indexed loop: a first render runs it cold, where for-of allocates at each step.
+      for (let i = 0; i < visible.length; i++) {
+        const k = visible[i];
         const r = sel.pos.row(k);
         const c = sel.pos.col(k);
         const w = xs[c + 1] - xs[c];

@@ -28,6 +28,7 @@ from ..plan import compile as compile_mod
 from ..plan import helper as helper_mod
 from . import candidate as cand_mod
 from . import candidates as c
+from . import gc_quiet
 from . import leaves as leaves_mod
 from . import strategies as strat
 from .candidate import Candidate
@@ -298,14 +299,8 @@ class _Run:
     def run(self) -> None:
         s = self.s
         try:
-            todo = self._from_cache()
-            if todo and s.progress.cached and self._repeated():
-                todo = []
-            if todo:
-                s._pool = Pool(s.target, min(s.workers, len(todo)), self.timeout, self.done)
-                self._lower_all(todo)
-                s._pool.close()
-                self._join()
+            with gc_quiet.old_objects_frozen():  # short full collections: the kernel answers
+                self._search()
         finally:
             if s.progress.state == "running":
                 s.progress.state = "done"
@@ -313,6 +308,17 @@ class _Run:
             s.wall_s = time.perf_counter() - s._t0
             s._done.set()
             s._tell()
+
+    def _search(self) -> None:
+        s = self.s
+        todo = self._from_cache()
+        if todo and s.progress.cached and self._repeated():
+            todo = []
+        if todo:
+            s._pool = Pool(s.target, min(s.workers, len(todo)), self.timeout, self.done)
+            self._lower_all(todo)
+            s._pool.close()
+            self._join()
 
     def _from_cache(self) -> list[c.Proposal]:
         todo = []

@@ -91,3 +91,9 @@ def test_a_view_the_user_holds_is_seen_held_while_objects_are_frozen(
         gc.freeze()
         assert rerun._held_by_user(view)  # (any object will do)
     assert namespace["view"] is view
+
+
+def test_a_search_refused_at_its_start_leaves_nothing_frozen() -> None:
+    with pytest.raises((TypeError, ValueError)):
+        search(step, W, X, mesh="not a mesh", workers=1)
+    assert gc.get_freeze_count() == 0

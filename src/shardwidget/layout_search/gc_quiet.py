@@ -29,15 +29,15 @@ _RUNNING = 0
 @contextmanager
 def old_objects_frozen() -> Iterator[None]:
     """Run the block with the process's existing objects frozen (see the module's doc)."""
-    mine = _enter()
+    mine = enter()
     try:
         yield
     finally:
-        if mine:
-            _leave()
+        leave(mine)
 
 
-def _enter() -> bool:
+def enter() -> bool:
+    """Freeze (or join the running searches' freeze); whether to :func:`leave` it after."""
     global _RUNNING
     with _LOCK:
         if _RUNNING == 0:
@@ -48,8 +48,11 @@ def _enter() -> bool:
         return True
 
 
-def _leave() -> None:
+def leave(mine: bool) -> None:
+    """End what :func:`enter` began (nothing when it returned False)."""
     global _RUNNING
+    if not mine:
+        return
     with _LOCK:
         _RUNNING -= 1
         if _RUNNING == 0:

@@ -283,6 +283,8 @@ class _Run:
         fkey: tuple[Any, ...] | None,
     ) -> None:
         self.s, self.f, self.props, self.fkey = s, f, props, fkey
+        self.frozen = False
+        """Whether this run ends the kernel's freeze it joined (:mod:`.gc_quiet`)."""
         self.deadline = None if budget_s is None else s._t0 + budget_s
         self.timeout = timeout
         self._on_leaves: tuple[Callable[..., Any], list[Any]] | None = None
@@ -299,9 +301,9 @@ class _Run:
     def run(self) -> None:
         s = self.s
         try:
-            with gc_quiet.old_objects_frozen():  # short full collections: the kernel answers
-                self._search()
+            self._search()
         finally:
+            gc_quiet.leave(self.frozen)
             if s.progress.state == "running":
                 s.progress.state = "done"
             self._remember_budget()
@@ -491,6 +493,29 @@ def search(
     :attr:`Search.results` (:meth:`Search.wait`, :meth:`Search.cancel`). ``donate``: argument
     leaves (indices into the flattened arguments) donated in every candidate's compile, as
     ``jax.jit(f on its leaves, donate_argnums=donate)`` (a function view's donation)."""
+    frozen = gc_quiet.enter()  # short full collections from here on: the kernel answers
+    try:
+        s, run = _prepare(f, args, mesh, hardware, strategies, budget_s, workers, timeout, donate)
+    except BaseException:
+        gc_quiet.leave(frozen)
+        raise
+    s.view, run.frozen = _view, frozen
+    run.start()
+    return s.wait() if wait else s
+
+
+def _prepare(
+    f: Callable[..., Any],
+    args: Sequence[Any],
+    mesh: Any,
+    hardware: Any,
+    strategies: dict[str, Any] | None,
+    budget_s: float | None,
+    workers: int | None,
+    timeout: float | None,
+    donate: Sequence[int],
+) -> tuple[Search, _Run]:
+    """The search's proposals (the function traced for its leaves), and its run, not started."""
     target = target_of(mesh)
     hw = target.preset(hardware)
     leaves = leaves_mod.leaves(f, args)
@@ -499,10 +524,9 @@ def search(
     seen = {p.key for p in props}
     props += [p for p in std if p.key not in seen]
     s = Search(target, hw, dropped=dropped + std_dropped, workers=workers or default_workers())
-    s.args, s.view = tuple(args), _view
+    s.args = tuple(args)
     s.donate = _donated(donate, len(leaves))
     name = str(getattr(f, "__name__", ""))
     s.fn_name = name if strat.IDENT.match(name) else "f"
     s.progress.total = len(props)
-    _Run(s, f, props, budget_s, timeout, _fkey(f, args, target, s.donate)).start()
-    return s.wait() if wait else s
+    return s, _Run(s, f, props, budget_s, timeout, _fkey(f, args, target, s.donate))

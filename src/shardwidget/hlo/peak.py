@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from . import collectives as hlo
+from . import peak_reports as reports
 
 LIVE_RANGE = "after_optimizations-live-range.txt"
 ASSIGNMENT = "after_optimizations-buffer-assignment.txt"
@@ -160,10 +161,10 @@ def peak_of(
         return NO_LIVE_RANGE
     if not report or not assign:
         return NO_REPORT
-    seq, ranges, reported = _read_live_range(report)
+    seq, ranges, reported = reports.read_live_range(report)
     if not seq:
         return "the compiler's live-range report lists no instructions"
-    allocs = _read_assignment(assign)
+    allocs = reports.read_assignment(assign)
     hlo_text = texts.get("after_optimizations.txt", "")
     timeline = _timeline(len(seq), allocs, ranges)
     at = max(range(len(timeline)), key=lambda i: (timeline[i], -i))
@@ -211,140 +212,18 @@ def with_paths(peak: Peak | None, in_paths: Sequence[str]) -> Peak | None:
     return replace(peak, buffers=tuple(named))
 
 
-_SEQ = re.compile(r"^[ \t]*(\d+):(\S+)[ \t]*$", re.M)
-_RANGE = re.compile(r"^[ \t]*(.+):(\d+)-(\d+)[ \t]*$", re.M)
-_CUMULATIVE = re.compile(r"cumulative: (\d+) bytes")
-_SECTIONS = ("InstructionSequence:", "BufferLiveRange:", "Live ranges at")
-_BREAKDOWN = "Stack trace breakdown for peak usage:"
-
-
-def _read_live_range(text: str) -> tuple[list[str], dict[str, tuple[int, int]], int]:
-    """(instruction sequence, value -> (first, last) point inclusive, the report's peak).
-    Each section is read by one regular expression over its text (C, not a Python loop per
-    line: a 20,000-instruction program's report has ~100,000 lines)."""
-    seq_t, ranges_t, peak_t, breakdown = _sections(text)
-    seq = [m[1] for m in _SEQ.findall(seq_t)]
-    ranges = {name: (int(f), int(la)) for name, f, la in _RANGE.findall(ranges_t)}
-    found = _CUMULATIVE.findall(peak_t)
-    reported = int(found[-1]) if found else 0
-    if breakdown is not None:
-        reported = int(re.sub(r"\D", "", breakdown) or 0)
-    return seq, ranges, reported
-
-
-def _sections(text: str) -> tuple[str, str, str, str | None]:
-    """The text of the report's sequence, live ranges and peak sections (each up to the next
-    heading), and the rest of the breakdown's heading line (None: no breakdown). Nothing is
-    read past the breakdown's heading."""
-    stop = _heading(text, _BREAKDOWN)
-    breakdown = None
-    if stop is not None:
-        end = text.find("\n", stop)
-        line = text[stop : end if end >= 0 else len(text)].strip()
-        breakdown = line.split(":", 1)[1]
-        text = text[:stop]
-    starts = [_heading(text, h) for h in _SECTIONS]
-    known = sorted(x for x in starts if x is not None)
-    out = []
-    for at in starts:
-        if at is None:
-            out.append("")
-            continue
-        body = text.find("\n", at) + 1 if text.find("\n", at) >= 0 else len(text)
-        nxt = next((k for k in known if k > at), len(text))
-        out.append(text[body:nxt])
-    return out[0], out[1], out[2], breakdown
-
-
-def _heading(text: str, heading: str) -> int | None:
-    """Where the line that begins (after spaces) with heading starts, None if none does."""
-    m = re.search(r"^[ \t]*" + re.escape(heading), text, re.M)
-    return m.start() if m else None
-
-
-@dataclass
-class _Value:
-    name: str
-    size: int
-    offset: int
-    shape: str
-
-
-@dataclass
-class _Alloc:
-    index: int
-    size: int
-    color: int
-    kind: str
-    """"parameter", "output", "temp", "constant", "thread-local" or "other"."""
-    parameter: int | None
-    live_out: bool
-    values: list[_Value]
-
-
-_ENTRY = re.compile(
-    r"^[ \t]*(?:allocation (\d+): size (\d+)(.*):"
-    r"|value: <\d+ (\S+)(?: \(phi\))? @\d+> \(size=(\d+),offset=(\d+)\): (.*?))[ \t]*$",
-    re.M,
-)
-_ASSIGNMENT_END = re.compile(r"^[ \t]*(?:Total bytes used|Used values)", re.M)
-_COLOR = re.compile(r"color (\d+)")
-_PARAMETER = re.compile(r"parameter (\d+)")
-
-
-def _read_assignment(text: str) -> list[_Alloc]:
-    """The allocations of a buffer assignment and the values each holds (read up to its
-    summary: one regular expression over the text)."""
-    end = _ASSIGNMENT_END.search(text)
-    allocs: list[_Alloc] = []
-    for index, size, rest, name, vsize, offset, shape in _ENTRY.findall(
-        text[: end.start()] if end else text
-    ):
-        if index:
-            color = _COLOR.search(rest)
-            param = _PARAMETER.search(rest)
-            allocs.append(
-                _Alloc(
-                    index=int(index),
-                    size=int(size),
-                    color=int(color.group(1)) if color else 0,
-                    kind=_alloc_kind(rest),
-                    parameter=int(param.group(1)) if param else None,
-                    live_out="maybe-live-out" in rest,
-                    values=[],
-                )
-            )
-        elif allocs:
-            name = name if name.endswith("}") else name + "{}"
-            allocs[-1].values.append(_Value(name, int(vsize), int(offset), shape))
-    return allocs
-
-
-def _alloc_kind(rest: str) -> str:
-    for key, kind in (
-        ("parameter", "parameter"),
-        ("output shape", "output"),
-        ("preallocated-temp", "temp"),
-        ("constant", "constant"),
-        ("thread-local", "thread-local"),
-    ):
-        if key in rest:
-            return kind
-    return "temp"  # (a "maybe-live-out" one: its values say whether they are outputs)
-
-
-def _counted(a: _Alloc) -> bool:
+def _counted(a: reports.Alloc) -> bool:
     """Whether an allocation is device memory the program holds: memory space 0 (HBM on a
     TPU; other spaces are on-chip scratch), not a constant baked into the executable or a
     per-thread scratch slot."""
     return a.color == 0 and a.kind not in ("constant", "thread-local")
 
 
-_Span = tuple[int, int, int, int, _Value]
+_Span = tuple[int, int, int, int, reports.Value]
 """(first point, last point, byte offset, bytes, value): one value's place and time."""
 
 
-def _intervals(a: _Alloc, ranges: Mapping[str, tuple[int, int]], n: int) -> list[_Span]:
+def _intervals(a: reports.Alloc, ranges: Mapping[str, tuple[int, int]], n: int) -> list[_Span]:
     """Each value of an allocation that has a live range, over n points. A parameter's bytes
     are held for the whole program (the caller owns them)."""
     out = []
@@ -368,7 +247,9 @@ def _union(spans: list[tuple[int, int]]) -> int:
     return total
 
 
-def _timeline(n: int, allocs: Sequence[_Alloc], ranges: Mapping[str, tuple[int, int]]) -> list[int]:
+def _timeline(
+    n: int, allocs: Sequence[reports.Alloc], ranges: Mapping[str, tuple[int, int]]
+) -> list[int]:
     """Bytes live at each of n points, each byte once. Per allocation, its bytes are cut at
     every value's edges; a piece counts while any value over it is live (the union of those
     values' live ranges), added to a difference array: linear in the values, not values x
@@ -509,11 +390,11 @@ def _loop_of(instruction: str, hlo_text: str) -> str:
     )
 
 
-_Group = list[tuple[int, int, _Value]]
+_Group = list[tuple[int, int, reports.Value]]
 
 
 def _live_at(
-    at: int, n: int, allocs: Sequence[_Alloc], ranges: Mapping[str, tuple[int, int]]
+    at: int, n: int, allocs: Sequence[reports.Alloc], ranges: Mapping[str, tuple[int, int]]
 ) -> dict[int, list[_Group]]:
     """Allocation index -> the values live at point ``at`` in it, grouped where their bytes
     overlap (one buffer, reused in place)."""
@@ -533,7 +414,7 @@ def _live_out(ranges: Mapping[str, tuple[int, int]], n: int) -> set[str]:
 
 def _buffers(
     live: Mapping[int, list[_Group]],
-    allocs: Sequence[_Alloc],
+    allocs: Sequence[reports.Alloc],
     meta: Mapping[str, _Meta],
     args: tuple[Sequence[str], set[int]],
     outs: set[str],
@@ -551,9 +432,11 @@ def _buffers(
     return out
 
 
-def _overlapping(live: list[tuple[int, int, _Value]]) -> list[list[tuple[int, int, _Value]]]:
+def _overlapping(
+    live: list[tuple[int, int, reports.Value]],
+) -> list[list[tuple[int, int, reports.Value]]]:
     """Live values grouped where their bytes overlap (one buffer reused in place)."""
-    groups: list[list[tuple[int, int, _Value]]] = []
+    groups: list[list[tuple[int, int, reports.Value]]] = []
     end = -1
     for item in sorted(live, key=lambda x: x[0]):
         if groups and item[0] < end:
@@ -566,8 +449,8 @@ def _overlapping(live: list[tuple[int, int, _Value]]) -> list[list[tuple[int, in
 
 
 def _buffer(
-    a: _Alloc,
-    group: list[tuple[int, int, _Value]],
+    a: reports.Alloc,
+    group: list[tuple[int, int, reports.Value]],
     meta: Mapping[str, _Meta],
     in_paths: Sequence[str],
     outputs_reuse: set[int],

@@ -406,7 +406,7 @@ class _Run:
         s._pool.join(left)
         if self.deadline is not None:
             self._first_result()
-        if any(t.is_alive() for t in s._pool._threads):  # out of budget: stop what runs
+        if s._pool.running:  # out of budget: stop what runs
             s.progress.state = "budget" if s.progress.state == "running" else s.progress.state
             s._pool.cancel()
             s._pool.join(30.0)
@@ -417,7 +417,7 @@ class _Run:
         s = self.s
         assert s._pool is not None and self.deadline is not None
         waited = False
-        while not s._found and not s._stop.is_set() and any(t.is_alive() for t in s._pool._threads):
+        while not s._found and not s._stop.is_set() and s._pool.running:
             waited = True
             s._pool.join(0.5)
         if waited:

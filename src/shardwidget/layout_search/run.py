@@ -28,6 +28,7 @@ from ..plan import compile as compile_mod
 from ..plan import helper as helper_mod
 from . import candidate as cand_mod
 from . import candidates as c
+from . import gc_quiet
 from . import leaves as leaves_mod
 from . import strategies as strat
 from .candidate import Candidate
@@ -282,6 +283,8 @@ class _Run:
         fkey: tuple[Any, ...] | None,
     ) -> None:
         self.s, self.f, self.props, self.fkey = s, f, props, fkey
+        self.frozen = False
+        """Whether this run ends the kernel's freeze it joined (:mod:`.gc_quiet`)."""
         self.deadline = None if budget_s is None else s._t0 + budget_s
         self.timeout = timeout
         self._on_leaves: tuple[Callable[..., Any], list[Any]] | None = None
@@ -298,21 +301,26 @@ class _Run:
     def run(self) -> None:
         s = self.s
         try:
-            todo = self._from_cache()
-            if todo and s.progress.cached and self._repeated():
-                todo = []
-            if todo:
-                s._pool = Pool(s.target, min(s.workers, len(todo)), self.timeout, self.done)
-                self._lower_all(todo)
-                s._pool.close()
-                self._join()
+            self._search()
         finally:
+            gc_quiet.leave(self.frozen)
             if s.progress.state == "running":
                 s.progress.state = "done"
             self._remember_budget()
             s.wall_s = time.perf_counter() - s._t0
             s._done.set()
             s._tell()
+
+    def _search(self) -> None:
+        s = self.s
+        todo = self._from_cache()
+        if todo and s.progress.cached and self._repeated():
+            todo = []
+        if todo:
+            s._pool = Pool(s.target, min(s.workers, len(todo)), self.timeout, self.done)
+            self._lower_all(todo)
+            s._pool.close()
+            self._join()
 
     def _from_cache(self) -> list[c.Proposal]:
         todo = []
@@ -398,7 +406,7 @@ class _Run:
         s._pool.join(left)
         if self.deadline is not None:
             self._first_result()
-        if any(t.is_alive() for t in s._pool._threads):  # out of budget: stop what runs
+        if s._pool.running:  # out of budget: stop what runs
             s.progress.state = "budget" if s.progress.state == "running" else s.progress.state
             s._pool.cancel()
             s._pool.join(30.0)
@@ -409,7 +417,7 @@ class _Run:
         s = self.s
         assert s._pool is not None and self.deadline is not None
         waited = False
-        while not s._found and not s._stop.is_set() and any(t.is_alive() for t in s._pool._threads):
+        while not s._found and not s._stop.is_set() and s._pool.running:
             waited = True
             s._pool.join(0.5)
         if waited:
@@ -485,6 +493,29 @@ def search(
     :attr:`Search.results` (:meth:`Search.wait`, :meth:`Search.cancel`). ``donate``: argument
     leaves (indices into the flattened arguments) donated in every candidate's compile, as
     ``jax.jit(f on its leaves, donate_argnums=donate)`` (a function view's donation)."""
+    frozen = gc_quiet.enter()  # short full collections from here on: the kernel answers
+    try:
+        s, run = _prepare(f, args, mesh, hardware, strategies, budget_s, workers, timeout, donate)
+    except BaseException:
+        gc_quiet.leave(frozen)
+        raise
+    s.view, run.frozen = _view, frozen
+    run.start()
+    return s.wait() if wait else s
+
+
+def _prepare(
+    f: Callable[..., Any],
+    args: Sequence[Any],
+    mesh: Any,
+    hardware: Any,
+    strategies: dict[str, Any] | None,
+    budget_s: float | None,
+    workers: int | None,
+    timeout: float | None,
+    donate: Sequence[int],
+) -> tuple[Search, _Run]:
+    """The search's proposals (the function traced for its leaves), and its run, not started."""
     target = target_of(mesh)
     hw = target.preset(hardware)
     leaves = leaves_mod.leaves(f, args)
@@ -493,10 +524,9 @@ def search(
     seen = {p.key for p in props}
     props += [p for p in std if p.key not in seen]
     s = Search(target, hw, dropped=dropped + std_dropped, workers=workers or default_workers())
-    s.args, s.view = tuple(args), _view
+    s.args = tuple(args)
     s.donate = _donated(donate, len(leaves))
     name = str(getattr(f, "__name__", ""))
     s.fn_name = name if strat.IDENT.match(name) else "f"
     s.progress.total = len(props)
-    _Run(s, f, props, budget_s, timeout, _fkey(f, args, target, s.donate)).start()
-    return s.wait() if wait else s
+    return s, _Run(s, f, props, budget_s, timeout, _fkey(f, args, target, s.donate))

@@ -60,6 +60,9 @@ MEMORY_FILES = (
 """The dump files the kernel reads the memory peak from (``shardwidget.hlo.peak.FILES``;
 this script imports nothing of the package)."""
 
+DUMP_DIR_ENV = "SHARDWIDGET_DUMP_DIR"
+"""Where the kernel asks for dump folders (``shardwidget.hlo.peak.DUMP_DIR_ENV``)."""
+
 
 def memory_report(folder: str) -> dict[str, str]:
     """The texts of :data:`MEMORY_FILES` in an XLA dump folder, by suffix (missing ones left
@@ -80,7 +83,8 @@ def compile_with_dump(
     compile): the text the collectives' causes are checked by (the TPU helper's too).
     ``report``: a dict filled with the compile's memory reports (:func:`memory_report`), even
     when the compile fails (libtpu writes them before refusing a program too big for HBM)."""
-    folder = tempfile.mkdtemp(prefix="shardwidget-plan-why-")
+    # in memory where the kernel found room (hlo.peak.dump_root: files on disk cost time)
+    folder = tempfile.mkdtemp(prefix="shardwidget-plan-why-", dir=os.environ.get(DUMP_DIR_ENV))
     options = adapter.PEAK_DUMP if report is not None else adapter.SHARDY_DUMP
     try:
         exe = compile_({"xla_dump_to": folder, **options})

@@ -276,7 +276,7 @@ class CompilerHelper(_helper.Helper):
         env["CUDA_VISIBLE_DEVICES"] = ""
         env.pop("JAX_NUM_CPU_DEVICES", None)
         env["TF_CPP_MIN_LOG_LEVEL"] = self.log_level
-        return env
+        return _helper.with_dump_dir(env)
 
 
 H = TypeVar("H", bound=CompilerHelper)

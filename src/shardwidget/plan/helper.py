@@ -23,6 +23,8 @@ import threading
 import time
 from typing import Any
 
+from ..hlo import peak as hlo_peak
+
 WORKER = pathlib.Path(__file__).with_name("_worker.py")
 KEEP = 2
 START_TIMEOUT_S = 120.0
@@ -60,6 +62,16 @@ def _env(n: int) -> dict[str, str]:
     env.pop("JAX_NUM_CPU_DEVICES", None)
     env["CUDA_VISIBLE_DEVICES"] = ""
     env["TPU_VISIBLE_CHIPS"] = ""
+    return with_dump_dir(env)
+
+
+def with_dump_dir(env: dict[str, str]) -> dict[str, str]:
+    """env telling a helper where to make its compile dumps (:func:`hlo.peak.dump_root`)."""
+    root = hlo_peak.dump_root()
+    if root is None:
+        env.pop(hlo_peak.DUMP_DIR_ENV, None)
+    else:
+        env[hlo_peak.DUMP_DIR_ENV] = root
     return env
 
 

@@ -13,7 +13,6 @@ Without a kernel no front end can show a view, and the registry does not keep it
 
 from __future__ import annotations
 
-import gc
 import pathlib
 import re
 import sys
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._widgets import no_front_end as _no_front_end
 from .._widgets import registry as _registry
+from ..layout_search import gc_quiet
 
 if TYPE_CHECKING:
     from .base import ShardView
@@ -70,7 +70,10 @@ def _held_by_user(view: ShardView[Any, Any]) -> bool:
     and IPython's output cache references view. (No comprehension here mentions view: that
     would put it in a closure cell, one more referrer.)"""
     registry = _registry()
-    for r in gc.get_referrers(view):
+    found = gc_quiet.referrers(view)
+    if found is None:  # the kernel froze objects: its namespace may hold view unseen
+        return True
+    for r in found:
         if r is registry or r is _views:
             continue  # the registries
         if isinstance(r, types.FrameType) and r.f_code.co_filename == __file__:

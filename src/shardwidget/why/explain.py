@@ -48,7 +48,7 @@ def compile_with_dump(
     collectives as a plain compile: the dump is a side output). ``report``: a dict filled with
     the compile's memory reports too (:func:`shardwidget.hlo.peak.dump_texts`; XLA writes them
     when asked, :data:`_jax.PEAK_DUMP`), even when the compile fails. Errors are JAX's own."""
-    folder = tempfile.mkdtemp(prefix="shardwidget-why-")
+    folder = tempfile.mkdtemp(prefix="shardwidget-why-", dir=hlo_peak.dump_root())
     options = _jax.PEAK_DUMP if report is not None else _jax.SHARDY_DUMP
     try:
         with _jax.mesh_context(mesh):

@@ -63,7 +63,7 @@ export class DevicesPicture {
     } else {
       this.title.hidden = false;
       const scheme = colorScheme(nDevices, [...layout.mesh.device_ids, ...layout.devices.ids]);
-      new MeshAxesDrawing(this.doc, (id) => scheme.color(id)).draw(layout, this.title, body, width);
+      new MeshAxesDrawing(this.doc).draw(layout, this.title, body, width, (id) => scheme.color(id));
     }
     body.hidden = onCard;
     this.body.replaceWith(body);

@@ -18,22 +18,18 @@ import {
 
 /** Draws one pane's worth of device cells into `title` and `body`. */
 export class MeshAxesDrawing {
-  private colorOf: (id: number) => string;
+  /** The colours of the drawing under way (given to draw). */
+  private colorOf: (id: number) => string = () => "#cccccc";
 
-  constructor(
-    private readonly doc: Document,
-    colorOf: (id: number) => string,
-  ) {
-    this.colorOf = colorOf;
-  }
+  constructor(private readonly doc: Document) {}
 
   private cellHtml(id: number, w: number, h: number, focusable: boolean): string {
     return cellHtml(id, this.colorOf(id), w, h, focusable);
   }
 
-  /** `colorOf`: the colours of this drawing (else the constructor's). */
-  draw(layout: Layout, title: HTMLElement, body: HTMLElement, width: number, colorOf?: (id: number) => string): void {
-    if (colorOf) this.colorOf = colorOf;
+  /** Draw `layout`'s cells, coloured by `colorOf`. */
+  draw(layout: Layout, title: HTMLElement, body: HTMLElement, width: number, colorOf: (id: number) => string): void {
+    this.colorOf = colorOf;
     if (layout.mesh) this.buildMesh(layout, title, body, width);
     else this.buildList(layout, title, body);
   }

@@ -68,7 +68,7 @@ export class MeshPane {
     this.el.className = "sw-mesh";
     this.el.setAttribute("aria-label", "devices");
     this.colorKey = new ColorKey(doc);
-    this.axes = new MeshAxesDrawing(doc, (id) => cb.colorOf(id));
+    this.axes = new MeshAxesDrawing(doc);
     // Delegated events: capture listeners see each cell's mouseenter / mouseleave / focus / blur,
     // which do not bubble, so 4096 cells need no listeners of their own.
     const devOf = (ev: Event): number | null => {

@@ -495,12 +495,14 @@ def search(
     ``jax.jit(f on its leaves, donate_argnums=donate)`` (a function view's donation)."""
     frozen = gc_quiet.enter()  # short full collections from here on: the kernel answers
     try:
-        s, run = _prepare(f, args, mesh, hardware, strategies, budget_s, workers, timeout, donate)
+        s, coordinator = _prepare(
+            f, args, mesh, hardware, strategies, budget_s, workers, timeout, donate
+        )
     except BaseException:
         gc_quiet.leave(frozen)
         raise
-    s.view, run.frozen = _view, frozen
-    run.start()
+    s.view, coordinator.frozen = _view, frozen
+    coordinator.start()
     return s.wait() if wait else s
 
 

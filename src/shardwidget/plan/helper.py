@@ -133,6 +133,7 @@ class Helper:
         self._ids = itertools.count()
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._lock = threading.Lock()
+        self._stop_lock = threading.Lock()
         t0 = time.perf_counter()
         # a file, not a pipe: XLA's warnings must never fill a pipe nobody reads
         self._err = tempfile.TemporaryFile("w+")  # noqa: SIM115 (closed by stop)
@@ -179,9 +180,10 @@ class Helper:
         if line is None:
             code = self.proc.wait(timeout=5)
             err: list[str] = []
-            if not self._err.closed:
-                self._err.seek(0)
-                err = [ln for ln in self._err.read().strip().splitlines() if not _noise(ln)]
+            with self._stop_lock:  # not while another thread's stop() closes it
+                if not self._err.closed:
+                    self._err.seek(0)
+                    err = [ln for ln in self._err.read().strip().splitlines() if not _noise(ln)]
             tail = f": {err[-1]}" if err else ""
             raise PlanError(
                 f"{self.name} {_death(code)} during {what}{tail}; "
@@ -220,14 +222,18 @@ class Helper:
         return reply
 
     def stop(self) -> None:
-        """End the process (nothing if it has ended)."""
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
-        if self.proc.stdin is not None:
-            with contextlib.suppress(OSError):  # a request the dead process never read
-                self.proc.stdin.close()
-        self._err.close()
+        """End the process (nothing if it has ended). Any thread may call it, and two may at
+        once (a search's cancel and the worker that owned the helper): one stops it, the other
+        waits and finds it stopped (two closes of the error file at once raised ValueError)."""
+        with self._stop_lock:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+            if self.proc.stdin is not None:
+                with contextlib.suppress(OSError):  # a request the dead process never read
+                    self.proc.stdin.close()
+            if not self._err.closed:
+                self._err.close()
 
 
 _HELPERS: dict[int, Helper] = {}

@@ -38,6 +38,13 @@ same module): ~140 objects kept per layout, and 8 lowerings took 0.5 s instead o
 load ~5): before, 1+1 worst 956 ms (inside a generation-2 collection of 991 ms), median 24.6
 ms; after, worst 299 ms (inside no collection: the longest, 96 ms, of generation 0), median
 17.0 ms.
+
+The helpers run 5 below the kernel (``layout_search.target.HELPER_NICE``). Same machine, idle,
+256 chips, 60 s budget, interleaved: at the kernel's priority the cold searches' worst ``1 + 1``
+was 88, 99 and 46 ms (the first two inside a full collection of ~100 ms: the collector's own
+work, stretched by sharing a core with two compiling helpers); 5 below, 27, 18 and 38 ms. A
+warm search's worst was 27, 55 and 23 ms, and 30, 131 and 29 ms (the 131 inside no collection;
+a dump of every thread at each wait over 80 ms, in another run, caught none).
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ does: stdin reaches end of file, or its parent process changes (the kernel died 
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import importlib.util
 import json
@@ -20,6 +21,17 @@ import threading
 import time
 from collections.abc import Callable
 from typing import Any
+
+
+def _lower_priority() -> None:
+    """Run ``SHARDWIDGET_HELPER_NICE`` below the kernel (a search's helpers: on a machine
+    with as many helpers as cores, the kernel still answers a cell at once). Called first,
+    while this is the only thread: Linux keeps a niceness per thread, and the threads started
+    later (XLA's) inherit it."""
+    nice = int(os.environ.get("SHARDWIDGET_HELPER_NICE", "0") or 0)
+    if nice > 0 and hasattr(os, "nice"):
+        with contextlib.suppress(OSError):  # not allowed here: it runs as the kernel does
+            os.nice(nice)
 
 
 def _watch_parent(parent: int) -> None:
@@ -148,6 +160,7 @@ def serve(
     platforms (compile-only clients) before ``ready()`` loads the plugin and says what the
     first reply holds (its failure said in words, as "fatal"); then one reply a request line,
     by its "op" (an error in words, ``words(exception)``: the helper stays up)."""
+    _lower_priority()
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
@@ -172,6 +185,7 @@ def serve(
 
 def main() -> None:
     n = int(sys.argv[1])
+    _lower_priority()
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
     import jax  # here, not at the top: JAX reads XLA_FLAGS (the device count) when imported
 

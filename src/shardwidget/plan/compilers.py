@@ -301,13 +301,13 @@ class Meshes(Generic[T]):
             return None
 
 
-def start(cls: type[H]) -> H:
-    """A new helper of ``cls`` (the search's parallel workers each start one); PlanError in
-    words where its compiler has no Python here, it fails to start, or its jax differs from
-    the kernel's (a module lowered by one is not read by the other)."""
+def start(cls: type[H], nice: int = 0) -> H:
+    """A new helper of ``cls`` (the search's parallel workers each start one, ``nice`` below
+    the kernel); PlanError in words where its compiler has no Python here, it fails to start,
+    or its jax differs from the kernel's (a module lowered by one is not read by the other)."""
     c = compiler(cls.compiler)
     python_for(c.name)  # the refusal in words before any process starts
-    h = cls(0)
+    h = cls(0, nice)
     theirs, ours = h.ready.get("jax"), kernel_versions()[0]
     if theirs != ours:
         h.stop()

@@ -423,10 +423,10 @@ def gpu_helper() -> GpuHelper:
     return compilers.running(_GPU, GpuHelper)
 
 
-def new_helper() -> GpuHelper:
+def new_helper(nice: int = 0) -> GpuHelper:
     """A GPU helper process of its own (the search's parallel workers each start one);
     PlanError in words as :func:`gpu_helper`'s."""
-    return compilers.start(GpuHelper)
+    return compilers.start(GpuHelper, nice)
 
 
 def stop() -> None:

@@ -26,6 +26,8 @@ from typing import Any
 from ..hlo import peak as hlo_peak
 
 WORKER = pathlib.Path(__file__).with_name("_worker.py")
+NICE_VAR = "SHARDWIDGET_HELPER_NICE"
+"""How much a helper lowers its own priority when it starts (read by ``_worker.py``)."""
 KEEP = 2
 START_TIMEOUT_S = 120.0
 """How long a helper may take to start (JAX import and N devices)."""
@@ -126,8 +128,10 @@ class Helper:
     def _environ(self) -> dict[str, str]:
         return _env(self.n)
 
-    def __init__(self, n: int) -> None:
+    def __init__(self, n: int, nice: int = 0) -> None:
         self.n = n
+        self.nice = nice
+        """How much lower than the kernel the helper runs (``os.nice``; 0: the same)."""
         self.started_s = 0.0
         """Seconds its start took (JAX import, n devices)."""
         self._ids = itertools.count()
@@ -142,7 +146,7 @@ class Helper:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._err,
-            env=self._environ(),
+            env={**self._environ(), NICE_VAR: str(nice)},
             text=True,
             bufsize=1,
         )

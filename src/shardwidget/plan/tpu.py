@@ -389,9 +389,9 @@ def tpu_helper() -> TpuHelper:
     return compilers.running(_TPU, TpuHelper)
 
 
-def new_helper() -> TpuHelper:
+def new_helper(nice: int = 0) -> TpuHelper:
     """A TPU helper process of its own (the search's parallel workers each start one)."""
-    return compilers.start(TpuHelper)
+    return compilers.start(TpuHelper, nice)
 
 
 def stop() -> None:

@@ -44,7 +44,7 @@ The helpers run 5 below the kernel (``layout_search.target.HELPER_NICE``). Same 
 was 88, 99 and 46 ms (the first two inside a full collection of ~100 ms: the collector's own
 work, stretched by sharing a core with two compiling helpers); 5 below, 27, 18 and 38 ms. A
 warm search's worst was 27, 55 and 23 ms, and 30, 131 and 29 ms (the 131 inside no collection;
-a dump of every thread at each wait over 80 ms, in another run, caught none).
+a later run that dumped every thread at each wait over 80 ms had no such wait).
 """
 
 from __future__ import annotations

@@ -129,9 +129,9 @@ class Helper:
         return _env(self.n)
 
     def __init__(self, n: int, nice: int = 0) -> None:
+        """Start the worker for ``n`` devices, ``nice`` below the kernel (``os.nice``; 0: the
+        same priority)."""
         self.n = n
-        self.nice = nice
-        """How much lower than the kernel the helper runs (``os.nice``; 0: the same)."""
         self.started_s = 0.0
         """Seconds its start took (JAX import, n devices)."""
         self._ids = itertools.count()

@@ -45,14 +45,33 @@ was 88, 99 and 46 ms (the first two inside a full collection of ~100 ms: the col
 work, stretched by sharing a core with two compiling helpers); 5 below, 27, 18 and 38 ms. A
 warm search's worst was 27, 55 and 23 ms, and 30, 131 and 29 ms (the 131 inside no collection;
 a later run that dumped every thread at each wait over 80 ms had no such wait).
+
+What the rest is: the host. This machine is a virtual machine, and its hypervisor takes a CPU
+away for a while now and then (``steal`` in /proc/stat). Read every 5 ms by a real-time process
+over 189 s of searches (2 CPUs): 6.6 % and 7.3 % of each CPU was taken, in bursts of up to
+300 ms out of 300 ms and 470 ms out of 500 ms on one CPU; 50 of 1,772 windows of 100 ms lost
+80 ms or more of one CPU. A thread on such a CPU stops where it is: when it is a search thread
+holding the interpreter (lowering, mostly), the kernel waits for the CPU to come back. A
+faulthandler watchdog (a C thread: it needs no interpreter) dumped every thread 50 ms into
+three waits: each time the search's lowering thread held the interpreter in pure Python (JAX's
+lowering rules, ``module_to_string``, MLIR's verify: 0.5-6 ms calls here), which gives it up
+every 5 ms on a CPU that runs. The one long wait the steal reader covered (62 ms, warm) had 60 ms
+of one CPU taken inside it. With the host quiet (0.1-1.2 % taken): cold 34 ms, warm 17 ms, no
+wait over 50 ms of 2,363. So each search now prints how much the host took (``steal:``: over the
+search, in its worst wait, and in how many waits over 50 ms it took half or more), and
+``--idle N`` first runs the probe alone for N s: what the machine gives a bare Python thread.
 """
 
 from __future__ import annotations
 
 import argparse
+import bisect
 import gc
+import os
 import pathlib
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 from typing import Any
@@ -65,6 +84,59 @@ import _transformer as tr
 from shardwidget.layout_search import run
 from shardwidget.plan import compile as compile_mod
 
+_STEAL_WATCH = r"""
+import sys, time
+out = open(sys.argv[1], "w", buffering=1)
+while True:
+    with open("/proc/stat") as f:
+        f.readline()
+        cpus = [line.split()[8] for line in f if line.startswith("cpu")]
+    out.write(f"{time.perf_counter():.4f} {' '.join(cpus)}\n")
+    time.sleep(0.005)
+"""
+
+
+class Steal:
+    """The host's steal time per CPU (``/proc/stat``, in 10 ms ticks), read every 5 ms by a
+    process of its own (a thread here would wait on the interpreter like the probe): the time a
+    virtual machine's CPU was held by the hypervisor for someone else. A thread on such a CPU
+    stops, so a search's thread that holds the interpreter then stops the whole kernel.
+    ``time.perf_counter`` is CLOCK_MONOTONIC in both processes: their times line up."""
+
+    def __init__(self) -> None:
+        self.ok = os.path.exists("/proc/stat")
+        with tempfile.NamedTemporaryFile(suffix=".steal", delete=False) as f:
+            self._path = f.name
+        self._proc = (
+            subprocess.Popen([sys.executable, "-c", _STEAL_WATCH, self._path]) if self.ok else None
+        )
+        self._rows: list[tuple[float, list[int]]] = []
+
+    def stop(self) -> None:
+        if self._proc is None:
+            return
+        self._proc.kill()
+        self._proc.wait()
+        with open(self._path) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) > 1 and line.endswith("\n"):
+                    self._rows.append((float(parts[0]), [int(x) for x in parts[1:]]))
+        os.unlink(self._path)
+
+    def stolen(self, t0: float, t1: float) -> tuple[float, float] | None:
+        """(the most stolen from one CPU, the mean share stolen over all CPUs) in [t0, t1], in
+        ms and %; None where not measured."""
+        times = [r[0] for r in self._rows]
+        i = max(0, bisect.bisect_left(times, t0) - 1)
+        j = min(len(times) - 1, bisect.bisect_right(times, t1))
+        if j <= i:
+            return None
+        a, b = self._rows[i][1], self._rows[j][1]
+        ticks = [y - x for x, y in zip(a, b, strict=True)]
+        span = times[j] - times[i]
+        return max(ticks) * 10.0, 100.0 * sum(ticks) * 0.01 / (span * len(ticks))
+
 
 class Probe:
     """A thread that runs ``1 + 1`` every 50 ms and keeps the slowest answer (the wait for the
@@ -75,6 +147,7 @@ class Probe:
         self.worst = 0.0
         self.worst_at = (0.0, 0.0)
         self.waits: list[float] = []
+        self.at: list[float] = []  # when each wait began (the end of its 50 ms sleep)
         self.collections: list[tuple[float, float, int]] = []
         self._gc_t0 = 0.0
         self._stop = threading.Event()
@@ -96,6 +169,7 @@ class Probe:
             eval("1 + 1")
             t1 = time.perf_counter()
             self.waits.append(t1 - t0 - 0.05)
+            self.at.append(t0 + 0.05)
             if t1 - t0 - 0.05 > self.worst:
                 self.worst, self.worst_at = t1 - t0 - 0.05, (t0, t1)
 
@@ -124,11 +198,34 @@ class Probe:
         )
 
 
+def steal_line(probe: Probe, steal: Steal, t0: float, t1: float) -> str:
+    """What the host stole: over the search, in the worst wait, and in each long wait."""
+    if not steal.ok:
+        return "steal: not measured (no /proc/stat)"
+    whole = steal.stolen(t0, t1)
+    a, b = probe.worst_at
+    worst = steal.stolen(a + 0.05, b)
+    long = [(w, at) for w, at in zip(probe.waits, probe.at, strict=True) if w > 0.05]
+    hit = 0
+    for w, at in long:
+        s = steal.stolen(at, at + w)
+        hit += s is not None and s[0] >= 0.5 * w * 1e3
+    return (
+        f"steal: the host held {whole[1] if whole else float('nan'):.1f} % of the CPUs; "
+        f"during the worst 1+1, up to {f'{worst[0]:.0f} ms' if worst else 'unknown'} of one CPU; "
+        f"{hit} of {len(long)} waits over 50 ms lost half their length or more to it"
+    )
+
+
 def once(label: str, mesh: Any, workers: int, budget: float | None) -> run.Search:
     params, tokens = tr.shapes(256)
+    steal = Steal()
     probe = Probe()
+    t0 = time.perf_counter()
     s = run.search(tr.step, params, tokens, mesh=mesh, workers=workers, budget_s=budget)
     worst = probe.stop()
+    t1 = time.perf_counter()
+    steal.stop()
     compiled = len(s.results) - s.progress.cached
     ideal = s.compile_s / max(1, s.workers)
     ratio = s.wall_s / ideal if ideal else float("nan")
@@ -140,7 +237,12 @@ def once(label: str, mesh: Any, workers: int, budget: float | None) -> run.Searc
         f"ratio {ratio:5.2f}  first {s.first_s or 0:6.2f} s  1+1 worst {worst * 1e3:6.1f} ms "
         f"median {probe.median * 1e3:5.1f} ms"
     )
+    print(
+        f"       waits over 50 ms: {sum(w > 0.05 for w in probe.waits)}, over 100 ms: "
+        f"{sum(w > 0.1 for w in probe.waits)} of {len(probe.waits)}"
+    )
     print(f"       {probe.gc_line()}")
+    print(f"       {steal_line(probe, steal, t0, t1)}")
     if first is not None and label == "warm":
         print(f"       a compile: median {median_compile(s):.2f} s")
     return s
@@ -167,6 +269,24 @@ def lowering_before_after(mesh: Any, workers: int, budget: float | None) -> None
             compile_mod.lower_shared = shared
 
 
+def idle(seconds: float) -> None:
+    """The probe with no search: the waits this machine gives a Python thread on its own."""
+    steal = Steal()
+    probe = Probe()
+    t0 = time.perf_counter()
+    time.sleep(seconds)
+    worst = probe.stop()
+    t1 = time.perf_counter()
+    steal.stop()
+    print(
+        f"idle   {seconds:.0f} s, no search: 1+1 worst {worst * 1e3:6.1f} ms "
+        f"median {probe.median * 1e3:5.1f} ms; "
+        f"over 50 ms: {sum(w > 0.05 for w in probe.waits)}, over 100 ms: "
+        f"{sum(w > 0.1 for w in probe.waits)} of {len(probe.waits)}"
+    )
+    print(f"       {steal_line(probe, steal, t0, t1)}")
+
+
 def median_compile(s: run.Search) -> float:
     times = sorted(c.compile_s for c in s.results)
     return times[len(times) // 2] if times else 0.0
@@ -179,7 +299,10 @@ def main() -> None:
     ap.add_argument("--budget", type=float, default=90.0)
     ap.add_argument("--tpu", default="")
     ap.add_argument("--lowering", action="store_true", help="1+1 before/after one trace")
+    ap.add_argument("--idle", type=float, default=0.0, help="first, the probe alone for N s")
     a = ap.parse_args()
+    if a.idle:
+        idle(a.idle)
     if a.tpu:
         import shardwidget as sw
 

@@ -97,20 +97,25 @@ while True:
 
 
 class Steal:
-    """The host's steal time per CPU (``/proc/stat``, in 10 ms ticks), read every 5 ms by a
-    process of its own (a thread here would wait on the interpreter like the probe): the time a
-    virtual machine's CPU was held by the hypervisor for someone else. A thread on such a CPU
-    stops, so a search's thread that holds the interpreter then stops the whole kernel.
+    """The host's steal time per CPU (``/proc/stat``, in clock ticks: SC_CLK_TCK), read every
+    5 ms by a process of its own (a thread here would wait on the interpreter like the probe):
+    the time a virtual machine's CPU was held by the hypervisor for someone else. A thread on
+    such a CPU stops, so a search's thread that holds the interpreter then stops the kernel.
     ``time.perf_counter`` is CLOCK_MONOTONIC in both processes: their times line up."""
 
     def __init__(self) -> None:
         self.ok = os.path.exists("/proc/stat")
+        self._rows: list[tuple[float, list[int]]] = []
+        self._tick_ms = 1000.0 / os.sysconf("SC_CLK_TCK") if self.ok else 10.0
+        self._proc: subprocess.Popen[bytes] | None = None
+        if not self.ok:
+            return
         with tempfile.NamedTemporaryFile(suffix=".steal", delete=False) as f:
             self._path = f.name
-        self._proc = (
-            subprocess.Popen([sys.executable, "-c", _STEAL_WATCH, self._path]) if self.ok else None
-        )
-        self._rows: list[tuple[float, list[int]]] = []
+        self._proc = subprocess.Popen([sys.executable, "-c", _STEAL_WATCH, self._path])
+        deadline = time.perf_counter() + 5.0  # its first reading before the search starts
+        while os.path.getsize(self._path) == 0 and time.perf_counter() < deadline:
+            time.sleep(0.005)
 
     def stop(self) -> None:
         if self._proc is None:
@@ -128,14 +133,15 @@ class Steal:
         """(the most stolen from one CPU, the mean share stolen over all CPUs) in [t0, t1], in
         ms and %; None where not measured."""
         times = [r[0] for r in self._rows]
-        i = max(0, bisect.bisect_left(times, t0) - 1)
-        j = min(len(times) - 1, bisect.bisect_right(times, t1))
+        i = max(0, bisect.bisect_right(times, t0) - 1)  # the last reading at or before t0
+        j = min(len(times) - 1, bisect.bisect_left(times, t1))  # the first at or after t1
         if j <= i:
             return None
         a, b = self._rows[i][1], self._rows[j][1]
         ticks = [y - x for x, y in zip(a, b, strict=True)]
         span = times[j] - times[i]
-        return max(ticks) * 10.0, 100.0 * sum(ticks) * 0.01 / (span * len(ticks))
+        ms = [t * self._tick_ms for t in ticks]
+        return max(ms), 100.0 * sum(ms) / (1000.0 * span * len(ms))
 
 
 class Probe:
@@ -179,6 +185,14 @@ class Probe:
         gc.callbacks.remove(self._gc)
         return self.worst
 
+    def counts(self) -> str:
+        """How many answers waited over 50 ms and over 100 ms, of all."""
+        w = self.waits
+        return (
+            f"over 50 ms: {sum(x > 0.05 for x in w)}, over 100 ms: {sum(x > 0.1 for x in w)} "
+            f"of {len(w)}"
+        )
+
     @property
     def median(self) -> float:
         """The median wait of a ``1 + 1``."""
@@ -211,7 +225,7 @@ def steal_line(probe: Probe, steal: Steal, t0: float, t1: float) -> str:
         s = steal.stolen(at, at + w)
         hit += s is not None and s[0] >= 0.5 * w * 1e3
     return (
-        f"steal: the host held {whole[1] if whole else float('nan'):.1f} % of the CPUs; "
+        f"steal: the host held {f'{whole[1]:.1f} %' if whole else 'unknown'} of the CPUs; "
         f"during the worst 1+1, up to {f'{worst[0]:.0f} ms' if worst else 'unknown'} of one CPU; "
         f"{hit} of {len(long)} waits over 50 ms lost half their length or more to it"
     )
@@ -237,10 +251,7 @@ def once(label: str, mesh: Any, workers: int, budget: float | None) -> run.Searc
         f"ratio {ratio:5.2f}  first {s.first_s or 0:6.2f} s  1+1 worst {worst * 1e3:6.1f} ms "
         f"median {probe.median * 1e3:5.1f} ms"
     )
-    print(
-        f"       waits over 50 ms: {sum(w > 0.05 for w in probe.waits)}, over 100 ms: "
-        f"{sum(w > 0.1 for w in probe.waits)} of {len(probe.waits)}"
-    )
+    print(f"       waits {probe.counts()}")
     print(f"       {probe.gc_line()}")
     print(f"       {steal_line(probe, steal, t0, t1)}")
     if first is not None and label == "warm":
@@ -280,9 +291,7 @@ def idle(seconds: float) -> None:
     steal.stop()
     print(
         f"idle   {seconds:.0f} s, no search: 1+1 worst {worst * 1e3:6.1f} ms "
-        f"median {probe.median * 1e3:5.1f} ms; "
-        f"over 50 ms: {sum(w > 0.05 for w in probe.waits)}, over 100 ms: "
-        f"{sum(w > 0.1 for w in probe.waits)} of {len(probe.waits)}"
+        f"median {probe.median * 1e3:5.1f} ms; {probe.counts()}"
     )
     print(f"       {steal_line(probe, steal, t0, t1)}")
 

@@ -1,6 +1,7 @@
 """How long the front end takes to draw a real view in headless Chromium.
 
     python benchmarks/render.py [--devices 8 64 256 1024 4096] [--loads N] [--rerenders N]
+                                [--traced N]
 
 For each device count a subprocess (the number of simulated CPU devices is fixed when JAX
 starts) puts a 2048×2048 float32 array on a square-ish 2-D mesh (8 → 2×4, 64 → 8×8, …,
@@ -24,7 +25,15 @@ the renderer records (medians over --loads fresh pages for the first render):
 - thumbs:    ``shardwidget:thumbs``, the thumbnails' pixels, drawn after the render in the same
              task (before the first paint);
 - layout:    the style and layout pass of the frame after the first update (forced and timed
-             in a requestAnimationFrame callback): the browser's own work on what was drawn.
+             in a requestAnimationFrame callback): the browser's own work on what was drawn;
+- second:    the first render of a second view of the same state, mounted in the same page once
+             the first is drawn (``window.__mountAgain()`` of the harness): the same drawing with
+             the code compiled and warm, so ``first - second`` is what a fresh page's start costs;
+- traced, compile, gc: in --traced extra loads (Chrome tracing of V8's compile and GC events;
+             loads not counted above), the first render's duration (tracing slows it) and the
+             main thread's time inside it in V8.CompileCode (compiling each function the render
+             runs for the first time: V8 compiles lazily) and in MinorGC / MajorGC (the page's
+             first scavenge tends to land here).
 
 Targets: one render ≤ 16 ms at 256 devices and ≤ 100 ms at 4096 devices (first and re-render),
 hover under one frame (16 ms). The machine's load moves these figures: run it a few times.
@@ -154,8 +163,66 @@ def first_render(browser, page_path: Path) -> dict[str, float]:
     page.goto(page_path.as_uri())
     page.wait_for_function("window.__ready === true && typeof window.__laidOut === 'number'")
     r = page.evaluate(_FIRST_JS)
+    n = r["renders"]
+    page.evaluate("window.__mountAgain()")
+    page.wait_for_function(f"performance.getEntriesByName('shardwidget:render').length > {n}")
+    r["second"] = page.evaluate(_NTH_RENDER_JS, n)
     page.close()
     return r
+
+
+_NTH_RENDER_JS = "(n) => performance.getEntriesByName('shardwidget:render')[n].duration"
+
+# Chrome tracing: V8's compile and GC events and the page's performance measures.
+_TRACE_CATEGORIES = [
+    "v8",
+    "disabled-by-default-v8.compile",
+    "disabled-by-default-v8.gc",
+    "blink.user_timing",
+]
+_GC_EVENTS = ("MinorGC", "MajorGC")
+
+
+def render_window_costs(events: list[dict]) -> dict[str, float]:
+    """From a trace of one page load: the first ``shardwidget:render`` measure's duration and the
+    renderer main thread's time inside it in V8.CompileCode and in MinorGC / MajorGC (ms).
+    Only complete events that lie wholly inside the measure count; NaN without the measure."""
+    nan = float("nan")
+    mine = [e for e in events if e.get("name") == "shardwidget:render"]
+    begin = [e["ts"] for e in mine if e.get("ph") == "b"]
+    end = [e["ts"] for e in mine if e.get("ph") == "e"]
+    if not begin or not end:
+        return {"render": nan, "compile": nan, "gc": nan}
+    t0, t1 = min(begin), min(end)
+    main = {
+        (e["pid"], e["tid"])
+        for e in events
+        if e.get("name") == "thread_name" and e.get("args", {}).get("name") == "CrRendererMain"
+    }
+    compile_us = gc_us = 0.0
+    for e in events:
+        if e.get("ph") != "X" or (e.get("pid"), e.get("tid")) not in main:
+            continue
+        ts, dur = e["ts"], e.get("dur", 0)
+        if ts < t0 or ts + dur > t1:
+            continue
+        if e["name"] == "V8.CompileCode":
+            compile_us += dur
+        elif e["name"] in _GC_EVENTS:
+            gc_us += dur
+    return {"render": (t1 - t0) / 1000, "compile": compile_us / 1000, "gc": gc_us / 1000}
+
+
+def traced_first_render(browser, page_path: Path) -> dict[str, float]:
+    """One fresh page load under Chrome tracing: render_window_costs of its first render."""
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    browser.start_tracing(page=page, categories=_TRACE_CATEGORIES)
+    page.goto(page_path.as_uri())
+    page.wait_for_function("window.__ready === true")
+    page.wait_for_function("performance.getEntriesByName('shardwidget:render').length > 0")
+    data = json.loads(browser.stop_tracing())
+    page.close()
+    return render_window_costs(data["traceEvents"] if isinstance(data, dict) else data)
 
 
 def med(xs: list[float]) -> float:
@@ -163,8 +230,11 @@ def med(xs: list[float]) -> float:
     return statistics.median(xs) if xs else float("nan")
 
 
-def measure(browser, page_path: Path, traits_path: Path, rerenders: int, loads: int, shot):
+def measure(
+    browser, page_path: Path, traits_path: Path, rerenders: int, loads: int, traced: int, shot
+):
     firsts = [first_render(browser, page_path) for _ in range(loads)]
+    traces = [traced_first_render(browser, page_path) for _ in range(traced)]
     page = browser.new_page(viewport={"width": 1200, "height": 900})
     page.goto(page_path.as_uri())
     page.wait_for_function("window.__ready === true", timeout=60000)
@@ -200,8 +270,11 @@ def measure(browser, page_path: Path, traits_path: Path, rerenders: int, loads: 
         "hover_max": max(hover) if hover else float("nan"),
         "renders_at_load": max(f["renders"] for f in firsts),
     }
-    for k in ("render", "grid", "flush", "thumbs", "laidout"):
+    for k in ("render", "grid", "flush", "thumbs", "laidout", "second"):
         out[k] = med([f[k] for f in firsts])
+    for k in ("compile", "gc"):
+        out[k] = med([t[k] for t in traces])
+    out["traced_render"] = med([t["render"] for t in traces])
     out["first"] = out["render"]
     out["first_range"] = (min(f["render"] for f in firsts), max(f["render"] for f in firsts))
     return out
@@ -212,6 +285,9 @@ def main() -> int:
     ap.add_argument("--devices", type=int, nargs="+", default=sorted(MESHES))
     ap.add_argument("--rerenders", type=int, default=9)
     ap.add_argument("--loads", type=int, default=5, help="fresh page loads for the first render")
+    ap.add_argument(
+        "--traced", type=int, default=3, help="extra traced loads for compile and gc (0: none)"
+    )
     ap.add_argument("--keep", type=Path, default=None, help="write pages (and screenshots) here")
     ap.add_argument("--screenshots", action="store_true", help="save a screenshot per page")
     ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
@@ -238,16 +314,29 @@ def main() -> int:
                 page_path, traits_path = pages[n]
                 shot = out / f"render_{n}.png" if args.screenshots else None
                 rows.append(
-                    (n, measure(browser, page_path, traits_path, args.rerenders, args.loads, shot))
+                    (
+                        n,
+                        measure(
+                            browser,
+                            page_path,
+                            traits_path,
+                            args.rerenders,
+                            args.loads,
+                            args.traced,
+                            shot,
+                        ),
+                    )
                 )
             browser.close()
     print(f"pages built in {t_pages:.1f} s; chromium {CHROMIUM}")
     print(
-        f"medians: first render over {args.loads} page loads, {args.rerenders} re-renders, 6 hovers"
+        f"medians: first render over {args.loads} page loads, {args.rerenders} re-renders,"
+        f" 6 hovers; traced, compile and gc over {args.traced} traced loads"
     )
     hdr = (
         f"{'devices':>7} {'blocks':>6} {'mode':>9} {'first ms':>9} {'re-render ms':>13}"
         f" {'hover ms':>9} {'grid':>6} {'flush':>6} {'thumbs':>6} {'layout':>6}"
+        f" {'second':>6} {'traced':>6} {'compile':>7} {'gc':>5}"
         f"  {'first min–max':>13}  target (first and re-render; hover < 16)"
     )
     print(hdr)
@@ -267,7 +356,9 @@ def main() -> int:
         print(
             f"{n:>7} {r['blocks']:>6} {r['mode']:>9} {r['first']:>9.1f} {r['rerender']:>13.1f}"
             f" {r['hover']:>9.1f} {r['grid']:>6.1f} {r['flush']:>6.1f} {r['thumbs']:>6.1f}"
-            f" {r['laidout']:>6.1f}  {lo:>6.1f}–{hi:<6.1f}  {verdict}"
+            f" {r['laidout']:>6.1f} {r['second']:>6.1f} {r['traced_render']:>6.1f}"
+            f" {r['compile']:>7.1f} {r['gc']:>5.1f}"
+            f"  {lo:>6.1f}–{hi:<6.1f}  {verdict}"
         )
         if r["renders_at_load"] > 1:
             print(f"        note: {r['renders_at_load']} renders at load (a resize re-rendered)")

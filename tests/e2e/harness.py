@@ -2,9 +2,11 @@
 
 The page imports ``static/page.js`` (js/static/page.ts) and wires its stand-in model to the test
 instead of to stored answers: the renderer's requests collect in ``window.__sent``,
-``window.__push(patch)`` applies traits the way a kernel would, and ``window.__msg(content)``
-delivers a custom message. :class:`Loop` hands the requests to the view in this process and
-pushes the traits it changed back into the page, as a kernel and a widget manager would.
+``window.__push(patch)`` applies traits the way a kernel would, ``window.__msg(content)``
+delivers a custom message, and ``window.__mountAgain()`` mounts a second view of the first state
+(benchmarks/render.py times its first render). :class:`Loop` hands the requests to the view in
+this process and pushes the traits it changed back into the page, as a kernel and a widget manager
+would.
 """
 
 from __future__ import annotations
@@ -34,6 +36,15 @@ const model = page.createModel(state, (msg) => window.__sent.push(msg));
 window.__push = (patch) => model.push(page.revive(patch));
 window.__msg = (content) => model.emitCustom(content);
 page.mount(document.getElementById("shardwidget-root"), model);
+// A second view of the page's first state, mounted on demand (benchmarks/render.py: the first
+// render again, with the code and caches warm), in a fixed box that leaves the page's size alone.
+window.__mountAgain = () => {{
+  const box = document.createElement("div");
+  box.style.cssText = "position:fixed;left:16px;top:0;width:1060px;height:100vh;overflow:hidden";
+  document.body.append(box);
+  const state = page.revive(JSON.parse(document.getElementById("test-state").textContent));
+  page.mount(box, page.createModel(state, () => {{}}));
+}};
 window.__ready = true;
 </script></body></html>
 """

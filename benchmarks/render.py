@@ -27,8 +27,10 @@ the renderer records (medians over --loads fresh pages for the first render):
 - layout:    the style and layout pass of the frame after the first update (forced and timed
              in a requestAnimationFrame callback): the browser's own work on what was drawn;
 - second:    the first render of a second view of the same state, mounted in the same page once
-             the first is drawn (``window.__mountAgain()`` of the harness): the same drawing with
-             the code compiled and warm, so ``first - second`` is what a fresh page's start costs;
+             the first is drawn (``window.__mountAgain()`` of the harness, in a fixed box that
+             leaves the first view's size alone, so the next measure is the second view's): the
+             same drawing with the code compiled and warm and the module's colour caches filled,
+             so ``first - second`` is what a fresh page's start costs the first render;
 - traced, compile, gc: in --traced extra loads (Chrome tracing of V8's compile and GC events;
              loads not counted above), the first render's duration (tracing slows it) and the
              main thread's time inside it in V8.CompileCode (compiling each function the render

@@ -231,15 +231,30 @@ def steal_line(probe: Probe, steal: Steal, t0: float, t1: float) -> str:
     )
 
 
+class Watch:
+    """The probe and the steal reader around one stretch of work (a ``with`` block): its worst
+    ``1 + 1`` wait, and what the host stole over it (``line``)."""
+
+    def __enter__(self) -> Watch:
+        self.steal = Steal()
+        self.probe = Probe()
+        self.t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.worst = self.probe.stop()
+        self.t1 = time.perf_counter()
+        self.steal.stop()
+
+    def line(self) -> str:
+        return steal_line(self.probe, self.steal, self.t0, self.t1)
+
+
 def once(label: str, mesh: Any, workers: int, budget: float | None) -> run.Search:
     params, tokens = tr.shapes(256)
-    steal = Steal()
-    probe = Probe()
-    t0 = time.perf_counter()
-    s = run.search(tr.step, params, tokens, mesh=mesh, workers=workers, budget_s=budget)
-    worst = probe.stop()
-    t1 = time.perf_counter()
-    steal.stop()
+    with Watch() as w:
+        s = run.search(tr.step, params, tokens, mesh=mesh, workers=workers, budget_s=budget)
+    probe, worst = w.probe, w.worst
     compiled = len(s.results) - s.progress.cached
     ideal = s.compile_s / max(1, s.workers)
     ratio = s.wall_s / ideal if ideal else float("nan")
@@ -253,7 +268,7 @@ def once(label: str, mesh: Any, workers: int, budget: float | None) -> run.Searc
     )
     print(f"       waits {probe.counts()}")
     print(f"       {probe.gc_line()}")
-    print(f"       {steal_line(probe, steal, t0, t1)}")
+    print(f"       {w.line()}")
     if first is not None and label == "warm":
         print(f"       a compile: median {median_compile(s):.2f} s")
     return s
@@ -282,18 +297,13 @@ def lowering_before_after(mesh: Any, workers: int, budget: float | None) -> None
 
 def idle(seconds: float) -> None:
     """The probe with no search: the waits this machine gives a Python thread on its own."""
-    steal = Steal()
-    probe = Probe()
-    t0 = time.perf_counter()
-    time.sleep(seconds)
-    worst = probe.stop()
-    t1 = time.perf_counter()
-    steal.stop()
+    with Watch() as w:
+        time.sleep(seconds)
     print(
-        f"idle   {seconds:.0f} s, no search: 1+1 worst {worst * 1e3:6.1f} ms "
-        f"median {probe.median * 1e3:5.1f} ms; {probe.counts()}"
+        f"idle   {seconds:.0f} s, no search: 1+1 worst {w.worst * 1e3:6.1f} ms "
+        f"median {w.probe.median * 1e3:5.1f} ms; {w.probe.counts()}"
     )
-    print(f"       {steal_line(probe, steal, t0, t1)}")
+    print(f"       {w.line()}")
 
 
 def median_compile(s: run.Search) -> float:

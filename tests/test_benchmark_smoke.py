@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import pathlib
 import re
 import subprocess
 import sys
+from types import ModuleType
 
 import jax
 import pytest
@@ -17,6 +19,20 @@ from shardwidget import _jax
 OLD_JAX = tuple(int(v) for v in jax.__version__.split(".")[:2]) < (0, 10)
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def load_benchmark(name: str) -> ModuleType:
+    """benchmarks/NAME imported as a module (to test its pieces), leaving benchmarks/ off
+    sys.path: a benchmark may put its folder first (search.py, for _transformer), and the
+    folder's plan.py, tree.py and memory.py would shadow other modules."""
+    folder = str(ROOT / "benchmarks")
+    spec = importlib.util.spec_from_file_location(f"_benchmark_{name[:-3]}", f"{folder}/{name}")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    while folder in sys.path:
+        sys.path.remove(folder)
+    return module
 
 
 def run_benchmark(name: str, *args: str, **env: str) -> str:

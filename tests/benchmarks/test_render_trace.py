@@ -4,20 +4,13 @@ answer is known (the browser half runs in tests/e2e/test_render_benchmark.py).""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import pathlib
-import sys
 
 import pytest
 
-_DIR = str(pathlib.Path(__file__).resolve().parents[2] / "benchmarks")
-_spec = importlib.util.spec_from_file_location("_render_benchmark", f"{_DIR}/render.py")
-assert _spec is not None and _spec.loader is not None
-bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench)
-while _DIR in sys.path:  # no module of benchmarks/ shadows one of the package
-    sys.path.remove(_DIR)
+from ..test_benchmark_smoke import load_benchmark
+
+bench = load_benchmark("render.py")
 
 MAIN = {"pid": 1, "tid": 10}
 OTHER = {"pid": 1, "tid": 11}

@@ -30,7 +30,9 @@ _PAGE = """<!doctype html>
 <script type="module">
 const url = URL.createObjectURL(new Blob([{code}], {{type: "text/javascript"}}));
 const page = await import(url);
-const state = page.revive(JSON.parse(document.getElementById("test-state").textContent));
+// the page's first state, revived afresh for each view (a model owns the objects it is given)
+const firstState = () => page.revive(JSON.parse(document.getElementById("test-state").textContent));
+const state = firstState();
 window.__sent = [];
 const model = page.createModel(state, (msg) => window.__sent.push(msg));
 window.__push = (patch) => model.push(page.revive(patch));
@@ -42,8 +44,7 @@ window.__mountAgain = () => {{
   const box = document.createElement("div");
   box.style.cssText = "position:fixed;left:16px;top:0;width:1060px;height:100vh;overflow:hidden";
   document.body.append(box);
-  const state = page.revive(JSON.parse(document.getElementById("test-state").textContent));
-  page.mount(box, page.createModel(state, () => {{}}));
+  page.mount(box, page.createModel(firstState(), () => {{}}));
 }};
 window.__ready = true;
 </script></body></html>

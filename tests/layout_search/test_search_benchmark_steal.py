@@ -3,23 +3,16 @@ whose answer is known, and the reader against /proc/stat read directly."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import pathlib
-import sys
 import time
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-_DIR = str(pathlib.Path(__file__).resolve().parents[2] / "benchmarks")
-_spec = importlib.util.spec_from_file_location("_search_benchmark", f"{_DIR}/search.py")
-assert _spec is not None and _spec.loader is not None
-bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench)
-while _DIR in sys.path:  # it puts its folder first (for _transformer): no name of it shadows
-    sys.path.remove(_DIR)
+from ..test_benchmark_smoke import load_benchmark
+
+bench = load_benchmark("search.py")
 
 
 def _steal(rows: list[tuple[float, list[int]]]) -> Any:

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { answerFrom, createModel, mount, NO_KERNEL, NO_LAYOUT, revive } from "../../static/page";
+import { answerFrom, createModel, fromBase64, mount, NO_KERNEL, NO_LAYOUT, revive } from "../../static/page";
 import { stateKey } from "../../array/state";
 import type { RequestMsg, TraceRequestMsg } from "../../wire";
 import * as fx from "../fixtures";
@@ -18,6 +18,29 @@ describe("saved page: revive", () => {
     expect(v.b[0].c.getUint8(0)).toBe(255);
     expect(v.b.slice(1)).toEqual([4, null]);
     expect(v.d).toBe("x");
+  });
+
+  it("decodes base64 with the browser's Uint8Array.fromBase64 where there is one, else atob, to the same bytes", () => {
+    const bytes = Array.from({ length: 300 }, (_, i) => (i * 37) % 256);
+    const text = btoa(String.fromCharCode(...bytes));
+    const U = Uint8Array as unknown as { fromBase64?: (s: string) => Uint8Array };
+    const had = Object.prototype.hasOwnProperty.call(U, "fromBase64");
+    const own = U.fromBase64;
+    try {
+      delete U.fromBase64;
+      expect([...fromBase64(text)]).toEqual(bytes); // atob and the loop
+      const native = vi.fn((s: string) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0)));
+      U.fromBase64 = native;
+      expect([...fromBase64(text)]).toEqual(bytes);
+      expect(native).toHaveBeenCalledWith(text);
+      const dv = revive({ b: { __b64__: text } }) as { b: DataView };
+      expect(native).toHaveBeenCalledTimes(2);
+      expect(dv.b.byteLength).toBe(300);
+      expect(dv.b.getUint8(299)).toBe(bytes[299]);
+    } finally {
+      if (had) U.fromBase64 = own;
+      else delete U.fromBase64;
+    }
   });
 });
 

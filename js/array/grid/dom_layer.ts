@@ -27,6 +27,26 @@ function esc(s: string): string {
   return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 }
 
+/** A replicated block's style (stripes of its holders' colours, the first 8) and, with a
+ *  thumbnail (`inset` >= 0), the box that frames it. Kept out of markup's loop: a first render of
+ *  a layout with no replication never compiles it. */
+function replicatedFace(
+  ids: number[],
+  colorOf: (id: number) => string,
+  inset: number,
+  place: string,
+): [string, string] {
+  const style = `background:${blockBackground(ids.slice(0, 8).map(colorOf))}`;
+  return [style, inset >= 0 ? `<div class="sw-thumb" style="inset:${inset}px;${place}"></div>` : ""];
+}
+
+/** The label candidates of a block held by several devices, or by devices holding partial sums
+ *  (unreduced: "Σ 0,4" before "0,4"), in the order fitLabel tries them. */
+function labelCandidates(ids: number[], badge: boolean, partial: boolean): string[] {
+  const holders = ids.length > 1 ? deviceLabelCandidates(ids, badge) : [String(ids[0] ?? "–")];
+  return partial ? [...holders.map((t) => `Σ ${t}`), ...holders] : holders;
+}
+
 export class DomLayer {
   /** grid.children[i] draws block keys[i]; index is the inverse. */
   private keys: number[] = [];
@@ -162,8 +182,7 @@ export class DomLayer {
         let inner = "";
         if (replicated) {
           cls += " sw-replicated";
-          style = `background:${blockBackground(b.d.slice(0, 8).map(colorOf))}`;
-          if (at) inner = `<div class="sw-thumb" style="inset:${inset}px;${place}"></div>`;
+          [style, inner] = replicatedFace(b.d, colorOf, at ? inset : -1, place);
         } else if (at) {
           cls += " sw-t";
           // The frame and the ground under the thumbnail are the text colour (see .sw-t): one
@@ -174,9 +193,8 @@ export class DomLayer {
         }
         html += `<div class="${cls}" data-block="${k}" style="${style}">${inner}`;
         const badge = n > 8;
-        const holders = replicated ? deviceLabelCandidates(b.d, badge) : [String(b.d[0] ?? "–")];
-        // Unreduced: the holders hold partials of a sum, not copies ("Σ 0,4").
-        const cands = partial ? [...holders.map((t) => `Σ ${t}`), ...holders] : holders;
+        const cands =
+          replicated || partial ? labelCandidates(b.d, badge, partial) : [String(b.d[0] ?? "–")];
         let labelText = fitLabel(cands, w - 8, LABEL_FONT, h - 2);
         let small = false;
         if (!labelText) {

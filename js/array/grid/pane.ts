@@ -14,7 +14,7 @@ import { blockTooltip } from "../labels";
 import { mark, measure } from "../../shared/dom";
 import { CanvasLayer, CANVAS_THUMB_MIN } from "./canvas_layer";
 import { DomLayer } from "./dom_layer";
-import { gridGap, gridGeometry, HOST_PAD, thumbInset, tracks } from "./geometry";
+import { gridGap, gridGeometry, HOST_PAD, thumbInset, tracks, type GridGeometry } from "./geometry";
 import { GridKeyboard } from "./keyboard";
 import { emptyScene, type GridScene } from "./scene";
 import { ViewBar } from "./view_bar";
@@ -246,16 +246,7 @@ export class ArrayPane {
         "Arrow keys move between blocks, Home and End go to the ends of a row, " +
         "Enter pins a block's details, Escape unpins.",
     );
-    let html: string;
-    if (geom.canvas) {
-      const dpr = (typeof window !== "undefined" && window.devicePixelRatio) || 1;
-      html =
-        `<canvas class="sw-canvas" aria-hidden="true" width="${Math.round(geom.width * dpr)}"` +
-        ` height="${Math.round(geom.height * dpr)}"` +
-        ` style="width:${geom.width}px;height:${geom.height}px"></canvas>`;
-    } else {
-      html = this.dom.markup(layout, geom);
-    }
+    const html = geom.canvas ? canvasMarkup(geom) : this.dom.markup(layout, geom);
     if (html !== this.gridHtml) {
       this.dom.releaseAtlas();
       this.grid.innerHTML = html;
@@ -366,4 +357,14 @@ export class ArrayPane {
     if (c < 0 || r < 0) return -1;
     return g.sel.cells[r * g.sel.colRanges.length + c];
   }
+}
+
+/** The canvas of a grid drawn on one (CanvasLayer), sized for the device pixel ratio. */
+function canvasMarkup(geom: GridGeometry): string {
+  const dpr = (typeof window !== "undefined" && window.devicePixelRatio) || 1;
+  return (
+    `<canvas class="sw-canvas" aria-hidden="true" width="${Math.round(geom.width * dpr)}"` +
+    ` height="${Math.round(geom.height * dpr)}"` +
+    ` style="width:${geom.width}px;height:${geom.height}px"></canvas>`
+  );
 }

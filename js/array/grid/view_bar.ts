@@ -31,8 +31,14 @@ export class ViewBar {
       this.key = key;
       return;
     }
+    this.show(layout, viewDims, slice, key);
+  }
+
+  /** The bar of an array of 3+ dimensions (its own method: a 2-D array's first render never
+   *  compiles it). */
+  private show(layout: Layout, viewDims: number[], slice: number[], key: string): void {
     this.el.hidden = false;
-    const others = sliderDims(ndim, viewDims);
+    const others = sliderDims(layout.shape.length, viewDims);
     if (key !== this.key) {
       this.key = key;
       const dimsBox = this.doc.createElement("div");

@@ -82,7 +82,12 @@ export class CellPaint {
   apply(cellsOf: () => Map<number, HTMLElement>, fresh: boolean): void {
     if (fresh) this.painted.clear();
     if (this.painted.size === 0 && this.order.length === 0) return;
-    const cells = cellsOf();
+    this.repaint(cellsOf());
+  }
+
+  /** Restore the cells no layer paints now, paint the rest (its own method: a first render, with
+   *  nothing to paint, never compiles it). */
+  private repaint(cells: Map<number, HTMLElement>): void {
     for (const [id, orig] of this.painted) {
       if (this.colorOf(id) !== undefined) continue;
       const c = cells.get(id);

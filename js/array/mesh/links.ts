@@ -13,6 +13,11 @@ export function crossesNetwork(link: string): boolean {
 export function linksNote(doc: Document, mesh: MeshInfo | null): HTMLElement | null {
   const links = mesh?.axis_links;
   if (!mesh || !links || links.length !== mesh.axis_names.length) return null;
+  return linksBox(doc, mesh, links);
+}
+
+/** The lines of linksNote (its own function: a mesh that says nothing of links never compiles it). */
+function linksBox(doc: Document, mesh: MeshInfo, links: string[]): HTMLElement {
   const box = doc.createElement("div");
   box.className = "sw-mesh-links";
   box.title = "what a step along each mesh axis travels over";

@@ -75,7 +75,8 @@ export function thumbReader(stats: Stats, viewDims: number[]): ((b: number) => T
   return (b) => {
     const shp = shapes?.[b];
     if (!shp || shp[0] <= 0 || shp[1] <= 0) return null;
-    const [rows, cols] = shp;
+    const rows = shp[0]; // indexed, not destructured: unoptimised code (a first render, once a
+    const cols = shp[1]; // block) destructures an array through its iterator
     const off = offsets?.[b] ?? -1;
     if (off < 0 || off + rows * cols > dv.byteLength) return null;
     const src = new Uint8Array(dv.buffer, dv.byteOffset + off, rows * cols);

@@ -299,11 +299,16 @@ export function deviceColor(id: number, nDevices: number): string {
 
 /** Relative luminance (sRGB, 0..1). */
 export function luminance(hex: string): number {
-  const [r, g, b] = hexToRgb(hex).map((v) => {
-    const c = v / 255;
-    return c <= 0.03928 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4);
-  });
-  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  // Indexed, not destructured: a first render asks for each device's colour once, in unoptimised
+  // code, where destructuring walks the array's iterator.
+  const rgb = hexToRgb(hex);
+  return 0.2126 * linear(rgb[0]) + 0.7152 * linear(rgb[1]) + 0.0722 * linear(rgb[2]);
+}
+
+/** An sRGB channel (0-255) as linear light (0-1). */
+function linear(v: number): number {
+  const c = v / 255;
+  return c <= 0.03928 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4);
 }
 
 /** WCAG contrast ratio between two colours (1 .. 21). */
@@ -326,9 +331,9 @@ export function textColorOn(bg: string): string {
   if (t === undefined) {
     // contrastRatio(bg, black) >= contrastRatio(bg, white), with the background's luminance
     // worked out once rather than four times (a first render asks for 64 colours at once).
-    const [black, white] = (inkLuminance ??= [luminance("#000000"), luminance("#ffffff")]);
+    const ink = (inkLuminance ??= [luminance("#000000"), luminance("#ffffff")]);
     const l = luminance(bg);
-    t = luminanceRatio(l, black) >= luminanceRatio(l, white) ? "#000000" : "#ffffff";
+    t = luminanceRatio(l, ink[0]) >= luminanceRatio(l, ink[1]) ? "#000000" : "#ffffff";
     if (textOnCache.size < 4096) textOnCache.set(bg, t);
   }
   return t;

@@ -56,12 +56,13 @@ def state_of(view: Any) -> dict[str, Any]:
     return encode(view.synced_state())
 
 
-def page_html(view: Any) -> str:
-    """A page showing `view` whose requests wait in window.__sent (see Loop)."""
+def page_html(view: Any, state: dict[str, Any] | None = None) -> str:
+    """A page showing `view` (its synced traits, or `state`: such traits, JSON-safe) whose
+    requests wait in window.__sent (see Loop)."""
     assert STATIC.exists(), "the JS bundle is missing: npm run build"
     return _PAGE.format(
         title=html.escape(f"shardwidget test · {type(view).__name__}"),
-        state=script_json(state_of(view)),
+        state=script_json(state_of(view) if state is None else state),
         code=script_json(STATIC.read_text(encoding="utf-8")),
     )
 

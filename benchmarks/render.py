@@ -60,6 +60,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
@@ -68,20 +69,24 @@ MESHES = {8: (2, 4), 64: (8, 8), 256: (16, 16), 1024: (32, 32), 4096: (64, 64)}
 TARGETS = {256: 16.0, 4096: 100.0}
 CHROMIUM = "/usr/bin/chromium"
 
-_MAKE_PAGE = r"""
-import json, sys
+# The view's array, as the page builders and the JupyterLab notebook make it ({n} devices).
+_ARRAY = """\
 import jax
 jax.config.update("jax_num_cpu_devices", {n})
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec as P
 from shardwidget import ShardView
-from shardwidget import wire
-from tests.e2e.harness import page_html, state_of  # the renderer's page (window.__push etc.)
-mesh = jax.make_mesh({shape}, ("x", "y"))
 a = jax.device_put(
     np.random.default_rng(0).standard_normal((2048, 2048)).astype(np.float32),
-    NamedSharding(mesh, P("x", "y")),
+    NamedSharding(jax.make_mesh({shape}, ("x", "y")), P("x", "y")),
 )
+"""
+
+_MAKE_PAGE = (
+    _ARRAY
+    + r"""import json
+from shardwidget import wire
+from tests.e2e.harness import page_html, state_of  # the renderer's page (window.__push etc.)
 v = ShardView(a)
 open({page!r}, "w", encoding="utf-8").write(page_html(v))
 # What a kernel first sends: the same traits with the statistics pending (views/array.py
@@ -94,6 +99,7 @@ v.spec = ["y", "x"]
 other = wire.encode({{"_layout": v._layout, "_stats": v._stats}})
 json.dump([first, other], open({traits!r}, "w", encoding="utf-8"))
 """
+)
 
 
 _RERENDER_JS = """async ([layouts, n]) => {
@@ -173,17 +179,18 @@ _FRAME_INIT = """(() => {
 })();"""
 
 
-def first_render(browser, page_path: Path) -> dict[str, float]:
-    """The first render of a freshly loaded page."""
+def first_render(browser, page_path: Path, second: bool = True) -> dict[str, float]:
+    """The first render of a freshly loaded page (and, with `second`, of a second view)."""
     page = browser.new_page(viewport={"width": 1200, "height": 900})
     page.add_init_script(_FRAME_INIT)
     page.goto(page_path.as_uri())
     page.wait_for_function("window.__ready === true && typeof window.__laidOut === 'number'")
     r = page.evaluate(_FIRST_JS)
-    n = r["renders"]
-    page.evaluate("window.__mountAgain()")
-    page.wait_for_function(f"performance.getEntriesByName('shardwidget:render').length > {n}")
-    r["second"] = page.evaluate(_NTH_RENDER_JS, n)
+    if second:
+        n = r["renders"]
+        page.evaluate("window.__mountAgain()")
+        page.wait_for_function(f"performance.getEntriesByName('shardwidget:render').length > {n}")
+        r["second"] = page.evaluate(_NTH_RENDER_JS, n)
     page.close()
     return r
 
@@ -260,7 +267,7 @@ def measure(
     firsts, lives = [], []
     for _ in range(loads):  # interleaved: the two pages load under the same conditions
         firsts.append(first_render(browser, page_path))
-        lives.append(first_render(browser, live_path))
+        lives.append(first_render(browser, live_path, second=False))
     traces = [traced_first_render(browser, page_path) for _ in range(traced)]
     page = browser.new_page(viewport={"width": 1200, "height": 900})
     page.goto(page_path.as_uri())
@@ -308,17 +315,12 @@ def measure(
     return out
 
 
-_LAB_SETUP = """\
-if "a" not in globals():  # a reloaded page re-runs the notebook on the same kernel
-    import jax
-    jax.config.update("jax_num_cpu_devices", {n})
-    import numpy as np
-    from jax.sharding import NamedSharding, PartitionSpec as P
-    from shardwidget import ShardView
-    a = jax.device_put(
-        np.random.default_rng(0).standard_normal((2048, 2048)).astype(np.float32),
-        NamedSharding(jax.make_mesh({shape}, ("x", "y")), P("x", "y")),
-    )"""
+def _lab_setup(n: int) -> str:
+    """The notebook's first cell: the array, once a kernel (a reloaded page re-runs the notebook
+    on the same kernel, whose device count is fixed)."""
+    body = _ARRAY.format(n=n, shape=MESHES[n])
+    return 'if "a" not in globals():\n' + textwrap.indent(body, "    ")
+
 
 _LAB_FIRST = """() => {
   const e = performance.getEntriesByName('shardwidget:render');
@@ -338,7 +340,7 @@ def lab_first_renders(devices: list[int], loads: int) -> dict[int, list[dict]]:
 
     if str(ROOT) not in sys.path:  # the e2e suite's servers and notebook driving, as a package
         sys.path.insert(0, str(ROOT))
-    from tests.e2e.jupyter_page import ALL_RAN, KERNEL_READY, RUN_ALL, new_page
+    from tests.e2e.jupyter_page import new_page, open_and_run_all
     from tests.e2e.servers import jupyter_lab
 
     out: dict[int, list[dict]] = {}
@@ -352,7 +354,7 @@ def lab_first_renders(devices: list[int], loads: int) -> dict[int, list[dict]]:
                 root.mkdir()
                 nb = nbformat.v4.new_notebook()
                 nb.cells = [
-                    nbformat.v4.new_code_cell(_LAB_SETUP.format(n=n, shape=MESHES[n]), id="setup"),
+                    nbformat.v4.new_code_cell(_lab_setup(n), id="setup"),
                     nbformat.v4.new_code_cell("ShardView(a)", id="view"),
                 ]
                 nbformat.write(nb, root / "render.ipynb")
@@ -360,10 +362,7 @@ def lab_first_renders(devices: list[int], loads: int) -> dict[int, list[dict]]:
                 with jupyter_lab(root, Path(d) / "server") as server:
                     for i in range(loads + 1):
                         page = new_page(browser)
-                        page.goto(f"{server.url}lab/tree/render.ipynb")
-                        page.wait_for_function(KERNEL_READY, timeout=120_000, polling=100)
-                        page.evaluate(RUN_ALL)
-                        page.wait_for_function(ALL_RAN, timeout=300_000, polling=100)
+                        open_and_run_all(page, f"{server.url}lab/tree/render.ipynb", 300_000)
                         page.wait_for_function(
                             "performance.getEntriesByName('shardwidget:thumbs').length > 0",
                             timeout=60_000,

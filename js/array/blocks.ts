@@ -313,12 +313,16 @@ export function locate(offsets: number[], x: number): number {
 /** device id -> indices of the blocks it holds. */
 export function blocksByDevice(layout: Layout): Map<number, number[]> {
   const m = new Map<number, number[]>();
-  layout.blocks.forEach((b, k) => {
-    for (const id of b.d) {
-      let l = m.get(id);
-      if (!l) m.set(id, (l = []));
-      l.push(k);
+  // Indexed loops: a first render runs this cold, where for-of allocates an iterator and a
+  // result at each step.
+  const blocks = layout.blocks;
+  for (let k = 0; k < blocks.length; k++) {
+    const d = blocks[k].d;
+    for (let i = 0; i < d.length; i++) {
+      const l = m.get(d[i]);
+      if (l) l.push(k);
+      else m.set(d[i], [k]);
     }
-  });
+  }
   return m;
 }

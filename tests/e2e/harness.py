@@ -30,8 +30,9 @@ _PAGE = """<!doctype html>
 <script type="module">
 const url = URL.createObjectURL(new Blob([{code}], {{type: "text/javascript"}}));
 const page = await import(url);
-// the page's first state, revived afresh for each view (a model owns the objects it is given)
-const firstState = () => page.revive(JSON.parse(document.getElementById("test-state").textContent));
+// the page's first state, parsed and revived afresh for each view, as the saved page's boot() does
+// (a model owns the objects it is given)
+const firstState = () => page.reviveOwned(JSON.parse(document.getElementById("test-state").textContent));
 const state = firstState();
 window.__sent = [];
 const model = page.createModel(state, (msg) => window.__sent.push(msg));

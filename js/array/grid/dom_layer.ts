@@ -47,6 +47,47 @@ function labelCandidates(ids: number[], badge: boolean, partial: boolean): strin
   return partial ? [...holders.map((t) => `Σ ${t}`), ...holders] : holders;
 }
 
+/** Blocks of one drawn size: the atlas's size scaled to them, and the style text of a thumbnail
+ *  block up to its position, by colour (see DomLayer.markup). */
+interface BlockSize {
+  sx: number;
+  sy: number;
+  inset: number;
+  text: string;
+  byColor: Map<string, string>;
+}
+
+/** The BlockSize of a scale and frame (a grid has a few: its tracks differ by a pixel). */
+function sizeFor(sizes: BlockSize[], sx: number, sy: number, inset: number, pack: { width: number; height: number }): BlockSize {
+  for (let i = 0; i < sizes.length; i++) {
+    const z = sizes[i];
+    if (z.sx === sx && z.sy === sy && z.inset === inset) return z;
+  }
+  const z = { sx, sy, inset, text: `background-size:${pack.width * sx}px ${pack.height * sy}px;`, byColor: new Map() };
+  sizes.push(z);
+  return z;
+}
+
+/** A thumbnail's atlas size and position in a block's style. */
+function placeOf(size: BlockSize, at: [number, number], sx: number, sy: number): string {
+  return `${size.text}background-position:${-at[0] * sx}px ${-at[1] * sy}px`;
+}
+
+/** Whether `text` fits as a label in a w×h box at `fontPx` (fitLabel of one candidate). */
+function fitsLabel(text: string, w: number, fontPx: number, h: number): boolean {
+  return h >= fontPx + 2 && textWidth(text, fontPx) <= w;
+}
+
+/** A label's opening tag on a thumbnail (a chip), normal and small. */
+const CHIP_OPEN: [string, string] = ['<span class="sw-label sw-chip">', '<span class="sw-label sw-chip sw-small">'];
+const INK_LIGHT: [string, string] = ['<span class="sw-label sw-ink-light">', '<span class="sw-label sw-ink-light sw-small">'];
+const INK_DARK: [string, string] = ['<span class="sw-label sw-ink-dark">', '<span class="sw-label sw-ink-dark sw-small">'];
+
+/** A label's opening tag on a block of solid `color`: the ink that reads on it. */
+function inkOpen(color: string): [string, string] {
+  return textColorOn(color) === "#ffffff" ? INK_LIGHT : INK_DARK;
+}
+
 export class DomLayer {
   /** grid.children[i] draws block keys[i]; index is the inverse. */
   private keys: number[] = [];
@@ -148,7 +189,11 @@ export class DomLayer {
     const gap = gridGap(geom);
     const partial = (layout.unreduced?.length ?? 0) > 0;
     let child = 0;
-    let sizeOf: [number, number, string] = [NaN, NaN, ""];
+    // The text that blocks of one size share: the atlas's scaled size, and (by colour) a
+    // thumbnail block's style up to its own position. A first render runs this loop cold, where
+    // each piece joined on is a new string: a block is written in a few pieces, not twenty.
+    let size: BlockSize = { sx: NaN, sy: NaN, inset: NaN, text: "", byColor: new Map() };
+    const sizes: BlockSize[] = [];
     for (let r = 0; r < sel.rowRanges.length; r++) {
       const h = ys[r + 1] - ys[r];
       for (let c = 0; c < nC; c++) {
@@ -168,61 +213,90 @@ export class DomLayer {
         // The frame around a thumbnail shows the device colour(s); wider for stripes.
         const inset = at ? thumbInset(w, h, n) : 0;
         // Where the block's part of the atlas image sits, scaled to the box inside its frame.
-        let place = "";
+        let sx = 0;
+        let sy = 0;
         if (at) {
-          const sx = Math.max(1, w - gap - 2 * inset) / thumb!.cols;
-          const sy = Math.max(1, h - gap - 2 * inset) / thumb!.rows;
-          // Blocks of one size share the atlas's scaled size: its text made once.
-          if (sx !== sizeOf[0] || sy !== sizeOf[1])
-            sizeOf = [sx, sy, `background-size:${pack!.width * sx}px ${pack!.height * sy}px;`];
-          place = `${sizeOf[2]}background-position:${-at[0] * sx}px ${-at[1] * sy}px`;
+          sx = Math.max(1, w - gap - 2 * inset) / thumb!.cols;
+          sy = Math.max(1, h - gap - 2 * inset) / thumb!.rows;
+          if (sx !== size.sx || sy !== size.sy || inset !== size.inset) size = sizeFor(sizes, sx, sy, inset, pack!);
         }
-        let cls = at ? "sw-block sw-has-thumb" : "sw-block";
-        let style: string;
-        let inner = "";
-        if (replicated) {
-          cls += " sw-replicated";
-          [style, inner] = replicatedFace(b.d, colorOf, at ? inset : -1, place);
-        } else if (at) {
-          cls += " sw-t";
-          // The frame and the ground under the thumbnail are the text colour (see .sw-t): one
-          // declaration to parse per block, not two.
-          style = `border-width:${inset}px;color:${color0};${place}`;
+        if (!replicated && !partial) {
+          // One holder (the common block): its id is the label, no escaping needed.
+          const text = n ? String(b.d[0]) : "–";
+          if (at) {
+            let head = size.byColor.get(color0);
+            if (head === undefined) {
+              head = `" style="border-width:${inset}px;color:${color0};${size.text}background-position:`;
+              size.byColor.set(color0, head);
+            }
+            html += '<div class="sw-block sw-has-thumb sw-t" data-block="' + k + head + -at[0] * sx + "px " + -at[1] * sy + 'px">';
+          } else {
+            html += '<div class="sw-block" data-block="' + k + '" style="background:' + color0 + '">';
+          }
+          let small = false;
+          let fits = fitsLabel(text, w - 8, LABEL_FONT, h - 2);
+          if (!fits) small = fits = fitsLabel(text, w - 4, SMALL_FONT, h);
+          if (fits) html += (at ? CHIP_OPEN : inkOpen(color0))[small ? 1 : 0] + text + "</span>";
+          html += "</div>";
         } else {
-          style = `background:${color0}`;
+          html += this.sharedBlock(k, b.d, w, h, color0, at ? inset : -1, at ? placeOf(size, at, sx, sy) : "", partial);
         }
-        html += `<div class="${cls}" data-block="${k}" style="${style}">${inner}`;
-        const badge = n > 8;
-        const cands =
-          replicated || partial ? labelCandidates(b.d, badge, partial) : [String(b.d[0] ?? "–")];
-        let labelText = fitLabel(cands, w - 8, LABEL_FONT, h - 2);
-        let small = false;
-        if (!labelText) {
-          labelText = fitLabel(cands, w - 4, SMALL_FONT, h);
-          small = labelText !== "";
-        }
-        if (labelText) {
-          const ink =
-            replicated || at
-              ? " sw-chip"
-              : textColorOn(color0) === "#ffffff"
-                ? " sw-ink-light"
-                : " sw-ink-dark";
-          html += `<span class="sw-label${ink}${small ? " sw-small" : ""}">${esc(labelText)}</span>`;
-        }
-        if (badge) {
-          const bt = `×${n}`;
-          const room = labelText ? h - 2 >= 2 * (LABEL_FONT + 6) : true;
-          if (textWidth(bt, SMALL_FONT) + 6 <= w && h >= SMALL_FONT + 4 && room)
-            html += `<span class="sw-badge">${bt}</span>`;
-        }
-        html += "</div>";
         this.index.set(k, child++);
         keys.push(k);
       }
     }
     this.keys = keys;
     return html;
+  }
+
+  /** A block held by several devices, or by devices holding partial sums (unreduced): striped
+   *  when replicated, its label the best of labelCandidates that fits, a "×N" badge past 8
+   *  holders. `inset` < 0: no thumbnail; `place`: the thumbnail's atlas size and position. */
+  private sharedBlock(
+    k: number,
+    ids: number[],
+    w: number,
+    h: number,
+    color0: string,
+    inset: number,
+    place: string,
+    partial: boolean,
+  ): string {
+    const n = ids.length;
+    const replicated = n > 1;
+    const thumb = inset >= 0;
+    let cls = thumb ? "sw-block sw-has-thumb" : "sw-block";
+    let style: string;
+    let inner = "";
+    if (replicated) {
+      cls += " sw-replicated";
+      [style, inner] = replicatedFace(ids, this.scene.colorOf, inset, place);
+    } else if (thumb) {
+      cls += " sw-t";
+      style = `border-width:${inset}px;color:${color0};${place}`;
+    } else {
+      style = `background:${color0}`;
+    }
+    let html = `<div class="${cls}" data-block="${k}" style="${style}">${inner}`;
+    const badge = n > 8;
+    const cands = labelCandidates(ids, badge, partial);
+    let labelText = fitLabel(cands, w - 8, LABEL_FONT, h - 2);
+    let small = false;
+    if (!labelText) {
+      labelText = fitLabel(cands, w - 4, SMALL_FONT, h);
+      small = labelText !== "";
+    }
+    if (labelText) {
+      const ink = replicated || thumb ? " sw-chip" : textColorOn(color0) === "#ffffff" ? " sw-ink-light" : " sw-ink-dark";
+      html += `<span class="sw-label${ink}${small ? " sw-small" : ""}">${esc(labelText)}</span>`;
+    }
+    if (badge) {
+      const bt = `×${n}`;
+      const room = labelText ? h - 2 >= 2 * (LABEL_FONT + 6) : true;
+      if (textWidth(bt, SMALL_FONT) + 6 <= w && h >= SMALL_FONT + 4 && room)
+        html += `<span class="sw-badge">${bt}</span>`;
+    }
+    return html + "</div>";
   }
 
   blockEl(k: number): HTMLElement | null {

@@ -301,16 +301,43 @@ export function cellHtml(
 export const CELL_A11Y = ' tabindex="0" role="button"';
 
 /** A cell's markup from its parts: `lab` its label (cellLabel), `a11y` CELL_A11Y or "", `head`
- *  its attributes up to the open style value (which this closes). */
-export function cellMarkup(id: number, color: string, lab: CellLabel | null, a11y: string, head: string): string {
+ *  its attributes up to the open style value (which this closes; by default its background,
+ *  ` style="background:${color}`). */
+export function cellMarkup(
+  id: number,
+  color: string,
+  lab: CellLabel | null,
+  a11y: string,
+  head: string | null = null,
+): string {
   // The tooltip (id, coords, block) is written when the pointer enters the cell.
   const aria = a11y ? `${a11y} aria-label="device ${id}"` : "";
-  if (!lab) return `<div class="sw-dev" data-device="${id}"${head}"${aria}></div>`;
-  // The ink and the font size are classes (a few rules), not declarations parsed on every cell.
-  const ink = textColorOn(color) === "#ffffff" ? "sw-dev sw-ink-light sw-f" : "sw-dev sw-ink-dark sw-f";
-  const text =
-    lab.squeeze === null ? id : `<span class="sw-dev-sq" style="transform:scaleX(${lab.squeeze})">${id}</span>`;
-  return `<div class="${ink}${lab.fs}" data-device="${id}"${head}"${aria}>${text}</div>`;
+  const style = head ?? ' style="background:' + color;
+  if (!lab) return `<div class="sw-dev" data-device="${id}"${style}"${aria}></div>`;
+  // The ink and the font size are classes (a few rules), not declarations parsed on every cell;
+  // the text around the id is the label's own, made once (a grid's cells are written cold, where
+  // each piece joined on is a new string).
+  const t = labelTags(lab);
+  return (textColorOn(color) === "#ffffff" ? t[0] : t[1]) + id + '"' + style + '"' + aria + ">" + t[2] + id + t[3];
+}
+
+const TAGS = new WeakMap<CellLabel, [string, string, string, string]>();
+
+/** A label's text around a cell's id: the opening tag on light ink and on dark ink, and what goes
+ *  before and after the id inside it (a condensed label's span). */
+function labelTags(lab: CellLabel): [string, string, string, string] {
+  let t = TAGS.get(lab);
+  if (t === undefined) {
+    const sq = lab.squeeze !== null;
+    t = [
+      `<div class="sw-dev sw-ink-light sw-f${lab.fs}" data-device="`,
+      `<div class="sw-dev sw-ink-dark sw-f${lab.fs}" data-device="`,
+      sq ? `<span class="sw-dev-sq" style="transform:scaleX(${lab.squeeze})">` : "",
+      sq ? "</span></div>" : "</div>",
+    ];
+    TAGS.set(lab, t);
+  }
+  return t;
 }
 
 /** The style of a grid of `cols` columns of s×s px cells, `gap` px apart: its tracks size the

@@ -90,7 +90,7 @@ export class MeshAxesDrawing {
           const n = String(id).length;
           let lab = labels[n];
           if (lab === undefined) lab = labels[n] = cellLabel(n, s, s);
-          html += cellMarkup(id, color, lab, a11y, ` style="background:${color}`);
+          html += cellMarkup(id, color, lab, a11y);
         }
       g.innerHTML = html;
       return g;

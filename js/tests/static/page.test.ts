@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { answerFrom, createModel, fromBase64, mount, NO_KERNEL, NO_LAYOUT, revive } from "../../static/page";
+import { answerFrom, createModel, fromBase64, mount, NO_KERNEL, NO_LAYOUT, revive, reviveOwned } from "../../static/page";
 import { stateKey } from "../../array/state";
 import type { RequestMsg, TraceRequestMsg } from "../../wire";
 import * as fx from "../fixtures";
@@ -18,6 +18,26 @@ describe("saved page: revive", () => {
     expect(v.b[0].c.getUint8(0)).toBe(255);
     expect(v.b.slice(1)).toEqual([4, null]);
     expect(v.d).toBe("x");
+  });
+
+  it("reviveOwned gives what revive gives, in the objects and arrays it was handed", () => {
+    const json = '{"a":{"__b64__":"AQID"},"b":[{"c":{"__b64__":"/w=="}},4,null,[1,[2]]],"d":"x","e":{"f":[]}}';
+    const copied = revive(JSON.parse(json)) as Record<string, unknown>;
+    const parsed = JSON.parse(json) as { b: unknown[]; e: object };
+    const { b, e } = parsed;
+    const nested = b[0];
+    const owned = reviveOwned(parsed) as { a: DataView; b: [{ c: DataView }, number, null, unknown[]]; e: object };
+    expect(owned).toBe(parsed); // nothing copied: the same objects, binary values replaced
+    expect(owned.b).toBe(b);
+    expect(owned.b[0]).toBe(nested);
+    expect(owned.e).toBe(e);
+    expect(owned).toEqual(copied);
+    expect([owned.a.getUint8(0), owned.a.getUint8(2)]).toEqual([1, 3]);
+    expect(owned.b[0].c.getUint8(0)).toBe(255);
+    // once more changes nothing (a DataView has no keys to walk)
+    expect(reviveOwned(owned)).toEqual(copied);
+    expect(reviveOwned(5)).toBe(5);
+    expect(reviveOwned(null)).toBe(null);
   });
 
   it("decodes base64 with the browser's Uint8Array.fromBase64 where there is one, else atob, to the same bytes", () => {

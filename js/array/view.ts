@@ -77,7 +77,7 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
   }
   private ro: ResizeObserver | null = null;
   private scheme_: ColorScheme | null = null;
-  private schemeKey = "";
+  private schemeKey: [number, number] = [NaN, NaN];
 
   constructor(
     model: AnyModel<ArrayViewModel>,
@@ -235,8 +235,9 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
   colorScheme(): ColorScheme {
     const layout = this.layout;
     const n = this.options?.n_devices ?? layout?.devices.ids.length ?? 1;
-    const key = `${n}:${layout?.key ?? -1}`;
-    if (!this.scheme_ || key !== this.schemeKey) {
+    // Asked once a block and a cell on a render: the key compared as two numbers, not a text.
+    const lk = layout?.key ?? -1;
+    if (!this.scheme_ || n !== this.schemeKey[0] || lk !== this.schemeKey[1]) {
       const ids = layout ? [...(layout.mesh?.device_ids ?? []), ...layout.devices.ids] : [];
       const s = colorScheme(n, ids);
       const same =
@@ -246,7 +247,7 @@ export class ArrayView extends BaseView<ArrayViewModel, LayoutState, RequestMsg>
         !this.scheme_.byRank &&
         !s.byRank;
       if (!same) this.scheme_ = s;
-      this.schemeKey = key;
+      this.schemeKey = [n, lk];
     }
     return this.scheme_!;
   }

@@ -189,6 +189,16 @@ export function computeBandColor(band: number, bands: number, step: number, step
   return oklchToHex(L_DARK + (L_LIGHT - L_DARK) * t, CHROMA, hue);
 }
 
+/** Whether every id is an integer in 0..n-1 (a loop, not some() and a closure: a view's first
+ *  render asks this of every device id, in unoptimised code). */
+function denseIds(ids: readonly number[], n: number): boolean {
+  for (let k = 0; k < ids.length; k++) {
+    const i = ids[k];
+    if (!(i >= 0 && i < n && Number.isInteger(i))) return false;
+  }
+  return true;
+}
+
 /**
  * The colour scheme for `n` devices. `ids` (optional): every device id the view knows; when they
  * are not 0..n-1 (several processes on CPU number their devices 0.., 2048.., …), colours follow
@@ -197,7 +207,7 @@ export function computeBandColor(band: number, bands: number, step: number, step
 export function colorScheme(n: number, ids?: readonly number[]): ColorScheme {
   n = Math.max(1, Math.trunc(n) || 1);
   let rank: Map<number, number> | null = null;
-  if (ids && ids.some((i) => i < 0 || i >= n || !Number.isInteger(i))) {
+  if (ids && !denseIds(ids, n)) {
     const sorted = [...new Set(ids)].sort((a, b) => a - b);
     rank = new Map(sorted.map((id, r) => [id, r]));
     n = Math.max(n, sorted.length);

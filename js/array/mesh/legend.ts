@@ -33,7 +33,12 @@ export class ColorKey {
     this.marked = [];
     this.scheme = scheme;
     if (!scheme) return null;
-    const ids = layout.mesh ? [...layout.mesh.device_ids, ...layout.devices.ids] : layout.devices.ids;
+    // The ids matter only to a scheme that colours by rank (its bands are ranges of positions).
+    const ids = !scheme.byRank
+      ? undefined
+      : layout.mesh
+        ? [...layout.mesh.device_ids, ...layout.devices.ids]
+        : layout.devices.ids;
     const lg = colorLegend(scheme, ids);
     if (!lg) return null;
     const doc = this.doc;

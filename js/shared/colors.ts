@@ -379,15 +379,25 @@ export function ramp(t: number): [number, number, number] {
 }
 
 let LUT: Uint8ClampedArray | null = null;
-/** 256-entry RGBA lookup table for uint8 thumbnail values. */
+/** 256-entry RGBA lookup table for uint8 thumbnail values: ramp(v / 255) for each v, worked out
+ *  in place (made as a page first draws its thumbnails, in unoptimised code, where an array a
+ *  value was 80 KB of garbage). */
 export function rampLUT(): Uint8ClampedArray {
   if (LUT) return LUT;
-  LUT = new Uint8ClampedArray(256 * 4);
+  const lut = new Uint8ClampedArray(256 * 4);
+  const last = VIRIDIS.length - 1;
   for (let v = 0; v < 256; v++) {
-    const [r, g, b] = ramp(v / 255);
-    LUT.set([r, g, b, 255], v * 4);
+    const x = (v / 255) * last;
+    const i = Math.min(last - 1, Math.floor(x));
+    const f = x - i;
+    const a = VIRIDIS[i];
+    const b = VIRIDIS[i + 1];
+    lut[v * 4] = Math.round(a[0] + (b[0] - a[0]) * f);
+    lut[v * 4 + 1] = Math.round(a[1] + (b[1] - a[1]) * f);
+    lut[v * 4 + 2] = Math.round(a[2] + (b[2] - a[2]) * f);
+    lut[v * 4 + 3] = 255;
   }
-  return LUT;
+  return (LUT = lut);
 }
 
 /** CSS background for a block held by `colors` (one colour: solid; several: diagonal stripes). */

@@ -39,11 +39,11 @@ export function packThumbs(thumbs: Map<number, Thumb>, maxW = 2048): ThumbPack {
  *  RGBA image, filled by row copies. Positions are packThumbs's (each tile with a 1 px border
  *  copied from its edge, so that scaled sampling never bleeds into a neighbour). Null where
  *  blob URLs are unavailable (tests) or there is nothing to pack. */
-export function paletteAtlas(thumbs: Map<number, Thumb>): { url: string } | null {
+export function paletteAtlas(thumbs: Map<number, Thumb>, pack?: ThumbPack): { url: string } | null {
   const U = typeof URL !== "undefined" ? URL : null;
   if (!thumbs.size || !U || typeof U.createObjectURL !== "function" || typeof Blob === "undefined")
     return null;
-  const bytes = paletteBmp(thumbs);
+  const bytes = paletteBmp(thumbs, pack);
   try {
     return { url: U.createObjectURL(new Blob([bytes], { type: "image/bmp" })) };
   } catch {
@@ -51,9 +51,9 @@ export function paletteAtlas(thumbs: Map<number, Thumb>): { url: string } | null
   }
 }
 
-/** The BMP file of paletteAtlas (exported for tests). */
-export function paletteBmp(thumbs: Map<number, Thumb>): Uint8Array<ArrayBuffer> {
-  const pack = packThumbs(thumbs);
+/** The BMP file of paletteAtlas (exported for tests). `pack`: packThumbs(thumbs), when the
+ *  caller has it. */
+export function paletteBmp(thumbs: Map<number, Thumb>, pack = packThumbs(thumbs)): Uint8Array<ArrayBuffer> {
   const { width, height } = pack;
   const stride = (width + 3) & ~3;
   const head = 14 + 40 + 256 * 4;
@@ -76,15 +76,18 @@ export function paletteBmp(thumbs: Map<number, Thumb>): Uint8Array<ArrayBuffer> 
     buf[54 + v * 4 + 1] = lut[v * 4 + 1];
     buf[54 + v * 4 + 2] = lut[v * 4];
   }
-  for (const [k, t] of thumbs) {
-    const [x0, y0] = pack.at.get(k)!;
-    for (let r = -1; r <= t.rows; r++) {
-      const sr = Math.min(t.rows - 1, Math.max(0, r)) * t.cols;
-      const o = head + (y0 + r) * stride + x0;
-      buf.set(t.data.subarray(sr, sr + t.cols), o);
-      buf[o - 1] = t.data[sr];
-      buf[o + t.cols] = t.data[sr + t.cols - 1];
+  // Byte by byte, not a subarray a row and for-of over the map: this runs as a page first draws
+  // its thumbnails, in unoptimised code, where those were 180 KB of garbage at 256 devices.
+  thumbs.forEach((t, k) => {
+    const at = pack.at.get(k)!;
+    const { rows, cols, data } = t;
+    for (let r = -1; r <= rows; r++) {
+      const sr = Math.min(rows - 1, Math.max(0, r)) * cols;
+      const o = head + (at[1] + r) * stride + at[0];
+      for (let c = 0; c < cols; c++) buf[o + c] = data[sr + c];
+      buf[o - 1] = data[sr];
+      buf[o + cols] = data[sr + cols - 1];
     }
-  }
+  });
   return buf;
 }

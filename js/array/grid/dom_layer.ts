@@ -5,8 +5,8 @@ import type { Layout, Stats } from "../../wire";
 import { blockBackground, textColorOn } from "../../shared/colors";
 import { formatHalfOpen, textWidth } from "../../shared/text";
 import { deviceLabelCandidates, fitLabel } from "../labels";
-import { thumbCanvas } from "../stats";
-import { packThumbs, paletteAtlas } from "./atlas";
+import { thumbCanvas, type Thumb } from "../stats";
+import { packThumbs, paletteAtlas, type ThumbPack } from "./atlas";
 import {
   axisTicks,
   axisTicksVertical,
@@ -100,6 +100,8 @@ export class DomLayer {
   private thumbsOf: [Stats, string] | null = null;
   private atlasOf: [Stats, string] | null = null;
   private atlasHtml = "";
+  /** Where the last markup placed its thumbnails in the atlas (the atlas is drawn from it). */
+  private pack: { of: Map<number, Thumb>; pack: ThumbPack } | null = null;
 
   constructor(
     private readonly doc: Document,
@@ -186,6 +188,7 @@ export class DomLayer {
     this.index.clear();
     const { thumbs, colorOf } = this.scene;
     const pack = thumbs.size ? packThumbs(thumbs) : null;
+    this.pack = pack && { of: thumbs, pack };
     const gap = gridGap(geom);
     const partial = (layout.unreduced?.length ?? 0) > 0;
     let child = 0;
@@ -357,7 +360,8 @@ export class DomLayer {
     const b = this.thumbsOf;
     const same = !!a && !!b && a[0] === b[0] && a[1] === b[1] && this.atlasHtml === gridHtml;
     if (this.atlasUrl && same) return false;
-    const atlas = paletteAtlas(this.scene.thumbs);
+    const thumbs = this.scene.thumbs;
+    const atlas = paletteAtlas(thumbs, this.pack?.of === thumbs ? this.pack.pack : undefined);
     this.releaseAtlas();
     this.atlasOf = this.thumbsOf;
     this.atlasHtml = gridHtml;

@@ -174,6 +174,11 @@ describe("ramp", () => {
     expect(ramp(NaN)).toEqual(ramp(0));
     expect(rampLUT().length).toBe(1024);
   });
+
+  it("rampLUT holds ramp(v / 255) of each byte value v, opaque", () => {
+    const lut = rampLUT();
+    for (let v = 0; v < 256; v++) expect([...lut.subarray(v * 4, v * 4 + 4)]).toEqual([...ramp(v / 255), 255]);
+  });
 });
 
 describe("blockBackground", () => {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { isCursorKey, moveCursor, selectGrid } from "../../../array/blocks";
 import { axisTicks, axisTicksVertical, gridGeometry } from "../../../array/grid/geometry";
-import { paletteBmp } from "../../../array/grid/atlas";
+import { packThumbs, paletteBmp } from "../../../array/grid/atlas";
 import { mount, unmountAll } from "../../testing";
 import * as fx from "../../fixtures";
 
@@ -208,6 +208,12 @@ describe("thumbnail atlas (8-bit BMP)", () => {
     expect(r).toBeGreaterThan(200);
     expect(g).toBeGreaterThan(200);
     expect(bl).toBeLessThan(80);
+    // the same file from the pack the markup made (DomLayer hands its own to the atlas)
+    const thumbs = new Map([
+      [4, a],
+      [9, b],
+    ]);
+    expect([...paletteBmp(thumbs, packThumbs(thumbs))]).toEqual([...bmp]);
   });
 });
 

@@ -227,12 +227,16 @@ export class DomLayer {
           // One holder (the common block): its id is the label, no escaping needed.
           const text = n ? String(b.d[0]) : "–";
           if (at) {
+            // The frame and the ground under the thumbnail are the text colour (see .sw-t): one
+            // declaration to parse per block, not two.
             let head = size.byColor.get(color0);
             if (head === undefined) {
               head = `" style="border-width:${inset}px;color:${color0};${size.text}background-position:`;
               size.byColor.set(color0, head);
             }
-            html += '<div class="sw-block sw-has-thumb sw-t" data-block="' + k + head + -at[0] * sx + "px " + -at[1] * sy + 'px">';
+            html +=
+              '<div class="sw-block sw-has-thumb sw-t" data-block="' + k + head +
+              -at[0] * sx + "px " + -at[1] * sy + 'px">';
           } else {
             html += '<div class="sw-block" data-block="' + k + '" style="background:' + color0 + '">';
           }

@@ -10,13 +10,18 @@ export function fitLabel(
   fontPx = 12,
   maxHeight = Infinity,
 ): string {
-  if (maxHeight < fontPx + 2) return "";
   // Indexed: called once a block on a first render, in cold code, where for-of allocates.
   for (let i = 0; i < candidates.length; i++) {
     const c = candidates[i];
-    if (c !== "" && textWidth(c, fontPx) <= maxWidth) return c;
+    if (c !== "" && labelFits(c, maxWidth, fontPx, maxHeight)) return c;
   }
   return "";
+}
+
+/** Whether `text` fits in `maxWidth` px at `fontPx` with its line in `maxHeight` (fitLabel's
+ *  test of one candidate). */
+export function labelFits(text: string, maxWidth: number, fontPx = 12, maxHeight = Infinity): boolean {
+  return maxHeight >= fontPx + 2 && textWidth(text, fontPx) <= maxWidth;
 }
 
 /** Compress sorted ids into runs: [0,1,2,3,8] -> "0–3,8". */

@@ -38,18 +38,10 @@ export function fromBase64(b64: string): Uint8Array {
   return u;
 }
 
-/** JSON as Python wrote it, with binary values ({"__b64__": base64}) turned into DataViews. */
+/** JSON as Python wrote it, with binary values ({"__b64__": base64}) turned into DataViews: a
+ *  revived copy, the value itself left as it was (a stored answer, revived each time asked). */
 export function revive(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(revive);
-  if (!v || typeof v !== "object") return v;
-  const o = v as Record<string, unknown>;
-  if (typeof o.__b64__ === "string") {
-    const u = fromBase64(o.__b64__);
-    return new DataView(u.buffer, u.byteOffset, u.byteLength);
-  }
-  const out: Record<string, unknown> = {};
-  for (const k in o) out[k] = revive(o[k]);
-  return out;
+  return reviveOwned(structuredClone(v));
 }
 
 /** `revive` for JSON just parsed, which the caller owns: binary values become DataViews where

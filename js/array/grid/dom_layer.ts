@@ -4,7 +4,7 @@
 import type { Layout, Stats } from "../../wire";
 import { blockBackground, textColorOn } from "../../shared/colors";
 import { formatHalfOpen, textWidth } from "../../shared/text";
-import { deviceLabelCandidates, fitLabel } from "../labels";
+import { deviceLabelCandidates, fitLabel, labelFits } from "../labels";
 import { thumbCanvas, type Thumb } from "../stats";
 import { packThumbs, paletteAtlas, type ThumbPack } from "./atlas";
 import {
@@ -73,11 +73,6 @@ function placeOf(size: BlockSize, at: [number, number], sx: number, sy: number):
   return `${size.text}background-position:${-at[0] * sx}px ${-at[1] * sy}px`;
 }
 
-/** Whether `text` fits as a label in a w×h box at `fontPx` (fitLabel of one candidate). */
-function fitsLabel(text: string, w: number, fontPx: number, h: number): boolean {
-  return h >= fontPx + 2 && textWidth(text, fontPx) <= w;
-}
-
 /** A label's opening tag on a thumbnail (a chip), normal and small. */
 const CHIP_OPEN: [string, string] = ['<span class="sw-label sw-chip">', '<span class="sw-label sw-chip sw-small">'];
 const INK_LIGHT: [string, string] = ['<span class="sw-label sw-ink-light">', '<span class="sw-label sw-ink-light sw-small">'];
@@ -86,6 +81,19 @@ const INK_DARK: [string, string] = ['<span class="sw-label sw-ink-dark">', '<spa
 /** A label's opening tag on a block of solid `color`: the ink that reads on it. */
 function inkOpen(color: string): [string, string] {
   return textColorOn(color) === "#ffffff" ? INK_LIGHT : INK_DARK;
+}
+
+/** The label of a block with several candidates (labelCandidates): the first that fits in a
+ *  w×h block at the label's size, else at the small size, in the opening tag `open`; "" when
+ *  none fits. */
+function candidateLabel(cands: string[], w: number, h: number, open: [string, string]): string {
+  let text = fitLabel(cands, w - 8, LABEL_FONT, h - 2);
+  let small = false;
+  if (!text) {
+    text = fitLabel(cands, w - 4, SMALL_FONT, h);
+    small = text !== "";
+  }
+  return text ? open[small ? 1 : 0] + esc(text) + "</span>" : "";
 }
 
 export class DomLayer {
@@ -223,9 +231,8 @@ export class DomLayer {
           sy = Math.max(1, h - gap - 2 * inset) / thumb!.rows;
           if (sx !== size.sx || sy !== size.sy || inset !== size.inset) size = sizeFor(sizes, sx, sy, inset, pack!);
         }
-        if (!replicated && !partial) {
-          // One holder (the common block): its id is the label, no escaping needed.
-          const text = n ? String(b.d[0]) : "–";
+        if (!replicated) {
+          // One holder (the common block).
           if (at) {
             // The frame and the ground under the thumbnail are the text colour (see .sw-t): one
             // declaration to parse per block, not two.
@@ -240,13 +247,18 @@ export class DomLayer {
           } else {
             html += '<div class="sw-block" data-block="' + k + '" style="background:' + color0 + '">';
           }
-          let small = false;
-          let fits = fitsLabel(text, w - 8, LABEL_FONT, h - 2);
-          if (!fits) small = fits = fitsLabel(text, w - 4, SMALL_FONT, h);
-          if (fits) html += (at ? CHIP_OPEN : inkOpen(color0))[small ? 1 : 0] + text + "</span>";
+          const open = at ? CHIP_OPEN : inkOpen(color0);
+          if (partial) {
+            html += candidateLabel(labelCandidates(b.d, false, true), w, h, open);
+          } else {
+            // Its id is the label: one candidate, nothing to escape.
+            const text = n ? String(b.d[0]) : "–";
+            if (labelFits(text, w - 8, LABEL_FONT, h - 2)) html += open[0] + text + "</span>";
+            else if (labelFits(text, w - 4, SMALL_FONT, h)) html += open[1] + text + "</span>";
+          }
           html += "</div>";
         } else {
-          html += this.sharedBlock(k, b.d, w, h, color0, at ? inset : -1, at ? placeOf(size, at, sx, sy) : "", partial);
+          html += this.replicatedBlock(k, b.d, w, h, at ? inset : -1, at ? placeOf(size, at, sx, sy) : "", partial);
         }
         this.index.set(k, child++);
         keys.push(k);
@@ -256,50 +268,27 @@ export class DomLayer {
     return html;
   }
 
-  /** A block held by several devices, or by devices holding partial sums (unreduced): striped
-   *  when replicated, its label the best of labelCandidates that fits, a "×N" badge past 8
-   *  holders. `inset` < 0: no thumbnail; `place`: the thumbnail's atlas size and position. */
-  private sharedBlock(
+  /** A block held by several devices: stripes of their colours, its label the first of
+   *  labelCandidates that fits ("Σ …" first for partial sums), a "×N" badge past 8 holders.
+   *  `inset` < 0: no thumbnail; `place`: the thumbnail's atlas size and position. */
+  private replicatedBlock(
     k: number,
     ids: number[],
     w: number,
     h: number,
-    color0: string,
     inset: number,
     place: string,
     partial: boolean,
   ): string {
     const n = ids.length;
-    const replicated = n > 1;
-    const thumb = inset >= 0;
-    let cls = thumb ? "sw-block sw-has-thumb" : "sw-block";
-    let style: string;
-    let inner = "";
-    if (replicated) {
-      cls += " sw-replicated";
-      [style, inner] = replicatedFace(ids, this.scene.colorOf, inset, place);
-    } else if (thumb) {
-      cls += " sw-t";
-      style = `border-width:${inset}px;color:${color0};${place}`;
-    } else {
-      style = `background:${color0}`;
-    }
-    let html = `<div class="${cls}" data-block="${k}" style="${style}">${inner}`;
+    const cls = inset >= 0 ? "sw-block sw-has-thumb sw-replicated" : "sw-block sw-replicated";
+    const [style, inner] = replicatedFace(ids, this.scene.colorOf, inset, place);
     const badge = n > 8;
-    const cands = labelCandidates(ids, badge, partial);
-    let labelText = fitLabel(cands, w - 8, LABEL_FONT, h - 2);
-    let small = false;
-    if (!labelText) {
-      labelText = fitLabel(cands, w - 4, SMALL_FONT, h);
-      small = labelText !== "";
-    }
-    if (labelText) {
-      const ink = replicated || thumb ? " sw-chip" : textColorOn(color0) === "#ffffff" ? " sw-ink-light" : " sw-ink-dark";
-      html += `<span class="sw-label${ink}${small ? " sw-small" : ""}">${esc(labelText)}</span>`;
-    }
+    const label = candidateLabel(labelCandidates(ids, badge, partial), w, h, CHIP_OPEN);
+    let html = `<div class="${cls}" data-block="${k}" style="${style}">${inner}${label}`;
     if (badge) {
       const bt = `×${n}`;
-      const room = labelText ? h - 2 >= 2 * (LABEL_FONT + 6) : true;
+      const room = label ? h - 2 >= 2 * (LABEL_FONT + 6) : true;
       if (textWidth(bt, SMALL_FONT) + 6 <= w && h >= SMALL_FONT + 4 && room)
         html += `<span class="sw-badge">${bt}</span>`;
     }
